@@ -1,0 +1,175 @@
+"""Typed models for a problem package: the spec file and its case files.
+
+Everything here is validated eagerly when a problem is loaded (``judge.problems.load_problem``), so a bad
+spec fails at start-up with the file and field named, never in the middle of grading.
+"""
+
+from __future__ import annotations
+
+import keyword
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from judge.verdicts import Verdict
+
+#: Leaf dtypes a problem may declare for its cases.
+CaseDtype = Literal["float32", "bfloat16"]
+
+Identifier = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=64)]
+Slug = Annotated[str, Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$", max_length=64)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ArgSpec(_Strict):
+    """One argument of the user's function."""
+
+    name: Identifier
+    #: ``pytree`` accepts a JSON object, array or number; ``number`` accepts a JSON number only.
+    kind: Literal["pytree", "number"]
+    #: Traced arguments go through ``jax.jit`` as tracers; static ones are passed as hashable Python values.
+    traced: bool = True
+    description: str = ""
+
+    @property
+    def accepts(self) -> tuple[str, ...]:
+        return ("object", "array", "number") if self.kind == "pytree" else ("number",)
+
+
+class OutputSpec(_Strict):
+    """The shape of what the function returns, used for display and by the author checks."""
+
+    kind: Literal["dict", "tuple", "pytree"]
+    #: For ``tuple`` outputs: a name per element, shown as ``(a, b) = (...)`` and used in leaf paths.
+    names: list[Identifier] = Field(default_factory=list)
+
+
+class Tolerance(_Strict):
+    rtol: float = Field(ge=0)
+    atol: float = Field(ge=0)
+
+
+def _default_tolerances() -> dict[str, Tolerance]:
+    # Measured defaults (DESIGN.md, Grading): a float32 result may differ in the last few ulps between
+    # equally valid formulations; bfloat16 keeps 8 significant bits, so two ulps is ~1.6e-2.
+    return {
+        "float32": Tolerance(rtol=1e-5, atol=1e-6),
+        "bfloat16": Tolerance(rtol=1.6e-2, atol=1e-2),
+        "float16": Tolerance(rtol=2e-3, atol=1e-3),
+        "float64": Tolerance(rtol=1e-7, atol=1e-9),
+    }
+
+
+class CompareSpec(_Strict):
+    #: Tolerance by the EXPECTED leaf's dtype. Integer and bool leaves compare exactly.
+    tolerance: dict[str, Tolerance] = Field(default_factory=_default_tolerances)
+    #: NaN only matches NaN at the same place.
+    nan: Literal["same_place"] = "same_place"
+    #: Whether a returned list may stand for an expected tuple (and the other way round).
+    tuple_as_list: bool = False
+    #: Extra checks after the values match.
+    checks: list[Literal["inputs_unchanged"]] = Field(default_factory=list)
+    #: Reject host callbacks (``jax.pure_callback``, ``jax.experimental.io_callback``) in the traced program.
+    forbid_host_callbacks: bool = True
+
+    @field_validator("tolerance")
+    @classmethod
+    def _merge_defaults(cls, value: dict[str, Tolerance]) -> dict[str, Tolerance]:
+        return {**_default_tolerances(), **value}
+
+
+class LimitsSpec(_Strict):
+    #: Wall time for one case, compile included. The run stops at the first case over it.
+    case_time_s: float = Field(default=10.0, gt=0, le=120)
+    #: Wall time for the whole submission (start-up, import and every case).
+    wall_time_s: float = Field(default=60.0, gt=0, le=600)
+    #: CPU seconds of the sandboxed process, all threads counted.
+    cpu_time_s: float = Field(default=120.0, gt=0, le=1200)
+    #: Memory the sandboxed process may use, in MiB (JAX needs ~300 MiB to start).
+    memory_mb: int = Field(default=1536, ge=512, le=16384)
+    #: Bytes of captured user output (stdout and stderr together); the rest is cut with a notice.
+    output_bytes: int = Field(default=64 * 1024, ge=1024, le=16 * 1024 * 1024)
+    #: Processes and threads the sandbox may hold at once (JAX starts ~17 threads).
+    processes: int = Field(default=64, ge=24, le=1024)
+
+
+class DtypePolicy(_Strict):
+    #: Leaf dtypes cases may use; every case declares one of them for all its leaves.
+    allowed: list[CaseDtype] = Field(default_factory=lambda: list[CaseDtype](["float32"]), min_length=1)
+    #: The dtype of custom Run-panel inputs (JSON cannot say bfloat16).
+    run_panel: CaseDtype = "float32"
+
+    @model_validator(mode="after")
+    def _run_panel_allowed(self) -> DtypePolicy:
+        if self.run_panel not in self.allowed:
+            raise ValueError(f"run_panel dtype {self.run_panel!r} is not in allowed {self.allowed}")
+        return self
+
+
+class SolutionsSpec(_Strict):
+    #: Extra verdicts a solutions folder may also get, e.g. a fork bomb under ``runtime_error/``
+    #: that a host may instead stop with a memory limit: ``{"runtime_error": ["memory_limit_exceeded"]}``.
+    also_allow: dict[Verdict, list[Verdict]] = Field(default_factory=dict)
+
+
+class ProblemSpec(_Strict):
+    """The ``problem.toml`` of a problem package."""
+
+    slug: Slug
+    title: str = Field(min_length=1, max_length=120)
+    difficulty: Literal["easy", "medium", "hard"]
+    tags: list[str] = Field(default_factory=list)
+    #: Name of the function users define.
+    function: Identifier
+    #: Module under ``reference/`` that defines ``function`` (trusted code).
+    reference: Identifier
+    args: list[ArgSpec] = Field(min_length=1)
+    output: OutputSpec
+    dtypes: DtypePolicy = Field(default_factory=DtypePolicy)
+    compare: CompareSpec = Field(default_factory=CompareSpec)
+    limits: LimitsSpec = Field(default_factory=LimitsSpec)
+    #: Case files relative to the problem folder, in grading order (public cases first).
+    case_files: list[str] = Field(default_factory=lambda: ["cases/public.json", "cases/hidden.json"])
+    hints: list[str] = Field(default_factory=list)
+    solutions: SolutionsSpec = Field(default_factory=SolutionsSpec)
+
+    @field_validator("function", "reference")
+    @classmethod
+    def _not_keyword(cls, value: str) -> str:
+        if keyword.iskeyword(value):
+            raise ValueError(f"{value!r} is a Python keyword")
+        return value
+
+    @model_validator(mode="after")
+    def _args_unique(self) -> ProblemSpec:
+        names = [a.name for a in self.args]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"argument names repeat: {dupes}")
+        if self.output.kind == "tuple" and not self.output.names:
+            raise ValueError("output.kind 'tuple' needs output.names, one per element")
+        return self
+
+    def arg(self, name: str) -> ArgSpec:
+        for a in self.args:
+            if a.name == name:
+                return a
+        raise KeyError(name)
+
+
+class CaseDef(_Strict):
+    """One case as written in a case file: Run-panel JSON per argument plus the leaf dtype."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$", max_length=80)
+    visibility: Literal["public", "hidden"]
+    dtype: CaseDtype = "float32"
+    args: dict[str, Any]
+    #: Shown under the example in the statement (public cases only).
+    explanation: str | None = None
+
+
+class CaseFile(_Strict):
+    cases: list[CaseDef]

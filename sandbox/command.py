@@ -1,0 +1,62 @@
+"""How every backend spells the harness command, its environment and its rlimits."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+
+from sandbox.limits import SandboxLimits
+
+MIB = 1024 * 1024
+
+#: XLA:CPU flags that cut compile time ~4x for the small programs graded here (measured in
+#: bench/bench_grade.py): the judge compiles one program per case signature and rarely runs it long.
+FAST_COMPILE_XLA_FLAGS = (
+    "--xla_cpu_use_fusion_emitters=false --xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
+)
+
+#: Address space JAX needs to reserve at start-up regardless of real use (XLA maps large arenas).
+_ADDRESS_SPACE_FLOOR_MB = 8 * 1024
+
+
+def harness_argv(python: str = sys.executable) -> list[str]:
+    # -E: ignore PYTHON* variables; -s: no user site; the working directory holds only the sandbox package;
+    # -B: never write .pyc files; -u: unbuffered so captured output keeps its order.
+    return [python, "-E", "-s", "-B", "-u", "-m", "sandbox.harness"]
+
+
+def harness_env(code_root: str, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """A minimal environment: nothing of the judge's own environment (secrets) is passed on."""
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "HOME": "/tmp",
+        "TMPDIR": "/tmp",
+        "JAX_PLATFORMS": "cpu",
+        "JAX_ENABLE_X64": "0",
+        "XLA_FLAGS": FAST_COMPILE_XLA_FLAGS,
+        "TF_CPP_MIN_LOG_LEVEL": "2",
+        "PYTHONHASHSEED": "0",
+        "JUDGE_CODE_ROOT": code_root,
+    }
+    env.update(extra or {})
+    return env
+
+
+def rlimit_argv(limits: SandboxLimits, *, nproc: bool = True) -> list[str]:
+    """A ``prlimit`` prefix that sets the rlimits of the command it runs (inherited by its children)."""
+    prlimit = shutil.which("prlimit") or "/usr/bin/prlimit"
+    memory = limits.memory_mb * MIB
+    cpu = max(1, int(limits.cpu_time_s))
+    argv = [
+        prlimit,
+        f"--cpu={cpu}:{cpu + 1}",
+        f"--data={memory}:{memory}",
+        f"--as={(limits.memory_mb + _ADDRESS_SPACE_FLOOR_MB) * MIB}",
+        f"--fsize={64 * MIB}",
+        "--core=0",
+        "--nofile=256",
+    ]
+    if nproc:
+        argv.append(f"--nproc={limits.processes}")
+    return [*argv, "--"]
