@@ -1,0 +1,520 @@
+"""The checker: compare a user's decoded output tree with the reference's, leaf path by leaf path.
+
+A pure function of ``(expected, got, tolerance)`` that returns a frozen ``CompareResult``; ``bind`` fixes a
+problem's parameters once and gives back a ``Checker`` (DMOJ's checkers work the same way). It runs on the
+judge's trusted side on decoded trees (see ``sandbox.tree``), so it uses numpy and ml_dtypes, never jax.
+
+Order, stopping at the first failure (DESIGN.md, "Grading"):
+
+1. structure: dict keys, list and tuple lengths, tuple vs list, ``None``, ``OtherNode`` type names;
+2. per leaf, in flatten order: leaf type (an array), shape, dtype;
+3. values, with the tolerance of the EXPECTED leaf's dtype: an element passes iff
+   ``|got - exp| <= atol + rtol * |exp|`` in float64; NaN only matches NaN at the same place and an infinity
+   only the same infinity. Integer and bool leaves compare exactly. The first failing leaf (dict keys sorted,
+   as in JAX) is reported, but every leaf is measured for ``max_error_ratio``.
+
+Paths: the root is ``output``; a top-level dict's identifier keys are bare (``clipped["dense"]["w"]``,
+``global_norm``); a top-level tuple's elements take ``root_names`` (``new_params["w"]``); element indexes
+use numpy form (``[1, 0]``).
+
+With ``reveal=False`` (hidden cases) nothing in the result shows a value or an element index: the message
+names the leaf, the kind of mismatch and how far outside the tolerance, and ``worst`` is ``None``.
+
+A malformed EXPECTED tree (an unknown node, a complex or string leaf, a float dtype without a tolerance) is
+the judge's fault: ``compare`` raises ``TypeError`` or ``KeyError`` for the harness to report as
+``internal_error``. Nothing in ``got`` makes it raise.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+import ml_dtypes
+import numpy as np
+
+from judge.spec import CompareSpec, OutputSpec, Tolerance
+from judge.verdicts import WrongAnswerReason
+from sandbox.tree import NonStrKey, OtherNode
+
+__all__ = [
+    "ROOT",
+    "Checker",
+    "CompareResult",
+    "LeafError",
+    "PathEntry",
+    "Tree",
+    "bind",
+    "compare",
+    "format_path",
+]
+
+#: A decoded tree: nested dict / list / tuple / None / OtherNode with ``numpy.ndarray`` leaves.
+Tree: TypeAlias = Any
+#: One step of a leaf path: a dict key (``str`` or ``NonStrKey``) or a list/tuple/OtherNode index.
+PathEntry: TypeAlias = str | NonStrKey | int
+
+#: Name of the whole output in paths.
+ROOT = "output"
+
+_MAX_LISTED_KEYS = 5
+_MAX_NAME_CHARS = 40
+# A failing element's ratio is at least this, so that ``ok`` iff ``max_error_ratio <= 1`` even when
+# ``err / bound`` rounds down to 1.0.
+_JUST_OVER_ONE = float(np.nextafter(1.0, 2.0))
+_EXACT = Tolerance(rtol=0.0, atol=0.0)
+# ml_dtypes ships no type hints; these raise ValueError for a dtype of the other kind.
+_ml_finfo: Callable[[np.dtype[Any]], object] = ml_dtypes.finfo
+_ml_iinfo: Callable[[np.dtype[Any]], object] = ml_dtypes.iinfo
+
+
+@dataclass(frozen=True)
+class LeafError:
+    """One element and how far it is from the expected value.
+
+    ``got`` and ``expected`` are Python floats (ints or bools for integer and bool leaves). ``tol`` is
+    ``atol + rtol * |expected|`` (0 for exact leaves) and ``ratio`` is ``abs_err / tol`` (``inf`` for a
+    NaN or infinity mismatch or a differing exact element; 0 when equal).
+    """
+
+    path: str
+    index: tuple[int, ...]
+    got: float
+    expected: float
+    abs_err: float
+    tol: float
+    ratio: float
+
+
+@dataclass(frozen=True)
+class CompareResult:
+    """The outcome of one comparison.
+
+    ``max_error_ratio`` is the largest ``|got - exp| / (atol + rtol * |exp|)`` over every compared element
+    (0.0 if there were none; ``inf`` on a NaN/infinity or exact mismatch, or when the check stopped before
+    the values). ``ok`` iff ``max_error_ratio <= 1``. ``worst`` is the element with that ratio, and ``None``
+    when there was none, when the check stopped before the values, or with ``reveal=False``.
+    """
+
+    ok: bool
+    reason: WrongAnswerReason | None
+    path: str | None
+    message: str
+    max_error_ratio: float
+    worst: LeafError | None = None
+
+
+def format_path(entries: Sequence[PathEntry], root_names: Sequence[str] = ()) -> str:
+    """Format a leaf path: ``output``, ``output[0]``, ``new_params["w"]``, ``clipped["dense"]["w"]``."""
+    if not entries:
+        return ROOT
+    head, *rest = entries
+    if isinstance(head, int) and 0 <= head < len(root_names):
+        root = root_names[head]
+    elif isinstance(head, str) and head.isidentifier():
+        root = head
+    else:
+        root = ROOT + _entry_text(head)
+    return root + "".join(_entry_text(entry) for entry in rest)
+
+
+def compare(
+    expected: Tree,
+    got: Tree,
+    *,
+    tolerance: Mapping[str, Tolerance],
+    root_names: Sequence[str] = (),
+    tuple_as_list: bool = False,
+    reveal: bool = True,
+) -> CompareResult:
+    """Compare ``got`` with ``expected``: structure, then leaf type/shape/dtype, then values."""
+    for leaf in _expected_leaves(expected, ()):
+        _check_expected_dtype(leaf.dtype, tolerance)
+    pairs: list[_Pair] = []
+    mismatch = _match(expected, got, (), tuple_as_list, pairs)
+    if mismatch is None:
+        mismatch = _first_leaf_mismatch(pairs)
+    if mismatch is not None:
+        path = format_path(mismatch.at, root_names)
+        return CompareResult(False, mismatch.reason, path, f"{path}: {mismatch.detail}", math.inf)
+    return _compare_values(pairs, tolerance, root_names, reveal)
+
+
+@dataclass(frozen=True)
+class Checker:
+    """A checker with a problem's parameters bound (see ``bind``)."""
+
+    tolerance: Mapping[str, Tolerance]
+    root_names: tuple[str, ...] = ()
+    tuple_as_list: bool = False
+
+    def __call__(self, expected: Tree, got: Tree, reveal: bool = True) -> CompareResult:
+        return compare(
+            expected,
+            got,
+            tolerance=self.tolerance,
+            root_names=self.root_names,
+            tuple_as_list=self.tuple_as_list,
+            reveal=reveal,
+        )
+
+
+def bind(spec: CompareSpec, output: OutputSpec) -> Checker:
+    """Bind a problem's compare settings and output names once; call the result per case."""
+    names = tuple(output.names) if output.kind == "tuple" else ()
+    return Checker(tolerance=dict(spec.tolerance), root_names=names, tuple_as_list=spec.tuple_as_list)
+
+
+# --- paths and descriptions ---------------------------------------------------------------------------
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= _MAX_NAME_CHARS else text[: _MAX_NAME_CHARS - 3] + "..."
+
+
+def _key_text(key: object) -> str:
+    if isinstance(key, str):
+        return json.dumps(_clip(key), ensure_ascii=False)
+    if isinstance(key, NonStrKey):
+        return _clip(key.text)
+    return _clip(repr(key))
+
+
+def _entry_text(entry: PathEntry) -> str:
+    return f"[{entry}]" if isinstance(entry, int) else f"[{_key_text(entry)}]"
+
+
+def _key_order(key: object) -> tuple[int, str, str | int]:
+    """Sort dict keys like JAX: strings first, in order; then other keys by type, ints numerically."""
+    if isinstance(key, str):
+        return (0, "", key)
+    if isinstance(key, NonStrKey):
+        if key.type_name == "int":
+            try:
+                return (1, key.type_name, int(key.text))
+            except ValueError:
+                pass
+        return (1, key.type_name, key.text)
+    return (2, type(key).__name__, repr(key))
+
+
+def _listed_keys(keys: Sequence[object]) -> str:
+    shown = ", ".join(_key_text(k) for k in keys[:_MAX_LISTED_KEYS])
+    more = len(keys) - _MAX_LISTED_KEYS
+    return shown + (f" and {more} more" if more > 0 else "")
+
+
+def _node_name(node: OtherNode) -> str:
+    name = _clip(node.type_name)
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name} node"
+
+
+def _describe_sequence(node: list[Any] | tuple[Any, ...]) -> str:
+    kind = "list" if isinstance(node, list) else "tuple"
+    return f"a {kind} of {len(node)}" if node else f"an empty {kind}"
+
+
+def _describe(node: object) -> str:
+    """How a node of ``got`` reads in a message (its shape only, never its contents)."""
+    if node is None:
+        return "None"
+    if isinstance(node, np.ndarray):
+        return f"an array of shape {node.shape}"
+    if isinstance(node, dict):
+        keys = sorted(node, key=_key_order)
+        return f"a dict with keys [{_listed_keys(keys)}]" if keys else "an empty dict"
+    if isinstance(node, list | tuple):
+        return _describe_sequence(node)
+    if isinstance(node, OtherNode):
+        return _node_name(node)
+    if isinstance(node, np.generic):
+        return f"a numpy {node.dtype} scalar"
+    return f"a value of type {_clip(type(node).__name__)}"
+
+
+def _describe_expected(node: object) -> str:
+    if isinstance(node, np.ndarray):
+        return "an array"
+    if isinstance(node, dict):
+        return "a dict"
+    return _describe(node)
+
+
+# --- the expected tree --------------------------------------------------------------------------------
+
+
+def _expected_leaves(node: Tree, at: tuple[PathEntry, ...]) -> Iterator[np.ndarray]:
+    if isinstance(node, np.ndarray):
+        yield node
+    elif isinstance(node, dict):
+        for key, child in node.items():
+            yield from _expected_leaves(child, (*at, key))
+    elif isinstance(node, list | tuple):
+        for i, child in enumerate(node):
+            yield from _expected_leaves(child, (*at, i))
+    elif isinstance(node, OtherNode):
+        for i, child in enumerate(node.children):
+            yield from _expected_leaves(child, (*at, i))
+    elif node is not None:
+        raise TypeError(f"expected tree: unsupported node {type(node).__name__} at {format_path(at)}")
+
+
+def _is_float(dtype: np.dtype[Any]) -> bool:
+    if dtype.kind == "f":
+        return True
+    if dtype.kind != "V":
+        return False
+    try:
+        _ml_finfo(dtype)
+    except ValueError:
+        return False
+    return True
+
+
+def _is_exact(dtype: np.dtype[Any]) -> bool:
+    if dtype.kind in "biu":
+        return True
+    if dtype.kind != "V":
+        return False
+    try:
+        _ml_iinfo(dtype)
+    except ValueError:
+        return False
+    return True
+
+
+def _check_expected_dtype(dtype: np.dtype[Any], tolerance: Mapping[str, Tolerance]) -> None:
+    if _is_float(dtype):
+        if dtype.name not in tolerance:
+            raise KeyError(f"no tolerance for expected dtype {dtype.name!r} (have {sorted(tolerance)})")
+    elif not _is_exact(dtype):
+        raise TypeError(f"expected tree: unsupported leaf dtype {dtype.name!r}")
+
+
+# --- steps 1 and 2: structure, then leaf type/shape/dtype ----------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Pair:
+    at: tuple[PathEntry, ...]
+    expected: np.ndarray
+    got: object
+
+
+@dataclass(frozen=True)
+class _Mismatch:
+    reason: WrongAnswerReason
+    at: tuple[PathEntry, ...]
+    detail: str
+
+
+def _structure(at: tuple[PathEntry, ...], expected: object, got: object) -> _Mismatch:
+    detail = f"expected {_describe_expected(expected)}, got {_describe(got)}"
+    return _Mismatch(WrongAnswerReason.STRUCTURE, at, detail)
+
+
+def _match(
+    exp: Tree, got: Tree, at: tuple[PathEntry, ...], tuple_as_list: bool, pairs: list[_Pair]
+) -> _Mismatch | None:
+    """Walk both trees in flatten order, collect leaf pairs, and return the first structure mismatch."""
+    if isinstance(exp, np.ndarray):
+        if got is None or isinstance(got, dict | list | tuple | OtherNode):
+            return _structure(at, exp, got)
+        pairs.append(_Pair(at, exp, got))
+        return None
+    if exp is None:
+        return None if got is None else _structure(at, exp, got)
+    if isinstance(exp, dict):
+        return _match_dict(exp, got, at, tuple_as_list, pairs)
+    if isinstance(exp, list | tuple):
+        kinds_ok = isinstance(got, list | tuple) if tuple_as_list else type(got) is type(exp)
+        if not kinds_ok or len(got) != len(exp):
+            return _structure(at, exp, got)
+        return _match_children(exp, got, at, tuple_as_list, pairs)
+    assert isinstance(exp, OtherNode)  # _expected_leaves rejected anything else
+    if not isinstance(got, OtherNode) or got.type_name != exp.type_name:
+        return _structure(at, exp, got)
+    if len(got.children) != len(exp.children):
+        detail = f"expected {_node_name(exp)} with {len(exp.children)} children, got {len(got.children)}"
+        return _Mismatch(WrongAnswerReason.STRUCTURE, at, detail)
+    return _match_children(exp.children, got.children, at, tuple_as_list, pairs)
+
+
+def _match_dict(
+    exp: dict[Any, Any], got: Tree, at: tuple[PathEntry, ...], tuple_as_list: bool, pairs: list[_Pair]
+) -> _Mismatch | None:
+    if not isinstance(got, dict):
+        return _structure(at, exp, got)
+    missing = sorted(exp.keys() - got.keys(), key=_key_order)
+    extra = sorted(got.keys() - exp.keys(), key=_key_order)
+    if missing or extra:
+        parts = [
+            f"{what} key{'s' if len(keys) > 1 else ''} {_listed_keys(keys)}"
+            for what, keys in (("missing", missing), ("unexpected", extra))
+            if keys
+        ]
+        return _Mismatch(WrongAnswerReason.STRUCTURE, at, "; ".join(parts))
+    for key in sorted(exp, key=_key_order):
+        mismatch = _match(exp[key], got[key], (*at, key), tuple_as_list, pairs)
+        if mismatch is not None:
+            return mismatch
+    return None
+
+
+def _match_children(
+    exp: Sequence[Any], got: Sequence[Any], at: tuple[PathEntry, ...], tuple_as_list: bool, pairs: list[_Pair]
+) -> _Mismatch | None:
+    for i, (exp_child, got_child) in enumerate(zip(exp, got, strict=True)):
+        mismatch = _match(exp_child, got_child, (*at, i), tuple_as_list, pairs)
+        if mismatch is not None:
+            return mismatch
+    return None
+
+
+def _leaf_mismatch(pair: _Pair) -> _Mismatch | None:
+    exp, got = pair.expected, pair.got
+    if not isinstance(got, np.ndarray):
+        return _Mismatch(WrongAnswerReason.TYPE, pair.at, f"expected an array, got {_describe(got)}")
+    if got.shape != exp.shape:
+        return _Mismatch(WrongAnswerReason.SHAPE, pair.at, f"shape {got.shape}, expected {exp.shape}")
+    if got.dtype != exp.dtype:
+        return _Mismatch(WrongAnswerReason.DTYPE, pair.at, f"dtype {got.dtype}, expected {exp.dtype}")
+    return None
+
+
+def _first_leaf_mismatch(pairs: Sequence[_Pair]) -> _Mismatch | None:
+    for pair in pairs:
+        mismatch = _leaf_mismatch(pair)
+        if mismatch is not None:
+            return mismatch
+    return None
+
+
+# --- step 3: values -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _LeafCheck:
+    """The values of one leaf: how many elements fail and the worst element (``None`` if empty)."""
+
+    failing: int
+    size: int
+    worst: LeafError | None
+
+
+def _float_ratios(exp: np.ndarray, got: np.ndarray, tol: Tolerance) -> tuple[np.ndarray, np.ndarray]:
+    """Per element: (failing mask, error ratio), in float64."""
+    e = exp.astype(np.float64)
+    g = got.astype(np.float64)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        err = np.abs(g - e)
+        bound = tol.atol + tol.rtol * np.abs(e)
+        same = (e == g) | (np.isnan(e) & np.isnan(g))
+        finite = np.isfinite(e) & np.isfinite(g)
+        failing = ~same & ~(finite & (err <= bound))
+        ratio = np.where(same, 0.0, np.where(finite, err / bound, np.inf))
+    ratio = np.where(failing, np.maximum(ratio, _JUST_OVER_ONE), ratio)
+    return failing, ratio
+
+
+def _check_leaf(pair: _Pair, path: str, tolerance: Mapping[str, Tolerance]) -> _LeafCheck:
+    exp = pair.expected
+    got = pair.got
+    assert isinstance(got, np.ndarray)  # step 2 passed
+    if exp.size == 0:
+        return _LeafCheck(0, 0, None)
+    if _is_float(exp.dtype):
+        tol = tolerance[exp.dtype.name]
+        failing, ratio = _float_ratios(exp, got, tol)
+    else:
+        tol = _EXACT
+        failing = np.asarray(got != exp)
+        ratio = np.where(failing, np.inf, 0.0)
+    index = tuple(int(i) for i in np.unravel_index(int(np.argmax(ratio)), exp.shape))
+    worst = _element(path, index, exp, got, tol, float(ratio[index]))
+    return _LeafCheck(int(np.count_nonzero(failing)), exp.size, worst)
+
+
+def _element(
+    path: str, index: tuple[int, ...], exp: np.ndarray, got: np.ndarray, tol: Tolerance, ratio: float
+) -> LeafError:
+    if _is_float(exp.dtype):
+        e: float = float(exp[index])
+        g: float = float(got[index])
+        abs_err = 0.0 if e == g else abs(g - e)
+        return LeafError(path, index, g, e, abs_err, tol.atol + tol.rtol * abs(e), ratio)
+    e_exact: int = exp[index].item()
+    g_exact: int = got[index].item()
+    return LeafError(path, index, g_exact, e_exact, float(abs(g_exact - e_exact)), 0.0, ratio)
+
+
+def _number(value: float) -> str:
+    return str(value) if isinstance(value, int) else f"{value:.6g}"
+
+
+def _index_suffix(index: tuple[int, ...]) -> str:
+    return f"[{', '.join(str(i) for i in index)}]" if index else ""
+
+
+def _revealed_detail(worst: LeafError) -> str:
+    head = f"got {_number(worst.got)}, expected {_number(worst.expected)}"
+    if isinstance(worst.got, int):
+        return head
+    if math.isnan(worst.got) or math.isnan(worst.expected):
+        return f"{head} (NaN only matches NaN)"
+    if math.isinf(worst.got) or math.isinf(worst.expected):
+        return f"{head} (an infinity only matches the same infinity)"
+    return f"{head} (abs err {worst.abs_err:.6g} > tol {worst.tol:.6g})"
+
+
+def _hidden_detail(worst: LeafError) -> str:
+    if isinstance(worst.got, int):
+        return "wrong value"
+    if math.isnan(worst.got):
+        return "got NaN where a number was expected"
+    if math.isnan(worst.expected):
+        return "got a number where NaN was expected"
+    if math.isinf(worst.got) and math.isfinite(worst.expected):
+        return f"got {_number(worst.got)} where a finite number was expected"
+    if math.isinf(worst.expected):
+        return "wrong value where an infinity was expected"
+    if math.isinf(worst.ratio):
+        return "wrong value where the tolerance is zero"
+    return f"wrong value, worst error is {worst.ratio:.3g}x the tolerance"
+
+
+def _value_message(check: _LeafCheck, reveal: bool) -> str:
+    worst = check.worst
+    assert worst is not None  # a failing leaf has elements
+    count = f"{check.failing} of {check.size} elements differ"
+    if reveal:
+        return f"{worst.path}{_index_suffix(worst.index)}: {_revealed_detail(worst)}; {count}"
+    return f"{worst.path}: {_hidden_detail(worst)}; {count}"
+
+
+def _compare_values(
+    pairs: Sequence[_Pair], tolerance: Mapping[str, Tolerance], root_names: Sequence[str], reveal: bool
+) -> CompareResult:
+    first_failure: _LeafCheck | None = None
+    worst: LeafError | None = None
+    elements = 0
+    for pair in pairs:
+        check = _check_leaf(pair, format_path(pair.at, root_names), tolerance)
+        elements += check.size
+        if check.worst is None:
+            continue
+        if worst is None or check.worst.ratio > worst.ratio:
+            worst = check.worst
+        if first_failure is None and check.failing:
+            first_failure = check
+    ratio = 0.0 if worst is None else worst.ratio
+    shown = worst if reveal else None
+    if first_failure is None:
+        message = f"all {elements} elements match (worst error is {ratio:.3g}x the tolerance)"
+        return CompareResult(True, None, None, message, ratio, shown)
+    assert first_failure.worst is not None
+    message = _value_message(first_failure, reveal)
+    return CompareResult(False, WrongAnswerReason.VALUE, first_failure.worst.path, message, ratio, shown)

@@ -1,0 +1,560 @@
+"""Run-panel JSON <-> host pytrees, and rendering of trees for display.
+
+Input conversion (``json_to_pytree``) follows DESIGN.md, "Run-panel JSON to pytree":
+
+- a JSON object becomes a dict node;
+- a JSON list whose items are all objects (at least one item) becomes a list node;
+- any other list, or a number, becomes ONE numpy array leaf of the case dtype. It must be rectangular and
+  hold only numbers (not booleans); ``[]`` is a leaf of shape ``(0,)``, ``[[], []]`` one of shape ``(2, 0)``;
+- everything else is rejected with a ``ConversionError`` naming the path, e.g.
+  ``grads["layers"][2]: list mixes objects and numbers``.
+
+Each leaf is validated by walking its nesting levels (type checks run at C speed over whole levels) and then
+built with a single numpy call, so a 256x256 input is one leaf converted in a few milliseconds. Only when the
+fast walk finds a problem does a slower recursive diagnosis run to name the exact place.
+
+Output rendering (``pytree_to_json``, ``format_value``, ``describe_leaves``) accepts the decoded trees of
+``sandbox.tree``: dicts (string or ``NonStrKey`` keys), lists, tuples, ``None``, ``OtherNode`` and numpy
+array leaves (bfloat16 via ``ml_dtypes``). This module never imports jax.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, NoReturn, TypeAlias, TypeGuard
+
+import ml_dtypes
+import numpy as np
+import numpy.typing as npt
+
+from sandbox.tree import NonStrKey, OtherNode
+
+#: A JSON value as produced by ``json.loads`` (and accepted by ``json.dumps``).
+JSON: TypeAlias = bool | int | float | str | list["JSON"] | dict[str, "JSON"] | None
+#: A numpy array leaf.
+Array: TypeAlias = npt.NDArray[Any]
+#: A host pytree built from Run-panel JSON.
+HostTree: TypeAlias = Array | dict[str, "HostTree"] | list["HostTree"]
+#: One step of a path: a dict key, a list/array index, or a non-string key of a decoded tree.
+PathKey: TypeAlias = str | int | NonStrKey
+
+_DTYPES: dict[str, np.dtype[Any]] = {
+    "float32": np.dtype(np.float32),
+    "bfloat16": np.dtype(ml_dtypes.bfloat16),
+    "float16": np.dtype(np.float16),
+    "float64": np.dtype(np.float64),
+    "int32": np.dtype(np.int32),
+}
+_NUMBER_TYPES = frozenset({float, int})
+_MAX_DEPTH_CAP = 200  # keeps the recursive walk far below Python's recursion limit
+
+
+class ConversionError(ValueError):
+    """Run-panel JSON that cannot become an argument; ``str(e) == f"{e.path}: {e.reason}"``."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+    def __reduce__(self) -> tuple[type[ConversionError], tuple[str, str]]:
+        return (type(self), (self.path, self.reason))
+
+
+@dataclass(frozen=True)
+class ConversionLimits:
+    """Bounds applied to one argument tree."""
+
+    #: Deepest nesting of containers (objects and arrays, including the arrays inside a leaf).
+    max_depth: int = 32
+    #: Most array leaves in the tree.
+    max_leaves: int = 256
+    #: Most numbers over all leaves of the tree.
+    max_elements: int = 65536
+    #: Most dimensions of one leaf.
+    max_ndim: int = 8
+
+    def __post_init__(self) -> None:
+        for name in ("max_depth", "max_leaves", "max_elements", "max_ndim"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ValueError(f"ConversionLimits.{name} must be a non-negative int, got {value!r}")
+        if self.max_depth > _MAX_DEPTH_CAP:
+            raise ValueError(f"ConversionLimits.max_depth must be at most {_MAX_DEPTH_CAP}")
+
+
+@dataclass(frozen=True)
+class LeafInfo:
+    """A leaf of a tree, for display: its path, dtype name and shape."""
+
+    path: str
+    dtype: str
+    shape: tuple[int, ...]
+
+
+# --------------------------------------------------------------------------------------------- paths
+
+
+def _key_text(key: PathKey) -> str:
+    if isinstance(key, NonStrKey):
+        return key.text
+    if isinstance(key, str):
+        return json.dumps(key, ensure_ascii=False)
+    return str(int(key))
+
+
+def path_str(root: str, keys: Sequence[PathKey]) -> str:
+    """``path_str("grads", ["layers", 2, "w"]) == 'grads["layers"][2]["w"]'``."""
+    return root + "".join(f"[{_key_text(k)}]" for k in keys)
+
+
+# ---------------------------------------------------------------------------------------- JSON -> tree
+
+
+def _json_kind(value: object) -> str:
+    """The JSON type name with an article, for messages: 'a string', 'null', 'an object'."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list | tuple):
+        return "an array"
+    return f"a Python {type(value).__name__}"
+
+
+def _is_number(value: object) -> TypeGuard[int | float]:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _number_text(value: object) -> str:
+    """A number as written in messages: floats by repr (1e+39), huge ints in short scientific form."""
+    if isinstance(value, float):
+        return repr(float(value))
+    if isinstance(value, int) and not isinstance(value, bool):
+        if -(10**17) < value < 10**17:
+            return str(value)
+        mantissa, exponent = f"{Decimal(value):.5e}".split("e")
+        return f"{mantissa.rstrip('0').rstrip('.')}e{exponent}"
+    return repr(value)
+
+
+# Item kinds inside a JSON list that is (or is inside) an array leaf.
+_NUMBER, _ARRAY, _OBJECT = "number", "array", "object"
+_KIND_ARTICLE = {_NUMBER: "a number", _ARRAY: "an array", _OBJECT: "an object"}
+_KIND_PLURAL = {_OBJECT: "objects", _NUMBER: "numbers", _ARRAY: "lists"}
+_KIND_ORDER = (_OBJECT, _NUMBER, _ARRAY)
+
+
+def _item_kind(value: object) -> str | None:
+    if _is_number(value):
+        return _NUMBER
+    if isinstance(value, list):
+        return _ARRAY
+    if isinstance(value, dict):
+        return _OBJECT
+    return None
+
+
+def _unravel(flat_index: int, shape: tuple[int, ...]) -> tuple[int, ...]:
+    if not shape:
+        return ()
+    return tuple(int(i) for i in np.unravel_index(flat_index, shape))
+
+
+class _Converter:
+    def __init__(self, dtype: str, root: str, limits: ConversionLimits) -> None:
+        if dtype not in _DTYPES:
+            raise ValueError(f"unsupported leaf dtype {dtype!r}; expected one of {sorted(_DTYPES)}")
+        self.dtype_name = dtype
+        self.dtype = _DTYPES[dtype]
+        self.root = root
+        self.limits = limits
+        self.leaves = 0
+        self.elements = 0
+
+    def fail(self, keys: Sequence[PathKey], reason: str) -> NoReturn:
+        raise ConversionError(path_str(self.root, keys), reason)
+
+    # ----- nodes
+
+    def node(self, value: object, keys: tuple[PathKey, ...]) -> HostTree:
+        if len(keys) > self.limits.max_depth:
+            self.fail(keys, f"nesting deeper than {self.limits.max_depth} levels")
+        if isinstance(value, dict):
+            out: dict[str, HostTree] = {}
+            for key, child in value.items():
+                if not isinstance(key, str):
+                    self.fail(keys, f"object key {key!r} is not a string")
+                out[key] = self.node(child, (*keys, key))
+            return out
+        if isinstance(value, list):
+            if value and all(isinstance(item, dict) for item in value):
+                return [self.node(item, (*keys, i)) for i, item in enumerate(value)]
+            return self.leaf(value, keys)
+        if _is_number(value):
+            return self.leaf(value, keys)
+        self.fail(keys, f"expected an object, array or number, got {_json_kind(value)}")
+
+    # ----- leaves
+
+    def leaf(self, value: object, keys: tuple[PathKey, ...]) -> Array:
+        self.leaves += 1
+        if self.leaves > self.limits.max_leaves:
+            self.fail(keys, f"too many leaves (more than {self.limits.max_leaves})")
+        shape, flat = self.scan(value, keys)
+        self.elements += len(flat)
+        return self.build(flat, shape, keys)
+
+    def check_dim(self, ndim: int, keys: tuple[PathKey, ...]) -> None:
+        if ndim > self.limits.max_ndim:
+            self.fail(keys, f"array has more than {self.limits.max_ndim} dimensions")
+        if len(keys) + ndim > self.limits.max_depth:
+            self.fail(keys, f"nesting deeper than {self.limits.max_depth} levels")
+
+    def check_budget(self, count: int, keys: tuple[PathKey, ...]) -> None:
+        if self.elements + count > self.limits.max_elements:
+            self.fail(keys, f"too many elements (more than {self.limits.max_elements} in total)")
+
+    def scan(self, value: object, keys: tuple[PathKey, ...]) -> tuple[tuple[int, ...], list[Any]]:
+        """Fast validation: the leaf's shape and its numbers in row-major order."""
+        if not isinstance(value, list):
+            self.check_budget(1, keys)
+            return (), [value]
+        shape: list[int] = []
+        level: list[list[Any]] = [value]
+        while True:
+            self.check_dim(len(shape) + 1, keys)
+            self.check_budget(sum(map(len, level)), keys)
+            n = len(level[0])
+            if any(len(item) != n for item in level):
+                break  # ragged: diagnose below
+            shape.append(n)
+            children = [child for item in level for child in item]
+            types = set(map(type, children))
+            if types <= _NUMBER_TYPES:
+                return tuple(shape), children
+            if types == {list}:
+                level = children
+                continue
+            break  # strings, booleans, objects, mixed items...: diagnose below
+        return self.diagnose_leaf(value, keys)
+
+    def diagnose_leaf(self, value: list[Any], keys: tuple[PathKey, ...]) -> tuple[tuple[int, ...], list[Any]]:
+        """Slow validation naming the first problem; returns normally only for valid (unusual) input."""
+        visited = [0]
+        shape = self.diagnose(value, keys, (), visited)
+        flat: list[Any] = value
+        for _ in range(len(shape) - 1):
+            flat = [child for item in flat for child in item]
+        return shape, list(flat)
+
+    def diagnose(
+        self, value: list[Any], keys: tuple[PathKey, ...], index: tuple[int, ...], visited: list[int]
+    ) -> tuple[int, ...]:
+        self.check_dim(len(index) + 1, keys)
+        visited[0] += len(value)
+        self.check_budget(visited[0], keys)
+        here = (*keys, *index)
+        kinds = [_item_kind(item) for item in value]
+        counts = {kind: kinds.count(kind) for kind in _KIND_ORDER if kind in kinds}
+        # The most common kind is what the list "should" hold; a tie goes to the kind seen first.
+        expected = max(counts, key=lambda k: (counts[k], -kinds.index(k))) if counts else _NUMBER
+        for i, kind in enumerate(kinds):
+            if kind is None:
+                self.fail((*here, i), f"expected {_KIND_ARTICLE[expected]}, got {_json_kind(value[i])}")
+        if len(counts) > 1:
+            pair = " and ".join(_KIND_PLURAL[k] for k in _KIND_ORDER if k in counts)
+            odd = next(i for i, kind in enumerate(kinds) if kind != expected)
+            self.fail((*here, odd), f"list mixes {pair}")
+        if expected == _OBJECT:
+            self.fail((*here, 0), "expected a number, got an object")
+        if expected == _NUMBER:
+            return (len(value),)
+        first: tuple[int, ...] = ()
+        for i, item in enumerate(value):
+            sub = self.diagnose(item, keys, (*index, i), visited)
+            if i == 0:
+                first = sub
+            elif sub != first:
+                if sub[:1] != first[:1]:
+                    detail = f"item {i} has length {sub[0]}, item 0 has length {first[0]}"
+                else:
+                    detail = f"item {i} has shape {sub}, item 0 has shape {first}"
+                self.fail(here, f"ragged list: {detail}")
+        return (len(value), *first)
+
+    def build(self, flat: list[Any], shape: tuple[int, ...], keys: tuple[PathKey, ...]) -> Array:
+        """One numpy call for the whole leaf, then finiteness and range checks on the result."""
+        try:
+            wide = np.array(flat, dtype=np.float64)
+        except OverflowError:
+            for i, x in enumerate(flat):
+                try:
+                    float(x)
+                except OverflowError:
+                    self.fail((*keys, *_unravel(i, shape)), self.overflow(x))
+            raise
+        wide = wide.reshape(shape)
+        finite = np.isfinite(wide)
+        if not finite.all():
+            i = int(np.argmin(finite.ravel()))
+            self.fail((*keys, *_unravel(i, shape)), f"non-finite value {float(flat[i])!r}")
+        if self.dtype.kind in "iu":
+            info = np.iinfo(self.dtype)
+            bad_int = np.trunc(wide) != wide
+            if bad_int.any():
+                i = int(np.argmax(bad_int.ravel()))
+                self.fail((*keys, *_unravel(i, shape)), f"{_number_text(flat[i])} is not an integer")
+            too_big = (wide < info.min) | (wide > info.max)
+            if too_big.any():
+                i = int(np.argmax(too_big.ravel()))
+                self.fail(
+                    (*keys, *_unravel(i, shape)), f"{_number_text(flat[i])} overflows {self.dtype_name}"
+                )
+            return wide.astype(self.dtype)
+        with np.errstate(over="ignore", invalid="ignore"):
+            out: Array = wide.astype(self.dtype)
+        overflow = np.isinf(out)
+        if overflow.any():
+            i = int(np.argmax(overflow.ravel()))
+            self.fail((*keys, *_unravel(i, shape)), self.overflow(flat[i]))
+        return out
+
+    def overflow(self, value: object) -> str:
+        return f"{_number_text(value)} overflows {self.dtype_name}"
+
+
+def json_to_pytree(
+    value: object, dtype: str, *, root: str, limits: ConversionLimits = ConversionLimits()
+) -> HostTree:
+    """Convert one Run-panel argument (parsed JSON) to a host pytree with numpy leaves of ``dtype``.
+
+    ``dtype`` is ``"float32"`` or ``"bfloat16"`` (also ``"float16"``, ``"float64"``, ``"int32"``).
+    ``root`` names the argument in error paths. Raises ``ConversionError`` for invalid input and
+    ``ValueError`` for an unsupported dtype.
+    """
+    return _Converter(dtype, root, limits).node(value, ())
+
+
+def json_to_number(value: object, *, root: str) -> float:
+    """A ``number`` argument: a finite JSON number (not a boolean), returned as a Python float."""
+    if not _is_number(value):
+        raise ConversionError(root, f"expected a number, got {_json_kind(value)}")
+    try:
+        number = float(value)
+    except OverflowError:
+        raise ConversionError(root, f"{_number_text(value)} overflows float64") from None
+    if not math.isfinite(number):
+        raise ConversionError(root, f"non-finite value {number!r}")
+    return number
+
+
+# ---------------------------------------------------------------------------------------- tree -> JSON
+
+
+def _is_float_dtype(dtype: np.dtype[Any]) -> bool:
+    if dtype.kind == "f":
+        return True
+    if dtype.kind != "V":
+        return False
+    finfo: Callable[[np.dtype[Any]], object] = ml_dtypes.finfo
+    try:
+        finfo(dtype)
+    except (ValueError, TypeError, KeyError):
+        return False
+    return True
+
+
+def _round(values: npt.NDArray[np.float64], decimals: int) -> npt.NDArray[np.float64]:
+    """Round to ``decimals`` places where that is meaningful in float64; also turns -0.0 into 0.0."""
+    limit = 2.0**52 * 10.0**-decimals
+    with np.errstate(all="ignore"):
+        rounded = np.where(np.abs(values) < limit, np.round(values, decimals), values)
+    result: npt.NDArray[np.float64] = np.asarray(rounded + 0.0)  # stays an array when 0-d
+    return result
+
+
+def _as_float64(array: Array, decimals: int | None) -> npt.NDArray[np.float64]:
+    wide = np.asarray(array, dtype=np.float64)
+    return wide if decimals is None else _round(wide, decimals)
+
+
+def _sorted_items(tree: dict[Any, Any]) -> list[tuple[Any, Any]]:
+    """Dict items in JAX order: string keys sorted; trees with non-string keys keep their (decoded) order."""
+    if all(isinstance(k, str) for k in tree):
+        return sorted(tree.items())
+    return list(tree.items())
+
+
+def _leaf_array(tree: object) -> Array | None:
+    if isinstance(tree, np.ndarray):
+        return tree
+    if isinstance(tree, np.generic):
+        return np.asarray(tree)
+    if isinstance(tree, float):
+        return np.asarray(tree, dtype=np.float64)
+    return None
+
+
+def _array_to_json(array: Array, decimals: int | None) -> JSON:
+    if array.dtype.kind in "biu":
+        result: JSON = array.tolist()
+        return result
+    if _is_float_dtype(array.dtype):
+        wide = _as_float64(array, decimals)
+        finite = np.isfinite(wide)
+        if finite.all():
+            result = wide.tolist()
+            return result
+        objects = wide.astype(object)
+        objects[np.isnan(wide)] = "NaN"
+        objects[wide == np.inf] = "Infinity"
+        objects[wide == -np.inf] = "-Infinity"
+        result = objects.tolist()
+        return result
+    texts = np.vectorize(str, otypes=[object])(array) if array.size else array.astype(object)
+    result = texts.tolist()
+    return result
+
+
+def pytree_to_json(tree: object, *, decimals: int | None = None) -> JSON:
+    """A tree as JSON: arrays as nested lists (floats, or ints/bools for int/bool dtypes), dict keys sorted,
+    tuples and ``OtherNode`` children as lists, ``None`` as null, NaN/inf as "NaN"/"Infinity"/"-Infinity".
+
+    With ``decimals``, float values are rounded to that many places (and -0.0 becomes 0.0).
+    """
+    if decimals is not None and decimals < 0:
+        raise ValueError("decimals must be non-negative")
+    return _to_json(tree, decimals)
+
+
+def _to_json(tree: object, decimals: int | None) -> JSON:
+    array = _leaf_array(tree)
+    if array is not None:
+        return _array_to_json(array, decimals)
+    if tree is None or isinstance(tree, bool | int | str):
+        return tree
+    if isinstance(tree, dict):
+        return {_json_key(k): _to_json(v, decimals) for k, v in _sorted_items(tree)}
+    if isinstance(tree, list | tuple):
+        return [_to_json(item, decimals) for item in tree]
+    if isinstance(tree, OtherNode):
+        return [_to_json(item, decimals) for item in tree.children]
+    return repr(tree)
+
+
+def _json_key(key: object) -> str:
+    return key.text if isinstance(key, NonStrKey) else str(key)
+
+
+# ---------------------------------------------------------------------------------------------- display
+
+
+def describe_leaves(tree: object, *, root: str = "") -> list[LeafInfo]:
+    """Every leaf of ``tree`` in JAX flatten order with its path (``root`` + keys), dtype and shape."""
+    out: list[LeafInfo] = []
+    _describe(tree, root, (), out)
+    return out
+
+
+def _describe(tree: object, root: str, keys: tuple[PathKey, ...], out: list[LeafInfo]) -> None:
+    if tree is None:
+        return
+    if isinstance(tree, dict):
+        for key, child in _sorted_items(tree):
+            _describe(child, root, (*keys, _path_key(key)), out)
+        return
+    if isinstance(tree, list | tuple):
+        children: Iterable[object] = tree
+    elif isinstance(tree, OtherNode):
+        children = tree.children
+    else:
+        array = _leaf_array(tree)
+        if array is None and isinstance(tree, bool | int):
+            array = np.asarray(tree)
+        if array is None:
+            out.append(LeafInfo(path_str(root, keys), type(tree).__name__, ()))
+        else:
+            out.append(LeafInfo(path_str(root, keys), str(array.dtype), tuple(int(n) for n in array.shape)))
+        return
+    for i, child in enumerate(children):
+        _describe(child, root, (*keys, i), out)
+
+
+def _path_key(key: object) -> PathKey:
+    if isinstance(key, str | NonStrKey):
+        return key
+    return NonStrKey(repr(key), type(key).__name__)
+
+
+def format_value(tree: object, *, decimals: int = 6) -> str:
+    """Python-like text of a tree for statements and reports, e.g. ``{"b": 0.8, "w": [0.6, 0.0]}``.
+
+    Dict keys sorted and double-quoted, tuples as ``(a, b)``, ``OtherNode`` as ``TypeName(a, b)``, floats
+    rounded to ``decimals`` places and printed in shortest repr form, ints and bools as such, 0-d arrays as
+    a bare number.
+    """
+    if decimals < 0:
+        raise ValueError("decimals must be non-negative")
+    return _format(tree, decimals)
+
+
+def _format(tree: object, decimals: int) -> str:
+    array = _leaf_array(tree)
+    if array is not None:
+        return _format_array(array, decimals)
+    if tree is None or isinstance(tree, bool | int):
+        return repr(tree)
+    if isinstance(tree, str):
+        return json.dumps(tree, ensure_ascii=False)
+    if isinstance(tree, dict):
+        items = (f"{_format_key(k)}: {_format(v, decimals)}" for k, v in _sorted_items(tree))
+        return "{" + ", ".join(items) + "}"
+    if isinstance(tree, list):
+        return "[" + ", ".join(_format(item, decimals) for item in tree) + "]"
+    if isinstance(tree, tuple):
+        parts = [_format(item, decimals) for item in tree]
+        return "(" + parts[0] + ",)" if len(parts) == 1 else "(" + ", ".join(parts) + ")"
+    if isinstance(tree, OtherNode):
+        return f"{tree.type_name}(" + ", ".join(_format(item, decimals) for item in tree.children) + ")"
+    return repr(tree)
+
+
+def _format_key(key: object) -> str:
+    if isinstance(key, NonStrKey):
+        return key.text
+    if isinstance(key, str):
+        return json.dumps(key, ensure_ascii=False)
+    return repr(key)
+
+
+def _format_array(array: Array, decimals: int) -> str:
+    scalar: Callable[[Any], str]
+    if array.dtype.kind in "biu":
+        values: Any = array.tolist()
+        scalar = str
+    elif _is_float_dtype(array.dtype):
+        values = _as_float64(array, decimals).tolist()
+        scalar = repr
+    else:
+        values = array.astype(object).tolist()
+        scalar = repr
+    return _format_nested(values, array.ndim, scalar)
+
+
+def _format_nested(values: Any, ndim: int, scalar: Callable[[Any], str]) -> str:
+    if ndim == 0:
+        return scalar(values)
+    if ndim == 1:
+        return "[" + ", ".join(map(scalar, values)) + "]"
+    return "[" + ", ".join(_format_nested(row, ndim - 1, scalar) for row in values) + "]"

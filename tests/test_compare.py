@@ -1,0 +1,628 @@
+"""Tests for judge.compare: a table of (expected, got, options) -> verdict and message, then properties."""
+
+from __future__ import annotations
+
+import copy
+import math
+import re
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from judge.compare import CompareResult, bind, compare, format_path
+from judge.spec import CompareSpec, OutputSpec, Tolerance
+from judge.verdicts import WrongAnswerReason as R
+from sandbox.tree import NonStrKey, OtherNode
+
+TOL = CompareSpec().tolerance
+ABS_1E6 = {**TOL, "float32": Tolerance(rtol=0.0, atol=1e-6)}
+NAN, INF = float("nan"), float("inf")
+
+
+def f32(*values: Any) -> np.ndarray:
+    return np.asarray(values[0] if len(values) == 1 else values, dtype=np.float32)
+
+
+def bf16(*values: Any) -> np.ndarray:
+    return f32(*values).astype(ml_dtypes.bfloat16)
+
+
+def i32(*values: Any) -> np.ndarray:
+    return np.asarray(values[0] if len(values) == 1 else values, dtype=np.int32)
+
+
+W = f32([[0.5, 0.1], [0.1, 0.3]])
+W_BAD = f32([[0.5, 0.15], [0.2, 0.35]])
+
+# (id, expected, got, options, ok, reason, path, message substring)
+CASES: list[tuple[str, Any, Any, dict[str, Any], bool, R | None, str | None, str]] = [
+    # accepted
+    (
+        "identical",
+        {"a": W, "b": (f32(1), None)},
+        {"a": W.copy(), "b": (f32(1), None)},
+        {},
+        True,
+        None,
+        None,
+        "",
+    ),
+    ("none-vs-none", None, None, {}, True, None, None, "all 0 elements"),
+    ("empty-leaf", {"e": f32(np.zeros((0,)))}, {"e": f32(np.zeros((0,)))}, {}, True, None, None, ""),
+    ("nan-vs-nan", f32(1, NAN), f32(1, NAN), {}, True, None, None, ""),
+    ("inf-vs-inf", f32(INF, -INF), f32(INF, -INF), {}, True, None, None, ""),
+    ("int-equal", i32(1, 2), i32(1, 2), {}, True, None, None, ""),
+    ("bool-equal", np.array([True]), np.array([True]), {}, True, None, None, ""),
+    ("tuple-as-list", (f32(1), f32(2)), [f32(1), f32(2)], {"tuple_as_list": True}, True, None, None, ""),
+    ("list-as-tuple", [f32(1)], (f32(1),), {"tuple_as_list": True}, True, None, None, ""),
+    ("bf16-uses-bf16-tol", bf16(1.0), bf16(1.0078125), {}, True, None, None, ""),
+    ("other-node", OtherNode("P", (f32(1),)), OtherNode("P", (f32(1),)), {}, True, None, None, ""),
+    (
+        "nonstr-key",
+        {NonStrKey("1", "int"): f32(1)},
+        {NonStrKey("1", "int"): f32(1)},
+        {},
+        True,
+        None,
+        None,
+        "",
+    ),
+    # structure
+    (
+        "tuple-vs-list",
+        (f32(1), f32(2)),
+        [f32(1), f32(2)],
+        {},
+        False,
+        R.STRUCTURE,
+        "output",
+        "output: expected a tuple of 2, got a list of 2",
+    ),
+    (
+        "list-vs-tuple",
+        [f32(1)],
+        (f32(1),),
+        {},
+        False,
+        R.STRUCTURE,
+        "output",
+        "expected a list of 1, got a tuple of 1",
+    ),
+    (
+        "tuple-as-list-length",
+        (f32(1), f32(2)),
+        [f32(1)] * 3,
+        {"tuple_as_list": True},
+        False,
+        R.STRUCTURE,
+        "output",
+        "output: expected a tuple of 2, got a list of 3",
+    ),
+    (
+        "list-length",
+        {"xs": [f32(1)] * 3},
+        {"xs": [f32(1)] * 2},
+        {},
+        False,
+        R.STRUCTURE,
+        "xs",
+        "xs: expected a list of 3, got a list of 2",
+    ),
+    ("empty-list", [f32(1)], [], {}, False, R.STRUCTURE, "output", "expected a list of 1, got an empty list"),
+    (
+        "missing-key",
+        {"clipped": {"a": f32(1), "b": f32(1)}},
+        {"clipped": {"a": f32(1)}},
+        {},
+        False,
+        R.STRUCTURE,
+        "clipped",
+        'clipped: missing key "b"',
+    ),
+    (
+        "extra-key",
+        {"clipped": {"w": f32(1)}},
+        {"clipped": {"w": f32(1), "bias": f32(0)}},
+        {},
+        False,
+        R.STRUCTURE,
+        "clipped",
+        'clipped: unexpected key "bias"',
+    ),
+    (
+        "missing-and-extra",
+        {"a": f32(1), "c": f32(1)},
+        {"b": f32(1), "d": f32(1)},
+        {},
+        False,
+        R.STRUCTURE,
+        "output",
+        'output: missing keys "a", "c"; unexpected keys "b", "d"',
+    ),
+    (
+        "many-missing-capped",
+        {k: f32(1) for k in "gfedcba"},
+        {},
+        {},
+        False,
+        R.STRUCTURE,
+        "output",
+        'missing keys "a", "b", "c", "d", "e" and 2 more',
+    ),
+    (
+        "dict-vs-array",
+        {"p": {"a": f32(1)}},
+        {"p": f32(1, 2)},
+        {},
+        False,
+        R.STRUCTURE,
+        "p",
+        "p: expected a dict, got an array of shape (2,)",
+    ),
+    (
+        "array-vs-dict",
+        {"p": f32(1)},
+        {"p": {"a": f32(1)}},
+        {},
+        False,
+        R.STRUCTURE,
+        "p",
+        'p: expected an array, got a dict with keys ["a"]',
+    ),
+    (
+        "array-vs-none",
+        {"p": f32(1)},
+        {"p": None},
+        {},
+        False,
+        R.STRUCTURE,
+        "p",
+        "p: expected an array, got None",
+    ),
+    (
+        "none-vs-array",
+        {"p": None},
+        {"p": f32(1)},
+        {},
+        False,
+        R.STRUCTURE,
+        "p",
+        "p: expected None, got an array of shape ()",
+    ),
+    ("dict-vs-none", {"p": {}}, {"p": None}, {}, False, R.STRUCTURE, "p", "p: expected a dict, got None"),
+    (
+        "tuple-vs-node",
+        (f32(1), f32(2)),
+        OtherNode("MyTuple", (f32(1), f32(2))),
+        {},
+        False,
+        R.STRUCTURE,
+        "output",
+        "expected a tuple of 2, got a MyTuple node",
+    ),
+    (
+        "node-vs-node",
+        OtherNode("A", ()),
+        OtherNode("Other", ()),
+        {},
+        False,
+        R.STRUCTURE,
+        "output",
+        "expected an A node, got an Other node",
+    ),
+    (
+        "node-children",
+        OtherNode("P", (f32(1),)),
+        OtherNode("P", (f32(1), f32(2))),
+        {},
+        False,
+        R.STRUCTURE,
+        "output",
+        "expected a P node with 1 children, got 2",
+    ),
+    (
+        "nonstr-vs-str-key",
+        {NonStrKey("1", "int"): f32(1)},
+        {"1": f32(1)},
+        {},
+        False,
+        R.STRUCTURE,
+        "output",
+        'missing key 1; unexpected key "1"',
+    ),
+    (
+        "dict-vs-python-float",
+        {"a": f32(1)},
+        1.5,
+        {},
+        False,
+        R.STRUCTURE,
+        "output",
+        "expected a dict, got a value of type float",
+    ),
+    ("long-key-clipped", {}, {"k" * 1000: f32(1)}, {}, False, R.STRUCTURE, "output", 'key "kkkkkkkkk'),
+    # leaf type, shape, dtype
+    (
+        "numpy-scalar-leaf",
+        {"a": f32(1)},
+        {"a": np.float32(1)},
+        {},
+        False,
+        R.TYPE,
+        "a",
+        "a: expected an array, got a numpy float32 scalar",
+    ),
+    (
+        "string-leaf",
+        {"a": f32(1)},
+        {"a": "1.0"},
+        {},
+        False,
+        R.TYPE,
+        "a",
+        "expected an array, got a value of type str",
+    ),
+    (
+        "shape",
+        {"clipped": {"w": f32(np.zeros((3, 2)))}},
+        {"clipped": {"w": f32(np.zeros((2, 3)))}},
+        {},
+        False,
+        R.SHAPE,
+        'clipped["w"]',
+        'clipped["w"]: shape (2, 3), expected (3, 2)',
+    ),
+    (
+        "dtype",
+        {"clipped": {"w": bf16(1, 2)}},
+        {"clipped": {"w": f32(1, 2)}},
+        {},
+        False,
+        R.DTYPE,
+        'clipped["w"]',
+        'clipped["w"]: dtype float32, expected bfloat16',
+    ),
+    (
+        "dtype-int",
+        {"n": i32(1)},
+        {"n": np.asarray(1, np.int64)},
+        {},
+        False,
+        R.DTYPE,
+        "n",
+        "n: dtype int64, expected int32",
+    ),
+    (
+        "structure-before-shape",
+        {"a": f32(1, 2), "b": {"x": f32(1)}},
+        {"a": f32(1), "b": {}},
+        {},
+        False,
+        R.STRUCTURE,
+        "b",
+        'b: missing key "x"',
+    ),
+    (
+        "shape-before-value",
+        {"a": f32(1, 2), "b": f32(1)},
+        {"a": f32(9, 9), "b": f32(1, 2)},
+        {},
+        False,
+        R.SHAPE,
+        "b",
+        "b: shape (2,), expected ()",
+    ),
+    # values
+    (
+        "value",
+        {"clipped": {"dense": {"w": W}}},
+        {"clipped": {"dense": {"w": W_BAD}}},
+        {"tolerance": ABS_1E6},
+        False,
+        R.VALUE,
+        'clipped["dense"]["w"]',
+        'clipped["dense"]["w"][1, 0]: got 0.2, expected 0.1 (abs err 0.1 > tol 1e-06); '
+        "3 of 4 elements differ",
+    ),
+    (
+        "value-0d",
+        {"global_norm": f32(1.0)},
+        {"global_norm": f32(2.0)},
+        {},
+        False,
+        R.VALUE,
+        "global_norm",
+        "global_norm: got 2, expected 1 (abs err 1 > tol 1.1e-05); 1 of 1 elements differ",
+    ),
+    (
+        "value-root-names",
+        (f32(1), {"w": f32(1, 2)}),
+        (f32(1), {"w": f32(1, 3)}),
+        {"root_names": ("new_params", "new_velocity")},
+        False,
+        R.VALUE,
+        'new_velocity["w"]',
+        'new_velocity["w"][1]: got 3, expected 2',
+    ),
+    (
+        "value-no-root-names",
+        [f32(1), f32(5)],
+        [f32(1), f32(6)],
+        {},
+        False,
+        R.VALUE,
+        "output[1]",
+        "output[1]: got 6, expected 5",
+    ),
+    (
+        "value-nonstr-key",
+        {NonStrKey("1", "int"): f32(1)},
+        {NonStrKey("1", "int"): f32(2)},
+        {},
+        False,
+        R.VALUE,
+        "output[1]",
+        "output[1]: got 2",
+    ),
+    (
+        "value-in-node",
+        OtherNode("P", (f32(1), f32(1))),
+        OtherNode("P", (f32(1), f32(3))),
+        {},
+        False,
+        R.VALUE,
+        "output[1]",
+        "output[1]: got 3",
+    ),
+    (
+        "nan-vs-number",
+        f32(1, 2),
+        f32(1, NAN),
+        {},
+        False,
+        R.VALUE,
+        "output",
+        "output[1]: got nan, expected 2 (NaN only matches NaN); 1 of 2 elements differ",
+    ),
+    ("number-vs-nan", f32(NAN), f32(0), {}, False, R.VALUE, "output", "output: got 0, expected nan"),
+    ("inf-vs-finite", f32(1), f32(INF), {}, False, R.VALUE, "output", "got inf, expected 1 (an infinity"),
+    ("inf-vs-neg-inf", f32(INF), f32(-INF), {}, False, R.VALUE, "output", "got -inf, expected inf"),
+    ("finite-vs-inf", f32(INF), f32(3e38), {}, False, R.VALUE, "output", "got 3e+38, expected inf"),
+    (
+        "bf16-outside-bf16-tol",
+        bf16(1.0),
+        bf16(1.0625),
+        {},
+        False,
+        R.VALUE,
+        "output",
+        "got 1.0625, expected 1 (abs err 0.0625 > tol 0.026)",
+    ),
+    ("f32-tol-is-tighter", f32(1.0), f32(1.0078125), {}, False, R.VALUE, "output", "1 of 1 elements differ"),
+    (
+        "int-exact",
+        {"idx": i32(1, 2, 3)},
+        {"idx": i32(1, 3, 4)},
+        {},
+        False,
+        R.VALUE,
+        "idx",
+        "idx[1]: got 3, expected 2; 2 of 3 elements differ",
+    ),
+    (
+        "bool-exact",
+        np.array([True, False]),
+        np.array([True, True]),
+        {},
+        False,
+        R.VALUE,
+        "output",
+        "output[1]: got True, expected False",
+    ),
+    (
+        "first-failing-leaf",
+        {"a": f32(1), "b": f32(1)},
+        {"a": f32(1.1), "b": f32(100)},
+        {},
+        False,
+        R.VALUE,
+        "a",
+        "a: got 1.1",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("expected", "got", "options", "ok", "reason", "path", "message"),
+    [pytest.param(*case[1:], id=case[0]) for case in CASES],
+)
+def test_table(
+    expected: Any,
+    got: Any,
+    options: dict[str, Any],
+    ok: bool,
+    reason: R | None,
+    path: str | None,
+    message: str,
+) -> None:
+    result = compare(expected, got, **{"tolerance": TOL, **options})
+    assert (result.ok, result.reason, result.path) == (ok, reason, path), result.message
+    assert message in result.message
+    assert result.ok == (result.max_error_ratio <= 1.0)
+    if reason in (R.STRUCTURE, R.TYPE, R.SHAPE, R.DTYPE):
+        assert result.max_error_ratio == math.inf
+        assert result.worst is None
+
+
+def test_identical_ratio_zero() -> None:
+    tree = {"a": W, "b": [bf16(1, 2), i32(3)]}
+    result = compare(tree, copy.deepcopy(tree), tolerance=TOL)
+    assert result.ok and result.max_error_ratio == 0.0
+    assert result.message == "all 7 elements match (worst error is 0x the tolerance)"
+
+
+def test_within_tolerance_reports_margin() -> None:
+    result = compare({"w": f32(1.0, 2.0)}, {"w": f32(1.0, 2.0 + 1e-5)}, tolerance=TOL)
+    assert result.ok and 0.0 < result.max_error_ratio < 1.0
+    assert result.worst is not None and result.worst.path == "w" and result.worst.index == (1,)
+
+
+def test_max_ratio_covers_all_leaves() -> None:
+    result = compare({"a": f32(1), "b": f32(1)}, {"a": f32(1.1), "b": f32(100)}, tolerance=TOL)
+    assert result.path == "a"
+    assert result.worst is not None and result.worst.path == "b"
+    assert result.max_error_ratio == pytest.approx(99 / 1.1e-5)
+
+
+def test_nan_mismatch_ratio_is_inf() -> None:
+    assert compare(f32(1, 2), f32(1, NAN), tolerance=TOL).max_error_ratio == math.inf
+
+
+HIDDEN = [
+    (
+        {"global_norm": f32(0.123456)},
+        {"global_norm": f32(0.654321)},
+        "global_norm: wrong value, worst error is",
+    ),
+    ({"w": W}, {"w": W_BAD}, "w: wrong value, worst error is"),
+    ({"w": f32(0.123456)}, {"w": f32(NAN)}, "w: got NaN where a number was expected; 1 of 1 elements differ"),
+    ({"w": f32(NAN)}, {"w": f32(0.654321)}, "w: got a number where NaN was expected"),
+    ({"w": f32(0.123456)}, {"w": f32(INF)}, "w: got inf where a finite number was expected"),
+    ({"w": f32(-INF)}, {"w": f32(0.654321)}, "w: wrong value where an infinity was expected"),
+    ({"n": i32(123456, 7)}, {"n": i32(654321, 7)}, "n: wrong value; 1 of 2 elements differ"),
+]
+
+
+@pytest.mark.parametrize(("expected", "got", "message"), HIDDEN)
+def test_hidden_reveals_no_values(expected: Any, got: Any, message: str) -> None:
+    result = compare(expected, got, tolerance=TOL, reveal=False)
+    assert not result.ok and result.reason is R.VALUE
+    assert result.message.startswith(message)
+    assert result.worst is None
+    for number in ("0.1", "0.2", "0.3", "0.5", "123456", "654321", "0.65", "nan", "inf, expected"):
+        assert number not in result.message
+    assert not re.search(r"\[\d", result.message), "no element index"
+
+
+def test_hidden_ratio_in_message() -> None:
+    result = compare(f32(1.0), f32(1.0 + 37 * 1.1e-5), tolerance=TOL, reveal=False)
+    assert "worst error is 37x the tolerance; 1 of 1 elements differ" in result.message
+
+
+@pytest.mark.parametrize(
+    ("entries", "root_names", "text"),
+    [
+        ((), (), "output"),
+        ((0,), (), "output[0]"),
+        ((0, "w"), ("new_params", "new_velocity"), 'new_params["w"]'),
+        ((2, "w"), ("a", "b"), 'output[2]["w"]'),
+        (("clipped", "dense", "w"), (), 'clipped["dense"]["w"]'),
+        (("global_norm",), ("a",), "global_norm"),
+        (("not an id", 1), (), 'output["not an id"][1]'),
+        ((NonStrKey("3", "int"), "x"), (), 'output[3]["x"]'),
+        (("a", 'q"uote'), (), 'a["q\\"uote"]'),
+    ],
+)
+def test_format_path(entries: tuple[Any, ...], root_names: tuple[str, ...], text: str) -> None:
+    assert format_path(entries, root_names) == text
+
+
+def test_bind_uses_output_names_and_spec() -> None:
+    spec = CompareSpec(tuple_as_list=True, tolerance={"float32": Tolerance(rtol=0, atol=0.5)})
+    check = bind(spec, OutputSpec(kind="tuple", names=["new_params", "new_velocity"]))
+    assert check((f32(1), {"w": f32(1)}), [f32(1.4), {"w": f32(1)}], True).ok
+    result = check((f32(1), {"w": f32(1)}), [f32(1), {"w": f32(2)}], reveal=False)
+    assert (result.reason, result.path) == (R.VALUE, 'new_velocity["w"]')
+    assert bind(CompareSpec(), OutputSpec(kind="dict"))({"x": f32(1)}, {"x": f32(1)}, True).ok
+
+
+@pytest.mark.parametrize(
+    ("expected", "error"),
+    [
+        ({"a": 1.0}, TypeError),
+        ({"a": np.float32(1)}, TypeError),
+        (np.array([1 + 2j]), TypeError),
+        (np.array(["x"]), TypeError),
+        (np.zeros(2, ml_dtypes.float8_e4m3fn), KeyError),
+    ],
+)
+def test_bad_expected_tree_raises(expected: Any, error: type[Exception]) -> None:
+    with pytest.raises(error):
+        compare(expected, expected, tolerance=TOL)
+
+
+# --- properties ---------------------------------------------------------------------------------------
+
+_FLOATS = st.floats(-100, 100, width=32, allow_subnormal=False)
+_SHAPES = hnp.array_shapes(min_dims=0, max_dims=2, min_side=0, max_side=3)
+_F32 = hnp.arrays(np.float32, _SHAPES, elements=_FLOATS)
+_LEAVES = st.one_of(
+    _F32,
+    _F32.map(lambda a: a.astype(ml_dtypes.bfloat16)),
+    hnp.arrays(np.int32, _SHAPES, elements=st.integers(-50, 50)),
+    st.none(),
+)
+_KEYS = st.one_of(st.text(max_size=3), st.integers(0, 9).map(lambda i: NonStrKey(str(i), "int")))
+_TREES = st.recursive(
+    _LEAVES,
+    lambda children: st.one_of(
+        st.lists(children, max_size=3),
+        st.lists(children, max_size=3).map(tuple),
+        st.dictionaries(_KEYS, children, max_size=3),
+        st.lists(children, max_size=2).map(lambda c: OtherNode("Node", tuple(c))),
+    ),
+    max_leaves=8,
+)
+
+
+def _float_leaves(tree: Any, at: tuple[Any, ...] = ()) -> list[tuple[tuple[Any, ...], np.ndarray]]:
+    if isinstance(tree, np.ndarray):
+        return [(at, tree)] if tree.dtype != np.int32 and tree.size else []
+    children: Any = {}
+    if isinstance(tree, dict):
+        children = tree
+    elif isinstance(tree, list | tuple):
+        children = dict(enumerate(tree))
+    elif isinstance(tree, OtherNode):
+        children = dict(enumerate(tree.children))
+    return [leaf for key, child in children.items() for leaf in _float_leaves(child, (*at, key))]
+
+
+def _leaf_at(tree: Any, at: tuple[Any, ...]) -> np.ndarray:
+    for key in at:
+        tree = tree.children[key] if isinstance(tree, OtherNode) else tree[key]
+    assert isinstance(tree, np.ndarray)
+    return tree
+
+
+@settings(max_examples=60, deadline=None)
+@given(_TREES)
+def test_tree_equals_its_copy(tree: Any) -> None:
+    result = compare(tree, copy.deepcopy(tree), tolerance=TOL, root_names=("first",))
+    assert result.ok and result.max_error_ratio == 0.0, result.message
+
+
+@settings(max_examples=60, deadline=None)
+@given(_TREES, st.data())
+def test_perturbed_element_fails_at_its_path(tree: Any, data: st.DataObject) -> None:
+    leaves = _float_leaves(tree)
+    assume(leaves)
+    at, leaf = data.draw(st.sampled_from(leaves))
+    flat = data.draw(st.integers(0, leaf.size - 1))
+    got = copy.deepcopy(tree)
+    target = _leaf_at(got, at)
+    index = np.unravel_index(flat, leaf.shape)
+    tol = TOL[leaf.dtype.name]
+    value = float(leaf[index])
+    target[index] = value + 10 * (tol.atol + tol.rtol * abs(value))
+    result: CompareResult = compare(tree, got, tolerance=TOL, root_names=("first",))
+    assert not result.ok and result.reason is R.VALUE
+    assert result.path == format_path(at, ("first",))
+    assert result.max_error_ratio > 5
+    suffix = str([int(i) for i in index]) if leaf.ndim else ""
+    assert result.message.startswith(f"{result.path}{suffix}: got ")
