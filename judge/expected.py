@@ -1,0 +1,156 @@
+"""Expected outputs: the reference solution run under ``jax.jit`` on the trusted side, cached on disk.
+
+The reference is repository code, so it runs in the judge's own process where user code cannot reach it.
+Results are cached per (reference source, case inputs, JAX version) as wire-encoded trees (data, never
+pickle), so a grade usually needs no JAX at all on this side. A reference that raises is the judge's
+fault: the case is graded ``internal_error`` (``ReferenceFailure``), never blamed on the user.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from functools import cache
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from judge.errors import ReferenceFailure
+from judge.problems import REPO_ROOT, Case, Problem
+from sandbox.command import FAST_COMPILE_XLA_FLAGS
+from sandbox.protocol import ProtocolError, decode_tree, encode_tree
+from sandbox.tree import OtherNode
+
+_LOCK = threading.Lock()
+_MISSING = object()
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("JUDGE_CACHE_DIR", REPO_ROOT / ".cache")) / "expected"
+
+
+@cache
+def _jax_version() -> str:
+    from importlib.metadata import version
+
+    return f"jax-{version('jax')}-jaxlib-{version('jaxlib')}"
+
+
+def case_key(problem: Problem, case: Case) -> str:
+    digest = hashlib.sha256()
+    for part in (
+        _jax_version(),
+        problem.spec.function,
+        problem.reference_source,
+        case.dtype,
+        json.dumps(case.definition.args, sort_keys=True, separators=(",", ":")),
+    ):
+        digest.update(part.encode())
+        digest.update(b"\0")
+    return digest.hexdigest()[:32]
+
+
+def load_reference(problem: Problem) -> Callable[..., Any]:
+    """Import the problem's reference module from its file and return its function."""
+    module = _import_file(str(problem.reference_path), problem.reference_source)
+    fn = getattr(module, problem.spec.function, None)
+    if not callable(fn):
+        raise ReferenceFailure(f"{problem.reference_path} does not define `{problem.spec.function}`")
+    return fn  # type: ignore[no-any-return]
+
+
+@cache
+def _import_file(path: str, source: str) -> ModuleType:
+    name = f"_judge_reference_{hashlib.sha1(path.encode()).hexdigest()[:12]}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ReferenceFailure(f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        raise ReferenceFailure(f"importing {path} failed: {type(exc).__name__}: {exc}") from exc
+    return module
+
+
+def to_host(tree: Any) -> Any:
+    """JAX output -> plain containers with numpy leaves (the same shape the sandbox sends back)."""
+    import numpy as np
+
+    if isinstance(tree, dict):
+        return {k: to_host(v) for k, v in tree.items()}
+    if type(tree) is list:
+        return [to_host(v) for v in tree]
+    if type(tree) is tuple:
+        return tuple(to_host(v) for v in tree)
+    if tree is None:
+        return None
+    if hasattr(tree, "shape") and hasattr(tree, "dtype"):
+        return np.asarray(tree)
+    import jax
+
+    children = jax.tree_util.tree_leaves(tree, is_leaf=lambda x: x is not tree)
+    return OtherNode(type(tree).__name__, tuple(to_host(c) for c in children))
+
+
+def _import_jax() -> ModuleType:
+    """JAX for the trusted side, compiled with the same XLA flags as the sandbox (set before first import)."""
+    if "jax" not in sys.modules:
+        os.environ.setdefault("XLA_FLAGS", FAST_COMPILE_XLA_FLAGS)
+        os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    import jax
+
+    return jax
+
+
+def run_reference(problem: Problem, cases: Sequence[Case]) -> list[Any]:
+    """Reference outputs for cases, in order, computed under jit (no cache). Raises ReferenceFailure."""
+    jax = _import_jax()
+
+    fn = load_reference(problem)
+    static = tuple(i for i, a in enumerate(problem.spec.args) if not a.traced)
+    jitted = jax.jit(fn, static_argnums=static)
+    outputs = []
+    for case in cases:
+        args = [a if isinstance(a, float) else jax.device_put(a) for a in case.inputs]
+        try:
+            outputs.append(to_host(jax.block_until_ready(jitted(*args))))
+        except Exception as exc:
+            raise ReferenceFailure(
+                f"the reference {problem.spec.reference} failed on case {case.name}: {type(exc).__name__}: {exc}"
+            ) from exc
+    return outputs
+
+
+def expected_outputs(problem: Problem, cases: Sequence[Case]) -> list[Any | ReferenceFailure]:
+    """Expected output per case (from the cache, or computed and cached); a ReferenceFailure where it failed."""
+    directory = cache_dir() / problem.slug
+    results: list[Any] = [_MISSING] * len(cases)
+    missing: list[int] = []
+    for i, case in enumerate(cases):
+        file = directory / f"{case_key(problem, case)}.json"
+        try:
+            results[i] = decode_tree(json.loads(file.read_text()))
+        except (FileNotFoundError, ValueError, ProtocolError):
+            missing.append(i)
+    if missing:
+        with _LOCK:
+            directory.mkdir(parents=True, exist_ok=True)
+            for i in missing:
+                try:
+                    (output,) = run_reference(problem, [cases[i]])
+                except ReferenceFailure as exc:
+                    results[i] = exc
+                    continue
+                results[i] = output
+                file = directory / f"{case_key(problem, cases[i])}.json"
+                tmp = file.with_suffix(f".{os.getpid()}.tmp")
+                tmp.write_text(json.dumps(encode_tree(output)))
+                tmp.replace(file)
+    return results

@@ -1,0 +1,223 @@
+"""Load problem packages from disk, validating everything eagerly.
+
+A package is ``problems/<slug>/`` with ``problem.toml`` (``judge.spec.ProblemSpec``), ``statement.md``,
+``starter.py``, its case files and ``solutions/<verdict>/*.py``; its reference solution is
+``reference/<module>.py`` beside the ``problems/`` folder. Any defect raises ``ProblemError`` naming the
+file and the field, at load time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from judge.errors import InputError, ProblemError, ProblemNotFound
+from judge.pytree_json import ConversionError, json_to_number, json_to_pytree
+from judge.spec import ArgSpec, CaseDef, CaseFile, ProblemSpec
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SPEC_FILE = "problem.toml"
+
+
+def default_problems_dir() -> Path:
+    return Path(os.environ.get("JUDGE_PROBLEMS_DIR", REPO_ROOT / "problems"))
+
+
+@dataclass(frozen=True)
+class Case:
+    """One case: its definition and its inputs already converted to host trees (numpy leaves)."""
+
+    definition: CaseDef
+    #: One value per argument, in signature order: a tree of numpy arrays, or a Python float.
+    inputs: tuple[Any, ...]
+
+    @property
+    def name(self) -> str:
+        return self.definition.name
+
+    @property
+    def visibility(self) -> str:
+        return self.definition.visibility
+
+    @property
+    def dtype(self) -> str:
+        return self.definition.dtype
+
+    @property
+    def hidden(self) -> bool:
+        return self.definition.visibility == "hidden"
+
+
+def convert_args(spec: ProblemSpec, args: dict[str, Any], dtype: str, *, where: str = "") -> tuple[Any, ...]:
+    """Run-panel JSON for every argument -> inputs in signature order. Raises InputError naming the path."""
+    if not isinstance(args, dict):
+        raise InputError(where or "args", "expected an object with one entry per argument")
+    expected = [a.name for a in spec.args]
+    missing = [n for n in expected if n not in args]
+    extra = sorted(set(args) - set(expected))
+    if missing:
+        raise InputError(f"{where}{missing[0]}", f"missing argument (the function takes {', '.join(expected)})")
+    if extra:
+        raise InputError(f"{where}{extra[0]}", f"unknown argument (the function takes {', '.join(expected)})")
+    return tuple(_convert_arg(arg, args[arg.name], dtype, where) for arg in spec.args)
+
+
+def _convert_arg(arg: ArgSpec, value: Any, dtype: str, where: str) -> Any:
+    root = f"{where}{arg.name}"
+    try:
+        if arg.kind == "number":
+            return json_to_number(value, root=root)
+        return json_to_pytree(value, dtype, root=root)
+    except ConversionError as exc:
+        raise InputError(exc.path, exc.reason) from None
+
+
+@dataclass(frozen=True)
+class Problem:
+    spec: ProblemSpec
+    root: Path
+    statement_source: str
+    starter: str
+    cases: tuple[Case, ...]
+
+    @property
+    def slug(self) -> str:
+        return self.spec.slug
+
+    @property
+    def public_cases(self) -> tuple[Case, ...]:
+        return tuple(c for c in self.cases if not c.hidden)
+
+    @property
+    def hidden_cases(self) -> tuple[Case, ...]:
+        return tuple(c for c in self.cases if c.hidden)
+
+    @property
+    def reference_path(self) -> Path:
+        return self.root.parent.parent / "reference" / f"{self.spec.reference}.py"
+
+    @cached_property
+    def reference_source(self) -> str:
+        return self.reference_path.read_text()
+
+    def solutions(self) -> Iterator[tuple[str, Path]]:
+        """(expected verdict folder, file) for every solution shipped with the problem."""
+        base = self.root / "solutions"
+        if not base.is_dir():
+            return
+        for folder in sorted(p for p in base.iterdir() if p.is_dir()):
+            for file in sorted(folder.glob("*.py")):
+                yield folder.name, file
+
+    def custom_case(self, args: dict[str, Any], name: str = "custom") -> Case:
+        """A Run-panel input typed by a learner: converted with the Run-panel dtype, public."""
+        definition = CaseDef.model_construct(
+            name=name, visibility="public", dtype=self.spec.dtypes.run_panel, args=args, explanation=None
+        )
+        return Case(definition, convert_args(self.spec, args, definition.dtype))
+
+
+def _where(file: Path, loc: tuple[Any, ...]) -> str:
+    field = ".".join(str(p) for p in loc)
+    return f"{file}: {field}" if field else str(file)
+
+
+def _validation_message(file: Path, exc: ValidationError) -> ProblemError:
+    first = exc.errors()[0]
+    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    return ProblemError(_where(file, tuple(first["loc"])), f"{first['msg']}{more}")
+
+
+def load_spec(root: Path) -> ProblemSpec:
+    file = root / SPEC_FILE
+    try:
+        raw = tomllib.loads(file.read_text())
+    except FileNotFoundError:
+        raise ProblemError(str(file), "missing") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ProblemError(str(file), f"not valid TOML: {exc}") from None
+    try:
+        spec = ProblemSpec.model_validate(raw)
+    except ValidationError as exc:
+        raise _validation_message(file, exc) from None
+    if spec.slug != root.name:
+        raise ProblemError(_where(file, ("slug",)), f"{spec.slug!r} differs from the folder name {root.name!r}")
+    return spec
+
+
+def load_cases(root: Path, spec: ProblemSpec) -> tuple[Case, ...]:
+    cases: list[Case] = []
+    seen: set[str] = set()
+    for rel in spec.case_files:
+        file = root / rel
+        try:
+            parsed = CaseFile.model_validate(json.loads(file.read_text()))
+        except FileNotFoundError:
+            raise ProblemError(str(file), "case file is missing (listed in case_files)") from None
+        except json.JSONDecodeError as exc:
+            raise ProblemError(str(file), f"not valid JSON: {exc}") from None
+        except ValidationError as exc:
+            raise _validation_message(file, exc) from None
+        for i, definition in enumerate(parsed.cases):
+            where = _where(file, ("cases", i))
+            if definition.name in seen:
+                raise ProblemError(where, f"case name {definition.name!r} repeats")
+            seen.add(definition.name)
+            if definition.dtype not in spec.dtypes.allowed:
+                raise ProblemError(where, f"dtype {definition.dtype} is not in dtypes.allowed")
+            try:
+                inputs = convert_args(spec, definition.args, definition.dtype)
+            except InputError as exc:
+                raise ProblemError(f"{where}.args", str(exc)) from None
+            cases.append(Case(definition, inputs))
+    if not cases:
+        raise ProblemError(str(root), "the problem has no cases")
+    return tuple(cases)
+
+
+def load_problem(root: Path) -> Problem:
+    root = root.resolve()
+    spec = load_spec(root)
+    texts = {}
+    for name in ("statement.md", "starter.py"):
+        try:
+            texts[name] = (root / name).read_text()
+        except FileNotFoundError:
+            raise ProblemError(str(root / name), "missing") from None
+    problem = Problem(spec, root, texts["statement.md"], texts["starter.py"], load_cases(root, spec))
+    if not problem.reference_path.is_file():
+        raise ProblemError(f"{root / SPEC_FILE}: reference", f"no reference module at {problem.reference_path}")
+    return problem
+
+
+class ProblemSet:
+    """Every problem under one folder, loaded once."""
+
+    def __init__(self, directory: Path | None = None) -> None:
+        self.directory = (directory or default_problems_dir()).resolve()
+        self._problems: dict[str, Problem] = {}
+        for child in sorted(self.directory.iterdir()) if self.directory.is_dir() else ():
+            if (child / SPEC_FILE).is_file():
+                problem = load_problem(child)
+                self._problems[problem.slug] = problem
+
+    def __iter__(self) -> Iterator[Problem]:
+        return iter(self._problems.values())
+
+    def __len__(self) -> int:
+        return len(self._problems)
+
+    def get(self, slug: str) -> Problem:
+        try:
+            return self._problems[slug]
+        except KeyError:
+            known = ", ".join(self._problems) or "none"
+            raise ProblemNotFound(slug, f"no such problem (known: {known})") from None

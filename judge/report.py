@@ -1,0 +1,62 @@
+"""Human-readable reports of a grade (the CLI's default output)."""
+
+from __future__ import annotations
+
+from judge.problems import Problem
+from judge.results import CaseResult, GradeResult
+from judge.verdicts import Verdict
+
+_MARK = {Verdict.ACCEPTED: "ok", Verdict.NOT_RUN: "--"}
+
+
+def _ms(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.0f} ms" if value >= 10 else f"{value:.1f} ms"
+
+
+def _indent(text: str, prefix: str) -> str:
+    return "\n".join(prefix + line for line in text.splitlines())
+
+
+def format_inputs(problem: Problem, case: CaseResult) -> str:
+    from judge.pytree_json import format_value
+
+    if case.input is None:
+        return ""
+    parts = []
+    for arg in problem.spec.args:
+        if arg.name in case.input:
+            value = case.input[arg.name]
+            parts.append(f"{arg.name} = {format_value(value) if not isinstance(value, float | int) else value}")
+    return ", ".join(parts)
+
+
+def format_output_label(problem: Problem) -> str:
+    names = problem.spec.output.names
+    return f"({', '.join(names)})" if problem.spec.output.kind == "tuple" and names else "output"
+
+
+def text_report(problem: Problem, result: GradeResult) -> str:
+    lines = [
+        f"{problem.slug}: {result.verdict.value.upper()}  ({result.passed}/{result.total} cases passed, "
+        f"{result.elapsed_ms / 1000:.2f} s, sandbox {result.backend})",
+    ]
+    if result.message and result.verdict is not Verdict.ACCEPTED:
+        lines += ["", _indent(result.message, "  ")]
+    lines += ["", f"  {'case':<28} {'verdict':<22} {'compile':>9} {'run':>9}"]
+    for case in result.cases:
+        name = f"{case.name} ({case.visibility})"
+        lines.append(f"  {name:<28} {case.verdict.value:<22} {_ms(case.compile_ms):>9} {_ms(case.run_ms):>9}")
+        if case.verdict not in (Verdict.ACCEPTED, Verdict.NOT_RUN) and case.message:
+            lines.append(_indent(case.message, "      "))
+        if case.input is not None and case.verdict is not Verdict.NOT_RUN:
+            lines.append(f"      input:    {format_inputs(problem, case)}")
+            label = format_output_label(problem)
+            if case.output is not None:
+                lines.append(f"      output:   {label} = {case.output.text}")
+            if case.expected is not None:
+                lines.append(f"      expected: {label} = {case.expected.text}")
+    if result.stdout:
+        lines += ["", "captured output:", _indent(result.stdout.rstrip("\n"), "  | ")]
+    return "\n".join(lines)
