@@ -1,0 +1,42 @@
+"""Every shipped solution gets the verdict its folder names (golden directories, one test per file)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from judge.problems import ProblemSet
+from judge.verdicts import Verdict
+from tests.conftest import ROOT, Grader
+
+_PROBLEMS = ProblemSet(ROOT / "problems")
+_SOLUTIONS = [
+    pytest.param(problem.slug, folder, file, id=f"{problem.slug}/{folder}/{file.name}")
+    for problem in _PROBLEMS
+    for folder, file in problem.solutions()
+]
+
+
+def test_every_problem_ships_enough_solutions() -> None:
+    for problem in _PROBLEMS:
+        folders = [folder for folder, _ in problem.solutions()]
+        assert folders.count("accepted") >= 4, problem.slug
+        assert len(folders) - folders.count("accepted") >= 8, problem.slug
+        assert {"trace_error", "wrong_answer", "compile_error", "time_limit_exceeded"} <= set(folders)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("slug", "folder", "file"), _SOLUTIONS)
+def test_solution_gets_its_folders_verdict(slug: str, folder: str, file: Path, grade_with: Grader) -> None:
+    problem = _PROBLEMS.get(slug)
+    expected = Verdict(folder)
+    allowed = {expected, *problem.spec.solutions.also_allow.get(expected, [])}
+    result = grade_with(problem, file.read_text())
+    detail = f"{result.verdict}: {result.message}"
+    assert result.verdict in allowed, detail
+    if expected is Verdict.ACCEPTED:
+        assert result.passed == result.total
+        assert all(c.error_ratio is not None and c.error_ratio <= 1 for c in result.cases)
+    else:
+        assert result.message, "a rejected submission must say why"
