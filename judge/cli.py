@@ -19,10 +19,13 @@ EXIT_ACCEPTED, EXIT_REJECTED, EXIT_USAGE = 0, 1, 2
 
 SandboxOpt = Annotated[
     str | None,
-    typer.Option("--sandbox", help="Sandbox backend: auto (default: bwrap, then docker), bwrap, docker, process."),
+    typer.Option(
+        "--sandbox", help="Sandbox backend: auto (default: bwrap, then docker), bwrap, docker, process."
+    ),
 ]
 InsecureOpt = Annotated[
-    bool, typer.Option("--insecure", help="Allow the 'process' backend, which isolates nothing (development).")
+    bool,
+    typer.Option("--insecure", help="Allow the 'process' backend, which isolates nothing (development)."),
 ]
 ProblemsOpt = Annotated[
     Path | None, typer.Option("--problems", help="Problems folder (default: the repository's problems/).")
@@ -45,13 +48,16 @@ def _problems(directory: Path | None) -> ProblemSet:
 def grade(
     slug: Annotated[str, typer.Argument(help="Problem slug, e.g. global-norm-clipping.")],
     file: Annotated[Path, typer.Argument(help="The solution file to grade ('-' for stdin).")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of a report.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object instead of a report.")
+    ] = False,
     sandbox: SandboxOpt = None,
     insecure: InsecureOpt = False,
     problems: ProblemsOpt = None,
 ) -> None:
     """Grade FILE against every public and hidden case of problem SLUG."""
-    from judge.grader import MAX_CODE_BYTES, grade as run_grade
+    from judge.grader import MAX_CODE_BYTES
+    from judge.grader import grade as run_grade
     from judge.report import text_report
 
     problem_set = _problems(problems)

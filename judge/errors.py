@@ -1,11 +1,11 @@
 """The judge's own exceptions. User-code failures are verdicts, never these.
 
-    JudgeError
-    +-- ProblemError          a problem package is invalid (names the file and field)
-    |   +-- ProblemNotFound   no problem with that slug
-    +-- InputError            a custom input or request is invalid (names the JSON path); a 4xx
-    +-- ReferenceFailure      the trusted reference solution failed on a case (graded internal_error)
-    +-- SandboxRefused        no secure sandbox and the insecure flag was not given (fail closed)
+JudgeError
++-- ProblemError          a problem package is invalid (names the file and field)
+|   +-- ProblemNotFound   no problem with that slug
++-- InputError            a custom input or request is invalid (names the JSON path); a 4xx
++-- ReferenceFailure      the trusted reference solution failed on a case (graded internal_error)
++-- SandboxRefused        no secure sandbox and the insecure flag was not given (fail closed)
 """
 
 from __future__ import annotations

@@ -123,13 +123,14 @@ def run_reference(problem: Problem, cases: Sequence[Case]) -> list[Any]:
             outputs.append(to_host(jax.block_until_ready(jitted(*args))))
         except Exception as exc:
             raise ReferenceFailure(
-                f"the reference {problem.spec.reference} failed on case {case.name}: {type(exc).__name__}: {exc}"
+                f"the reference {problem.spec.reference} failed on case {case.name}: "
+                f"{type(exc).__name__}: {exc}"
             ) from exc
     return outputs
 
 
 def expected_outputs(problem: Problem, cases: Sequence[Case]) -> list[Any | ReferenceFailure]:
-    """Expected output per case (from the cache, or computed and cached); a ReferenceFailure where it failed."""
+    """Expected output per case, from the cache or computed and cached; a ReferenceFailure where it failed."""
     directory = cache_dir() / problem.slug
     results: list[Any] = [_MISSING] * len(cases)
     missing: list[int] = []

@@ -10,7 +10,7 @@ from __future__ import annotations
 import signal
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from judge.compare import Checker, bind
@@ -18,7 +18,7 @@ from judge.errors import ReferenceFailure
 from judge.expected import expected_outputs
 from judge.problems import Case, Problem
 from judge.pytree_json import format_value, pytree_to_json
-from judge.results import CaseResult, GradeResult, LeafValue
+from judge.results import CaseResult, GradeResult, LeafValue, Visibility
 from judge.verdicts import STOPS_RUN, Verdict, WrongAnswerReason
 from sandbox.base import Worker
 from sandbox.limits import SandboxLimits
@@ -83,7 +83,9 @@ def grade(
 ) -> GradeResult:
     """Grade ``code`` on ``cases`` (default: every case of the problem) plus custom Run-panel cases."""
     started = time.monotonic()
-    chosen = [*(problem.cases if cases is None else cases), *custom]
+    base = list(problem.cases if cases is None else cases)
+    chosen = [*base, *custom]
+    visibility: list[Visibility] = [c.definition.visibility for c in base] + ["custom"] * len(custom)
     limits = sandbox_limits(problem)
     worker = source(limits)  # boots (imports JAX) while the expected outputs are read or computed
     try:
@@ -92,16 +94,9 @@ def grade(
         raw = run_job(worker, job, limits)
     finally:
         worker.close()
-    visibility = ["custom" if c in custom else c.visibility for c in chosen]
+    elapsed_ms = (time.monotonic() - started) * 1000
     return interpret(
-        problem,
-        chosen,
-        visibility,
-        expected,
-        raw,
-        limits,
-        backend=worker.backend,
-        elapsed_ms=(time.monotonic() - started) * 1000,
+        problem, chosen, visibility, expected, raw, limits, backend=worker.backend, elapsed_ms=elapsed_ms
     )
 
 
@@ -113,10 +108,34 @@ class _Context:
     raw: RawRun
 
 
+@dataclass
+class _Reported:
+    """What the harness said, sorted out: how loading went and each case's result message."""
+
+    load_error: tuple[Verdict, str] | None = None
+    loaded: bool = False
+    results: dict[int, dict[str, Any]] = field(default_factory=dict)
+
+
+def _reported(raw: RawRun, n_cases: int) -> _Reported:
+    out = _Reported()
+    for message in raw.messages:
+        kind = message.get("type")
+        if kind == "load_error" and out.load_error is None:
+            out.load_error = _load_error(message)
+        elif kind == "loaded":
+            out.loaded = True
+        elif kind == "case_result":
+            index = message.get("index")
+            if isinstance(index, int) and 0 <= index < n_cases and index not in out.results:
+                out.results[index] = message
+    return out
+
+
 def interpret(
     problem: Problem,
     cases: Sequence[Case],
-    visibility: Sequence[str],
+    visibility: Sequence[Visibility],
     expected: Sequence[Any],
     raw: RawRun,
     limits: SandboxLimits,
@@ -126,57 +145,40 @@ def interpret(
 ) -> GradeResult:
     """Verdicts from what the worker reported. Pure: no I/O, no JAX."""
     ctx = _Context(problem, bind(problem.spec.compare, problem.spec.output), limits, raw)
-    results: dict[int, dict[str, Any]] = {}
-    load_error: tuple[Verdict, str] | None = None
-    loaded = False
-    for message in raw.messages:
-        kind = message.get("type")
-        if kind == "load_error":
-            load_error = _load_error(message)
-        elif kind == "loaded":
-            loaded = True
-        elif kind == "case_result":
-            index = message.get("index")
-            if isinstance(index, int) and 0 <= index < len(cases) and index not in results:
-                results[index] = message
-
-    case_results: list[CaseResult] = []
-    stopped = False
-    submission_message = ""
-    if load_error is None and not loaded:
+    reported = _reported(raw, len(cases))
+    load_error = reported.load_error
+    if load_error is None and not reported.loaded:
         load_error = _stopped(ctx, before_load=True)
-    if load_error is not None:
-        stopped = True
-        submission_message = load_error[1]
+    stopped = load_error is not None
+    case_results: list[CaseResult] = []
     for i, case in enumerate(cases):
         vis = visibility[i]
+        message = reported.results.get(i)
         if stopped:
-            case_results.append(_not_run(case, vis))
-            continue
-        message = results.get(i)
-        if message is None:
+            result = _not_run(case, vis)
+        elif message is None:  # the run ended inside this case: a limit, a crash or an early exit
             verdict, text = _stopped(ctx, before_load=False)
-            case_results.append(_shown(case, vis, CaseResult(name=case.name, visibility=vis,  # type: ignore[arg-type]
-                                                                verdict=verdict, message=text)))
+            result = _shown(
+                case, vis, CaseResult(name=case.name, visibility=vis, verdict=verdict, message=text)
+            )
             stopped = True
-            continue
-        result = _case(ctx, case, vis, expected[i], message)
+        else:
+            result = _case(ctx, case, vis, expected[i], message)
+            stopped = result.verdict in STOPS_RUN
         case_results.append(result)
-        if result.verdict in STOPS_RUN:
-            stopped = True
 
     verdict = load_error[0] if load_error else _first_failure(case_results)
-    if not submission_message:
-        failing = next((c for c in case_results if c.verdict == verdict), None)
-        if failing is not None and verdict is not Verdict.ACCEPTED:
-            submission_message = f"case {failing.name}: {failing.message}"
-    stdout, truncated = _visible_output(raw, cases, visibility)
+    summary = load_error[1] if load_error else ""
+    failing = next((c for c in case_results if c.verdict == verdict), None)
+    if not summary and failing is not None and verdict is not Verdict.ACCEPTED:
+        summary = f"case {failing.name}: {failing.message}"
+    stdout, truncated = _visible_output(raw, visibility)
     return GradeResult(
         problem=problem.slug,
         verdict=verdict,
         passed=sum(c.verdict is Verdict.ACCEPTED for c in case_results),
         total=len(cases),
-        message=submission_message,
+        message=summary,
         cases=case_results,
         stdout=stdout,
         stdout_truncated=truncated,
@@ -195,7 +197,7 @@ def _first_failure(cases: Sequence[CaseResult]) -> Verdict:
 def _load_error(message: dict[str, Any]) -> tuple[Verdict, str]:
     text = str(message.get("message", ""))[:4000]
     try:
-        verdict = Verdict(message.get("verdict"))
+        verdict = Verdict(str(message.get("verdict")))
     except ValueError:
         verdict = Verdict.RUNTIME_ERROR
     if verdict not in _LOAD_VERDICTS:
@@ -213,20 +215,29 @@ def _stopped(ctx: _Context, *, before_load: bool) -> tuple[Verdict, str]:
         )
     if raw.timeout == "case":
         return Verdict.TIME_LIMIT_EXCEEDED, (
-            f"took longer than the {limits.case_time_s:g} s limit for one case (tracing and compiling included); "
-            "the remaining cases were not run"
+            f"took longer than the {limits.case_time_s:g} s limit for one case (tracing and compiling "
+            "included); the remaining cases were not run"
         )
     if raw.timeout == "wall":
-        return Verdict.TIME_LIMIT_EXCEEDED, f"the submission used up its total time limit of {limits.wall_time_s:g} s"
+        return (
+            Verdict.TIME_LIMIT_EXCEEDED,
+            f"the submission used up its total time limit of {limits.wall_time_s:g} s",
+        )
     rc = raw.returncode
     output = raw.output.decode(errors="replace")
     if raw.oom_killed or (_signal_of(rc) is not None and any(w in output for w in _MEMORY_WORDS)):
-        return Verdict.MEMORY_LIMIT_EXCEEDED, f"used more than the {limits.memory_mb} MiB memory limit {phase}"
+        return (
+            Verdict.MEMORY_LIMIT_EXCEEDED,
+            f"used more than the {limits.memory_mb} MiB memory limit {phase}",
+        )
     sig = _signal_of(rc)
     if sig in (signal.SIGXCPU, signal.SIGKILL):
         # Our own kills are reported as timeouts above; the kernel sends SIGXCPU at the CPU rlimit
         # and SIGKILL at its hard limit.
-        return Verdict.TIME_LIMIT_EXCEEDED, f"used more than the {limits.cpu_time_s:g} s CPU time limit {phase}"
+        return (
+            Verdict.TIME_LIMIT_EXCEEDED,
+            f"used more than the {limits.cpu_time_s:g} s CPU time limit {phase}",
+        )
     if raw.protocol_error:
         return Verdict.RUNTIME_ERROR, (
             f"the process sent malformed data on the judge's result channel ({raw.protocol_error}) {phase}"
@@ -249,12 +260,78 @@ def _signal_of(rc: int | None) -> signal.Signals | None:
         return None
 
 
-def _not_run(case: Case, vis: str) -> CaseResult:
-    return CaseResult(name=case.name, visibility=vis, verdict=Verdict.NOT_RUN,  # type: ignore[arg-type]
-                      message="not run")
+def _not_run(case: Case, vis: Visibility) -> CaseResult:
+    return CaseResult(name=case.name, visibility=vis, verdict=Verdict.NOT_RUN, message="not run")
 
 
-def _shown(case: Case, vis: str, result: CaseResult, output: Any = None, expected: Any = None) -> CaseResult:
+def _value(tree: Any) -> LeafValue:
+    return LeafValue(json_value=pytree_to_json(tree), text=format_value(tree))
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    verdict: Verdict
+    message: str
+    reason: WrongAnswerReason | None = None
+    error_ratio: float | None = None
+    got: Any = None
+
+
+def _outcome(ctx: _Context, vis: Visibility, expected: Any, message: dict[str, Any]) -> _Outcome:
+    """The verdict of one reported case. Never raises: a crashing checker is the judge's fault."""
+    if isinstance(expected, ReferenceFailure):
+        return _Outcome(
+            Verdict.INTERNAL_ERROR, f"the judge could not compute the expected output: {expected}"
+        )
+    if message.get("status") == "error":
+        try:
+            verdict = Verdict(str(message.get("verdict")))
+        except ValueError:
+            verdict = Verdict.RUNTIME_ERROR
+        if verdict not in _HARNESS_VERDICTS:
+            verdict = Verdict.RUNTIME_ERROR
+        reason = WrongAnswerReason.TYPE if verdict is Verdict.WRONG_ANSWER else None
+        return _Outcome(verdict, str(message.get("message", ""))[:4000], reason)
+    try:
+        got = decode_tree(message.get("output"))
+    except ProtocolError as exc:
+        return _Outcome(Verdict.RUNTIME_ERROR, f"the output could not be decoded: {exc}")
+    try:
+        compared = ctx.checker(expected, got, reveal=vis != "hidden")
+    except Exception as exc:
+        return _Outcome(Verdict.INTERNAL_ERROR, f"the checker failed: {type(exc).__name__}: {exc}")
+    if not compared.ok:
+        return _Outcome(
+            Verdict.WRONG_ANSWER, compared.message, compared.reason, compared.max_error_ratio, got
+        )
+    mutation = message.get("mutation")
+    if isinstance(mutation, str):
+        text = (
+            f"{mutation[:500]}: leave the inputs and their containers unchanged and build new dicts and "
+            "lists for the result"
+        )
+        return _Outcome(Verdict.WRONG_ANSWER, text, WrongAnswerReason.MUTATION, compared.max_error_ratio, got)
+    return _Outcome(Verdict.ACCEPTED, compared.message, None, compared.max_error_ratio, got)
+
+
+def _case(ctx: _Context, case: Case, vis: Visibility, expected: Any, message: dict[str, Any]) -> CaseResult:
+    outcome = _outcome(ctx, vis, expected, message)
+    result = CaseResult(
+        name=case.name,
+        visibility=vis,
+        verdict=outcome.verdict,
+        reason=outcome.reason,
+        message=outcome.message,
+        compile_ms=_number(message.get("compile_ms")),
+        run_ms=_number(message.get("run_ms")),
+        error_ratio=outcome.error_ratio,
+    )
+    return _shown(case, vis, result, outcome.got, expected)
+
+
+def _shown(
+    case: Case, vis: Visibility, result: CaseResult, output: Any = None, expected: Any = None
+) -> CaseResult:
     """Attach input, output and expected values for public and custom cases; hidden ones show none."""
     if vis == "hidden":
         return result
@@ -266,59 +343,11 @@ def _shown(case: Case, vis: str, result: CaseResult, output: Any = None, expecte
     return result.model_copy(update=update)
 
 
-def _value(tree: Any) -> LeafValue:
-    return LeafValue(json_value=pytree_to_json(tree), text=format_value(tree))
-
-
-def _case(ctx: _Context, case: Case, vis: str, expected: Any, message: dict[str, Any]) -> CaseResult:
-    timing = {
-        "compile_ms": _number(message.get("compile_ms")),
-        "run_ms": _number(message.get("run_ms")),
-    }
-    base = {"name": case.name, "visibility": vis, **timing}
-    if isinstance(expected, ReferenceFailure):
-        return _shown(case, vis, CaseResult(**base, verdict=Verdict.INTERNAL_ERROR,
-                                            message=f"the judge could not compute the expected output: {expected}"))
-    if message.get("status") == "error":
-        try:
-            verdict = Verdict(message.get("verdict"))
-        except ValueError:
-            verdict = Verdict.RUNTIME_ERROR
-        if verdict not in _HARNESS_VERDICTS:
-            verdict = Verdict.RUNTIME_ERROR
-        reason = WrongAnswerReason.TYPE if verdict is Verdict.WRONG_ANSWER else None
-        text = str(message.get("message", ""))[:4000]
-        return _shown(case, vis, CaseResult(**base, verdict=verdict, reason=reason, message=text),
-                      expected=expected)
-    try:
-        got = decode_tree(message.get("output"))
-    except ProtocolError as exc:
-        return _shown(case, vis, CaseResult(**base, verdict=Verdict.RUNTIME_ERROR,
-                                            message=f"the output could not be decoded: {exc}"), expected=expected)
-    reveal = vis != "hidden"
-    try:
-        compared = ctx.checker(expected, got, reveal=reveal)
-    except Exception as exc:  # a crashing checker is the judge's fault, never the user's
-        return _shown(case, vis, CaseResult(**base, verdict=Verdict.INTERNAL_ERROR,
-                                            message=f"the checker failed: {type(exc).__name__}: {exc}"))
-    ratio = compared.max_error_ratio if compared.max_error_ratio != float("inf") else None
-    if not compared.ok:
-        result = CaseResult(**base, verdict=Verdict.WRONG_ANSWER, reason=compared.reason,
-                            message=compared.message, error_ratio=compared.max_error_ratio)
-    elif isinstance(message.get("mutation"), str):
-        result = CaseResult(**base, verdict=Verdict.WRONG_ANSWER, reason=WrongAnswerReason.MUTATION,
-                            message=f"{message['mutation'][:500]}: leave the inputs and their containers unchanged "
-                            "and build new dicts and lists for the result", error_ratio=ratio)
-    else:
-        result = CaseResult(**base, verdict=Verdict.ACCEPTED, message=compared.message, error_ratio=ratio)
-    return _shown(case, vis, result, output=got, expected=expected)
-
-
 def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def _visible_output(raw: RawRun, cases: Sequence[Case], visibility: Sequence[str]) -> tuple[str, bool]:
+def _visible_output(raw: RawRun, visibility: Sequence[Visibility]) -> tuple[str, bool]:
     """Captured output up to the first hidden case: hidden inputs must not leak through prints."""
     cut = len(raw.output)
     truncated = raw.output_truncated

@@ -64,7 +64,9 @@ def convert_args(spec: ProblemSpec, args: dict[str, Any], dtype: str, *, where: 
     missing = [n for n in expected if n not in args]
     extra = sorted(set(args) - set(expected))
     if missing:
-        raise InputError(f"{where}{missing[0]}", f"missing argument (the function takes {', '.join(expected)})")
+        raise InputError(
+            f"{where}{missing[0]}", f"missing argument (the function takes {', '.join(expected)})"
+        )
     if extra:
         raise InputError(f"{where}{extra[0]}", f"unknown argument (the function takes {', '.join(expected)})")
     return tuple(_convert_arg(arg, args[arg.name], dtype, where) for arg in spec.args)
@@ -149,7 +151,9 @@ def load_spec(root: Path) -> ProblemSpec:
     except ValidationError as exc:
         raise _validation_message(file, exc) from None
     if spec.slug != root.name:
-        raise ProblemError(_where(file, ("slug",)), f"{spec.slug!r} differs from the folder name {root.name!r}")
+        raise ProblemError(
+            _where(file, ("slug",)), f"{spec.slug!r} differs from the folder name {root.name!r}"
+        )
     return spec
 
 
@@ -194,7 +198,9 @@ def load_problem(root: Path) -> Problem:
             raise ProblemError(str(root / name), "missing") from None
     problem = Problem(spec, root, texts["statement.md"], texts["starter.py"], load_cases(root, spec))
     if not problem.reference_path.is_file():
-        raise ProblemError(f"{root / SPEC_FILE}: reference", f"no reference module at {problem.reference_path}")
+        raise ProblemError(
+            f"{root / SPEC_FILE}: reference", f"no reference module at {problem.reference_path}"
+        )
     return problem
 
 

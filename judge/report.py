@@ -28,7 +28,9 @@ def format_inputs(problem: Problem, case: CaseResult) -> str:
     for arg in problem.spec.args:
         if arg.name in case.input:
             value = case.input[arg.name]
-            parts.append(f"{arg.name} = {format_value(value) if not isinstance(value, float | int) else value}")
+            parts.append(
+                f"{arg.name} = {format_value(value) if not isinstance(value, float | int) else value}"
+            )
     return ", ".join(parts)
 
 

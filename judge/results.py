@@ -8,6 +8,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from judge.verdicts import Verdict, WrongAnswerReason
 
+Visibility = Literal["public", "hidden", "custom"]
+
 
 class LeafValue(BaseModel):
     """A value shown to the user: full-precision JSON plus the 6-decimal text the statement uses."""
@@ -22,7 +24,7 @@ class CaseResult(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     name: str
-    visibility: Literal["public", "hidden", "custom"]
+    visibility: Visibility
     verdict: Verdict
     reason: WrongAnswerReason | None = None
     message: str = ""

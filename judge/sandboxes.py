@@ -16,8 +16,8 @@ from sandbox.base import Backend
 
 AUTO_ORDER = ("bwrap", "docker")
 INSECURE_WARNING = (
-    "WARNING: INSECURE SANDBOX. The 'process' backend runs submissions as a plain subprocess with rlimits only: "
-    "no namespaces, no seccomp, no uid drop. Use it for development on trusted code only."
+    "WARNING: INSECURE SANDBOX. The 'process' backend runs submissions as a plain subprocess with rlimits "
+    "only: no namespaces, no seccomp, no uid drop. Use it for development on trusted code only."
 )
 
 

@@ -71,15 +71,15 @@ class Captured:
         import jax
         import jax.numpy as jnp
 
-        self.jax = jax
-        self.jit = jax.jit
+        self.jax: Any = jax
+        self.jit: Callable[..., Any] = jax.jit
         self.tracer_type = jax.core.Tracer
         self.array_type = jax.Array
         self.device_put = jax.device_put
-        self.block_until_ready = jax.block_until_ready
+        self.block_until_ready: Callable[[Any], Any] = jax.block_until_ready
         self.tree_leaves = jax.tree_util.tree_leaves
         self.tree_structure = jax.tree_util.tree_structure
-        self.config_update = jax.config.update
+        self.config_update: Callable[[str, Any], None] = jax.config.update
         self.config = {key: getattr(jax.config, key) for key in CONFIG_KEYS if hasattr(jax.config, key)}
         self.errors = jax.errors
         # Start the CPU backend and the compile pipeline now, not on the user's clock.
@@ -168,7 +168,9 @@ def classify(exc: BaseException, errors: Any, *, at: str) -> CaseFailure:
     if advice is not None:
         return CaseFailure("trace_error", f"{where}{advice}\n({_first_line(exc)})")
     if isinstance(exc, MemoryError) or "RESOURCE_EXHAUSTED" in str(exc) or "Out of memory" in str(exc):
-        return CaseFailure("memory_limit_exceeded", f"{where}ran out of memory {at} ({_first_line(exc, 200)})")
+        return CaseFailure(
+            "memory_limit_exceeded", f"{where}ran out of memory {at} ({_first_line(exc, 200)})"
+        )
     if isinstance(exc, SystemExit):
         return CaseFailure("runtime_error", f"{where}the code called sys.exit({exc.code!r}) {at}")
     if isinstance(exc, RecursionError):
@@ -186,9 +188,7 @@ def load_function(code: str, name: str) -> Callable[..., Any]:
     except SyntaxError as exc:
         line = (exc.text or "").rstrip("\n").strip()
         shown = f": `{line}`" if line else ""
-        raise CaseFailure(
-            "compile_error", f"line {exc.lineno}{shown}\nSyntaxError: {exc.msg}"
-        ) from None
+        raise CaseFailure("compile_error", f"line {exc.lineno}{shown}\nSyntaxError: {exc.msg}") from None
     except ValueError as exc:  # e.g. null bytes in the source
         raise CaseFailure("compile_error", f"the code cannot be compiled: {exc}") from None
     linecache.cache[FILENAME] = (len(code), None, code.splitlines(True), FILENAME)
@@ -198,15 +198,17 @@ def load_function(code: str, name: str) -> Callable[..., Any]:
     exec(compiled, module.__dict__)
     if name not in module.__dict__:
         defined = sorted(
-            k for k, v in module.__dict__.items() if callable(v) and not k.startswith("_")
-            and getattr(v, "__module__", None) == "solution"
+            k
+            for k, v in module.__dict__.items()
+            if callable(v) and not k.startswith("_") and getattr(v, "__module__", None) == "solution"
         )
         hint = f"; it defines {', '.join(defined)}" if defined else ""
         raise CaseFailure("compile_error", f"the code does not define a function named `{name}`{hint}")
     fn = module.__dict__[name]
     if not callable(fn):
         raise CaseFailure(
-            "compile_error", f"`{name}` is a {type(fn).__name__}, not a function: define it with `def {name}(...)`"
+            "compile_error",
+            f"`{name}` is a {type(fn).__name__}, not a function: define it with `def {name}(...)`",
         )
     return fn  # type: ignore[no-any-return]
 
@@ -290,13 +292,20 @@ class Probe:
 
 
 def make_wrapper(
-    fn: Callable[..., Any], names: list[str], traced: list[bool], check_inputs: bool, cap: Captured, probe: Probe
+    fn: Callable[..., Any],
+    names: list[str],
+    traced: list[bool],
+    check_inputs: bool,
+    cap: Captured,
+    probe: Probe,
 ) -> Callable[..., Any]:
     def wrapper(*args: Any) -> Any:
         for name, is_traced, value in zip(names, traced, args, strict=True):
             if is_traced and not all(isinstance(leaf, cap.tracer_type) for leaf in cap.tree_leaves(value)):
                 probe.not_traced.append(name)
-        snaps = [(name, snapshot(value)) for name, value in zip(names, args, strict=True)] if check_inputs else []
+        snaps = (
+            [(name, snapshot(value)) for name, value in zip(names, args, strict=True)] if check_inputs else []
+        )
         out = fn(*args)
         for name, snap in snaps:
             probe.mutation = probe.mutation or find_mutation(name, snap)
@@ -376,7 +385,9 @@ class Pipeline:
         self.names = [a["name"] for a in job["args"]]
         self.traced = [bool(a.get("traced", True)) for a in job["args"]]
         self.static = tuple(i for i, t in enumerate(self.traced) if not t)
-        self.cases: list[Future[tuple[list[Any], Future[CompiledCase], bool]]] = [Future() for _ in job["cases"]]
+        self.cases: list[Future[tuple[list[Any], Future[CompiledCase], bool]]] = [
+            Future() for _ in job["cases"]
+        ]
         self.pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="judge-compile")
         threading.Thread(target=self._trace_all, name="judge-trace", daemon=True).start()
 
@@ -392,7 +403,7 @@ class Pipeline:
                 if program is None:
                     program = programs[key] = self._trace(args)
                 slot.set_result((args, program, first))
-            except BaseException as exc:  # noqa: BLE001 - user code may raise anything
+            except BaseException as exc:
                 slot.set_exception(classify(exc, self.cap.errors, at="while tracing the function"))
 
     def _trace(self, args: list[Any]) -> Future[CompiledCase]:
@@ -404,7 +415,7 @@ class Pipeline:
             tracing = self.cap.jit(wrapper, static_argnums=self.static).trace(*args)
             callbacks = find_callbacks(tracing.jaxpr) if self.job.get("forbid_host_callbacks") else set()
             lowered = tracing.lower()
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             failed: Future[CompiledCase] = Future()
             failed.set_exception(classify(exc, self.cap.errors, at="while tracing the function"))
             return failed
@@ -414,7 +425,7 @@ class Pipeline:
         def compile_it() -> CompiledCase:
             try:
                 compiled = lowered.compile()
-            except BaseException as exc:  # noqa: BLE001
+            except BaseException as exc:
                 raise classify(exc, self.cap.errors, at="while compiling the function") from None
             return CompiledCase(compiled, probe, callbacks, (time.perf_counter() - started) * 1000)
 
@@ -426,8 +437,8 @@ class Pipeline:
         if entry.probe.not_traced:
             raise CaseFailure(
                 "trace_error",
-                f"argument {entry.probe.not_traced[0]!r} did not reach the function as a tracer: the function "
-                "was not run under the judge's jax.jit (do not replace jax.jit or disable jit)",
+                f"argument {entry.probe.not_traced[0]!r} did not reach the function as a tracer: the "
+                "function was not run under the judge's jax.jit (do not replace jax.jit or disable jit)",
             )
         if entry.callbacks:
             raise CaseFailure(
@@ -439,7 +450,7 @@ class Pipeline:
         try:
             dynamic = [a for i, a in enumerate(args) if i not in self.static]
             out = self.cap.block_until_ready(entry.compiled(*dynamic))
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             raise classify(exc, self.cap.errors, at="while running the compiled function") from None
         finally:
             self.cap.restore_config()
@@ -460,7 +471,7 @@ class Pipeline:
 def serve(job: dict[str, Any], channel: BinaryIO, cap: Captured) -> None:
     try:
         fn = load_function(job["code"], job["function"])
-    except BaseException as exc:  # noqa: BLE001
+    except BaseException as exc:
         failure = classify(exc, cap.errors, at="while loading the code")
         if failure.verdict == "runtime_error":
             failure.message = f"{failure.message}\n(raised while loading the code, before any case ran)"
@@ -474,13 +485,11 @@ def serve(job: dict[str, Any], channel: BinaryIO, cap: Captured) -> None:
         write_frame(channel, {"type": "case_start", "index": index})
         try:
             result = pipeline.run(index)
-        except CaseFailure as failure:
-            result = {"status": "error", "verdict": failure.verdict, "message": failure.message}
-            if failure.reason:
-                result["reason"] = failure.reason
-        except BaseException as exc:  # noqa: BLE001 - e.g. building outputs hit a user-defined node
-            failure = classify(exc, cap.errors, at="after the function returned")
-            result = {"status": "error", "verdict": failure.verdict, "message": failure.message}
+        except BaseException as exc:  # a CaseFailure, or e.g. building outputs hit a user-defined node
+            failed = classify(exc, cap.errors, at="after the function returned")
+            result = {"status": "error", "verdict": failed.verdict, "message": failed.message}
+            if failed.reason:
+                result["reason"] = failed.reason
         write_frame(channel, {"type": "case_result", "index": index, **result})
     write_frame(channel, {"type": "done"})
 

@@ -8,6 +8,7 @@ judge's job (``judge.grader``).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import selectors
@@ -68,20 +69,21 @@ def run_job(worker: Worker, job: dict[str, Any], limits: SandboxLimits) -> RawRu
 
 def _feed_stdin(worker: Worker, data: bytes) -> None:
     """Write the job in a thread: it may exceed the pipe buffer, and the harness may never read it."""
+    # The thread writes to and closes its OWN copy: closing worker.stdin_fd here as well as in
+    # worker.close() closed whatever descriptor another thread had meanwhile received that number.
+    fd = os.dup(worker.stdin_fd)
 
     def feed() -> None:
         try:
             view = memoryview(data)
             while view:
-                written = os.write(worker.stdin_fd, view[: 1 << 16])
+                written = os.write(fd, view[: 1 << 16])
                 view = view[written:]
         except OSError:
             pass  # the worker died; the monitor reports how
         finally:
-            try:
-                os.close(worker.stdin_fd)
-            except OSError:
-                pass
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
     threading.Thread(target=feed, name="judge-stdin", daemon=True).start()
 

@@ -143,7 +143,9 @@ def encode_tree(tree: Any, leaf_to_numpy: Any = np.asarray) -> Any:
     if isinstance(tree, dict):
         items = []
         for key, value in tree.items():
-            wire_key: Any = key if isinstance(key, str) else {"repr": repr(key)[:200], "type": type(key).__name__}
+            wire_key: Any = (
+                key if isinstance(key, str) else {"repr": repr(key)[:200], "type": type(key).__name__}
+            )
             items.append([wire_key, encode_tree(value, leaf_to_numpy)])
         return {"dict": items}
     if isinstance(tree, list):
@@ -153,7 +155,12 @@ def encode_tree(tree: Any, leaf_to_numpy: Any = np.asarray) -> Any:
     if tree is None:
         return {"none": True}
     if isinstance(tree, OtherNode):
-        return {"node": {"type": tree.type_name, "children": [encode_tree(c, leaf_to_numpy) for c in tree.children]}}
+        return {
+            "node": {
+                "type": tree.type_name,
+                "children": [encode_tree(c, leaf_to_numpy) for c in tree.children],
+            }
+        }
     return encode_leaf(leaf_to_numpy(tree))
 
 
@@ -221,7 +228,7 @@ def _decode_leaf(body: Any, budget: _Budget) -> np.ndarray[Any, Any]:
     if (
         not isinstance(shape, list)
         or len(shape) > budget.limits.max_ndim
-        or not all(isinstance(d, int) and not isinstance(d, bool) and 0 <= d for d in shape)
+        or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape)
     ):
         raise ProtocolError("leaf shape is malformed")
     if not isinstance(data, str):

@@ -17,7 +17,12 @@ INSECURE = ["--sandbox", "process", "--insecure"]
 
 def judge(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "judge", *args], capture_output=True, text=True, input=stdin, timeout=300, cwd=ROOT
+        [sys.executable, "-m", "judge", *args],
+        capture_output=True,
+        text=True,
+        input=stdin,
+        timeout=300,
+        cwd=ROOT,
     )
 
 
@@ -31,8 +36,13 @@ def test_problems_lists_both_seed_problems() -> None:
 
 @pytest.mark.slow
 def test_grade_json_accepted_exits_0() -> None:
-    out = judge("grade", "global-norm-clipping", str(SOLUTIONS / "accepted" / "tree_map_minimum.py"), "--json",
-                *INSECURE)
+    out = judge(
+        "grade",
+        "global-norm-clipping",
+        str(SOLUTIONS / "accepted" / "tree_map_minimum.py"),
+        "--json",
+        *INSECURE,
+    )
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
     assert result["verdict"] == "accepted"
@@ -65,13 +75,31 @@ def test_grade_reads_stdin() -> None:
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
-        (["grade", "no-such-problem", str(SOLUTIONS / "accepted" / "tree_map_minimum.py"), *INSECURE],
-         "no such problem"),
+        (
+            ["grade", "no-such-problem", str(SOLUTIONS / "accepted" / "tree_map_minimum.py"), *INSECURE],
+            "no such problem",
+        ),
         (["grade", "global-norm-clipping", "/nonexistent/solution.py", *INSECURE], "cannot read"),
-        (["grade", "global-norm-clipping", str(SOLUTIONS / "accepted" / "tree_map_minimum.py"),
-          "--sandbox", "process"], "insecure"),
-        (["grade", "global-norm-clipping", str(SOLUTIONS / "accepted" / "tree_map_minimum.py"),
-          "--sandbox", "nope"], "unknown sandbox backend"),
+        (
+            [
+                "grade",
+                "global-norm-clipping",
+                str(SOLUTIONS / "accepted" / "tree_map_minimum.py"),
+                "--sandbox",
+                "process",
+            ],
+            "insecure",
+        ),
+        (
+            [
+                "grade",
+                "global-norm-clipping",
+                str(SOLUTIONS / "accepted" / "tree_map_minimum.py"),
+                "--sandbox",
+                "nope",
+            ],
+            "unknown sandbox backend",
+        ),
         (["grade"], ""),
     ],
     ids=["unknown-slug", "unreadable-file", "process-needs-insecure", "unknown-backend", "missing-args"],

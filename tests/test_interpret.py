@@ -32,15 +32,32 @@ def _expected(problem: Problem) -> list[Any]:
 
 
 def _ok(index: int, output: Any, **extra: Any) -> dict[str, Any]:
-    return {"type": "case_result", "index": index, "status": "ok", "output": encode_tree(output),
-            "compile_ms": 5.0, "run_ms": 1.0, "mutation": None, **extra}
+    return {
+        "type": "case_result",
+        "index": index,
+        "status": "ok",
+        "output": encode_tree(output),
+        "compile_ms": 5.0,
+        "run_ms": 1.0,
+        "mutation": None,
+        **extra,
+    }
 
 
-def _run(problem: Problem, messages: list[dict[str, Any]], expected: list[Any] | None = None,
-         **raw: Any) -> GradeResult:
+def _run(
+    problem: Problem, messages: list[dict[str, Any]], expected: list[Any] | None = None, **raw: Any
+) -> GradeResult:
     cases = list(problem.cases)
-    return interpret(problem, cases, [c.visibility for c in cases], expected or _expected(problem),
-                     RawRun(messages=messages, **raw), LIMITS, backend="fake", elapsed_ms=1.0)
+    return interpret(
+        problem,
+        cases,
+        [c.visibility for c in cases],
+        expected or _expected(problem),
+        RawRun(messages=messages, **raw),
+        LIMITS,
+        backend="fake",
+        elapsed_ms=1.0,
+    )
 
 
 def _all_ok(problem: Problem) -> list[dict[str, Any]]:
@@ -57,7 +74,7 @@ def test_all_cases_match_is_accepted(problem: Problem) -> None:
 
 
 def test_time_limit_stops_the_run_and_later_cases_are_not_run(problem: Problem) -> None:
-    msgs = _all_ok(problem)[:1 + 2 * 2] + [{"type": "case_start", "index": 2}]
+    msgs = [*_all_ok(problem)[: 1 + 2 * 2], {"type": "case_start", "index": 2}]
     result = _run(problem, msgs, timeout="case", running_case=2, returncode=-9)
     assert result.verdict is Verdict.TIME_LIMIT_EXCEEDED
     verdicts = [c.verdict for c in result.cases]
@@ -110,15 +127,21 @@ def test_crash_signal_names_the_signal(problem: Problem) -> None:
 
 
 def test_forged_accepted_verdict_from_the_sandbox_is_not_trusted(problem: Problem) -> None:
-    msgs = [{"type": "loaded"}, {"type": "case_start", "index": 0},
-            {"type": "case_result", "index": 0, "status": "error", "verdict": "accepted", "message": "ok!"}]
+    msgs = [
+        {"type": "loaded"},
+        {"type": "case_start", "index": 0},
+        {"type": "case_result", "index": 0, "status": "error", "verdict": "accepted", "message": "ok!"},
+    ]
     result = _run(problem, msgs, returncode=0)
     assert result.cases[0].verdict is Verdict.RUNTIME_ERROR
 
 
 def test_malformed_output_tree_is_a_runtime_error(problem: Problem) -> None:
-    msgs = [{"type": "loaded"}, {"type": "case_start", "index": 0},
-            {"type": "case_result", "index": 0, "status": "ok", "output": {"leaf": {"dtype": "object"}}}]
+    msgs = [
+        {"type": "loaded"},
+        {"type": "case_start", "index": 0},
+        {"type": "case_result", "index": 0, "status": "ok", "output": {"leaf": {"dtype": "object"}}},
+    ]
     result = _run(problem, msgs, returncode=0)
     assert result.cases[0].verdict is Verdict.RUNTIME_ERROR
     assert "decoded" in result.cases[0].message
@@ -167,8 +190,9 @@ def test_output_printed_during_hidden_cases_is_withheld(problem: Problem) -> Non
     first_hidden = next(i for i, c in enumerate(problem.cases) if c.hidden)
     output = b"public print\n" + b"SECRET hidden input\n"
     marks = {i: (0 if i < first_hidden else len(b"public print\n")) for i in range(len(problem.cases))}
-    result = _run(problem, _all_ok(problem), returncode=0, output=output, output_total=len(output),
-                  output_marks=marks)
+    result = _run(
+        problem, _all_ok(problem), returncode=0, output=output, output_total=len(output), output_marks=marks
+    )
     assert "public print" in result.stdout
     assert "SECRET" not in result.stdout
     assert "hidden cases is not shown" in result.stdout

@@ -1,0 +1,92 @@
+"""End-to-end cost of `judge grade` on a correct solution, import included, against an in-process floor.
+
+Runs, side by side and interleaved so machine noise hits every variant alike:
+  floor   one Python process: import jax, run the solution under jax.jit on every case (no sandbox, no judge)
+  warm    `judge grade SLUG FILE --json` with the expected-output cache filled
+  cold    the same with an empty expected-output cache (the reference runs on the judge's side too)
+and prints p50/max per variant and the ratios to the floor. Target (issue 2): warm p50 under 3 s.
+
+    .venv/bin/python bench/bench_grade.py [--repeats 5] [--sandbox auto|bwrap|docker|process --insecure]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PYTHON = sys.executable
+SOLUTIONS = {
+    "global-norm-clipping": "problems/global-norm-clipping/solutions/accepted/tree_map_minimum.py",
+    "sgd-momentum": "problems/sgd-momentum/solutions/accepted/two_tree_maps.py",
+}
+
+FLOOR = """
+import json, sys
+sys.path.insert(0, {root!r})
+from judge.problems import ProblemSet
+from judge.expected import _import_jax
+jax = _import_jax()
+problem = ProblemSet().get({slug!r})
+scope = {{}}
+exec(compile(open({file!r}).read(), "solution.py", "exec"), scope)
+fn = jax.jit(scope[problem.spec.function])
+for case in problem.cases:
+    args = [a if isinstance(a, float) else jax.device_put(a) for a in case.inputs]
+    jax.block_until_ready(fn(*args))
+"""
+
+
+def timed(argv: list[str], env: dict[str, str]) -> tuple[float, str]:
+    start = time.perf_counter()
+    out = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+    elapsed = time.perf_counter() - start
+    if out.returncode not in (0,):
+        raise SystemExit(f"{argv} failed ({out.returncode}):\n{out.stdout[-2000:]}\n{out.stderr[-2000:]}")
+    return elapsed, out.stdout
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--sandbox", default="auto")
+    parser.add_argument("--insecure", action="store_true")
+    opts = parser.parse_args()
+    env = {**os.environ}
+    sandbox = ["--sandbox", opts.sandbox, *(["--insecure"] if opts.insecure else [])]
+    judge = [PYTHON, "-m", "judge", "grade"]
+    print(f"sandbox={opts.sandbox} repeats={opts.repeats} cores={os.cpu_count()}")
+    for slug, file in SOLUTIONS.items():
+        floor_code = FLOOR.format(root=str(ROOT), slug=slug, file=str(ROOT / file))
+        # Fill the expected-output cache once so "warm" measures what a learner normally pays.
+        timed([*judge, slug, file, "--json", *sandbox], env)
+        times: dict[str, list[float]] = {"floor": [], "warm": [], "cold": []}
+        for _ in range(opts.repeats):
+            times["floor"].append(timed([PYTHON, "-c", floor_code], env)[0])
+            elapsed, stdout = timed([*judge, slug, file, "--json", *sandbox], env)
+            assert json.loads(stdout)["verdict"] == "accepted"
+            times["warm"].append(elapsed)
+            with tempfile.TemporaryDirectory() as cache:
+                times["cold"].append(
+                    timed([*judge, slug, file, "--json", *sandbox], {**env, "JUDGE_CACHE_DIR": cache})[0]
+                )
+        p50 = {k: statistics.median(v) for k, v in times.items()}
+        print(f"\n{slug}")
+        for name, values in times.items():
+            print(f"  {name:<6} p50 {p50[name]:6.2f} s   max {max(values):6.2f} s")
+        print(
+            f"  ratios: warm/floor {p50['warm'] / p50['floor']:.2f}x"
+            f"   cold/floor {p50['cold'] / p50['floor']:.2f}x"
+            f"   warm p50 {'under' if p50['warm'] < 3 else 'OVER'} the 3 s target"
+        )
+
+
+if __name__ == "__main__":
+    main()
