@@ -1,0 +1,151 @@
+"""Write ``cases/hidden.json`` for sgd-momentum (deterministic: same bytes on every run).
+
+Run from anywhere: ``python problems/sgd-momentum/generate_cases.py``.
+Values are written as exact float32 numbers (exact bfloat16 numbers for bfloat16 cases), so converting the
+JSON to the case dtype is exact and the judge sees the same inputs as this script.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+
+SEED = 20_240_612
+OUT = Path(__file__).resolve().parent / "cases" / "hidden.json"
+
+
+def _f32(values: Any) -> Any:
+    """Nested lists (or a float) holding exact float32 values."""
+    return np.asarray(values, dtype=np.float32).tolist()
+
+
+def _bf16(values: Any) -> Any:
+    """Nested lists (or a float) holding exact bfloat16 values (round to nearest even)."""
+    return np.asarray(values, dtype=np.float32).astype(ml_dtypes.bfloat16).astype(np.float32).tolist()
+
+
+def _num(x: float) -> float:
+    return float(np.float32(x))
+
+
+def _random_tree(rng: np.random.Generator, shapes: Any, scale: float, cast: Any) -> Any:
+    """Fill a tree of shapes (tuples are shapes; dicts and lists are nodes) with scaled normal values."""
+    if isinstance(shapes, dict):
+        return {k: _random_tree(rng, v, scale, cast) for k, v in shapes.items()}
+    if isinstance(shapes, list):
+        return [_random_tree(rng, v, scale, cast) for v in shapes]
+    return cast(rng.normal(size=shapes) * scale)
+
+
+def _zeros_tree(shapes: Any) -> Any:
+    if isinstance(shapes, dict):
+        return {k: _zeros_tree(v) for k, v in shapes.items()}
+    if isinstance(shapes, list):
+        return [_zeros_tree(v) for v in shapes]
+    return _f32(np.zeros(shapes))
+
+
+# Dicts holding a list of dicts, with 0-d, 1-d, 2-d, 3-d and empty (0,) leaves.
+MIXED = {
+    "encoder": {"blocks": [{"w": (3, 4), "b": (4,)}, {"w": (4, 2), "b": (2,)}]},
+    "emb": (2, 3, 2),
+    "scale": (),
+    "empty": (0,),
+}
+# A list of dicts as the root of the tree.
+ROOT_LIST = [{"w": (2, 3), "b": (3,)}, {"w": (3,), "gain": ()}]
+# Lists of dicts inside lists of dicts.
+DEEP = {
+    "layers": [
+        {"sub": [{"k": (2, 2)}, {"k": (2,)}], "bias": ()},
+        {"sub": [{"k": (2, 2)}], "bias": ()},
+    ],
+    "head": {"w": (2, 2, 2)},
+}
+# 1,057 elements per tree, 3,171 over params, grads and velocity together.
+LARGE = {"w1": (16, 48), "conv": (6, 8, 5), "b1": (48,), "gain": ()}
+
+
+def build_cases() -> list[dict[str, Any]]:
+    rng = np.random.default_rng(SEED)
+    cases: list[dict[str, Any]] = []
+
+    def add(
+        name: str,
+        params: Any,
+        grads: Any,
+        velocity: Any,
+        learning_rate: float,
+        momentum: float,
+        dtype: str = "float32",
+    ) -> None:
+        cases.append(
+            {
+                "name": name,
+                "visibility": "hidden",
+                "dtype": dtype,
+                "args": {
+                    "params": params,
+                    "grads": grads,
+                    "velocity": velocity,
+                    "learning_rate": _num(learning_rate),
+                    "momentum": _num(momentum),
+                },
+            }
+        )
+
+    def random_case(name: str, shapes: Any, lr: float, mom: float, cast: Any = _f32, **kw: Any) -> None:
+        params = _random_tree(rng, shapes, 1.0, cast)
+        grads = _random_tree(rng, shapes, 0.5, cast)
+        velocity = _random_tree(rng, shapes, 0.5, cast)
+        add(name, params, grads, velocity, lr, mom, **kw)
+
+    # The whole tree is one array, then one 0-d array.
+    add("bare_vector", _f32([1.0, -2.0, 0.5]), _f32([0.5, 0.25, -1.0]), _f32([0.25, -0.5, 0.0]), 0.125, 0.875)
+    add("bare_scalar", _f32(1.5), _f32(-0.25), _f32(0.5), 0.3, 0.5)
+    # Velocity all zero: the new velocity is the gradient.
+    add(
+        "zero_velocity",
+        _random_tree(rng, MIXED, 1.0, _f32),
+        _random_tree(rng, MIXED, 0.5, _f32),
+        _zeros_tree(MIXED),
+        0.1,
+        0.9,
+    )
+    # learning_rate 0: params come back unchanged while the velocity still updates.
+    random_case("learning_rate_zero", MIXED, 0.0, 0.9)
+    # momentum 0: the old velocity is forgotten, the new velocity is the gradient.
+    random_case("momentum_zero", MIXED, 0.05, 0.0)
+    # momentum close to 1: the old velocity dominates.
+    random_case("momentum_near_one", MIXED, 0.01, 0.99)
+    random_case("root_list_of_dicts", ROOT_LIST, 0.2, 0.8)
+    random_case("deep_lists_of_dicts", DEEP, 0.3, 0.6)
+    # Thousands of random values, a small step and a big one.
+    random_case("large_random", LARGE, 0.05, 0.9)
+    random_case("large_random_big_step", LARGE, 1.5, 0.3)
+    # bfloat16 leaves: the results must stay bfloat16 (a float32 learning rate or update promotes them).
+    random_case("bf16_mixed_nesting", MIXED, 0.1, 0.9, _bf16, dtype="bfloat16")
+    random_case("bf16_large", LARGE, 0.05, 0.95, _bf16, dtype="bfloat16")
+    random_case("bf16_bare_vector", (200,), 0.01, 0.99, _bf16, dtype="bfloat16")
+    random_case("bf16_root_list_of_dicts", ROOT_LIST, 0.25, 0.5, _bf16, dtype="bfloat16")
+    return cases
+
+
+def render(cases: list[dict[str, Any]]) -> str:
+    """The file text: one case per line, so diffs stay readable."""
+    body = ",\n".join(json.dumps(case, allow_nan=False) for case in cases)
+    return '{"cases": [\n' + body + "\n]}\n"
+
+
+def main() -> None:
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(render(build_cases()), encoding="utf-8")
+    print(f"wrote {OUT}")
+
+
+if __name__ == "__main__":
+    main()

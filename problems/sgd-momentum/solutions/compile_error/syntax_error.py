@@ -1,0 +1,8 @@
+# Compile error: a syntax error (an unclosed bracket), so the module cannot be loaded.
+import jax
+
+
+def sgd_momentum(params, grads, velocity, learning_rate, momentum):
+    new_velocity = jax.tree.map(lambda v, g: momentum * v + g, velocity, grads
+    new_params = jax.tree.map(lambda p, v: p - learning_rate * v, params, new_velocity)
+    return new_params, new_velocity

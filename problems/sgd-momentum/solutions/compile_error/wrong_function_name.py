@@ -1,0 +1,8 @@
+# Compile error: the function is named sgd_step, not sgd_momentum.
+import jax
+
+
+def sgd_step(params, grads, velocity, learning_rate, momentum):
+    new_velocity = jax.tree.map(lambda v, g: momentum * v + g, velocity, grads)
+    new_params = jax.tree.map(lambda p, v: p - learning_rate * v, params, new_velocity)
+    return new_params, new_velocity
