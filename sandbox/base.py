@@ -8,6 +8,7 @@ driven by ``sandbox.monitor.run_job`` for every backend alike.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import resource
 import select
@@ -220,7 +221,7 @@ class PopenWorker(Worker):
         cwd: str | None = None,
         pass_fds: tuple[int, ...] = (),
     ) -> None:
-        """``pass_fds``: more descriptors the process inherits at the same numbers (the caller closes them)."""
+        """``pass_fds``: more descriptors the child inherits at their numbers (the caller closes its own)."""
         super().__init__()
         self.backend = backend
         result_r, result_w = os.pipe()
@@ -249,14 +250,10 @@ class PopenWorker(Worker):
         return self.proc.pid
 
     def kill(self) -> None:
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        try:
+        with contextlib.suppress(ProcessLookupError):
             self.proc.kill()
-        except ProcessLookupError:
-            pass
 
     def wait(self, timeout: float | None) -> int | None:
         try:
@@ -290,10 +287,8 @@ class PopenWorker(Worker):
             self.kill()
             self.proc.wait()
         for fd in (self.stdin_fd, self.result_fd, self.output_fd):
-            try:
+            with contextlib.suppress(OSError):
                 os.close(fd)
-            except OSError:
-                pass
 
 
 class Backend(ABC):

@@ -1,8 +1,8 @@
 """Exceptions of the sandbox layer (the judge's own failures, never a user's verdict).
 
-    SandboxError
-    +-- SandboxUnavailable   the configured backend cannot run on this host (fail closed)
-    +-- WorkerStartError     a worker died or hung before it reported ready
+SandboxError
++-- SandboxUnavailable   the configured backend cannot run on this host (fail closed)
++-- WorkerStartError     a worker died or hung before it reported ready
 """
 
 

@@ -1,0 +1,611 @@
+"""``bwrap``: the default backend on a Linux host. The judge runs as root; each worker is
+
+    sh (joins the worker's cgroups, then execs)
+      bwrap --unshare-net/pid/ipc/uts/cgroup --die-with-parent --new-session --seccomp FD ...
+        prlimit (rlimits) -> setpriv (real unprivileged uid, no capabilities, no_new_privs)
+          python -E -s -B -u -m sandbox.harness --result-fd N
+
+What the sandbox sees (read-only unless said otherwise): /usr and the /bin /lib /lib64 links, an /etc with
+only ld.so.cache and a generated passwd/group, the Python install and the venv at their host paths (their
+parent directories created 0711: traversable, not listable; bwrap's default 0700 would hide Python), a
+folder holding ONLY the ``sandbox`` package (nothing else of the project: no problems, references, judge,
+database or settings), a new /proc for its own PID namespace, a minimal /dev, and private size-capped
+tmpfs /tmp and /dev/shm. No network.
+Project packages that a non-editable install copied into site-packages (``judge``, ``reference``) are
+hidden under empty read-only tmpfs mounts.
+
+Why a real uid (60000 + slot) instead of ``bwrap --uid``: with a user namespace the process would still be
+root outside, so RLIMIT_NPROC would not apply and a sandbox escape would be root. Each uid is a slot:
+``start`` takes an flock on ``lock_dir/<uid>`` for the worker's lifetime and checks that no process runs as
+that uid, moving on to the next slot if either fails, so workers of several judge processes never share one.
+
+Measured here (Linux 6.18): if the judge process dies, even SIGKILLed mid-job, every sandboxed process dies
+with it (``--die-with-parent`` + the PID namespace); the worker survives the exit of the THREAD that started
+it (the kernel sends the parent-death signal only when no thread of the parent's process is left). Worker
+cgroups left by a judge that died are removed by the next backend that starts (they carry its pid).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import itertools
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, ClassVar
+
+from sandbox.base import (
+    CODE_ROOT,
+    Backend,
+    ExitInfo,
+    PopenWorker,
+    Protection,
+    SlotBusy,
+    Worker,
+    apply_rlimits,
+    rlimit_plan,
+)
+from sandbox.cgroups import PARENT_NAME, CgroupError, ControllerState, WorkerCgroups, discover
+from sandbox.command import MIB, harness_argv, harness_env, rlimit_argv
+from sandbox.errors import WorkerStartError
+from sandbox.limits import SandboxLimits
+from sandbox.seccomp_filter import SYSTEM_PYTHON, CompiledFilter, SeccompUnavailable, build_filter, data_fd
+
+#: Joins every cgroup.procs file given, then execs the rest: bwrap and everything under it start inside.
+_JOIN = (
+    'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n - 1)); done; exec "$@"'
+)
+#: Names under a site-packages folder that must never be visible inside (copies of trusted project code).
+_PROJECT_PACKAGES = ("judge", "reference", "problems")
+#: The highest slots are kept for self-tests, so a health check never waits for a busy worker slot.
+SELF_TEST_SLOTS = 10
+_SYSTEM_LINKS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
+
+_SELF_TEST = r"""
+import json, os, socket, sys
+status = dict(l.split(":", 1) for l in open("/proc/self/status").read().splitlines() if ":" in l)
+try:
+    socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    inet = "allowed"
+except OSError as exc:
+    inet = exc.strerror
+import numpy, sandbox.protocol
+out = {"uid": os.getuid(), "gid": os.getgid(), "groups": os.getgroups(), "seccomp": status["Seccomp"].strip(),
+       "nnp": status["NoNewPrivs"].strip(), "capeff": status["CapEff"].strip(), "inet": inet,
+       "fds": sorted(os.listdir("/proc/self/fd")), "cwd": os.listdir(".")}
+os.write(1, json.dumps(out).encode())
+"""
+
+
+@dataclass(frozen=True)
+class BwrapSettings:
+    """Host-specific choices; the defaults fit a Debian host where the judge runs from its venv as root."""
+
+    #: Worker in slot s runs as uid/gid ``uid_base + s``; no other process may use these ids.
+    uid_base: int = 60000
+    uid_slots: int = 1000
+    tmp_mb: int = 64
+    shm_mb: int = 16
+    #: CFS quota per worker in cores, or None for no quota (CPU time is still limited by RLIMIT_CPU).
+    cpu_cores: float | None = None
+    cgroup_parent: str = PARENT_NAME
+    #: The Python that runs the harness, as a path that is valid inside (the venv's ``bin/python``).
+    python: str = sys.executable
+    #: Folders bound read-only at their own path so that Python works: the install and the venv.
+    python_roots: tuple[str, ...] = field(
+        default_factory=lambda: tuple(
+            dict.fromkeys(os.path.realpath(p) for p in (sys.base_prefix, sys.prefix))
+        )
+    )
+    code_dir: Path = CODE_ROOT / "sandbox"
+    #: Where the folder holding only the ``sandbox`` package appears inside (the working directory).
+    inside_root: str = "/opt/jax-judge"
+    system_python: str = SYSTEM_PYTHON
+    #: CPU weight (cpu.shares) of a worker until it reports ready: importing JAX yields to running jobs.
+    startup_cpu_shares: int = 16
+    #: One lock file per uid, held while a worker runs as it: slots stay distinct across judge processes.
+    lock_dir: str = "/run/jax-judge/slots"
+
+
+class BwrapBackend(Backend):
+    name: ClassVar[str] = "bwrap"
+
+    def __init__(self, settings: BwrapSettings | None = None) -> None:
+        self.settings = settings or BwrapSettings()
+        self._lock = threading.Lock()
+        self._cgroups: dict[str, ControllerState] | None = None
+        self._available: str | None = None
+        self._checked = False
+        self._names = itertools.count()
+
+    # ------------------------------------------------------------------------------------- host facts
+
+    @staticmethod
+    def tools() -> dict[str, str | None]:
+        return {
+            name: shutil.which(name, path="/usr/bin:/bin") for name in ("bwrap", "setpriv", "prlimit", "sh")
+        }
+
+    def cgroup_states(self) -> dict[str, ControllerState]:
+        with self._lock:
+            if self._cgroups is None:
+                self._cgroups = discover(self.settings.cgroup_parent)
+                _sweep_stale(self._cgroups)
+            return self._cgroups
+
+    def seccomp(self) -> CompiledFilter:
+        return build_filter(self.settings.system_python)
+
+    def available(self) -> str | None:
+        """None when a sandbox starts here with every protection that must hold; the reason otherwise."""
+        with self._lock:
+            if self._checked:
+                return self._available
+        reason = self._check()
+        with self._lock:
+            self._available, self._checked = reason, True
+        return reason
+
+    def _check(self) -> str | None:
+        missing = [name for name, path in self.tools().items() if path is None]
+        if missing:
+            return f"missing {', '.join(missing)} (apt-get install bubblewrap util-linux)"
+        if os.geteuid() != 0:
+            return "the judge must run as root to drop sandboxed code to a separate real uid"
+        python = os.path.realpath(self.settings.python)
+        if not any(Path(python).is_relative_to(root) for root in self.settings.python_roots):
+            return f"{self.settings.python} resolves to {python}, outside the mounted Python folders"
+        try:
+            self.seccomp()
+        except SeccompUnavailable as exc:
+            return str(exc)
+        try:
+            report = self.self_test()
+        except (WorkerStartError, OSError, ValueError) as exc:
+            return f"self-test failed: {exc}"
+        uid = self.settings.uid_base + int(str(report["slot"]))
+        expected = {"uid": uid, "gid": uid, "groups": [], "seccomp": "2", "nnp": "1", "capeff": "0" * 16}
+        wrong = {k: report.get(k) for k, v in expected.items() if report.get(k) != v}
+        if wrong or report.get("inet") == "allowed" or report.get("cwd") != ["sandbox"]:
+            return f"self-test: the sandbox is not what it should be: {report}"
+        return None
+
+    def self_test(self) -> dict[str, object]:
+        """Start a sandbox exactly like a worker (cgroups, seccomp, uid drop) running a short probe.
+
+        It uses one of the top SELF_TEST_SLOTS slots (never a worker's) and reports what it saw inside.
+        """
+        limits = SandboxLimits()
+        top = self.settings.uid_slots
+        for slot in range(top - 1, top - 1 - SELF_TEST_SLOTS, -1):
+            try:
+                lock = self._lock_uid(self.uid(slot))
+            except SlotBusy:
+                continue
+            try:
+                return self._probe(limits, slot)
+            finally:
+                if lock is not None:
+                    os.close(lock)
+        raise WorkerStartError("every self-test slot is busy")
+
+    def _probe(self, limits: SandboxLimits, slot: int) -> dict[str, object]:
+        tail = [self.settings.python, "-E", "-s", "-B", "-c", _SELF_TEST]
+        launch = self._launch(limits, slot, tail, name=f"selftest-{os.getpid()}-{next(self._names)}")
+        try:
+            proc = subprocess.run(
+                launch.argv,
+                pass_fds=launch.fds,
+                env=_OUTER_ENV,
+                cwd="/",
+                capture_output=True,
+                timeout=60,
+                start_new_session=True,
+                check=False,
+            )
+        finally:
+            launch.release()
+            if launch.cgroups is not None:
+                launch.cgroups.remove()
+        if proc.returncode != 0:
+            raise WorkerStartError(
+                f"exit {proc.returncode}: {proc.stderr.decode(errors='replace').strip()[-800:]}"
+            )
+        report: dict[str, object] = json.loads(proc.stdout)
+        report["slot"] = slot
+        return report
+
+    def protections(self) -> list[Protection]:
+        tools = self.tools()
+        why = self.available()
+        ok = why is None
+        base = "" if ok else f" (not available: {why})"
+        try:
+            rules = f"{self.seccomp().rule_count} rules"
+            seccomp_ok = ok
+        except SeccompUnavailable as exc:
+            rules, seccomp_ok = str(exc), False
+        s = self.settings
+        out = [
+            Protection("separate process", True, "user code never runs in the judge's process"),
+            Protection(
+                "namespaces",
+                ok and tools["bwrap"] is not None,
+                "bubblewrap: new mount, network (no interfaces), PID, IPC, UTS and cgroup namespaces; dies "
+                "with its parent; new session" + base,
+            ),
+            Protection(
+                "filesystem",
+                ok,
+                "read-only /usr, Python install, venv and the sandbox package only; private tmpfs /tmp "
+                f"({s.tmp_mb} MiB) and /dev/shm ({s.shm_mb} MiB); generated passwd/group" + base,
+            ),
+            Protection(
+                "uid drop",
+                ok,
+                f"real uid/gid {s.uid_base}+slot via setpriv: no groups, no capabilities, no_new_privs"
+                + base,
+            ),
+            Protection(
+                "seccomp",
+                seccomp_ok,
+                f"deny-list ({rules}): ptrace, mount, namespaces, bpf, io_uring, keyrings, perf, modules, "
+                "non-AF_UNIX sockets, TIOCSTI; clone3 -> ENOSYS",
+            ),
+            Protection("rlimits", ok, "cpu, data, address space, file size, core, open files, nproc per uid"),
+        ]
+        for controller, state in self.cgroup_states().items():
+            detail = {
+                "memory": "memory.limit_in_bytes (+memsw); OOM kills reported",
+                "pids": "pids.max: fork and thread bombs",
+                "cpu": f"CFS quota {s.cpu_cores} cores" if s.cpu_cores else "no CFS quota configured",
+                "cpuacct": "CPU time accounting",
+                "freezer": "freeze, SIGKILL every member, thaw",
+            }[controller]
+            active = state.parent is not None and ok
+            out.append(
+                Protection(
+                    f"cgroup {controller}",
+                    active,
+                    f"{detail} under {state.parent}" if state.parent is not None else state.reason,
+                )
+            )
+        return out
+
+    # ------------------------------------------------------------------------------------- starting
+
+    def uid(self, slot: int) -> int:
+        if not 0 <= slot < self.settings.uid_slots:
+            raise ValueError(f"slot {slot} outside 0..{self.settings.uid_slots - 1}")
+        return self.settings.uid_base + slot
+
+    def start(self, limits: SandboxLimits, slot: int = 0) -> Worker:
+        """Start a worker in ``slot``, or in the next free one if another worker (of any judge process on
+        this host) holds it: a slot is a uid, locked for the worker's lifetime and free of processes."""
+        usable = self.settings.uid_slots - SELF_TEST_SLOTS
+        last_busy = ""
+        for step in range(usable):
+            candidate = (slot + step) % usable
+            try:
+                return self._start_in(limits, candidate)
+            except SlotBusy as exc:
+                last_busy = str(exc)
+        raise SlotBusy(f"no free slot among {usable}: {last_busy}")
+
+    def _start_in(self, limits: SandboxLimits, slot: int) -> BwrapWorker:
+        uid = self.uid(slot)
+        lock = self._lock_uid(uid)
+        try:
+            busy = processes_of_uid(uid)
+            if busy:
+                raise SlotBusy(f"uid {uid} (slot {slot}) still has processes {sorted(busy)[:5]}")
+            worker = self._start(limits, slot, uid)
+        except BaseException:
+            if lock is not None:
+                os.close(lock)
+            raise
+        worker.lock_fd = lock
+        return worker
+
+    def _lock_uid(self, uid: int) -> int | None:
+        """An exclusive lock on the uid's lock file, or SlotBusy; None when no lock dir can be made."""
+        try:
+            os.makedirs(self.settings.lock_dir, mode=0o700, exist_ok=True)
+            fd = os.open(f"{self.settings.lock_dir}/{uid}", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except OSError:
+            return None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise SlotBusy(f"uid {uid} is in use by another worker") from None
+        return fd
+
+    def _start(self, limits: SandboxLimits, slot: int, uid: int) -> BwrapWorker:
+        # Importing JAX costs CPU seconds before any job: allow them at start; the pool re-applies the
+        # limits once the worker is ready (Worker.apply_limits), so a job's CPU time counts from there.
+        started = replace(limits, cpu_time_s=limits.cpu_time_s + limits.startup_time_s)
+        name = f"w{slot}-{os.getpid()}-{next(self._names)}"
+        launch = self._launch(started, slot, harness_argv(self.settings.python), name=name)
+        try:
+            return BwrapWorker(self.name, launch, uid)
+        except BaseException:
+            if launch.cgroups is not None:
+                launch.cgroups.remove()
+            raise
+        finally:
+            launch.release()
+
+    def _launch(self, limits: SandboxLimits, slot: int, tail: list[str], name: str) -> Launch:
+        uid = self.uid(slot)
+        cgroups = self._make_cgroups(name, limits)
+        fds: list[int] = []
+        try:
+            filter_fd = data_fd(self.seccomp().bpf, "seccomp")
+            fds.append(filter_fd)
+            passwd_fd = data_fd(_passwd(uid), "passwd")
+            fds.append(passwd_fd)
+            group_fd = data_fd(_group(uid), "group")
+            fds.append(group_fd)
+        except BaseException:
+            for fd in fds:
+                os.close(fd)
+            if cgroups is not None:
+                cgroups.remove()
+            raise
+        argv = [
+            *self._bwrap_argv(filter_fd, passwd_fd, group_fd),
+            *rlimit_argv(limits, nproc=True),
+            *_setpriv_argv(uid),
+            *tail,
+        ]
+        if cgroups is not None and cgroups.procs_files():
+            files = [str(f) for f in cgroups.procs_files()]
+            argv = ["/bin/sh", "-c", _JOIN, "jax-judge-join", str(len(files)), *files, *argv]
+        return Launch(argv, (filter_fd, passwd_fd, group_fd), cgroups, self.settings.startup_cpu_shares)
+
+    def _make_cgroups(self, name: str, limits: SandboxLimits) -> WorkerCgroups | None:
+        states = self.cgroup_states()
+        if not any(state.parent is not None for state in states.values()):
+            return None
+        try:
+            cgroups = WorkerCgroups(states, name)
+        except CgroupError as exc:
+            raise WorkerStartError(str(exc)) from None
+        try:
+            cgroups.set_limits(limits.memory_mb * MIB, limits.processes, self.settings.cpu_cores)
+        except (CgroupError, OSError) as exc:
+            cgroups.remove()
+            raise WorkerStartError(f"cannot set cgroup limits: {exc}") from None
+        return cgroups
+
+    def _bwrap_argv(self, filter_fd: int, passwd_fd: int, group_fd: int) -> list[str]:
+        s = self.settings
+        tools = self.tools()
+        args = [
+            tools["bwrap"] or "bwrap",
+            "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+            "--die-with-parent", "--new-session", "--hostname", "sandbox",
+        ]  # fmt: skip
+        fs = _Tree()
+        fs.ro_bind("/usr")
+        for name in _SYSTEM_LINKS:
+            host = Path("/", name)
+            if host.is_symlink():
+                fs.args += ["--symlink", os.readlink(host), str(host)]
+            elif host.is_dir():
+                fs.ro_bind(str(host))
+        fs.dir("/etc", "0755")
+        fs.ro_bind("/etc/ld.so.cache")
+        fs.args += ["--perms", "0444", "--ro-bind-data", str(passwd_fd), "/etc/passwd"]
+        fs.args += ["--perms", "0444", "--ro-bind-data", str(group_fd), "/etc/group"]
+        for root in s.python_roots:
+            fs.ro_bind(root)
+        for root in s.python_roots:
+            for hidden in project_copies(Path(root)):
+                fs.args += ["--tmpfs", str(hidden), "--remount-ro", str(hidden)]
+        fs.dir(s.inside_root, "0755")  # the working directory, on sys.path: Python lists it to import
+        fs.ro_bind(str(s.code_dir), f"{s.inside_root}/sandbox")
+        fs.args += ["--proc", "/proc", "--dev", "/dev"]
+        fs.args += ["--perms", "1777", "--size", str(s.tmp_mb * MIB), "--tmpfs", "/tmp"]
+        fs.args += ["--perms", "1777", "--size", str(s.shm_mb * MIB), "--tmpfs", "/dev/shm"]
+        args += fs.args
+        args += ["--chdir", s.inside_root]
+        # setpriv needs these three to switch uid, clear groups and empty the bounding set; it drops them all.
+        args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP"]
+        args += ["--seccomp", str(filter_fd), "--clearenv"]
+        for key, value in harness_env(s.inside_root).items():
+            args += ["--setenv", key, value]
+        return [*args, "--"]
+
+
+_OUTER_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+DEFAULT_CPU_SHARES = 1024
+
+
+@dataclass
+class Launch:
+    argv: list[str]
+    fds: tuple[int, ...]
+    cgroups: WorkerCgroups | None
+    startup_shares: int = DEFAULT_CPU_SHARES
+
+    def release(self) -> None:
+        """Close the parent's copies of the data descriptors (the child has its own)."""
+        for fd in self.fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.fds = ()
+
+
+class _Tree:
+    """bwrap mount arguments. The parents of every target are created 0711 (bwrap would make them 0700,
+    unusable by the sandbox's uid): traversable, not listable, so e.g. /root shows nothing of itself."""
+
+    def __init__(self) -> None:
+        self.args: list[str] = []
+        self.made: set[str] = {"/"}
+        self.bound: list[Path] = []
+
+    def _inside_bound(self, path: str) -> bool:
+        return any(Path(path).is_relative_to(b) for b in self.bound)
+
+    def dir(self, path: str, mode: str = "0711") -> None:
+        if path in self.made or self._inside_bound(path):
+            return
+        for parent in reversed(Path(path).parents):
+            self.dir(str(parent))
+        self.args += ["--perms", mode, "--dir", path]
+        self.made.add(path)
+
+    def ro_bind(self, source: str, target: str | None = None) -> None:
+        target = target or source
+        if self._inside_bound(target) and source == target:
+            return
+        self.dir(str(Path(target).parent))
+        self.args += ["--ro-bind", source, target]
+        self.made.add(target)
+        self.bound.append(Path(target))
+
+
+def project_copies(root: Path) -> list[Path]:
+    """Copies of the project's trusted packages inside a Python folder's site-packages (to hide)."""
+    found: list[Path] = []
+    for site in sorted(root.glob("lib*/python3*/site-packages")):
+        found += [site / name for name in _PROJECT_PACKAGES if (site / name).is_dir()]
+    return found
+
+
+def _setpriv_argv(uid: int) -> list[str]:
+    return [
+        "/usr/bin/setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+        "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--",
+    ]  # fmt: skip
+
+
+def _passwd(uid: int) -> bytes:
+    return (
+        "root:x:0:0:root:/nonexistent:/usr/sbin/nologin\n"
+        f"judge:x:{uid}:{uid}:sandboxed code:/tmp:/usr/sbin/nologin\n"
+        "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
+    ).encode()
+
+
+def _group(uid: int) -> bytes:
+    return f"root:x:0:\njudge:x:{uid}:\nnogroup:x:65534:\n".encode()
+
+
+def processes_of_uid(uid: int) -> set[int]:
+    """Host pids whose real uid is ``uid`` (a scan of /proc; owners of /proc/PID can lie, status does not)."""
+    return {int(e.name) for e in os.scandir("/proc") if e.name.isdigit() and _uid_of(int(e.name)) == uid}
+
+
+def _sweep_stale(states: dict[str, ControllerState]) -> None:
+    """Remove worker cgroups left by a judge process that no longer runs (named ``*-<judge pid>-<n>``)."""
+    for state in states.values():
+        if state.parent is None:
+            continue
+        for child in state.parent.iterdir():
+            if not child.is_dir():
+                continue
+            parts = child.name.rsplit("-", 2)
+            if len(parts) != 3 or not parts[1].isdigit() or Path(f"/proc/{parts[1]}").exists():
+                continue
+            WorkerCgroups.adopt({state.controller: child}).remove()
+
+
+class BwrapWorker(PopenWorker):
+    def __init__(self, backend: str, launch: Launch, uid: int) -> None:
+        self.cgroups = launch.cgroups
+        self.uid = uid
+        #: Lock on the uid (see BwrapSettings.lock_dir), released by close once nothing runs as it.
+        self.lock_fd: int | None = None
+        self._notes: list[str] = []
+        self.startup_shares = launch.cgroups is not None and launch.cgroups.set_cpu_shares(
+            launch.startup_shares
+        )
+        super().__init__(backend, launch.argv, _OUTER_ENV, cwd="/", pass_fds=launch.fds)
+
+    def wait_ready(self, timeout: float, max_frame: int = 1 << 20) -> dict[str, Any]:
+        """As for every worker; once ready, the worker gets the normal CPU weight back."""
+        info = super().wait_ready(timeout, max_frame)
+        if self.cgroups is not None and self.startup_shares:
+            self.cgroups.set_cpu_shares(DEFAULT_CPU_SHARES)
+            self.startup_shares = False
+        return info
+
+    def kill(self) -> None:
+        if self.cgroups is not None and not self.cgroups.kill_all():
+            self._notes.append("cgroup: some processes survived SIGKILL for 2 s")
+        super().kill()
+
+    def exit_info(self) -> ExitInfo:
+        info = super().exit_info()
+        if self.cgroups is not None and self.cgroups.oom_kills() > 0:
+            info.oom_killed = True
+            info.notes.append("the memory cgroup's OOM killer ended the worker")
+        info.notes.extend(self._notes)
+        return info
+
+    def close(self) -> None:
+        super().close()
+        if self.cgroups is not None:
+            self._notes.extend(self.cgroups.remove())
+        if self.lock_fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.lock_fd)
+            self.lock_fd = None
+
+    def harness_pid(self) -> int:
+        """Host pid of the harness: the one process of the worker's uid once it is ready."""
+        candidates = self.cgroups.members() if self.cgroups is not None else processes_of_uid(self.uid)
+        mine = [pid for pid in candidates if _uid_of(pid) == self.uid]
+        if len(mine) != 1:
+            raise ProcessLookupError(f"expected one harness process of uid {self.uid}, found {mine}")
+        return mine[0]
+
+    def apply_limits(self, limits: SandboxLimits) -> bool:
+        """Tighten the worker to a job's limits: rlimits of the harness, then its cgroups."""
+        try:
+            pid = self.harness_pid()
+            plan = rlimit_plan(pid, limits, nproc=True)
+            if plan is None:
+                return False
+            try:
+                apply_rlimits(pid, plan)
+            except PermissionError:
+                # No CAP_SYS_RESOURCE (containers, this VM): lowering as the worker's own uid is allowed.
+                self._prlimit_as_worker(pid, plan)
+            if self.cgroups is not None:
+                self.cgroups.set_limits(limits.memory_mb * MIB, limits.processes)
+        except (OSError, CgroupError, subprocess.SubprocessError):
+            return False
+        return True
+
+    def _prlimit_as_worker(self, pid: int, plan: dict[str, tuple[int, int]]) -> None:
+        options = [f"--{name}={soft}:{hard}" for name, (soft, hard) in plan.items()]
+        subprocess.run(
+            [*_setpriv_argv(self.uid), "/usr/bin/prlimit", f"--pid={pid}", *options],
+            env=_OUTER_ENV,
+            capture_output=True,
+            timeout=10,
+            check=True,
+        )
+
+
+def _uid_of(pid: int) -> int | None:
+    """Real uid of a process, or None if it is gone."""
+    try:
+        with open(f"/proc/{pid}/status") as handle:
+            for line in handle:
+                if line.startswith("Uid:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return None

@@ -1,0 +1,387 @@
+"""A pool of warm workers: JAX already imported, ``ready`` already reported, waiting for one job each.
+
+    pool = WorkerPool(backend, limits, size=2)
+    worker = pool.acquire(timeout=30, limits=job_limits)   # never the same worker twice
+    raw = run_job(worker, job, job_limits)                 # run_job kills and closes it
+    ...
+    pool.close()                                           # kills idle, starting and handed-out workers
+
+One background thread keeps ``size`` ready workers: it starts them, waits for their ``ready``, drops idle
+workers that died, and starts replacements after every hand-out. A worker that fails to become ready is
+closed and replaced after a backoff that doubles on each consecutive failure (0.5 s up to 30 s), so a
+broken backend does not spin; ``acquire`` then fails after its timeout with the last start error.
+
+Limits: workers start with the pool's limits, which act as a ceiling, and get them re-applied with
+``Worker.apply_limits`` once ready (the CPU-time limit then counts from there, so JAX's import is not
+charged to the job). ``acquire(limits=...)`` with other worker-side limits (memory, processes, CPU time)
+tightens the chosen worker to them (rlimits of the harness; cgroup memory and pids). A job that needs more
+memory or processes than the pool's limits, or a backend that cannot change a running worker, gets a fresh
+worker started with the job's own limits (slow, correct). One pool therefore serves every problem; the
+monitor's limits (wall and case time, output) are whatever is passed to ``run_job``.
+
+Slots: the pool gives each live worker a distinct slot in ``range(slot_base, slot_base + slots)``, reused
+round-robin once its worker is closed (the ``bwrap`` backend runs slot s as uid 60000+s and itself moves on
+to a free slot, ``SlotBusy`` only when none is, if another process holds one).
+
+Thread-safe: ``acquire`` may be called from any number of threads; ``close`` from any thread, once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import threading
+import time
+from collections import deque
+from dataclasses import fields
+
+from sandbox.base import Backend, SlotBusy, Worker
+from sandbox.errors import SandboxError, WorkerStartError
+from sandbox.limits import SandboxLimits
+
+BACKOFF_FIRST_S = 0.5
+BACKOFF_MAX_S = 30.0
+#: How long ``close`` lets the holders of handed-out workers close them before it does.
+HANDED_CLOSE_GRACE_S = 2.0
+#: Limits a running worker enforces itself (the others are the monitor's, passed to run_job).
+WORKER_LIMITS = ("memory_mb", "processes", "cpu_time_s")
+
+
+class PoolClosed(SandboxError):
+    pass
+
+
+def fits(job: SandboxLimits, pool: SandboxLimits) -> bool:
+    """True when a worker started with ``pool`` limits can be tightened to ``job`` limits."""
+    return job.memory_mb <= pool.memory_mb and job.processes <= pool.processes
+
+
+class WorkerPool:
+    def __init__(
+        self,
+        backend: Backend,
+        limits: SandboxLimits,
+        size: int | None = None,
+        *,
+        slot_base: int = 0,
+        slots: int | None = None,
+    ) -> None:
+        self.backend = backend
+        self.limits = limits
+        self.size = max(1, size if size is not None else (os.cpu_count() or 1))
+        self.slot_base = slot_base
+        self.slots = slots if slots is not None else max(64, 4 * self.size)
+        if self.slots < 2 * self.size:
+            raise ValueError("a pool needs at least 2 slots per worker (idle ones plus handed-out ones)")
+        self._cond = threading.Condition()
+        self._idle: deque[Worker] = deque()
+        self._pending: list[Worker] = []
+        #: slot -> the worker using it (None: leased, starting)
+        self._owners: dict[int, Worker | None] = {}
+        self._handed: list[Worker] = []
+        self._next_slot = 0
+        self._closed = False
+        self._failures = 0
+        self._backoff_until = 0.0
+        self.last_error: str | None = None
+        self.started = 0
+        self.handed_out = 0
+        self.discarded = 0
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_r, False)
+        os.set_blocking(self._wake_w, False)
+        self._thread = threading.Thread(target=self._run, name=f"sandbox-pool-{backend.name}", daemon=True)
+        self._thread.start()
+
+    # ------------------------------------------------------------------------------------- public
+
+    def acquire(self, timeout: float, limits: SandboxLimits | None = None) -> Worker:
+        """A ready worker nobody else has, tightened to ``limits`` (default: the pool's)."""
+        job = limits or self.limits
+        if not fits(job, self.limits):
+            return self._fresh(job, timeout)
+        deadline = time.monotonic() + timeout
+        while True:
+            worker = self._take(deadline)
+            if not _differ(job, self.limits) or worker.apply_limits(job):
+                return worker  # the pool's limits were applied when the worker became ready
+            if not worker.alive():  # died after the check: take another
+                self._retire(worker)
+                continue
+            # The backend cannot tighten this worker: start one with the job's own limits.
+            self._retire(worker)
+            return self._fresh(job, max(1.0, deadline - time.monotonic()))
+
+    def stats(self) -> dict[str, int | str | None]:
+        with self._cond:
+            return {
+                "size": self.size,
+                "idle": len(self._idle),
+                "starting": len(self._pending),
+                "started": self.started,
+                "handed_out": self.handed_out,
+                "discarded": self.discarded,
+                "last_error": self.last_error,
+            }
+
+    def idle(self) -> tuple[Worker, ...]:
+        """The ready workers waiting now (a snapshot: for health checks and tests)."""
+        with self._cond:
+            return tuple(self._idle)
+
+    def wait_full(self, timeout: float) -> bool:
+        """Block until ``size`` workers are idle and ready (start-up, tests, benchmarks)."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while len(self._idle) < self.size and not self._closed:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                self._cond.wait(remaining)
+            return not self._closed
+
+    def close(self) -> None:
+        """Stop refilling and kill every worker of the pool, handed-out ones included. Idempotent."""
+        with self._cond:
+            if self._closed:
+                return
+            self._closed = True
+            self._cond.notify_all()
+        self._wake()
+        self._thread.join(timeout=60)
+        with self._cond:
+            workers = [*self._idle, *self._pending]
+            handed = [w for w in self._handed if not _finished(w)]
+            self._idle.clear()
+            self._pending.clear()
+            self._handed.clear()
+            self._owners.clear()
+        # A handed-out worker may be inside run_job in another thread: kill it and let that thread close it
+        # (closing its descriptors under a running monitor could hand their numbers to someone else).
+        for worker in handed:
+            with contextlib.suppress(Exception):
+                worker.kill()
+        for worker in workers:
+            _close(worker)
+        deadline = time.monotonic() + HANDED_CLOSE_GRACE_S
+        while any(not _finished(w) for w in handed) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        for worker in handed:
+            if not _finished(worker):
+                _close(worker)
+        with self._cond:
+            for fd in (self._wake_r, self._wake_w):
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            self._wake_r = self._wake_w = -1
+
+    def __enter__(self) -> WorkerPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------------------------- hand-out
+
+    def _take(self, deadline: float) -> Worker:
+        dead: list[Worker] = []
+        try:
+            with self._cond:
+                while True:
+                    if self._closed:
+                        raise PoolClosed("the worker pool is closed")
+                    while self._idle:
+                        worker = self._idle.popleft()
+                        if worker.ready_info is not None and worker.alive():
+                            self._handed = [w for w in self._handed if not _finished(w)]
+                            self._handed.append(worker)
+                            self.handed_out += 1
+                            return worker
+                        dead.append(worker)
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        why = f": last start error: {self.last_error}" if self.last_error else ""
+                        raise WorkerStartError(f"no ready {self.backend.name} worker within the timeout{why}")
+                    self._cond.wait(remaining)
+        finally:
+            self._wake()
+            for worker in dead:
+                self._retire(worker)
+
+    def _fresh(self, limits: SandboxLimits, timeout: float) -> Worker:
+        """A worker started now with the job's own limits (the pool's cannot be tightened to them)."""
+        worker = self._start_one(limits)
+        if worker is None:
+            raise WorkerStartError(f"cannot start a {self.backend.name} worker: {self.last_error}")
+        with self._cond:
+            self._handed.append(worker)
+        try:
+            worker.wait_ready(max(timeout, 1.0))
+        except BaseException:
+            self._retire(worker)
+            raise
+        return worker
+
+    def _retire(self, worker: Worker) -> None:
+        with self._cond:
+            self.discarded += 1
+            if worker in self._handed:
+                self._handed.remove(worker)
+        _close(worker)
+
+    def _wake(self) -> None:
+        with self._cond, contextlib.suppress(OSError):
+            if self._wake_w >= 0:  # never write to a closed (maybe reused) descriptor number
+                os.write(self._wake_w, b"x")
+
+    # ------------------------------------------------------------------------------------- slots
+
+    def _lease_slot(self) -> int | None:
+        with self._cond:
+            for i in range(self.slots):
+                slot = (self._next_slot + i) % self.slots
+                owner = self._owners.get(slot)
+                if slot not in self._owners or _finished(owner):
+                    self._next_slot = slot + 1
+                    self._owners[slot] = None
+                    return slot
+            return None
+
+    def _skip_slot(self, slot: int, why: str) -> None:
+        self._release_slot(slot)
+        with self._cond:
+            self.last_error = why
+
+    def _release_slot(self, slot: int) -> None:
+        with self._cond:
+            if slot in self._owners and self._owners[slot] is None:
+                del self._owners[slot]
+
+    # ------------------------------------------------------------------------------------- refill thread
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                if self._closed:
+                    return
+                dead = [w for w in self._idle if not w.alive()]
+                for worker in dead:
+                    self._idle.remove(worker)
+                need = self.size - len(self._idle) - len(self._pending)
+                may_start = time.monotonic() >= self._backoff_until
+            for worker in dead:
+                self._retire(worker)
+            if need > 0 and may_start:
+                self._start(need)
+            self._wait_events()
+
+    def _start(self, count: int) -> None:
+        for _ in range(count):
+            worker = self._start_one(self.limits)
+            if worker is None:
+                return
+            with self._cond:
+                self._pending.append(worker)
+                self.started += 1
+
+    def _start_one(self, limits: SandboxLimits) -> Worker | None:
+        """Start a worker in the next free slot, skipping slots busy elsewhere; None after a failure."""
+        for _ in range(self.slots):
+            slot = self._lease_slot()
+            if slot is None:
+                self._failed("every slot of the pool is in use")
+                return None
+            try:
+                worker = self.backend.start(limits, self.slot_base + slot)
+            except SlotBusy as exc:
+                self._skip_slot(slot, str(exc))
+                continue
+            except Exception as exc:
+                self._release_slot(slot)
+                self._failed(f"{type(exc).__name__}: {exc}")
+                return None
+            with self._cond:
+                self._owners[slot] = worker
+            return worker
+        self._failed("every slot of the pool is busy")
+        return None
+
+    def _wait_events(self) -> None:
+        """Sleep until a starting worker speaks, one overruns its start-up time, or someone wakes us."""
+        now = time.monotonic()
+        with self._cond:
+            pending = list(self._pending)
+            wake_at = [w.started_at + self.limits.startup_time_s for w in pending]
+            if self._backoff_until > now:
+                wake_at.append(self._backoff_until)
+        timeout = max(0.0, min([*wake_at, now + 1.0]) - now)
+        fds = {w.result_fd: w for w in pending}
+        try:
+            readable, _, _ = select.select([self._wake_r, *fds], [], [], timeout)
+        except (OSError, ValueError):
+            readable = []
+        if self._wake_r in readable:
+            with contextlib.suppress(OSError):
+                while os.read(self._wake_r, 4096):
+                    pass
+        for worker in pending:
+            overdue = time.monotonic() >= worker.started_at + self.limits.startup_time_s
+            if worker.result_fd in readable or overdue:
+                self._settle(worker)
+
+    def _settle(self, worker: Worker) -> None:
+        """The worker's first bytes arrived (or its time is up): ready, or closed and counted as a failure."""
+        try:
+            remaining = worker.started_at + self.limits.startup_time_s - time.monotonic()
+            worker.wait_ready(max(remaining, 0.05))
+            # Idle from now on: count the CPU time limit from here, not from before JAX's import.
+            worker.apply_limits(self.limits)
+        except (WorkerStartError, OSError) as exc:
+            with self._cond:
+                if worker in self._pending:
+                    self._pending.remove(worker)
+            _close(worker)
+            self._failed(str(exc))
+            return
+        with self._cond:
+            if worker in self._pending:
+                self._pending.remove(worker)
+            keep = not self._closed
+            if keep:
+                self._idle.append(worker)
+                self._failures = 0
+                self._cond.notify_all()
+        if not keep:
+            _close(worker)
+
+    def _failed(self, why: str) -> None:
+        with self._cond:
+            self._failures += 1
+            self.last_error = why
+            delay = min(BACKOFF_MAX_S, BACKOFF_FIRST_S * 2 ** (self._failures - 1))
+            self._backoff_until = time.monotonic() + delay
+            self._cond.notify_all()
+
+
+def _finished(worker: Worker | None) -> bool:
+    """The worker is closed (or, for backends that cannot tell, dead) and its slot may be reused."""
+    if worker is None:  # leased, not started yet
+        return False
+    closed = getattr(worker, "closed", None)
+    if isinstance(closed, bool):
+        return closed
+    return not worker.alive()
+
+
+def _differ(a: SandboxLimits, b: SandboxLimits) -> bool:
+    return any(getattr(a, f.name) != getattr(b, f.name) for f in fields(a) if f.name in WORKER_LIMITS)
+
+
+def _close(worker: Worker) -> None:
+    with contextlib.suppress(Exception):
+        worker.kill()
+    with contextlib.suppress(Exception):
+        worker.wait(5.0)
+    with contextlib.suppress(Exception):
+        worker.close()
