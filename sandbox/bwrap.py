@@ -28,7 +28,6 @@ cgroups left by a judge that died are removed by the next backend that starts (t
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import itertools
 import json
 import os
@@ -56,6 +55,7 @@ from sandbox.command import MIB, harness_argv, harness_env, rlimit_argv
 from sandbox.errors import WorkerStartError
 from sandbox.limits import SandboxLimits
 from sandbox.seccomp_filter import SYSTEM_PYTHON, CompiledFilter, SeccompUnavailable, build_filter, data_fd
+from sandbox.slots import FIRST_UID, SELF_TEST_SLOTS, SLOT_LOCK_DIR, SLOTS, in_free_slot, lock_uid
 
 #: Joins every cgroup.procs file given, then execs the rest: bwrap and everything under it start inside.
 _JOIN = (
@@ -64,7 +64,6 @@ _JOIN = (
 #: Names under a site-packages folder that must never be visible inside (copies of trusted project code).
 _PROJECT_PACKAGES = ("judge", "reference", "problems")
 #: The highest slots are kept for self-tests, so a health check never waits for a busy worker slot.
-SELF_TEST_SLOTS = 10
 _SYSTEM_LINKS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 
 _SELF_TEST = r"""
@@ -88,8 +87,8 @@ class BwrapSettings:
     """Host-specific choices; the defaults fit a Debian host where the judge runs from its venv as root."""
 
     #: Worker in slot s runs as uid/gid ``uid_base + s``; no other process may use these ids.
-    uid_base: int = 60000
-    uid_slots: int = 1000
+    uid_base: int = FIRST_UID
+    uid_slots: int = SLOTS
     tmp_mb: int = 64
     shm_mb: int = 16
     #: CFS quota per worker in cores, or None for no quota (CPU time is still limited by RLIMIT_CPU).
@@ -110,7 +109,7 @@ class BwrapSettings:
     #: CPU weight (cpu.shares) of a worker until it reports ready: importing JAX yields to running jobs.
     startup_cpu_shares: int = 16
     #: One lock file per uid, held while a worker runs as it: slots stay distinct across judge processes.
-    lock_dir: str = "/run/jax-judge/slots"
+    lock_dir: str = SLOT_LOCK_DIR
 
 
 class BwrapBackend(Backend):
@@ -288,15 +287,9 @@ class BwrapBackend(Backend):
     def start(self, limits: SandboxLimits, slot: int = 0) -> Worker:
         """Start a worker in ``slot``, or in the next free one if another worker (of any judge process on
         this host) holds it: a slot is a uid, locked for the worker's lifetime and free of processes."""
-        usable = self.settings.uid_slots - SELF_TEST_SLOTS
-        last_busy = ""
-        for step in range(usable):
-            candidate = (slot + step) % usable
-            try:
-                return self._start_in(limits, candidate)
-            except SlotBusy as exc:
-                last_busy = str(exc)
-        raise SlotBusy(f"no free slot among {usable}: {last_busy}")
+        return in_free_slot(
+            lambda s: self._start_in(limits, s), slot, self.settings.uid_slots - SELF_TEST_SLOTS
+        )
 
     def _start_in(self, limits: SandboxLimits, slot: int) -> BwrapWorker:
         uid = self.uid(slot)
@@ -314,18 +307,7 @@ class BwrapBackend(Backend):
         return worker
 
     def _lock_uid(self, uid: int) -> int | None:
-        """An exclusive lock on the uid's lock file, or SlotBusy; None when no lock dir can be made."""
-        try:
-            os.makedirs(self.settings.lock_dir, mode=0o700, exist_ok=True)
-            fd = os.open(f"{self.settings.lock_dir}/{uid}", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        except OSError:
-            return None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            raise SlotBusy(f"uid {uid} is in use by another worker") from None
-        return fd
+        return lock_uid(uid, self.settings.lock_dir)
 
     def _start(self, limits: SandboxLimits, slot: int, uid: int) -> BwrapWorker:
         # Importing JAX costs CPU seconds before any job: allow them at start; the pool re-applies the

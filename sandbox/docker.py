@@ -60,7 +60,6 @@ from __future__ import annotations
 import contextlib
 import copy
 import errno
-import fcntl
 import hashlib
 import json
 import os
@@ -82,7 +81,6 @@ from sandbox.base import (
     Backend,
     ExitInfo,
     Protection,
-    SlotBusy,
     Worker,
     apply_rlimits,
     rlimit_plan,
@@ -90,6 +88,7 @@ from sandbox.base import (
 from sandbox.command import MIB, harness_argv, harness_env, rlimit_argv
 from sandbox.errors import WorkerStartError
 from sandbox.limits import SandboxLimits
+from sandbox.slots import FIRST_UID, in_free_slot, lock_uid, unlock
 
 DEFAULT_SOCKET = "/run/jax-judge/podman.sock"
 DEFAULT_URL = f"unix://{DEFAULT_SOCKET}"
@@ -100,11 +99,7 @@ DEFAULT_SECCOMP_BASE = "/usr/share/containers/seccomp.json"
 LABEL = "jax-judge.sandbox"
 #: Where the sandbox package is mounted inside; also the working directory.
 CODE_MOUNT = "/opt/judge"
-#: Slot n runs as uid and gid FIRST_UID + n (the skeleton's passwd names 1000 of them).
-FIRST_UID = 60000
 TMP_MB = 64
-#: One lock file per uid, held while a worker runs as it (the same files as the bwrap backend's).
-SLOT_LOCK_DIR = "/run/jax-judge/slots"
 API_TIMEOUT_S = 30
 
 #: Host directories bound read-only at the same path when they are real directories (not /usr symlinks).
@@ -426,20 +421,24 @@ class DockerBackend(Backend):
         }
 
     def start(self, limits: SandboxLimits, slot: int = 0) -> Worker:
+        """Start a worker in ``slot``, or the next free one: slots are locked across backends and judges."""
+        return in_free_slot(lambda s: self._start_in(limits, s), slot)
+
+    def _start_in(self, limits: SandboxLimits, slot: int) -> Worker:
         api = self.api()
         uid = FIRST_UID + slot
-        lock = _lock_uid(uid)  # SlotBusy if another worker (of any backend or judge process) runs as uid
+        lock = lock_uid(uid)  # SlotBusy if another worker (of any backend or judge process) runs as uid
         try:
             container_id = api.create_container(**self.container_config(limits, slot))["Id"]
         except Exception as exc:
-            _unlock(lock)
+            unlock(lock)
             raise WorkerStartError(f"docker: cannot create the container: {exc}") from None
         try:
             # Attach before start, so not a byte of the harness's output can be missed.
             sock = api.attach_socket(container_id, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
         except Exception as exc:
             _remove(api, container_id)
-            _unlock(lock)
+            unlock(lock)
             raise WorkerStartError(f"docker: cannot attach to the container: {exc}") from None
         worker = DockerWorker(self.name, api, container_id, sock, limits, uid)
         worker.lock_fd = lock
@@ -468,27 +467,6 @@ class DockerBackend(Backend):
         for container_id in ids:
             _remove(self.api(), container_id)
         return len(ids)
-
-
-def _lock_uid(uid: int) -> int | None:
-    """Hold the uid's slot lock (shared with the other backends), or raise SlotBusy; None if no lock dir."""
-    try:
-        os.makedirs(SLOT_LOCK_DIR, mode=0o700, exist_ok=True)
-        fd = os.open(os.path.join(SLOT_LOCK_DIR, str(uid)), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    except OSError:
-        return None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        os.close(fd)
-        raise SlotBusy(f"docker: uid {uid} is in use by another worker") from None
-    return fd
-
-
-def _unlock(fd: int | None) -> None:
-    if fd is not None:
-        with contextlib.suppress(OSError):
-            os.close(fd)
 
 
 def _remove(api: Any, container_id: str) -> str | None:
@@ -710,7 +688,7 @@ class DockerWorker(Worker):
         if problem:
             self._notes.append(problem)
         else:
-            _unlock(self.lock_fd)  # keep the slot locked if the container may still run
+            unlock(self.lock_fd)  # keep the slot locked if the container may still run
             self.lock_fd = None
         # The monitor closes stdin_fd after writing the job; close it here only if it is still our pipe
         # (its number may already belong to another file).

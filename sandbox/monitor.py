@@ -53,6 +53,7 @@ def run_job(worker: Worker, job: dict[str, Any], limits: SandboxLimits) -> RawRu
     start = time.monotonic()
     try:
         worker.wait_ready(limits.startup_time_s)
+        start = time.monotonic()  # the job's clock starts when it is sent, not while JAX imports
         _feed_stdin(worker, encode_frame(job))
         _pump(worker, limits, raw, start)
     finally:
