@@ -97,7 +97,7 @@ def test_a_job_larger_than_a_pipe_buffer_arrives_whole(backend: Backend) -> None
 
 
 def test_case_time_limit_stops_at_the_running_case(backend: Backend) -> None:
-    code = "import jax\n\ndef f(x, s):\n    if x.shape[0] == 3:\n        while True:\n            pass\n    return x\n"
+    code = "def f(x, s):\n    if x.shape[0] == 3:\n        while True:\n            pass\n    return x\n"
     limits = SandboxLimits(**{**LIMITS.__dict__, "case_time_s": 2.0})
     raw = run(
         backend, job(code, np.ones(2, np.float32), np.ones(3, np.float32), np.ones(2, np.float32)), limits
