@@ -28,6 +28,7 @@ cgroups left by a judge that died are removed by the next backend that starts (t
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import itertools
 import json
 import os
@@ -35,6 +36,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
@@ -164,6 +166,8 @@ class BwrapBackend(Backend):
             self.seccomp()
         except SeccompUnavailable as exc:
             return str(exc)
+        if _recently_verified(self._fingerprint()):
+            return None
         try:
             report = self.self_test()
         except (WorkerStartError, OSError, ValueError) as exc:
@@ -173,7 +177,16 @@ class BwrapBackend(Backend):
         wrong = {k: report.get(k) for k, v in expected.items() if report.get(k) != v}
         if wrong or report.get("inet") == "allowed" or report.get("cwd") != ["sandbox"]:
             return f"self-test: the sandbox is not what it should be: {report}"
+        _remember_verified(self._fingerprint())
         return None
+
+    def _fingerprint(self) -> str:
+        """What a self-test result depends on: settings, tools, and the sandbox code that builds launches."""
+        parts = [repr(self.settings), repr(sorted(self.tools().items()))]
+        for path in sorted(Path(__file__).parent.glob("*.py")):
+            stat = path.stat()
+            parts.append(f"{path.name}:{stat.st_mtime_ns}:{stat.st_size}")
+        return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
     def self_test(self) -> dict[str, object]:
         """Start a sandbox exactly like a worker (cgroups, seccomp, uid drop) running a short probe.
@@ -481,6 +494,31 @@ def _passwd(uid: int) -> bytes:
 
 def _group(uid: int) -> bytes:
     return f"root:x:0:\njudge:x:{uid}:\nnogroup:x:65534:\n".encode()
+
+
+#: A passed self-test is trusted for this long by later judge processes with the same fingerprint, so a
+#: one-shot ``judge grade`` does not start a probe sandbox every time (``judge doctor`` always re-runs it).
+SELF_TEST_TTL_S = 600.0
+_VERIFIED_FILE = "/run/jax-judge/bwrap-self-test"
+
+
+def _recently_verified(fingerprint: str) -> bool:
+    try:
+        stat = os.stat(_VERIFIED_FILE)
+        if stat.st_uid != 0 or stat.st_mode & 0o022 or time.time() - stat.st_mtime > SELF_TEST_TTL_S:
+            return False
+        return Path(_VERIFIED_FILE).read_text() == fingerprint
+    except OSError:
+        return False
+
+
+def _remember_verified(fingerprint: str) -> None:
+    with contextlib.suppress(OSError):
+        os.makedirs(os.path.dirname(_VERIFIED_FILE), mode=0o700, exist_ok=True)
+        tmp = f"{_VERIFIED_FILE}.{os.getpid()}"
+        Path(tmp).write_text(fingerprint)
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, _VERIFIED_FILE)
 
 
 def processes_of_uid(uid: int) -> set[int]:
