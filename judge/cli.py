@@ -1,9 +1,11 @@
-"""The ``judge`` command line: grade files, list problems (and, later, check problems and the sandbox)."""
+"""The ``judge`` command line: grade files, list problems, check problem packages, scaffold a new one."""
 
 from __future__ import annotations
 
 import json
+import os
 import sys
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -116,6 +118,119 @@ def list_problems(
             f"{row['slug']:<24} {row['difficulty']:<7} {row['function']:<60} "
             f"{cases['public']} public, {cases['hidden']} hidden"  # type: ignore[index]
         )
+
+
+class CheckFormat(StrEnum):
+    TEXT = "text"
+    JSON = "json"
+    JUNIT = "junit"
+    GITHUB = "github"
+
+
+ProblemsDirOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--problems-dir", "--problems", help="Problems folder (default: the repository's problems/)."
+    ),
+]
+
+
+@app.command()
+def check(
+    problem_dirs: Annotated[
+        list[Path] | None, typer.Argument(help="Problem folders or slugs (default: every problem).")
+    ] = None,
+    fmt: Annotated[CheckFormat, typer.Option("--format", help="Output format.")] = CheckFormat.TEXT,
+    werror: Annotated[bool, typer.Option("--werror", help="Treat warnings as errors.")] = False,
+    junit_xml: Annotated[
+        Path | None, typer.Option("--junit-xml", help="Also write a JUnit XML report to this file.")
+    ] = None,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, max=16, help="Solutions graded at once.")] = 2,
+    skip_solutions: Annotated[
+        bool, typer.Option("--skip-solutions", help="Do not grade solutions (no sandbox needed).")
+    ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines on stderr.")] = False,
+    sandbox: SandboxOpt = None,
+    insecure: InsecureOpt = False,
+    problems: ProblemsDirOpt = None,
+) -> None:
+    """Prove problem packages sound: spec, statement, starter, cases, reference, examples, solutions, margins.
+
+    Exit code 0 when clean, 1 on errors (or warnings with --werror), 2 on a usage error.
+    """
+    from judge.check import problem_dirs as find_dirs
+    from judge.check import run_checks
+    from judge.check.formats import junit, markdown_summary, render
+
+    roots = find_dirs(problem_dirs or [], problems)
+    if not roots:
+        raise _fail("no problem folders to check")
+    backend = None
+    if not skip_solutions:
+        try:
+            backend = choose_backend(sandbox, allow_insecure=insecure or insecure_from_env())
+        except SandboxRefused as exc:
+            raise _fail(f"{exc} (or pass --skip-solutions)") from None
+    progress = None if quiet else (lambda line: typer.echo(line, err=True))
+    report = run_checks(roots, backend=backend, concurrency=jobs, werror=werror, progress=progress)
+    typer.echo(render(report, fmt.value))
+    if junit_xml is not None:
+        junit_xml.parent.mkdir(parents=True, exist_ok=True)
+        junit_xml.write_text(junit(report))
+    summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
+    if fmt is CheckFormat.GITHUB and summary_file:
+        with open(summary_file, "a") as handle:
+            handle.write(markdown_summary(report) + "\n")
+    raise typer.Exit(report.exit_code)
+
+
+@app.command()
+def new(
+    slug: Annotated[str, typer.Argument(help="The new problem's slug, e.g. layer-norm.")],
+    function: Annotated[
+        str | None, typer.Option("--function", help="Function name (default: the slug with '_' for '-').")
+    ] = None,
+    title: Annotated[str | None, typer.Option("--title", help="Title (default: from the slug).")] = None,
+    problems: ProblemsDirOpt = None,
+) -> None:
+    """Scaffold a problem package in PROBLEMS_DIR/SLUG and its reference in PROBLEMS_DIR/../reference/."""
+    from judge.problems import default_problems_dir
+    from judge.scaffold import ScaffoldError, create
+
+    directory = problems or default_problems_dir()
+    try:
+        files = create(slug, directory, function=function, title=title)
+    except ScaffoldError as exc:
+        raise _fail(str(exc)) from None
+    cwd = Path.cwd()
+    for file in files:
+        shown = file.relative_to(cwd) if file.is_relative_to(cwd) else file
+        typer.echo(f"created {shown}")
+    reference = files[-1]
+    typer.echo(
+        f"\nNext: write the reference in {reference.name}, then edit every file into your problem and run\n"
+        f"  judge check {slug}"
+        + (f" --problems-dir {directory}" if problems else "")
+        + "\nSee problems/README.md for the walkthrough."
+    )
+
+
+@app.command()
+def doctor(
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    sandbox: SandboxOpt = None,
+    insecure: InsecureOpt = False,
+) -> None:
+    """Show the active sandbox backend, its protections on this host, and run a self-test through it."""
+    from judge.doctor import diagnose, text_report
+
+    try:
+        backend = choose_backend(sandbox, allow_insecure=insecure or insecure_from_env())
+    except SandboxRefused as exc:
+        raise _fail(str(exc), code=EXIT_REJECTED) from None
+    report = diagnose(backend)
+    typer.echo(report.model_dump_json() if as_json else text_report(report))
+    raise typer.Exit(EXIT_ACCEPTED if report.ok else EXIT_REJECTED)
 
 
 def main() -> None:

@@ -57,6 +57,7 @@ def case_key(problem: Problem, case: Case) -> str:
 
 def load_reference(problem: Problem) -> Callable[..., Any]:
     """Import the problem's reference module from its file and return its function."""
+    _import_jax()  # the reference imports jax: the XLA flags must be set before that first import
     module = _import_file(str(problem.reference_path), problem.reference_source)
     fn = getattr(module, problem.spec.function, None)
     if not callable(fn):
@@ -107,6 +108,11 @@ def _import_jax() -> ModuleType:
     import jax
 
     return jax
+
+
+def clear_jax_caches() -> None:
+    """Forget every traced and compiled function, so the next reference run traces and compiles afresh."""
+    _import_jax().clear_caches()
 
 
 def run_reference(problem: Problem, cases: Sequence[Case]) -> list[Any]:

@@ -169,6 +169,10 @@ class CaseDef(_Strict):
     args: dict[str, Any]
     #: Shown under the example in the statement (public cases only).
     explanation: str | None = None
+    #: The author's hand-worked output (Run-panel JSON, a tuple written as a list), never shown or sent
+    #: anywhere: ``judge check`` requires the reference's output to agree with it (like a sample's answer
+    #: file in Kattis problemtools), which catches a reference that solves a different problem.
+    expected: Any = None
 
 
 class CaseFile(_Strict):

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from judge.check import CheckReport, problem_dirs, run_checks
 from judge.errors import SandboxRefused
 from judge.grader import grade
 from judge.problems import Problem, ProblemSet
@@ -53,3 +54,19 @@ def grade_with(backend: Backend) -> Grader:
         return grade(problem, code, lambda limits: backend.start(limits))
 
     return run
+
+
+#: Tests that use ``seed_check`` carry this mark, so pytest-xdist (``--dist loadgroup``) runs them in one
+#: worker and the seed problems' solutions are graded once per test run.
+SEED_CHECK = pytest.mark.xdist_group("seed_check")
+#: The sandbox slots the seed check grades in (and the next ones if they are busy).
+SEED_CHECK_SLOTS = 700
+
+
+@pytest.fixture(scope="session")
+def seed_check(backend: Backend) -> CheckReport:
+    """``judge check`` on every seed problem with the default backend (grades every shipped solution once)."""
+    # Slots far from 0, which other tests' workers use while this runs in another xdist worker.
+    return run_checks(
+        problem_dirs([], ROOT / "problems"), backend=backend, concurrency=2, slot_base=SEED_CHECK_SLOTS
+    )

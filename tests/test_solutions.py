@@ -1,4 +1,8 @@
-"""Every shipped solution gets the verdict its folder names (golden directories, one test per file)."""
+"""Every shipped solution gets the verdict its folder names (golden directories, one test per file).
+
+The gradings come from the seed problems' ``judge check`` (the ``seed_check`` fixture), so each solution is
+graded once per test run; these tests name each file and what it got.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from judge.check import CheckReport
 from judge.problems import ProblemSet
 from judge.verdicts import Verdict
-from tests.conftest import ROOT, Grader
+from tests.conftest import ROOT, SEED_CHECK
 
 _PROBLEMS = ProblemSet(ROOT / "problems")
 _SOLUTIONS = [
@@ -27,12 +32,18 @@ def test_every_problem_ships_enough_solutions() -> None:
 
 
 @pytest.mark.slow
+@SEED_CHECK
 @pytest.mark.parametrize(("slug", "folder", "file"), _SOLUTIONS)
-def test_solution_gets_its_folders_verdict(slug: str, folder: str, file: Path, grade_with: Grader) -> None:
+def test_solution_gets_its_folders_verdict(
+    slug: str, folder: str, file: Path, seed_check: CheckReport
+) -> None:
     problem = _PROBLEMS.get(slug)
+    report = next(p for p in seed_check.problems if p.problem == slug)
+    graded = report.grade_of(file)
+    assert graded.result is not None, graded.error
+    result = graded.result
     expected = Verdict(folder)
     allowed = {expected, *problem.spec.solutions.also_allow.get(expected, [])}
-    result = grade_with(problem, file.read_text())
     detail = f"{result.verdict}: {result.message}"
     assert result.verdict in allowed, detail
     if expected is Verdict.ACCEPTED:

@@ -1,0 +1,36 @@
+"""``judge check``: prove a problem package sound (the author's CI).
+
+One check per module, run in order by ``runner``; findings are collected by ``diagnostics`` and printed
+by ``formats`` (text, JSON, JUnit XML, GitHub Actions annotations).
+
+    spec        problem.toml validates; the package loads
+    statement   statement.md renders and names the function
+    starter     starter.py parses and has the declared signature
+    cases       every case satisfies validator.py; its JUNK is rejected; cases match their generator
+    reference   runs under jit on every case, declared structure and dtypes, deterministic
+    examples    the statement's examples are the public cases with the reference's outputs
+    coverage    hidden cases cover every allowed dtype and the tree shapes that trip solutions up
+    solutions   every solutions/<verdict>/ file gets its verdict; the starter is not accepted
+    margins     accepted solutions well inside the tolerance, wrong ones well outside
+"""
+
+from judge.check.diagnostics import Finding, Severity
+from judge.check.runner import (
+    CHECK_NAMES,
+    CheckReport,
+    ProblemReport,
+    check_problem,
+    problem_dirs,
+    run_checks,
+)
+
+__all__ = [
+    "CHECK_NAMES",
+    "CheckReport",
+    "Finding",
+    "ProblemReport",
+    "Severity",
+    "check_problem",
+    "problem_dirs",
+    "run_checks",
+]

@@ -1,0 +1,136 @@
+"""What the checks of one problem share: the loaded package, results earlier checks computed, the findings."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from judge.check.diagnostics import Diagnostics
+from judge.problems import Case, Problem
+from judge.results import GradeResult
+from judge.verdicts import Verdict
+from sandbox.base import Backend
+
+
+@dataclass(frozen=True)
+class SolutionGrade:
+    """One graded file of ``solutions/<folder>/`` (or the starter code, folder ``""``)."""
+
+    folder: str
+    file: Path
+    #: None when the judge could not grade it (``error`` says why).
+    result: GradeResult | None
+    error: str | None = None
+    elapsed_s: float = 0.0
+
+    @property
+    def name(self) -> str:
+        return f"{self.folder}/{self.file.name}" if self.folder else self.file.name
+
+
+@dataclass(frozen=True)
+class MarginRow:
+    """How far one accepted solution sits inside the tolerance, or one wrong one outside it."""
+
+    solution: str
+    expected: Verdict
+    verdict: Verdict
+    #: Cases graded, and (wrong answers) cases that reject the solution.
+    cases: int
+    rejecting: int
+    #: Accepted: the largest error / tolerance on any case. Wrong answer: the largest separation in
+    #: tolerances on a rejecting case (infinite for a structure, shape, dtype or mutation failure).
+    ratio: float | None
+    #: The case of ``ratio`` (the first one when several tie).
+    case: str | None
+    #: Wrong answer: why that case rejects it (``value``, ``structure``, ``dtype``, ``mutation``...).
+    reason: str | None
+    #: Accepted: the slowest case (compile + run) as a share of the per-case time limit.
+    time_share: float | None
+    #: Empty when fine, else why the row warns.
+    warning: str = ""
+
+
+@dataclass
+class CheckContext:
+    root: Path
+    diag: Diagnostics
+    #: The sandbox backend for grading solutions; None skips the solutions and margins checks.
+    backend: Backend | None = None
+    #: Gradings run at once (each starts its own sandboxed worker).
+    concurrency: int = 2
+    #: The first sandbox slot (uid) the gradings use; grading ``i`` of those running at once uses
+    #: ``slot_base + i`` (or a later one if another judge process holds it).
+    slot_base: int = 0
+    problem: Problem | None = None
+    validator: ModuleType | None = None
+    #: The reference's output per case, in ``problem.cases`` order; None where it failed.
+    reference_outputs: list[Any] | None = None
+    reference_ok: bool = False
+    grades: list[SolutionGrade] = field(default_factory=list)
+    margins: list[MarginRow] = field(default_factory=list)
+
+    @property
+    def loaded(self) -> Problem:
+        assert self.problem is not None, "the runner only calls this check for a loaded problem"
+        return self.problem
+
+    @cached_property
+    def _case_files(self) -> dict[str, Path]:
+        files: dict[str, Path] = {}
+        for rel in self.loaded.spec.case_files:
+            path = self.root / rel
+            try:
+                data = json.loads(path.read_text())
+                for case in data.get("cases", []):
+                    files.setdefault(str(case.get("name")), path)
+            except (OSError, ValueError, AttributeError):
+                continue
+        return files
+
+    def case_file(self, case: Case) -> Path | None:
+        """The case file that defines ``case``."""
+        return self._case_files.get(case.name)
+
+    def public_outputs(self) -> list[Any] | None:
+        """Reference outputs of the public cases, or None if any of them is missing."""
+        if self.reference_outputs is None:
+            return None
+        outputs = [
+            out
+            for case, out in zip(self.loaded.cases, self.reference_outputs, strict=True)
+            if not case.hidden
+        ]
+        return None if any(out is None for out in outputs) else outputs
+
+
+def import_file(path: Path, prefix: str) -> ModuleType:
+    """Import a trusted repository file (a validator, a case generator) as a fresh module.
+
+    Raises whatever the module raises while it runs; ``FileNotFoundError`` when it is missing.
+    """
+    import hashlib
+    import importlib.util
+    import sys
+
+    name = f"_judge_{prefix}_{hashlib.sha1(str(path).encode()).hexdigest()[:12]}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path}")
+    if not path.is_file():
+        raise FileNotFoundError(str(path))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    saved, sys.dont_write_bytecode = sys.dont_write_bytecode, True  # no __pycache__ in problem folders
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    finally:
+        sys.dont_write_bytecode = saved
+    return module

@@ -1,0 +1,226 @@
+"""Run the checks of ``judge check`` on problem packages, in order, and collect the report.
+
+Each check is a plain function of a ``CheckContext`` (one module per check). Later checks use what earlier
+ones computed (the loaded problem, the reference's outputs, the gradings), so a check whose inputs are
+missing is skipped with the reason, never run on half a package.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from judge.check import (
+    cases_check,
+    coverage_check,
+    examples_check,
+    margins,
+    reference_check,
+    solutions_check,
+    spec_check,
+    starter_check,
+    statement_check,
+)
+from judge.check.context import CheckContext, MarginRow, SolutionGrade
+from judge.check.diagnostics import Diagnostics, Finding, Severity
+from judge.problems import default_problems_dir
+from sandbox.base import Backend
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str
+    run: Callable[[CheckContext], None]
+    #: Why the check cannot run for this context (None: it can).
+    blocked: Callable[[CheckContext], str | None]
+
+
+def _needs_problem(ctx: CheckContext) -> str | None:
+    return None if ctx.problem is not None else "the package did not load"
+
+
+def _needs_public_outputs(ctx: CheckContext) -> str | None:
+    if ctx.problem is None:
+        return "the package did not load"
+    return None if ctx.public_outputs() is not None else "the reference failed on a public case"
+
+
+def _needs_backend(ctx: CheckContext) -> str | None:
+    if ctx.problem is None:
+        return "the package did not load"
+    if ctx.backend is None:
+        return "no sandbox backend (solutions are not graded)"
+    if not ctx.reference_ok:
+        return "the reference failed, so every solution would be graded internal_error"
+    return None
+
+
+def _needs_grades(ctx: CheckContext) -> str | None:
+    return None if any(g.result is not None for g in ctx.grades) else "no solution was graded"
+
+
+STEPS: tuple[Step, ...] = (
+    Step(spec_check.NAME, spec_check.check, lambda ctx: None),
+    Step(statement_check.NAME, statement_check.check, _needs_problem),
+    Step(starter_check.NAME, starter_check.check, _needs_problem),
+    Step(cases_check.NAME, cases_check.check, _needs_problem),
+    Step(reference_check.NAME, reference_check.check, _needs_problem),
+    Step(examples_check.NAME, examples_check.check, _needs_public_outputs),
+    Step(coverage_check.NAME, coverage_check.check, _needs_problem),
+    Step(solutions_check.NAME, solutions_check.check, _needs_backend),
+    Step(margins.NAME, margins.check, _needs_grades),
+)
+CHECK_NAMES = tuple(step.name for step in STEPS)
+
+
+@dataclass(frozen=True)
+class CheckOutcome:
+    name: str
+    findings: tuple[Finding, ...]
+    elapsed_s: float
+    #: Why the check did not run (it may still carry findings another check made for it).
+    skipped: str | None = None
+
+    @property
+    def errors(self) -> int:
+        return sum(f.severity is Severity.ERROR for f in self.findings)
+
+    @property
+    def warnings(self) -> int:
+        return sum(f.severity is Severity.WARNING for f in self.findings)
+
+    @property
+    def status(self) -> str:
+        if self.errors:
+            return "failed"
+        if self.skipped is not None:
+            return "skipped"
+        return "warned" if self.warnings else "passed"
+
+
+@dataclass(frozen=True)
+class ProblemReport:
+    problem: str
+    root: Path
+    checks: tuple[CheckOutcome, ...]
+    margins: tuple[MarginRow, ...]
+    elapsed_s: float
+    #: Every graded solution (and the starter), in the order graded.
+    grades: tuple[SolutionGrade, ...] = ()
+
+    @property
+    def findings(self) -> list[Finding]:
+        return [f for c in self.checks for f in c.findings]
+
+    def grade_of(self, file: Path) -> SolutionGrade:
+        """The grading of one solution file."""
+        return next(g for g in self.grades if g.file == file.resolve())
+
+    def check(self, name: str) -> CheckOutcome:
+        return next(c for c in self.checks if c.name == name)
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    problems: tuple[ProblemReport, ...]
+    werror: bool = False
+
+    @property
+    def findings(self) -> list[Finding]:
+        return [f for p in self.problems for f in p.findings]
+
+    @property
+    def errors(self) -> int:
+        return sum(f.severity is Severity.ERROR for f in self.findings)
+
+    @property
+    def warnings(self) -> int:
+        return sum(f.severity is Severity.WARNING for f in self.findings)
+
+    @property
+    def ok(self) -> bool:
+        return self.errors == 0 and not (self.werror and self.warnings)
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.ok else 1
+
+
+def problem_dirs(paths: Sequence[Path], problems_dir: Path | None = None) -> list[Path]:
+    """The folders to check: the given ones (a bare slug names a folder of the problems folder), or every
+    folder of the problems folder (those without a problem.toml too, so a forgotten one is reported)."""
+    base = (problems_dir or default_problems_dir()).resolve()
+    if not paths:
+        if not base.is_dir():
+            return []
+        return [p for p in sorted(base.iterdir()) if p.is_dir() and not p.name.startswith((".", "_"))]
+    found = []
+    for path in paths:
+        if not path.is_dir() and (base / path).is_dir():
+            path = base / path
+        found.append(path.resolve())
+    return found
+
+
+def check_problem(
+    root: Path,
+    *,
+    backend: Backend | None = None,
+    concurrency: int = 2,
+    slot_base: int = 0,
+    progress: Progress | None = None,
+) -> ProblemReport:
+    """Run every check on one problem folder."""
+    root = root.resolve()
+    started = time.monotonic()
+    diag = Diagnostics(problem=root.name, base=root.parent.parent)
+    ctx = CheckContext(root=root, diag=diag, backend=backend, concurrency=concurrency, slot_base=slot_base)
+    timings: dict[str, float] = {}
+    skipped: dict[str, str] = {}
+    for step in STEPS:
+        reason = step.blocked(ctx)
+        if reason is not None:
+            skipped[step.name] = reason
+            continue
+        diag.check = step.name
+        began = time.monotonic()
+        step.run(ctx)
+        timings[step.name] = time.monotonic() - began
+        if progress is not None:
+            errors = sum(f.severity is Severity.ERROR for f in diag.of(step.name))
+            progress(
+                f"{root.name}: {step.name} {'failed' if errors else 'done'} in {timings[step.name]:.1f} s"
+            )
+    outcomes = tuple(
+        CheckOutcome(
+            step.name,
+            tuple(diag.of(step.name)),
+            round(timings.get(step.name, 0.0), 3),
+            skipped.get(step.name),
+        )
+        for step in STEPS
+    )
+    return ProblemReport(
+        root.name, root, outcomes, tuple(ctx.margins), round(time.monotonic() - started, 3), tuple(ctx.grades)
+    )
+
+
+def run_checks(
+    roots: Sequence[Path],
+    *,
+    backend: Backend | None = None,
+    concurrency: int = 2,
+    slot_base: int = 0,
+    werror: bool = False,
+    progress: Progress | None = None,
+) -> CheckReport:
+    """Check every problem folder in ``roots``, one after the other."""
+    reports = tuple(
+        check_problem(root, backend=backend, concurrency=concurrency, slot_base=slot_base, progress=progress)
+        for root in roots
+    )
+    return CheckReport(reports, werror=werror)

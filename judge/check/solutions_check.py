@@ -1,0 +1,139 @@
+"""Check ``solutions``: every file in ``solutions/<verdict>/`` gets the verdict its folder names.
+
+A folder may also allow the verdicts ``solutions.also_allow`` declares for it (a fork bomb under
+``runtime_error/`` may instead hit the memory limit). The starter code is graded too: it must not be
+accepted, and it should at least run. Gradings run ``ctx.concurrency`` at a time, each in its own
+sandboxed worker in its own slot.
+"""
+
+from __future__ import annotations
+
+import queue
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from judge.check.context import CheckContext, SolutionGrade
+from judge.errors import JudgeError
+from judge.grader import MAX_CODE_BYTES, grade
+from judge.verdicts import Verdict
+from sandbox.base import Backend, SlotBusy, Worker
+from sandbox.errors import SandboxError
+from sandbox.limits import SandboxLimits
+
+NAME = "solutions"
+
+#: Tries per grading when a slot turns out to be held by another judge process (the next slots are tried).
+_SLOT_TRIES = 8
+
+
+def check(ctx: CheckContext) -> None:
+    problem = ctx.loaded
+    diag = ctx.diag
+    jobs: list[tuple[str, Path]] = []
+    for folder, file in problem.solutions():
+        try:
+            verdict = Verdict(folder)
+        except ValueError:
+            verdict = None
+        if verdict is None or verdict is Verdict.NOT_RUN:
+            known = ", ".join(v.value for v in Verdict if v is not Verdict.NOT_RUN)
+            diag.error(f"solutions/{folder}/ is not a verdict (one of: {known})", file=file)
+            continue
+        jobs.append((folder, file))
+    folders = {folder for folder, _ in jobs}
+    if Verdict.ACCEPTED.value not in folders:
+        diag.error(
+            "no solutions/accepted/ file: the reference needs at least one independent accepted "
+            "solution, and the tolerance margins cannot be measured",
+            file=problem.root / "solutions",
+        )
+    if Verdict.WRONG_ANSWER.value not in folders:
+        diag.warning(
+            "no solutions/wrong_answer/ file: nothing shows that the cases catch a wrong answer",
+            file=problem.root / "solutions",
+        )
+    jobs.append(("", problem.root / "starter.py"))
+    assert ctx.backend is not None, "the runner skips this check without a backend"
+    ctx.grades = grade_files(ctx, ctx.backend, jobs)
+    for graded in ctx.grades:
+        _judge(ctx, graded)
+
+
+def grade_files(ctx: CheckContext, backend: Backend, jobs: list[tuple[str, Path]]) -> list[SolutionGrade]:
+    """Grade every (folder, file), ``ctx.concurrency`` at a time; results in the order of ``jobs``."""
+    workers = max(1, min(ctx.concurrency, len(jobs)))
+    slots: queue.Queue[int] = queue.Queue()
+    for slot in range(workers):
+        slots.put(slot)
+
+    def run(job: tuple[str, Path]) -> SolutionGrade:
+        slot = slots.get()
+        try:
+            return _grade_one(ctx, backend, job[0], job[1], slot, workers)
+        finally:
+            slots.put(slot)
+
+    if workers == 1:
+        return [run(job) for job in jobs]
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="judge-check") as pool:
+        return list(pool.map(run, jobs))
+
+
+def _grade_one(
+    ctx: CheckContext, backend: Backend, folder: str, file: Path, slot: int, stride: int
+) -> SolutionGrade:
+    started = time.monotonic()
+    try:
+        data = file.read_bytes()
+        if len(data) > MAX_CODE_BYTES:
+            raise ValueError(f"{len(data)} bytes, the limit is {MAX_CODE_BYTES}")
+        code = data.decode("utf-8")
+    except (OSError, ValueError) as exc:
+        return SolutionGrade(folder, file, None, f"cannot read it: {exc}")
+
+    def start(limits: SandboxLimits) -> Worker:
+        last: SlotBusy | None = None
+        for attempt in range(_SLOT_TRIES):
+            try:
+                return backend.start(limits, ctx.slot_base + slot + attempt * stride)
+            except SlotBusy as exc:
+                last = exc
+        assert last is not None
+        raise last
+
+    try:
+        result = grade(ctx.loaded, code, start)
+    except (JudgeError, SandboxError, OSError) as exc:
+        return SolutionGrade(folder, file, None, f"{type(exc).__name__}: {exc}", time.monotonic() - started)
+    return SolutionGrade(folder, file, result, None, time.monotonic() - started)
+
+
+def _judge(ctx: CheckContext, graded: SolutionGrade) -> None:
+    diag = ctx.diag
+    file = graded.file
+    if graded.result is None:
+        diag.error(f"could not be graded: {graded.error}", file=file)
+        return
+    result = graded.result
+    detail = f"{result.verdict.value}" + (f" ({result.message})" if result.message else "")
+    if result.verdict is Verdict.INTERNAL_ERROR:
+        diag.error(f"the judge failed while grading it: {detail}", file=file)
+        return
+    if not graded.folder:  # the starter code
+        if result.verdict is Verdict.ACCEPTED:
+            diag.error(
+                "the starter code is accepted: learners would pass without writing anything", file=file
+            )
+        elif result.verdict is not Verdict.WRONG_ANSWER:
+            diag.warning(
+                f"the starter code does not run cleanly: {detail}; give learners code that runs and "
+                "returns the right structure",
+                file=file,
+            )
+        return
+    expected = Verdict(graded.folder)
+    allowed = {expected, *ctx.loaded.spec.solutions.also_allow.get(expected, [])}
+    if result.verdict not in allowed:
+        also = f" (or {', '.join(sorted(v.value for v in allowed - {expected}))})" if len(allowed) > 1 else ""
+        diag.error(f"expected {expected.value}{also}, got {detail}", file=file)
