@@ -194,15 +194,17 @@ def _first_failure(cases: Sequence[CaseResult]) -> Verdict:
     return Verdict.ACCEPTED
 
 
-def _load_error(message: dict[str, Any]) -> tuple[Verdict, str]:
-    text = str(message.get("message", ""))[:4000]
+def _claimed(message: dict[str, Any], allowed: frozenset[Verdict]) -> tuple[Verdict, str]:
+    """The verdict and message the harness reports, trusted only within ``allowed`` (else runtime_error)."""
     try:
         verdict = Verdict(str(message.get("verdict")))
     except ValueError:
         verdict = Verdict.RUNTIME_ERROR
-    if verdict not in _LOAD_VERDICTS:
-        verdict = Verdict.RUNTIME_ERROR
-    return verdict, text
+    return (verdict if verdict in allowed else Verdict.RUNTIME_ERROR), str(message.get("message", ""))[:4000]
+
+
+def _load_error(message: dict[str, Any]) -> tuple[Verdict, str]:
+    return _claimed(message, _LOAD_VERDICTS)
 
 
 def _stopped(ctx: _Context, *, before_load: bool) -> tuple[Verdict, str]:
@@ -284,14 +286,8 @@ def _outcome(ctx: _Context, vis: Visibility, expected: Any, message: dict[str, A
             Verdict.INTERNAL_ERROR, f"the judge could not compute the expected output: {expected}"
         )
     if message.get("status") == "error":
-        try:
-            verdict = Verdict(str(message.get("verdict")))
-        except ValueError:
-            verdict = Verdict.RUNTIME_ERROR
-        if verdict not in _HARNESS_VERDICTS:
-            verdict = Verdict.RUNTIME_ERROR
-        reason = WrongAnswerReason.TYPE if verdict is Verdict.WRONG_ANSWER else None
-        return _Outcome(verdict, str(message.get("message", ""))[:4000], reason)
+        verdict, text = _claimed(message, _HARNESS_VERDICTS)
+        return _Outcome(verdict, text, WrongAnswerReason.TYPE if verdict is Verdict.WRONG_ANSWER else None)
     try:
         got = decode_tree(message.get("output"))
     except ProtocolError as exc:

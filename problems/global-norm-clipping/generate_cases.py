@@ -7,29 +7,17 @@ JSON to the case dtype is exact and the judge sees the same inputs as this scrip
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import ml_dtypes
 import numpy as np
 
+from judge.casegen import bf16, f32, num, write
+from judge.casegen import render as render  # re-exported: the case check renders with it
+
 SEED = 20_240_611
 OUT = Path(__file__).resolve().parent / "cases" / "hidden.json"
-
-
-def _f32(values: Any) -> Any:
-    """Nested lists (or a float) holding exact float32 values."""
-    return np.asarray(values, dtype=np.float32).tolist()
-
-
-def _bf16(values: Any) -> Any:
-    """Nested lists (or a float) holding exact bfloat16 values (round to nearest even)."""
-    return np.asarray(values, dtype=np.float32).astype(ml_dtypes.bfloat16).astype(np.float32).tolist()
-
-
-def _num(x: float) -> float:
-    return float(np.float32(x))
 
 
 def _leaves(tree: Any) -> list[Any]:
@@ -60,7 +48,7 @@ def _bf16_sum_gap(tree: Any) -> float:
 def _bf16_tree(rng: np.random.Generator, shapes: Any, scale: float, min_gap: float = 30.0) -> Any:
     """Random bfloat16 values, redrawn until summing squares in bfloat16 is visibly wrong."""
     while True:
-        tree = _random_tree(rng, shapes, scale, _bf16)
+        tree = _random_tree(rng, shapes, scale, bf16)
         if _bf16_sum_gap(tree) > min_gap:
             return tree
 
@@ -99,48 +87,48 @@ def build_cases() -> list[dict[str, Any]]:
                 "name": name,
                 "visibility": "hidden",
                 "dtype": dtype,
-                "args": {"grads": grads, "max_norm": _num(max_norm)},
+                "args": {"grads": grads, "max_norm": num(max_norm)},
             }
         )
 
     # The whole tree is one array: norm 3 > 1.5, so the vector is halved.
-    add("bare_vector_clipped", _f32([1.0, 2.0, 2.0]), 1.5)
+    add("bare_vector_clipped", f32([1.0, 2.0, 2.0]), 1.5)
     # The whole tree is one 0-d array whose norm is under the limit.
-    add("bare_scalar_unchanged", _f32(-0.75), 2.0)
+    add("bare_scalar_unchanged", f32(-0.75), 2.0)
     # Every gradient is zero: norm 0, scale 1, and no NaN from 0 / 0.
     add(
         "all_zero_gradients",
-        {"a": {"w": _f32(np.zeros((2, 3)))}, "b": [{"w": _f32(np.zeros(4))}, {"w": _f32(0.0)}]},
+        {"a": {"w": f32(np.zeros((2, 3)))}, "b": [{"w": f32(np.zeros(4))}, {"w": f32(0.0)}]},
         1.0,
     )
     # 4 + 9 + 36 = 49: the float32 norm is exactly 7, equal to max_norm, so nothing changes.
-    at_limit = {"a": _f32([[[2.0, -3.0]], [[0.0, 6.0]]]), "b": [], "c": _f32(0.0)}
+    at_limit = {"a": f32([[[2.0, -3.0]], [[0.0, 6.0]]]), "b": [], "c": f32(0.0)}
     add("norm_equals_max_norm", at_limit, 7.0)
     # The same gradients with max_norm a hair under the norm: every leaf shrinks by 6.999 / 7.
     add("norm_just_over_max_norm", at_limit, 6.999)
     # Empty leaves of shape (0,) and (1, 0) next to ordinary ones; norm sqrt(6.5) > 1.
     add(
         "empty_leaves_mixed",
-        {"empty": [], "empty_2d": [[]], "w": _f32([0.5, -1.5]), "s": _f32(2.0)},
+        {"empty": [], "empty_2d": [[]], "w": f32([0.5, -1.5]), "s": f32(2.0)},
         1.0,
     )
     # The only leaf is empty: the norm is 0 and the output is an empty leaf.
     add("only_empty_leaf", {"g": []}, 1.0)
     # Dicts of lists of dicts, clipped hard, then the same shapes well under the limit.
-    add("nested_lists_of_dicts_clipped", _random_tree(rng, NESTED, 0.5, _f32), 1.0)
-    add("nested_lists_of_dicts_unchanged", _random_tree(rng, NESTED, 0.5, _f32), 50.0)
+    add("nested_lists_of_dicts_clipped", _random_tree(rng, NESTED, 0.5, f32), 1.0)
+    add("nested_lists_of_dicts_unchanged", _random_tree(rng, NESTED, 0.5, f32), 50.0)
     # A list of dicts as the root, with leaves of very different magnitudes (a per-leaf norm fails here).
     add(
         "root_list_mixed_magnitudes",
         [
-            {"w": _f32(rng.normal(size=(2, 3, 4)) * 20.0), "b": _f32(rng.normal(size=3) * 1e-2)},
-            {"w": _f32(rng.normal(size=5) * 1e-3), "b": _f32(0.375)},
+            {"w": f32(rng.normal(size=(2, 3, 4)) * 20.0), "b": f32(rng.normal(size=3) * 1e-2)},
+            {"w": f32(rng.normal(size=5) * 1e-3), "b": f32(0.375)},
         ],
         0.25,
     )
     # Thousands of random values: clipped (norm ~ 48 > 10), then small values that stay unchanged.
-    add("large_random_clipped", _random_tree(rng, LARGE, 1.0, _f32), 10.0)
-    add("large_random_unchanged", _random_tree(rng, LARGE, 0.01, _f32), 1.0)
+    add("large_random_clipped", _random_tree(rng, LARGE, 1.0, f32), 10.0)
+    add("large_random_unchanged", _random_tree(rng, LARGE, 0.01, f32), 1.0)
     # bfloat16 leaves with non-round values, drawn so that summing the squares in bfloat16 gives a norm
     # more than 30 float32 tolerances away from the float32 sum (redrawn otherwise; still deterministic).
     add("bf16_nested_lists_of_dicts", _bf16_tree(rng, NESTED, 0.5), 1.0, "bfloat16")
@@ -150,16 +138,8 @@ def build_cases() -> list[dict[str, Any]]:
     return cases
 
 
-def render(cases: list[dict[str, Any]]) -> str:
-    """The file text: one case per line, so diffs stay readable."""
-    body = ",\n".join(json.dumps(case, allow_nan=False) for case in cases)
-    return '{"cases": [\n' + body + "\n]}\n"
-
-
 def main() -> None:
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(render(build_cases()), encoding="utf-8")
-    print(f"wrote {OUT}")
+    write(OUT, build_cases)
 
 
 if __name__ == "__main__":

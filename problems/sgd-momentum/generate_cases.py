@@ -7,29 +7,16 @@ JSON to the case dtype is exact and the judge sees the same inputs as this scrip
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-import ml_dtypes
 import numpy as np
+
+from judge.casegen import bf16, f32, num, write
+from judge.casegen import render as render  # re-exported: the case check renders with it
 
 SEED = 20_240_612
 OUT = Path(__file__).resolve().parent / "cases" / "hidden.json"
-
-
-def _f32(values: Any) -> Any:
-    """Nested lists (or a float) holding exact float32 values."""
-    return np.asarray(values, dtype=np.float32).tolist()
-
-
-def _bf16(values: Any) -> Any:
-    """Nested lists (or a float) holding exact bfloat16 values (round to nearest even)."""
-    return np.asarray(values, dtype=np.float32).astype(ml_dtypes.bfloat16).astype(np.float32).tolist()
-
-
-def _num(x: float) -> float:
-    return float(np.float32(x))
 
 
 def _random_tree(rng: np.random.Generator, shapes: Any, scale: float, cast: Any) -> Any:
@@ -46,7 +33,7 @@ def _zeros_tree(shapes: Any) -> Any:
         return {k: _zeros_tree(v) for k, v in shapes.items()}
     if isinstance(shapes, list):
         return [_zeros_tree(v) for v in shapes]
-    return _f32(np.zeros(shapes))
+    return f32(np.zeros(shapes))
 
 
 # Dicts holding a list of dicts, with 0-d, 1-d, 2-d, 3-d and empty (0,) leaves.
@@ -92,26 +79,26 @@ def build_cases() -> list[dict[str, Any]]:
                     "params": params,
                     "grads": grads,
                     "velocity": velocity,
-                    "learning_rate": _num(learning_rate),
-                    "momentum": _num(momentum),
+                    "learning_rate": num(learning_rate),
+                    "momentum": num(momentum),
                 },
             }
         )
 
-    def random_case(name: str, shapes: Any, lr: float, mom: float, cast: Any = _f32, **kw: Any) -> None:
+    def random_case(name: str, shapes: Any, lr: float, mom: float, cast: Any = f32, **kw: Any) -> None:
         params = _random_tree(rng, shapes, 1.0, cast)
         grads = _random_tree(rng, shapes, 0.5, cast)
         velocity = _random_tree(rng, shapes, 0.5, cast)
         add(name, params, grads, velocity, lr, mom, **kw)
 
     # The whole tree is one array, then one 0-d array.
-    add("bare_vector", _f32([1.0, -2.0, 0.5]), _f32([0.5, 0.25, -1.0]), _f32([0.25, -0.5, 0.0]), 0.125, 0.875)
-    add("bare_scalar", _f32(1.5), _f32(-0.25), _f32(0.5), 0.3, 0.5)
+    add("bare_vector", f32([1.0, -2.0, 0.5]), f32([0.5, 0.25, -1.0]), f32([0.25, -0.5, 0.0]), 0.125, 0.875)
+    add("bare_scalar", f32(1.5), f32(-0.25), f32(0.5), 0.3, 0.5)
     # Velocity all zero: the new velocity is the gradient.
     add(
         "zero_velocity",
-        _random_tree(rng, MIXED, 1.0, _f32),
-        _random_tree(rng, MIXED, 0.5, _f32),
+        _random_tree(rng, MIXED, 1.0, f32),
+        _random_tree(rng, MIXED, 0.5, f32),
         _zeros_tree(MIXED),
         0.1,
         0.9,
@@ -128,23 +115,15 @@ def build_cases() -> list[dict[str, Any]]:
     random_case("large_random", LARGE, 0.05, 0.9)
     random_case("large_random_big_step", LARGE, 1.5, 0.3)
     # bfloat16 leaves: the results must stay bfloat16 (a float32 learning rate or update promotes them).
-    random_case("bf16_mixed_nesting", MIXED, 0.1, 0.9, _bf16, dtype="bfloat16")
-    random_case("bf16_large", LARGE, 0.05, 0.95, _bf16, dtype="bfloat16")
-    random_case("bf16_bare_vector", (200,), 0.01, 0.99, _bf16, dtype="bfloat16")
-    random_case("bf16_root_list_of_dicts", ROOT_LIST, 0.25, 0.5, _bf16, dtype="bfloat16")
+    random_case("bf16_mixed_nesting", MIXED, 0.1, 0.9, bf16, dtype="bfloat16")
+    random_case("bf16_large", LARGE, 0.05, 0.95, bf16, dtype="bfloat16")
+    random_case("bf16_bare_vector", (200,), 0.01, 0.99, bf16, dtype="bfloat16")
+    random_case("bf16_root_list_of_dicts", ROOT_LIST, 0.25, 0.5, bf16, dtype="bfloat16")
     return cases
 
 
-def render(cases: list[dict[str, Any]]) -> str:
-    """The file text: one case per line, so diffs stay readable."""
-    body = ",\n".join(json.dumps(case, allow_nan=False) for case in cases)
-    return '{"cases": [\n' + body + "\n]}\n"
-
-
 def main() -> None:
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(render(build_cases()), encoding="utf-8")
-    print(f"wrote {OUT}")
+    write(OUT, build_cases)
 
 
 if __name__ == "__main__":

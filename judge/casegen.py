@@ -1,0 +1,42 @@
+"""Helpers for problems' seeded case generators (``problems/<slug>/generate_cases.py``).
+
+Generators write Run-panel JSON whose numbers are exact in the case dtype, so converting the JSON back
+gives the judge exactly the inputs the generator meant, and rerunning a generator gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+
+
+def f32(values: Any) -> Any:
+    """Nested lists (or a float) holding exact float32 values."""
+    return np.asarray(values, dtype=np.float32).tolist()
+
+
+def bf16(values: Any) -> Any:
+    """Nested lists (or a float) holding exact bfloat16 values (round to nearest even)."""
+    return np.asarray(values, dtype=np.float32).astype(ml_dtypes.bfloat16).astype(np.float32).tolist()
+
+
+def num(x: float) -> float:
+    """A Python float that is exactly a float32 value."""
+    return float(np.float32(x))
+
+
+def render(cases: list[dict[str, Any]]) -> str:
+    """A case file's text: one case per line, so diffs stay readable."""
+    body = ",\n".join(json.dumps(case, allow_nan=False) for case in cases)
+    return '{"cases": [\n' + body + "\n]}\n"
+
+
+def write(out: Path, build_cases: Callable[[], list[dict[str, Any]]]) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(render(build_cases()), encoding="utf-8")
+    print(f"wrote {out}")
