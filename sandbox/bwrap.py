@@ -389,6 +389,11 @@ class BwrapBackend(Backend):
             "--die-with-parent", "--new-session", "--hostname", "sandbox",
         ]  # fmt: skip
         fs = _Tree()
+        # Kernel filesystems and the private tmpfs first: a venv or checkout that lives under /tmp on the host
+        # (a CI clone, say) is then bound on top of the empty tmpfs instead of being hidden by it.
+        fs.args += ["--proc", "/proc", "--dev", "/dev"]
+        fs.tmpfs("/tmp", s.tmp_mb * MIB)
+        fs.tmpfs("/dev/shm", s.shm_mb * MIB)
         fs.ro_bind("/usr")
         for name in _SYSTEM_LINKS:
             host = Path("/", name)
@@ -407,9 +412,6 @@ class BwrapBackend(Backend):
                 fs.args += ["--tmpfs", str(hidden), "--remount-ro", str(hidden)]
         fs.dir(s.inside_root, "0755")  # the working directory, on sys.path: Python lists it to import
         fs.ro_bind(str(s.code_dir), f"{s.inside_root}/sandbox")
-        fs.args += ["--proc", "/proc", "--dev", "/dev"]
-        fs.args += ["--perms", "1777", "--size", str(s.tmp_mb * MIB), "--tmpfs", "/tmp"]
-        fs.args += ["--perms", "1777", "--size", str(s.shm_mb * MIB), "--tmpfs", "/dev/shm"]
         args += fs.args
         args += ["--chdir", s.inside_root]
         # setpriv needs these three to switch uid, clear groups and empty the bounding set; it drops them all.
@@ -457,6 +459,11 @@ class _Tree:
         for parent in reversed(Path(path).parents):
             self.dir(str(parent))
         self.args += ["--perms", mode, "--dir", path]
+        self.made.add(path)
+
+    def tmpfs(self, path: str, size: int) -> None:
+        """A private, size-capped, world-writable (sticky) tmpfs; binds below it may come later."""
+        self.args += ["--perms", "1777", "--size", str(size), "--tmpfs", path]
         self.made.add(path)
 
     def ro_bind(self, source: str, target: str | None = None) -> None:
