@@ -150,11 +150,12 @@ def interpret(
     if load_error is None and not reported.loaded:
         load_error = _stopped(ctx, before_load=True)
     stopped = load_error is not None
+    culprit = _culprit(raw, reported, len(cases))
     case_results: list[CaseResult] = []
     for i, case in enumerate(cases):
         vis = visibility[i]
         message = reported.results.get(i)
-        if stopped:
+        if stopped or (message is None and i != culprit):
             result = _not_run(case, vis)
         elif message is None:  # the run ended inside this case: a limit, a crash or an early exit
             verdict, text = _stopped(ctx, before_load=False)
@@ -185,6 +186,21 @@ def interpret(
         backend=backend,
         elapsed_ms=round(elapsed_ms, 1),
     )
+
+
+def _culprit(raw: RawRun, reported: _Reported, n_cases: int) -> int | None:
+    """The case a stop is charged to: the one whose user code was being traced ahead when the process
+    died (an exit, a crash, a memory kill), else the first case without a result (timeouts included:
+    the clock runs on the case being reported)."""
+    tracing = raw.tracing_case
+    if (
+        raw.timeout is None
+        and tracing is not None
+        and 0 <= tracing < n_cases
+        and tracing not in reported.results
+    ):
+        return tracing
+    return next((i for i in range(n_cases) if i not in reported.results), None)
 
 
 def _first_failure(cases: Sequence[CaseResult]) -> Verdict:

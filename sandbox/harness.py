@@ -380,8 +380,14 @@ class Pipeline:
     Compiles of different signatures overlap each other and the main thread's runs (XLA releases the GIL).
     """
 
-    def __init__(self, job: dict[str, Any], fn: Callable[..., Any], cap: Captured) -> None:
-        self.job, self.fn, self.cap = job, fn, cap
+    def __init__(
+        self,
+        job: dict[str, Any],
+        fn: Callable[..., Any],
+        cap: Captured,
+        report: Callable[[dict[str, Any]], None],
+    ) -> None:
+        self.job, self.fn, self.cap, self.report = job, fn, cap, report
         self.names = [a["name"] for a in job["args"]]
         self.traced = [bool(a.get("traced", True)) for a in job["args"]]
         self.static = tuple(i for i, t in enumerate(self.traced) if not t)
@@ -401,7 +407,11 @@ class Pipeline:
                 program = programs.get(key)
                 first = program is None
                 if program is None:
+                    # Bracket the user's Python at trace time, so a crash or exit in it is charged to this
+                    # case even while the main thread is still reporting an earlier one.
+                    self.report({"type": "trace_start", "index": index})
                     program = programs[key] = self._trace(args)
+                    self.report({"type": "trace_end", "index": index})
                 slot.set_result((args, program, first))
             except BaseException as exc:
                 slot.set_exception(classify(exc, self.cap.errors, at="while tracing the function"))
@@ -479,10 +489,16 @@ def serve(job: dict[str, Any], channel: BinaryIO, cap: Captured) -> None:
         return
     finally:
         cap.restore_config()
-    write_frame(channel, {"type": "loaded"})
-    pipeline = Pipeline(job, fn, cap)
+    lock = threading.Lock()
+
+    def report(message: dict[str, Any]) -> None:  # frames come from the main and the tracing thread
+        with lock:
+            write_frame(channel, message)
+
+    report({"type": "loaded"})
+    pipeline = Pipeline(job, fn, cap, report)
     for index in range(len(job["cases"])):
-        write_frame(channel, {"type": "case_start", "index": index})
+        report({"type": "case_start", "index": index})
         try:
             result = pipeline.run(index)
         except BaseException as exc:  # a CaseFailure, or e.g. building outputs hit a user-defined node
@@ -490,8 +506,8 @@ def serve(job: dict[str, Any], channel: BinaryIO, cap: Captured) -> None:
             result = {"status": "error", "verdict": failed.verdict, "message": failed.message}
             if failed.reason:
                 result["reason"] = failed.reason
-        write_frame(channel, {"type": "case_result", "index": index, **result})
-    write_frame(channel, {"type": "done"})
+        report({"type": "case_result", "index": index, **result})
+    report({"type": "done"})
 
 
 def main() -> None:

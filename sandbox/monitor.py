@@ -36,6 +36,8 @@ class RawRun:
     #: Index of the case that had started and not finished when the run stopped.
     running_case: int | None = None
     oom_killed: bool = False
+    #: Index of the case whose user code was being traced (ahead of the running case) when the run stopped.
+    tracing_case: int | None = None
     #: Bytes of output captured before each case started (index -> offset), to withhold hidden output.
     output_marks: dict[int, int] = field(default_factory=dict)
     protocol_error: str | None = None
@@ -138,6 +140,10 @@ def _pump(worker: Worker, limits: SandboxLimits, raw: RawRun, start: float) -> N
                         if raw.running_case is not None:
                             raw.output_marks[raw.running_case] = raw.output_total
                         case_deadline = time.monotonic() + limits.case_time_s
+                    elif kind == "trace_start":
+                        raw.tracing_case = _index(message)
+                    elif kind == "trace_end":
+                        raw.tracing_case = None
                     elif kind in ("loaded", "load_error"):
                         case_deadline = None
                     elif kind == "case_result":

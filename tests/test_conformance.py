@@ -133,7 +133,8 @@ def test_load_errors_are_reported_not_raised(backend: Backend) -> None:
 def test_early_exit_leaves_the_case_running(backend: Backend) -> None:
     code = "import os\n\ndef f(x, s):\n    os._exit(7)\n"
     raw = run(backend, job(code, np.ones(1, np.float32)))
-    assert results(raw) == [] and raw.running_case == 0 and raw.timeout is None
+    # The exit happens in the user's code at trace time: charged to case 0 whichever thread traced it.
+    assert results(raw) == [] and 0 in (raw.running_case, raw.tracing_case) and raw.timeout is None
     assert raw.returncode not in (None, 0)
 
 

@@ -196,3 +196,22 @@ def test_output_printed_during_hidden_cases_is_withheld(problem: Problem) -> Non
     assert "public print" in result.stdout
     assert "SECRET" not in result.stdout
     assert "hidden cases is not shown" in result.stdout
+
+
+def test_crash_while_tracing_ahead_is_charged_to_the_traced_case(problem: Problem) -> None:
+    # The main thread reported case 0 and started case 1; the tracing thread had moved on to case 3
+    # when the process exited: case 3 is at fault, cases 1-2 (still queued) were not run.
+    msgs = [*_all_ok(problem)[:3], {"type": "case_start", "index": 1}, {"type": "trace_start", "index": 3}]
+    result = _run(problem, msgs, returncode=0, tracing_case=3, running_case=1)
+    verdicts = [c.verdict for c in result.cases]
+    assert verdicts[0] is Verdict.ACCEPTED
+    assert verdicts[1:3] == [Verdict.NOT_RUN, Verdict.NOT_RUN]
+    assert verdicts[3] is Verdict.RUNTIME_ERROR
+    assert result.message.startswith(f"case {problem.cases[3].name}:")
+
+
+def test_timeout_is_charged_to_the_reported_case_even_while_tracing_ahead(problem: Problem) -> None:
+    msgs = [*_all_ok(problem)[:3], {"type": "case_start", "index": 1}, {"type": "trace_start", "index": 2}]
+    result = _run(problem, msgs, timeout="case", returncode=-9, tracing_case=2, running_case=1)
+    assert result.cases[1].verdict is Verdict.TIME_LIMIT_EXCEEDED
+    assert result.cases[2].verdict is Verdict.NOT_RUN
