@@ -12,6 +12,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import replace
@@ -21,6 +22,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from sandbox.base import CODE_ROOT
 from sandbox.bwrap import BwrapBackend, BwrapWorker, processes_of_uid, project_copies
 from sandbox.cgroups import discover
 from sandbox.limits import SandboxLimits
@@ -176,11 +178,11 @@ attempt("read_host_passwd_root", lambda: [l for l in open("/etc/passwd") if l.st
 attempt("list_root", lambda: os.listdir("/root"))
 attempt("list_work", lambda: os.listdir("/work"))
 attempt("read_root_bashrc", lambda: open("/root/.bashrc").read())
-attempt("list_problems", lambda: os.listdir("/work/main/problems"))
-attempt("list_reference", lambda: os.listdir("/work/main/reference"))
-attempt("list_judge", lambda: os.listdir("/work/main/judge"))
-attempt("list_work_main", lambda: sorted(os.listdir("/work/main")))
-attempt("stat_venv", lambda: os.path.isdir("/work/main/.venv/lib"))
+attempt("list_problems", lambda: os.listdir("ROOT_DIR/problems"))
+attempt("list_reference", lambda: os.listdir("ROOT_DIR/reference"))
+attempt("list_judge", lambda: os.listdir("ROOT_DIR/judge"))
+attempt("list_work_main", lambda: sorted(os.listdir("ROOT_DIR")))
+attempt("stat_venv", lambda: os.path.isdir("VENV_DIR/lib"))
 attempt("import_judge", lambda: __import__("judge"))
 attempt("import_reference", lambda: __import__("reference"))
 attempt("proc1_environ", lambda: open("/proc/1/environ", "rb").read())
@@ -243,7 +245,12 @@ def isolation(backend: BwrapBackend) -> Iterator[tuple[RawRun, dict[str, Any], l
     listener.setblocking(False)
     os.environ["JUDGE_SECRET_PROBE"] = SECRET  # in the judge's environment: must not reach the sandbox
     try:
-        code = PROBE.replace("PORT", str(listener.getsockname()[1])).replace("SECRET_VALUE", SECRET)
+        code = (
+            PROBE.replace("PORT", str(listener.getsockname()[1]))
+            .replace("SECRET_VALUE", SECRET)
+            .replace("ROOT_DIR", str(CODE_ROOT))
+            .replace("VENV_DIR", sys.prefix)
+        )
         raw, worker = run(backend, code)
         heard: list[bytes] = []
         try:
