@@ -8,6 +8,7 @@ what is wrong. Errors fail the check; warnings fail it only with ``--werror`` (p
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -36,6 +37,11 @@ class Finding:
 
     def __str__(self) -> str:
         return f"{self.severity.value}[{self.check}] {self.where}: {self.message}"
+
+
+def tally(findings: Iterable[Finding], severity: Severity) -> int:
+    """How many of ``findings`` have ``severity``."""
+    return sum(f.severity is severity for f in findings)
 
 
 @dataclass

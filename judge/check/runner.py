@@ -24,7 +24,7 @@ from judge.check import (
     statement_check,
 )
 from judge.check.context import CheckContext, MarginRow, SolutionGrade
-from judge.check.diagnostics import Diagnostics, Finding, Severity
+from judge.check.diagnostics import Diagnostics, Finding, Severity, tally
 from judge.problems import default_problems_dir
 from sandbox.base import Backend
 
@@ -87,11 +87,11 @@ class CheckOutcome:
 
     @property
     def errors(self) -> int:
-        return sum(f.severity is Severity.ERROR for f in self.findings)
+        return tally(self.findings, Severity.ERROR)
 
     @property
     def warnings(self) -> int:
-        return sum(f.severity is Severity.WARNING for f in self.findings)
+        return tally(self.findings, Severity.WARNING)
 
     @property
     def status(self) -> str:
@@ -135,11 +135,11 @@ class CheckReport:
 
     @property
     def errors(self) -> int:
-        return sum(f.severity is Severity.ERROR for f in self.findings)
+        return tally(self.findings, Severity.ERROR)
 
     @property
     def warnings(self) -> int:
-        return sum(f.severity is Severity.WARNING for f in self.findings)
+        return tally(self.findings, Severity.WARNING)
 
     @property
     def ok(self) -> bool:
@@ -191,7 +191,7 @@ def check_problem(
         step.run(ctx)
         timings[step.name] = time.monotonic() - began
         if progress is not None:
-            errors = sum(f.severity is Severity.ERROR for f in diag.of(step.name))
+            errors = tally(diag.of(step.name), Severity.ERROR)
             progress(
                 f"{root.name}: {step.name} {'failed' if errors else 'done'} in {timings[step.name]:.1f} s"
             )
