@@ -30,6 +30,15 @@ def num(x: float) -> float:
     return float(np.float32(x))
 
 
+def random_tree(rng: np.random.Generator, shapes: Any, scale: float, cast: Callable[[Any], Any]) -> Any:
+    """Fill a tree of shapes (tuples are shapes; dicts and lists are nodes) with scaled normal values."""
+    if isinstance(shapes, dict):
+        return {k: random_tree(rng, v, scale, cast) for k, v in shapes.items()}
+    if isinstance(shapes, list):
+        return [random_tree(rng, v, scale, cast) for v in shapes]
+    return cast(rng.normal(size=shapes) * scale)
+
+
 def render(cases: list[dict[str, Any]]) -> str:
     """A case file's text: one case per line, so diffs stay readable."""
     body = ",\n".join(json.dumps(case, allow_nan=False) for case in cases)

@@ -13,7 +13,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from judge.casegen import bf16, f32, num, write
+from judge.casegen import bf16, f32, num, random_tree, write
 from judge.casegen import render as render  # re-exported: the case check renders with it
 
 SEED = 20_240_611
@@ -48,18 +48,9 @@ def _bf16_sum_gap(tree: Any) -> float:
 def _bf16_tree(rng: np.random.Generator, shapes: Any, scale: float, min_gap: float = 30.0) -> Any:
     """Random bfloat16 values, redrawn until summing squares in bfloat16 is visibly wrong."""
     while True:
-        tree = _random_tree(rng, shapes, scale, bf16)
+        tree = random_tree(rng, shapes, scale, bf16)
         if _bf16_sum_gap(tree) > min_gap:
             return tree
-
-
-def _random_tree(rng: np.random.Generator, shapes: Any, scale: float, cast: Any) -> Any:
-    """Fill a tree of shapes (tuples are shapes; dicts and lists are nodes) with scaled normal values."""
-    if isinstance(shapes, dict):
-        return {k: _random_tree(rng, v, scale, cast) for k, v in shapes.items()}
-    if isinstance(shapes, list):
-        return [_random_tree(rng, v, scale, cast) for v in shapes]
-    return cast(rng.normal(size=shapes) * scale)
 
 
 # A nesting of dicts that hold lists of dicts, with 0-d, 1-d, 2-d and 3-d leaves.
@@ -115,8 +106,8 @@ def build_cases() -> list[dict[str, Any]]:
     # The only leaf is empty: the norm is 0 and the output is an empty leaf.
     add("only_empty_leaf", {"g": []}, 1.0)
     # Dicts of lists of dicts, clipped hard, then the same shapes well under the limit.
-    add("nested_lists_of_dicts_clipped", _random_tree(rng, NESTED, 0.5, f32), 1.0)
-    add("nested_lists_of_dicts_unchanged", _random_tree(rng, NESTED, 0.5, f32), 50.0)
+    add("nested_lists_of_dicts_clipped", random_tree(rng, NESTED, 0.5, f32), 1.0)
+    add("nested_lists_of_dicts_unchanged", random_tree(rng, NESTED, 0.5, f32), 50.0)
     # A list of dicts as the root, with leaves of very different magnitudes (a per-leaf norm fails here).
     add(
         "root_list_mixed_magnitudes",
@@ -127,8 +118,8 @@ def build_cases() -> list[dict[str, Any]]:
         0.25,
     )
     # Thousands of random values: clipped (norm ~ 48 > 10), then small values that stay unchanged.
-    add("large_random_clipped", _random_tree(rng, LARGE, 1.0, f32), 10.0)
-    add("large_random_unchanged", _random_tree(rng, LARGE, 0.01, f32), 1.0)
+    add("large_random_clipped", random_tree(rng, LARGE, 1.0, f32), 10.0)
+    add("large_random_unchanged", random_tree(rng, LARGE, 0.01, f32), 1.0)
     # bfloat16 leaves with non-round values, drawn so that summing the squares in bfloat16 gives a norm
     # more than 30 float32 tolerances away from the float32 sum (redrawn otherwise; still deterministic).
     add("bf16_nested_lists_of_dicts", _bf16_tree(rng, NESTED, 0.5), 1.0, "bfloat16")

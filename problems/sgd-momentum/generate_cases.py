@@ -12,20 +12,11 @@ from typing import Any
 
 import numpy as np
 
-from judge.casegen import bf16, f32, num, write
+from judge.casegen import bf16, f32, num, random_tree, write
 from judge.casegen import render as render  # re-exported: the case check renders with it
 
 SEED = 20_240_612
 OUT = Path(__file__).resolve().parent / "cases" / "hidden.json"
-
-
-def _random_tree(rng: np.random.Generator, shapes: Any, scale: float, cast: Any) -> Any:
-    """Fill a tree of shapes (tuples are shapes; dicts and lists are nodes) with scaled normal values."""
-    if isinstance(shapes, dict):
-        return {k: _random_tree(rng, v, scale, cast) for k, v in shapes.items()}
-    if isinstance(shapes, list):
-        return [_random_tree(rng, v, scale, cast) for v in shapes]
-    return cast(rng.normal(size=shapes) * scale)
 
 
 def _zeros_tree(shapes: Any) -> Any:
@@ -86,9 +77,9 @@ def build_cases() -> list[dict[str, Any]]:
         )
 
     def random_case(name: str, shapes: Any, lr: float, mom: float, cast: Any = f32, **kw: Any) -> None:
-        params = _random_tree(rng, shapes, 1.0, cast)
-        grads = _random_tree(rng, shapes, 0.5, cast)
-        velocity = _random_tree(rng, shapes, 0.5, cast)
+        params = random_tree(rng, shapes, 1.0, cast)
+        grads = random_tree(rng, shapes, 0.5, cast)
+        velocity = random_tree(rng, shapes, 0.5, cast)
         add(name, params, grads, velocity, lr, mom, **kw)
 
     # The whole tree is one array, then one 0-d array.
@@ -97,8 +88,8 @@ def build_cases() -> list[dict[str, Any]]:
     # Velocity all zero: the new velocity is the gradient.
     add(
         "zero_velocity",
-        _random_tree(rng, MIXED, 1.0, f32),
-        _random_tree(rng, MIXED, 0.5, f32),
+        random_tree(rng, MIXED, 1.0, f32),
+        random_tree(rng, MIXED, 0.5, f32),
         _zeros_tree(MIXED),
         0.1,
         0.9,
