@@ -7,13 +7,16 @@ import os
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from judge.errors import JudgeError, ProblemError, SandboxRefused
-from judge.problems import ProblemSet
-from judge.sandboxes import choose_backend, insecure_from_env
+from judge.sandboxes import Prestarted, choose_backend, insecure_from_env
+from sandbox.errors import SandboxError
+
+if TYPE_CHECKING:
+    from judge.problems import ProblemSet
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="JAX practice judge.")
 
@@ -40,6 +43,8 @@ def _fail(message: str, code: int = EXIT_USAGE) -> typer.Exit:
 
 
 def _problems(directory: Path | None) -> ProblemSet:
+    from judge.problems import ProblemSet  # imported late: pydantic and numpy cost ~0.4 s to import
+
     try:
         return ProblemSet(directory)
     except ProblemError as exc:
@@ -58,33 +63,37 @@ def grade(
     problems: ProblemsOpt = None,
 ) -> None:
     """Grade FILE against every public and hidden case of problem SLUG."""
-    from judge.grader import MAX_CODE_BYTES
-    from judge.grader import grade as run_grade
-    from judge.report import text_report
-
-    problem_set = _problems(problems)
-    try:
-        problem = problem_set.get(slug)
-    except ProblemError as exc:
-        raise _fail(str(exc)) from None
     try:
         data = sys.stdin.buffer.read() if str(file) == "-" else file.read_bytes()
     except OSError as exc:
         raise _fail(f"cannot read {file}: {exc.strerror}") from None
-    if len(data) > MAX_CODE_BYTES:
-        raise _fail(f"{file} is {len(data)} bytes; the limit is {MAX_CODE_BYTES}")
     try:
         code = data.decode("utf-8")
     except UnicodeDecodeError:
         raise _fail(f"{file} is not UTF-8 text") from None
     try:
         backend = choose_backend(sandbox, allow_insecure=insecure or insecure_from_env())
+        # Start the sandboxed worker now: it imports JAX while this process loads the problems.
+        source = Prestarted(backend)
     except SandboxRefused as exc:
         raise _fail(str(exc)) from None
+    except SandboxError as exc:
+        raise _fail(f"the sandbox failed to start: {exc}") from None
     try:
-        result = run_grade(problem, code, lambda limits: backend.start(limits))
-    except JudgeError as exc:
-        raise _fail(f"the judge failed: {exc}", code=EXIT_USAGE) from None
+        from judge.grader import MAX_CODE_BYTES
+        from judge.grader import grade as run_grade
+        from judge.report import text_report
+
+        if len(data) > MAX_CODE_BYTES:
+            raise _fail(f"{file} is {len(data)} bytes; the limit is {MAX_CODE_BYTES}")
+        problem = _problems(problems).get(slug)
+        result = run_grade(problem, code, source)
+    except ProblemError as exc:
+        raise _fail(str(exc)) from None
+    except (JudgeError, SandboxError) as exc:
+        raise _fail(f"the judge failed: {exc}") from None
+    finally:
+        source.close()
     if as_json:
         typer.echo(json.dumps(result.model_dump(mode="json", by_alias=True), indent=None))
     else:

@@ -12,7 +12,8 @@ import sys
 
 from judge.errors import SandboxRefused
 from sandbox.backends import BACKENDS, get_backend
-from sandbox.base import Backend
+from sandbox.base import Backend, Worker
+from sandbox.limits import SandboxLimits
 
 AUTO_ORDER = ("bwrap", "docker")
 INSECURE_WARNING = (
@@ -62,3 +63,35 @@ def choose_backend(name: str | None = None, *, allow_insecure: bool = False) -> 
 
 def insecure_from_env() -> bool:
     return os.environ.get("JUDGE_INSECURE", "") in ("1", "true", "yes")
+
+
+class Prestarted:
+    """A worker started before the problem is known, so its JAX import overlaps the judge's own start-up.
+
+    Called as a worker source (``judge.grader.WorkerSource``): hands out the early worker once when the
+    limits baked into its processes at start (CPU time, memory, processes) are the ones asked for, and
+    starts a fresh worker otherwise. Time and output limits are enforced on the judge's side per job.
+    """
+
+    def __init__(self, backend: Backend, limits: SandboxLimits | None = None) -> None:
+        self.backend = backend
+        self.limits = limits or SandboxLimits()
+        self._worker: Worker | None = backend.start(self.limits)
+
+    def __call__(self, limits: SandboxLimits) -> Worker:
+        worker, self._worker = self._worker, None
+        if worker is not None:
+            if _baked(self.limits) == _baked(limits) and worker.alive():
+                return worker
+            worker.close()
+        return self.backend.start(limits)
+
+    def close(self) -> None:
+        """Release the early worker if nobody took it."""
+        if self._worker is not None:
+            self._worker.close()
+            self._worker = None
+
+
+def _baked(limits: SandboxLimits) -> tuple[float, int, int]:
+    return (limits.cpu_time_s, limits.memory_mb, limits.processes)
