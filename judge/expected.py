@@ -24,7 +24,7 @@ from judge.errors import ReferenceFailure
 from judge.problems import REPO_ROOT, Case, Problem
 from sandbox.command import FAST_COMPILE_XLA_FLAGS
 from sandbox.protocol import ProtocolError, decode_tree, encode_tree
-from sandbox.tree import OtherNode
+from sandbox.tree import to_host as tree_to_host
 
 _LOCK = threading.Lock()
 _MISSING = object()
@@ -81,23 +81,14 @@ def _import_file(path: str, source: str) -> ModuleType:
 
 
 def to_host(tree: Any) -> Any:
-    """JAX output -> plain containers with numpy leaves (the same shape the sandbox sends back)."""
-    import numpy as np
-
-    if isinstance(tree, dict):
-        return {k: to_host(v) for k, v in tree.items()}
-    if type(tree) is list:
-        return [to_host(v) for v in tree]
-    if type(tree) is tuple:
-        return tuple(to_host(v) for v in tree)
-    if tree is None:
-        return None
-    if hasattr(tree, "shape") and hasattr(tree, "dtype"):
-        return np.asarray(tree)
+    """JAX output -> plain containers with numpy leaves (the same conversion the sandbox applies)."""
     import jax
 
-    children = jax.tree_util.tree_leaves(tree, is_leaf=lambda x: x is not tree)
-    return OtherNode(type(tree).__name__, tuple(to_host(c) for c in children))
+    return tree_to_host(
+        tree,
+        lambda x: hasattr(x, "shape") and hasattr(x, "dtype"),
+        lambda x: jax.tree_util.tree_leaves(x, is_leaf=lambda y: y is not x),
+    )
 
 
 def _import_jax() -> ModuleType:

@@ -32,7 +32,7 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from sandbox.protocol import TreeLimits, decode_tree, encode_tree, read_frame, write_frame
-from sandbox.tree import OtherNode
+from sandbox.tree import to_host as tree_to_host
 
 FILENAME = "solution.py"
 MAX_JOB_BYTES = 256 * 1024 * 1024
@@ -328,18 +328,11 @@ def _array_like(x: Any, cap: Captured) -> bool:
 
 def to_host(tree: Any, cap: Captured) -> Any:
     """Output of the compiled function -> plain containers and numpy leaves (other nodes kept by name)."""
-    if isinstance(tree, dict):
-        return {k: to_host(v, cap) for k, v in tree.items()}
-    if type(tree) is list:
-        return [to_host(v, cap) for v in tree]
-    if type(tree) is tuple:
-        return tuple(to_host(v, cap) for v in tree)
-    if tree is None:
-        return None
-    if isinstance(tree, cap.array_type | np.ndarray | np.generic):
-        return np.asarray(tree)
-    children = cap.jax.tree_util.tree_leaves(tree, is_leaf=lambda x: x is not tree)
-    return OtherNode(type(tree).__name__, tuple(to_host(c, cap) for c in children))
+    return tree_to_host(
+        tree,
+        lambda x: isinstance(x, cap.array_type | np.ndarray | np.generic),
+        lambda x: cap.jax.tree_util.tree_leaves(x, is_leaf=lambda y: y is not x),
+    )
 
 
 class CompiledCase:

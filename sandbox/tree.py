@@ -6,8 +6,11 @@ A decoded tree (what the judge compares) is made of ``dict`` (string keys, or ``
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 
 @dataclass(frozen=True)
@@ -27,3 +30,22 @@ class OtherNode:
 
     type_name: str
     children: tuple[Any, ...]
+
+
+def to_host(tree: Any, is_array: Callable[[Any], bool], children: Callable[[Any], list[Any]]) -> Any:
+    """A function's output -> plain containers with numpy leaves, other pytree nodes kept by type name.
+
+    The one conversion both sides use: the harness for the user's output, the judge for the reference's,
+    so the two trees compared are built the same way. ``children`` gives a foreign node's children.
+    """
+    if isinstance(tree, dict):
+        return {k: to_host(v, is_array, children) for k, v in tree.items()}
+    if type(tree) is list:
+        return [to_host(v, is_array, children) for v in tree]
+    if type(tree) is tuple:
+        return tuple(to_host(v, is_array, children) for v in tree)
+    if tree is None:
+        return None
+    if is_array(tree):
+        return np.asarray(tree)
+    return OtherNode(type(tree).__name__, tuple(to_host(c, is_array, children) for c in children(tree)))
