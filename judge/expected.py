@@ -8,6 +8,7 @@ fault: the case is graded ``internal_error`` (``ReferenceFailure``), never blame
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import json
@@ -106,49 +107,54 @@ def clear_jax_caches() -> None:
     _import_jax().clear_caches()
 
 
-def run_reference(problem: Problem, cases: Sequence[Case]) -> list[Any]:
-    """Reference outputs for cases, in order, computed under jit (no cache). Raises ReferenceFailure."""
+def reference_outputs(problem: Problem, cases: Sequence[Case]) -> list[Any]:
+    """Reference output per case, in order, under one ``jax.jit`` (no cache): a ReferenceFailure (with the
+    reference's own exception as its cause) where the reference raised, so one bad case spoils no other."""
     jax = _import_jax()
-
-    fn = load_reference(problem)
+    try:
+        fn = load_reference(problem)
+    except ReferenceFailure as exc:
+        return [exc] * len(cases)
     static = tuple(i for i, a in enumerate(problem.spec.args) if not a.traced)
     jitted = jax.jit(fn, static_argnums=static)
-    outputs = []
+    outputs: list[Any] = []
     for case in cases:
-        args = [a if isinstance(a, float) else jax.device_put(a) for a in case.inputs]
         try:
+            args = [a if isinstance(a, float) else jax.device_put(a) for a in case.inputs]
             outputs.append(to_host(jax.block_until_ready(jitted(*args))))
         except Exception as exc:
-            raise ReferenceFailure(
+            failure = ReferenceFailure(
                 f"the reference {problem.spec.reference} failed on case {case.name}: "
                 f"{type(exc).__name__}: {exc}"
-            ) from exc
+            )
+            failure.__cause__ = exc
+            outputs.append(failure)
     return outputs
 
 
 def expected_outputs(problem: Problem, cases: Sequence[Case]) -> list[Any | ReferenceFailure]:
     """Expected output per case, from the cache or computed and cached; a ReferenceFailure where it failed."""
     directory = cache_dir() / problem.slug
+    files = [directory / f"{case_key(problem, case)}.json" for case in cases]
     results: list[Any] = [_MISSING] * len(cases)
-    missing: list[int] = []
-    for i, case in enumerate(cases):
-        file = directory / f"{case_key(problem, case)}.json"
-        try:
+    for i, file in enumerate(files):
+        with contextlib.suppress(OSError, ValueError, ProtocolError):  # absent or damaged: recompute it
             results[i] = decode_tree(json.loads(file.read_text()))
-        except (FileNotFoundError, ValueError, ProtocolError):
-            missing.append(i)
+    missing = [i for i, r in enumerate(results) if r is _MISSING]
     if missing:
         with _LOCK:
-            directory.mkdir(parents=True, exist_ok=True)
-            for i in missing:
-                try:
-                    (output,) = run_reference(problem, [cases[i]])
-                except ReferenceFailure as exc:
-                    results[i] = exc
-                    continue
+            computed = reference_outputs(problem, [cases[i] for i in missing])
+            for i, output in zip(missing, computed, strict=True):
                 results[i] = output
-                file = directory / f"{case_key(problem, cases[i])}.json"
-                tmp = file.with_suffix(f".{os.getpid()}.tmp")
-                tmp.write_text(json.dumps(encode_tree(output)))
-                tmp.replace(file)
+                if not isinstance(output, ReferenceFailure):
+                    _store(files[i], output)
     return results
+
+
+def _store(file: Path, output: Any) -> None:
+    """Cache one expected output; the cache only saves time, so a read-only cache folder is no error."""
+    with contextlib.suppress(OSError):
+        file.parent.mkdir(parents=True, exist_ok=True)
+        tmp = file.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(encode_tree(output)))
+        tmp.replace(file)

@@ -161,9 +161,9 @@ def _trace_advice(exc: BaseException, errors: Any) -> str | None:
 
 def classify(exc: BaseException, errors: Any, *, at: str) -> CaseFailure:
     """Turn an exception from user code into a verdict with a message that names the user's line."""
-    where = _where(exc)
     if isinstance(exc, CaseFailure):
         return exc
+    where = _where(exc)
     advice = _trace_advice(exc, errors)
     if advice is not None:
         return CaseFailure("trace_error", f"{where}{advice}\n({_first_line(exc)})")
@@ -288,7 +288,6 @@ class Probe:
     def __init__(self) -> None:
         self.not_traced: list[str] = []
         self.mutation: str | None = None
-        self.bad_output: str | None = None
 
 
 def make_wrapper(
@@ -311,7 +310,6 @@ def make_wrapper(
             probe.mutation = probe.mutation or find_mutation(name, snap)
         bad = [type(x).__name__ for x in cap.tree_leaves(out) if not _array_like(x, cap)]
         if bad:
-            probe.bad_output = bad[0]
             raise CaseFailure(
                 "wrong_answer",
                 f"the function returned a {bad[0]} where every leaf must be a JAX array",

@@ -120,10 +120,7 @@ def _pump(worker: Worker, limits: SandboxLimits, raw: RawRun, start: float) -> N
                     open_fds.discard(fd)
                     continue
                 if fd == worker.output_fd:
-                    raw.output_total += len(chunk)
-                    room = limits.output_bytes - len(output)
-                    if room > 0:
-                        output += chunk[:room]
+                    _capture(output, chunk, raw, limits)
                     continue
                 try:
                     messages = reader.feed(chunk)
@@ -163,16 +160,18 @@ def _drain_output(worker: Worker, output: bytearray, raw: RawRun, limits: Sandbo
     with selectors.DefaultSelector() as sel:
         sel.register(worker.output_fd, selectors.EVENT_READ)
         while time.monotonic() < deadline and sel.select(timeout=max(0.0, deadline - time.monotonic())):
-            try:
-                chunk = os.read(worker.output_fd, 1 << 16)
-            except OSError:
-                return
+            chunk = _read(worker.output_fd)
             if not chunk:
                 return
-            raw.output_total += len(chunk)
-            room = limits.output_bytes - len(output)
-            if room > 0:
-                output += chunk[:room]
+            _capture(output, chunk, raw, limits)
+
+
+def _capture(output: bytearray, chunk: bytes, raw: RawRun, limits: SandboxLimits) -> None:
+    """Keep user output up to the cap; count (and drop) the rest, so a flood fills no memory."""
+    raw.output_total += len(chunk)
+    room = limits.output_bytes - len(output)
+    if room > 0:
+        output += chunk[:room]
 
 
 def _read(fd: int) -> bytes:

@@ -16,7 +16,7 @@ import numpy as np
 
 from judge.check.context import CheckContext
 from judge.errors import ReferenceFailure
-from judge.expected import clear_jax_caches, load_reference, run_reference
+from judge.expected import clear_jax_caches, load_reference, reference_outputs
 from judge.problems import Case
 from judge.pytree_json import describe_leaves, path_str
 from sandbox.tree import OtherNode
@@ -24,7 +24,7 @@ from sandbox.tree import OtherNode
 NAME = "reference"
 
 _MAX_MESSAGE = 600
-#: ``run_reference`` names the case; the finding names it already.
+#: ``reference_outputs`` names the case; the finding names it already.
 _PREFIX = re.compile(r"^the reference \S+ failed on case \S+: ")
 
 
@@ -67,15 +67,7 @@ def check(ctx: CheckContext) -> None:
 
 
 def _run_all(ctx: CheckContext) -> list[Any]:
-    results: list[Any] = []
-    for case in ctx.loaded.cases:
-        try:
-            (out,) = run_reference(ctx.loaded, [case])
-        except ReferenceFailure as exc:
-            results.append(exc)
-            continue
-        results.append(out)
-    return results
+    return reference_outputs(ctx.loaded, ctx.loaded.cases)
 
 
 def _failure_text(exc: ReferenceFailure) -> str:
