@@ -1,0 +1,103 @@
+"""The grading engine as one object: what the CLI, the REST service and grading workers all call.
+
+    engine = Engine(backend, workers=2)          # starts warm sandboxed workers in the background
+    engine.wait_ready(60)                        # optional: block until the pool is full
+    result = engine.grade(problem, code)         # Submit: every public and hidden case
+    result = engine.run(problem, code)           # Run: the public examples
+    result = engine.run(problem, code, {"grads": {...}, "max_norm": 1.0})   # Run: one custom case
+    engine.close()
+
+``on_case`` (optional) is called with each case's result, in case order, as soon as it is known, so a
+caller can stream progress; hidden cases carry verdict and message only, exactly as in the final result.
+Bad custom inputs raise ``judge.errors.InputError`` naming the argument and JSON path, before any sandbox
+work. Every other failure of user code is a verdict inside the result; the judge's own failures raise
+``JudgeError`` or ``SandboxError``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from judge.grader import grade
+from judge.problems import Problem
+from judge.results import CaseResult, GradeResult
+from sandbox.base import Backend, Worker
+from sandbox.limits import SandboxLimits
+from sandbox.pool import WorkerPool
+
+CaseCallback = Callable[[CaseResult], None]
+
+#: Seconds ``grade``/``run`` wait for a warm worker before they fail with the pool's last start error.
+ACQUIRE_TIMEOUT_S = 60.0
+
+
+class Engine:
+    """Grades through one warm pool of sandboxed workers. Thread-safe; one instance per process."""
+
+    def __init__(self, backend: Backend, *, workers: int | None = None, slot_base: int = 0) -> None:
+        self.backend = backend
+        self.pool = WorkerPool(backend, SandboxLimits(), size=workers, slot_base=slot_base)
+
+    @property
+    def size(self) -> int:
+        """How many gradings can run at once without waiting for a worker to start."""
+        return self.pool.size
+
+    def _source(self, limits: SandboxLimits) -> Worker:
+        return self.pool.acquire(ACQUIRE_TIMEOUT_S, limits=limits)
+
+    def grade(self, problem: Problem, code: str, *, on_case: CaseCallback | None = None) -> GradeResult:
+        """Submit: grade ``code`` on every public and hidden case of ``problem``."""
+        return _notify(grade(problem, code, self._source), on_case)
+
+    def run(
+        self,
+        problem: Problem,
+        code: str,
+        inputs: Mapping[str, Any] | None = None,
+        *,
+        on_case: CaseCallback | None = None,
+    ) -> GradeResult:
+        """Run: the public examples, or one custom case built from Run-panel JSON ``inputs``.
+
+        Raises InputError (argument and JSON path named) when an input is malformed or breaks the
+        problem's constraints.
+        """
+        if inputs is None:
+            result = grade(problem, code, self._source, cases=problem.public_cases)
+        else:
+            custom = problem.custom_case(dict(inputs))
+            result = grade(problem, code, self._source, cases=(), custom=(custom,))
+        return _notify(result, on_case)
+
+    def readiness(self) -> str | None:
+        """None when a grading can start now (a warm worker is ready), else why not."""
+        stats = self.pool.stats()
+        if stats["idle"]:
+            return None
+        error = stats["last_error"]
+        return f"no warm sandbox worker is ready ({error})" if error else "warm sandbox workers are starting"
+
+    def wait_ready(self, timeout: float) -> bool:
+        return self.pool.wait_full(timeout)
+
+    def stats(self) -> dict[str, int | str | None]:
+        return self.pool.stats()
+
+    def close(self) -> None:
+        self.pool.close()
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _notify(result: GradeResult, on_case: CaseCallback | None) -> GradeResult:
+    # The grader reports a whole run at once today; callers already receive cases in order.
+    if on_case is not None:
+        for case in result.cases:
+            on_case(case)
+    return result
