@@ -12,12 +12,15 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
 
 from judge.dispatch import Dispatcher, GradingWorker, LocalDispatcher, ProgressFeed
 from judge.dispatch.callbacks import CallbackSender
-from judge.doctor import self_test
+from judge.doctor import SelfTest, self_test
 from judge.engine import Engine
-from judge.problems import ProblemSet
+from judge.problems import Problem, ProblemSet
+from judge.results import CaseResult, GradeResult
 from judge.sandboxes import choose_backend
 from judge.service.catalog import Catalog
 from judge.service.gate import RunGate
@@ -35,6 +38,29 @@ log = logging.getLogger(__name__)
 SELF_TEST_RETRY_S = 30.0
 
 
+class GradingEngine(Protocol):
+    """What the service needs of ``judge.engine.Engine`` (tests of the HTTP layer may pass a fake)."""
+
+    def grade(
+        self, problem: Problem, code: str, *, on_case: Callable[[CaseResult], None] | None = None
+    ) -> GradeResult: ...
+
+    def run(
+        self,
+        problem: Problem,
+        code: str,
+        inputs: Mapping[str, Any] | None = None,
+        *,
+        on_case: Callable[[CaseResult], None] | None = None,
+    ) -> GradeResult: ...
+
+    def readiness(self) -> str | None: ...
+
+    def stats(self) -> dict[str, int | str | None]: ...
+
+    def close(self) -> None: ...
+
+
 class Services:
     def __init__(
         self,
@@ -43,8 +69,11 @@ class Services:
         backend: Backend,
         catalog: Catalog,
         store: Store,
+        engine: GradingEngine | None = None,
+        sandbox_check: Callable[[Backend], SelfTest] = self_test,
     ) -> None:
         self.settings = settings
+        self._sandbox_check = sandbox_check
         self.metrics = Metrics()
         self.backend_name = backend.name
         self.backend = metered(backend, self.metrics.sandbox_start_failures.inc)
@@ -55,7 +84,9 @@ class Services:
         self.limiter = RateLimiter(
             settings.rate_limit_storage, settings.rate_limit, settings.anonymous_rate_limit
         )
-        self.engine = Engine(self.backend, workers=settings.workers, slot_base=settings.sandbox_slot_base)
+        self.engine: GradingEngine = engine or Engine(
+            self.backend, workers=settings.workers, slot_base=settings.sandbox_slot_base
+        )
         self.feed = ProgressFeed(store)
         self.callbacks: CallbackSender | None = None
         if settings.callback_hosts and settings.callback_secret is not None:
@@ -98,14 +129,16 @@ class Services:
         self._warmup: threading.Thread | None = None
 
     @classmethod
-    def build(cls, settings: Settings, *, backend: Backend | None = None) -> Services:
+    def build(
+        cls, settings: Settings, *, backend: Backend | None = None, engine: GradingEngine | None = None
+    ) -> Services:
         """Raises SandboxRefused (no secure sandbox), ProblemError (a bad problem package),
         KeyFileError (a bad API keys file) or an SQLAlchemy error (the database is unreachable)."""
         if backend is None:
             backend = choose_backend(settings.sandbox, allow_insecure=settings.insecure)
         problems = ProblemSet(settings.problems_dir)
         store = Store(settings.resolved_database_url())
-        return cls(settings, backend=backend, catalog=Catalog(problems), store=store)
+        return cls(settings, backend=backend, catalog=Catalog(problems), store=store, engine=engine)
 
     # ------------------------------------------------------------------------------------ lifecycle
 
@@ -125,7 +158,7 @@ class Services:
             log.exception("preparing the problems failed")
             self._prepared = f"preparing the problems failed ({type(exc).__name__})"
         while not self._stop.is_set():
-            result = self_test(self.backend)
+            result = self._sandbox_check(self.backend)
             if result.ok:
                 self._self_test = None
                 log.info("sandbox self-test passed in %.0f ms (%s)", result.elapsed_ms, self.backend_name)
