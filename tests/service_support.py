@@ -138,3 +138,99 @@ def sse_events(text: str) -> list[tuple[str | None, str, Any]]:
                 (fields.get("id"), fields.get("event", "message"), json.loads(fields.get("data", "null")))
             )
     return events
+
+
+class ServeProcess:
+    """A real ``judge serve`` in its own session, on a free port, with its own data directory."""
+
+    def __init__(self, data_dir: Path, **env: str) -> None:
+        import os
+
+        self.data_dir = data_dir
+        self.env = {
+            **os.environ,
+            "JUDGE_DATA_DIR": str(data_dir),
+            "JUDGE_RATE_LIMIT": "100000/minute",
+            "JUDGE_ANONYMOUS_RATE_LIMIT": "100000/minute",
+            "JUDGE_LOG_LEVEL": "warning",
+            **env,
+        }
+        self.proc: Any = None
+        self.url = ""
+        self.log = data_dir / "serve.log"
+
+    def start(self, ready_timeout: float = 180.0) -> ServeProcess:
+        import subprocess
+        import sys
+        import time
+
+        import httpx
+
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        with open(self.log, "ab") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "judge", "serve", "--port", "0"],
+                stdout=log,
+                stderr=log,
+                stdin=subprocess.DEVNULL,
+                cwd=ROOT,
+                env=self.env,
+                start_new_session=True,
+            )
+        deadline = time.monotonic() + ready_timeout
+        while not self.url:
+            assert self.proc.poll() is None, self.log.read_text()
+            assert time.monotonic() < deadline, self.log.read_text()
+            for line in self.log.read_text().splitlines():
+                if "serving on " in line:
+                    self.url = line.split("serving on ", 1)[1].split()[0]
+            time.sleep(0.05)
+        while True:
+            assert self.proc.poll() is None, self.log.read_text()
+            assert time.monotonic() < deadline, self.log.read_text()
+            try:
+                if httpx.get(f"{self.url}/readyz", timeout=5).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+
+    def session_processes(self) -> list[int]:
+        """Pids still in the server's session (its sandboxes included)."""
+        import os
+
+        pids = []
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    if os.getsid(int(entry)) == self.proc.pid:
+                        pids.append(int(entry))
+                except OSError:
+                    pass
+        return pids
+
+    def kill(self) -> None:
+        """SIGKILL the server process only (a crash): its sandboxes must die with it."""
+        import signal
+
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(30)
+
+    def stop(self) -> None:
+        """SIGTERM and wait; then make sure nothing of the session is left."""
+        import contextlib
+        import os
+        import signal
+        import subprocess
+
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
