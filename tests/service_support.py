@@ -167,7 +167,11 @@ class ServeProcess:
         import httpx
 
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        with open(self.log, "ab") as log:
+        n = 1
+        while (self.data_dir / f"serve-{n}.log").exists():
+            n += 1
+        self.log = self.data_dir / f"serve-{n}.log"
+        with open(self.log, "wb") as log:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "judge", "serve", "--port", "0"],
                 stdout=log,
