@@ -1,4 +1,4 @@
-"""The CI smoke run (``scripts/run --smoke`` -> ``python -m judge.service.smoke``) passes and leaves nothing."""
+"""The CI smoke run (``scripts/run --smoke``, i.e. ``python -m judge.service.smoke``) passes."""
 
 from __future__ import annotations
 
