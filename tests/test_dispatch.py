@@ -136,3 +136,34 @@ def test_reservations_bound_the_queue(store: Store, problems: ProblemSet) -> Non
     dispatcher.close(grace_s=0)
     with pytest.raises(QueueFull, match="shutting down"):
         dispatcher.reserve()
+
+
+def test_submissions_wait_while_may_start_says_no_but_not_forever(
+    store: Store, problems: ProblemSet, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import judge.dispatch.local as local
+
+    allowed = threading.Event()
+    engine = FakeEngine()
+    dispatcher = LocalDispatcher(
+        worker(store, problems, engine), store, concurrency=1, queue_size=5, may_start=allowed.is_set
+    )
+    dispatcher.start()
+    held = submit(store)
+    dispatcher.reserve().commit(held)
+    time.sleep(0.3)
+    assert engine.graded == [] and dispatcher.depth() == 1  # held back: the Run reserve is not idle
+    allowed.set()
+    deadline = time.monotonic() + 10
+    while store.count(Status.DONE) < 1:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    allowed.clear()
+    monkeypatch.setattr(local, "HOLD_MAX_S", 0.2)
+    late = submit(store)
+    dispatcher.reserve().commit(late)
+    deadline = time.monotonic() + 10
+    while store.count(Status.DONE) < 2:  # graded anyway once held back for HOLD_MAX_S
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    dispatcher.close(grace_s=5)
