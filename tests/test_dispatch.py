@@ -13,6 +13,7 @@ import pytest
 from judge.dispatch import GradingWorker, LocalDispatcher, Outcome, ProgressFeed, QueueFull
 from judge.problems import Problem, ProblemSet
 from judge.results import CaseResult, GradeResult
+from judge.service.metrics import Metrics
 from judge.store import NewSubmission, Status, Store, sqlite_url
 from sandbox.errors import WorkerStartError
 from tests.service_support import FakeEngine
@@ -69,7 +70,10 @@ def test_judge_failures_are_retried_then_the_submission_fails_without_detail(
     store: Store, problems: ProblemSet
 ) -> None:
     engine = FlakyEngine(failures=5)
-    w = worker(store, problems, engine, max_attempts=2)
+    metrics = Metrics()
+    w = GradingWorker(
+        store, engine, problems, ProgressFeed(store), backend_name="fake", max_attempts=2, observer=metrics
+    )
     sid = submit(store)
     assert w.process(sid) is Outcome.RETRY
     assert store.get(sid).status is Status.QUEUED  # type: ignore[union-attr]
@@ -78,6 +82,7 @@ def test_judge_failures_are_retried_then_the_submission_fails_without_detail(
     assert record is not None and record.status is Status.FAILED and record.attempts == 2
     assert record.error is not None and "WorkerStartError" in record.error and "/secret" not in record.error
     assert [e.kind for e in store.events_after(sid)][-1] == "failed"
+    assert b"judge_submissions_failed_total 1.0" in metrics.render()
 
 
 def test_a_vanished_problem_fails_the_submission(store: Store, problems: ProblemSet) -> None:

@@ -54,6 +54,8 @@ class GradingObserver(Protocol):
 
     def grading_finished(self, verdict: str | None, seconds: float) -> None: ...
 
+    def submission_failed(self) -> None: ...
+
 
 class CallbackQueue(Protocol):
     def submit(self, submission_id: str) -> None: ...
@@ -144,6 +146,8 @@ class GradingWorker:
     def _give_up(self, claim: Claim, error: str) -> Outcome:
         stored = self.store.fail(claim, error, (FAILED, {"status": "failed", "error": error}))
         self.feed.announce(claim.submission_id)
+        if stored:
+            self._observe("submission_failed")
         if stored and self.callbacks is not None:
             record = self.store.get(claim.submission_id)
             if record is not None and record.callback_url:
