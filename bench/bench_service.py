@@ -214,18 +214,24 @@ def submit_engine(
     return total / (time.perf_counter() - started), latencies
 
 
-def queue_phase(
-    client: httpx.Client, url: str, slug: str, code: str, n: int, queued: int, tally: Tally
-) -> None:
-    def one_run() -> float:
+def queue_phase(client: httpx.Client, slug: str, code: str, n: int, queued: int, tally: Tally) -> None:
+    """Run latency with the service idle, then with ``queued`` submissions waiting. Also the time the
+    sandbox spent compiling and running (from the result), to tell CPU contention from waiting."""
+    sandbox_ms: dict[str, list[float]] = {"idle": [], "busy": []}
+
+    def one_run(phase: str) -> float:
         def call() -> None:
             response = client.post(f"/api/problems/{slug}/run", json={"code": code})
             tally.add(response.status_code)
             assert response.status_code == 200, response.text
+            cases = response.json()["cases"]
+            sandbox_ms[phase].append(sum((c["compile_ms"] or 0) + (c["run_ms"] or 0) for c in cases))
 
-        return timed(call)
+        took = timed(call)
+        time.sleep(0.3)
+        return took
 
-    idle = [one_run() for _ in range(n)]
+    idle = [one_run("idle") for _ in range(n)]
     ids = []
     for j in range(queued):
         response = client.post("/api/submissions", json={"problem": slug, "code": f"{code}\n# queued {j}\n"})
@@ -245,7 +251,7 @@ def queue_phase(
             0.0,
         )
         depth_seen.append(depth)
-        busy.append(one_run())
+        busy.append(one_run("busy"))
     for sid in ids:  # drain, so the process stops with nothing queued
         while client.get(f"/api/submissions/{sid}", params={"wait": 60}).json()["status"] not in (
             "done",
@@ -254,9 +260,14 @@ def queue_phase(
             pass
     print(show("Run over HTTP, service idle", idle))
     print(show(f"Run over HTTP, {queued} submissions queued", busy))
+    idle_sb, busy_sb = statistics.median(sandbox_ms["idle"]), statistics.median(sandbox_ms["busy"])
     print(
         f"{'  queued while measuring':<34} min {min(depth_seen):.0f}, max {max(depth_seen):.0f} submissions; "
         f"busy / idle (p50) {statistics.median(busy) / statistics.median(idle):.2f}"
+    )
+    print(
+        f"{'  compile+run in the sandbox (p50)':<34} idle {idle_sb:.0f} ms, busy {busy_sb:.0f} ms "
+        f"(busy / idle {busy_sb / idle_sb:.2f}: the rest of the slowdown is waiting for a worker)"
     )
 
 
@@ -335,7 +346,7 @@ def main() -> int:
                         f"{engine_part}   HTTP/engine {ratio:.3f}{target}"
                     )
                 print("\n== Run while submissions are queued")
-                queue_phase(client, server.url, slug, code, max(5, args.n // 2), args.queued, tally)
+                queue_phase(client, slug, code, max(5, args.n // 2), args.queued, tally)
         finally:
             engine.close()
             server.stop()
