@@ -24,6 +24,7 @@ from judge.errors import ProblemNotFound
 from judge.problems import Problem, ProblemSet
 from judge.results import CaseResult, GradeResult
 from judge.store import Claim, Store
+from judge.store.jsonsafe import case_json, result_json
 from judge.store.manifest import manifest
 
 log = logging.getLogger(__name__)
@@ -112,7 +113,7 @@ class GradingWorker:
         counter = itertools.count()
 
         def on_case(case: CaseResult) -> None:
-            data = {"index": next(counter), "case": case.model_dump(mode="json", by_alias=True)}
+            data = {"index": next(counter), "case": case_json(case)}
             self.feed.publish(claim, CASE, data)
 
         started = time.monotonic()
@@ -133,7 +134,7 @@ class GradingWorker:
         self._observe("grading_finished", result.verdict.value, time.monotonic() - started)
         if self._abandoned.is_set():
             return Outcome.ABANDONED
-        data = result.model_dump(mode="json", by_alias=True)
+        data = result_json(result)
         final = (RESULT, {"status": "done", "verdict": result.verdict.value, "result": data})
         stored = self.store.finish(claim, data, result.verdict.value, self.manifest(problem), final)
         self.feed.announce(submission_id)
