@@ -110,7 +110,7 @@ def running(
     *,
     backend: Backend,
     engine: GradingEngine | None = None,
-    ready_timeout: float = 180.0,
+    ready_timeout: float = 300.0,
 ) -> Iterator[tuple[TestClient, Services]]:
     """The real app over ``Services`` (started and stopped with the app), through Starlette's TestClient."""
     if engine is None:
@@ -159,7 +159,7 @@ class ServeProcess:
         self.url = ""
         self.log = data_dir / "serve.log"
 
-    def start(self, ready_timeout: float = 180.0) -> ServeProcess:
+    def start(self, ready_timeout: float = 300.0) -> ServeProcess:
         import subprocess
         import sys
         import time

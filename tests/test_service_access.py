@@ -7,6 +7,7 @@ tested in test_service_api.py.
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -58,7 +59,7 @@ def test_api_keys_and_anonymous_access(tmp_path: Path) -> None:
         b = {"Authorization": f"Bearer {key_b}"}
         assert client.get("/api/problems", headers=a).status_code == 200
         sid = client.post("/api/submissions", json={"problem": GNC, "code": CODE}, headers=a).json()["id"]
-        assert client.get(f"/api/submissions/{sid}?wait=10", headers=a).json()["status"] == "done"
+        assert client.get(f"/api/submissions/{sid}?wait=60", headers=a).json()["status"] == "done"
         # Another key cannot see it, nor can anyone without a key.
         assert client.get(f"/api/submissions/{sid}", headers=b).status_code == 404
         assert client.get(f"/api/submissions/{sid}/events", headers=b).status_code == 404
@@ -127,8 +128,14 @@ def test_full_queue_is_429_with_retry_after_and_nothing_accepted_is_lost(tmp_pat
     engine = FakeEngine(delay=lambda: gate.wait(30))
     settings = make_settings(tmp_path, queue_size=3, submission_concurrency=1)
     with running(settings, backend=PROCESS, engine=engine) as (client, services):
-        answers = [
-            client.post("/api/submissions", json={"problem": GNC, "code": f"# {i}\n{CODE}"}) for i in range(8)
+        first = client.post("/api/submissions", json={"problem": GNC, "code": f"# 0\n{CODE}"})
+        deadline = time.monotonic() + 60
+        while services.dispatcher.running() == 0:  # the first one is being graded (and blocked)
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        answers = [first] + [
+            client.post("/api/submissions", json={"problem": GNC, "code": f"# {i}\n{CODE}"})
+            for i in range(1, 8)
         ]
         accepted = [r.json()["id"] for r in answers if r.status_code == 202]
         refused = [r for r in answers if r.status_code == 429]
@@ -140,7 +147,7 @@ def test_full_queue_is_429_with_retry_after_and_nothing_accepted_is_lost(tmp_pat
         assert services.dispatcher.depth() == 3 and services.dispatcher.running() == 1
         gate.set()
         for sid in accepted:
-            assert client.get(f"/api/submissions/{sid}?wait=30").json()["status"] == "done"
+            assert client.get(f"/api/submissions/{sid}?wait=60").json()["status"] == "done"
         assert sorted(engine.graded) == sorted(f"# {i}\n{CODE}" for i in range(4))
 
 

@@ -18,7 +18,8 @@ from judge.service.state import Services
 from tests.conftest import default_backend
 from tests.service_support import make_settings, running, solution, sse_events
 
-pytestmark = pytest.mark.slow
+# One xdist worker runs the service's sandbox-heavy modules one after another (fewer pools at once).
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("service")]
 
 GNC = "global-norm-clipping"
 SGD = "sgd-momentum"

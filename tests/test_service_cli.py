@@ -49,6 +49,7 @@ def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("service")
 @pytest.mark.parametrize("custom", [False, True])
 def test_judge_run_json_equals_the_run_endpoint(client: TestClient, custom: bool) -> None:
     inputs = {"grads": {"a": [6.0, 8.0], "b": [[0.0]]}, "max_norm": 5.0}

@@ -13,7 +13,8 @@ import pytest
 from judge.store import Status, Store, sqlite_url
 from tests.service_support import ServeProcess, solution
 
-pytestmark = pytest.mark.slow
+# One xdist worker runs the service's sandbox-heavy modules one after another (fewer pools at once).
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("service")]
 
 GNC = "global-norm-clipping"
 COUNT = 50

@@ -23,7 +23,8 @@ from judge.service.state import Services
 from tests.conftest import default_backend
 from tests.service_support import make_settings
 
-pytestmark = pytest.mark.slow
+# One xdist worker runs the service's sandbox-heavy modules one after another (fewer pools at once).
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("service")]
 
 
 # The app whose schema is tested; its services are started by the fixture below (not by its lifespan).

@@ -9,7 +9,8 @@ import pytest
 
 from tests.conftest import ROOT
 
-pytestmark = pytest.mark.slow
+# One xdist worker runs the service's sandbox-heavy modules one after another (fewer pools at once).
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("service")]
 
 
 def test_smoke_run_starts_runs_one_example_and_stops_cleanly() -> None:
