@@ -141,7 +141,9 @@ def sse_events(text: str) -> list[tuple[str | None, str, Any]]:
 
 
 class ServeProcess:
-    """A real ``judge serve`` in its own session, on a free port, with its own data directory."""
+    """A real ``judge serve`` in its own session, on a free port, with its own data directory.
+
+    Call ``stop`` in a ``finally`` that also covers ``start`` (a start that times out leaves it running)."""
 
     def __init__(self, data_dir: Path, **env: str) -> None:
         import os

@@ -32,8 +32,9 @@ def wait_done(client: httpx.Client, sid: str, rounds: int = 5) -> dict[str, Any]
 
 
 def test_fifty_concurrent_submissions_are_all_graded_once(tmp_path: Path) -> None:
-    server = ServeProcess(tmp_path, JUDGE_QUEUE_SIZE="64", JUDGE_SANDBOX_SLOT_BASE="400").start()
+    server = ServeProcess(tmp_path, JUDGE_QUEUE_SIZE="64", JUDGE_SANDBOX_SLOT_BASE="400")
     try:
+        server.start()
         accepted_code = solution(GNC, "accepted", "tree_map_minimum.py")
         # Mostly submissions that fail to compile (each still takes a sandbox worker and a result), a few
         # that run every case; each text is unique so every stored row can be matched to its request.

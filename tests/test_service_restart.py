@@ -22,8 +22,9 @@ SLOW_ACCEPTED = "import time\ntime.sleep(2)\n" + solution(GNC, "accepted", "tree
 
 def test_sigkill_with_queued_and_running_work_loses_nothing(tmp_path: Path) -> None:
     env = {"JUDGE_SUBMISSION_CONCURRENCY": "1", "JUDGE_SANDBOX_SLOT_BASE": "500"}
-    first = ServeProcess(tmp_path, **env).start()
+    first = ServeProcess(tmp_path, **env)
     try:
+        first.start()
         with httpx.Client(base_url=first.url, timeout=30) as client:
             ids = [
                 client.post(
@@ -47,8 +48,9 @@ def test_sigkill_with_queued_and_running_work_loses_nothing(tmp_path: Path) -> N
     try:
         before = {sid: store.get(sid) for sid in ids}
         assert all(r is not None and r.status in (Status.QUEUED, Status.RUNNING) for r in before.values())
-        second = ServeProcess(tmp_path, **env).start()
+        second = ServeProcess(tmp_path, **env)
         try:
+            second.start()
             with httpx.Client(base_url=second.url, timeout=90) as client:
                 for sid in ids:
                     for _ in range(4):
