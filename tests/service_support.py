@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 
 from judge.doctor import SelfTest
@@ -19,6 +20,10 @@ from judge.service.state import GradingEngine, Services
 from judge.verdicts import Verdict
 from sandbox.base import Backend
 from tests.conftest import ROOT
+
+#: The service's sandbox-heavy tests run on the xdist worker of the seed problems' check, one after another:
+#: on a 2-core machine the two heaviest batteries at once starve worker start-up (30 s limits) in both.
+HEAVY = pytest.mark.xdist_group("seed_check")
 
 SOLUTIONS = {
     slug: ROOT / "problems" / slug / "solutions" for slug in ("global-norm-clipping", "sgd-momentum")

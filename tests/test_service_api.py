@@ -16,10 +16,9 @@ from fastapi.testclient import TestClient
 
 from judge.service.state import Services
 from tests.conftest import default_backend
-from tests.service_support import make_settings, running, solution, sse_events
+from tests.service_support import HEAVY, make_settings, running, solution, sse_events
 
-# One xdist worker runs the service's sandbox-heavy modules one after another (fewer pools at once).
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("service")]
+pytestmark = [pytest.mark.slow, HEAVY]
 
 GNC = "global-norm-clipping"
 SGD = "sgd-momentum"

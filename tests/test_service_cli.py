@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 
 from judge.service.apikeys import identify
 from tests.conftest import ROOT, default_backend
-from tests.service_support import SOLUTIONS, make_settings, running
+from tests.service_support import HEAVY, SOLUTIONS, make_settings, running
 
 GNC = "global-norm-clipping"
 ACCEPTED = SOLUTIONS[GNC] / "accepted" / "tree_map_minimum.py"
@@ -49,7 +49,7 @@ def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("service")
+@HEAVY
 @pytest.mark.parametrize("custom", [False, True])
 def test_judge_run_json_equals_the_run_endpoint(client: TestClient, custom: bool) -> None:
     inputs = {"grads": {"a": [6.0, 8.0], "b": [[0.0]]}, "max_norm": 5.0}

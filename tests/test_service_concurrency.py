@@ -11,10 +11,9 @@ import httpx
 import pytest
 
 from judge.store import Status, Store, sqlite_url
-from tests.service_support import ServeProcess, solution
+from tests.service_support import HEAVY, ServeProcess, solution
 
-# One xdist worker runs the service's sandbox-heavy modules one after another (fewer pools at once).
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("service")]
+pytestmark = [pytest.mark.slow, HEAVY]
 
 GNC = "global-norm-clipping"
 COUNT = 50

@@ -10,10 +10,9 @@ import httpx
 import pytest
 
 from judge.store import Status, Store, sqlite_url
-from tests.service_support import ServeProcess, solution
+from tests.service_support import HEAVY, ServeProcess, solution
 
-# One xdist worker runs the service's sandbox-heavy modules one after another (fewer pools at once).
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("service")]
+pytestmark = [pytest.mark.slow, HEAVY]
 
 GNC = "global-norm-clipping"
 # Loading takes ~2 s (a sleep at import), so a grading is surely running when the server dies.

@@ -21,10 +21,9 @@ from judge.service.app import create_app
 from judge.service.settings import Settings
 from judge.service.state import Services
 from tests.conftest import default_backend
-from tests.service_support import make_settings
+from tests.service_support import HEAVY, make_settings
 
-# One xdist worker runs the service's sandbox-heavy modules one after another (fewer pools at once).
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("service")]
+pytestmark = [pytest.mark.slow, HEAVY]
 
 
 # The app whose schema is tested; its services are started by the fixture below (not by its lifespan).

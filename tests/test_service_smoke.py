@@ -8,9 +8,9 @@ import sys
 import pytest
 
 from tests.conftest import ROOT
+from tests.service_support import HEAVY
 
-# One xdist worker runs the service's sandbox-heavy modules one after another (fewer pools at once).
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("service")]
+pytestmark = [pytest.mark.slow, HEAVY]
 
 
 def test_smoke_run_starts_runs_one_example_and_stops_cleanly() -> None:
