@@ -1,4 +1,6 @@
 // The Run panel's input boxes: their text, and how it becomes the request's `inputs`.
+import { parse as parseLenient, printParseErrorCode } from "jsonc-parser";
+
 import { isDict } from "./tree.js";
 
 /** Indented JSON for a box: leaves (numbers, arrays of numbers) stay on one line, nodes open up. */
@@ -47,12 +49,34 @@ export function parseInputs(texts) {
   return Object.keys(errors).length ? { errors } : { inputs };
 }
 
+// JSON.parse says little about where the text is wrong; a tolerant parser finds the first error's offset.
+const READABLE = {
+  InvalidSymbol: "unexpected character",
+  InvalidNumberFormat: "malformed number",
+  PropertyNameExpected: "expected a property name in double quotes",
+  ValueExpected: "expected a value",
+  ColonExpected: "expected ':'",
+  CommaExpected: "expected ','",
+  CloseBraceExpected: "expected '}'",
+  CloseBracketExpected: "expected ']'",
+  EndOfFileExpected: "unexpected text after the value",
+  InvalidCommentToken: "comments are not JSON",
+  UnexpectedEndOfComment: "comments are not JSON",
+  UnexpectedEndOfString: "unterminated string",
+  UnexpectedEndOfNumber: "malformed number",
+  InvalidUnicode: "invalid unicode escape",
+  InvalidEscapeCharacter: "invalid escape character",
+  InvalidCharacter: "invalid character in a string",
+};
+
 function jsonErrorText(error, text) {
-  const message = String(error.message ?? error);
-  const at = /at position (\d+)/.exec(message);
-  if (!at || /line \d+ column \d+/.test(message)) return message;
-  const before = text.slice(0, Number(at[1]));
+  const errors = [];
+  parseLenient(text, errors, { disallowComments: true, allowTrailingComma: false });
+  if (errors.length === 0) return String(error.message ?? error);
+  const { error: code, offset } = errors[0];
+  const name = printParseErrorCode(code);
+  const before = text.slice(0, offset);
   const line = before.split("\n").length;
-  const column = before.length - before.lastIndexOf("\n");
-  return `${message} (line ${line} column ${column})`;
+  const column = offset - before.lastIndexOf("\n");
+  return `${READABLE[name] ?? name} at line ${line} column ${column}`;
 }
