@@ -1,4 +1,5 @@
-"""The ``judge`` command line: grade files, list problems, check problem packages, scaffold a new one."""
+"""The ``judge`` command line: grade and run files, list problems, check problem packages, scaffold a new one,
+serve the REST API."""
 
 from __future__ import annotations
 
@@ -240,6 +241,130 @@ def doctor(
     report = diagnose(backend)
     typer.echo(report.model_dump_json() if as_json else text_report(report))
     raise typer.Exit(EXIT_ACCEPTED if report.ok else EXIT_REJECTED)
+
+
+def _read_code(file: Path) -> str:
+    try:
+        data = sys.stdin.buffer.read() if str(file) == "-" else file.read_bytes()
+    except OSError as exc:
+        raise _fail(f"cannot read {file}: {exc.strerror}") from None
+    from judge.grader import MAX_CODE_BYTES
+    from judge.service.source import decode_source
+
+    if len(data) > MAX_CODE_BYTES:
+        raise _fail(f"{file} is {len(data)} bytes; the limit is {MAX_CODE_BYTES}")
+    try:
+        return decode_source(data)
+    except JudgeError as exc:
+        raise _fail(f"{file}: {exc}") from None
+
+
+def _parse_inputs(pairs: list[str]) -> dict[str, object] | None:
+    if not pairs:
+        return None
+    inputs: dict[str, object] = {}
+    for pair in pairs:
+        name, sep, text = pair.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise _fail(f"--input {pair!r}: expected NAME=JSON, e.g. --input max_norm=1.0")
+        if name in inputs:
+            raise _fail(f"--input {name}: given twice")
+        try:
+            inputs[name] = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise _fail(f"--input {name}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+    return inputs
+
+
+@app.command("run")
+def run_examples(
+    slug: Annotated[str, typer.Argument(help="Problem slug, e.g. global-norm-clipping.")],
+    file: Annotated[Path, typer.Argument(help="The solution file to run ('-' for stdin).")],
+    inputs: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--input",
+            "-i",
+            help="NAME=JSON for one argument; give every argument to run one custom case "
+            "(default: the public examples).",
+        ),
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the Run endpoint's JSON object instead of a report.")
+    ] = False,
+    sandbox: SandboxOpt = None,
+    insecure: InsecureOpt = False,
+    problems: ProblemsOpt = None,
+) -> None:
+    """Run FILE on the public examples of SLUG, or on one custom case (like the page's Run button)."""
+    code = _read_code(file)
+    custom = _parse_inputs(inputs or [])
+    from judge.errors import InputError
+
+    try:
+        backend = choose_backend(sandbox, allow_insecure=insecure or insecure_from_env())
+    except SandboxRefused as exc:
+        raise _fail(str(exc)) from None
+    from judge.engine import Engine
+    from judge.report import text_report
+
+    # The engine's warm worker imports JAX while this process loads the problems.
+    with Engine(backend, workers=1) as engine:
+        try:
+            problem = _problems(problems).get(slug)
+            result = engine.run(problem, code, custom)
+        except InputError as exc:
+            raise _fail(f"input {exc}") from None
+        except ProblemError as exc:
+            raise _fail(str(exc)) from None
+        except (JudgeError, SandboxError) as exc:
+            raise _fail(f"the judge failed: {exc}") from None
+    if as_json:
+        typer.echo(json.dumps(result.model_dump(mode="json", by_alias=True), indent=None))
+    else:
+        typer.echo(text_report(problem, result))
+    raise typer.Exit(EXIT_ACCEPTED if result.accepted else EXIT_REJECTED)
+
+
+@app.command()
+def serve(
+    host: Annotated[
+        str | None, typer.Option("--host", help="Address to listen on (default 127.0.0.1).")
+    ] = None,
+    port: Annotated[
+        int | None, typer.Option("--port", help="Port (default 8000; 0 picks a free one).")
+    ] = None,
+) -> None:
+    """Start the REST service (settings: JUDGE_* variables, see README.md)."""
+    from pydantic import ValidationError
+
+    from judge.service.server import serve as run_server
+    from judge.service.settings import Settings
+
+    overrides = {k: v for k, v in (("host", host), ("port", port)) if v is not None}
+    try:
+        settings = Settings(**overrides)  # type: ignore[arg-type]
+    except (ValidationError, ValueError) as exc:
+        raise _fail(f"invalid settings: {exc}") from None
+    raise typer.Exit(run_server(settings))
+
+
+@app.command("hash-key")
+def hash_key_command(
+    key: Annotated[
+        str | None, typer.Argument(help="The API key to hash (default: generate a new one).")
+    ] = None,
+    name: Annotated[str, typer.Option("--name", help="The key's name, for the keys-file line.")] = "client",
+) -> None:
+    """Print the hash of an API key for the JUDGE_API_KEYS setting or the keys file (and a new key)."""
+    from judge.service.apikeys import generate_key, hash_key
+
+    if key is None:
+        key = generate_key()
+        typer.echo(f"key:  {key}   (give this to the client; it is not stored anywhere)")
+    typer.echo(f"hash: {hash_key(key)}")
+    typer.echo(f"keys-file line:  {name} {hash_key(key)}")
 
 
 def main() -> None:

@@ -1,0 +1,30 @@
+"""Dispatch: how an accepted submission reaches a grader, behind one small interface.
+
+    Dispatcher            the API side: reserve() a place (QueueFull -> 429), then commit(id) or cancel()
+    +-- LocalDispatcher   in-process: a bounded queue and N grading threads over the warm engine (default)
+    GradingWorker         the grading side: claim -> grade -> store the result once -> events, callbacks
+    ProgressFeed          per-case progress: stored with the submission, published to waiting streams
+
+A distributed queue (grading nodes, PostgreSQL, another broker) implements ``Dispatcher`` and calls
+``GradingWorker.process`` on its nodes; routers and the store do not change. The database is the truth:
+``Store.claim`` / ``Store.finish`` are conditional, so a submission is graded and stored exactly once even
+when a message is delivered twice or a node dies (its work is queued again).
+"""
+
+from judge.dispatch.base import Dispatcher, QueueFull, Reservation
+from judge.dispatch.events import Notifier, ProgressFeed, Subscription
+from judge.dispatch.local import LocalDispatcher
+from judge.dispatch.worker import GradingObserver, GradingWorker, Outcome
+
+__all__ = [
+    "Dispatcher",
+    "GradingObserver",
+    "GradingWorker",
+    "LocalDispatcher",
+    "Notifier",
+    "Outcome",
+    "ProgressFeed",
+    "QueueFull",
+    "Reservation",
+    "Subscription",
+]

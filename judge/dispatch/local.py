@@ -1,0 +1,164 @@
+"""The in-process dispatcher: a bounded queue and N grading threads over the warm engine.
+
+Admission is bounded (``queue_size`` submissions waiting; ``reserve`` raises QueueFull past it, with a
+Retry-After estimated from recent grading times), never blocking. Submissions recovered at start are queued
+whatever the bound: nothing accepted is dropped. A judge-side failure is retried after a growing delay.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import threading
+import time
+from collections import deque
+
+from judge.dispatch.base import Dispatcher, QueueFull, Reservation
+from judge.dispatch.worker import GradingWorker, Outcome
+from judge.store import Store
+
+log = logging.getLogger(__name__)
+
+#: First delay before a retried submission is graded again (doubles per attempt).
+RETRY_DELAY_S = 2.0
+#: Initial guess of one grading's duration, until one has been measured.
+INITIAL_GRADING_S = 3.0
+
+
+class _Reservation(Reservation):
+    def __init__(self, owner: LocalDispatcher) -> None:
+        self._owner: LocalDispatcher | None = owner
+
+    def commit(self, submission_id: str) -> None:
+        owner, self._owner = self._owner, None
+        if owner is None:
+            raise RuntimeError("reservation already used")
+        owner._commit(submission_id)
+
+    def cancel(self) -> None:
+        owner, self._owner = self._owner, None
+        if owner is not None:
+            owner._cancel()
+
+
+class LocalDispatcher(Dispatcher):
+    def __init__(self, worker: GradingWorker, store: Store, *, concurrency: int, queue_size: int) -> None:
+        if concurrency < 1 or queue_size < 1:
+            raise ValueError("concurrency and queue_size must be at least 1")
+        self.worker = worker
+        self.store = store
+        self.concurrency = concurrency
+        self.queue_size = queue_size
+        self._cond = threading.Condition()
+        self._queue: deque[str] = deque()
+        self._delayed: list[tuple[float, str]] = []
+        self._reserved = 0
+        self._running = 0
+        self._closing = False
+        self._threads: list[threading.Thread] = []
+        self._grading_s = INITIAL_GRADING_S
+
+    # ------------------------------------------------------------------------------------ API side
+
+    def start(self) -> None:
+        recovered = self.store.recover()
+        with self._cond:
+            known = set(self._queue)
+            self._queue.extend(i for i in recovered if i not in known)
+        if recovered:
+            log.info("queued %d unfinished submissions again", len(recovered))
+        for n in range(self.concurrency):
+            thread = threading.Thread(target=self._loop, name=f"grader-{n}", daemon=True)
+            thread.start()
+            self._threads.append(thread)
+
+    def reserve(self) -> Reservation:
+        with self._cond:
+            if self._closing:
+                raise QueueFull("the judge is shutting down", retry_after=5)
+            waiting = len(self._queue) + len(self._delayed) + self._reserved
+            if waiting >= self.queue_size:
+                raise QueueFull(
+                    f"the grading queue is full ({waiting} submissions waiting, at most {self.queue_size})",
+                    retry_after=self._retry_after(waiting),
+                )
+            self._reserved += 1
+        return _Reservation(self)
+
+    def depth(self) -> int:
+        with self._cond:
+            return len(self._queue) + len(self._delayed)
+
+    def running(self) -> int:
+        with self._cond:
+            return self._running
+
+    def close(self, grace_s: float) -> None:
+        with self._cond:
+            self._closing = True
+            self._cond.notify_all()
+        deadline = time.monotonic() + grace_s
+        for thread in self._threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        # Whatever is still grading now is cut short by the engine's close: store none of it.
+        self.worker.abandon()
+
+    # ------------------------------------------------------------------------------------ internals
+
+    def _commit(self, submission_id: str) -> None:
+        with self._cond:
+            self._reserved -= 1
+            self._queue.append(submission_id)
+            self._cond.notify()
+
+    def _cancel(self) -> None:
+        with self._cond:
+            self._reserved -= 1
+
+    def _retry_after(self, waiting: int) -> int:
+        return max(1, min(600, math.ceil(self._grading_s * (waiting + 1) / self.concurrency)))
+
+    def _next(self) -> str | None:
+        with self._cond:
+            while True:
+                if self._closing:
+                    return None
+                now = time.monotonic()
+                due = [item for item in self._delayed if item[0] <= now]
+                for item in due:
+                    self._delayed.remove(item)
+                    self._queue.append(item[1])
+                if self._queue:
+                    self._running += 1
+                    return self._queue.popleft()
+                wake = min((t for t, _ in self._delayed), default=now + 60.0)
+                self._cond.wait(max(0.01, wake - now))
+
+    def _loop(self) -> None:
+        while True:
+            submission_id = self._next()
+            if submission_id is None:
+                return
+            started = time.monotonic()
+            outcome = Outcome.SKIPPED
+            try:
+                outcome = self.worker.process(submission_id)
+            except Exception:  # the store is unreachable: the submission stays stored, recovered at start
+                log.exception("dispatching submission %s failed", submission_id)
+            delay = None
+            if outcome is Outcome.RETRY:
+                with contextlib.suppress(Exception):
+                    delay = RETRY_DELAY_S * 2 ** max(0, self._attempts(submission_id) - 1)
+            with self._cond:
+                self._running -= 1
+                if outcome is Outcome.GRADED:
+                    self._grading_s = 0.8 * self._grading_s + 0.2 * (time.monotonic() - started)
+                if outcome is Outcome.RETRY and not self._closing:
+                    # Unknown attempts (store down): retry after the first delay; start() recovers it anyway.
+                    self._delayed.append((time.monotonic() + (delay or RETRY_DELAY_S), submission_id))
+                    self._cond.notify()
+
+    def _attempts(self, submission_id: str) -> int:
+        record = self.store.get(submission_id)
+        return record.attempts if record is not None else 1

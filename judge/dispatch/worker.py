@@ -1,0 +1,158 @@
+"""The grading side of dispatch: grade one stored submission and store its result exactly once.
+
+``GradingWorker.process(id)`` is all a queue needs to call, in this process (``LocalDispatcher``) or on a
+grading node. It claims the submission (``queued -> running``; anyone else's claim makes it a no-op),
+publishes ``running`` and one event per case, then stores the result together with the final event. A
+failure of the judge itself (the sandbox cannot start, a bug) gives the submission back for another
+attempt, up to ``max_attempts``, and then marks it ``failed`` with a reason that holds no server detail.
+Once ``abandon()`` is called (shutdown) nothing more is stored: a grading cut short by the shutdown must
+not be reported as the user's failure; it stays ``running`` and the next start queues it again.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+import time
+from collections.abc import Callable
+from enum import StrEnum
+from typing import Any, Protocol
+
+from judge.dispatch.events import CASE, FAILED, RESULT, STATUS, ProgressFeed
+from judge.errors import ProblemNotFound
+from judge.problems import Problem, ProblemSet
+from judge.results import CaseResult, GradeResult
+from judge.store import Claim, Store
+from judge.store.manifest import manifest
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX_ATTEMPTS = 3
+
+
+class Outcome(StrEnum):
+    GRADED = "graded"  # the result is stored
+    FAILED = "failed"  # the judge gave up on it (stored as failed)
+    RETRY = "retry"  # the judge failed this time; it is queued again
+    SKIPPED = "skipped"  # not queued (already taken or finished, or unknown): nothing done
+    ABANDONED = "abandoned"  # shutdown: nothing stored, the next start grades it
+
+
+class GradingEngine(Protocol):
+    """What the worker needs of ``judge.engine.Engine``."""
+
+    def grade(
+        self, problem: Problem, code: str, *, on_case: Callable[[CaseResult], None] | None = None
+    ) -> GradeResult: ...
+
+
+class GradingObserver(Protocol):
+    """Metrics hooks (``judge.service.metrics``); every method must be cheap and never raise."""
+
+    def grading_started(self) -> None: ...
+
+    def grading_finished(self, verdict: str | None, seconds: float) -> None: ...
+
+
+class CallbackQueue(Protocol):
+    def submit(self, submission_id: str) -> None: ...
+
+
+class GradingWorker:
+    def __init__(
+        self,
+        store: Store,
+        engine: GradingEngine,
+        problems: ProblemSet,
+        feed: ProgressFeed,
+        *,
+        backend_name: str,
+        callbacks: CallbackQueue | None = None,
+        observer: GradingObserver | None = None,
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+    ) -> None:
+        self.store = store
+        self.engine = engine
+        self.problems = problems
+        self.feed = feed
+        self.backend_name = backend_name
+        self.callbacks = callbacks
+        self.observer = observer
+        self.max_attempts = max_attempts
+        self._abandoned = threading.Event()
+        self._hashes: dict[str, str] = {}
+
+    def abandon(self) -> None:
+        """From now on store nothing (the engine is about to be closed under running gradings)."""
+        self._abandoned.set()
+
+    def manifest(self, problem: Problem) -> dict[str, Any]:
+        """The manifest of a grading of ``problem`` by this worker (content hash computed once)."""
+        if problem.slug not in self._hashes:
+            from judge.store.manifest import problem_hash
+
+            self._hashes[problem.slug] = problem_hash(problem)
+        return manifest(problem, self.backend_name, self._hashes[problem.slug])
+
+    def process(self, submission_id: str) -> Outcome:
+        claim = self.store.claim(submission_id)
+        if claim is None:
+            return Outcome.SKIPPED
+        record = self.store.get(submission_id)
+        if record is None:  # deleted under us
+            return Outcome.SKIPPED
+        try:
+            problem = self.problems.get(record.problem)
+        except ProblemNotFound:
+            return self._give_up(claim, f"the problem {record.problem!r} no longer exists on this judge")
+        self.feed.publish(claim, STATUS, {"status": "running", "attempt": claim.attempt})
+        counter = itertools.count()
+
+        def on_case(case: CaseResult) -> None:
+            data = {"index": next(counter), "case": case.model_dump(mode="json", by_alias=True)}
+            self.feed.publish(claim, CASE, data)
+
+        started = time.monotonic()
+        self._observe("grading_started")
+        try:
+            result = self.engine.grade(problem, record.code, on_case=on_case)
+        except Exception as exc:
+            self._observe("grading_finished", None, time.monotonic() - started)
+            if self._abandoned.is_set():
+                return Outcome.ABANDONED
+            log.exception("grading submission %s (attempt %d) failed", submission_id, claim.attempt)
+            reason = f"the judge could not grade it ({type(exc).__name__})"
+            if claim.attempt < self.max_attempts:
+                self.store.release(claim)
+                self.feed.announce(submission_id)
+                return Outcome.RETRY
+            return self._give_up(claim, f"{reason} after {claim.attempt} attempts")
+        self._observe("grading_finished", result.verdict.value, time.monotonic() - started)
+        if self._abandoned.is_set():
+            return Outcome.ABANDONED
+        data = result.model_dump(mode="json", by_alias=True)
+        final = (RESULT, {"status": "done", "verdict": result.verdict.value, "result": data})
+        stored = self.store.finish(claim, data, result.verdict.value, self.manifest(problem), final)
+        self.feed.announce(submission_id)
+        if not stored:
+            return Outcome.SKIPPED
+        if record.callback_url and self.callbacks is not None:
+            self.callbacks.submit(submission_id)
+        return Outcome.GRADED
+
+    def _give_up(self, claim: Claim, error: str) -> Outcome:
+        stored = self.store.fail(claim, error, (FAILED, {"status": "failed", "error": error}))
+        self.feed.announce(claim.submission_id)
+        if stored and self.callbacks is not None:
+            record = self.store.get(claim.submission_id)
+            if record is not None and record.callback_url:
+                self.callbacks.submit(claim.submission_id)
+        return Outcome.FAILED if stored else Outcome.SKIPPED
+
+    def _observe(self, method: str, *args: Any) -> None:
+        if self.observer is not None:
+            try:
+                getattr(self.observer, method)(*args)
+            except Exception:  # metrics never break grading
+                log.exception("metrics observer %s failed", method)

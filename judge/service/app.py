@@ -1,0 +1,81 @@
+"""The FastAPI application factory.
+
+    app = create_app(Settings())                  # builds the services when the app starts (lifespan)
+    app = create_app(settings, services=prebuilt) # services built, started and stopped by the caller
+    app = create_app(services=built, manage=True) # built by the caller, started/stopped with the app
+
+Routes: ``/api/problems``, ``/api/problems/{slug}``, ``/api/problems/{slug}/run``, ``/api/submissions``,
+``/api/submissions/{id}``, ``/api/submissions/{id}/events``, ``/healthz``, ``/readyz``, ``/metrics``;
+the OpenAPI schema at ``/openapi.json`` and its pages at ``/docs``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+from fastapi.middleware.cors import CORSMiddleware
+from starlette.concurrency import run_in_threadpool
+
+from judge import __version__
+from judge.service import errors
+from judge.service.bodylimit import BodySizeLimit
+from judge.service.routes import health, problems, runs, submissions
+from judge.service.settings import Settings
+from judge.service.state import Services
+
+log = logging.getLogger(__name__)
+
+DESCRIPTION = """\
+Grades solutions to JAX coding problems: each submission runs inside `jax.jit` in a sandbox, on public
+and hidden cases, and is compared with a reference solution.
+
+Run (`POST /api/problems/{slug}/run`) answers synchronously; a submission (`POST /api/submissions`) is
+stored and queued at once (202) and followed with `GET /api/submissions/{id}` (`?wait=`) or its
+server-sent events. Errors always have the shape `{"error": {"code", "message", ...}}`.
+"""
+
+
+def create_app(
+    settings: Settings | None = None, *, services: Services | None = None, manage: bool | None = None
+) -> FastAPI:
+    """``manage``: start and stop the services with the app (default: only those it builds itself)."""
+    settings = settings or (services.settings if services is not None else Settings())
+    owned = services is None if manage is None else manage
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        current = services if services is not None else await run_in_threadpool(Services.build, settings)
+        app.state.services = current
+        if owned:
+            await run_in_threadpool(current.start)
+        try:
+            yield
+        finally:
+            if owned:
+                await run_in_threadpool(current.stop)
+
+    app = FastAPI(
+        title="JAX practice judge",
+        version=__version__,
+        description=DESCRIPTION,
+        lifespan=lifespan,
+    )
+    if services is not None:
+        app.state.services = services
+    errors.install(app)
+    for router in (problems.router, runs.router, submissions.router, health.router):
+        app.include_router(router)
+    if settings.cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.cors_origins,
+            allow_methods=["GET", "POST"],
+            allow_headers=["Authorization", "Content-Type", "Last-Event-ID"],
+            expose_headers=["Retry-After", "Location"],
+            max_age=600,
+        )
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    return app

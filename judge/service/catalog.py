@@ -1,0 +1,122 @@
+"""The problems as the API shows them: summaries, and details with the statement rendered once.
+
+Details need the reference's outputs for the examples (computed on the trusted side, cached on disk), so
+``prepare`` builds them all at start-up, before the service reports ready.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+from judge.errors import ReferenceFailure
+from judge.problems import Problem, ProblemSet
+from judge.pytree_json import format_value, pytree_to_json
+from judge.results import LeafValue
+from judge.service import markdown
+from judge.service.schemas import (
+    ArgumentPublic,
+    ExamplePublic,
+    LimitsPublic,
+    OutputPublic,
+    ProblemDetail,
+    ProblemSummary,
+)
+
+
+def summary(problem: Problem) -> ProblemSummary:
+    spec = problem.spec
+    return ProblemSummary(
+        slug=spec.slug,
+        title=spec.title,
+        difficulty=spec.difficulty,
+        tags=list(spec.tags),
+        function=spec.function,
+        signature=f"{spec.function}({', '.join(a.name for a in spec.args)})",
+    )
+
+
+def detail(problem: Problem) -> ProblemDetail:
+    """Everything a page needs to show the problem (expected example outputs from the reference)."""
+    from judge.expected import expected_outputs
+    from judge.statement import fill_examples, render_examples
+
+    spec = problem.spec
+    public = problem.public_cases
+    outputs = expected_outputs(problem, public)
+    statement = fill_examples(problem.statement_source, render_examples(problem, outputs))
+    examples = [
+        ExamplePublic(
+            name=case.name,
+            dtype=case.dtype,
+            input=dict(case.definition.args),
+            expected=None
+            if isinstance(output, ReferenceFailure)
+            else LeafValue(json_value=pytree_to_json(output), text=format_value(output)),
+            explanation=case.definition.explanation,
+        )
+        for case, output in zip(public, outputs, strict=True)
+    ]
+    return ProblemDetail(
+        **summary(problem).model_dump(),
+        statement_markdown=statement,
+        statement_html=markdown.to_html(statement),
+        arguments=[
+            ArgumentPublic(
+                name=a.name,
+                kind=a.kind,
+                accepts=list(a.accepts),  # type: ignore[arg-type]
+                traced=a.traced,
+                description=a.description,
+            )
+            for a in spec.args
+        ],
+        output=OutputPublic(kind=spec.output.kind, names=list(spec.output.names)),
+        examples=examples,
+        hints=list(spec.hints),
+        requirements=markdown.section_items(problem.statement_source, "Requirements"),
+        constraints=markdown.section_items(problem.statement_source, "Constraints"),
+        starter_code=problem.starter,
+        run_panel_dtype=spec.dtypes.run_panel,
+        limits=LimitsPublic(
+            case_time_s=spec.limits.case_time_s,
+            wall_time_s=spec.limits.wall_time_s,
+            memory_mb=spec.limits.memory_mb,
+            output_bytes=spec.limits.output_bytes,
+        ),
+    )
+
+
+class Catalog:
+    """Thread-safe; details are built on first use or by ``prepare``."""
+
+    def __init__(self, problems: ProblemSet) -> None:
+        self.problems = problems
+        self._summaries = [summary(p) for p in problems]
+        self._details: dict[str, ProblemDetail] = {}
+        self._lock = threading.Lock()
+
+    def __iter__(self) -> Iterator[Problem]:
+        return iter(self.problems)
+
+    def get(self, slug: str) -> Problem:
+        """The problem; raises ProblemNotFound."""
+        return self.problems.get(slug)
+
+    def summaries(self) -> list[ProblemSummary]:
+        return list(self._summaries)
+
+    def detail(self, slug: str) -> ProblemDetail:
+        problem = self.get(slug)
+        with self._lock:
+            if slug not in self._details:
+                self._details[slug] = detail(problem)
+            return self._details[slug]
+
+    def prepare(self) -> None:
+        """Build every detail and, with them, warm the expected outputs of every case."""
+        from judge.expected import expected_outputs
+
+        for problem in self.problems:
+            self.detail(problem.slug)
+            expected_outputs(problem, problem.cases)

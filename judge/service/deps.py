@@ -1,0 +1,79 @@
+"""FastAPI dependencies: the services, who is asking (API key or address), rate limits, the problem."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from judge.errors import ProblemNotFound
+from judge.problems import Problem
+from judge.service.apikeys import identify
+from judge.service.errors import ApiError
+from judge.service.ratelimit import Principal
+from judge.service.state import Services
+
+_bearer = HTTPBearer(auto_error=False, description="An API key issued by the judge's operator.")
+
+
+def get_services(request: Request) -> Services:
+    services: Services = request.app.state.services
+    return services
+
+
+ServicesDep = Annotated[Services, Depends(get_services)]
+
+
+def _unauthorized(message: str) -> ApiError:
+    return ApiError(401, "unauthorized", message, headers={"WWW-Authenticate": "Bearer"})
+
+
+def get_principal(
+    request: Request,
+    services: ServicesDep,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> Principal:
+    """The caller. A key that is presented must be valid (no silent fall-back to anonymous)."""
+    address = request.client.host if request.client else "unknown"
+    if request.headers.get("authorization") is not None:
+        if credentials is None or credentials.scheme.lower() != "bearer" or not credentials.credentials:
+            raise _unauthorized("the Authorization header must be 'Bearer <API key>'")
+        name = identify(credentials.credentials, services.api_keys)
+        if name is None:
+            raise _unauthorized("unknown API key")
+        return Principal(name, address)
+    if not services.settings.allow_anonymous:
+        raise _unauthorized("an API key is required (Authorization: Bearer <API key>)")
+    return Principal(None, address)
+
+
+def rate_limited(principal: Annotated[Principal, Depends(get_principal)], services: ServicesDep) -> Principal:
+    """The caller, after counting this request against its rate limit (429 with Retry-After past it)."""
+    retry_after = services.limiter.hit(principal)
+    if retry_after is not None:
+        services.metrics.rejected.labels("rate_limit").inc()
+        who = f"API key {principal.key_name!r}" if principal.key_name else f"client {principal.address}"
+        raise ApiError(
+            429,
+            "rate_limited",
+            f"rate limit of {who} exceeded; retry in {retry_after} s",
+            headers={"Retry-After": str(retry_after)},
+        )
+    return principal
+
+
+CallerDep = Annotated[Principal, Depends(rate_limited)]
+
+
+def get_problem(slug: str, services: ServicesDep) -> Problem:
+    try:
+        return services.catalog.get(slug)
+    except ProblemNotFound:
+        known = ", ".join(p.slug for p in services.catalog)
+        raise ApiError(
+            404, "problem_not_found", f"no problem {slug[:100]!r} (known: {known})", path="slug"
+        ) from None
+
+
+ProblemDep = Annotated[Problem, Depends(get_problem)]

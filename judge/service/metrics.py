@@ -1,0 +1,120 @@
+"""Prometheus metrics of one service instance (its own registry, so several apps can live in one process).
+
+judge_queue_depth                       submissions waiting to be graded
+judge_gradings_running                  submissions being graded now
+judge_runs_running                      Run requests being graded now
+judge_workers_idle                      warm sandbox workers ready now
+judge_grading_seconds                   histogram: one submission's grading
+judge_run_seconds                       histogram: one Run (examples or custom case)
+judge_verdicts_total{kind,verdict}      kind = submission | run
+judge_sandbox_start_failures_total      workers that failed to start or to become ready
+judge_rejected_total{reason}            429s: rate_limit | queue_full | run_busy
+judge_submissions_failed_total          submissions the judge gave up on (status failed)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+from sandbox.base import Backend, Protection, Worker
+from sandbox.limits import SandboxLimits
+
+_LATENCY_BUCKETS = (0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 7.5, 10.0, 20.0, 30.0, 60.0, 120.0)
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self.queue_depth = Gauge("judge_queue_depth", "Submissions waiting to be graded.", registry=r)
+        self.gradings_running = Gauge("judge_gradings_running", "Submissions being graded now.", registry=r)
+        self.runs_running = Gauge("judge_runs_running", "Run requests being graded now.", registry=r)
+        self.workers_idle = Gauge("judge_workers_idle", "Warm sandbox workers ready now.", registry=r)
+        self.grading_seconds = Histogram(
+            "judge_grading_seconds", "Grading time of one submission.", buckets=_LATENCY_BUCKETS, registry=r
+        )
+        self.run_seconds = Histogram(
+            "judge_run_seconds", "Time of one Run request's grading.", buckets=_LATENCY_BUCKETS, registry=r
+        )
+        self.verdicts = Counter(
+            "judge_verdicts", "Verdicts given, by kind (submission or run).", ["kind", "verdict"], registry=r
+        )
+        self.sandbox_start_failures = Counter(
+            "judge_sandbox_start_failures",
+            "Sandbox workers that failed to start or become ready.",
+            registry=r,
+        )
+        self.rejected = Counter(
+            "judge_rejected", "Requests refused with 429, by reason.", ["reason"], registry=r
+        )
+        self.submissions_failed = Counter(
+            "judge_submissions_failed", "Submissions the judge could not grade (status failed).", registry=r
+        )
+
+    def bind(
+        self,
+        depth: Callable[[], int],
+        running: Callable[[], int],
+        runs: Callable[[], int],
+        idle: Callable[[], int],
+    ) -> None:
+        self.queue_depth.set_function(depth)
+        self.gradings_running.set_function(running)
+        self.runs_running.set_function(runs)
+        self.workers_idle.set_function(idle)
+
+    # judge.dispatch.GradingObserver
+    def grading_started(self) -> None:
+        pass
+
+    def grading_finished(self, verdict: str | None, seconds: float) -> None:
+        self.grading_seconds.observe(seconds)
+        if verdict is not None:
+            self.verdicts.labels("submission", verdict).inc()
+
+    def run_finished(self, verdict: str, seconds: float) -> None:
+        self.run_seconds.observe(seconds)
+        self.verdicts.labels("run", verdict).inc()
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)
+
+
+def metered(backend: Backend, on_failure: Callable[[], None]) -> Backend:
+    """``backend`` with every failed worker start (``start`` raising, or ``wait_ready`` raising) counted."""
+    inner = backend
+
+    class Metered(Backend):
+        name = inner.name
+        insecure = inner.insecure
+
+        def available(self) -> str | None:
+            return inner.available()
+
+        def protections(self) -> list[Protection]:
+            return inner.protections()
+
+        def start(self, limits: SandboxLimits, slot: int = 0) -> Worker:
+            try:
+                worker = inner.start(limits, slot)
+            except Exception as exc:
+                if type(exc).__name__ != "SlotBusy":  # another process holds the slot: not a failure
+                    on_failure()
+                raise
+            original = worker.wait_ready
+
+            def wait_ready(*args: Any, **kwargs: Any) -> dict[str, Any]:
+                try:
+                    return original(*args, **kwargs)
+                except Exception:
+                    on_failure()
+                    raise
+
+            worker.wait_ready = wait_ready  # type: ignore[method-assign]
+            return worker
+
+    Metered.__name__ = Metered.__qualname__ = f"Metered{type(inner).__name__}"
+    return Metered()

@@ -1,0 +1,65 @@
+"""POST /api/problems/{slug}/run: synchronous, never behind queued submissions."""
+
+from __future__ import annotations
+
+import time
+
+from fastapi import APIRouter
+from fastapi.responses import JSONResponse
+
+from judge.errors import InputError, JudgeError
+from judge.results import GradeResult
+from judge.service.deps import CallerDep, ProblemDep, ServicesDep
+from judge.service.errors import ApiError, input_error
+from judge.service.gate import RunBusy
+from judge.service.limits import check_inputs, checked_code
+from judge.service.schemas import ErrorBody, RunRequest
+from sandbox.errors import SandboxError
+
+router = APIRouter(prefix="/api/problems", tags=["runs"])
+
+
+@router.post(
+    "/{slug}/run",
+    response_model=GradeResult,
+    summary="Run code on the public examples, or on one custom case",
+    description="Without `inputs`, every public example runs. With `inputs` (one Run-panel JSON value per "
+    "argument) they run as one custom case whose expected output the reference computes. The body is "
+    "exactly `judge run --json`'s object: per case the verdict, message, output, expected output and "
+    "compile/run times, plus the captured prints.",
+    responses={
+        404: {"model": ErrorBody, "description": "No problem with that slug."},
+        422: {
+            "model": ErrorBody,
+            "description": "A malformed body, code or input (argument and path named).",
+        },
+        429: {"model": ErrorBody, "description": "Rate limit, or every sandbox worker busy (Retry-After)."},
+        503: {"model": ErrorBody, "description": "The sandbox is unavailable."},
+    },
+)
+def run(body: RunRequest, problem: ProblemDep, services: ServicesDep, _caller: CallerDep) -> JSONResponse:
+    code = checked_code(body.code, services.limits)
+    if body.inputs is not None:
+        check_inputs(body.inputs, services.limits)
+        try:  # convert before taking a worker: a bad input costs no sandbox time
+            problem.custom_case(dict(body.inputs))
+        except InputError as exc:
+            raise input_error(exc) from None
+    started = time.monotonic()
+    try:
+        with services.run_gate.slot():
+            result = services.engine.run(problem, code, body.inputs)
+    except RunBusy as exc:
+        services.metrics.rejected.labels("run_busy").inc()
+        raise ApiError(429, "run_busy", str(exc), headers={"Retry-After": str(exc.retry_after)}) from None
+    except InputError as exc:
+        raise input_error(exc) from None
+    except (SandboxError, JudgeError) as exc:
+        raise ApiError(
+            503,
+            "sandbox_unavailable",
+            f"the sandbox could not run this now ({type(exc).__name__}); try again shortly",
+            headers={"Retry-After": "5"},
+        ) from exc
+    services.metrics.run_finished(result.verdict.value, time.monotonic() - started)
+    return JSONResponse(result.model_dump(mode="json", by_alias=True))

@@ -1,0 +1,203 @@
+"""POST /api/submissions, GET /api/submissions/{id} (``?wait=``), GET /api/submissions/{id}/events (SSE)."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Header, Query
+from fastapi.responses import JSONResponse
+from sse_starlette import EventSourceResponse, ServerSentEvent
+from starlette.concurrency import run_in_threadpool
+
+from judge.dispatch import QueueFull
+from judge.dispatch.callbacks import callback_refusal
+from judge.dispatch.events import FINAL_KINDS, STATUS
+from judge.errors import ProblemNotFound
+from judge.service.deps import CallerDep, ServicesDep
+from judge.service.errors import ApiError
+from judge.service.limits import checked_code
+from judge.service.ratelimit import Principal
+from judge.service.schemas import (
+    ErrorBody,
+    SubmissionAccepted,
+    SubmissionCreate,
+    SubmissionLinks,
+    SubmissionPublic,
+)
+from judge.service.settings import WAIT_CAP_S
+from judge.service.state import Services
+from judge.service.views import submission_json, submission_links
+from judge.store import NewSubmission, SubmissionRecord
+
+router = APIRouter(prefix="/api/submissions", tags=["submissions"])
+
+_NOT_FOUND: dict[int | str, dict[str, Any]] = {
+    404: {"model": ErrorBody, "description": "No such submission (or not yours)."}
+}
+#: Seconds between keep-alive comments on an idle event stream.
+PING_S = 15
+
+
+def _not_found(submission_id: str) -> ApiError:
+    return ApiError(404, "submission_not_found", f"no submission {submission_id[:100]!r}", path="id")
+
+
+def _load(services: Services, submission_id: str, caller: Principal) -> SubmissionRecord:
+    try:
+        uuid.UUID(submission_id)
+    except ValueError:
+        raise _not_found(submission_id) from None
+    record = services.store.get(submission_id)
+    # A submission made with an API key is visible to that key only; anonymous ones to whoever has the id.
+    if record is None or (record.key_name is not None and record.key_name != caller.key_name):
+        raise _not_found(submission_id)
+    return record
+
+
+@router.post(
+    "",
+    status_code=202,
+    response_model=SubmissionAccepted,
+    summary="Submit code: stored and queued at once, graded on every public and hidden case",
+    responses={
+        404: {"model": ErrorBody, "description": "No problem with that slug."},
+        422: {"model": ErrorBody, "description": "A malformed body, code, or callback URL."},
+        429: {"model": ErrorBody, "description": "Rate limit, or the grading queue is full (Retry-After)."},
+    },
+)
+def create_submission(body: SubmissionCreate, services: ServicesDep, caller: CallerDep) -> JSONResponse:
+    try:
+        problem = services.catalog.get(body.problem)
+    except ProblemNotFound:
+        known = ", ".join(p.slug for p in services.catalog)
+        raise ApiError(
+            404, "problem_not_found", f"no problem {body.problem[:100]!r} (known: {known})", path="problem"
+        ) from None
+    code = checked_code(body.code, services.limits)
+    if body.callback_url is not None:
+        refusal = callback_refusal(body.callback_url, services.settings.callback_hosts)
+        if refusal is not None:
+            raise ApiError(422, "invalid_callback_url", f"callback_url: {refusal}", path="callback_url")
+    try:
+        reservation = services.dispatcher.reserve()
+    except QueueFull as exc:
+        services.metrics.rejected.labels("queue_full").inc()
+        raise ApiError(429, "queue_full", str(exc), headers={"Retry-After": str(exc.retry_after)}) from None
+    try:
+        record = services.store.create(
+            NewSubmission(
+                problem=problem.slug,
+                code=code,
+                manifest=services.worker.manifest(problem),
+                key_name=caller.key_name,
+                client_address=caller.address,
+                callback_url=body.callback_url,
+            )
+        )
+    except BaseException:
+        reservation.cancel()
+        raise
+    reservation.commit(record.id)
+    links = submission_links(record.id)
+    accepted = SubmissionAccepted(
+        id=record.id,
+        problem=record.problem,
+        status=record.status,
+        created_at=record.created_at,
+        links=SubmissionLinks(**links),
+    )
+    return JSONResponse(
+        accepted.model_dump(mode="json"), status_code=202, headers={"Location": links["self"]}
+    )
+
+
+@router.get(
+    "/{submission_id}",
+    response_model=SubmissionPublic,
+    summary="A submission's status and, once done, its result (?wait=SECONDS waits for it)",
+    responses={**_NOT_FOUND, 422: {"model": ErrorBody, "description": "wait is above the limit."}},
+)
+async def get_submission(
+    submission_id: str,
+    services: ServicesDep,
+    caller: CallerDep,
+    wait: Annotated[
+        float,
+        Query(
+            ge=0,
+            le=WAIT_CAP_S,
+            description="Seconds to wait for the result (at most the max_wait_s setting).",
+        ),
+    ] = 0,
+) -> JSONResponse:
+    limit = services.settings.max_wait_s
+    if wait > limit:
+        raise ApiError(
+            422, "limit_exceeded", f"wait: at most {limit:g} seconds allowed", path="wait", limit="max_wait_s"
+        )
+    record = await run_in_threadpool(_load, services, submission_id, caller)
+    if wait > 0 and not record.finished:
+        deadline = time.monotonic() + wait
+        with services.feed.subscribe(record.id) as subscription:
+            while not record.finished:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                await subscription.wait(min(remaining, services.feed.poll_s))
+                record = await run_in_threadpool(_load, services, submission_id, caller)
+    return JSONResponse(submission_json(record))
+
+
+@router.get(
+    "/{submission_id}/events",
+    summary="Server-sent events: progress of a submission, then its result",
+    description="Events: `status` (`{status}`: first the current status, then `running` with the "
+    "`attempt`), one `case` per finished case (`{index, case}`; hidden cases carry verdict and message "
+    "only), "
+    "then `result` (`{status: done, verdict, result}`) or `failed` (`{status: failed, error}`), after which "
+    "the stream ends. Each stored event has an `id`; reconnect with `Last-Event-ID` to resume after it. "
+    "If the judge restarted mid-grading, a new `status` event with a higher `attempt` starts the cases over.",
+    response_class=EventSourceResponse,
+    responses={
+        200: {"content": {"text/event-stream": {"schema": {"type": "string"}}}, "description": "The stream."},
+        **_NOT_FOUND,
+    },
+)
+async def submission_events(
+    submission_id: str,
+    services: ServicesDep,
+    caller: CallerDep,
+    last_event_id: Annotated[str | None, Header(description="Resume after this event id.")] = None,
+) -> EventSourceResponse:
+    record = await run_in_threadpool(_load, services, submission_id, caller)
+    try:
+        after = max(0, int(last_event_id)) if last_event_id else 0
+    except ValueError:
+        raise ApiError(
+            422,
+            "invalid_request",
+            "Last-Event-ID must be an event id (an integer)",
+            path="header.last-event-id",
+        ) from None
+    feed = services.feed
+
+    async def stream() -> AsyncIterator[ServerSentEvent]:
+        nonlocal after
+        if after == 0:
+            yield ServerSentEvent(data=json.dumps({"status": record.status.value}), event=STATUS)
+        with feed.subscribe(record.id) as subscription:
+            while True:
+                events = await run_in_threadpool(feed.read, record.id, after)
+                for event in events:
+                    after = event.id
+                    yield ServerSentEvent(data=json.dumps(event.data), event=event.kind, id=str(event.id))
+                    if event.kind in FINAL_KINDS:
+                        return
+                if not events:
+                    await subscription.wait(feed.poll_s)
+
+    return EventSourceResponse(stream(), ping=PING_S)

@@ -1,0 +1,179 @@
+"""Request and response bodies of the API (separate models for what comes in and what goes out).
+
+Run results and submission results are ``judge.results.GradeResult`` exactly as ``judge grade --json``
+prints it (``model_dump(mode="json", by_alias=True)``).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from judge.results import GradeResult, LeafValue
+from judge.store import Status
+
+JsonKind = Literal["object", "array", "number"]
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class _In(BaseModel):
+    # An unknown field is an error (a typo such as "input" for "inputs" must not be ignored silently).
+    model_config = ConfigDict(extra="forbid")
+
+
+# ---------------------------------------------------------------------------------------------- errors
+
+
+class ErrorDetail(_Out):
+    path: str = Field(description="Where in the request: a body field, or an input's JSON path.")
+    message: str
+
+
+class ErrorInfo(_Out):
+    code: str = Field(description="Stable machine-readable code, e.g. invalid_input, queue_full.")
+    message: str = Field(description="What is wrong, for a person.")
+    argument: str | None = Field(default=None, description="The function argument at fault (Run inputs).")
+    path: str | None = Field(default=None, description="JSON path of the offending value.")
+    limit: str | None = Field(default=None, description="The setting whose limit was exceeded.")
+    details: list[ErrorDetail] | None = None
+
+
+class ErrorBody(_Out):
+    """Every error response has this shape; never a stack trace, a server path or hidden-case data."""
+
+    error: ErrorInfo
+
+
+# ---------------------------------------------------------------------------------------------- problems
+
+
+class ProblemSummary(_Out):
+    slug: str
+    title: str
+    difficulty: Literal["easy", "medium", "hard"]
+    tags: list[str]
+    function: str
+    signature: str = Field(description="e.g. clip_by_global_norm(grads, max_norm)")
+
+
+class ArgumentPublic(_Out):
+    name: str
+    kind: Literal["pytree", "number"]
+    accepts: list[JsonKind] = Field(description="The JSON kinds a Run input for this argument may be.")
+    traced: bool
+    description: str
+
+
+class OutputPublic(_Out):
+    kind: Literal["dict", "tuple", "pytree"]
+    names: list[str]
+
+
+class ExamplePublic(_Out):
+    name: str
+    dtype: str
+    input: dict[str, Any] = Field(description="Run-panel JSON per argument.")
+    expected: LeafValue | None = Field(description="The reference's output (None if it failed).")
+    explanation: str | None
+
+
+class LimitsPublic(_Out):
+    case_time_s: float
+    wall_time_s: float
+    memory_mb: int
+    output_bytes: int
+
+
+class ProblemDetail(ProblemSummary):
+    statement_markdown: str = Field(description="The statement with its examples filled in.")
+    statement_html: str = Field(description="Rendered HTML; math as MathML with a TeX annotation.")
+    arguments: list[ArgumentPublic]
+    output: OutputPublic
+    examples: list[ExamplePublic]
+    hints: list[str] = Field(description="Markdown, in the order to reveal them.")
+    requirements: list[str] = Field(description="Markdown items of the statement's Requirements section.")
+    constraints: list[str] = Field(description="Markdown items of the statement's Constraints section.")
+    starter_code: str
+    run_panel_dtype: str = Field(description="The dtype custom Run inputs are converted to.")
+    limits: LimitsPublic
+
+
+# ---------------------------------------------------------------------------------------------- run
+
+
+class RunRequest(_In):
+    code: str = Field(description="Python source defining the problem's function.")
+    inputs: dict[str, Any] | None = Field(
+        default=None,
+        description="One Run-panel JSON value per argument name: run them as one custom case. "
+        "Without it the public examples run.",
+    )
+
+
+# ---------------------------------------------------------------------------------------------- submissions
+
+
+class SubmissionCreate(_In):
+    problem: str = Field(description="The problem's slug.", max_length=200)
+    code: str = Field(description="Python source defining the problem's function.")
+    callback_url: str | None = Field(
+        default=None,
+        description="POSTed the finished submission (signed with X-Judge-Signature); its host must be on "
+        "the operator's allowlist.",
+    )
+
+
+class SubmissionLinks(_Out):
+    self: str
+    events: str
+
+
+class SubmissionAccepted(_Out):
+    id: str
+    problem: str
+    status: Status
+    created_at: datetime
+    links: SubmissionLinks
+
+
+class Manifest(_Out):
+    judge_version: str
+    jax_version: str
+    jaxlib_version: str
+    problem: str
+    problem_hash: str
+    sandbox_backend: str
+
+
+class SubmissionPublic(_Out):
+    id: str
+    problem: str
+    status: Status
+    verdict: str | None = Field(description="The submission's verdict once done.")
+    result: GradeResult | None = Field(description="Once done: exactly `judge grade --json`'s object.")
+    error: str | None = Field(description="Once failed: why the judge could not grade it.")
+    attempts: int
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    manifest: Manifest
+    links: SubmissionLinks
+
+
+# ---------------------------------------------------------------------------------------------- health
+
+
+class Health(_Out):
+    status: Literal["ok"]
+
+
+class Readiness(_Out):
+    ready: bool
+    reason: str | None
+    backend: str | None
+    workers: dict[str, int | str | None]

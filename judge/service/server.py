@@ -1,0 +1,88 @@
+"""``judge serve``: build the services (failing closed before binding), then run uvicorn.
+
+One process: the in-process dispatcher and the warm pool live in it. SIGTERM or Ctrl-C stop it cleanly
+(running gradings get ``shutdown_grace_s`` to finish; the rest are graded after the next start).
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import sys
+
+from judge.errors import JudgeError, ProblemError, SandboxRefused
+from judge.service.settings import Settings
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def _say(message: str) -> None:
+    print(f"judge: {message}", file=sys.stderr, flush=True)
+
+
+def bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.set_inheritable(True)
+    return sock
+
+
+def url_of(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}"
+
+
+def serve(settings: Settings) -> int:
+    import uvicorn
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from judge.service.apikeys import KeyFileError
+    from judge.service.app import create_app
+    from judge.service.state import Services
+
+    logging.basicConfig(
+        level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    try:
+        services = Services.build(settings)
+    except SandboxRefused as exc:
+        _say(f"refusing to start: {exc}")
+        return EXIT_USAGE
+    except (ProblemError, KeyFileError) as exc:
+        _say(f"refusing to start: {exc}")
+        return EXIT_USAGE
+    except SQLAlchemyError as exc:
+        _say(f"cannot open the database: {type(exc).__name__}: {exc}")
+        return EXIT_FAILED
+    except JudgeError as exc:
+        _say(f"refusing to start: {exc}")
+        return EXIT_FAILED
+    try:
+        sock = bind(settings.host, settings.port)
+    except OSError as exc:
+        services.engine.close()
+        services.store.close()
+        _say(f"cannot listen on {settings.host}:{settings.port}: {exc.strerror}")
+        return EXIT_FAILED
+    app = create_app(services=services, manage=True)
+    config = uvicorn.Config(
+        app,
+        log_level=settings.log_level,
+        proxy_headers=settings.forwarded_allow_ips is not None,
+        forwarded_allow_ips=settings.forwarded_allow_ips,
+        timeout_graceful_shutdown=int(settings.shutdown_grace_s) + 5,
+    )
+    url = url_of(sock)
+    _say(f"serving on {url}  (API docs {url}/docs, readiness {url}/readyz; database {_safe_db(settings)})")
+    uvicorn.Server(config).run(sockets=[sock])
+    return EXIT_OK
+
+
+def _safe_db(settings: Settings) -> str:
+    """The database URL without its password."""
+    from sqlalchemy.engine import make_url
+
+    return make_url(settings.resolved_database_url()).render_as_string(hide_password=True)

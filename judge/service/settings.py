@@ -1,0 +1,179 @@
+"""Every setting of the service, in one pydantic-settings class.
+
+Values come from, highest precedence first: arguments (``judge serve --host/--port``), ``JUDGE_*``
+environment variables, the optional TOML file named by ``JUDGE_SETTINGS_FILE`` (keys are the field names,
+e.g. ``queue_size = 200``), then the defaults below. Lists accept JSON (``["a", "b"]``) or commas
+(``a,b``); ``api_keys`` accepts JSON (``{"name": "sha256:..."}``). README.md ("Service settings") lists
+them all.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic_settings import (
+    BaseSettings,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from judge.grader import MAX_CODE_BYTES
+from judge.problems import REPO_ROOT
+
+SETTINGS_FILE_ENV = "JUDGE_SETTINGS_FILE"
+#: Largest ``?wait=`` any configuration may allow (a request never holds a connection longer).
+WAIT_CAP_S = 600.0
+
+StrList = Annotated[list[str], NoDecode]
+
+
+def _cpus() -> int:
+    return os.cpu_count() or 1
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="JUDGE_", extra="ignore", validate_default=True)
+
+    # ---- server
+    host: str = "127.0.0.1"
+    port: int = Field(default=8000, ge=0, le=65535)
+    #: Addresses of reverse proxies whose X-Forwarded-For is trusted for the client address ("*": any).
+    forwarded_allow_ips: str | None = None
+    log_level: Literal["critical", "error", "warning", "info", "debug"] = "info"
+
+    # ---- storage
+    #: Where the SQLite database lives (created when missing).
+    data_dir: Path = REPO_ROOT / "var"
+    #: SQLAlchemy URL; default ``sqlite:///<data_dir>/judge.sqlite3``. PostgreSQL:
+    #: ``postgresql+psycopg://user:password@host:5432/dbname``.
+    database_url: str | None = None
+
+    # ---- problems and sandbox
+    problems_dir: Path | None = None
+    #: Sandbox backend: auto (bwrap, then docker), bwrap, docker, or process (needs insecure).
+    sandbox: str = "auto"
+    #: Allow the process backend, which isolates nothing (development only; printed loudly).
+    insecure: bool = False
+    #: First sandbox slot (uid 60000 + slot) of this service's workers; busy slots are skipped.
+    sandbox_slot_base: int = Field(default=0, ge=0, le=900)
+
+    # ---- capacity
+    #: Submissions graded at once (each holds one warm sandbox worker). Default: one per core.
+    submission_concurrency: int = Field(default_factory=_cpus, ge=1, le=256)
+    #: Warm workers kept beyond the submissions' for Run, so Run never waits behind the queue.
+    run_reserve: int = Field(default=1, ge=1, le=64)
+    #: Runs that may wait for a free worker while all are busy; past it a Run gets 429.
+    run_queue: int = Field(default=8, ge=0, le=1024)
+    #: Seconds a Run waits for a free worker before it gets 429.
+    run_wait_s: float = Field(default=30.0, gt=0, le=600)
+    #: Submissions that may wait in the queue; past it POST /api/submissions gets 429 with Retry-After.
+    queue_size: int = Field(default=100, ge=1, le=100_000)
+    #: Tries per submission when the judge itself fails (the sandbox cannot start, ...).
+    max_attempts: int = Field(default=3, ge=1, le=10)
+    #: Seconds running gradings may finish in at shutdown (the rest are graded after the next start).
+    shutdown_grace_s: float = Field(default=10.0, ge=0, le=600)
+
+    # ---- request limits
+    max_body_bytes: int = Field(default=1024 * 1024, ge=1024, le=64 * 1024 * 1024)
+    max_code_bytes: int = Field(default=64 * 1024, ge=64, le=MAX_CODE_BYTES)
+    #: Run inputs: JSON text size, container nesting depth and count of numbers, over all arguments.
+    max_input_bytes: int = Field(default=256 * 1024, ge=16, le=16 * 1024 * 1024)
+    max_input_depth: int = Field(default=32, ge=1, le=200)
+    max_input_elements: int = Field(default=65536, ge=1, le=10_000_000)
+    #: Largest ``?wait=`` in seconds for GET /api/submissions/{id}.
+    max_wait_s: float = Field(default=60.0, ge=0, le=WAIT_CAP_S)
+
+    # ---- access
+    #: API keys: name -> hash (``judge hash-key`` makes one). Clients send ``Authorization: Bearer KEY``.
+    api_keys: dict[str, str] = Field(default_factory=dict)
+    #: A file of more keys, one ``NAME HASH`` per line (``#`` comments).
+    api_keys_file: Path | None = None
+    #: Whether requests without a key are served (rate-limited per client address).
+    allow_anonymous: bool = True
+    #: ``limits`` notation, e.g. ``120/minute`` or ``10/second;500/hour``: per key, and per client address.
+    rate_limit: str = "240/minute"
+    anonymous_rate_limit: str = "60/minute"
+    #: Where rate-limit counters live: ``memory://`` (one process) or e.g. ``redis://host:6379``.
+    rate_limit_storage: str = "memory://"
+    #: Origins allowed to call the API from a browser (CORS); empty: none besides the judge's own.
+    cors_origins: StrList = Field(default_factory=list)
+
+    # ---- callbacks
+    #: Hosts (``name`` or ``name:port``) that ``callback_url`` may point to; empty: callbacks refused.
+    callback_hosts: StrList = Field(default_factory=list)
+    #: HMAC-SHA256 key of the ``X-Judge-Signature`` header (required when callback_hosts is set).
+    callback_secret: SecretStr | None = None
+    callback_attempts: int = Field(default=5, ge=1, le=20)
+    callback_backoff_s: float = Field(default=1.0, gt=0, le=3600)
+    callback_timeout_s: float = Field(default=10.0, gt=0, le=120)
+
+    @field_validator("cors_origins", "callback_hosts", mode="before")
+    @classmethod
+    def _list(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            text = value.strip()
+            if text.startswith("["):
+                return json.loads(text)
+            return [part.strip() for part in text.split(",") if part.strip()]
+        return value
+
+    @field_validator("rate_limit", "anonymous_rate_limit")
+    @classmethod
+    def _rate(cls, value: str) -> str:
+        from limits import parse_many
+
+        try:
+            parse_many(value)
+        except ValueError as exc:
+            raise ValueError(f"not a rate limit such as '120/minute': {exc}") from None
+        return value
+
+    @model_validator(mode="after")
+    def _callbacks_need_secret(self) -> Settings:
+        if self.callback_hosts and (
+            self.callback_secret is None or not self.callback_secret.get_secret_value()
+        ):
+            raise ValueError("callback_hosts is set but callback_secret is empty: callbacks must be signed")
+        return self
+
+    # ---- derived
+
+    @property
+    def workers(self) -> int:
+        """Warm sandbox workers: one per concurrent submission plus the Run reserve."""
+        return self.submission_concurrency + self.run_reserve
+
+    def resolved_database_url(self) -> str:
+        from judge.store import sqlite_url
+
+        return self.database_url or sqlite_url(self.data_dir.resolve() / "judge.sqlite3")
+
+    def all_api_keys(self) -> dict[str, str]:
+        """Keys from ``api_keys`` and ``api_keys_file`` (a name in both: the file's hash is ignored)."""
+        from judge.service.apikeys import read_keys_file
+
+        keys = read_keys_file(self.api_keys_file) if self.api_keys_file else {}
+        return {**keys, **self.api_keys}
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        file = os.environ.get(SETTINGS_FILE_ENV)
+        if file:
+            if not Path(file).is_file():
+                raise ValueError(f"{SETTINGS_FILE_ENV}={file}: no such file")
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=Path(file)))
+        return tuple(sources)

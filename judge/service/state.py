@@ -1,0 +1,161 @@
+"""The service's long-lived parts, built from Settings, started and stopped with the app.
+
+Services.build(settings)   choose the sandbox (fails closed), load problems, open the database
+services.start()           migrate, recover and start grading, start callbacks; warm up in background
+services.readiness()       None when ready, else why not (for /readyz)
+services.stop()            stop taking work, let gradings finish (grace), close the sandbox pool
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+
+from judge.dispatch import Dispatcher, GradingWorker, LocalDispatcher, ProgressFeed
+from judge.dispatch.callbacks import CallbackSender
+from judge.doctor import self_test
+from judge.engine import Engine
+from judge.problems import ProblemSet
+from judge.sandboxes import choose_backend
+from judge.service.catalog import Catalog
+from judge.service.gate import RunGate
+from judge.service.limits import RequestLimits
+from judge.service.metrics import Metrics, metered
+from judge.service.ratelimit import RateLimiter
+from judge.service.settings import Settings
+from judge.service.views import submission_json
+from judge.store import Store
+from sandbox.base import Backend
+
+log = logging.getLogger(__name__)
+
+#: Seconds between self-test attempts while it keeps failing.
+SELF_TEST_RETRY_S = 30.0
+
+
+class Services:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        backend: Backend,
+        catalog: Catalog,
+        store: Store,
+    ) -> None:
+        self.settings = settings
+        self.metrics = Metrics()
+        self.backend_name = backend.name
+        self.backend = metered(backend, self.metrics.sandbox_start_failures.inc)
+        self.catalog = catalog
+        self.store = store
+        self.api_keys = settings.all_api_keys()
+        self.limits = RequestLimits.from_settings(settings)
+        self.limiter = RateLimiter(
+            settings.rate_limit_storage, settings.rate_limit, settings.anonymous_rate_limit
+        )
+        self.engine = Engine(self.backend, workers=settings.workers, slot_base=settings.sandbox_slot_base)
+        self.feed = ProgressFeed(store)
+        self.callbacks: CallbackSender | None = None
+        if settings.callback_hosts and settings.callback_secret is not None:
+            self.callbacks = CallbackSender(
+                store,
+                secret=settings.callback_secret.get_secret_value().encode(),
+                allowed_hosts=settings.callback_hosts,
+                render=lambda record: json.dumps(submission_json(record)).encode(),
+                attempts=settings.callback_attempts,
+                backoff_s=settings.callback_backoff_s,
+                timeout_s=settings.callback_timeout_s,
+            )
+        self.worker = GradingWorker(
+            store,
+            self.engine,
+            catalog.problems,
+            self.feed,
+            backend_name=self.backend_name,
+            callbacks=self.callbacks,
+            observer=self.metrics,
+            max_attempts=settings.max_attempts,
+        )
+        self.dispatcher: Dispatcher = LocalDispatcher(
+            self.worker, store, concurrency=settings.submission_concurrency, queue_size=settings.queue_size
+        )
+        self.run_gate = RunGate(
+            lambda: settings.workers - self.dispatcher.running(),
+            queue=settings.run_queue,
+            wait_s=settings.run_wait_s,
+        )
+        self.metrics.bind(
+            depth=self.dispatcher.depth,
+            running=self.dispatcher.running,
+            runs=lambda: self.run_gate.active,
+            idle=lambda: int(self.engine.stats().get("idle") or 0),
+        )
+        self._self_test: str | None = "the sandbox self-test has not run yet"
+        self._prepared: str | None = "the problems are being prepared"
+        self._stop = threading.Event()
+        self._warmup: threading.Thread | None = None
+
+    @classmethod
+    def build(cls, settings: Settings, *, backend: Backend | None = None) -> Services:
+        """Raises SandboxRefused (no secure sandbox), ProblemError (a bad problem package),
+        KeyFileError (a bad API keys file) or an SQLAlchemy error (the database is unreachable)."""
+        if backend is None:
+            backend = choose_backend(settings.sandbox, allow_insecure=settings.insecure)
+        problems = ProblemSet(settings.problems_dir)
+        store = Store(settings.resolved_database_url())
+        return cls(settings, backend=backend, catalog=Catalog(problems), store=store)
+
+    # ------------------------------------------------------------------------------------ lifecycle
+
+    def start(self) -> None:
+        self.store.migrate()
+        self.dispatcher.start()
+        if self.callbacks is not None:
+            self.callbacks.start()
+        self._warmup = threading.Thread(target=self._warm_up, name="warm-up", daemon=True)
+        self._warmup.start()
+
+    def _warm_up(self) -> None:
+        try:
+            self.catalog.prepare()
+            self._prepared = None
+        except Exception as exc:  # a broken reference: say so in /readyz, keep serving what works
+            log.exception("preparing the problems failed")
+            self._prepared = f"preparing the problems failed ({type(exc).__name__})"
+        while not self._stop.is_set():
+            result = self_test(self.backend)
+            if result.ok:
+                self._self_test = None
+                log.info("sandbox self-test passed in %.0f ms (%s)", result.elapsed_ms, self.backend_name)
+                return
+            self._self_test = f"the sandbox self-test failed: {result.message[:300]}"
+            log.error("%s", self._self_test)
+            self._stop.wait(SELF_TEST_RETRY_S)
+
+    def readiness(self) -> str | None:
+        """None when a grading can start now with a checked sandbox, else the reason."""
+        for reason in (self._prepared, self._self_test):
+            if reason is not None:
+                return reason
+        return self.engine.readiness()
+
+    def wait_ready(self, timeout: float) -> bool:
+        """Block until ready (tests, the smoke run, benchmarks)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.readiness() is None:
+                return True
+            time.sleep(0.05)
+        return self.readiness() is None
+
+    def stop(self) -> None:
+        self._stop.set()
+        self.dispatcher.close(self.settings.shutdown_grace_s)
+        self.engine.close()
+        if self.callbacks is not None:
+            self.callbacks.close()
+        if self._warmup is not None:
+            self._warmup.join(timeout=5)
+        self.store.close()

@@ -1,0 +1,56 @@
+"""The manifest stored with every submission, so a regrade can tell what graded it the first time."""
+
+from __future__ import annotations
+
+import hashlib
+from functools import cache
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+from judge import __version__
+from judge.problems import Problem
+
+#: Folders of a problem package that do not change how it is graded.
+_NOT_GRADED = frozenset({"solutions", "__pycache__"})
+
+
+@cache
+def _version(package: str) -> str:
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def problem_hash(problem: Problem) -> str:
+    """SHA-256 over every file of the package that grading reads (spec, statement, cases, generators,
+    starter) and the reference solution, with their relative paths; solutions/ does not count."""
+    digest = hashlib.sha256()
+    files = sorted(
+        p
+        for p in problem.root.rglob("*")
+        if p.is_file() and not _NOT_GRADED.intersection(p.relative_to(problem.root).parts)
+    )
+    for file in files:
+        _add(digest, file.relative_to(problem.root).as_posix(), file.read_bytes())
+    _add(digest, f"reference/{problem.reference_path.name}", problem.reference_source.encode())
+    return digest.hexdigest()
+
+
+def _add(digest: Any, name: str, data: bytes) -> None:
+    digest.update(name.encode())
+    digest.update(b"\0")
+    digest.update(len(data).to_bytes(8, "big"))
+    digest.update(data)
+
+
+def manifest(problem: Problem, backend: str, content_hash: str | None = None) -> dict[str, Any]:
+    """``judge``, ``jax``, ``jaxlib`` versions, the problem's content hash and the sandbox backend."""
+    return {
+        "judge_version": __version__,
+        "jax_version": _version("jax"),
+        "jaxlib_version": _version("jaxlib"),
+        "problem": problem.slug,
+        "problem_hash": content_hash or problem_hash(problem),
+        "sandbox_backend": backend,
+    }

@@ -1,0 +1,1 @@
+"""Alembic migrations of the judge's database (script location ``judge.store:migrations``)."""

@@ -1,0 +1,102 @@
+"""SQLAlchemy 2 table models. Changing one needs a new migration in ``judge/store/migrations/versions``
+(``tests/test_store_repository.py`` fails while the models and the migrations disagree)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import JSON, BigInteger, DateTime, ForeignKey, Index, Integer, String, Text, TypeDecorator
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.engine import Dialect
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+#: JSON documents: JSONB on PostgreSQL, JSON text elsewhere.
+JsonDoc = JSON().with_variant(JSONB(), "postgresql")
+#: Auto-incrementing 64-bit ids (SQLite only auto-increments INTEGER PRIMARY KEY).
+BigId = BigInteger().with_variant(Integer(), "sqlite")
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Timezone-aware UTC datetimes on every database (SQLite stores them naive)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given to a UTC column")
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Submission(Base):
+    __tablename__ = "submissions"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    problem: Mapped[str] = mapped_column(String(64))
+    code: Mapped[str] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(16))
+    verdict: Mapped[str | None] = mapped_column(String(32))
+    result: Mapped[dict[str, Any] | None] = mapped_column(JsonDoc)
+    error: Mapped[str | None] = mapped_column(Text)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    manifest: Mapped[dict[str, Any]] = mapped_column(JsonDoc)
+    key_name: Mapped[str | None] = mapped_column(String(64))
+    client_address: Mapped[str | None] = mapped_column(String(64))
+    callback_url: Mapped[str | None] = mapped_column(String(2048))
+    callback_state: Mapped[str | None] = mapped_column(String(16))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+    __table_args__ = (
+        Index("ix_submissions_status_created", "status", "created_at"),
+        Index("ix_submissions_callback_state", "callback_state"),
+    )
+
+
+class SubmissionEvent(Base):
+    __tablename__ = "submission_events"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    submission_id: Mapped[str] = mapped_column(ForeignKey("submissions.id", ondelete="CASCADE"))
+    attempt: Mapped[int] = mapped_column(Integer)
+    kind: Mapped[str] = mapped_column(String(16))
+    data: Mapped[dict[str, Any]] = mapped_column(JsonDoc)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+    # AUTOINCREMENT on SQLite: ids are never reused after a retry drops an attempt's events (SSE ids).
+    __table_args__ = (
+        Index("ix_submission_events_submission_id", "submission_id", "id"),
+        {"sqlite_autoincrement": True},
+    )
+
+
+class CallbackAttempt(Base):
+    __tablename__ = "callback_attempts"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    submission_id: Mapped[str] = mapped_column(ForeignKey("submissions.id", ondelete="CASCADE"))
+    attempt: Mapped[int] = mapped_column(Integer)
+    url: Mapped[str] = mapped_column(String(2048))
+    status_code: Mapped[int | None] = mapped_column(Integer)
+    error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+    __table_args__ = (Index("ix_callback_attempts_submission_id", "submission_id"),)

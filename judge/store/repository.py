@@ -1,0 +1,342 @@
+"""The repository: every read and write of submissions, events and callback attempts.
+
+Thread-safe: each method runs in its own short transaction. Status changes are conditional UPDATEs, so two
+graders can never both write a result:
+
+    claim(id)           queued  -> running   (attempts + 1; the attempt's Claim is the write token)
+    finish(claim, ...)  running -> done      only while the claim's attempt is the current one
+    fail(claim, ...)    running -> failed    likewise
+    release(claim)      running -> queued    a retry after a judge-side failure
+    recover()           running -> queued    on start: work of a process that died is queued again
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, delete, event, func, select, update
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.pool import ConnectionPoolEntry
+
+from judge.store.models import CallbackAttempt, Submission, SubmissionEvent, utcnow
+from judge.store.records import (
+    CallbackState,
+    Claim,
+    EventRecord,
+    NewSubmission,
+    Status,
+    SubmissionRecord,
+)
+
+#: Seconds a SQLite writer waits for another writer's lock before it fails.
+SQLITE_BUSY_TIMEOUT_S = 30
+
+
+def sqlite_url(path: Path) -> str:
+    return f"sqlite:///{path}"
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
+    cursor = dbapi_connection.cursor()
+    try:
+        cursor.execute("PRAGMA journal_mode=WAL")
+        # FULL: a 202 answered after the commit survives a power cut, not only a killed process.
+        cursor.execute("PRAGMA synchronous=FULL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_S * 1000}")
+    finally:
+        cursor.close()
+
+
+def make_engine(url: str) -> Engine:
+    """An SQLAlchemy engine for ``url``; SQLite files get WAL, full sync, foreign keys and a busy timeout."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        database = parsed.database
+        if database and database != ":memory:":
+            Path(database).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(url, connect_args={"check_same_thread": False})
+        event.listen(engine, "connect", _sqlite_pragmas)
+        return engine
+    return create_engine(url, pool_pre_ping=True)
+
+
+def _record(row: Submission) -> SubmissionRecord:
+    return SubmissionRecord(
+        id=row.id,
+        problem=row.problem,
+        code=row.code,
+        status=Status(row.status),
+        verdict=row.verdict,
+        result=row.result,
+        error=row.error,
+        attempts=row.attempts,
+        manifest=row.manifest,
+        key_name=row.key_name,
+        client_address=row.client_address,
+        callback_url=row.callback_url,
+        callback_state=CallbackState(row.callback_state) if row.callback_state else None,
+        created_at=row.created_at,
+        started_at=row.started_at,
+        finished_at=row.finished_at,
+    )
+
+
+def _event(row: SubmissionEvent) -> EventRecord:
+    return EventRecord(
+        id=row.id,
+        submission_id=row.submission_id,
+        attempt=row.attempt,
+        kind=row.kind,
+        data=row.data,
+        created_at=row.created_at,
+    )
+
+
+class Store:
+    """Submissions in one database. ``Store(url)`` connects; ``migrate()`` brings the schema to head."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.engine = make_engine(url)
+        self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+
+    @property
+    def dialect(self) -> str:
+        return self.engine.dialect.name
+
+    def migrate(self) -> None:
+        """Apply every Alembic migration that this database has not seen yet."""
+        from judge.store.migrate import upgrade
+
+        upgrade(self.engine)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    @contextmanager
+    def _session(self) -> Iterator[Session]:
+        with self._sessions() as session, session.begin():
+            yield session
+
+    # ------------------------------------------------------------------------------------ submissions
+
+    def create(self, new: NewSubmission) -> SubmissionRecord:
+        """Store an accepted submission as ``queued`` and return it (with its new id)."""
+        row = Submission(
+            id=str(uuid.uuid4()),
+            problem=new.problem,
+            code=new.code,
+            status=Status.QUEUED.value,
+            attempts=0,
+            manifest=new.manifest,
+            key_name=new.key_name,
+            client_address=new.client_address,
+            callback_url=new.callback_url,
+            callback_state=CallbackState.PENDING.value if new.callback_url else None,
+            created_at=utcnow(),
+        )
+        with self._session() as session:
+            session.add(row)
+        return _record(row)
+
+    def get(self, submission_id: str) -> SubmissionRecord | None:
+        with self._session() as session:
+            row = session.get(Submission, submission_id)
+            return None if row is None else _record(row)
+
+    def count(self, status: Status | None = None) -> int:
+        query = select(func.count()).select_from(Submission)
+        if status is not None:
+            query = query.where(Submission.status == status.value)
+        with self._session() as session:
+            return int(session.scalar(query) or 0)
+
+    def unfinished(self) -> list[str]:
+        """Ids of queued submissions, oldest first."""
+        query = (
+            select(Submission.id)
+            .where(Submission.status == Status.QUEUED.value)
+            .order_by(Submission.created_at, Submission.id)
+        )
+        with self._session() as session:
+            return list(session.scalars(query))
+
+    def recover(self) -> list[str]:
+        """Queue again what was running when its grader died; then every queued id, oldest first.
+
+        Only for a dispatcher that knows no other grader is alive (the in-process one, at start).
+        """
+        with self._session() as session:
+            session.execute(
+                update(Submission)
+                .where(Submission.status == Status.RUNNING.value)
+                .values(status=Status.QUEUED.value)
+            )
+        return self.unfinished()
+
+    def claim(self, submission_id: str) -> Claim | None:
+        """``queued -> running`` for one grader; None when it is not queued (taken, finished, unknown).
+
+        The earlier attempt's progress events are dropped: a stream shows the attempt that counts.
+        """
+        with self._session() as session:
+            attempt = session.scalar(
+                update(Submission)
+                .where(Submission.id == submission_id, Submission.status == Status.QUEUED.value)
+                .values(status=Status.RUNNING.value, attempts=Submission.attempts + 1, started_at=utcnow())
+                .returning(Submission.attempts)
+            )
+            if attempt is None:
+                return None
+            session.execute(delete(SubmissionEvent).where(SubmissionEvent.submission_id == submission_id))
+            return Claim(submission_id, int(attempt))
+
+    def _settle(self, claim: Claim, values: dict[str, Any], final: tuple[str, dict[str, Any]] | None) -> bool:
+        with self._session() as session:
+            done = session.scalar(
+                update(Submission)
+                .where(
+                    Submission.id == claim.submission_id,
+                    Submission.status == Status.RUNNING.value,
+                    Submission.attempts == claim.attempt,
+                )
+                .values(**values)
+                .returning(Submission.id)
+            )
+            if done is None:
+                return False
+            if final is not None:
+                kind, data = final
+                session.add(
+                    SubmissionEvent(
+                        submission_id=claim.submission_id,
+                        attempt=claim.attempt,
+                        kind=kind,
+                        data=data,
+                        created_at=utcnow(),
+                    )
+                )
+            return True
+
+    def finish(
+        self,
+        claim: Claim,
+        result: dict[str, Any],
+        verdict: str,
+        manifest: dict[str, Any],
+        final: tuple[str, dict[str, Any]],
+    ) -> bool:
+        """Store the result and the final event together: ``running -> done``. False (nothing written)
+        when the claim is stale (another attempt owns the submission, or it is finished)."""
+        values = {
+            "status": Status.DONE.value,
+            "result": result,
+            "verdict": verdict,
+            "manifest": manifest,
+            "finished_at": utcnow(),
+        }
+        return self._settle(claim, values, final)
+
+    def fail(self, claim: Claim, error: str, final: tuple[str, dict[str, Any]]) -> bool:
+        """The judge could not grade it: ``running -> failed`` with the reason (no user data in it)."""
+        values = {"status": Status.FAILED.value, "error": error, "finished_at": utcnow()}
+        return self._settle(claim, values, final)
+
+    def release(self, claim: Claim) -> bool:
+        """Give the submission back to the queue (``running -> queued``) for another attempt."""
+        return self._settle(claim, {"status": Status.QUEUED.value}, None)
+
+    # ------------------------------------------------------------------------------------ events
+
+    def append_event(self, claim: Claim, kind: str, data: dict[str, Any]) -> int | None:
+        """Record a progress event of the claimed attempt; None (not recorded) when the claim is stale."""
+        with self._session() as session:
+            current = session.scalar(
+                select(Submission.attempts).where(
+                    Submission.id == claim.submission_id, Submission.status == Status.RUNNING.value
+                )
+            )
+            if current != claim.attempt:
+                return None
+            row = SubmissionEvent(
+                submission_id=claim.submission_id,
+                attempt=claim.attempt,
+                kind=kind,
+                data=data,
+                created_at=utcnow(),
+            )
+            session.add(row)
+            session.flush()
+            return row.id
+
+    def events_after(self, submission_id: str, after: int = 0, limit: int = 500) -> list[EventRecord]:
+        """Events of the submission with an id above ``after``, in order."""
+        query = (
+            select(SubmissionEvent)
+            .where(SubmissionEvent.submission_id == submission_id, SubmissionEvent.id > after)
+            .order_by(SubmissionEvent.id)
+            .limit(limit)
+        )
+        with self._session() as session:
+            return [_event(row) for row in session.scalars(query)]
+
+    # ------------------------------------------------------------------------------------ callbacks
+
+    def record_callback_attempt(
+        self, submission_id: str, attempt: int, url: str, status_code: int | None, error: str | None
+    ) -> None:
+        with self._session() as session:
+            session.add(
+                CallbackAttempt(
+                    submission_id=submission_id,
+                    attempt=attempt,
+                    url=url,
+                    status_code=status_code,
+                    error=error,
+                    created_at=utcnow(),
+                )
+            )
+
+    def set_callback_state(self, submission_id: str, state: CallbackState) -> None:
+        with self._session() as session:
+            session.execute(
+                update(Submission).where(Submission.id == submission_id).values(callback_state=state.value)
+            )
+
+    def callback_attempts(self, submission_id: str) -> list[tuple[int, int | None, str | None, datetime]]:
+        """(attempt, HTTP status, error, time) of every delivery attempt, in order."""
+        query = (
+            select(CallbackAttempt)
+            .where(CallbackAttempt.submission_id == submission_id)
+            .order_by(CallbackAttempt.id)
+        )
+        with self._session() as session:
+            return [(r.attempt, r.status_code, r.error, r.created_at) for r in session.scalars(query)]
+
+    def pending_callbacks(self) -> list[str]:
+        """Finished submissions whose callback has not been delivered or given up on yet."""
+        query = (
+            select(Submission.id)
+            .where(
+                Submission.callback_state == CallbackState.PENDING.value,
+                Submission.status.in_([Status.DONE.value, Status.FAILED.value]),
+            )
+            .order_by(Submission.finished_at)
+        )
+        with self._session() as session:
+            return list(session.scalars(query))
+
+    def ids(self, problem: str | None = None) -> Sequence[str]:
+        """Every submission id (oldest first), for tests and maintenance."""
+        query = select(Submission.id).order_by(Submission.created_at, Submission.id)
+        if problem is not None:
+            query = query.where(Submission.problem == problem)
+        with self._session() as session:
+            return list(session.scalars(query))
