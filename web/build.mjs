@@ -35,6 +35,8 @@ const result = await build({
   legalComments: "external",
   entryNames: "[name]-[hash]",
   chunkNames: "chunk-[hash]",
+  assetNames: "[name]-[hash]",
+  loader: { ".woff2": "file" },
   metafile: true,
   logLevel: "warning",
 });
