@@ -345,13 +345,21 @@ function follow(id, head, rows) {
     let done = false;
     source.addEventListener("status", (event) => {
       const data = JSON.parse(event.data);
-      if (data.status === "running" && seen.size === 0) head.textContent = `Submission ${id}: running`;
+      if (data.status !== "running") return;
+      if (data.attempt > 1) {
+        // The judge restarted mid-grading and grades the submission again from its first case.
+        seen.clear();
+        firstWithMessage.clear();
+        explained = false;
+        rows.replaceChildren();
+      }
+      head.textContent = `Submission ${id}: running`;
     });
-    source.addEventListener("case", (event) => addRow(JSON.parse(event.data)));
+    source.addEventListener("case", (event) => addRow(JSON.parse(event.data).case));
     source.addEventListener("result", (event) => {
       done = true;
       source.close();
-      const result = JSON.parse(event.data);
+      const { result } = JSON.parse(event.data);
       for (const item of result.cases) addRow(item);
       resolve(result);
     });
