@@ -151,3 +151,12 @@ def test_the_built_bundle_matches_the_sources() -> None:
     )
     current = subprocess.run(["bash", "-c", script], cwd=ROOT, capture_output=True, text=True, check=True)
     assert manifest["source_hash"] == current.stdout.strip(), "the bundle is stale: run scripts/build-web"
+
+
+def test_pages_announce_chunks_and_the_api_call_they_will_make(client: TestClient) -> None:
+    manifest = json.loads((DIST_DIR / "manifest.json").read_text())
+    html = client.get("/problems/sgd-momentum").text
+    for chunk in manifest["preload"]["problem.js"]:
+        assert f'<link rel="modulepreload" href="/static/{chunk}">' in html
+    assert '<link rel="preload" href="/api/problems/sgd-momentum" as="fetch" crossorigin="anonymous">' in html
+    assert '<link rel="preload" href="/api/problems" as="fetch"' in client.get("/").text

@@ -41,13 +41,18 @@ const result = await build({
   logLevel: "warning",
 });
 
-const manifest = { source_hash: sourceHash, files: {} };
+// files: entry -> hashed file; preload: entry -> the chunks it imports (for <link rel="modulepreload">,
+// so the browser fetches them with the entry instead of after parsing it).
+const manifest = { source_hash: sourceHash, files: {}, preload: {} };
 for (const [file, meta] of Object.entries(result.metafile.outputs)) {
   const name = basename(file);
   const data = readFileSync(file);
   if (/\.(js|css)$/.test(name)) writeFileSync(`${file}.gz`, gzipSync(data, { level: 9 }));
   if (meta.entryPoint) {
     manifest.files[basename(meta.entryPoint)] = relative(outdir, file);
+    manifest.preload[basename(meta.entryPoint)] = meta.imports
+      .filter((item) => item.kind === "import-statement")
+      .map((item) => relative(outdir, item.path));
   }
 }
 writeFileSync(join(outdir, "manifest.json"), JSON.stringify(manifest, null, 2) + "\n");

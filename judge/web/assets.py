@@ -3,7 +3,8 @@
 ``web/build.mjs`` bundles the front-end sources into ``judge/web/static/dist`` (``scripts/build-web`` runs
 it from the npm lock file; ``scripts/setup`` calls that) and writes ``manifest.json``::
 
-    {"source_hash": "...", "files": {"problem.js": "problem-4QX2ZK7A.js", "style.css": "style-....css"}}
+    {"source_hash": "...", "files": {"problem.js": "problem-4QX2ZK7A.js", "style.css": "style-....css"},
+     "preload": {"problem.js": ["chunk-N2R7NNDL.js"]}}
 
 Every file but the manifest has a content hash in its name, so it can be cached for a year: a new build
 gives new names, and the pages (never cached) point to them.
@@ -27,6 +28,7 @@ class Assets:
     """The manifest of one build. ``files`` is empty and ``problem`` says why when there is no build."""
 
     files: dict[str, str] = field(default_factory=dict)
+    preload: dict[str, list[str]] = field(default_factory=dict)
     source_hash: str | None = None
     problem: str | None = None
 
@@ -34,6 +36,10 @@ class Assets:
         """The URL of ``entry`` (``"problem.js"``), or "" when the build lacks it."""
         name = self.files.get(entry)
         return f"{STATIC_PREFIX}/{name}" if name else ""
+
+    def preloads(self, entry: str) -> list[str]:
+        """URLs of the chunks ``entry`` imports, to announce with ``<link rel="modulepreload">``."""
+        return [f"{STATIC_PREFIX}/{name}" for name in self.preload.get(entry, [])]
 
     @property
     def ready(self) -> bool:
@@ -56,5 +62,15 @@ def load_assets(directory: Path = DIST_DIR) -> Assets:
     missing = sorted(entry for entry, name in files.items() if not (directory / name).is_file())
     if missing:
         return Assets(problem=f"the page's build is incomplete (missing {', '.join(missing)}): {hint}")
+    preload = raw.get("preload")
+    chunks = (
+        {k: [n for n in v if isinstance(n, str)] for k, v in preload.items() if isinstance(v, list)}
+        if isinstance(preload, dict)
+        else {}
+    )
     source_hash = raw.get("source_hash")
-    return Assets(files=dict(files), source_hash=source_hash if isinstance(source_hash, str) else None)
+    return Assets(
+        files=dict(files),
+        preload=chunks,
+        source_hash=source_hash if isinstance(source_hash, str) else None,
+    )

@@ -51,6 +51,7 @@ def build_router(problems: Callable[[], ProblemSet], assets: Assets) -> APIRoute
     """The HTML routes, reading the problem set through ``problems`` (called per request)."""
     templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
     templates.env.globals["asset"] = assets.url
+    templates.env.globals["preloads"] = assets.preloads
     router = APIRouter(include_in_schema=False)
 
     def page(request: Request, name: str, context: dict[str, Any], status_code: int = 200) -> HTMLResponse:

@@ -1,12 +1,54 @@
 // The code editor: CodeMirror 6 with Python highlighting, line numbers, auto-indent, Tab indenting,
-// bracket matching and closing, undo history and search (CodeMirror's basicSetup), plus a marker for the
-// line an error names.
-import { basicSetup } from "codemirror";
-import { indentWithTab } from "@codemirror/commands";
+// bracket matching and closing, code folding, undo history and search, plus a marker for the line an
+// error names. CodeMirror's basicSetup without autocompletion and lint: completions would compete with
+// Enter and Tab while a learner types, and the judge is the linter.
+import { closeBrackets, closeBracketsKeymap } from "@codemirror/autocomplete";
+import { defaultKeymap, history, historyKeymap, indentWithTab } from "@codemirror/commands";
 import { python } from "@codemirror/lang-python";
-import { indentUnit } from "@codemirror/language";
+import {
+  bracketMatching,
+  defaultHighlightStyle,
+  foldGutter,
+  foldKeymap,
+  indentOnInput,
+  indentUnit,
+  syntaxHighlighting,
+} from "@codemirror/language";
+import { highlightSelectionMatches, searchKeymap } from "@codemirror/search";
 import { EditorState, Prec, StateEffect, StateField } from "@codemirror/state";
-import { Decoration, EditorView, keymap } from "@codemirror/view";
+import {
+  Decoration,
+  EditorView,
+  crosshairCursor,
+  drawSelection,
+  dropCursor,
+  highlightActiveLine,
+  highlightActiveLineGutter,
+  highlightSpecialChars,
+  keymap,
+  lineNumbers,
+  rectangularSelection,
+} from "@codemirror/view";
+
+const setup = [
+  lineNumbers(),
+  highlightActiveLineGutter(),
+  highlightSpecialChars(),
+  history(),
+  foldGutter(),
+  drawSelection(),
+  dropCursor(),
+  EditorState.allowMultipleSelections.of(true),
+  indentOnInput(),
+  syntaxHighlighting(defaultHighlightStyle, { fallback: true }),
+  bracketMatching(),
+  closeBrackets(),
+  rectangularSelection(),
+  crosshairCursor(),
+  highlightActiveLine(),
+  highlightSelectionMatches(),
+  keymap.of([...closeBracketsKeymap, ...defaultKeymap, ...searchKeymap, ...historyKeymap, ...foldKeymap]),
+];
 
 const setErrorLine = StateEffect.define();
 
@@ -39,7 +81,7 @@ export function createEditor(parent, { doc, onChange, keys = [], label }) {
       doc,
       extensions: [
         Prec.highest(keymap.of(keys)),
-        basicSetup,
+        setup,
         keymap.of([indentWithTab]),
         python(),
         indentUnit.of("    "),
