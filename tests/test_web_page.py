@@ -354,9 +354,11 @@ def test_malformed_inputs_show_the_error_under_their_box(web: Watched, server: J
     expect(page.locator("#arg-grads-error")).to_be_hidden()
     web.shot("input-number-error")
 
-    # Fixed inputs run as one custom case, with its expected output from the reference.
+    # Fixed inputs run as one custom case, with its expected output from the reference; Ctrl+Enter runs
+    # from an input box too.
     max_norm.fill("10")
-    run(page)
+    max_norm.press("Control+Enter")
+    expect(page.locator("#run-results .summary")).to_be_visible(timeout=GRADE_TIMEOUT_MS)
     custom = page.locator('.case[data-case="custom"]')
     expect(custom.locator("h3")).to_have_text("Your input")
     expect(custom.locator(".pane .value").nth(1)).to_contain_text('"global_norm": 5.0')
@@ -401,6 +403,10 @@ def test_editor_indents_and_matches_brackets(web: Watched, server: JudgeServer) 
     page.keyboard.press("Home")
     page.keyboard.press("Tab")
     expect(lines.nth(1)).to_have_text("        return (x)")  # Tab indents instead of leaving the editor
+    page.keyboard.press("Escape")
+    page.keyboard.press("Tab")  # ...but Escape then Tab leaves it (keyboard users are not trapped)
+    expect(page.locator(".cm-content")).not_to_be_focused()
+    expect(lines.nth(1)).to_have_text("        return (x)")
     expect(page.locator(".cm-gutters .cm-lineNumbers")).to_contain_text("2")
     # Python highlighting: the keyword is coloured unlike the name after it.
     colour = "element => getComputedStyle(element).color"

@@ -305,6 +305,7 @@ async function submit() {
   const head = el("p", { class: "submission-status" }, "Sending…");
   replace(panel, el("h2", {}, "Submission"), head, rows);
   panel.hidden = false;
+  panel.scrollIntoView({ block: "nearest" });
   announce("Submitting…");
   try {
     const created = await api("/api/submissions", { method: "POST", body: { problem: slug, code } });
