@@ -41,21 +41,23 @@ server-sent events. Errors always have the shape `{"error": {"code", "message", 
 def create_app(
     settings: Settings | None = None, *, services: Services | None = None, manage: bool | None = None
 ) -> FastAPI:
-    """``manage``: start and stop the services with the app (default: only those it builds itself)."""
+    """``manage``: build (unless given), start and stop the services with the app (default: when none are
+    given). With ``manage=False`` the caller owns them and sets ``app.state.services`` if none is given."""
     settings = settings or (services.settings if services is not None else Settings())
     owned = services is None if manage is None else manage
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if not owned:  # the caller runs the services (and may set app.state.services itself)
+            yield
+            return
         current = services if services is not None else await run_in_threadpool(Services.build, settings)
         app.state.services = current
-        if owned:
-            await run_in_threadpool(current.start)
+        await run_in_threadpool(current.start)
         try:
             yield
         finally:
-            if owned:
-                await run_in_threadpool(current.stop)
+            await run_in_threadpool(current.stop)
 
     app = FastAPI(
         title="JAX practice judge",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import Depends, Request
+from fastapi import Depends, Path, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from judge.errors import ProblemNotFound
@@ -66,7 +66,10 @@ def rate_limited(principal: Annotated[Principal, Depends(get_principal)], servic
 CallerDep = Annotated[Principal, Depends(rate_limited)]
 
 
-def get_problem(slug: str, services: ServicesDep) -> Problem:
+SlugPath = Annotated[str, Path(description="The problem's slug.", examples=["global-norm-clipping"])]
+
+
+def get_problem(slug: SlugPath, services: ServicesDep) -> Problem:
     try:
         return services.catalog.get(slug)
     except ProblemNotFound:

@@ -122,6 +122,10 @@ def install(app: FastAPI) -> None:
     async def _http(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = _HTTP_CODES.get(exc.status_code, "error")
         message = exc.detail if isinstance(exc.detail, str) else "request failed"
+        if exc.status_code == 400 and message == "There was an error parsing the body":
+            # FastAPI's answer to a body that is not UTF-8: a malformed body like invalid JSON, so a 422.
+            info = ErrorInfo(code="invalid_request", message="the body is not UTF-8 JSON", path="body")
+            return error_response(422, info)
         if exc.status_code == 404 and message == "Not Found":
             message = "no such endpoint"
         return error_response(exc.status_code, ErrorInfo(code=code, message=message), exc.headers)

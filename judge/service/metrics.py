@@ -83,8 +83,11 @@ class Metrics:
         return generate_latest(self.registry)
 
 
-def metered(backend: Backend, on_failure: Callable[[], None]) -> Backend:
-    """``backend`` with every failed worker start (``start`` raising, or ``wait_ready`` raising) counted."""
+def metered(
+    backend: Backend, on_failure: Callable[[str], None], on_ready: Callable[[], None] = lambda: None
+) -> Backend:
+    """``backend`` reporting every worker start: ``on_failure(reason)`` when ``start`` or ``wait_ready``
+    raises (a slot held by another process does not count), ``on_ready()`` when a worker became ready."""
     inner = backend
 
     class Metered(Backend):
@@ -102,16 +105,18 @@ def metered(backend: Backend, on_failure: Callable[[], None]) -> Backend:
                 worker = inner.start(limits, slot)
             except Exception as exc:
                 if type(exc).__name__ != "SlotBusy":  # another process holds the slot: not a failure
-                    on_failure()
+                    on_failure(f"{type(exc).__name__}: {exc}")
                 raise
             original = worker.wait_ready
 
             def wait_ready(*args: Any, **kwargs: Any) -> dict[str, Any]:
                 try:
-                    return original(*args, **kwargs)
-                except Exception:
-                    on_failure()
+                    info = original(*args, **kwargs)
+                except Exception as exc:
+                    on_failure(f"{type(exc).__name__}: {exc}")
                     raise
+                on_ready()
+                return info
 
             worker.wait_ready = wait_ready  # type: ignore[method-assign]
             return worker

@@ -49,6 +49,23 @@ class ErrorBody(_Out):
     error: ErrorInfo
 
 
+def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses`` entries with ErrorBody for the given statuses."""
+    meaning = {
+        401: "No API key where one is required, or an unknown one.",
+        404: "Not found (the message names what).",
+        413: "The request body is larger than max_body_bytes.",
+        422: "A malformed request; `path` names the field (and `argument` a Run input).",
+        429: "Rate limit, or no capacity now; see Retry-After.",
+        503: "The sandbox is unavailable now; see Retry-After.",
+    }
+    return {status: {"model": ErrorBody, "description": meaning[status]} for status in statuses}
+
+
+#: Every /api route may answer these.
+API_ERRORS = error_responses(401, 422, 429)
+
+
 # ---------------------------------------------------------------------------------------------- problems
 
 
@@ -106,7 +123,26 @@ class ProblemDetail(ProblemSummary):
 # ---------------------------------------------------------------------------------------------- run
 
 
+_EXAMPLE_CODE = (
+    "import jax\nimport jax.numpy as jnp\n\n\ndef clip_by_global_norm(grads, max_norm):\n"
+    "    norm = jnp.sqrt(sum(jnp.sum(jnp.square(g.astype(jnp.float32))) for g in jax.tree.leaves(grads)))\n"
+    "    scale = jnp.minimum(1.0, max_norm / jnp.maximum(norm, 1e-30))\n"
+    "    clipped = jax.tree.map(lambda g: (g * scale).astype(g.dtype), grads)\n"
+    '    return {"clipped": clipped, "global_norm": norm}\n'
+)
+
+
 class RunRequest(_In):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {"code": _EXAMPLE_CODE},
+                {"code": _EXAMPLE_CODE, "inputs": {"grads": {"w": [3.0, 4.0]}, "max_norm": 1.0}},
+            ]
+        },
+    )
+
     code: str = Field(description="Python source defining the problem's function.")
     inputs: dict[str, Any] | None = Field(
         default=None,
@@ -119,6 +155,11 @@ class RunRequest(_In):
 
 
 class SubmissionCreate(_In):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={"examples": [{"problem": "global-norm-clipping", "code": _EXAMPLE_CODE}]},
+    )
+
     problem: str = Field(description="The problem's slug.", max_length=200)
     code: str = Field(description="Python source defining the problem's function.")
     callback_url: str | None = Field(

@@ -7,6 +7,7 @@ One process: the in-process dispatcher and the warm pool live in it. SIGTERM or 
 from __future__ import annotations
 
 import logging
+import signal
 import socket
 import sys
 
@@ -77,8 +78,16 @@ def serve(settings: Settings) -> int:
     )
     url = url_of(sock)
     _say(f"serving on {url}  (API docs {url}/docs, readiness {url}/readyz; database {_safe_db(settings)})")
+    # uvicorn shuts down gracefully on SIGTERM/SIGINT and then re-raises the signal; a requested stop that
+    # went cleanly is a success, so exit 0 then instead of dying by the signal.
+    for stop in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(stop, _exit_ok)
     uvicorn.Server(config).run(sockets=[sock])
     return EXIT_OK
+
+
+def _exit_ok(_signum: int, _frame: object) -> None:
+    raise SystemExit(EXIT_OK)
 
 
 def _safe_db(settings: Settings) -> str:

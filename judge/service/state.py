@@ -12,12 +12,15 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
 
 from judge.dispatch import Dispatcher, GradingWorker, LocalDispatcher, ProgressFeed
 from judge.dispatch.callbacks import CallbackSender
-from judge.doctor import self_test
+from judge.doctor import SelfTest, self_test
 from judge.engine import Engine
-from judge.problems import ProblemSet
+from judge.problems import Problem, ProblemSet
+from judge.results import CaseResult, GradeResult
 from judge.sandboxes import choose_backend
 from judge.service.catalog import Catalog
 from judge.service.gate import RunGate
@@ -35,6 +38,29 @@ log = logging.getLogger(__name__)
 SELF_TEST_RETRY_S = 30.0
 
 
+class GradingEngine(Protocol):
+    """What the service needs of ``judge.engine.Engine`` (tests of the HTTP layer may pass a fake)."""
+
+    def grade(
+        self, problem: Problem, code: str, *, on_case: Callable[[CaseResult], None] | None = None
+    ) -> GradeResult: ...
+
+    def run(
+        self,
+        problem: Problem,
+        code: str,
+        inputs: Mapping[str, Any] | None = None,
+        *,
+        on_case: Callable[[CaseResult], None] | None = None,
+    ) -> GradeResult: ...
+
+    def readiness(self) -> str | None: ...
+
+    def stats(self) -> dict[str, int | str | None]: ...
+
+    def close(self) -> None: ...
+
+
 class Services:
     def __init__(
         self,
@@ -43,11 +69,17 @@ class Services:
         backend: Backend,
         catalog: Catalog,
         store: Store,
+        engine: GradingEngine | None = None,
+        sandbox_check: Callable[[Backend], SelfTest] = self_test,
     ) -> None:
         self.settings = settings
+        self._sandbox_check = sandbox_check
         self.metrics = Metrics()
         self.backend_name = backend.name
-        self.backend = metered(backend, self.metrics.sandbox_start_failures.inc)
+        self._start_failed_at = 0.0
+        self._start_ok_at = 0.0
+        self._start_error = ""
+        self.backend = metered(backend, self._start_failed, self._start_ok)
         self.catalog = catalog
         self.store = store
         self.api_keys = settings.all_api_keys()
@@ -55,7 +87,9 @@ class Services:
         self.limiter = RateLimiter(
             settings.rate_limit_storage, settings.rate_limit, settings.anonymous_rate_limit
         )
-        self.engine = Engine(self.backend, workers=settings.workers, slot_base=settings.sandbox_slot_base)
+        self.engine: GradingEngine = engine or Engine(
+            self.backend, workers=settings.workers, slot_base=settings.sandbox_slot_base
+        )
         self.feed = ProgressFeed(store)
         self.callbacks: CallbackSender | None = None
         if settings.callback_hosts and settings.callback_secret is not None:
@@ -94,18 +128,42 @@ class Services:
         )
         self._self_test: str | None = "the sandbox self-test has not run yet"
         self._prepared: str | None = "the problems are being prepared"
+        self._warm: str | None = "the warm sandbox workers are starting"
         self._stop = threading.Event()
         self._warmup: threading.Thread | None = None
 
+    def _start_failed(self, reason: str) -> None:
+        self.metrics.sandbox_start_failures.inc()
+        self._start_failed_at = time.monotonic()
+        self._start_error = reason[:300]
+
+    def _start_ok(self) -> None:
+        self._start_ok_at = time.monotonic()
+
     @classmethod
-    def build(cls, settings: Settings, *, backend: Backend | None = None) -> Services:
+    def build(
+        cls,
+        settings: Settings,
+        *,
+        backend: Backend | None = None,
+        engine: GradingEngine | None = None,
+        sandbox_check: Callable[[Backend], SelfTest] = self_test,
+    ) -> Services:
         """Raises SandboxRefused (no secure sandbox), ProblemError (a bad problem package),
         KeyFileError (a bad API keys file) or an SQLAlchemy error (the database is unreachable)."""
         if backend is None:
             backend = choose_backend(settings.sandbox, allow_insecure=settings.insecure)
         problems = ProblemSet(settings.problems_dir)
         store = Store(settings.resolved_database_url())
-        return cls(settings, backend=backend, catalog=Catalog(problems), store=store)
+        catalog = Catalog(problems)
+        return cls(
+            settings,
+            backend=backend,
+            catalog=catalog,
+            store=store,
+            engine=engine,
+            sandbox_check=sandbox_check,
+        )
 
     # ------------------------------------------------------------------------------------ lifecycle
 
@@ -125,21 +183,32 @@ class Services:
             log.exception("preparing the problems failed")
             self._prepared = f"preparing the problems failed ({type(exc).__name__})"
         while not self._stop.is_set():
-            result = self_test(self.backend)
+            result = self._sandbox_check(self.backend)
             if result.ok:
                 self._self_test = None
                 log.info("sandbox self-test passed in %.0f ms (%s)", result.elapsed_ms, self.backend_name)
-                return
+                break
+
             self._self_test = f"the sandbox self-test failed: {result.message[:300]}"
             log.error("%s", self._self_test)
             self._stop.wait(SELF_TEST_RETRY_S)
+        while not self._stop.is_set() and self._warm is not None:
+            if self.engine.readiness() is None:  # a warm worker is ready
+                self._warm = None
+            else:
+                self._stop.wait(0.1)
 
     def readiness(self) -> str | None:
-        """None when a grading can start now with a checked sandbox, else the reason."""
-        for reason in (self._prepared, self._self_test):
+        """None when ready, else the reason: the problems are prepared, the sandbox self-test passed and
+        warm workers came up; afterwards, not ready while no worker is idle because starting them fails
+        (all workers merely busy is still ready: Run has its reserve, submissions queue)."""
+        for reason in (self._prepared, self._self_test, self._warm):
             if reason is not None:
                 return reason
-        return self.engine.readiness()
+        idle = self.engine.stats().get("idle")
+        if not idle and self._start_failed_at > self._start_ok_at:
+            return f"no warm sandbox worker: starting one failed ({self._start_error})"
+        return None
 
     def wait_ready(self, timeout: float) -> bool:
         """Block until ready (tests, the smoke run, benchmarks)."""

@@ -6,9 +6,9 @@ from fastapi import APIRouter
 
 from judge.service.deps import CallerDep, ProblemDep, ServicesDep
 from judge.service.errors import ApiError
-from judge.service.schemas import ErrorBody, ProblemDetail, ProblemSummary
+from judge.service.schemas import API_ERRORS, ErrorBody, ProblemDetail, ProblemSummary
 
-router = APIRouter(prefix="/api/problems", tags=["problems"])
+router = APIRouter(prefix="/api/problems", tags=["problems"], responses=API_ERRORS)
 
 
 @router.get("", response_model=list[ProblemSummary], summary="List the problems")

@@ -13,10 +13,10 @@ from judge.service.deps import CallerDep, ProblemDep, ServicesDep
 from judge.service.errors import ApiError, input_error
 from judge.service.gate import RunBusy
 from judge.service.limits import check_inputs, checked_code
-from judge.service.schemas import ErrorBody, RunRequest
+from judge.service.schemas import API_ERRORS, ErrorBody, RunRequest, error_responses
 from sandbox.errors import SandboxError
 
-router = APIRouter(prefix="/api/problems", tags=["runs"])
+router = APIRouter(prefix="/api/problems", tags=["runs"], responses=API_ERRORS)
 
 
 @router.post(
@@ -28,13 +28,13 @@ router = APIRouter(prefix="/api/problems", tags=["runs"])
     "exactly `judge run --json`'s object: per case the verdict, message, output, expected output and "
     "compile/run times, plus the captured prints.",
     responses={
+        **error_responses(413, 503),
         404: {"model": ErrorBody, "description": "No problem with that slug."},
         422: {
             "model": ErrorBody,
             "description": "A malformed body, code or input (argument and path named).",
         },
         429: {"model": ErrorBody, "description": "Rate limit, or every sandbox worker busy (Retry-After)."},
-        503: {"model": ErrorBody, "description": "The sandbox is unavailable."},
     },
 )
 def run(body: RunRequest, problem: ProblemDep, services: ServicesDep, _caller: CallerDep) -> JSONResponse:

@@ -22,18 +22,20 @@ from judge.service.errors import ApiError
 from judge.service.limits import checked_code
 from judge.service.ratelimit import Principal
 from judge.service.schemas import (
+    API_ERRORS,
     ErrorBody,
     SubmissionAccepted,
     SubmissionCreate,
     SubmissionLinks,
     SubmissionPublic,
+    error_responses,
 )
 from judge.service.settings import WAIT_CAP_S
 from judge.service.state import Services
 from judge.service.views import submission_json, submission_links
 from judge.store import NewSubmission, SubmissionRecord
 
-router = APIRouter(prefix="/api/submissions", tags=["submissions"])
+router = APIRouter(prefix="/api/submissions", tags=["submissions"], responses=API_ERRORS)
 
 _NOT_FOUND: dict[int | str, dict[str, Any]] = {
     404: {"model": ErrorBody, "description": "No such submission (or not yours)."}
@@ -64,6 +66,7 @@ def _load(services: Services, submission_id: str, caller: Principal) -> Submissi
     response_model=SubmissionAccepted,
     summary="Submit code: stored and queued at once, graded on every public and hidden case",
     responses={
+        **error_responses(413),
         404: {"model": ErrorBody, "description": "No problem with that slug."},
         422: {"model": ErrorBody, "description": "A malformed body, code, or callback URL."},
         429: {"model": ErrorBody, "description": "Rate limit, or the grading queue is full (Retry-After)."},

@@ -1,0 +1,240 @@
+"""Helpers for the service tests: settings in a temporary data dir, a running app, a fake engine."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from fastapi.testclient import TestClient
+
+from judge.doctor import SelfTest
+from judge.problems import Problem
+from judge.results import CaseResult, GradeResult
+from judge.service.app import create_app
+from judge.service.settings import Settings
+from judge.service.state import GradingEngine, Services
+from judge.verdicts import Verdict
+from sandbox.base import Backend
+from tests.conftest import ROOT
+
+SOLUTIONS = {
+    slug: ROOT / "problems" / slug / "solutions" for slug in ("global-norm-clipping", "sgd-momentum")
+}
+
+
+def solution(slug: str, verdict: str, name: str) -> str:
+    return (SOLUTIONS[slug] / verdict / name).read_text()
+
+
+def make_settings(data_dir: Path, **overrides: Any) -> Settings:
+    """Settings for a test: its own database, generous rate limits unless overridden."""
+    values: dict[str, Any] = {
+        "data_dir": data_dir,
+        "rate_limit": "100000/minute",
+        "anonymous_rate_limit": "100000/minute",
+        "submission_concurrency": 1,
+        "run_reserve": 1,
+        "shutdown_grace_s": 2.0,
+        **overrides,
+    }
+    return Settings(**values)
+
+
+def sandbox_ok(_backend: Backend) -> SelfTest:
+    return SelfTest(ok=True, message="skipped: the fake engine runs no sandbox", elapsed_ms=0.0)
+
+
+class FakeEngine:
+    """Grades instantly: every case ``verdict`` (default accepted). For HTTP-layer tests only; the real
+    engine is tested through the same app in test_service_api.py."""
+
+    def __init__(self, verdict: Verdict = Verdict.ACCEPTED, delay: Callable[[], None] | None = None) -> None:
+        self.verdict = verdict
+        self.delay = delay
+        self.graded: list[str] = []
+
+    def _result(
+        self, problem: Problem, names: list[str], on_case: Callable[[CaseResult], None] | None
+    ) -> GradeResult:
+        if self.delay is not None:
+            self.delay()
+        cases = [CaseResult(name=n, visibility="public", verdict=self.verdict, message="fake") for n in names]
+        for case in cases:
+            if on_case is not None:
+                on_case(case)
+        return GradeResult(
+            problem=problem.slug,
+            verdict=self.verdict,
+            passed=len(cases) if self.verdict is Verdict.ACCEPTED else 0,
+            total=len(cases),
+            cases=cases,
+            backend="fake",
+            elapsed_ms=0.0,
+        )
+
+    def grade(
+        self, problem: Problem, code: str, *, on_case: Callable[[CaseResult], None] | None = None
+    ) -> GradeResult:
+        self.graded.append(code)
+        return self._result(problem, [c.name for c in problem.cases], on_case)
+
+    def run(
+        self,
+        problem: Problem,
+        code: str,
+        inputs: Mapping[str, Any] | None = None,
+        *,
+        on_case: Callable[[CaseResult], None] | None = None,
+    ) -> GradeResult:
+        if inputs is not None:
+            problem.custom_case(dict(inputs))
+            return self._result(problem, ["custom"], on_case)
+        return self._result(problem, [c.name for c in problem.public_cases], on_case)
+
+    def readiness(self) -> str | None:
+        return None
+
+    def stats(self) -> dict[str, int | str | None]:
+        return {"size": 0, "idle": 0}
+
+    def close(self) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def running(
+    settings: Settings,
+    *,
+    backend: Backend,
+    engine: GradingEngine | None = None,
+    ready_timeout: float = 180.0,
+) -> Iterator[tuple[TestClient, Services]]:
+    """The real app over ``Services`` (started and stopped with the app), through Starlette's TestClient."""
+    if engine is None:
+        services = Services.build(settings, backend=backend)
+    else:
+        services = Services.build(settings, backend=backend, engine=engine, sandbox_check=sandbox_ok)
+    app = create_app(services=services, manage=True)
+    with TestClient(app, raise_server_exceptions=False) as client:
+        assert services.wait_ready(ready_timeout), services.readiness()
+        yield client, services
+
+
+def sse_events(text: str) -> list[tuple[str | None, str, Any]]:
+    """(id, event, data) of every event in a text/event-stream body (comments skipped)."""
+    events = []
+    for block in text.replace("\r\n", "\n").split("\n\n"):
+        fields: dict[str, str] = {}
+        for line in block.split("\n"):
+            if not line or line.startswith(":"):
+                continue
+            key, _, value = line.partition(":")
+            fields[key] = value[1:] if value.startswith(" ") else value
+        if "event" in fields or "data" in fields:
+            events.append(
+                (fields.get("id"), fields.get("event", "message"), json.loads(fields.get("data", "null")))
+            )
+    return events
+
+
+class ServeProcess:
+    """A real ``judge serve`` in its own session, on a free port, with its own data directory."""
+
+    def __init__(self, data_dir: Path, **env: str) -> None:
+        import os
+
+        self.data_dir = data_dir
+        self.env = {
+            **os.environ,
+            "JUDGE_DATA_DIR": str(data_dir),
+            "JUDGE_RATE_LIMIT": "100000/minute",
+            "JUDGE_ANONYMOUS_RATE_LIMIT": "100000/minute",
+            "JUDGE_LOG_LEVEL": "warning",
+            **env,
+        }
+        self.proc: Any = None
+        self.url = ""
+        self.log = data_dir / "serve.log"
+
+    def start(self, ready_timeout: float = 180.0) -> ServeProcess:
+        import subprocess
+        import sys
+        import time
+
+        import httpx
+
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        n = 1
+        while (self.data_dir / f"serve-{n}.log").exists():
+            n += 1
+        self.log = self.data_dir / f"serve-{n}.log"
+        with open(self.log, "wb") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "judge", "serve", "--port", "0"],
+                stdout=log,
+                stderr=log,
+                stdin=subprocess.DEVNULL,
+                cwd=ROOT,
+                env=self.env,
+                start_new_session=True,
+            )
+        deadline = time.monotonic() + ready_timeout
+        while not self.url:
+            assert self.proc.poll() is None, self.log.read_text()
+            assert time.monotonic() < deadline, self.log.read_text()
+            for line in self.log.read_text().splitlines():
+                if "serving on " in line:
+                    self.url = line.split("serving on ", 1)[1].split()[0]
+            time.sleep(0.05)
+        while True:
+            assert self.proc.poll() is None, self.log.read_text()
+            assert time.monotonic() < deadline, self.log.read_text()
+            try:
+                if httpx.get(f"{self.url}/readyz", timeout=5).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+
+    def session_processes(self) -> list[int]:
+        """Pids still in the server's session (its sandboxes included)."""
+        import os
+
+        pids = []
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    if os.getsid(int(entry)) == self.proc.pid:
+                        pids.append(int(entry))
+                except OSError:
+                    pass
+        return pids
+
+    def kill(self) -> None:
+        """SIGKILL the server process only (a crash): its sandboxes must die with it."""
+        import signal
+
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(30)
+
+    def stop(self) -> None:
+        """SIGTERM and wait; then make sure nothing of the session is left."""
+        import contextlib
+        import os
+        import signal
+        import subprocess
+
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)

@@ -1,0 +1,138 @@
+"""The in-process dispatcher and the grading worker, with a scripted engine: retries, giving up, shutdown,
+duplicates. (The real engine is exercised through the service tests.)"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from judge.dispatch import GradingWorker, LocalDispatcher, Outcome, ProgressFeed, QueueFull
+from judge.problems import Problem, ProblemSet
+from judge.results import CaseResult, GradeResult
+from judge.store import NewSubmission, Status, Store, sqlite_url
+from sandbox.errors import WorkerStartError
+from tests.service_support import FakeEngine
+
+GNC = "global-norm-clipping"
+
+
+class FlakyEngine(FakeEngine):
+    """Fails with a sandbox error the first ``failures`` times."""
+
+    def __init__(self, failures: int) -> None:
+        super().__init__()
+        self.failures = failures
+        self.calls = 0
+
+    def grade(
+        self, problem: Problem, code: str, *, on_case: Callable[[CaseResult], None] | None = None
+    ) -> GradeResult:
+        self.calls += 1
+        if self.calls <= self.failures:
+            raise WorkerStartError("no ready bwrap worker within the timeout: /secret/path/detail")
+        return super().grade(problem, code, on_case=on_case)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    store = Store(sqlite_url(tmp_path / "judge.sqlite3"))
+    store.migrate()
+    yield store
+    store.close()
+
+
+def worker(store: Store, problems: ProblemSet, engine: FakeEngine, **kw: int) -> GradingWorker:
+    return GradingWorker(store, engine, problems, ProgressFeed(store), backend_name="fake", **kw)
+
+
+def submit(store: Store, problem: str = GNC) -> str:
+    return store.create(NewSubmission(problem=problem, code="code", manifest={})).id
+
+
+def test_grading_stores_result_events_and_manifest_once(store: Store, problems: ProblemSet) -> None:
+    w = worker(store, problems, FakeEngine())
+    sid = submit(store)
+    assert w.process(sid) is Outcome.GRADED
+    assert w.process(sid) is Outcome.SKIPPED  # a duplicate delivery does nothing
+    record = store.get(sid)
+    assert record is not None and record.status is Status.DONE and record.verdict == "accepted"
+    assert record.manifest["sandbox_backend"] == "fake" and len(record.manifest["problem_hash"]) == 64
+    kinds = [e.kind for e in store.events_after(sid)]
+    assert kinds == ["status"] + ["case"] * len(problems.get(GNC).cases) + ["result"]
+
+
+def test_judge_failures_are_retried_then_the_submission_fails_without_detail(
+    store: Store, problems: ProblemSet
+) -> None:
+    engine = FlakyEngine(failures=5)
+    w = worker(store, problems, engine, max_attempts=2)
+    sid = submit(store)
+    assert w.process(sid) is Outcome.RETRY
+    assert store.get(sid).status is Status.QUEUED  # type: ignore[union-attr]
+    assert w.process(sid) is Outcome.FAILED
+    record = store.get(sid)
+    assert record is not None and record.status is Status.FAILED and record.attempts == 2
+    assert record.error is not None and "WorkerStartError" in record.error and "/secret" not in record.error
+    assert [e.kind for e in store.events_after(sid)][-1] == "failed"
+
+
+def test_a_vanished_problem_fails_the_submission(store: Store, problems: ProblemSet) -> None:
+    sid = submit(store, problem="deleted-problem")
+    assert worker(store, problems, FakeEngine()).process(sid) is Outcome.FAILED
+    assert "no longer exists" in (store.get(sid).error or "")  # type: ignore[union-attr]
+
+
+def test_abandoned_gradings_store_nothing_and_are_recovered(store: Store, problems: ProblemSet) -> None:
+    release = threading.Event()
+    engine = FakeEngine(delay=lambda: release.wait(10))
+    w = worker(store, problems, engine)
+    dispatcher = LocalDispatcher(w, store, concurrency=1, queue_size=10)
+    dispatcher.start()
+    sid = submit(store)
+    dispatcher.reserve().commit(sid)
+    deadline = time.monotonic() + 10
+    while dispatcher.running() == 0:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    threading.Timer(0.3, release.set).start()
+    dispatcher.close(grace_s=0.0)  # the engine would be closed now: whatever it returns is not stored
+    deadline = time.monotonic() + 10
+    while dispatcher.running():
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    record = store.get(sid)
+    assert record is not None and record.status is Status.RUNNING and record.result is None
+    assert store.recover() == [sid]
+
+
+def test_dispatcher_recovers_and_grades_everything_once(store: Store, problems: ProblemSet) -> None:
+    ids = [submit(store) for _ in range(5)]
+    store.claim(ids[0])  # was running when the previous process died
+    engine = FakeEngine()
+    dispatcher = LocalDispatcher(worker(store, problems, engine), store, concurrency=3, queue_size=2)
+    dispatcher.start()
+    deadline = time.monotonic() + 20
+    while store.count(Status.DONE) < 5:
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    dispatcher.close(grace_s=5)
+    assert len(engine.graded) == 5
+
+
+def test_reservations_bound_the_queue(store: Store, problems: ProblemSet) -> None:
+    dispatcher = LocalDispatcher(worker(store, problems, FakeEngine()), store, concurrency=1, queue_size=2)
+    first, second = dispatcher.reserve(), dispatcher.reserve()
+    with pytest.raises(QueueFull) as full:
+        dispatcher.reserve()
+    assert full.value.retry_after >= 1
+    first.cancel()
+    third = dispatcher.reserve()  # the cancelled place is free again
+    second.cancel()
+    third.cancel()
+    dispatcher.close(grace_s=0)
+    with pytest.raises(QueueFull, match="shutting down"):
+        dispatcher.reserve()

@@ -1,0 +1,193 @@
+"""Result callbacks against a real HTTP server on loopback: signed, retried with backoff, recorded,
+allowlisted. (The grading is faked: callbacks do not depend on it.)"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from judge.dispatch.callbacks import SIGNATURE_HEADER, callback_refusal, sign, verify
+from judge.store import CallbackState
+from sandbox.backends import get_backend
+from tests.service_support import FakeEngine, make_settings, running
+
+GNC = "global-norm-clipping"
+CODE = "def clip_by_global_norm(grads, max_norm):\n    return grads\n"
+SECRET = "s3cret-for-tests"
+
+
+class Receiver:
+    """A loopback HTTP server that answers each POST with the next status of ``statuses`` (then 200)."""
+
+    def __init__(self, statuses: list[int]) -> None:
+        self.statuses = list(statuses)
+        self.requests: list[tuple[dict[str, str], bytes, float]] = []
+        self.lock = threading.Lock()
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                with receiver.lock:
+                    receiver.requests.append((dict(self.headers), body, time.monotonic()))
+                    status = receiver.statuses.pop(0) if receiver.statuses else 200
+                self.send_response(status)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+
+    def wait_for(self, count: int, timeout: float = 30) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self.lock:
+                if len(self.requests) >= count:
+                    return
+            time.sleep(0.02)
+        raise AssertionError(f"{len(self.requests)} callbacks arrived, expected {count}")
+
+
+@pytest.fixture
+def receivers() -> Iterator[Callable[[list[int]], Receiver]]:
+    started: list[Receiver] = []
+
+    def start(statuses: list[int]) -> Receiver:
+        server = Receiver(statuses)
+        server.thread.start()
+        started.append(server)
+        return server
+
+    try:
+        yield start
+    finally:
+        for server in started:
+            server.server.shutdown()
+            server.server.server_close()
+
+
+def test_allowlist_rules() -> None:
+    hosts = ["hooks.example", "127.0.0.1:8080"]
+    assert callback_refusal("https://hooks.example/x", hosts) is None
+    assert callback_refusal("http://HOOKS.example:9000/x", hosts) is None
+    assert callback_refusal("http://127.0.0.1:8080/x", hosts) is None
+    assert "not on the callback allowlist" in (callback_refusal("http://127.0.0.1:8081/x", hosts) or "")
+    assert "not on the callback allowlist" in (
+        callback_refusal("http://hooks.example.evil.com/", hosts) or ""
+    )
+    assert "http" in (callback_refusal("file:///etc/passwd", hosts) or "")
+    assert "user information" in (callback_refusal("http://u:p@hooks.example/", hosts) or "")
+    assert "not enabled" in (callback_refusal("https://hooks.example/x", []) or "")
+
+
+def test_signature_is_hmac_sha256_of_the_body() -> None:
+    body = b'{"id": "x"}'
+    header = sign(b"k", body)
+    assert header.startswith("sha256=") and verify(b"k", body, header)
+    assert not verify(b"k", body + b" ", header) and not verify(b"other", body, header)
+
+
+def test_callback_is_signed_retried_with_backoff_and_recorded(
+    tmp_path: Path, receivers: Callable[[list[int]], Receiver]
+) -> None:
+    receiver = receivers([500, 503])
+    settings = make_settings(
+        tmp_path,
+        callback_hosts=["127.0.0.1"],
+        callback_secret=SECRET,
+        callback_backoff_s=0.2,
+        callback_attempts=4,
+    )
+    with running(settings, backend=get_backend("process"), engine=FakeEngine()) as (client, services):
+        sid = client.post(
+            "/api/submissions", json={"problem": GNC, "code": CODE, "callback_url": receiver.url}
+        ).json()["id"]
+        receiver.wait_for(3)
+        deadline = time.monotonic() + 10
+        while services.store.get(sid).callback_state is not CallbackState.DELIVERED:  # type: ignore[union-attr]
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        (h1, b1, t1), (h2, b2, t2), (h3, body, t3) = receiver.requests
+        assert b1 == b2 == body
+        payload = json.loads(body)
+        assert (
+            payload["id"] == sid
+            and payload["status"] == "done"
+            and payload["result"]["verdict"] == "accepted"
+        )
+        assert payload == client.get(f"/api/submissions/{sid}").json()
+        assert verify(SECRET.encode(), body, h3[SIGNATURE_HEADER])
+        assert [h["X-Judge-Delivery-Attempt"] for h in (h1, h2, h3)] == ["1", "2", "3"]
+        assert t2 - t1 >= 0.2 and t3 - t2 >= 0.4  # exponential backoff
+        attempts = services.store.callback_attempts(sid)
+        assert [(a, s) for a, s, _, _ in attempts] == [(1, 500), (2, 503), (3, 200)]
+
+
+def test_callback_gives_up_after_its_attempts(
+    tmp_path: Path, receivers: Callable[[list[int]], Receiver]
+) -> None:
+    receiver = receivers([500, 500, 500])
+    settings = make_settings(
+        tmp_path,
+        callback_hosts=["127.0.0.1"],
+        callback_secret=SECRET,
+        callback_backoff_s=0.05,
+        callback_attempts=2,
+    )
+    with running(settings, backend=get_backend("process"), engine=FakeEngine()) as (client, services):
+        sid = client.post(
+            "/api/submissions", json={"problem": GNC, "code": CODE, "callback_url": receiver.url}
+        ).json()["id"]
+        deadline = time.monotonic() + 10
+        while services.store.get(sid).callback_state is not CallbackState.FAILED:  # type: ignore[union-attr]
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        assert len(receiver.requests) == 2
+
+
+def test_callback_url_off_the_allowlist_is_refused_before_storing(tmp_path: Path) -> None:
+    settings = make_settings(tmp_path, callback_hosts=["hooks.example"], callback_secret=SECRET)
+    with running(settings, backend=get_backend("process"), engine=FakeEngine()) as (client, services):
+        for url in ("http://127.0.0.1:1/x", "gopher://hooks.example/", "http://10.0.0.1/"):
+            response = client.post(
+                "/api/submissions", json={"problem": GNC, "code": CODE, "callback_url": url}
+            )
+            assert response.status_code == 422
+            error = response.json()["error"]
+            assert error["code"] == "invalid_callback_url" and error["path"] == "callback_url"
+        assert services.store.count() == 0
+
+
+def test_pending_callbacks_are_delivered_after_a_restart(
+    tmp_path: Path, receivers: Callable[[list[int]], Receiver]
+) -> None:
+    receiver = receivers([])
+    settings = make_settings(tmp_path, callback_hosts=["127.0.0.1"], callback_secret=SECRET)
+    with running(settings, backend=get_backend("process"), engine=FakeEngine()) as (client, services):
+        assert services.callbacks is not None
+        services.callbacks.close()  # the first run dies before it can deliver anything
+        sid = client.post(
+            "/api/submissions", json={"problem": GNC, "code": CODE, "callback_url": receiver.url}
+        ).json()["id"]
+        assert client.get(f"/api/submissions/{sid}?wait=10").json()["status"] == "done"
+    assert receiver.requests == []
+    with running(settings, backend=get_backend("process"), engine=FakeEngine()) as (_, services):
+        receiver.wait_for(1)
+        deadline = time.monotonic() + 10
+        while services.store.get(sid).callback_state is not CallbackState.DELIVERED:  # type: ignore[union-attr]
+            assert time.monotonic() < deadline
+            time.sleep(0.02)

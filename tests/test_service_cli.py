@@ -1,0 +1,104 @@
+"""CLI parity and the service's commands: ``judge run`` prints the Run endpoint's JSON, ``judge serve``
+fails closed, ``judge hash-key`` makes hashes the service accepts."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from judge.service.apikeys import identify
+from tests.conftest import ROOT, default_backend
+from tests.service_support import SOLUTIONS, make_settings, running
+
+GNC = "global-norm-clipping"
+ACCEPTED = SOLUTIONS[GNC] / "accepted" / "tree_map_minimum.py"
+TIMES = ("compile_ms", "run_ms", "elapsed_ms")
+
+
+def judge(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "judge", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def without_times(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: without_times(v) for k, v in value.items() if k not in TIMES}
+    if isinstance(value, list):
+        return [without_times(v) for v in value]
+    return value
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
+    settings = make_settings(tmp_path_factory.mktemp("cli"), sandbox_slot_base=650)
+    with running(settings, backend=default_backend()) as (test_client, _):
+        yield test_client
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("custom", [False, True])
+def test_judge_run_json_equals_the_run_endpoint(client: TestClient, custom: bool) -> None:
+    inputs = {"grads": {"a": [6.0, 8.0], "b": [[0.0]]}, "max_norm": 5.0}
+    args = ["run", GNC, str(ACCEPTED), "--json", "--sandbox", default_backend().name]
+    if default_backend().insecure:
+        args.append("--insecure")
+    body: dict[str, Any] = {"code": ACCEPTED.read_text()}
+    if custom:
+        args += [f"--input={name}={json.dumps(value)}" for name, value in inputs.items()]
+        body["inputs"] = inputs
+    out = judge(*args)
+    assert out.returncode == 0, out.stderr
+    cli = json.loads(out.stdout)
+    api = client.post(f"/api/problems/{GNC}/run", json=body).json()
+    assert without_times(cli) == without_times(api)
+    assert cli["verdict"] == "accepted" and cli["total"] == (1 if custom else 3)
+
+
+@pytest.mark.parametrize(
+    ("inputs", "needle"),
+    [
+        (['grads={"a": [1, [2]]}', "max_norm=1"], 'grads["a"][1]: list mixes'),
+        (["grads=", "max_norm=1"], "--input grads: not valid JSON"),
+        (["max_norm"], "expected NAME=JSON"),
+        (['grads={"a": [1]}'], "max_norm: missing argument"),
+    ],
+)
+def test_judge_run_bad_inputs_exit_2_naming_the_path(inputs: list[str], needle: str) -> None:
+    args = ["run", GNC, str(ACCEPTED), "--sandbox", "process", "--insecure"]
+    out = judge(*args, *(f"--input={i}" for i in inputs))
+    assert out.returncode == 2 and needle in out.stderr, out.stderr
+
+
+def test_hash_key_generates_a_key_the_service_accepts() -> None:
+    out = judge("hash-key", "--name", "lms")
+    assert out.returncode == 0
+    lines = dict(line.split(":", 1) for line in out.stdout.splitlines() if line.startswith(("key", "hash")))
+    key = lines["key"].split()[0]
+    digest = lines["hash"].strip()
+    assert identify(key, {"lms": digest}) == "lms"
+    assert f"lms {digest}" in out.stdout
+
+
+def test_serve_fails_closed_without_a_secure_sandbox(tmp_path: Any) -> None:
+    out = judge("serve", "--port", "0", env={"JUDGE_SANDBOX": "process", "JUDGE_DATA_DIR": str(tmp_path)})
+    assert out.returncode == 2
+    assert "refusing to start" in out.stderr and "isolates nothing" in out.stderr
+    assert not (tmp_path / "judge.sqlite3").exists()
+
+
+def test_serve_rejects_bad_settings() -> None:
+    out = judge("serve", env={"JUDGE_QUEUE_SIZE": "0"})
+    assert out.returncode == 2 and "queue_size" in out.stderr

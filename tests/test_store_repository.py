@@ -1,0 +1,184 @@
+"""The store against SQLite and a real PostgreSQL server (started by this module from Debian's packages).
+
+Every status change is conditional, so a submission is claimed and finished exactly once whatever the
+concurrency; migrations and models agree; event ids never go back.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from datetime import UTC
+from pathlib import Path
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+
+from judge.store import CallbackState, NewSubmission, Status, Store, sqlite_url
+from judge.store.migrate import current
+from judge.store.models import Base
+from tests.postgres import PostgresServer, why_unavailable
+
+
+@pytest.fixture(scope="module")
+def postgres() -> Iterator[PostgresServer]:
+    reason = why_unavailable()
+    if reason is not None:
+        pytest.skip(reason)
+    server = PostgresServer()
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    if request.param == "sqlite":
+        url = sqlite_url(tmp_path / "judge.sqlite3")
+    else:
+        url = request.getfixturevalue("postgres").new_database()
+    store = Store(url)
+    store.migrate()
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def new(problem: str = "global-norm-clipping", **kw: str) -> NewSubmission:
+    return NewSubmission(problem=problem, code="def f(x):\n    return x\n", manifest={"m": 1}, **kw)  # type: ignore[arg-type]
+
+
+def test_migrations_reach_head_and_match_the_models(store: Store) -> None:
+    assert current(store.engine) == "0001"
+    store.migrate()  # a second start migrates nothing
+    with store.engine.connect() as connection:
+        diff = compare_metadata(
+            MigrationContext.configure(connection, opts={"compare_type": True}), Base.metadata
+        )
+    assert diff == []
+
+
+def test_create_then_get_round_trips_every_field(store: Store) -> None:
+    created = store.create(new(key_name="platform", client_address="10.1.2.3", callback_url="http://h/cb"))
+    got = store.get(created.id)
+    assert got == created
+    assert got.status is Status.QUEUED and got.attempts == 0 and got.result is None
+    assert got.created_at.tzinfo is UTC
+    assert got.callback_state is CallbackState.PENDING
+    assert store.get("00000000-0000-0000-0000-000000000000") is None
+
+
+def test_only_one_of_many_concurrent_claims_wins(store: Store) -> None:
+    record = store.create(new())
+    claims = []
+    barrier = threading.Barrier(8)
+
+    def claim() -> None:
+        barrier.wait()
+        claims.append(store.claim(record.id))
+
+    threads = [threading.Thread(target=claim) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    won = [c for c in claims if c is not None]
+    assert len(won) == 1 and won[0].attempt == 1
+    assert store.get(record.id).status is Status.RUNNING  # type: ignore[union-attr]
+
+
+def test_a_result_is_written_once_and_never_by_a_stale_claim(store: Store) -> None:
+    record = store.create(new())
+    first = store.claim(record.id)
+    assert first is not None
+    store.recover()  # the grader "died": queued again
+    second = store.claim(record.id)
+    assert second is not None and second.attempt == 2
+    assert not store.finish(first, {"verdict": "wrong"}, "wrong_answer", {}, ("result", {"n": 1}))
+    assert store.finish(second, {"verdict": "accepted"}, "accepted", {"m": 2}, ("result", {"n": 2}))
+    assert not store.finish(second, {"verdict": "again"}, "accepted", {}, ("result", {"n": 3}))
+    done = store.get(record.id)
+    assert done is not None and done.status is Status.DONE and done.result == {"verdict": "accepted"}
+    assert done.manifest == {"m": 2} and done.attempts == 2 and done.finished_at is not None
+    finals = [e for e in store.events_after(record.id) if e.kind == "result"]
+    assert [e.data for e in finals] == [{"n": 2}]
+
+
+def test_recover_queues_running_work_oldest_first(store: Store) -> None:
+    ids = [store.create(new()).id for _ in range(4)]
+    store.claim(ids[1])
+    claim3 = store.claim(ids[3])
+    assert claim3 is not None
+    store.finish(claim3, {}, "accepted", {}, ("result", {}))
+    assert store.recover() == [ids[0], ids[1], ids[2]]
+    assert store.count(Status.QUEUED) == 3 and store.count(Status.DONE) == 1
+
+
+def test_failed_and_released_transitions(store: Store) -> None:
+    record = store.create(new())
+    claim = store.claim(record.id)
+    assert claim is not None and store.release(claim)
+    assert store.get(record.id).status is Status.QUEUED  # type: ignore[union-attr]
+    claim = store.claim(record.id)
+    assert claim is not None and store.fail(claim, "the sandbox is down", ("failed", {"error": "x"}))
+    failed = store.get(record.id)
+    assert failed is not None and failed.status is Status.FAILED and failed.error == "the sandbox is down"
+    assert store.claim(record.id) is None
+
+
+def test_events_of_a_retried_attempt_are_replaced_and_ids_keep_growing(store: Store) -> None:
+    record = store.create(new())
+    claim = store.claim(record.id)
+    assert claim is not None
+    ids = [store.append_event(claim, "case", {"index": i}) for i in range(3)]
+    assert ids == sorted(ids) and None not in ids
+    store.recover()
+    retry = store.claim(record.id)
+    assert retry is not None
+    assert store.events_after(record.id) == []  # the dead attempt's events are gone
+    assert store.append_event(claim, "case", {"index": 9}) is None  # stale claim: refused
+    new_id = store.append_event(retry, "case", {"index": 0})
+    assert new_id is not None and new_id > max(i for i in ids if i is not None)
+    assert [e.data for e in store.events_after(record.id, after=0)] == [{"index": 0}]
+    assert store.events_after(record.id, after=new_id) == []
+
+
+def test_callback_attempts_are_recorded_and_pending_ones_listed(store: Store) -> None:
+    record = store.create(new(callback_url="http://127.0.0.1:9/cb"))
+    claim = store.claim(record.id)
+    assert claim is not None
+    assert store.pending_callbacks() == []  # not finished yet
+    store.finish(claim, {}, "accepted", {}, ("result", {}))
+    assert store.pending_callbacks() == [record.id]
+    store.record_callback_attempt(record.id, 1, "http://127.0.0.1:9/cb", 500, None)
+    store.record_callback_attempt(record.id, 2, "http://127.0.0.1:9/cb", 200, None)
+    store.set_callback_state(record.id, CallbackState.DELIVERED)
+    assert [(a, s) for a, s, _, _ in store.callback_attempts(record.id)] == [(1, 500), (2, 200)]
+    assert store.pending_callbacks() == []
+
+
+def test_many_writers_at_once_lose_nothing(store: Store) -> None:
+    created: list[str] = []
+    lock = threading.Lock()
+
+    def writer() -> None:
+        for _ in range(10):
+            record = store.create(new())
+            claim = store.claim(record.id)
+            assert claim is not None
+            store.append_event(claim, "case", {"index": 0})
+            assert store.finish(claim, {"ok": True}, "accepted", {}, ("result", {}))
+            with lock:
+                created.append(record.id)
+
+    threads = [threading.Thread(target=writer) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(created) == 60
+    assert store.count(Status.DONE) == 60 and store.count() == 60
