@@ -22,8 +22,9 @@ from judge.web.assets import Assets
 
 TEMPLATES_DIR = Path(__file__).parent / "templates"
 
-#: Scripts and styles from this origin only; CodeMirror injects its own <style> elements, hence
-#: 'unsafe-inline' for styles (never for scripts); the favicon is a data: URL.
+#: Scripts and styles from this origin only; the favicon is a data: URL. Styles need 'unsafe-inline'
+#: (never scripts): CodeMirror adds its own <style> element, and the browser's own contenteditable editing
+#: writes style attributes when text replaces a selection (a nonce would admit the first, not the second).
 CONTENT_SECURITY_POLICY = "; ".join(
     [
         "default-src 'self'",
