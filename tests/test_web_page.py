@@ -229,6 +229,21 @@ def test_run_the_examples_and_see_the_expected_output(web: Watched, server: Judg
     expect(page.locator("#submit-why")).to_contain_text("Run your code first")
 
 
+def test_run_shows_what_the_code_printed(web: Watched, server: JudgeServer) -> None:
+    page = open_problem(web, server)
+    code = solution("accepted", "tree_map_minimum.py").replace(
+        "    leaves = jax.tree.leaves(grads)\n",
+        '    leaves = jax.tree.leaves(grads)\n    print("leaves:", len(leaves), "<b>not markup</b>")\n',
+    )
+    type_code(page, code)
+    run(page)
+    prints = page.locator("#run-results .prints")
+    expect(prints.get_by_role("heading", name="Printed output")).to_be_visible()
+    expect(prints.locator(".stdout")).to_contain_text("leaves: 2 <b>not markup</b>")
+    expect(prints.locator("b")).to_have_count(0)  # shown as text, never as HTML
+    web.shot("run-prints")
+
+
 def test_wrong_output_marks_the_differing_leaves(web: Watched, server: JudgeServer) -> None:
     page = open_problem(web, server)
     type_code(page, solution("wrong_answer", "always_rescale.py"))
