@@ -18,6 +18,7 @@ from sandbox.errors import SandboxError
 
 if TYPE_CHECKING:
     from judge.problems import ProblemSet
+    from judge.results import GradeResult
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="JAX practice judge.")
 
@@ -36,6 +37,13 @@ InsecureOpt = Annotated[
 ProblemsOpt = Annotated[
     Path | None, typer.Option("--problems", help="Problems folder (default: the repository's problems/).")
 ]
+
+
+def result_json(result: GradeResult) -> dict[str, object]:
+    """The ``--json`` object: strict JSON (non-finite numbers spelled out), the API's exact shape."""
+    from judge.store.jsonsafe import result_json as strict
+
+    return strict(result)
 
 
 def _fail(message: str, code: int = EXIT_USAGE) -> typer.Exit:
@@ -96,7 +104,7 @@ def grade(
     finally:
         source.close()
     if as_json:
-        typer.echo(json.dumps(result.model_dump(mode="json", by_alias=True), indent=None))
+        typer.echo(json.dumps(result_json(result), indent=None))
     else:
         typer.echo(text_report(problem, result))
     raise typer.Exit(EXIT_ACCEPTED if result.accepted else EXIT_REJECTED)
@@ -321,7 +329,7 @@ def run_examples(
         except (JudgeError, SandboxError) as exc:
             raise _fail(f"the judge failed: {exc}") from None
     if as_json:
-        typer.echo(json.dumps(result.model_dump(mode="json", by_alias=True), indent=None))
+        typer.echo(json.dumps(result_json(result), indent=None))
     else:
         typer.echo(text_report(problem, result))
     raise typer.Exit(EXIT_ACCEPTED if result.accepted else EXIT_REJECTED)

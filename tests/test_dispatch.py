@@ -13,6 +13,7 @@ import pytest
 from judge.dispatch import GradingWorker, LocalDispatcher, Outcome, ProgressFeed, QueueFull
 from judge.problems import Problem, ProblemSet
 from judge.results import CaseResult, GradeResult
+from judge.service.metrics import Metrics
 from judge.store import NewSubmission, Status, Store, sqlite_url
 from sandbox.errors import WorkerStartError
 from tests.service_support import FakeEngine
@@ -69,7 +70,10 @@ def test_judge_failures_are_retried_then_the_submission_fails_without_detail(
     store: Store, problems: ProblemSet
 ) -> None:
     engine = FlakyEngine(failures=5)
-    w = worker(store, problems, engine, max_attempts=2)
+    metrics = Metrics()
+    w = GradingWorker(
+        store, engine, problems, ProgressFeed(store), backend_name="fake", max_attempts=2, observer=metrics
+    )
     sid = submit(store)
     assert w.process(sid) is Outcome.RETRY
     assert store.get(sid).status is Status.QUEUED  # type: ignore[union-attr]
@@ -78,6 +82,7 @@ def test_judge_failures_are_retried_then_the_submission_fails_without_detail(
     assert record is not None and record.status is Status.FAILED and record.attempts == 2
     assert record.error is not None and "WorkerStartError" in record.error and "/secret" not in record.error
     assert [e.kind for e in store.events_after(sid)][-1] == "failed"
+    assert b"judge_submissions_failed_total 1.0" in metrics.render()
 
 
 def test_a_vanished_problem_fails_the_submission(store: Store, problems: ProblemSet) -> None:
@@ -136,3 +141,44 @@ def test_reservations_bound_the_queue(store: Store, problems: ProblemSet) -> Non
     dispatcher.close(grace_s=0)
     with pytest.raises(QueueFull, match="shutting down"):
         dispatcher.reserve()
+
+
+def test_submissions_wait_while_may_start_says_no_but_not_forever(
+    store: Store, problems: ProblemSet, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import judge.dispatch.local as local
+
+    allowed = threading.Event()
+    engine = FakeEngine()
+    dispatcher = LocalDispatcher(
+        worker(store, problems, engine), store, concurrency=1, queue_size=5, may_start=allowed.is_set
+    )
+    dispatcher.start()
+    held = submit(store)
+    dispatcher.reserve().commit(held)
+    time.sleep(0.3)
+    assert engine.graded == [] and dispatcher.depth() == 1  # held back: the Run reserve is not idle
+    allowed.set()
+    deadline = time.monotonic() + 10
+    while store.count(Status.DONE) < 1:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    allowed.clear()
+    monkeypatch.setattr(local, "HOLD_MAX_S", 0.2)
+    late = submit(store)
+    dispatcher.reserve().commit(late)
+    deadline = time.monotonic() + 10
+    while store.count(Status.DONE) < 2:  # graded anyway once held back for HOLD_MAX_S
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    dispatcher.close(grace_s=5)
+
+
+def test_json_safe_spells_out_non_finite_numbers() -> None:
+    from judge.store.jsonsafe import json_safe
+
+    value = {"error_ratio": float("inf"), "cases": [{"error_ratio": float("nan"), "x": [float("-inf"), 1.5]}]}
+    assert json_safe(value) == {
+        "error_ratio": None,
+        "cases": [{"error_ratio": None, "x": ["-Infinity", 1.5]}],
+    }

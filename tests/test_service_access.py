@@ -161,3 +161,22 @@ def test_settings_reject_bad_values(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert settings.max_wait_s == 12.5 and settings.callback_hosts == ["a.example"]
     assert settings.all_api_keys() == {"ci": hash_key("x")}
     assert settings.workers == settings.submission_concurrency + settings.run_reserve
+
+
+def test_input_size_count_and_wait_limits_name_their_setting(tmp_path: Path) -> None:
+    settings = make_settings(tmp_path, max_input_bytes=2000, max_input_elements=50, max_wait_s=5)
+    with running(settings, backend=PROCESS, engine=FakeEngine()) as (client, _):
+        many = {"grads": {"a": [1.0] * 30, "b": [[2.0] * 5] * 5}, "max_norm": 1.0}
+        response = client.post(f"/api/problems/{GNC}/run", json={"code": CODE, "inputs": many})
+        error = response.json()["error"]
+        assert response.status_code == 422 and error["limit"] == "max_input_elements"
+        assert error["argument"] == "grads" and error["path"].startswith("grads[")
+        large = {"grads": {"a": [0.123456789] * 190}, "max_norm": 1.0}
+        response = client.post(f"/api/problems/{GNC}/run", json={"code": CODE, "inputs": large})
+        assert response.status_code == 422 and response.json()["error"]["limit"] == "max_input_bytes"
+        sid = client.post("/api/submissions", json={"problem": GNC, "code": CODE}).json()["id"]
+        response = client.get(f"/api/submissions/{sid}", params={"wait": 6})
+        error = response.json()["error"]
+        assert response.status_code == 422 and error["limit"] == "max_wait_s" and error["path"] == "wait"
+        ok = {"grads": {"a": [1.0, 2.0]}, "max_norm": 1.0}
+        assert client.post(f"/api/problems/{GNC}/run", json={"code": CODE, "inputs": ok}).status_code == 200

@@ -127,6 +127,13 @@ def test_bad_run_inputs_are_422_naming_argument_and_path(
     assert error["argument"] == argument and path_part in error["path"]
 
 
+def test_non_finite_numbers_in_a_result_are_strict_json(client: TestClient) -> None:
+    code = solution(GNC, "wrong_answer", "always_rescale.py")
+    response = client.post(f"/api/problems/{GNC}/run", json={"code": code})
+    assert response.status_code == 200 and "Infinity" not in response.text and "NaN" not in response.text
+    json.loads(response.text, parse_constant=lambda name: pytest.fail(f"non-standard JSON constant {name}"))
+
+
 def test_code_that_does_not_compile_is_a_verdict_not_an_error(client: TestClient) -> None:
     result = client.post(f"/api/problems/{GNC}/run", json={"code": "def clip_by_global_norm(:\n"}).json()
     assert result["verdict"] == "compile_error" and "line 1" in result["message"]
@@ -226,6 +233,7 @@ def test_unknown_submission_ids_are_404(client: TestClient) -> None:
     [
         (GNC, "accepted", "tree_map_minimum.py"),
         (GNC, "trace_error", "python_if.py"),
+        (GNC, "wrong_answer", "always_rescale.py"),  # an error_ratio of infinity: null in strict JSON
         (SGD, "accepted", "two_tree_maps.py"),
         (SGD, "wrong_answer", "mutates_params_in_place.py"),
     ],

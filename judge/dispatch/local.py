@@ -13,6 +13,7 @@ import math
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 
 from judge.dispatch.base import Dispatcher, QueueFull, Reservation
 from judge.dispatch.worker import GradingWorker, Outcome
@@ -24,6 +25,9 @@ log = logging.getLogger(__name__)
 RETRY_DELAY_S = 2.0
 #: Initial guess of one grading's duration, until one has been measured.
 INITIAL_GRADING_S = 3.0
+#: How often a held-back submission asks ``may_start`` again, and the longest it is held back.
+HOLD_POLL_S = 0.05
+HOLD_MAX_S = 30.0
 
 
 class _Reservation(Reservation):
@@ -43,9 +47,20 @@ class _Reservation(Reservation):
 
 
 class LocalDispatcher(Dispatcher):
-    def __init__(self, worker: GradingWorker, store: Store, *, concurrency: int, queue_size: int) -> None:
+    def __init__(
+        self,
+        worker: GradingWorker,
+        store: Store,
+        *,
+        concurrency: int,
+        queue_size: int,
+        may_start: Callable[[], bool] = lambda: True,
+    ) -> None:
+        """``may_start``: whether a grading may take a sandbox worker now; the service keeps the Run
+        reserve's warm workers idle with it. A submission is held back at most ``HOLD_MAX_S`` for it."""
         if concurrency < 1 or queue_size < 1:
             raise ValueError("concurrency and queue_size must be at least 1")
+        self.may_start = may_start
         self.worker = worker
         self.store = store
         self.concurrency = concurrency
@@ -120,8 +135,9 @@ class LocalDispatcher(Dispatcher):
         return max(1, min(600, math.ceil(self._grading_s * (waiting + 1) / self.concurrency)))
 
     def _next(self) -> str | None:
-        with self._cond:
-            while True:
+        held_since: float | None = None
+        while True:
+            with self._cond:
                 if self._closing:
                     return None
                 now = time.monotonic()
@@ -129,11 +145,30 @@ class LocalDispatcher(Dispatcher):
                 for item in due:
                     self._delayed.remove(item)
                     self._queue.append(item[1])
+                if not self._queue:
+                    held_since = None
+                    wake = min((t for t, _ in self._delayed), default=now + 60.0)
+                    self._cond.wait(max(0.01, wake - now))
+                    continue
+            held_too_long = held_since is not None and time.monotonic() - held_since >= HOLD_MAX_S
+            if not held_too_long and not self._may_start_safely():
+                held_since = held_since if held_since is not None else time.monotonic()
+                with self._cond:
+                    self._cond.wait(HOLD_POLL_S)
+                continue
+            with self._cond:
+                if self._closing:
+                    return None
                 if self._queue:
                     self._running += 1
                     return self._queue.popleft()
-                wake = min((t for t, _ in self._delayed), default=now + 60.0)
-                self._cond.wait(max(0.01, wake - now))
+
+    def _may_start_safely(self) -> bool:
+        try:
+            return self.may_start()
+        except Exception:
+            log.exception("the may_start hook failed")
+            return True
 
     def _loop(self) -> None:
         while True:

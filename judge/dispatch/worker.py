@@ -24,6 +24,7 @@ from judge.errors import ProblemNotFound
 from judge.problems import Problem, ProblemSet
 from judge.results import CaseResult, GradeResult
 from judge.store import Claim, Store
+from judge.store.jsonsafe import case_json, result_json
 from judge.store.manifest import manifest
 
 log = logging.getLogger(__name__)
@@ -53,6 +54,8 @@ class GradingObserver(Protocol):
     def grading_started(self) -> None: ...
 
     def grading_finished(self, verdict: str | None, seconds: float) -> None: ...
+
+    def submission_failed(self) -> None: ...
 
 
 class CallbackQueue(Protocol):
@@ -110,7 +113,7 @@ class GradingWorker:
         counter = itertools.count()
 
         def on_case(case: CaseResult) -> None:
-            data = {"index": next(counter), "case": case.model_dump(mode="json", by_alias=True)}
+            data = {"index": next(counter), "case": case_json(case)}
             self.feed.publish(claim, CASE, data)
 
         started = time.monotonic()
@@ -131,7 +134,7 @@ class GradingWorker:
         self._observe("grading_finished", result.verdict.value, time.monotonic() - started)
         if self._abandoned.is_set():
             return Outcome.ABANDONED
-        data = result.model_dump(mode="json", by_alias=True)
+        data = result_json(result)
         final = (RESULT, {"status": "done", "verdict": result.verdict.value, "result": data})
         stored = self.store.finish(claim, data, result.verdict.value, self.manifest(problem), final)
         self.feed.announce(submission_id)
@@ -144,6 +147,8 @@ class GradingWorker:
     def _give_up(self, claim: Claim, error: str) -> Outcome:
         stored = self.store.fail(claim, error, (FAILED, {"status": "failed", "error": error}))
         self.feed.announce(claim.submission_id)
+        if stored:
+            self._observe("submission_failed")
         if stored and self.callbacks is not None:
             record = self.store.get(claim.submission_id)
             if record is not None and record.callback_url:

@@ -75,6 +75,9 @@ class Metrics:
         if verdict is not None:
             self.verdicts.labels("submission", verdict).inc()
 
+    def submission_failed(self) -> None:
+        self.submissions_failed.inc()
+
     def run_finished(self, verdict: str, seconds: float) -> None:
         self.run_seconds.observe(seconds)
         self.verdicts.labels("run", verdict).inc()

@@ -113,7 +113,11 @@ class Services:
             max_attempts=settings.max_attempts,
         )
         self.dispatcher: Dispatcher = LocalDispatcher(
-            self.worker, store, concurrency=settings.submission_concurrency, queue_size=settings.queue_size
+            self.worker,
+            store,
+            concurrency=settings.submission_concurrency,
+            queue_size=settings.queue_size,
+            may_start=self._submission_may_start,
         )
         self.run_gate = RunGate(
             lambda: settings.workers - self.dispatcher.running(),
@@ -131,6 +135,14 @@ class Services:
         self._warm: str | None = "the warm sandbox workers are starting"
         self._stop = threading.Event()
         self._warmup: threading.Thread | None = None
+
+    def _submission_may_start(self) -> bool:
+        """Submissions leave ``run_reserve`` warm workers idle for Run (priority to the interactive path)."""
+        stats = self.engine.stats()
+        if not stats.get("size"):  # an engine without a pool of its own
+            return True
+        reserve = max(0, self.settings.run_reserve - self.run_gate.active)
+        return int(stats.get("idle") or 0) > reserve
 
     def _start_failed(self, reason: str) -> None:
         self.metrics.sandbox_start_failures.inc()

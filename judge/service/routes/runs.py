@@ -14,6 +14,7 @@ from judge.service.errors import ApiError, input_error
 from judge.service.gate import RunBusy
 from judge.service.limits import check_inputs, checked_code
 from judge.service.schemas import API_ERRORS, ErrorBody, RunRequest, error_responses
+from judge.store.jsonsafe import result_json
 from sandbox.errors import SandboxError
 
 router = APIRouter(prefix="/api/problems", tags=["runs"], responses=API_ERRORS)
@@ -62,4 +63,4 @@ def run(body: RunRequest, problem: ProblemDep, services: ServicesDep, _caller: C
             headers={"Retry-After": "5"},
         ) from exc
     services.metrics.run_finished(result.verdict.value, time.monotonic() - started)
-    return JSONResponse(result.model_dump(mode="json", by_alias=True))
+    return JSONResponse(result_json(result))
