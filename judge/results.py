@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_serializer
+from pydantic import BaseModel, ConfigDict, Field
 
 from judge.verdicts import Verdict, WrongAnswerReason
 
@@ -36,13 +35,7 @@ class CaseResult(BaseModel):
     output: LeafValue | None = None
     expected: LeafValue | None = None
     #: Largest element error as a multiple of the tolerance (for authors' margins); None when not compared.
-    #: Infinite for a NaN/infinity mismatch or when the comparison stopped before the values; JSON has no
-    #: infinity, so JSON output (the API, ``--json``) shows that as null.
     error_ratio: float | None = None
-
-    @field_serializer("error_ratio", when_used="json")
-    def _finite_ratio(self, ratio: float | None) -> float | None:
-        return ratio if ratio is None or math.isfinite(ratio) else None
 
 
 class GradeResult(BaseModel):
