@@ -19,7 +19,7 @@ from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 from starlette.concurrency import run_in_threadpool
 
-from judge import __version__
+from judge import __version__, web
 from judge.service import errors
 from judge.service.bodylimit import BodySizeLimit
 from judge.service.routes import health, problems, runs, submissions
@@ -70,6 +70,7 @@ def create_app(
     errors.install(app)
     for router in (problems.router, runs.router, submissions.router, health.router):
         app.include_router(router)
+    web.mount(app, lambda: app.state.services.catalog.problems)
     if settings.cors_origins:
         app.add_middleware(
             CORSMiddleware,

@@ -16,6 +16,14 @@ from typing import Any
 from markdown_it import MarkdownIt
 
 _MATH_OPEN = re.compile(r"^<math\b[^>]*>")
+# A delimiter latex2mathml leaves as a bare <mo> (\lVert, \rVert, \lvert, \rvert): MathML Core's operator
+# dictionary makes it a stretchy fence, so browsers grow it to the height of the whole row (a norm beside a
+# square root turns into a tall bar). In TeX only \left/\right/\big delimiters grow.
+_BARE_FENCE = re.compile(
+    r"<mo>((?:&#x0*(?:28|29|5B|5D|7B|7D|7C|2016|2223|2225|27E8|27E9|2308|2309|230A|230B);)"
+    r"|[()\[\]{}|\u2016\u2223\u2225\u27e8\u27e9\u2308\u2309\u230a\u230b])</mo>",
+    re.IGNORECASE,
+)
 
 
 def tex_to_mathml(tex: str, *, display: bool) -> str:
@@ -30,7 +38,7 @@ def tex_to_mathml(tex: str, *, display: bool) -> str:
     opening = _MATH_OPEN.match(mathml)
     if opening is None or not mathml.endswith("</math>"):
         return f'<code class="math-source">{html.escape(source)}</code>'
-    body = mathml[opening.end() : -len("</math>")]
+    body = _BARE_FENCE.sub(r'<mo stretchy="false">\1</mo>', mathml[opening.end() : -len("</math>")])
     annotation = f'<annotation encoding="application/x-tex">{html.escape(source)}</annotation>'
     return f"{opening.group(0)}<semantics><mrow>{body}</mrow>{annotation}</semantics></math>"
 

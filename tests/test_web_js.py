@@ -1,0 +1,23 @@
+"""The page's front-end unit tests (web/test/*.test.mjs) under Node's own test runner."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_front_end_unit_tests_pass() -> None:
+    node = shutil.which("node")
+    assert node, "Node.js is needed for the page's tests: run scripts/setup --test"
+    assert (ROOT / "web" / "node_modules").is_dir(), "web/node_modules is missing: run scripts/setup --test"
+    tests = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "web" / "test").glob("*.test.mjs"))
+    assert tests, "no front-end tests found under web/test"
+    proc = subprocess.run(
+        [node, "--test", *tests], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False
+    )
+    report = proc.stdout + proc.stderr
+    assert proc.returncode == 0, report
+    assert "# fail 0" in report and "# pass 0" not in report, report

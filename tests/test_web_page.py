@@ -1,0 +1,487 @@
+"""The browser page end to end: headless Chromium (Debian's) driven by Playwright against a real
+``judge serve`` (real sandbox, real engine, its own database).
+
+Every test runs in a fresh browser context (empty local storage) and fails if the page logged a console
+error, threw, or had a request fail. Each state is saved as a screenshot under ``test-artifacts/web/``
+(the path is printed).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, Playwright, expect, sync_playwright
+
+from tests.webtools import ARTIFACTS, JudgeServer, Watched, launch_browser
+
+ROOT = Path(__file__).resolve().parent.parent
+CLIPPING = "global-norm-clipping"
+SOLUTIONS = ROOT / "problems" / CLIPPING / "solutions"
+#: Seconds to wait for a Run or a whole submission: generous, so a busy machine only makes it slower.
+GRADE_TIMEOUT_MS = 120_000
+
+# One server and one browser for the module: keep every test on the same xdist worker.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("web")]
+
+#: Returns float32 leaves whatever the gradients' dtype (no cast back): wrong on the bfloat16 cases.
+NO_CAST_BACK = """\
+import jax
+import jax.numpy as jnp
+
+
+def clip_by_global_norm(grads, max_norm):
+    leaves = jax.tree.leaves(grads)
+    norm = jnp.sqrt(sum(jnp.sum(jnp.square(leaf.astype(jnp.float32))) for leaf in leaves))
+    scale = jnp.minimum(1.0, max_norm / jnp.maximum(norm, 1e-30))
+    clipped = jax.tree.map(lambda g: g.astype(jnp.float32) * scale, grads)
+    return {"clipped": clipped, "global_norm": norm}
+"""
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JudgeServer]:
+    folder = tmp_path_factory.mktemp("judge-serve")
+    started = JudgeServer.start(
+        folder / "data",
+        folder / "serve.log",
+        submission_concurrency="1",
+        anonymous_rate_limit="10000/minute",
+    )
+    try:
+        yield started
+    finally:
+        started.stop()
+
+
+@pytest.fixture(scope="module")
+def playwright() -> Iterator[Playwright]:
+    with sync_playwright() as driver:
+        yield driver
+
+
+@pytest.fixture(scope="module")
+def browser(playwright: Playwright) -> Iterator[Browser]:
+    chromium = launch_browser(playwright)
+    try:
+        yield chromium
+    finally:
+        chromium.close()
+
+
+@pytest.fixture(scope="module")
+def artifacts() -> Path:
+    shutil.rmtree(ARTIFACTS, ignore_errors=True)
+    ARTIFACTS.mkdir(parents=True)
+    return ARTIFACTS
+
+
+def _watch(browser: Browser, folder: Path, width: int, height: int) -> Iterator[Watched]:
+    context = browser.new_context(viewport={"width": width, "height": height})
+    context.set_default_timeout(30_000)
+    page = context.new_page()
+    watched = Watched.attach(page, folder)
+    print(f"screenshots: {folder}")
+    try:
+        yield watched
+        assert watched.unexpected_errors() == [], "the page reported errors"
+    finally:
+        context.close()
+
+
+@pytest.fixture
+def web(browser: Browser, artifacts: Path, request: pytest.FixtureRequest) -> Iterator[Watched]:
+    """A desktop-sized page (1280x900) in a fresh context."""
+    yield from _watch(browser, artifacts / request.node.name, 1280, 900)
+
+
+@pytest.fixture
+def phone(browser: Browser, artifacts: Path, request: pytest.FixtureRequest) -> Iterator[Watched]:
+    """A phone-sized page (390x844)."""
+    yield from _watch(browser, artifacts / request.node.name, 390, 844)
+
+
+# --------------------------------------------------------------------------------------------- helpers
+
+
+def open_problem(web: Watched, server: JudgeServer, slug: str = CLIPPING) -> Page:
+    page = web.page
+    page.goto(f"{server.url}/problems/{slug}")
+    expect(page.locator("body")).to_have_attribute("data-ready", "true")
+    return page
+
+
+def type_code(page: Page, code: str) -> None:
+    """Replace the editor's text as a paste would (no auto-indent or completion on the way)."""
+    page.locator(".cm-content").click()
+    page.keyboard.press("Control+A")
+    page.keyboard.insert_text(code)
+    expect(page.locator("#save-state")).to_have_text("Saved in this browser")
+
+
+def editor_text(page: Page) -> str:
+    lines = page.locator(".cm-content .cm-line").all_text_contents()
+    return "\n".join(line.replace("\u200b", "") for line in lines)
+
+
+def run(page: Page) -> None:
+    page.locator("#run").click()
+    expect(page.locator("#run-results .summary")).to_be_visible(timeout=GRADE_TIMEOUT_MS)
+
+
+def submit(page: Page) -> None:
+    expect(page.locator("#submit")).to_be_enabled()
+    page.locator("#submit").click()
+    expect(page.locator("#submission .summary")).to_be_visible(timeout=GRADE_TIMEOUT_MS)
+
+
+def solution(folder: str, name: str) -> str:
+    return (SOLUTIONS / folder / name).read_text()
+
+
+# --------------------------------------------------------------------------------------------- scenarios
+
+
+def test_problem_list_shows_problems_and_the_last_verdict(web: Watched, server: JudgeServer) -> None:
+    page = web.page
+    page.goto(server.url)
+    expect(page.locator("body")).to_have_attribute("data-ready", "true")
+    rows = page.locator(".problem-row")
+    expect(rows).to_have_count(len(server.get_json("/api/problems")))
+    clipping = page.locator(f'.problem-row[data-slug="{CLIPPING}"]')
+    expect(clipping.locator(".problem-link")).to_have_text("Global Norm Gradient Clipping")
+    expect(clipping.locator(".difficulty")).to_have_text("medium")
+    expect(clipping.locator(".tag")).to_contain_text(["pytree", "jit"])
+    expect(clipping.locator(".last-verdict")).to_have_text("not submitted yet")
+    web.shot("list-fresh")
+
+    page.evaluate(
+        """slug => localStorage.setItem(`jax-judge:verdict:${slug}`,
+             JSON.stringify({verdict: "wrong_answer", passed: 3, total: 19, at: 0}))""",
+        CLIPPING,
+    )
+    page.reload()
+    expect(clipping.locator(".last-verdict .verdict")).to_have_text("Wrong answer")
+    web.shot("list-with-verdict")
+    clipping.locator(".problem-link").click()
+    expect(page).to_have_url(f"{server.url}/problems/{CLIPPING}")
+
+
+def test_statement_math_examples_hints_and_starter(web: Watched, server: JudgeServer) -> None:
+    page = open_problem(web, server)
+    expect(page).to_have_title("Global Norm Gradient Clipping · JAX practice judge")
+    statement = page.locator("#statement")
+    # Math is MathML rendered by the server: no TeX left over, nothing fetched from elsewhere.
+    assert statement.locator("math").count() >= 5
+    expect(statement.locator('math[display="block"]')).to_have_count(1)
+    assert "\\sqrt" not in statement.inner_text()
+    for heading in ("Example 1", "Example 2", "Requirements", "Constraints"):
+        expect(statement.get_by_role("heading", name=heading)).to_be_visible()
+    expect(statement).to_contain_text('Output: {"clipped": {"b": 0.8, "w": [0.6, 0.0]}, "global_norm": 5.0}')
+    expect(statement).to_contain_text("Squaring every entry gives 9, 0 and 16")
+
+    hints = page.locator("#hint-list li")
+    expect(hints).to_have_count(0)
+    page.get_by_role("button", name="Show hint 1 of 3").click()
+    expect(hints).to_have_count(1)
+    expect(hints.nth(0).locator("code")).to_have_text("jax.tree.leaves(grads)")
+    page.get_by_role("button", name="Show hint 2 of 3").click()
+    page.get_by_role("button", name="Show hint 3 of 3").click()
+    expect(hints).to_have_count(3)
+    expect(page.locator("#next-hint")).to_be_hidden()
+
+    starter = (ROOT / "problems" / CLIPPING / "starter.py").read_text().rstrip("\n")
+    assert editor_text(page).rstrip("\n") == starter
+    grads = page.get_by_label("grads")
+    assert grads.input_value() == '{"w": [3, 0], "b": 4}'
+    expect(page.locator("#arg-grads-kinds")).to_have_text("accepts object, array, number")
+    expect(page.locator("#arg-max_norm-kinds")).to_have_text("accepts number")
+    expect(page.locator("#json-rule")).to_contain_text("A list whose items are all objects is a list node")
+    web.shot("statement-hints")
+
+
+def test_run_the_examples_and_see_the_expected_output(web: Watched, server: JudgeServer) -> None:
+    page = open_problem(web, server)
+    expect(page.locator("#submit")).to_be_disabled()
+    expect(page.locator("#submit-why")).to_contain_text("Run your code first")
+    type_code(page, solution("accepted", "tree_map_minimum.py"))
+    web.shot("code-typed")
+    run(page)
+    expect(page.locator("#run-results .summary")).to_contain_text("3 of 3 examples passed")
+    first = page.locator('.case[data-case="example_1"]')
+    expect(first.locator(".verdict")).to_have_text("Accepted")
+    expect(first.locator(".times")).to_contain_text(re.compile(r"compile [\d.]+ ms · run [\d.]+ ms"))
+    expected = '{"clipped": {"b": 0.8, "w": [0.6, 0.0]}, "global_norm": 5.0}'
+    panes = first.locator(".pane .value")
+    expect(panes.nth(0)).to_have_text(expected)
+    expect(panes.nth(1)).to_have_text(expected)
+    expect(first.locator(".tree .diff")).to_have_count(0)
+    expect(page.locator("#submit")).to_be_enabled()
+    web.shot("run-accepted")
+
+    # Any edit makes the last Run stale: Submit waits for a Run of the current code.
+    page.locator(".cm-content").press("End")
+    page.keyboard.type(" ")
+    expect(page.locator("#submit")).to_be_disabled()
+    expect(page.locator("#submit-why")).to_contain_text("Run your code first")
+
+
+def test_run_shows_what_the_code_printed(web: Watched, server: JudgeServer) -> None:
+    page = open_problem(web, server)
+    code = solution("accepted", "tree_map_minimum.py").replace(
+        "    leaves = jax.tree.leaves(grads)\n",
+        '    leaves = jax.tree.leaves(grads)\n    print("leaves:", len(leaves), "<b>not markup</b>")\n',
+    )
+    type_code(page, code)
+    run(page)
+    prints = page.locator("#run-results .prints")
+    expect(prints.get_by_role("heading", name="Printed output")).to_be_visible()
+    expect(prints.locator(".stdout")).to_contain_text("leaves: 2 <b>not markup</b>")
+    expect(prints.locator("b")).to_have_count(0)  # shown as text, never as HTML
+    web.shot("run-prints")
+
+
+def test_wrong_output_marks_the_differing_leaves(web: Watched, server: JudgeServer) -> None:
+    page = open_problem(web, server)
+    type_code(page, solution("wrong_answer", "always_rescale.py"))
+    run(page)
+    # Example 2 has a norm under max_norm: every leaf must come back unchanged, but is rescaled.
+    failing = page.locator('.case[data-case="example_2"]')
+    expect(failing.locator(".verdict")).to_have_text("Wrong answer (value)")
+    expect(failing.locator(".message")).to_contain_text('clipped["dense"]["b"][0]: got 1.24939, expected 0.4')
+    yours = failing.locator(".pane").nth(0)
+    leaf = yours.locator(""".leaf.diff[data-path='clipped["dense"]["b"]'] mark""")
+    expect(leaf.first).to_have_text("1.24939")
+    expect(failing.locator(".differs")).to_contain_text('clipped["dense"]["b"]')
+    expect(page.locator('.case[data-case="example_1"] .tree .diff')).to_have_count(0)
+    web.shot("run-wrong-answer")
+
+
+def test_submit_a_correct_solution_and_see_accepted(web: Watched, server: JudgeServer) -> None:
+    page = open_problem(web, server)
+    type_code(page, solution("accepted", "optax_style.py"))
+    page.locator(".cm-content").press("Control+Enter")  # Ctrl+Enter runs
+    expect(page.locator("#run-results .summary")).to_be_visible(timeout=GRADE_TIMEOUT_MS)
+    web.shot("ran")
+    page.locator(".cm-content").press("Control+Shift+Enter")  # Ctrl+Shift+Enter submits
+    summary = page.locator("#submission .summary")
+    expect(summary).to_be_visible(timeout=GRADE_TIMEOUT_MS)
+    expect(summary.locator(".verdict")).to_have_text("Accepted")
+    total = int(re.search(r"(\d+) of (\d+)", summary.inner_text()).group(2))  # type: ignore[union-attr]
+    expect(page.locator("#submission .progress-row")).to_have_count(total)
+    expect(page.locator("#submission .progress-row .verdict")).to_have_text(["Accepted"] * total)
+    expect(page.locator("#submission .progress-row", has_text="(hidden)").first).to_be_visible()
+    web.shot("submitted-accepted")
+
+    page.goto(server.url)
+    expect(page.locator(f'.problem-row[data-slug="{CLIPPING}"] .last-verdict .verdict')).to_have_text(
+        "Accepted"
+    )
+    web.shot("list-accepted")
+
+
+def test_submit_float32_for_bfloat16_names_the_leaf(web: Watched, server: JudgeServer) -> None:
+    page = open_problem(web, server)
+    type_code(page, NO_CAST_BACK)
+    run(page)  # the examples are float32: they pass
+    expect(page.locator("#run-results .summary .verdict")).to_have_text("Accepted")
+    submit(page)
+    expect(page.locator("#submission .summary .verdict")).to_have_text("Wrong answer")
+    hidden_dtype = page.locator("#submission .progress-row", has_text="(hidden)").filter(
+        has_text="dtype float32, expected bfloat16"
+    )
+    expect(hidden_dtype.first.locator(".message")).to_contain_text(
+        re.compile(r"clipped(\[[^\]]+\])*: dtype float32, expected bfloat16")
+    )
+    expect(hidden_dtype.first.locator(".verdict")).to_have_text("Wrong answer (dtype)")
+    # Hidden cases show a verdict and a message, never their data.
+    expect(page.locator("#submission .progress-row", has_text="(hidden)").locator("details")).to_have_count(0)
+    web.shot("submitted-dtype")
+
+
+def test_python_if_on_a_traced_value_shows_the_line_and_the_hint(web: Watched, server: JudgeServer) -> None:
+    page = open_problem(web, server)
+    type_code(page, solution("trace_error", "python_if.py"))
+    run(page)
+    first = page.locator('.case[data-case="example_1"]')
+    expect(first.locator(".verdict")).to_have_text("Trace error")
+    expect(first.locator(".message")).to_contain_text("line 9: `if norm > max_norm:`")
+    # The line is marked in the editor.
+    marked = page.locator(".cm-line.cm-error-line")
+    expect(marked).to_have_count(1)
+    expect(marked).to_have_text("    if norm > max_norm:")
+    # Why it failed and what to write instead, in the learner's own terms.
+    explain = first.locator(".explain")
+    expect(explain).to_contain_text("A tracer knows its shape and dtype but not its values")
+    expect(explain).to_contain_text("result = jnp.where(norm > max_norm, value_if_true, value_if_false)")
+    expect(explain).to_contain_text(
+        "result = jax.lax.cond(norm > max_norm, if_true_fn, if_false_fn, *operands)"
+    )
+    # One explanation is enough; the other examples say it is the same message.
+    expect(page.locator("#run-results .explain")).to_have_count(1)
+    expect(page.locator('.case[data-case="example_2"] .same-message')).to_have_text(
+        "Same message as Example 1."
+    )
+    web.shot("run-trace-error")
+
+    first.get_by_role("button", name="Show line 9 in the editor").click()
+    expect(page.locator(".cm-content")).to_be_focused()
+
+    submit(page)
+    expect(page.locator("#submission .summary .verdict")).to_have_text("Trace error")
+    expect(page.locator("#submission .explain")).to_contain_text("jax.lax.cond(norm > max_norm")
+    expect(page.locator("#submission .final-message")).to_contain_text("jnp.where(cond, a, b)")
+    web.shot("submitted-trace-error")
+
+
+def test_malformed_inputs_show_the_error_under_their_box(web: Watched, server: JudgeServer) -> None:
+    page = open_problem(web, server)
+    grads = page.get_by_label("grads")
+    max_norm = page.get_by_label("max_norm")
+
+    # JSON the browser cannot parse: caught before any request, with line and column.
+    grads.fill('{"w": [1, 2,], "b": 4}')
+    expect(page.get_by_role("radio", name="my input below")).to_be_checked()
+    page.locator("#run").click()
+    expect(page.locator("#arg-grads-error")).to_have_text(
+        "grads: not valid JSON: expected a value at line 1 column 13"
+    )
+    expect(grads).to_have_attribute("aria-invalid", "true")
+    expect(page.locator("#arg-max_norm-error")).to_be_hidden()
+    web.shot("input-json-error")
+
+    # Valid JSON the judge rejects: a ragged leaf, named by its JSON path.
+    web.allow(r"status of 422")
+    grads.fill('{"w": [[1, 2], [3]], "b": 4}')
+    expect(page.locator("#arg-grads-error")).to_be_hidden()
+    page.locator("#run").click()
+    expect(page.locator("#arg-grads-error")).to_contain_text('grads["w"]')
+    expect(page.locator("#arg-grads-error")).to_be_visible()
+    web.shot("input-path-error")
+
+    max_norm.fill('"one"')
+    grads.fill('{"w": [3, 0], "b": 4}')
+    page.locator("#run").click()
+    expect(page.locator("#arg-max_norm-error")).to_contain_text("max_norm")
+    expect(page.locator("#arg-grads-error")).to_be_hidden()
+    web.shot("input-number-error")
+
+    # Fixed inputs run as one custom case, with its expected output from the reference; Ctrl+Enter runs
+    # from an input box too.
+    max_norm.fill("10")
+    max_norm.press("Control+Enter")
+    expect(page.locator("#run-results .summary")).to_be_visible(timeout=GRADE_TIMEOUT_MS)
+    custom = page.locator('.case[data-case="custom"]')
+    expect(custom.locator("h3")).to_have_text("Your input")
+    expect(custom.locator(".pane .value").nth(1)).to_contain_text('"global_norm": 5.0')
+    web.shot("custom-run")
+
+
+def test_reload_keeps_the_code_and_reset_restores_the_starter(web: Watched, server: JudgeServer) -> None:
+    page = open_problem(web, server)
+    code = solution("accepted", "flatten_where.py")
+    type_code(page, code)
+    page.reload()
+    expect(page.locator("body")).to_have_attribute("data-ready", "true")
+    assert editor_text(page).rstrip("\n") == code.rstrip("\n")
+    expect(page.locator("#save-state")).to_have_text("Restored from this browser")
+    web.shot("reloaded")
+
+    page.get_by_role("button", name="Reset to starter code").click()
+    starter = (ROOT / "problems" / CLIPPING / "starter.py").read_text()
+    assert editor_text(page).rstrip("\n") == starter.rstrip("\n")
+    page.reload()
+    expect(page.locator("body")).to_have_attribute("data-ready", "true")
+    assert editor_text(page).rstrip("\n") == starter.rstrip("\n")
+    web.shot("reset")
+
+    # Another problem keeps its own code.
+    type_code(page, code)
+    other = open_problem(web, server, "sgd-momentum")
+    assert editor_text(other).rstrip("\n") == (
+        ROOT / "problems" / "sgd-momentum" / "starter.py"
+    ).read_text().rstrip("\n")
+
+
+def test_editor_indents_and_matches_brackets(web: Watched, server: JudgeServer) -> None:
+    page = open_problem(web, server)
+    type_code(page, "def f(x):")
+    page.keyboard.press("End")
+    page.keyboard.press("Enter")
+    page.keyboard.type("return (x")
+    lines = page.locator(".cm-content .cm-line")
+    expect(lines.nth(1)).to_have_text("    return (x)")  # auto-indent after the colon; ( closed
+    expect(page.locator(".cm-matchingBracket").first).to_be_visible()
+    page.keyboard.press("Home")
+    page.keyboard.press("Tab")
+    expect(lines.nth(1)).to_have_text("        return (x)")  # Tab indents instead of leaving the editor
+    page.keyboard.press("Escape")
+    page.keyboard.press("Tab")  # ...but Escape then Tab leaves it (keyboard users are not trapped)
+    expect(page.locator(".cm-content")).not_to_be_focused()
+    expect(lines.nth(1)).to_have_text("        return (x)")
+    expect(page.locator(".cm-gutters .cm-lineNumbers")).to_contain_text("2")
+    # Python highlighting: the keyword is coloured unlike the name after it.
+    colour = "element => getComputedStyle(element).color"
+    keyword = lines.nth(0).locator("span", has_text="def").first
+    assert keyword.evaluate(colour) != lines.nth(0).evaluate(colour)
+    web.shot("editor")
+
+
+def test_every_control_has_an_accessible_name(web: Watched, server: JudgeServer) -> None:
+    page = open_problem(web, server)
+    session = page.context.new_cdp_session(page)
+    tree = session.send("Accessibility.getFullAXTree")
+    interactive = {"button", "textbox", "combobox", "radio", "checkbox", "link", "slider", "switch"}
+    unnamed = []
+    named = 0
+    for node in tree["nodes"]:
+        role = node.get("role", {}).get("value")
+        if node.get("ignored") or role not in interactive:
+            continue
+        name = (node.get("name") or {}).get("value", "").strip()
+        if name:
+            named += 1
+        else:
+            unnamed.append(role)
+    assert unnamed == [], f"controls without an accessible name: {unnamed}"
+    assert named >= 8
+    expect(page.get_by_role("textbox", name=re.compile("Code editor"))).to_be_visible()
+    expect(page.get_by_role("button", name="Run examples")).to_be_visible()
+    expect(page.get_by_role("button", name="Submit")).to_be_visible()
+
+
+def test_usable_at_phone_width(phone: Watched, server: JudgeServer) -> None:
+    page = open_problem(phone, server)
+
+    def overflow() -> int:
+        return int(page.evaluate("document.documentElement.scrollWidth - window.innerWidth"))
+
+    assert overflow() <= 0, "the problem page scrolls sideways at 390 px"
+    phone.shot("phone-problem")
+    type_code(page, solution("wrong_answer", "l1_norm.py"))
+    page.get_by_role("button", name="Run examples").scroll_into_view_if_needed()
+    run(page)
+    expect(page.locator('.case[data-case="example_1"] .verdict')).to_have_text("Wrong answer (value)")
+    assert overflow() <= 0, "the results scroll sideways at 390 px"
+    box = page.locator('.case[data-case="example_1"] .pane').nth(1).bounding_box()
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390
+    phone.shot("phone-results")
+    page.goto(server.url)
+    expect(page.locator("body")).to_have_attribute("data-ready", "true")
+    assert overflow() <= 0, "the problem list scrolls sideways at 390 px"
+    phone.shot("phone-list")
+
+
+def test_assets_come_from_this_server_only(web: Watched, server: JudgeServer) -> None:
+    seen: list[str] = []
+    web.page.on("request", lambda request: seen.append(request.url))
+    open_problem(web, server)
+    run(web.page)
+    assert seen, "no requests recorded"
+    foreign = [url for url in seen if not (url.startswith(server.url) or url.startswith("data:"))]
+    assert foreign == []
+    # The problem's JSON is preloaded by the HTML and then used, not fetched twice.
+    assert seen.count(f"{server.url}/api/problems/{CLIPPING}") == 1

@@ -1,0 +1,59 @@
+// Bundle the page's scripts and styles into judge/web/static/dist with content-hashed names.
+//
+//   node build.mjs [--source-hash HEX]
+//
+// Writes one file per entry point and shared chunk (name-HASH.js / name-HASH.css), a gzip copy of each
+// (served when the browser accepts gzip), and manifest.json, which maps each entry ("problem.js",
+// "list.js", "style.css") to its hashed file and records the source hash the files were built from.
+// The server reads only manifest.json; hashed names let it serve every file with a one-year max-age.
+import { build } from "esbuild";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { basename, dirname, join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import { gzipSync } from "node:zlib";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const outdir = join(here, "..", "judge", "web", "static", "dist");
+const hashFlag = process.argv.indexOf("--source-hash");
+const sourceHash = hashFlag > 0 ? process.argv[hashFlag + 1] : null;
+
+rmSync(outdir, { recursive: true, force: true });
+mkdirSync(outdir, { recursive: true });
+
+const result = await build({
+  entryPoints: {
+    list: join(here, "src", "list.js"),
+    problem: join(here, "src", "problem.js"),
+    style: join(here, "src", "style.css"),
+  },
+  outdir,
+  bundle: true,
+  splitting: true,
+  format: "esm",
+  target: ["chrome100", "firefox100", "safari15"],
+  minify: true,
+  legalComments: "external",
+  entryNames: "[name]-[hash]",
+  chunkNames: "chunk-[hash]",
+  assetNames: "[name]-[hash]",
+  loader: { ".woff2": "file" },
+  metafile: true,
+  logLevel: "warning",
+});
+
+// files: entry -> hashed file; preload: entry -> the chunks it imports (for <link rel="modulepreload">,
+// so the browser fetches them with the entry instead of after parsing it).
+const manifest = { source_hash: sourceHash, files: {}, preload: {} };
+for (const [file, meta] of Object.entries(result.metafile.outputs)) {
+  const name = basename(file);
+  const data = readFileSync(file);
+  if (/\.(js|css)$/.test(name)) writeFileSync(`${file}.gz`, gzipSync(data, { level: 9 }));
+  if (meta.entryPoint) {
+    manifest.files[basename(meta.entryPoint)] = relative(outdir, file);
+    manifest.preload[basename(meta.entryPoint)] = meta.imports
+      .filter((item) => item.kind === "import-statement")
+      .map((item) => relative(outdir, item.path));
+  }
+}
+writeFileSync(join(outdir, "manifest.json"), JSON.stringify(manifest, null, 2) + "\n");
+console.log(`web: built ${Object.keys(manifest.files).length} entries into ${relative(process.cwd(), outdir)}`);

@@ -1,0 +1,129 @@
+// The code editor: CodeMirror 6 with Python highlighting, line numbers, auto-indent, Tab indenting,
+// bracket matching and closing, code folding, undo history and search, plus a marker for the line an
+// error names. CodeMirror's basicSetup without autocompletion and lint: completions would compete with
+// Enter and Tab while a learner types, and the judge is the linter.
+import { closeBrackets, closeBracketsKeymap } from "@codemirror/autocomplete";
+import { defaultKeymap, history, historyKeymap, indentWithTab } from "@codemirror/commands";
+import { python } from "@codemirror/lang-python";
+import {
+  bracketMatching,
+  defaultHighlightStyle,
+  foldGutter,
+  foldKeymap,
+  indentOnInput,
+  indentUnit,
+  syntaxHighlighting,
+} from "@codemirror/language";
+import { highlightSelectionMatches, searchKeymap } from "@codemirror/search";
+import { EditorState, Prec, StateEffect, StateField } from "@codemirror/state";
+import {
+  Decoration,
+  EditorView,
+  crosshairCursor,
+  drawSelection,
+  dropCursor,
+  highlightActiveLine,
+  highlightActiveLineGutter,
+  highlightSpecialChars,
+  keymap,
+  lineNumbers,
+  rectangularSelection,
+} from "@codemirror/view";
+
+const setup = [
+  lineNumbers(),
+  highlightActiveLineGutter(),
+  highlightSpecialChars(),
+  history(),
+  foldGutter(),
+  drawSelection(),
+  dropCursor(),
+  EditorState.allowMultipleSelections.of(true),
+  indentOnInput(),
+  syntaxHighlighting(defaultHighlightStyle, { fallback: true }),
+  bracketMatching(),
+  closeBrackets(),
+  rectangularSelection(),
+  crosshairCursor(),
+  highlightActiveLine(),
+  highlightSelectionMatches(),
+  keymap.of([...closeBracketsKeymap, ...defaultKeymap, ...searchKeymap, ...historyKeymap, ...foldKeymap]),
+];
+
+const setErrorLine = StateEffect.define();
+
+const errorLineMark = Decoration.line({ class: "cm-error-line", attributes: { "data-error-line": "" } });
+
+// The marked line (a DecorationSet); cleared by the next edit, since the line may no longer be the culprit.
+const errorLineField = StateField.define({
+  create: () => Decoration.none,
+  update(marks, transaction) {
+    for (const effect of transaction.effects) {
+      if (effect.is(setErrorLine)) {
+        if (effect.value === null) return Decoration.none;
+        const line = transaction.state.doc.line(effect.value);
+        return Decoration.set([errorLineMark.range(line.from)]);
+      }
+    }
+    return transaction.docChanged ? Decoration.none : marks;
+  },
+  provide: (field) => EditorView.decorations.from(field),
+});
+
+/**
+ * Create the editor in `parent` holding `doc`. `onChange(code)` follows every edit; `keys` are extra
+ * bindings ({key: "Mod-Enter", run}) that take precedence over the editor's own.
+ */
+export function createEditor(parent, { doc, onChange, keys = [], label }) {
+  return new EditorView({
+    parent,
+    state: EditorState.create({
+      doc,
+      extensions: [
+        Prec.highest(keymap.of(keys)),
+        setup,
+        keymap.of([indentWithTab]),
+        python(),
+        indentUnit.of("    "),
+        EditorState.tabSize.of(4),
+        errorLineField,
+        EditorView.lineWrapping,
+        EditorView.contentAttributes.of({ "aria-label": label, "aria-multiline": "true" }),
+        EditorView.updateListener.of((update) => {
+          if (update.docChanged) onChange(update.state.doc.toString());
+        }),
+      ],
+    }),
+  });
+}
+
+/** The whole text of the editor. */
+export function getCode(view) {
+  return view.state.doc.toString();
+}
+
+/** Replace the whole text (one undoable change). */
+export function setCode(view, code) {
+  view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: code } });
+}
+
+/** Mark line `number` (1-based) as the one an error names and scroll to it; null clears the mark. */
+export function markErrorLine(view, number) {
+  if (number === null || number < 1 || number > view.state.doc.lines) {
+    view.dispatch({ effects: setErrorLine.of(null) });
+    return false;
+  }
+  const line = view.state.doc.line(number);
+  view.dispatch({
+    effects: [setErrorLine.of(number), EditorView.scrollIntoView(line.from, { y: "center" })],
+  });
+  return true;
+}
+
+/** Put the cursor at the start of line `number` and focus the editor. */
+export function focusLine(view, number) {
+  if (number < 1 || number > view.state.doc.lines) return;
+  const line = view.state.doc.line(number);
+  view.dispatch({ selection: { anchor: line.from }, scrollIntoView: true });
+  view.focus();
+}

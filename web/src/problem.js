@@ -1,0 +1,456 @@
+// The problem page: statement and hints, the editor, the Run panel, and Submit with live progress.
+// Everything it shows comes from the judge's REST API (/api/problems/{slug}, .../run, /api/submissions).
+import { api, ApiError } from "./api.js";
+import { el, replace } from "./dom.js";
+import { createEditor, focusLine, getCode, markErrorLine, setCode } from "./editor.js";
+import { userLine } from "./explain.js";
+import { formatInput, parseInputs } from "./inputs.js";
+import {
+  caseTitle,
+  renderPrints,
+  renderProgressRow,
+  renderRun,
+  renderSummary,
+  verdictSentence,
+} from "./results.js";
+import { loadCode, saveCode, saveVerdict } from "./storage.js";
+
+const SAVE_DELAY_MS = 300;
+const POLL_WAIT_S = 20;
+
+const $ = (id) => document.getElementById(id);
+const slug = document.body.dataset.slug;
+const runUrl = `/api/problems/${encodeURIComponent(slug)}/run`;
+
+const state = {
+  problem: null,
+  view: null,
+  lastRunCode: null,
+  running: false,
+  submitting: false,
+  saveTimer: null,
+};
+
+function announce(text, kind = "info") {
+  const status = $("status");
+  status.textContent = text;
+  status.dataset.kind = kind;
+}
+
+// --- statement and hints --------------------------------------------------------------------------------
+
+/** Text with `code` spans (hints are short Markdown: only inline code matters). */
+function inlineCode(text) {
+  return String(text)
+    .split(/(`[^`]+`)/)
+    .filter(Boolean)
+    .map((part) => (part.startsWith("`") && part.endsWith("`") ? el("code", {}, part.slice(1, -1)) : part));
+}
+
+function showProblem(problem) {
+  document.title = `${problem.title} · JAX practice judge`;
+  $("problem-title").textContent = problem.title;
+  replace(
+    $("problem-meta"),
+    el("span", { class: `difficulty difficulty-${problem.difficulty}` }, problem.difficulty),
+    ...problem.tags.map((tag) => el("span", { class: "tag" }, tag)),
+  );
+  replace($("signature"), el("code", {}, problem.signature));
+  // Server-rendered from the problem's own Markdown (raw HTML disabled, math as MathML).
+  $("statement").innerHTML = problem.statement_html;
+  showHints(problem.hints ?? []);
+}
+
+function showHints(hints) {
+  const section = $("hints");
+  section.hidden = hints.length === 0;
+  const list = $("hint-list");
+  const button = $("next-hint");
+  let shown = 0;
+  const update = () => {
+    button.hidden = shown >= hints.length;
+    button.textContent = shown === 0 ? `Show hint 1 of ${hints.length}` : `Show hint ${shown + 1} of ${hints.length}`;
+  };
+  button.addEventListener("click", () => {
+    if (shown >= hints.length) return;
+    const item = el("li", { tabindex: "-1" }, ...inlineCode(hints[shown]));
+    list.append(item);
+    shown += 1;
+    update();
+    item.focus();
+  });
+  update();
+}
+
+// --- editor -------------------------------------------------------------------------------------------
+
+function showEditor(problem) {
+  const saved = loadCode(slug);
+  state.view = createEditor($("editor"), {
+    doc: saved ?? problem.starter_code,
+    label: `Code editor: your ${problem.function} in Python`,
+    keys: [
+      { key: "Mod-Enter", run: () => (run(), true) },
+      { key: "Mod-Shift-Enter", run: () => (submit(), true) },
+    ],
+    onChange: codeChanged,
+  });
+  $("save-state").textContent = saved === null ? "Starter code" : "Restored from this browser";
+  $("reset").addEventListener("click", () => {
+    setCode(state.view, problem.starter_code);
+    saveCode(slug, null);
+    $("save-state").textContent = "Starter code restored (Ctrl+Z undoes)";
+    state.view.focus();
+  });
+}
+
+function codeChanged(code) {
+  clearTimeout(state.saveTimer);
+  state.saveTimer = setTimeout(() => {
+    const kept = saveCode(slug, code);
+    $("save-state").textContent = kept ? "Saved in this browser" : "Not saved: this browser refused storage";
+  }, SAVE_DELAY_MS);
+  updateSubmit();
+}
+
+// Keep the last keystrokes when the page is left before the save delay ran out.
+window.addEventListener("pagehide", () => {
+  if (state.view && state.saveTimer !== null) saveCode(slug, getCode(state.view));
+});
+
+// --- Run panel inputs --------------------------------------------------------------------------------
+
+function boxId(name) {
+  return `arg-${name}`;
+}
+
+function showInputs(problem) {
+  const container = $("inputs");
+  const first = problem.examples[0]?.input ?? {};
+  for (const arg of problem.arguments) {
+    const id = boxId(arg.name);
+    const accepts = arg.accepts.join(", ");
+    const text = first[arg.name] === undefined ? "" : formatInput(first[arg.name]);
+    const box = el("textarea", {
+      id,
+      name: arg.name,
+      class: "input-box",
+      rows: Math.min(12, Math.max(2, text.split("\n").length)),
+      spellcheck: "false",
+      autocapitalize: "off",
+      autocomplete: "off",
+      "aria-describedby": `${id}-kinds ${id}-description ${id}-error${arg.kind === "pytree" ? " json-rule" : ""}`,
+    });
+    box.value = text;
+    box.addEventListener("input", () => {
+      setMode("custom");
+      showInputError(arg.name, null);
+    });
+    container.append(
+      el(
+        "div",
+        { class: "arg", "data-arg": arg.name },
+        el("label", { for: id }, el("code", {}, arg.name)),
+        el("span", { class: "kinds", id: `${id}-kinds` }, `accepts ${accepts}`),
+        el("p", { class: "arg-description", id: `${id}-description` }, arg.description ?? ""),
+        box,
+        el("p", { class: "input-error", id: `${id}-error`, role: "alert", hidden: true }),
+      ),
+    );
+  }
+  $("json-rule").hidden = !problem.arguments.some((arg) => arg.kind === "pytree");
+  $("run-dtype").textContent = problem.run_panel_dtype;
+  const select = $("example-select");
+  problem.examples.forEach((example, i) => select.append(el("option", { value: String(i) }, `Example ${i + 1}`)));
+  $("fill-example").addEventListener("click", () => fillExample(Number(select.value)));
+  for (const radio of document.querySelectorAll("input[name=run-on]")) {
+    radio.addEventListener("change", () => setMode(radio.value));
+  }
+}
+
+function fillExample(index) {
+  const example = state.problem.examples[index];
+  if (!example) return;
+  for (const arg of state.problem.arguments) {
+    const box = $(boxId(arg.name));
+    box.value = formatInput(example.input[arg.name]);
+    box.rows = Math.min(12, Math.max(2, box.value.split("\n").length));
+    showInputError(arg.name, null);
+  }
+  setMode("custom");
+}
+
+function mode() {
+  return document.querySelector("input[name=run-on]:checked")?.value ?? "examples";
+}
+
+function setMode(value) {
+  const radio = document.querySelector(`input[name=run-on][value=${value}]`);
+  if (radio) radio.checked = true;
+  $("run").textContent = value === "custom" ? "Run on my input" : "Run examples";
+}
+
+function showInputError(name, message) {
+  const node = $(`${boxId(name)}-error`);
+  if (!node) return false;
+  node.hidden = !message;
+  node.textContent = message ?? "";
+  $(boxId(name)).setAttribute("aria-invalid", message ? "true" : "false");
+  return true;
+}
+
+function clearInputErrors() {
+  for (const arg of state.problem.arguments) showInputError(arg.name, null);
+}
+
+/** The argument a 422 body is about: its `argument`, else the first name of its JSON `path`. */
+function inputErrorOf(body) {
+  const error = body?.error ?? body;
+  if (!error || typeof error !== "object") return null;
+  const path = typeof error.path === "string" ? error.path : null;
+  const argument = typeof error.argument === "string" ? error.argument : /^[A-Za-z_]\w*/.exec(path ?? "")?.[0];
+  if (!argument) return null;
+  return { argument, path, message: error.message ?? error.detail ?? "invalid input" };
+}
+
+// --- Run ----------------------------------------------------------------------------------------------
+
+function setBusy(button, busy, text) {
+  button.setAttribute("aria-busy", busy ? "true" : "false");
+  if (text) button.textContent = text;
+}
+
+async function run() {
+  if (state.running || !state.view) return;
+  const code = getCode(state.view);
+  const body = { code };
+  clearInputErrors();
+  if (mode() === "custom") {
+    const boxes = Object.fromEntries(state.problem.arguments.map((arg) => [arg.name, $(boxId(arg.name)).value]));
+    const parsed = parseInputs(boxes);
+    if (parsed.errors) {
+      for (const [name, message] of Object.entries(parsed.errors)) showInputError(name, message);
+      announce("Fix the input marked below its box, then run again.", "error");
+      $(boxId(Object.keys(parsed.errors)[0])).focus();
+      return;
+    }
+    body.inputs = parsed.inputs;
+  }
+  state.running = true;
+  const button = $("run");
+  const label = button.textContent;
+  setBusy(button, true, "Running…");
+  button.disabled = true;
+  announce("Running…");
+  try {
+    const result = await api(runUrl, { method: "POST", body });
+    state.lastRunCode = code;
+    showRunResult(result);
+    announce(`Run finished. ${verdictSentence(result)}`, result.verdict === "accepted" ? "ok" : "error");
+  } catch (error) {
+    const input = error instanceof ApiError && error.status === 422 ? inputErrorOf(error.body) : null;
+    if (input && showInputError(input.argument, input.message)) {
+      announce("The judge rejected an input: see the message below its box.", "error");
+      $(boxId(input.argument)).focus();
+    } else {
+      announce(`Run failed: ${error.message}`, "error");
+    }
+  } finally {
+    state.running = false;
+    button.disabled = false;
+    setBusy(button, false, label);
+    updateSubmit();
+  }
+}
+
+function showRunResult(result) {
+  const options = { onShowLine: (line) => focusLine(state.view, line) };
+  replace($("run-results"), ...renderRun(result, options));
+  $("run-results").hidden = false;
+  markFirstLine(result);
+}
+
+/** Mark in the editor the line named by the first failing case's message. */
+function markFirstLine(result) {
+  const failing = result.cases.find((item) => item.verdict !== "accepted" && userLine(item.message));
+  markErrorLine(state.view, failing ? userLine(failing.message).line : null);
+}
+
+// --- Submit -------------------------------------------------------------------------------------------
+
+function canSubmit() {
+  return Boolean(state.view) && !state.submitting && state.lastRunCode === getCode(state.view);
+}
+
+function updateSubmit() {
+  const button = $("submit");
+  const ready = canSubmit();
+  button.disabled = !ready;
+  const why = $("submit-why");
+  if (state.submitting) why.textContent = "Grading…";
+  else if (ready) why.textContent = "Grades every public and hidden case.";
+  else why.textContent = "Run your code first: Submit grades the code you last ran.";
+}
+
+async function submit() {
+  if (!canSubmit()) {
+    if (!state.submitting) announce("Run your code first: Submit grades the code you last ran.", "error");
+    return;
+  }
+  const code = getCode(state.view);
+  state.submitting = true;
+  updateSubmit();
+  const panel = $("submission");
+  const rows = el("ol", { class: "progress", "aria-label": "Cases graded so far" });
+  const head = el("p", { class: "submission-status" }, "Sending…");
+  replace(panel, el("h2", {}, "Submission"), head, rows);
+  panel.hidden = false;
+  panel.scrollIntoView({ block: "nearest" });
+  announce("Submitting…");
+  try {
+    const created = await api("/api/submissions", { method: "POST", body: { problem: slug, code } });
+    head.textContent = `Submission ${created.id}: queued`;
+    const result = await follow(created.id, head, rows);
+    finishSubmission(result, panel, head);
+  } catch (error) {
+    head.textContent = `Submit failed: ${error.message}`;
+    announce(`Submit failed: ${error.message}`, "error");
+  } finally {
+    state.submitting = false;
+    updateSubmit();
+  }
+}
+
+/**
+ * Follow a submission: one row per case as its event arrives, then resolve with the final result. If the
+ * stream breaks before the result, fall back to waiting on GET /api/submissions/{id}.
+ */
+function follow(id, head, rows) {
+  const url = `/api/submissions/${encodeURIComponent(id)}`;
+  let explained = false;
+  const seen = new Set();
+  const firstWithMessage = new Map();
+  const addRow = (item) => {
+    if (seen.has(item.name)) return;
+    seen.add(item.name);
+    const explain = !explained && item.verdict === "trace_error";
+    explained ||= explain;
+    const sameAs = item.message ? (firstWithMessage.get(item.message) ?? null) : null;
+    if (item.message && !sameAs) firstWithMessage.set(item.message, caseTitle(item));
+    const onShowLine = (line) => focusLine(state.view, line);
+    rows.append(renderProgressRow(item, { explain, sameAs, onShowLine }));
+    head.textContent = `Submission ${id}: ${seen.size} case${seen.size === 1 ? "" : "s"} graded…`;
+  };
+  return new Promise((resolve, reject) => {
+    const source = new EventSource(`${url}/events`);
+    let done = false;
+    const finish = () => {
+      done = true;
+      source.close();
+    };
+    // The stream broke, or sent something unreadable: the stored submission still has the answer.
+    const fallBack = () => {
+      if (done) return;
+      finish();
+      poll(url)
+        .then((result) => {
+          for (const item of result.cases) addRow(item);
+          resolve(result);
+        })
+        .catch(reject);
+    };
+    const on = (kind, handle) =>
+      source.addEventListener(kind, (event) => {
+        let data;
+        try {
+          data = JSON.parse(event.data);
+        } catch {
+          fallBack();
+          return;
+        }
+        handle(data);
+      });
+    on("status", (data) => {
+      if (data.status !== "running") return;
+      if (data.attempt > 1) {
+        // The judge restarted mid-grading and grades the submission again from its first case.
+        seen.clear();
+        firstWithMessage.clear();
+        explained = false;
+        rows.replaceChildren();
+      }
+      head.textContent = `Submission ${id}: running`;
+    });
+    on("case", (data) => addRow(data.case));
+    on("result", (data) => {
+      finish();
+      for (const item of data.result.cases) addRow(item);
+      resolve(data.result);
+    });
+    on("failed", (data) => {
+      finish();
+      reject(new Error(data.error ?? "the judge could not grade it"));
+    });
+    source.addEventListener("error", fallBack);
+  });
+}
+
+async function poll(url) {
+  for (;;) {
+    const submission = await api(`${url}?wait=${POLL_WAIT_S}`);
+    if (submission.status === "done") return submission.result;
+    if (submission.status === "failed") throw new Error(submission.error ?? "the judge could not grade it");
+  }
+}
+
+function finishSubmission(result, panel, head) {
+  head.replaceWith(renderSummary(result, "cases"));
+  if (result.message) panel.append(el("pre", { class: "message final-message", text: result.message }));
+  const prints = renderPrints(result);
+  if (prints) panel.append(prints);
+  saveVerdict(slug, { verdict: result.verdict, passed: result.passed, total: result.total, at: Date.now() });
+  const failing = result.cases.find((item) => item.verdict !== "accepted" && userLine(item.message));
+  if (failing) markErrorLine(state.view, userLine(failing.message).line);
+  announce(`Submission graded. ${verdictSentence(result)}`, result.verdict === "accepted" ? "ok" : "error");
+}
+
+// --- keyboard and start -------------------------------------------------------------------------------
+
+function shortcutsForPlatform() {
+  const mac = /Mac|iPhone|iPad/.test(navigator.platform || navigator.userAgent);
+  if (!mac) return;
+  for (const node of document.querySelectorAll("kbd[data-mod]")) node.textContent = "Cmd";
+}
+
+document.addEventListener("keydown", (event) => {
+  if (event.defaultPrevented || event.key !== "Enter" || !(event.ctrlKey || event.metaKey)) return;
+  event.preventDefault();
+  if (event.shiftKey) submit();
+  else run();
+});
+
+async function start() {
+  shortcutsForPlatform();
+  let problem;
+  try {
+    problem = await api(`/api/problems/${encodeURIComponent(slug)}`);
+  } catch (error) {
+    $("problem-title").textContent = error.status === 404 ? "No such problem" : "The problem could not be loaded";
+    replace($("statement"), el("p", {}, error.message), el("p", {}, el("a", { href: "/" }, "All problems")));
+    announce(error.message, "error");
+    return;
+  }
+  state.problem = problem;
+  showProblem(problem);
+  showEditor(problem);
+  showInputs(problem);
+  setMode("examples");
+  $("run").addEventListener("click", run);
+  $("submit").addEventListener("click", submit);
+  updateSubmit();
+  document.body.dataset.ready = "true";
+  // Navigation start to a usable page (bench/bench_page.py reads it).
+  performance.mark("judge:ready");
+}
+
+start();

@@ -1,0 +1,193 @@
+// Render grading results: a Run's cases in full, a submission's cases as they arrive, the overall verdict.
+import { cloneTemplate, el } from "./dom.js";
+import { conditionOf, tracingRule, userLine } from "./explain.js";
+import { differingPaths, renderTree } from "./tree.js";
+import { verdictBadge, verdictLabel } from "./verdicts.js";
+
+function milliseconds(value) {
+  if (value === null || value === undefined) return null;
+  return value >= 100 ? `${Math.round(value)} ms` : `${Number(value.toFixed(1))} ms`;
+}
+
+/** "compile 41 ms · run 0.2 ms", or null when the case never reached the executor. */
+export function timesText(item) {
+  const parts = [];
+  const compile = milliseconds(item.compile_ms);
+  const run = milliseconds(item.run_ms);
+  if (compile) parts.push(`compile ${compile}`);
+  if (run) parts.push(`run ${run}`);
+  return parts.length ? parts.join(" · ") : null;
+}
+
+export function caseTitle(item) {
+  if (item.visibility === "custom") return "Your input";
+  const example = /^example_(\d+)$/.exec(item.name);
+  if (example) return `Example ${example[1]}`;
+  return item.visibility === "hidden" ? `${item.name} (hidden)` : item.name;
+}
+
+/**
+ * The message of a case, with what it teaches: the user's line (a button that shows it in the editor) and,
+ * for a tracing error, why jax.jit refused it and what to write instead.
+ */
+export function renderMessage(item, { onShowLine, explain = true } = {}) {
+  const parts = [];
+  if (!item.message) return parts;
+  parts.push(el("pre", { class: "message", text: item.message }));
+  const where = userLine(item.message);
+  if (where && onShowLine) {
+    const button = el("button", { type: "button", class: "link-button" }, `Show line ${where.line} in the editor`);
+    button.addEventListener("click", () => onShowLine(where.line));
+    parts.push(button);
+  }
+  if (explain && item.verdict === "trace_error") {
+    const explanation = explainTracing(item.message, where);
+    if (explanation) parts.push(explanation);
+  }
+  return parts;
+}
+
+function explainTracing(message, where) {
+  const rule = tracingRule(message);
+  if (!rule) return null;
+  const fragment = cloneTemplate(`explain-${rule}`);
+  const box = fragment.firstElementChild;
+  const condition = conditionOf(where?.source);
+  for (const slot of box.querySelectorAll("[data-slot=line]")) {
+    slot.textContent = where?.source ? `line ${where.line}: ${where.source}` : "";
+    slot.closest("[data-if=line]")?.toggleAttribute("hidden", !where?.source);
+  }
+  for (const slot of box.querySelectorAll("[data-slot=condition]")) {
+    slot.textContent = condition ?? "pred";
+  }
+  return box;
+}
+
+function outputPanes(item) {
+  if (!item.output && !item.expected) return null;
+  const mark = item.verdict !== "accepted" && item.output && item.expected;
+  const got = item.output?.json;
+  const expected = item.expected?.json;
+  const pane = (title, value, other) =>
+    el(
+      "div",
+      { class: "pane" },
+      el("h4", {}, title),
+      value === undefined
+        ? el("p", { class: "muted" }, "(no output)")
+        : el("pre", { class: "value" }, renderTree(value, { other, mark })),
+    );
+  const panes = el(
+    "div",
+    { class: "panes" },
+    pane("Your output", got, expected),
+    pane("Expected output", expected, got),
+  );
+  const differing = mark ? differingPaths(got, expected) : [];
+  return [
+    panes,
+    differing.length
+      ? el("p", { class: "differs" }, "Highlighted leaves differ: ", el("code", {}, differing.join(", ")))
+      : null,
+  ];
+}
+
+/** One case of a Run: title, verdict, times, message, input, and your output beside the expected one. */
+export function renderCase(item, options = {}) {
+  const card = el("article", { class: "case", "data-case": item.name, "data-verdict": item.verdict });
+  const times = timesText(item);
+  card.append(
+    el(
+      "header",
+      {},
+      el("h3", {}, caseTitle(item)),
+      verdictBadge(item.verdict, item.reason),
+      times ? el("span", { class: "times" }, times) : null,
+    ),
+    ...(options.sameAs
+      ? [el("p", { class: "muted same-message" }, `Same message as ${options.sameAs}.`)]
+      : renderMessage(item, options)),
+  );
+  if (item.input) {
+    card.append(
+      el(
+        "details",
+        { class: "input", open: item.visibility === "custom" },
+        el("summary", {}, "Input"),
+        el("pre", { class: "value" }, renderTree(item.input)),
+      ),
+    );
+  }
+  const panes = outputPanes(item);
+  if (panes) card.append(...panes.filter(Boolean));
+  return card;
+}
+
+/** The captured prints of a run or submission, or null when nothing was printed. */
+export function renderPrints(result) {
+  if (!result.stdout) return null;
+  return el(
+    "section",
+    { class: "prints", "aria-label": "Printed output" },
+    el("h3", {}, "Printed output"),
+    el("pre", { class: "stdout", text: result.stdout }),
+    result.stdout_truncated ? el("p", { class: "muted" }, "(cut: the print limit was reached)") : null,
+  );
+}
+
+/** The headline of a result: overall verdict, how many cases passed, and the time taken. */
+export function renderSummary(result, what) {
+  const summary = el("div", { class: "summary", "data-verdict": result.verdict });
+  summary.append(
+    verdictBadge(result.verdict),
+    el("span", {}, ` ${result.passed} of ${result.total} ${what} passed`),
+  );
+  if (typeof result.elapsed_ms === "number") summary.append(el("span", { class: "times" }, milliseconds(result.elapsed_ms)));
+  return summary;
+}
+
+/** The whole result of a Run. */
+export function renderRun(result, options = {}) {
+  const what = result.cases.some((c) => c.visibility === "custom") ? "cases" : "examples";
+  // One explanation of a tracing error is enough, even when every case fails the same way.
+  const explained = result.cases.find((item) => item.verdict === "trace_error");
+  return [
+    renderSummary(result, what),
+    ...result.cases.map((item, i) => {
+      const first = result.cases.findIndex((other) => other.message && other.message === item.message);
+      const sameAs = first >= 0 && first < i ? caseTitle(result.cases[first]) : null;
+      return renderCase(item, { ...options, explain: item === explained, sameAs });
+    }),
+    renderPrints(result),
+  ].filter(Boolean);
+}
+
+/** One row of a submission's progress: name, verdict, times, and the message (hidden cases: no data). */
+export function renderProgressRow(item, options = {}) {
+  const row = el("li", { class: "progress-row", "data-case": item.name, "data-verdict": item.verdict });
+  const times = timesText(item);
+  row.append(
+    el(
+      "div",
+      { class: "row-head" },
+      el("span", { class: "case-name" }, caseTitle(item)),
+      verdictBadge(item.verdict, item.reason),
+      times ? el("span", { class: "times" }, times) : null,
+    ),
+  );
+  if (item.verdict !== "accepted") {
+    if (options.sameAs) row.append(el("p", { class: "muted same-message" }, `Same message as ${options.sameAs}.`));
+    else row.append(...renderMessage(item, options));
+  }
+  if (item.visibility !== "hidden" && item.verdict !== "accepted" && (item.output || item.expected)) {
+    const details = el("details", {}, el("summary", {}, "Input and outputs"));
+    if (item.input) details.append(el("pre", { class: "value" }, renderTree(item.input)));
+    details.append(...outputPanes(item).filter(Boolean));
+    row.append(details);
+  }
+  return row;
+}
+
+export function verdictSentence(result) {
+  return `${verdictLabel(result.verdict)}: ${result.passed} of ${result.total} cases passed.`;
+}
