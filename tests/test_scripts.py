@@ -1,0 +1,63 @@
+"""The helper scripts: `scripts/podman-setup.sh`."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+# ------------------------------------------------------------------------------------ podman-setup.sh
+
+
+@pytest.mark.slow
+def test_podman_service_works_in_its_own_state_directory(tmp_path: Path) -> None:
+    """Its container monitors write files (an `oom` marker after a memory kill) into the service's working
+    directory: started from a checkout, they landed there. The service must run in its state directory."""
+    if os.geteuid() != 0 or shutil.which("podman") is None or shutil.which("runc") is None:
+        pytest.skip("needs root with podman and runc installed (scripts/setup --test installs them)")
+    base = Path(f"/run/jax-judge-test-{os.getpid()}")
+    socket = base / "podman.sock"
+    env = {
+        **os.environ,
+        "JUDGE_PODMAN_SOCKET": str(socket),
+        "JUDGE_PODMAN_LOG": str(tmp_path / "podman.log"),
+    }
+    caller = tmp_path / "checkout"
+    caller.mkdir()
+    pid = None
+    try:
+        done = subprocess.run(
+            ["bash", str(ROOT / "scripts" / "podman-setup.sh")],
+            cwd=caller,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        pid = int((base / "podman-service.pid").read_text())
+        cwd = Path(os.readlink(f"/proc/{pid}/cwd"))
+        assert cwd == base / "service", cwd
+        assert list(caller.iterdir()) == []
+    finally:
+        if pid is not None:
+            os.kill(pid, signal.SIGTERM)
+            for _ in range(100):
+                if not Path(f"/proc/{pid}").exists() or "Z" in _state(pid):
+                    break
+                time.sleep(0.1)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except OSError:
+        return "Z"
