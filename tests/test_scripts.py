@@ -1,4 +1,4 @@
-"""The helper scripts: `scripts/podman-setup.sh`."""
+"""The newcomer path and the helper scripts: `scripts/run --smoke`, `.ci/run`, `scripts/podman-setup.sh`."""
 
 from __future__ import annotations
 
@@ -12,6 +12,43 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
+
+
+def _commands(script: Path) -> list[str]:
+    """The command lines of a shell script (comments, blank lines and `set`/`cd` set-up left out)."""
+    lines = [line.strip() for line in script.read_text().splitlines()]
+    return [
+        line
+        for line in lines
+        if line and not line.startswith("#") and not line.startswith(("set ", "cd ")) and line != "exit 0"
+    ]
+
+
+def test_ci_runs_the_tests_then_smoke_runs_the_readmes_first_command() -> None:
+    assert _commands(ROOT / ".ci" / "run") == ["scripts/test", "scripts/run --smoke"]
+    readme = (ROOT / "README.md").read_text()
+    first = readme.split("```sh\n", 1)[1].split("\n", 1)[0]
+    assert first == "scripts/run", "the README's first command is the one CI smoke-runs"
+
+
+@pytest.mark.slow
+def test_smoke_run_does_the_main_job_and_stops() -> None:
+    done = subprocess.run(
+        [str(ROOT / "scripts" / "run"), "--smoke"], capture_output=True, text=True, timeout=600, cwd="/"
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "run --smoke: accepted, " in done.stderr and done.stderr.rstrip().endswith("run --smoke: ok")
+
+
+@pytest.mark.slow
+def test_smoke_run_fails_when_the_main_job_fails() -> None:
+    env = {**os.environ, "JUDGE_SANDBOX": "no-such-backend"}
+    done = subprocess.run(
+        [str(ROOT / "scripts" / "run"), "--smoke"], capture_output=True, text=True, timeout=600, env=env
+    )
+    assert done.returncode == 1, done.stderr[-3000:]
+    assert "run --smoke: FAILED" in done.stderr and "no-such-backend" in done.stderr
+
 
 # ------------------------------------------------------------------------------------ podman-setup.sh
 
