@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from judge.display import escape_text, strict_json
 from judge.errors import JudgeError, ProblemError, SandboxRefused
 from judge.sandboxes import Prestarted, choose_backend, insecure_from_env
 from sandbox.errors import SandboxError
@@ -63,14 +64,16 @@ def grade(
     problems: ProblemsOpt = None,
 ) -> None:
     """Grade FILE against every public and hidden case of problem SLUG."""
+    from judge.source import SourceError, decode_source
+
     try:
         data = sys.stdin.buffer.read() if str(file) == "-" else file.read_bytes()
     except OSError as exc:
         raise _fail(f"cannot read {file}: {exc.strerror}") from None
     try:
-        code = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise _fail(f"{file} is not UTF-8 text") from None
+        code = decode_source(data)
+    except SourceError as exc:
+        raise _fail(escape_text(f"{file}: {exc}")) from None
     try:
         backend = choose_backend(sandbox, allow_insecure=insecure or insecure_from_env())
         # Start the sandboxed worker now: it imports JAX while this process loads the problems.
@@ -95,7 +98,7 @@ def grade(
     finally:
         source.close()
     if as_json:
-        typer.echo(json.dumps(result.model_dump(mode="json", by_alias=True), indent=None))
+        typer.echo(strict_json(result.model_dump(mode="json", by_alias=True)))
     else:
         typer.echo(text_report(problem, result))
     raise typer.Exit(EXIT_ACCEPTED if result.accepted else EXIT_REJECTED)

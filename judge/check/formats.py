@@ -14,6 +14,7 @@ from judge.check.context import MarginRow
 from judge.check.diagnostics import Finding, Severity
 from judge.check.margins import ACCEPTED_WARN, WRONG_WARN
 from judge.check.runner import CheckOutcome, CheckReport, ProblemReport
+from judge.display import escape_text
 from judge.verdicts import Verdict
 
 FORMATS = ("text", "json", "junit", "github")
@@ -108,7 +109,7 @@ def text(report: CheckReport) -> str:
             lines += ["", *table]
         lines.append("")
     lines.append(summary(report))
-    return "\n".join(lines)
+    return escape_text("\n".join(lines))
 
 
 def summary(report: CheckReport) -> str:

@@ -16,6 +16,7 @@ from pathlib import Path
 from judge.check.context import CheckContext, SolutionGrade
 from judge.errors import JudgeError
 from judge.grader import MAX_CODE_BYTES, grade
+from judge.source import SourceError, decode_source
 from judge.verdicts import Verdict
 from sandbox.base import Backend, SlotBusy, Worker
 from sandbox.errors import SandboxError
@@ -85,11 +86,8 @@ def _grade_one(
 ) -> SolutionGrade:
     started = time.monotonic()
     try:
-        data = file.read_bytes()
-        if len(data) > MAX_CODE_BYTES:
-            raise ValueError(f"{len(data)} bytes, the limit is {MAX_CODE_BYTES}")
-        code = data.decode("utf-8")
-    except (OSError, ValueError) as exc:
+        code = decode_source(file.read_bytes(), max_bytes=MAX_CODE_BYTES)
+    except (OSError, SourceError) as exc:
         return SolutionGrade(folder, file, None, f"cannot read it: {exc}")
 
     def start(limits: SandboxLimits) -> Worker:
