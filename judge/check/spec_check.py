@@ -91,7 +91,7 @@ def _sanity(ctx: CheckContext, spec: ProblemSpec, file: Path, text: str) -> None
         )
     for dtype in spec.dtypes.allowed:
         tol = spec.compare.tolerance[dtype]
-        if tol.rtol == 0 and tol.atol == 0:
+        if tol.is_zero:
             diag.warning(
                 f"the {dtype} tolerance is zero: any rounding difference between equally valid solutions "
                 "fails",
