@@ -3,8 +3,8 @@
 ``tests/conftest.py`` takes a ``Snapshot`` when the session starts and calls ``Snapshot.leftovers`` when it
 ends (on the xdist controller, after every worker has finished); anything found fails the run.
 
-- A sandbox worker is a process running one of the in-sandbox programs (``python -m sandbox.harness``,
-  ``sandbox.tracer``, ``sandbox.executor``, or any later ``sandbox.<name>`` module) with THIS checkout's
+- A sandbox worker is a process running one of the in-sandbox programs (``python -m sandbox.harness``, a
+  tracer or an executor: any ``-m sandbox.<module>``, subpackages included) with THIS checkout's
   virtual environment as its interpreter. Every backend runs the venv's Python at its host path, so the
   interpreter path tells this checkout's workers from those of other checkouts on a shared host. A forked
   child of a worker keeps its command line, so an escaped grandchild is found the same way.
@@ -24,8 +24,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-#: The in-sandbox programs: ``-m sandbox.harness`` today, a tracer and an executor after the split.
-WORKER_MODULE = re.compile(r"^sandbox\.[A-Za-z_][A-Za-z0-9_]*$")
+#: The in-sandbox programs: ``-m sandbox.harness`` today, a tracer and an executor after the split (in a
+#: subpackage such as ``sandbox.inside.tracer``).
+WORKER_MODULE = re.compile(r"^sandbox(\.[A-Za-z_][A-Za-z0-9_]*)+$")
 #: Folders never walked when git cannot tell what is untracked.
 _WALK_SKIP = frozenset(
     {".git", ".venv", ".cache", ".mypy_cache", ".ruff_cache", ".pytest_cache", ".hypothesis", "__pycache__"}

@@ -22,6 +22,7 @@ VENV = ROOT / ".venv"
         ((f"{VENV}/bin/python", "-E", "-s", "-B", "-u", "-m", "sandbox.harness", "--result-fd", "9"), True),
         ((f"{VENV}/bin/python", "-m", "sandbox.tracer"), True),
         ((f"{VENV}/bin/python", "-m", "sandbox.executor", "--result-fd", "3"), True),
+        ((f"{VENV}/bin/python", "-E", "-m", "sandbox.inside.tracer", "--result-fd", "20"), True),
         (("/work/other/.venv/bin/python", "-m", "sandbox.harness"), False),  # another checkout's worker
         ((f"{VENV}/bin/python", "-m", "pytest", "tests/test_sandbox.py"), False),
         ((f"{VENV}/bin/python", "-m", "judge", "grade", "x", "sandbox.harness"), False),
