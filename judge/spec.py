@@ -82,7 +82,8 @@ class Tolerance(_Strict):
         return self.rtol == 0 and self.atol == 0 and not self.uses_ulps
 
     def describe(self) -> str:
-        """``rtol 1e-05 + atol 1e-06`` or ``the larger of 3 ulp and 1.5 ulp of the result's magnitude``."""
+        """``rtol 1e-05 + atol 1e-06``, or ``the larger of 3 ulp of the element and 1.5 ulp of the largest
+        magnitude in its result``."""
         relative = " + ".join(
             part
             for part in (
@@ -92,8 +93,10 @@ class Tolerance(_Strict):
             if part
         )
         bounds = [relative] if relative else []
-        bounds += [f"{self.ulps:g} ulp"] if self.ulps else []
-        bounds += [f"{self.floor_ulps:g} ulp of the result's largest magnitude"] if self.floor_ulps else []
+        bounds += [f"{self.ulps:g} ulp of the element"] if self.ulps else []
+        bounds += (
+            [f"{self.floor_ulps:g} ulp of the largest magnitude in its result"] if self.floor_ulps else []
+        )
         if not bounds:
             return "exact"
         return (

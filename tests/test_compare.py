@@ -658,7 +658,9 @@ def test_float32_semantics_are_unchanged() -> None:
     assert compare(f32(100.0), f32(100.0 + 1e-3 + 0.9e-6), tolerance=TOL).ok
     assert not compare(f32(100.0), f32(100.0 + 1e-3 + 1.1e-6 + 1e-5), tolerance=TOL).ok
     assert tol.describe() == "rtol 1e-05 + atol 1e-06"
-    assert TOL["bfloat16"].describe() == "the larger of 3 ulp and 1.5 ulp of the result's largest magnitude"
+    assert TOL["bfloat16"].describe() == (
+        "the larger of 3 ulp of the element and 1.5 ulp of the largest magnitude in its result"
+    )
 
 
 @pytest.mark.parametrize("error", [0.02, 0.03, -0.02])

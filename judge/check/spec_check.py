@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from judge.check.context import CheckContext
 from judge.errors import ProblemError
-from judge.problems import SPEC_FILE, load_problem
+from judge.problems import SPEC_FILE, VALIDATOR_FILE, load_problem
 from judge.spec import ProblemSpec
 from judge.verdicts import Verdict
 
@@ -125,7 +125,7 @@ def owner(root: Path, spec: ProblemSpec, path: str) -> str:
         return "statement"
     if path == str(root / "starter.py"):
         return "starter"
-    if any(path == str(root / rel) for rel in spec.case_files):
+    if any(path == str(root / rel) for rel in spec.case_files) or path == str(root / VALIDATOR_FILE):
         return "cases"
     return NAME
 
