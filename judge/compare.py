@@ -4,7 +4,7 @@ A pure function of ``(expected, got, tolerance)`` that returns a frozen ``Compar
 problem's parameters once and gives back a ``Checker`` (DMOJ's checkers work the same way). It runs on the
 judge's trusted side on decoded trees (see ``sandbox.tree``), so it uses numpy and ml_dtypes, never jax.
 
-Order, stopping at the first failure (DESIGN.md, "Grading"):
+Order, stopping at the first failure (docs/architecture.md, "Comparison"):
 
 1. structure: dict keys, list and tuple lengths, tuple vs list, ``None``, ``OtherNode`` type names;
 2. per leaf, in flatten order: leaf type (an array), shape, dtype;

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -29,6 +30,23 @@ def test_ci_runs_the_tests_then_smoke_runs_the_readmes_first_command() -> None:
     readme = (ROOT / "README.md").read_text()
     first = readme.split("```sh\n", 1)[1].split("\n", 1)[0]
     assert first == "scripts/run", "the README's first command is the one CI smoke-runs"
+
+
+DOCS = [ROOT / "README.md", ROOT / "docs" / "architecture.md", ROOT / "problems" / "README.md"]
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_docs_point_only_inside_the_repository(doc: Path) -> None:
+    text = doc.read_text()
+    outside = re.findall(r"(?<![\w/])\.\./\S*", text)  # a path that starts by leaving the repository
+    assert not outside, f"pointers outside the repository: {outside}"
+    for target in re.findall(r"\]\(([^)#]+)\)", text):  # Markdown links
+        if "://" not in target:
+            assert (doc.parent / target).exists(), target
+
+
+def test_the_readme_links_the_architecture() -> None:
+    assert "[`docs/architecture.md`](docs/architecture.md)" in (ROOT / "README.md").read_text()
 
 
 @pytest.mark.slow
