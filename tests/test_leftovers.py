@@ -44,16 +44,28 @@ def _fake_worker() -> subprocess.Popen[bytes]:
     )
 
 
+def _wait_visible(proc: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
+    """Until ``proc`` shows as a worker of this checkout (it has exec'd when Popen returns; the wait only
+    guards a heavily loaded host), failing if it died."""
+    deadline = time.monotonic() + timeout
+    while proc.pid not in worker_processes(VENV):
+        assert proc.poll() is None, f"the fake worker exited with {proc.returncode}"
+        assert time.monotonic() < deadline, "the fake worker never showed in /proc"
+        time.sleep(0.05)
+
+
 def test_a_new_worker_and_a_new_file_are_reported_and_old_ones_are_not() -> None:
     old = _fake_worker()
     stray = ROOT / f"leftover-probe-{os.getpid()}.tmp"
     new: subprocess.Popen[bytes] | None = None
     try:
+        _wait_visible(old)
         snapshot = Snapshot.take(ROOT)
         assert old.pid in snapshot.workers
         assert snapshot.leftovers(grace_s=0) == []
         new = _fake_worker()
         stray.write_text("")
+        _wait_visible(new)
         found = snapshot.leftovers(grace_s=0.5)
         assert any(line.startswith(f"sandbox worker still alive: pid {new.pid} ") for line in found), found
         assert not any(f"pid {old.pid} " in line for line in found), "alive before the session: not ours"
