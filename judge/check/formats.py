@@ -3,7 +3,6 @@ workflow commands (each finding an annotation on its file and line), plus a Mark
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import xml.etree.ElementTree as ET
@@ -14,7 +13,7 @@ from judge.check.context import MarginRow, MarginTarget
 from judge.check.diagnostics import Finding, Severity
 from judge.check.margins import STRONG_KILLS
 from judge.check.runner import CheckOutcome, CheckReport, ProblemReport
-from judge.display import escape_text
+from judge.display import escape_text, strict_json
 from judge.verdicts import Verdict
 
 FORMATS = ("text", "json", "junit", "github")
@@ -26,7 +25,7 @@ def render(report: CheckReport, fmt: str) -> str:
     if fmt == "text":
         return text(report)
     if fmt == "json":
-        return json.dumps(to_json(report), indent=2)
+        return strict_json(to_json(report), indent=2)
     if fmt == "junit":
         return junit(report)
     if fmt == "github":
