@@ -13,11 +13,19 @@ import shutil
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
 from judge.check import CheckReport, Finding, Severity, run_checks
+from judge.check.context import CheckContext
+from judge.check.diagnostics import Diagnostics
+from judge.check.solutions_check import grade_files
+from judge.problems import load_problem
+from judge.verdicts import Verdict
 from sandbox.backends import get_backend
+from sandbox.base import Backend, PopenWorker, Protection, Worker
+from sandbox.limits import SandboxLimits
 from tests.conftest import ROOT
 
 GNC = "global-norm-clipping"
@@ -469,3 +477,49 @@ def test_misfiled_solutions_and_weak_cases(tmp_path: Path) -> None:
     assert rows["wrong_answer/no_cast_back.py"].rejecting == 1
     assert rows["wrong_answer/no_cast_back.py"].strong == 1
     assert rows["accepted/l1_norm.py"].verdict.value == "wrong_answer"
+
+
+class FlakyStartBackend(Backend):
+    """The process backend, except that its first ``failures`` workers exit before they are ready."""
+
+    name: ClassVar[str] = "flaky"
+    insecure: ClassVar[bool] = True
+
+    def __init__(self, failures: int) -> None:
+        self.failures = failures
+        self.inner = get_backend("process")
+
+    def available(self) -> str | None:
+        return None
+
+    def protections(self) -> list[Protection]:
+        return []
+
+    def start(self, limits: SandboxLimits, slot: int = 0) -> Worker:
+        if self.failures > 0:
+            self.failures -= 1
+            return PopenWorker(self.name, ["/bin/sh", "-c", "exit 3", "sh"], {"PATH": "/usr/bin:/bin"})
+        return self.inner.start(limits, slot)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("failures", "graded"), [(2, True), (3, False)])
+def test_a_worker_that_fails_to_start_is_tried_again(tmp_path: Path, failures: int, graded: bool) -> None:
+    root = copy_problem(tmp_path, GNC)
+    shutil.rmtree(root / "solutions")
+    (root / "solutions" / "accepted").mkdir(parents=True)
+    shutil.copy(
+        ROOT / "problems" / GNC / "solutions" / "accepted" / "tree_map_minimum.py",
+        root / "solutions" / "accepted",
+    )
+    ctx = CheckContext(root=root, diag=Diagnostics(GNC, tmp_path), problem=load_problem(root), concurrency=1)
+    (grading,) = grade_files(
+        ctx,
+        FlakyStartBackend(failures),
+        [("accepted", root / "solutions" / "accepted" / "tree_map_minimum.py")],
+    )
+    if graded:
+        assert grading.result is not None and grading.result.verdict is Verdict.ACCEPTED, grading.error
+    else:
+        assert grading.result is None and grading.error is not None
+        assert grading.error.startswith("WorkerStartError (after 3 tries): ")
