@@ -62,7 +62,7 @@ def test_a_new_worker_and_a_new_file_are_reported_and_old_ones_are_not() -> None
         _wait_visible(old)
         snapshot = Snapshot.take(ROOT)
         assert old.pid in snapshot.workers
-        assert snapshot.leftovers(grace_s=0) == []
+        assert not any(f"pid {old.pid} " in line for line in snapshot.leftovers(grace_s=0))
         new = _fake_worker()
         stray.write_text("")
         _wait_visible(new)
@@ -79,15 +79,15 @@ def test_a_new_worker_and_a_new_file_are_reported_and_old_ones_are_not() -> None
 
 
 def test_a_worker_that_is_exiting_gets_a_grace_period() -> None:
+    # Other tests may start workers meanwhile (xdist): only this test's own process is looked at.
     snapshot = Snapshot.take(ROOT)
     dying = subprocess.Popen(
-        [str(VENV / "bin" / "python"), "-c", "import time; time.sleep(1.0)", "-m", "sandbox.harness"]
+        [str(VENV / "bin" / "python"), "-c", "import time; time.sleep(2.0)", "-m", "sandbox.harness"]
     )
     try:
-        assert dying.pid in worker_processes(VENV)
-        started = time.monotonic()
-        assert snapshot.leftovers(grace_s=15) == []
-        assert time.monotonic() - started < 10
+        _wait_visible(dying)
+        found = snapshot.leftovers(grace_s=60)
+        assert not any(f"pid {dying.pid} " in line for line in found), found
     finally:
         dying.kill()
         dying.wait()
@@ -99,7 +99,7 @@ def test_ignored_files_are_not_stray(tmp_path: Path) -> None:
     cache.parent.mkdir(exist_ok=True)
     cache.write_text("")
     try:
-        assert snapshot.new_files() == []
+        assert str(cache.relative_to(ROOT)) not in snapshot.new_files()
     finally:
         cache.unlink()
 
