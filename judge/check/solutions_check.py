@@ -3,7 +3,7 @@
 A folder may also allow the verdicts ``solutions.also_allow`` declares for it (a fork bomb under
 ``runtime_error/`` may instead hit the memory limit). The starter code is graded too: it must not be
 accepted, and it should at least run. Gradings run ``ctx.concurrency`` at a time, each in its own
-sandboxed worker in its own slot.
+sandboxed worker in its own slot; a grading whose worker fails to start is tried again (``START_TRIES``).
 """
 
 from __future__ import annotations
@@ -16,15 +16,19 @@ from pathlib import Path
 from judge.check.context import CheckContext, SolutionGrade
 from judge.errors import JudgeError
 from judge.grader import MAX_CODE_BYTES, grade
+from judge.source import SourceError, decode_source
 from judge.verdicts import Verdict
 from sandbox.base import Backend, SlotBusy, Worker
-from sandbox.errors import SandboxError
+from sandbox.errors import SandboxError, WorkerStartError
 from sandbox.limits import SandboxLimits
 
 NAME = "solutions"
 
 #: Tries per grading when a slot turns out to be held by another judge process (the next slots are tried).
 _SLOT_TRIES = 8
+#: Gradings per file when the sandboxed worker fails to start (on a host too busy to import JAX within the
+#: start-up limit, say): a worker that never started says nothing about the solution.
+START_TRIES = 3
 
 
 def check(ctx: CheckContext) -> None:
@@ -85,11 +89,8 @@ def _grade_one(
 ) -> SolutionGrade:
     started = time.monotonic()
     try:
-        data = file.read_bytes()
-        if len(data) > MAX_CODE_BYTES:
-            raise ValueError(f"{len(data)} bytes, the limit is {MAX_CODE_BYTES}")
-        code = data.decode("utf-8")
-    except (OSError, ValueError) as exc:
+        code = decode_source(file.read_bytes(), max_bytes=MAX_CODE_BYTES)
+    except (OSError, SourceError) as exc:
         return SolutionGrade(folder, file, None, f"cannot read it: {exc}")
 
     def start(limits: SandboxLimits) -> Worker:
@@ -102,11 +103,19 @@ def _grade_one(
         assert last is not None
         raise last
 
-    try:
-        result = grade(ctx.loaded, code, start)
-    except (JudgeError, SandboxError, OSError) as exc:
-        return SolutionGrade(folder, file, None, f"{type(exc).__name__}: {exc}", time.monotonic() - started)
-    return SolutionGrade(folder, file, result, None, time.monotonic() - started)
+    for attempt in range(1, START_TRIES + 1):
+        try:
+            result = grade(ctx.loaded, code, start)
+        except WorkerStartError as exc:
+            if attempt < START_TRIES:
+                continue
+            error = f"{type(exc).__name__} (after {START_TRIES} tries): {exc}"
+        except (JudgeError, SandboxError, OSError) as exc:
+            error = f"{type(exc).__name__}: {exc}"
+        else:
+            return SolutionGrade(folder, file, result, None, time.monotonic() - started)
+        break
+    return SolutionGrade(folder, file, None, error, time.monotonic() - started)
 
 
 def _judge(ctx: CheckContext, graded: SolutionGrade) -> None:
