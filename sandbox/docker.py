@@ -81,14 +81,15 @@ from sandbox.base import (
     Backend,
     ExitInfo,
     Protection,
+    Role,
     Worker,
     apply_rlimits,
     rlimit_plan,
 )
-from sandbox.command import MIB, harness_argv, harness_env, rlimit_argv
+from sandbox.command import EXECUTOR, MIB, TRACER, program_argv, program_env, rlimit_argv
 from sandbox.errors import WorkerStartError
 from sandbox.limits import SandboxLimits
-from sandbox.slots import FIRST_UID, in_free_slot, lock_uid, unlock
+from sandbox.slots import EXECUTOR_FIRST_UID, EXECUTOR_SLOTS, FIRST_UID, in_free_slot, lock_uid, unlock
 
 DEFAULT_SOCKET = "/run/jax-judge/podman.sock"
 DEFAULT_URL = f"unix://{DEFAULT_SOCKET}"
@@ -229,6 +230,8 @@ class DockerBackend(Backend):
         self._seccomp: str | None = None
         self._seccomp_note = ""
         self._lock = threading.Lock()
+        #: ``job`` or ``process``: how long an executor keeps compiled programs (see sandbox.inside.executor).
+        self.executor_cache_scope = os.environ.get("JUDGE_EXECUTOR_CACHE", "job")
 
     # -------------------------------------------------------------------------------------- engine
 
@@ -373,12 +376,15 @@ class DockerBackend(Backend):
 
     # -------------------------------------------------------------------------------------- start
 
-    def container_config(self, limits: SandboxLimits, slot: int) -> dict[str, Any]:
+    def container_config(
+        self, limits: SandboxLimits, slot: int, module: str = TRACER, uid: int | None = None
+    ) -> dict[str, Any]:
         """Arguments for ``APIClient.create_container`` (host config included)."""
         from docker.types import LogConfig, Ulimit
 
         api = self.api()
-        uid = FIRST_UID + slot
+        uid = FIRST_UID + slot if uid is None else uid
+        extra = ["--cache-scope", self.executor_cache_scope] if module == EXECUTOR else []
         security = ["no-new-privileges"]
         seccomp = self._seccomp_option()
         if seccomp is not None:
@@ -407,29 +413,35 @@ class DockerBackend(Backend):
         )
         return {
             "image": self.image,
-            "command": [*_SHELL, *harness_argv(), "--result-fd", "3"],
+            "command": [*_SHELL, *program_argv(module), "--result-fd", "3", *extra],
             "user": f"{uid}:{uid}",
-            "environment": harness_env(CODE_MOUNT),
+            "environment": program_env(CODE_MOUNT),
             "working_dir": CODE_MOUNT,
             "hostname": "sandbox",
             "stdin_open": True,  # with detach=False this also sets StdinOnce and the Attach* flags
             "tty": False,
-            "labels": {LABEL: "1", f"{LABEL}.slot": str(slot)},
-            "name": f"jax-judge-{slot}-{secrets.token_hex(4)}",
+            "labels": {LABEL: "1", f"{LABEL}.slot": str(slot), f"{LABEL}.uid": str(uid)},
+            "name": f"jax-judge-{uid}-{secrets.token_hex(4)}",
             "host_config": host_config,
             "use_config_proxy": False,  # never copy proxy settings from ~/.docker/config.json
         }
 
-    def start(self, limits: SandboxLimits, slot: int = 0) -> Worker:
-        """Start a worker in ``slot``, or the next free one: slots are locked across backends and judges."""
-        return in_free_slot(lambda s: self._start_in(limits, s), slot)
+    def start_tracer(self, limits: SandboxLimits, slot: int = 0) -> Worker:
+        """A one-shot tracer container in ``slot``, or the next free one: slots are locked across backends
+        and judges. (This backend has no zygote: a container cannot be forked; the pool keeps them warm.)"""
+        return in_free_slot(lambda s: self._start_in(limits, s, TRACER, FIRST_UID + s), slot)
 
-    def _start_in(self, limits: SandboxLimits, slot: int) -> Worker:
+    def start_executor(self, limits: SandboxLimits, slot: int = 0) -> Worker:
+        """A long-lived executor container, as a uid of the executor range."""
+        return in_free_slot(
+            lambda s: self._start_in(limits, s, EXECUTOR, EXECUTOR_FIRST_UID + s), slot % EXECUTOR_SLOTS, EXECUTOR_SLOTS
+        )
+
+    def _start_in(self, limits: SandboxLimits, slot: int, module: str, uid: int) -> Worker:
         api = self.api()
-        uid = FIRST_UID + slot
         lock = lock_uid(uid)  # SlotBusy if another worker (of any backend or judge process) runs as uid
         try:
-            container_id = api.create_container(**self.container_config(limits, slot))["Id"]
+            container_id = api.create_container(**self.container_config(limits, slot, module, uid))["Id"]
         except Exception as exc:
             unlock(lock)
             raise WorkerStartError(f"docker: cannot create the container: {exc}") from None
@@ -440,7 +452,8 @@ class DockerBackend(Backend):
             _remove(api, container_id)
             unlock(lock)
             raise WorkerStartError(f"docker: cannot attach to the container: {exc}") from None
-        worker = DockerWorker(self.name, api, container_id, sock, limits, uid)
+        role: Role = "executor" if module == EXECUTOR else "tracer"
+        worker = DockerWorker(self.name, api, container_id, sock, limits, uid, role)
         worker.lock_fd = lock
         try:
             api.start(container_id)
@@ -486,10 +499,18 @@ class DockerWorker(Worker):
     """One container; its multiplexed attach stream split into the monitor's three pipes."""
 
     def __init__(
-        self, backend: str, api: Any, container_id: str, sock: Any, limits: SandboxLimits, uid: int
+        self,
+        backend: str,
+        api: Any,
+        container_id: str,
+        sock: Any,
+        limits: SandboxLimits,
+        uid: int,
+        role: Role = "tracer",
     ) -> None:
         super().__init__()
         self.backend = backend
+        self.role = role
         self.api = api
         self.container_id = container_id
         self.limits = limits
@@ -571,6 +592,10 @@ class DockerWorker(Worker):
             os.close(self._stdin_r)
 
     # -------------------------------------------------------------------------------------- state
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
 
     def _poll(self) -> int | None:
         """The exit code once the container has exited (cached), else None."""
