@@ -94,6 +94,7 @@ class WorkerPool:
         self._handed: list[Worker] = []
         self._next_slot = 0
         self._closed = False
+        self._waiting = 0
         self._failures = 0
         self._backoff_until = 0.0
         self.last_error: str | None = None
@@ -215,7 +216,13 @@ class WorkerPool:
                     if remaining <= 0:
                         why = f": last start error: {self.last_error}" if self.last_error else ""
                         raise WorkerStartError(f"no ready {self.backend.name} worker within the timeout{why}")
-                    self._cond.wait(remaining)
+                    self._waiting += 1
+                    if self.reusable:
+                        self._wake()  # a reusable pool starts workers for waiting callers
+                    try:
+                        self._cond.wait(remaining)
+                    finally:
+                        self._waiting -= 1
         finally:
             self._wake()
             for worker in dead:
@@ -240,7 +247,7 @@ class WorkerPool:
         with self._cond:
             if worker in self._handed:
                 self._handed.remove(worker)
-            keep = not self._closed and len(self._idle) + len(self._pending) < self.size
+            keep = not self._closed and (len(self._idle) + len(self._pending) < self.size or self._waiting > 0)
             if keep:
                 self._idle.append(worker)
                 self._cond.notify_all()
@@ -294,8 +301,9 @@ class WorkerPool:
                     self._idle.remove(worker)
                 need = self.size - len(self._idle) - len(self._pending)
                 if self.reusable:
+                    # Lent workers come back; start more only for callers waiting beyond ``size``.
                     self._handed = [w for w in self._handed if not _finished(w)]
-                    need -= len(self._handed)
+                    need = max(need - len(self._handed), self._waiting - len(self._idle) - len(self._pending))
                 may_start = time.monotonic() >= self._backoff_until
             for worker in dead:
                 self._retire(worker)
