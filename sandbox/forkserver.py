@@ -83,6 +83,7 @@ class ForkServer:
         self._process: ZygoteProcess | None = None
         self._reader: threading.Thread | None = None
         self._dead = threading.Event()
+        self._closing = threading.Event()
         self.ready_info: dict[str, Any] | None = None
         self.host_pid: int | None = None
         self._output = b""
@@ -91,15 +92,34 @@ class ForkServer:
     # ------------------------------------------------------------------------------------------ life
 
     def start(self, timeout: float = ZYGOTE_START_S) -> None:
+        """Launch the zygote and wait for its ``ready``.
+
+        The launch happens on a thread of its own that lives until ``close``: bubblewrap's
+        ``--die-with-parent`` ties the sandbox to the THREAD that started it (``PR_SET_PDEATHSIG`` counts
+        threads), so a zygote started lazily by a short-lived request thread would die with that thread.
+        """
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         ours.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
-        try:
-            self._process = self._launch(theirs.fileno())
-        except BaseException:
+        launched: dict[str, Any] = {}
+        done = threading.Event()
+
+        def keeper() -> None:
+            try:
+                launched["process"] = self._launch(theirs.fileno())
+            except BaseException as exc:
+                launched["error"] = exc
+            finally:
+                theirs.close()
+                done.set()
+            self._closing.wait()
+
+        threading.Thread(target=keeper, name=f"{self.backend}-zygote-keeper", daemon=True).start()
+        done.wait()
+        if "error" in launched:
             ours.close()
-            raise
-        finally:
-            theirs.close()
+            self._closing.set()
+            raise launched["error"]
+        self._process = launched["process"]
         self._sock = ours
         ours.settimeout(timeout)
         try:
@@ -121,6 +141,7 @@ class ForkServer:
 
     def close(self) -> None:
         """Close the control socket (the zygote exits on it) and kill the zygote and every child of it."""
+        self._closing.set()
         sock, self._sock = self._sock, None
         if sock is not None:
             with contextlib.suppress(OSError):

@@ -495,6 +495,8 @@ class _Session:
         phase, case = self._current_culprit()
         self._close_tracer()
         worker = self.pair.tracer
+        if how == "exit":
+            worker.wait(1.0)  # it closed its channel: let it finish dying, so its own exit status is kept
         worker.kill()
         if phase == "done" or (phase == "print" and case is None):
             return  # everything the verdicts need had arrived
@@ -671,6 +673,8 @@ class _Session:
         """The executor failed (died, hung, said nonsense): the run stops at the case it was working on."""
         self.executor_failed = True
         worker = self.pair.executor
+        if protocol_error is None and timeout is None:
+            worker.wait(1.0)  # it closed its channel: let it finish dying, so its own exit status is kept
         worker.kill()
         worker.wait(2.0)
         info = worker.exit_info()
