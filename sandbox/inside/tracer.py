@@ -9,7 +9,7 @@
    inputs only (structure, shapes, dtypes, weak types, static values) of the public and custom cases,
    plus the concrete values of public and custom cases (for ``jax.debug.print`` only);
 3. loads the code (``loaded`` or ``load_error``), then for each signature traces the function through the
-   captured ``jit`` on abstract inputs, under ``jax.checking_leaks()``, with ``jax.debug.print`` and
+   captured ``jit`` on abstract inputs, checking that no tracer escaped the call, with ``jax.debug.print`` and
    ``jax.debug.callback`` stripped (they cannot be exported), and sends ``program``: the serialized
    StableHLO (``jax.export``) as a blob, a JSON skeleton of the output, whether the function used a debug
    primitive, and what the mutation check saw (advisory: it runs beside user code). A function that cannot
@@ -28,12 +28,15 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import linecache
+import logging
 import os
 import sys
 import time
 import traceback
 import types
+import weakref
 from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO
 
@@ -123,7 +126,6 @@ class Captured:
         self.jnp: Any = jnp
         self.jit: Callable[..., Any] = jax.jit
         self.export: Callable[..., Any] = export.export
-        self.checking_leaks: Callable[[], Any] = jax.checking_leaks
         self.shape_dtype: Callable[..., Any] = jax.ShapeDtypeStruct
         self.device_put: Callable[..., Any] = jax.device_put
         self.block_until_ready: Callable[[Any], Any] = jax.block_until_ready
@@ -474,12 +476,24 @@ def skeleton_node(tree: Any) -> Any:
 
 
 class Probe:
-    """What one traced call saw: the output skeleton, the program's output leaves, a mutation."""
+    """What one traced call saw: the output skeleton, a mutation, and (weakly) the trace it ran in."""
 
     def __init__(self) -> None:
         self.skeleton: Any = None
         self.mutation: str | None = None
-        self.bad: str | None = None
+        self.trace: weakref.ref[Any] | None = None
+
+    def leaked(self, tracer_type: type) -> bool:
+        """A tracer of the finished trace is still referenced (kept in a global, a cache, a closure).
+
+        What ``jax.checking_leaks()`` finds, without the referrer walk it spends seconds on to explain it: a
+        trace that outlives the call (after collecting cycles) is held by a tracer that escaped.
+        """
+        if self.trace is None or self.trace() is None:
+            return False
+        gc.collect()
+        trace = self.trace()
+        return trace is not None and any(isinstance(r, tracer_type) for r in gc.get_referrers(trace))
 
 
 def make_wrapper(
@@ -495,6 +509,8 @@ def make_wrapper(
         return None if cap.treedef_is_leaf(treedef) else list(flat)
 
     def wrapper(*leaves: Any) -> list[Any]:
+        if leaves and hasattr(leaves[0], "_trace"):
+            probe.trace = weakref.ref(leaves[0]._trace)
         args = sig.build(list(leaves))
         snaps = [(n, snapshot(a)) for n, a in zip(sig.names, args, strict=True)] if check_inputs else []
         out = fn(*args)
@@ -574,8 +590,10 @@ class Tracer:
         started = time.perf_counter()
         try:
             jitted = self.cap.jit(wrapper, keep_unused=True)
-            with self.cap.debug_stripped(used), self.cap.checking_leaks():
+            with self.cap.debug_stripped(used):
                 traced = jitted.trace(*sig.avals)
+                if probe.leaked(self.cap.tracer_type):
+                    raise CaseFailure("trace_error", ADVICE["leak"], advice="leak")
                 callbacks = find_callbacks(traced.jaxpr)
                 if callbacks:
                     raise CaseFailure(
@@ -623,24 +641,28 @@ class Tracer:
         probe = Probe()
         errors: list[BaseException] = []
         wrapper = make_wrapper(self.fn, sig, False, self.cap, probe, self.max_depth)
+        # JAX logs a failing callback with its own traceback; the message below names the user's line.
+        debug_log = logging.getLogger("jax._src.debugging")
+        level = debug_log.level
+        debug_log.setLevel(logging.CRITICAL)
         try:
-            with _silenced():  # the Python prints of this trace were shown when the program was exported
-                traced = self.cap.jit(wrapper, keep_unused=True).trace(*sig.avals)
-                compiled = traced.lower().compile()
-            # A number argument traces as a weakly typed scalar: pass it as the Python float it stands for.
-            values = [
-                float(x) if getattr(aval, "weak_type", False) else self.cap.device_put(x)
-                for x, aval in zip(leaves, sig.avals, strict=True)
-            ]
             with self.cap.callbacks_watched(errors):
+                with _silenced():  # the Python prints of this trace were shown when the program was exported
+                    traced = self.cap.jit(wrapper, keep_unused=True).trace(*sig.avals)
+                    compiled = traced.lower().compile()
+                # A number argument traces as a weakly typed scalar: pass it as the Python float it stands for.
+                values = [
+                    float(x) if getattr(aval, "weak_type", False) else self.cap.device_put(x)
+                    for x, aval in zip(leaves, sig.avals, strict=True)
+                ]
                 self.cap.block_until_ready(compiled(*values))
         except BaseException as exc:
             sys.stdout.flush()
             if errors:
                 culprit = errors[0]
+                place = where(culprit).strip() or "in the callback"
                 print(
-                    f"[judge] case {name}: jax.debug.callback raised {first_line(culprit)}\n"
-                    f"  {where(culprit).strip() or 'in the callback'}",
+                    f"[judge] case {name}: jax.debug.callback raised {first_line(culprit)}\n  at {place}",
                     file=sys.stderr,
                     flush=True,
                 )
@@ -652,6 +674,7 @@ class Tracer:
                     flush=True,
                 )
         finally:
+            debug_log.setLevel(level)
             self.cap.restore_config()
             sys.stdout.flush()
 
