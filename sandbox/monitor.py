@@ -685,10 +685,12 @@ class _Session:
             case = retrace if program_id == RETRACE_ID else (self.pending[0] if self.pending else -1)
         tail = worker.output_tail().strip()
         notes = list(info.notes) + ([f"executor output: {tail[-500:]}"] if tail else [])
-        if request == "end":
+        if request == "end" and self.ending:
             # Every case had its result: the executor failed only while closing the job.
             self.raw.notes.extend(notes)
             return
+        if self.current is None:  # it spoke (or died) unasked: charged to the first case without an outcome
+            case = next((c.index for c in self.job.cases if not self._final(c)), -1)
         self.raw.stop = Stop(
             "executor",
             "compile" if request == "program" else "run",

@@ -429,6 +429,8 @@ def encode_key(key: Any) -> Any:
     if isinstance(key, str):
         return key
     if isinstance(key, NonStrKey):
+        if key.type_name == "int" and re.fullmatch(r"-?[0-9]{1,19}", key.text):
+            return {"int": key.text}
         return {"key": {"repr": key.text, "type": key.type_name}}
     if type(key) is int:
         return {"int": str(key)} if abs(key) < 10**18 else {"key": {"repr": "<a huge int>", "type": "int?"}}
