@@ -10,8 +10,8 @@ import time
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from sandbox.backends import BACKENDS, get_backend
 from judge.grader import assemble
+from sandbox.backends import BACKENDS, get_backend
 from sandbox.base import Backend, Pair
 from sandbox.errors import SandboxError
 from sandbox.limits import SandboxLimits
@@ -78,11 +78,19 @@ def self_test(backend: Backend) -> SelfTest:
     tree = {"w": np.array([1.5, -2.0], np.float32), "b": np.array(0.25, np.float32)}
     node, leaves = split_input(tree)
     leaves.append(np.asarray(2.0, np.float32))
-    sig = SigPlan(0, [{"tree": node}, {"number": True}], [{"dtype": x.dtype.name, "shape": list(x.shape)} for x in leaves], secret=False)
+    sig = SigPlan(
+        0,
+        [{"tree": node}, {"number": True}],
+        [{"dtype": x.dtype.name, "shape": list(x.shape)} for x in leaves],
+        secret=False,
+    )
     job = SessionJob(
         code=SELF_TEST_CODE,
         function="self_test",
-        args=[{"name": "tree", "kind": "pytree", "traced": True}, {"name": "scale", "kind": "number", "traced": True}],
+        args=[
+            {"name": "tree", "kind": "pytree", "traced": True},
+            {"name": "scale", "kind": "number", "traced": True},
+        ],
         sigs=[sig],
         cases=[CasePlan(0, 0, leaves, secret=True, name="self-test")],
         check_inputs_unchanged=True,
@@ -108,7 +116,9 @@ def self_test(backend: Backend) -> SelfTest:
     if run is None or run.outputs is None or program is None:
         why = raw.stop or (program.failure if program else None) or (run.error if run else None)
         output = raw.output.decode(errors="replace")[-500:]
-        return SelfTest(ok=False, message=f"self-test failed: {why} {output}".strip(), elapsed_ms=_since(started))
+        return SelfTest(
+            ok=False, message=f"self-test failed: {why} {output}".strip(), elapsed_ms=_since(started)
+        )
     try:
         got = assemble(program.skeleton, run.outputs, 1 << 20)
     except ProtocolError as exc:
@@ -121,7 +131,11 @@ def self_test(backend: Backend) -> SelfTest:
     ):
         return SelfTest(ok=False, message=f"self-test returned {got!r}", elapsed_ms=_since(started))
     if raw.retrace_run is None or not raw.executor_healthy:
-        return SelfTest(ok=False, message="self-test: the re-trace or the executor's end of job is missing", elapsed_ms=_since(started))
+        return SelfTest(
+            ok=False,
+            message="self-test: the re-trace or the executor's end of job is missing",
+            elapsed_ms=_since(started),
+        )
     return SelfTest(
         ok=True,
         message="a known submission was traced, compiled, run and graded correctly",

@@ -3,7 +3,8 @@
 The reference is repository code, so it runs in the judge's own process where user code cannot reach it.
 Results are cached per (reference source, case inputs, JAX version) as wire-encoded trees (one frame of
 data, never pickle), so a grade usually needs no JAX at all on this side. The reference's output goes through
-``sandbox.tree.to_host``, the same container rule as the user's (a NamedTuple reads as a tuple). A reference that raises is the judge's
+``sandbox.tree.to_host``, the same container rule as the user's (a NamedTuple reads as a tuple). A
+reference that raises is the judge's
 fault: the case is graded ``internal_error`` (``ReferenceFailure``), never blamed on the user.
 """
 

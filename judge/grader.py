@@ -169,7 +169,11 @@ def grade(
     try:
         expected = expected_outputs(problem, chosen)
         job = build_session(
-            problem, code, chosen, [v == "hidden" for v in visibility], max_output_bytes=limits.max_frame_bytes // 2
+            problem,
+            code,
+            chosen,
+            [v == "hidden" for v in visibility],
+            max_output_bytes=limits.max_frame_bytes // 2,
         )
         judging = Judging(problem, chosen, visibility, expected, limits, job, author=author)
         streamer = _Streamer(judging, on_case)
@@ -272,7 +276,11 @@ class Judging:
         """Case results in order; with ``final=False`` only the prefix whose outcome is already known."""
         out: list[CaseResult] = []
         if self._load_error(raw) is not None:
-            return [_not_run(c, v) for c, v in zip(self.case_list, self.visibility, strict=True)] if final else []
+            return (
+                [_not_run(c, v) for c, v in zip(self.case_list, self.visibility, strict=True)]
+                if final
+                else []
+            )
         if raw.load is None and not final:
             return []
         stop = raw.stop
@@ -286,7 +294,13 @@ class Judging:
             if stop is not None and stop.case is not None and i >= stop.case and not known:
                 if i == stop.case:
                     verdict, text = self._stopped(raw, stop)
-                    out.append(_shown(case, vis, CaseResult(name=case.name, visibility=vis, verdict=verdict, message=text)))
+                    out.append(
+                        _shown(
+                            case,
+                            vis,
+                            CaseResult(name=case.name, visibility=vis, verdict=verdict, message=text),
+                        )
+                    )
                     stopped = True
                 else:
                     out.append(_not_run(case, vis))
@@ -364,12 +378,16 @@ class Judging:
         hidden = vis == "hidden"
         expected = self.expected[i]
         if isinstance(expected, ReferenceFailure):
-            return _Outcome(Verdict.INTERNAL_ERROR, f"the judge could not compute the expected output: {expected}")
+            return _Outcome(
+                Verdict.INTERNAL_ERROR, f"the judge could not compute the expected output: {expected}"
+            )
         if program.failure is not None:
             return self._claim(program.failure, hidden)
         if program.refused is not None:
             return self._refused(program.refused)
-        rule = broken_rule(self.rules, ProgramSummary.from_wire(program.compiled and program.compiled.get("summary")))
+        rule = broken_rule(
+            self.rules, ProgramSummary.from_wire(program.compiled and program.compiled.get("summary"))
+        )
         if rule is not None:
             return _Outcome(Verdict.WRONG_ANSWER, rule, WrongAnswerReason.RULE)
         run = raw.runs[i]
@@ -386,15 +404,22 @@ class Judging:
             return _Outcome(Verdict.WRONG_ANSWER, text, compared.reason, compared.max_error_ratio, got)
         if program.mutation is not None:
             text = (
-                f"{program.mutation}: leave the inputs and their containers unchanged and build new dicts and "
+                f"{program.mutation}: leave the inputs and their containers unchanged and build new dicts "
+                "and "
                 "lists for the result"
             )
-            return _Outcome(Verdict.WRONG_ANSWER, text, WrongAnswerReason.MUTATION, compared.max_error_ratio, got)
+            return _Outcome(
+                Verdict.WRONG_ANSWER, text, WrongAnswerReason.MUTATION, compared.max_error_ratio, got
+            )
         if i == self.job.retrace_case:
             state = self._retrace(raw, got, hidden)
             if state is not None:
                 return _Outcome(state.verdict, state.message, state.reason, compared.max_error_ratio, got)
-        message = compared.message if not hidden else f"matches the expected output ({ratio_bucket(compared.max_error_ratio)})"
+        message = (
+            compared.message
+            if not hidden
+            else f"matches the expected output ({ratio_bucket(compared.max_error_ratio)})"
+        )
         return _Outcome(Verdict.ACCEPTED, message, None, compared.max_error_ratio, got)
 
     def _output(self, program: ProgramReport, run: CaseReport, hidden: bool) -> Any:
@@ -402,7 +427,8 @@ class Judging:
         if run.error is not None:
             if run.error.get("kind") == "memory":
                 return _Outcome(
-                    Verdict.MEMORY_LIMIT_EXCEEDED, f"used more than the {self.limits.memory_mb} MiB memory limit"
+                    Verdict.MEMORY_LIMIT_EXCEEDED,
+                    f"used more than the {self.limits.memory_mb} MiB memory limit",
                 )
             detail = "" if hidden else f": {run.error.get('message', '')}"
             return _Outcome(Verdict.RUNTIME_ERROR, f"the compiled program failed while running{detail}")
@@ -426,7 +452,9 @@ class Judging:
             return None
         if retrace.failure is not None:
             claim = self._claim(retrace.failure, hidden)
-            return _Outcome(claim.verdict, f"tracing the function a second time failed: {claim.message}", claim.reason)
+            return _Outcome(
+                claim.verdict, f"tracing the function a second time failed: {claim.message}", claim.reason
+            )
         if retrace.refused is not None:
             return self._refused(retrace.refused)
         run = raw.retrace_run
@@ -438,7 +466,9 @@ class Judging:
         try:
             compared = self.checker(first, second, reveal=True)
         except Exception:
-            compared = CompareResult(False, WrongAnswerReason.STRUCTURE, None, "the two results differ", float("inf"))
+            compared = CompareResult(
+                False, WrongAnswerReason.STRUCTURE, None, "the two results differ", float("inf")
+            )
         if compared.ok:
             return None
         detail = hidden_message(compared) if hidden else compared.message
@@ -477,7 +507,9 @@ class Judging:
         if isinstance(advice, str) and advice in ADVICE:
             return where + ADVICE[advice]
         error = failure.get("error")
-        name = error if isinstance(error, str) and error.isidentifier() and len(error) <= 60 else "an exception"
+        name = (
+            error if isinstance(error, str) and error.isidentifier() and len(error) <= 60 else "an exception"
+        )
         return f"{where}{name} was raised (details are not shown for hidden cases)"
 
     def _refused(self, refused: dict[str, Any]) -> _Outcome:
@@ -491,7 +523,10 @@ class Judging:
         if kind == "extra_inputs":
             return _Outcome(Verdict.TRACE_ERROR, f"{ADVICE['leak']} ({message})")
         if kind == "output_limit":
-            return _Outcome(Verdict.OUTPUT_LIMIT_EXCEEDED, f"{message}, more than the {self.job.max_output_bytes}-byte limit")
+            return _Outcome(
+                Verdict.OUTPUT_LIMIT_EXCEEDED,
+                f"{message}, more than the {self.job.max_output_bytes}-byte limit",
+            )
         return _Outcome(Verdict.RUNTIME_ERROR, f"the program could not be compiled: {message}")
 
     # -------------------------------------------------------------------------------------- stops
@@ -502,7 +537,9 @@ class Judging:
                 verdict = Verdict(str(raw.load.get("verdict")))
             except ValueError:
                 verdict = Verdict.RUNTIME_ERROR
-            return (verdict if verdict in _LOAD_VERDICTS else Verdict.RUNTIME_ERROR), str(raw.load.get("message", ""))
+            return (verdict if verdict in _LOAD_VERDICTS else Verdict.RUNTIME_ERROR), str(
+                raw.load.get("message", "")
+            )
         if raw.load is None and raw.stop is not None:
             return self._stopped(raw, raw.stop)
         return None
@@ -521,34 +558,48 @@ class Judging:
         if stop.protocol_error is not None:
             who = "the process that runs your code" if stop.party == "tracer" else "the program's execution"
             return Verdict.RUNTIME_ERROR, (
-                f"{who} sent malformed data on the judge's result channel ({stop.protocol_error[:300]}) {phase}"
+                f"{who} sent malformed data on the judge's result channel "
+                f"({stop.protocol_error[:300]}) {phase}"
             )
         if stop.timeout == "wall":
-            return Verdict.TIME_LIMIT_EXCEEDED, f"the submission used up its total time limit of {limits.wall_time_s:g} s"
+            return (
+                Verdict.TIME_LIMIT_EXCEEDED,
+                f"the submission used up its total time limit of {limits.wall_time_s:g} s",
+            )
         if stop.timeout == "case":
             if stop.phase == "load":
                 return Verdict.TIME_LIMIT_EXCEEDED, (
                     f"loading the code took longer than the {limits.case_time_s:g} s limit; no case was run"
                 )
             return Verdict.TIME_LIMIT_EXCEEDED, (
-                f"took longer than the {limits.case_time_s:g} s limit for one case {phase}; the remaining cases "
+                f"took longer than the {limits.case_time_s:g} s limit for one case {phase}; "
+                "the remaining cases "
                 "were not run"
             )
         rc = stop.returncode
         sig = _signal_of(rc)
-        if stop.oom_killed or (sig is not None and any(w in raw.output.decode(errors="replace") for w in _MEMORY_WORDS)):
-            return Verdict.MEMORY_LIMIT_EXCEEDED, f"used more than the {limits.memory_mb} MiB memory limit {phase}"
+        if stop.oom_killed or (
+            sig is not None and any(w in raw.output.decode(errors="replace") for w in _MEMORY_WORDS)
+        ):
+            return (
+                Verdict.MEMORY_LIMIT_EXCEEDED,
+                f"used more than the {limits.memory_mb} MiB memory limit {phase}",
+            )
         if sig in (signal.SIGXCPU, signal.SIGKILL):
             # Our own kills are reported as timeouts above; the kernel sends SIGXCPU at the CPU rlimit and
             # SIGKILL at its hard limit.
-            return Verdict.TIME_LIMIT_EXCEEDED, f"used more than the {limits.cpu_time_s:g} s CPU time limit {phase}"
+            return (
+                Verdict.TIME_LIMIT_EXCEEDED,
+                f"used more than the {limits.cpu_time_s:g} s CPU time limit {phase}",
+            )
         if stop.party == "executor":
             what = f"signal {sig.name}" if sig is not None else f"exit code {rc}"
             return Verdict.RUNTIME_ERROR, f"the compiled program crashed ({what}) {phase}"
         if sig is not None:
             return Verdict.RUNTIME_ERROR, f"the process was killed by signal {sig.name} {phase}"
         return Verdict.RUNTIME_ERROR, (
-            f"the process exited (code {rc}) {phase}; do not call sys.exit(), os._exit() or exit the interpreter"
+            f"the process exited (code {rc}) {phase}; do not call sys.exit(), os._exit() or exit the "
+            "interpreter"
         )
 
 
@@ -581,7 +632,12 @@ def assemble(skeleton: Any, outputs: Sequence[np.ndarray[Any, Any]], max_bytes: 
             raise ProtocolError("output node is not a one-key object")
         ((tag, body),) = node.items()
         if tag == "out":
-            if not isinstance(body, int) or isinstance(body, bool) or not 0 <= body < len(outputs) or body in used:
+            if (
+                not isinstance(body, int)
+                or isinstance(body, bool)
+                or not 0 <= body < len(outputs)
+                or body in used
+            ):
                 raise ProtocolError("output leaf index is out of range or repeated")
             used.add(body)
             return outputs[body]
@@ -605,7 +661,11 @@ def assemble(skeleton: Any, outputs: Sequence[np.ndarray[Any, Any]], max_bytes: 
         if tag == "none":
             return None
         if tag == "node":
-            if not isinstance(body, dict) or not isinstance(body.get("type"), str) or not isinstance(body.get("children"), list):
+            if (
+                not isinstance(body, dict)
+                or not isinstance(body.get("type"), str)
+                or not isinstance(body.get("children"), list)
+            ):
                 raise ProtocolError("node body is malformed")
             return OtherNode(body["type"][:200], tuple(build(c, depth + 1) for c in body["children"]))
         if tag == "bad":
@@ -614,7 +674,9 @@ def assemble(skeleton: Any, outputs: Sequence[np.ndarray[Any, Any]], max_bytes: 
 
     tree = build(skeleton, 0)
     if len(used) != len(outputs):
-        raise ProtocolError(f"the program has {len(outputs)} outputs, the output structure places {len(used)}")
+        raise ProtocolError(
+            f"the program has {len(outputs)} outputs, the output structure places {len(used)}"
+        )
     return tree
 
 
@@ -662,7 +724,9 @@ def _value(tree: Any) -> LeafValue:
     return LeafValue(json_value=pytree_to_json(tree), text=format_value(tree))
 
 
-def _shown(case: Case, vis: Visibility, result: CaseResult, output: Any = None, expected: Any = None) -> CaseResult:
+def _shown(
+    case: Case, vis: Visibility, result: CaseResult, output: Any = None, expected: Any = None
+) -> CaseResult:
     """Attach input, output and expected values for public and custom cases; hidden ones show none."""
     if vis == "hidden":
         return result

@@ -23,9 +23,9 @@ import subprocess
 import threading
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Callable
 from typing import Any, ClassVar, Literal
 
 from sandbox.command import rlimit_argv
@@ -35,7 +35,9 @@ from sandbox.protocol import FrameLimits, FrameReader, ProtocolError
 
 Role = Literal["tracer", "executor", "zygote"]
 #: What a program may send before and including ``ready``.
-READY_LIMITS = FrameLimits(max_frame=64 * 1024, max_json=64 * 1024, max_json_depth=8, max_frames=4, max_total=1 << 20)
+READY_LIMITS = FrameLimits(
+    max_frame=64 * 1024, max_json=64 * 1024, max_json_depth=8, max_frames=4, max_total=1 << 20
+)
 
 #: The folder that holds the ``sandbox`` package: the only project code a worker needs.
 CODE_ROOT = Path(__file__).resolve().parent.parent
@@ -109,7 +111,9 @@ class Worker(ABC):
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 self.kill()
-                raise WorkerStartError(f"{self.backend} {self.role} did not report ready within {timeout:.0f} s")
+                raise WorkerStartError(
+                    f"{self.backend} {self.role} did not report ready within {timeout:.0f} s"
+                )
             ready, _, _ = select.select([self.result_fd], [], [], remaining)
             if not ready:
                 continue
@@ -133,12 +137,13 @@ class Worker(ABC):
                 if frame.type == "start_error":
                     self.kill()
                     raise WorkerStartError(
-                        f"{self.backend} {self.role} failed to start: {str(frame.message.get('message'))[:2000]}"
+                        f"{self.backend} {self.role} failed to start: "
+                        f"{str(frame.message.get('message'))[:2000]}"
                     )
                 self.kill()
                 raise WorkerStartError(f"{self.backend} {self.role} said {frame.type!r} before ready")
 
-    def on_ready(self) -> None:
+    def on_ready(self) -> None:  # noqa: B027 (a hook: most workers need nothing)
         """Called once the program reported ready (e.g. to move it into its cgroups)."""
 
     def alive(self) -> bool:
@@ -394,7 +399,7 @@ class Backend(ABC):
             raise
         return Pair(tracer, executor)
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 (a hook: backends without a zygote keep nothing running)
         """Stop what the backend keeps running between workers (its zygote). Idempotent."""
 
 

@@ -252,7 +252,9 @@ class BwrapBackend(Backend):
 
     def _probe(self, limits: SandboxLimits, slot: int) -> dict[str, object]:
         tail = [self.settings.python, "-E", "-s", "-B", "-c", _SELF_TEST]
-        launch = self._launch(limits, self.uid(slot), tail, name=f"selftest-{os.getpid()}-{next(self._names)}")
+        launch = self._launch(
+            limits, self.uid(slot), tail, name=f"selftest-{os.getpid()}-{next(self._names)}"
+        )
         try:
             proc = subprocess.run(
                 launch.argv,
@@ -350,7 +352,9 @@ class BwrapBackend(Backend):
         worker (of any judge process on this host) holds it: a slot is a uid, locked for the worker's
         lifetime and free of processes."""
         return in_free_slot(
-            lambda s: self._start_in(limits, s, TRACER, self.uid(s)), slot, self.settings.uid_slots - SELF_TEST_SLOTS
+            lambda s: self._start_in(limits, s, TRACER, self.uid(s)),
+            slot,
+            self.settings.uid_slots - SELF_TEST_SLOTS,
         )
 
     def start_executor(self, limits: SandboxLimits, slot: int = 0) -> Worker:
@@ -391,7 +395,7 @@ class BwrapBackend(Backend):
         # Importing JAX costs CPU seconds before any job: allow them at start; the pool re-applies the
         # limits once the worker is ready (Worker.apply_limits), so a job's CPU time counts from there.
         started = replace(limits, cpu_time_s=limits.cpu_time_s + limits.startup_time_s)
-        role = "executor" if module == EXECUTOR else "tracer"
+        role: Role = "executor" if module == EXECUTOR else "tracer"
         name = f"{role[0]}{slot}-{os.getpid()}-{next(self._names)}"
         tail = program_argv(module, self.settings.python)
         if module == EXECUTOR:
@@ -434,7 +438,7 @@ class BwrapBackend(Backend):
         return Launch(argv, (filter_fd, passwd_fd, group_fd), cgroups, self.settings.startup_cpu_shares)
 
     def _make_cgroups(
-        self, name: str, limits: SandboxLimits, cpu_cores: float | None | bool = True
+        self, name: str, limits: SandboxLimits, cpu_cores: float | bool | None = True
     ) -> WorkerCgroups | None:
         states = self.cgroup_states()
         if not any(state.parent is not None for state in states.values()):
@@ -451,7 +455,9 @@ class BwrapBackend(Backend):
             raise WorkerStartError(f"cannot set cgroup limits: {exc}") from None
         return cgroups
 
-    def _bwrap_argv(self, passwd_fd: int, group_fd: int, *, seccomp_fd: int | None, caps: tuple[str, ...]) -> list[str]:
+    def _bwrap_argv(
+        self, passwd_fd: int, group_fd: int, *, seccomp_fd: int | None, caps: tuple[str, ...]
+    ) -> list[str]:
         s = self.settings
         tools = self.tools()
         args = [
@@ -512,7 +518,8 @@ class BwrapBackend(Backend):
 
     def _launch_zygote(self, control_fd: int) -> ZygoteProcess:
         """sh (joins the zygote's cgroups) -> bwrap (root inside, CAP_SYS_ADMIN/SETUID/SETGID/SETPCAP, no
-        seccomp: each child applies it after confining itself) -> prlimit -> python -m sandbox.inside.zygote."""
+        seccomp: each child applies it after confining itself) -> prlimit -> python -m
+        sandbox.inside.zygote."""
         s = self.settings
         name = f"zygote-{os.getpid()}-{next(self._names)}"
         zygote_limits = SandboxLimits(
@@ -684,10 +691,8 @@ def _setpriv_argv(uid: int) -> list[str]:
 
 def _passwd(uids: list[int]) -> bytes:
     """A passwd file with root, nobody and one ``judge`` user per uid (the zygote's children use many)."""
-    users = "".join(
-        f"{'judge' if len(uids) == 1 else f'judge{uid}'}:x:{uid}:{uid}:sandboxed code:/tmp:/usr/sbin/nologin\n"
-        for uid in uids
-    )
+    names = [("judge" if len(uids) == 1 else f"judge{uid}", uid) for uid in uids]
+    users = "".join(f"{name}:x:{uid}:{uid}:sandboxed code:/tmp:/usr/sbin/nologin\n" for name, uid in names)
     return (
         "root:x:0:0:root:/nonexistent:/usr/sbin/nologin\n"
         + users

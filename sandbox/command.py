@@ -53,7 +53,7 @@ def program_env(code_root: str, extra: dict[str, str] | None = None) -> dict[str
 
 
 def rlimit_values(limits: SandboxLimits, *, nproc: bool = True) -> dict[str, tuple[int, int]]:
-    """The rlimits of a sandboxed program by ``prlimit`` option name: (soft, hard). The one source of truth."""
+    """The rlimits of a sandboxed program by ``prlimit`` option name: (soft, hard). One source of truth."""
     memory = limits.memory_mb * MIB
     cpu = max(1, int(limits.cpu_time_s))
     address_space = (limits.memory_mb + _ADDRESS_SPACE_FLOOR_MB) * MIB

@@ -434,7 +434,9 @@ class DockerBackend(Backend):
     def start_executor(self, limits: SandboxLimits, slot: int = 0) -> Worker:
         """A long-lived executor container, as a uid of the executor range."""
         return in_free_slot(
-            lambda s: self._start_in(limits, s, EXECUTOR, EXECUTOR_FIRST_UID + s), slot % EXECUTOR_SLOTS, EXECUTOR_SLOTS
+            lambda s: self._start_in(limits, s, EXECUTOR, EXECUTOR_FIRST_UID + s),
+            slot % EXECUTOR_SLOTS,
+            EXECUTOR_SLOTS,
         )
 
     def _start_in(self, limits: SandboxLimits, slot: int, module: str, uid: int) -> Worker:

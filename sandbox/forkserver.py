@@ -12,7 +12,8 @@ the ``process`` backend, the pid in the message is already the host's). One read
 zygote's replies; the zygote reports every exit of a child it reaped, which ``ForkedTracer.wait`` waits for.
 
 Why fork: a tracer forked from a parent that imported JAX (and traced once, without starting the XLA
-backend) costs ~0.1 s of CPU instead of the ~0.7 s of a fresh ``import jax``; see ``docs/architecture-sandbox.md``.
+backend) costs ~0.1 s of CPU instead of the ~0.7 s of a fresh ``import jax``; see
+``docs/architecture-sandbox.md``.
 """
 
 from __future__ import annotations
@@ -66,7 +67,12 @@ class ForkServer:
     """A running zygote and the requests in flight. Thread-safe."""
 
     def __init__(
-        self, backend: str, launch: Callable[[int], ZygoteProcess], *, confine: bool, pid_namespace: bool = False
+        self,
+        backend: str,
+        launch: Callable[[int], ZygoteProcess],
+        *,
+        confine: bool,
+        pid_namespace: bool = False,
     ) -> None:
         """``confine``: children confine themselves (bwrap). ``pid_namespace``: the zygote runs in a PID
         namespace of its own, so a child's host pid must come from the kernel (``SCM_CREDENTIALS``)."""
@@ -126,10 +132,14 @@ class ForkServer:
             message, pid = self._receive()
         except (OSError, ValueError) as exc:
             self.close()
-            raise WorkerStartError(f"{self.backend} zygote did not start: {exc}; {self._drain_output()}") from None
+            raise WorkerStartError(
+                f"{self.backend} zygote did not start: {exc}; {self._drain_output()}"
+            ) from None
         if message is None or message.get("type") != "ready":
             self.close()
-            raise WorkerStartError(f"{self.backend} zygote did not start: {message!r}; {self._drain_output()}")
+            raise WorkerStartError(
+                f"{self.backend} zygote did not start: {message!r}; {self._drain_output()}"
+            )
         self.ready_info = message
         self.host_pid = pid or message.get("pid")
         ours.settimeout(None)
@@ -175,7 +185,9 @@ class ForkServer:
             self._pending[request_id] = child
         try:
             assert self._sock is not None
-            socket.send_fds(self._sock, [json.dumps({**request, "type": "fork", "id": request_id}).encode()], fds)
+            socket.send_fds(
+                self._sock, [json.dumps({**request, "type": "fork", "id": request_id}).encode()], fds
+            )
         except OSError as exc:
             with self._lock:
                 self._pending.pop(request_id, None)

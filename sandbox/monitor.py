@@ -261,7 +261,11 @@ class _Session:
         retrace_sig = job.cases[job.retrace_case].sig if job.retrace_case is not None else None
         self.retrace_sig = retrace_sig
         #: What the tracer must say next, in order: ("load",), ("sig", id), ("public_done",), ...
-        self.steps: list[tuple[str, int]] = [("load", -1), *[("sig", s.id) for s in public], ("public_done", -1)]
+        self.steps: list[tuple[str, int]] = [
+            ("load", -1),
+            *[("sig", s.id) for s in public],
+            ("public_done", -1),
+        ]
         self.steps += [("sig", s.id) for s in secret]
         if retrace_sig is not None:
             self.steps.append(("retrace", retrace_sig))
@@ -315,7 +319,9 @@ class _Session:
                     break
                 if self._deadlines(now):
                     continue
-                deadline = min(d for d in (wall, self.tracer_deadline, self.executor_deadline) if d is not None)
+                deadline = min(
+                    d for d in (wall, self.tracer_deadline, self.executor_deadline) if d is not None
+                )
                 for key, _ in sel.select(timeout=max(0.0, min(deadline - now, 0.5))):
                     self._event(str(key.data), sel, key.fd)
                     if self._finished():
@@ -489,7 +495,9 @@ class _Session:
             return "retrace", self.job.retrace_case
         return "done", None
 
-    def _tracer_stop(self, how: str, *, protocol_error: str | None = None, timeout: TimeoutKind | None = None) -> None:
+    def _tracer_stop(
+        self, how: str, *, protocol_error: str | None = None, timeout: TimeoutKind | None = None
+    ) -> None:
         if not self.tracer_open:
             return
         phase, case = self._current_culprit()
@@ -528,7 +536,9 @@ class _Session:
 
     def _prune(self) -> None:
         if self.case_limit is not None:
-            self.pending = [i for i in self.pending if 0 <= i < self.case_limit] if self.case_limit >= 0 else []
+            self.pending = (
+                [i for i in self.pending if 0 <= i < self.case_limit] if self.case_limit >= 0 else []
+            )
 
     def _schedule(self) -> None:
         if self.current is not None or self.executor_failed or self.ended:
@@ -619,7 +629,10 @@ class _Session:
                 report.outputs = decode_leaves(message.get("outputs"), frame, self.skeleton_limits)
                 report.run_ms = _ms(message.get("run_ms"))
             else:
-                report.error = {"kind": _text(message.get("kind"), 20), "message": _text(message.get("message"))}
+                report.error = {
+                    "kind": _text(message.get("kind"), 20),
+                    "message": _text(message.get("message")),
+                }
             if program_id == RETRACE_ID:
                 self.raw.retrace_run = report
                 self.retrace_state = "done"
@@ -669,7 +682,9 @@ class _Session:
         else:
             program.refused = reply
 
-    def _executor_stop(self, *, protocol_error: str | None = None, timeout: TimeoutKind | None = None) -> None:
+    def _executor_stop(
+        self, *, protocol_error: str | None = None, timeout: TimeoutKind | None = None
+    ) -> None:
         """The executor failed (died, hung, said nonsense): the run stops at the case it was working on."""
         self.executor_failed = True
         worker = self.pair.executor
@@ -776,7 +791,9 @@ class _Session:
             self.output += chunk[:room]
 
 
-def run_session(pair: Pair, job: SessionJob, limits: SandboxLimits, progress: Progress | None = None) -> RawRun:
+def run_session(
+    pair: Pair, job: SessionJob, limits: SandboxLimits, progress: Progress | None = None
+) -> RawRun:
     """Run one grading to the end (or to a limit). The pair is released by the caller."""
     pair.tracer.wait_ready(limits.startup_time_s)
     pair.executor.wait_ready(limits.startup_time_s)
@@ -801,7 +818,11 @@ def _ms(value: Any) -> float | None:
 def _load_message(message: dict[str, Any]) -> dict[str, Any]:
     if message.get("type") == "loaded":
         return {"type": "loaded"}
-    return {"type": "load_error", "verdict": _text(message.get("verdict"), 40), "message": _text(message.get("message"))}
+    return {
+        "type": "load_error",
+        "verdict": _text(message.get("verdict"), 40),
+        "message": _text(message.get("message")),
+    }
 
 
 def _summary(value: Any) -> dict[str, Any]:
@@ -810,7 +831,11 @@ def _summary(value: Any) -> dict[str, Any]:
         return {}
     ops = value.get("ops")
     counts = (
-        {str(k)[:100]: int(v) for k, v in list(ops.items())[:500] if isinstance(v, int) and not isinstance(v, bool)}
+        {
+            str(k)[:100]: int(v)
+            for k, v in list(ops.items())[:500]
+            if isinstance(v, int) and not isinstance(v, bool)
+        }
         if isinstance(ops, dict)
         else {}
     )

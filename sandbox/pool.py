@@ -247,7 +247,9 @@ class WorkerPool:
         with self._cond:
             if worker in self._handed:
                 self._handed.remove(worker)
-            keep = not self._closed and (len(self._idle) + len(self._pending) < self.size or self._waiting > 0)
+            keep = not self._closed and (
+                len(self._idle) + len(self._pending) < self.size or self._waiting > 0
+            )
             if keep:
                 self._idle.append(worker)
                 self._cond.notify_all()
@@ -370,8 +372,8 @@ class WorkerPool:
         try:
             remaining = worker.started_at + self.limits.startup_time_s - time.monotonic()
             worker.wait_ready(max(remaining, 0.05))
-            # Idle from now on: count the CPU time limit from here, not from before JAX's import (an executor's
-            # job sets its own, see sandbox.inside.executor).
+            # Idle from now on: count the CPU time limit from here, not from before JAX's import (an
+            # executor's job sets its own, see sandbox.inside.executor).
             if not self.reusable:
                 worker.apply_limits(self.limits)
         except (WorkerStartError, OSError) as exc:
@@ -552,7 +554,9 @@ class GradingPool:
 
     def wait_full(self, timeout: float) -> bool:
         deadline = time.monotonic() + timeout
-        return self.tracers.wait_full(timeout) and self.executors.wait_full(max(0.0, deadline - time.monotonic()))
+        return self.tracers.wait_full(timeout) and self.executors.wait_full(
+            max(0.0, deadline - time.monotonic())
+        )
 
     def close(self) -> None:
         self.tracers.close()

@@ -153,7 +153,7 @@ class Frame:
     def blob(self, index: Any) -> memoryview:
         if not _is_int(index) or not 0 <= index < len(self.blobs):
             raise ProtocolError(f"blob {index!r} does not exist")
-        return self.blobs[index]
+        return self.blobs[int(index)]
 
 
 def dtype_name(dtype: np.dtype[Any]) -> str:
@@ -176,7 +176,9 @@ def encode_frame(message: dict[str, Any], blobs: Sequence[bytes | memoryview] = 
     return b"".join([_HEADER.pack(size, len(data)), data, *(bytes(b) for b in blobs)])
 
 
-def write_frame(stream: BinaryIO | int, message: dict[str, Any], blobs: Sequence[bytes | memoryview] = ()) -> None:
+def write_frame(
+    stream: BinaryIO | int, message: dict[str, Any], blobs: Sequence[bytes | memoryview] = ()
+) -> None:
     """Write one frame to a binary stream or a file descriptor (all of it, retrying short writes)."""
     data = memoryview(encode_frame(message, blobs))
     if isinstance(stream, int):
@@ -435,7 +437,9 @@ def encode_key(key: Any) -> Any:
     if type(key) is int:
         return {"int": str(key)} if abs(key) < 10**18 else {"key": {"repr": "<a huge int>", "type": "int?"}}
     kind = type(key)
-    qualified = kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+    qualified = (
+        kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+    )
     try:
         text = repr(key)[:200]
     except Exception:

@@ -18,7 +18,7 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from sandbox.protocol import (  # noqa: E402
+from sandbox.protocol import (
     Blobs,
     FrameLimits,
     decode_leaves,
@@ -41,7 +41,9 @@ def send(fd: int, data: bytes) -> None:
 
 
 def program(sig: int, **extra: Any) -> bytes:
-    return encode_frame({"type": "program", "sig": sig, "skeleton": {"out": 0}, "module": 0, **extra}, [b"module"])
+    return encode_frame(
+        {"type": "program", "sig": sig, "skeleton": {"out": 0}, "module": 0, **extra}, [b"module"]
+    )
 
 
 def tracer(fd: int, scenario: str) -> None:
@@ -51,10 +53,23 @@ def tracer(fd: int, scenario: str) -> None:
         send(fd, raw_frame(b"{" + b'"a":[' * 100_000 + b"1" + b"]" * 100_000 + b', "type": "loaded"}'))
     elif scenario == "huge_int_timing":
         send(fd, encode_frame({"type": "loaded"}))
-        send(fd, raw_frame(b'{"type":"program","sig":0,"skeleton":{"out":0},"module":0,"trace_ms":' + b"9" * 400 + b',"blobs":[1]}', b"m"))
+        send(
+            fd,
+            raw_frame(
+                b'{"type":"program","sig":0,"skeleton":{"out":0},"module":0,"trace_ms":'
+                + b"9" * 400
+                + b',"blobs":[1]}',
+                b"m",
+            ),
+        )
     elif scenario == "nan_timing":
         send(fd, encode_frame({"type": "loaded"}))
-        send(fd, raw_frame(b'{"type":"program","sig":0,"skeleton":{"out":0},"module":0,"trace_ms":NaN,"blobs":[1]}', b"m"))
+        send(
+            fd,
+            raw_frame(
+                b'{"type":"program","sig":0,"skeleton":{"out":0},"module":0,"trace_ms":NaN,"blobs":[1]}', b"m"
+            ),
+        )
     elif scenario == "forged_progress":
         send(fd, encode_frame({"type": "loaded"}))
         while True:  # "still working": none of these is the step the judge waits for
@@ -85,7 +100,13 @@ def tracer(fd: int, scenario: str) -> None:
         for sig in more.get("signatures", []):
             send(fd, program(sig["id"]))
         if more.get("retrace") is not None:
-            send(fd, encode_frame({"type": "retrace", "sig": more["retrace"], "skeleton": {"out": 0}, "module": 0}, [b"module"]))
+            send(
+                fd,
+                encode_frame(
+                    {"type": "retrace", "sig": more["retrace"], "skeleton": {"out": 0}, "module": 0},
+                    [b"module"],
+                ),
+            )
         send(fd, encode_frame({"type": "done"}))
     time.sleep(0.2)
 
@@ -103,13 +124,27 @@ def executor(fd: int, scenario: str) -> None:
                 send(fd, b"\x00\x00\x00\x05hello")
             continue
         if kind == "program":
-            send(fd, encode_frame({"type": "compiled", "id": frame.message["id"], "summary": {}, "compile_ms": 1.0, "key": str(frame.message["id"])}))
+            send(
+                fd,
+                encode_frame(
+                    {
+                        "type": "compiled",
+                        "id": frame.message["id"],
+                        "summary": {},
+                        "compile_ms": 1.0,
+                        "key": str(frame.message["id"]),
+                    }
+                ),
+            )
         elif kind == "run":
             case = frame.message["case"]
             if scenario in ("huge_shape", "big_dim"):
                 dim = 10**30 if scenario == "huge_shape" else 2**40
                 leaf = {"leaf": {"dtype": "float32", "shape": [0, dim], "blob": 0}}
-                send(fd, encode_frame({"type": "result", "case": case, "outputs": [leaf], "run_ms": 1.0}, [b""]))
+                send(
+                    fd,
+                    encode_frame({"type": "result", "case": case, "outputs": [leaf], "run_ms": 1.0}, [b""]),
+                )
                 continue
             if scenario == "huge_int_timing":
                 text = b'{"type":"result","case":%d,"outputs":[],"run_ms":%s}' % (case, b"9" * 400)
@@ -120,7 +155,10 @@ def executor(fd: int, scenario: str) -> None:
             leaves = decode_leaves(frame.message["leaves"], frame)
             blobs = Blobs()
             node = encode_leaf(leaves[0], blobs)
-            send(fd, encode_frame({"type": "result", "case": case, "outputs": [node], "run_ms": 1.0}, blobs.items))
+            send(
+                fd,
+                encode_frame({"type": "result", "case": case, "outputs": [node], "run_ms": 1.0}, blobs.items),
+            )
         elif kind == "end":
             send(fd, encode_frame({"type": "ended"}))
 

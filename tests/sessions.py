@@ -57,7 +57,9 @@ def session(
     )
 
 
-def run(backend: Backend, job: SessionJob, limits: SandboxLimits, *, forked: bool = False, slot: int = 0) -> RawRun:
+def run(
+    backend: Backend, job: SessionJob, limits: SandboxLimits, *, forked: bool = False, slot: int = 0
+) -> RawRun:
     """Run a job on a fresh pair (a forked tracer with ``forked``); both are closed afterwards."""
     tracer = backend.fork_tracer(limits, slot) if forked else backend.start_tracer(limits, slot)
     try:

@@ -63,7 +63,9 @@ def test_results_come_back_as_data_in_order(backend: Backend) -> None:
     second = tree_of(raw, job, 1)
     assert second.dtype == ml_dtypes.bfloat16, "a Python-float scale must keep bfloat16 leaves bfloat16"
     assert len(raw.programs) == 2, "cases with one signature share one program"
-    assert raw.retrace_run is not None and raw.retrace_run.same_program, "a stateless re-trace is the same program"
+    assert raw.retrace_run is not None and raw.retrace_run.same_program, (
+        "a stateless re-trace is the same program"
+    )
 
 
 def test_forked_tracers_give_the_same_results(backend: Backend) -> None:
@@ -104,7 +106,9 @@ def test_a_job_larger_than_a_pipe_buffer_arrives_whole(backend: Backend) -> None
 def test_case_time_limit_stops_at_the_case_being_traced(backend: Backend) -> None:
     code = "def f(x, s):\n    if x.shape[0] == 3:\n        while True:\n            pass\n    return x\n"
     limits = replace(LIMITS, case_time_s=2.0)
-    raw = go(backend, session(code, np.ones(2, np.float32), np.ones(3, np.float32), np.ones(2, np.float32)), limits)
+    raw = go(
+        backend, session(code, np.ones(2, np.float32), np.ones(3, np.float32), np.ones(2, np.float32)), limits
+    )
     assert raw.stop is not None and raw.stop.timeout == "case" and raw.stop.case == 1
     assert raw.stop.party == "tracer" and raw.stop.phase == "trace"
     assert 0 in raw.runs and 1 not in raw.runs
@@ -143,7 +147,9 @@ def test_early_exit_while_tracing_stops_at_that_case(backend: Backend) -> None:
 
 
 def test_an_output_over_the_cap_is_refused_before_it_runs(backend: Backend) -> None:
-    code = "import jax.numpy as jnp\n\ndef f(x, s):\n    return jnp.zeros((64, 1024, 1024), jnp.float32) + s\n"
+    code = (
+        "import jax.numpy as jnp\n\ndef f(x, s):\n    return jnp.zeros((64, 1024, 1024), jnp.float32) + s\n"
+    )
     raw = go(backend, session(code, np.ones(1, np.float32), max_output_bytes=32 << 20))
     refused = raw.programs[0].refused
     assert refused is not None and refused["kind"] == "output_limit", raw.programs[0]
@@ -158,7 +164,9 @@ def test_an_executor_serves_job_after_job(backend: Backend) -> None:
     assert first.executor_healthy
     tracer = backend.fork_tracer(LIMITS, SLOT)
     try:
-        second = run_session(Pair(tracer, executor), session(DOUBLE, np.full(3, 2.0, np.float32), scale=3.0), LIMITS)
+        second = run_session(
+            Pair(tracer, executor), session(DOUBLE, np.full(3, 2.0, np.float32), scale=3.0), LIMITS
+        )
         assert second.executor_healthy
         np.testing.assert_array_equal(outputs(second, 0)[0], np.full(3, 6.0, np.float32))
     finally:
@@ -193,7 +201,9 @@ def test_nothing_is_left_behind(backend: Backend) -> None:
             assert not _processes_of_uid(int(lock.name)), f"uid {lock.name} has processes but no worker"
         finally:
             os.close(fd)
-    ours = [p for p in Path("/sys/fs/cgroup").glob("*/**/jax-judge/*-" + str(os.getpid()) + "-*") if p.is_dir()]
+    ours = [
+        p for p in Path("/sys/fs/cgroup").glob("*/**/jax-judge/*-" + str(os.getpid()) + "-*") if p.is_dir()
+    ]
     assert ours == []
 
 

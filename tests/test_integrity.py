@@ -358,7 +358,9 @@ def clip_by_global_norm(grads, max_norm):
 """
 
 
-def test_a_writer_that_never_pauses_cannot_starve_the_deadline(pool: GradingPool, problems: ProblemSet) -> None:
+def test_a_writer_that_never_pauses_cannot_starve_the_deadline(
+    pool: GradingPool, problems: ProblemSet
+) -> None:
     result = run(pool, fast(problems.get("global-norm-clipping"), case_time_s=3), SPINNING_WRITER)
     assert result.verdict is Verdict.TIME_LIMIT_EXCEEDED, result.message
     assert result.elapsed_ms < (3 + 20) * 1000
@@ -483,7 +485,9 @@ def test_values_moved_between_keys_are_a_mutation(pool: GradingPool, problems: P
     result = run(pool, problems.get("sgd-momentum"), SWAPPED_VALUES)
     assert result.verdict is Verdict.WRONG_ANSWER, result.message
     failing = next(c for c in result.cases if c.verdict is Verdict.WRONG_ANSWER)
-    assert failing.reason is WrongAnswerReason.MUTATION and "replaced inside the input dict" in failing.message
+    assert (
+        failing.reason is WrongAnswerReason.MUTATION and "replaced inside the input dict" in failing.message
+    )
 
 
 DEBUG_CALLBACK_RAISES = (
@@ -502,7 +506,9 @@ def clip_by_global_norm(grads, max_norm):
 )
 
 
-def test_errors_in_debug_callbacks_name_the_exception_and_line(pool: GradingPool, problems: ProblemSet) -> None:
+def test_errors_in_debug_callbacks_name_the_exception_and_line(
+    pool: GradingPool, problems: ProblemSet
+) -> None:
     problem = problems.get("global-norm-clipping")
     result = run(pool, problem, DEBUG_CALLBACK_RAISES)
     assert result.verdict is Verdict.ACCEPTED, "verdicts come from the program, which has no callback"
@@ -567,6 +573,11 @@ def test_container_subclasses_count_as_their_base(pool: GradingPool, problems: P
 def test_a_run_streams_each_case_as_soon_as_it_is_known(pool: GradingPool, problems: ProblemSet) -> None:
     problem = problems.get("sgd-momentum")
     seen: list[tuple[str, Verdict, str]] = []
-    result = run(pool, problem, SGD + "\nsgd_momentum = correct\n", on_case=lambda c: seen.append((c.name, c.verdict, c.message)))
+    result = run(
+        pool,
+        problem,
+        SGD + "\nsgd_momentum = correct\n",
+        on_case=lambda c: seen.append((c.name, c.verdict, c.message)),
+    )
     assert [name for name, _, _ in seen] == [c.name for c in result.cases]
     assert [(v, m) for _, v, m in seen] == [(c.verdict, c.message) for c in result.cases]

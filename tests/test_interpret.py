@@ -46,7 +46,9 @@ def _all_ok(problem: Problem, outputs: list[Any] | None = None) -> RawRun:
         skeleton, leaves = skeletonize(out)
         if sig not in raw.programs:
             raw.programs[sig] = ProgramReport(
-                sig, skeleton=skeleton, compiled={"summary": SUMMARY, "compile_ms": 5.0, "cached": False, "key": "k"}
+                sig,
+                skeleton=skeleton,
+                compiled={"summary": SUMMARY, "compile_ms": 5.0, "cached": False, "key": "k"},
             )
         raw.runs[i] = CaseReport(i, outputs=leaves, run_ms=1.0)
     last = len(problem.cases) - 1
@@ -55,7 +57,9 @@ def _all_ok(problem: Problem, outputs: list[Any] | None = None) -> RawRun:
     return raw
 
 
-def _grade(problem: Problem, raw: RawRun, expected: list[Any] | None = None, author: bool = False) -> GradeResult:
+def _grade(
+    problem: Problem, raw: RawRun, expected: list[Any] | None = None, author: bool = False
+) -> GradeResult:
     cases = list(problem.cases)
     return interpret(
         problem,
@@ -103,7 +107,9 @@ def test_timeout_stops_the_run_and_later_cases_are_not_run(problem: Problem) -> 
 
 
 def test_load_error_marks_every_case_not_run(problem: Problem) -> None:
-    raw = RawRun(load={"type": "load_error", "verdict": "compile_error", "message": "line 3: `def f(`\nSyntaxError: x"})
+    raw = RawRun(
+        load={"type": "load_error", "verdict": "compile_error", "message": "line 3: `def f(`\nSyntaxError: x"}
+    )
     result = _grade(problem, raw)
     assert result.verdict is Verdict.COMPILE_ERROR
     assert "line 3" in result.message
@@ -137,14 +143,18 @@ def test_cpu_limit_signal_is_time_limit_exceeded(problem: Problem) -> None:
 
 
 def test_crash_signal_names_the_signal(problem: Problem) -> None:
-    raw = RawRun(load={"type": "loaded"}, stop=Stop("tracer", "trace", 0, returncode=128 + int(signal.SIGSEGV)))
+    raw = RawRun(
+        load={"type": "loaded"}, stop=Stop("tracer", "trace", 0, returncode=128 + int(signal.SIGSEGV))
+    )
     result = _grade(problem, raw)
     assert result.verdict is Verdict.RUNTIME_ERROR
     assert "SIGSEGV" in result.cases[0].message
 
 
 def test_executor_crash_is_the_programs_runtime_error(problem: Problem) -> None:
-    raw = RawRun(load={"type": "loaded"}, stop=Stop("executor", "compile", 0, returncode=-int(signal.SIGSEGV)))
+    raw = RawRun(
+        load={"type": "loaded"}, stop=Stop("executor", "compile", 0, returncode=-int(signal.SIGSEGV))
+    )
     result = _grade(problem, raw)
     assert result.verdict is Verdict.RUNTIME_ERROR
     assert "compiled program crashed" in result.cases[0].message
@@ -166,7 +176,9 @@ def test_protocol_error_is_a_runtime_error_not_a_time_limit(problem: Problem) ->
 
 def test_forged_accepted_verdict_from_the_tracer_is_not_trusted(problem: Problem) -> None:
     raw = _all_ok(problem)
-    raw.programs[_sig(problem, 0)] = ProgramReport(_sig(problem, 0), failure={"verdict": "accepted", "message": "ok!"})
+    raw.programs[_sig(problem, 0)] = ProgramReport(
+        _sig(problem, 0), failure={"verdict": "accepted", "message": "ok!"}
+    )
     result = _grade(problem, raw)
     assert result.cases[0].verdict is Verdict.RUNTIME_ERROR
 
@@ -174,7 +186,8 @@ def test_forged_accepted_verdict_from_the_tracer_is_not_trusted(problem: Problem
 def test_a_trace_error_claim_shows_the_users_message_on_public_cases(problem: Problem) -> None:
     raw = _all_ok(problem)
     raw.programs[_sig(problem, 0)] = ProgramReport(
-        _sig(problem, 0), failure={"verdict": "trace_error", "message": "line 3: `if x:`\nadvice", "advice": "bool"}
+        _sig(problem, 0),
+        failure={"verdict": "trace_error", "message": "line 3: `if x:`\nadvice", "advice": "bool"},
     )
     case = _grade(problem, raw).cases[0]
     assert case.verdict is Verdict.TRACE_ERROR and case.message == "line 3: `if x:`\nadvice"
@@ -203,7 +216,11 @@ def test_hidden_claims_show_only_what_the_judge_composes(problem: Problem) -> No
 
 def test_a_host_callback_in_the_program_summary_breaks_the_rule(problem: Problem) -> None:
     raw = _all_ok(problem)
-    summary = {**SUMMARY, "custom_calls": ["xla_ffi_python_cpu_callback"], "host_callbacks": ["xla_ffi_python_cpu_callback"]}
+    summary = {
+        **SUMMARY,
+        "custom_calls": ["xla_ffi_python_cpu_callback"],
+        "host_callbacks": ["xla_ffi_python_cpu_callback"],
+    }
     assert raw.programs[_sig(problem, 0)].compiled is not None
     raw.programs[_sig(problem, 0)].compiled["summary"] = summary  # type: ignore[index]
     case = _grade(problem, raw).cases[0]
@@ -224,8 +241,12 @@ def test_a_host_callback_in_the_program_summary_breaks_the_rule(problem: Problem
 def test_programs_the_executor_refuses(problem: Problem, kind: str, verdict: Verdict) -> None:
     raw = _all_ok(problem)
     sig = _sig(problem, 0)
-    summary = {**SUMMARY, "host_callbacks": ["xla_python_cpu_callback"]} if kind == "host_callback" else SUMMARY
-    raw.programs[sig] = ProgramReport(sig, skeleton={}, refused={"kind": kind, "message": "why", "summary": summary})
+    summary = (
+        {**SUMMARY, "host_callbacks": ["xla_python_cpu_callback"]} if kind == "host_callback" else SUMMARY
+    )
+    raw.programs[sig] = ProgramReport(
+        sig, skeleton={}, refused={"kind": kind, "message": "why", "summary": summary}
+    )
     case = _grade(problem, raw).cases[0]
     assert case.verdict is verdict, case.message
     if kind == "extra_inputs":
@@ -277,7 +298,9 @@ def test_an_output_nested_326_dicts_deep_gives_a_clean_verdict(problem: Problem)
 
 def test_a_non_array_leaf_is_a_type_mismatch(problem: Problem) -> None:
     raw = _all_ok(problem)
-    raw.programs[_sig(problem, 0)].skeleton = {"dict": [["clipped", {"bad": "str"}], ["global_norm", {"out": 0}]]}
+    raw.programs[_sig(problem, 0)].skeleton = {
+        "dict": [["clipped", {"bad": "str"}], ["global_norm", {"out": 0}]]
+    }
     raw.runs[0] = CaseReport(0, outputs=[np.array(1.0, np.float32)], run_ms=1.0)
     case = _grade(problem, raw).cases[0]
     assert case.verdict is Verdict.WRONG_ANSWER and case.reason is WrongAnswerReason.TYPE
@@ -317,7 +340,9 @@ def test_a_second_trace_with_another_result_is_state_across_calls(problem: Probl
     raw = _all_ok(problem)
     last = len(problem.cases) - 1
     skeleton, leaves = skeletonize({**_expected(problem)[last], "global_norm": np.array(2.0, np.float32)})
-    raw.retrace = ProgramReport(_sig(problem, last), skeleton=skeleton, compiled={"summary": SUMMARY, "key": "other"})
+    raw.retrace = ProgramReport(
+        _sig(problem, last), skeleton=skeleton, compiled={"summary": SUMMARY, "key": "other"}
+    )
     raw.retrace_run = CaseReport(last, outputs=leaves, run_ms=1.0)
     case = _grade(problem, raw).cases[last]
     assert case.verdict is Verdict.WRONG_ANSWER and case.reason is WrongAnswerReason.STATE
@@ -328,7 +353,9 @@ def test_a_second_trace_with_the_same_result_is_fine(problem: Problem) -> None:
     raw = _all_ok(problem)
     last = len(problem.cases) - 1
     skeleton, leaves = skeletonize(_expected(problem)[last])
-    raw.retrace = ProgramReport(_sig(problem, last), skeleton=skeleton, compiled={"summary": SUMMARY, "key": "other"})
+    raw.retrace = ProgramReport(
+        _sig(problem, last), skeleton=skeleton, compiled={"summary": SUMMARY, "key": "other"}
+    )
     raw.retrace_run = CaseReport(last, outputs=leaves, run_ms=1.0)
     assert _grade(problem, raw).verdict is Verdict.ACCEPTED
 
@@ -337,7 +364,8 @@ def test_a_leak_found_only_at_the_second_trace_is_a_trace_error(problem: Problem
     raw = _all_ok(problem)
     last = len(problem.cases) - 1
     raw.retrace = ProgramReport(
-        _sig(problem, last), failure={"verdict": "trace_error", "message": "leak", "advice": "leak", "line": 1}
+        _sig(problem, last),
+        failure={"verdict": "trace_error", "message": "leak", "advice": "leak", "line": 1},
     )
     raw.retrace_run = None
     case = _grade(problem, raw).cases[last]
@@ -355,7 +383,9 @@ def test_public_cases_show_values_and_hidden_cases_do_not(problem: Problem) -> N
     assert all(c.input is not None and c.output is not None and c.expected is not None for c in public)
     assert all(c.input is None and c.output is None and c.expected is None for c in hidden)
     assert all(c.run_ms is not None and c.error_ratio is not None for c in public)
-    assert all(c.run_ms is None and c.error_ratio is None for c in hidden), "hidden timing and ratios leak values"
+    assert all(c.run_ms is None and c.error_ratio is None for c in hidden), (
+        "hidden timing and ratios leak values"
+    )
 
 
 def test_authors_keep_hidden_ratios_and_times(problem: Problem) -> None:
@@ -366,7 +396,10 @@ def test_authors_keep_hidden_ratios_and_times(problem: Problem) -> None:
 def test_hidden_wrong_answer_reveals_no_values_nor_an_exact_ratio(problem: Problem) -> None:
     index = _hidden_index(problem)
     outputs = _expected(problem)
-    outputs[index] = {**outputs[index], "global_norm": np.array(0.0, np.float32)}  # ratio would reveal |expected|
+    outputs[index] = {
+        **outputs[index],
+        "global_norm": np.array(0.0, np.float32),
+    }  # ratio would reveal |expected|
     case = _grade(problem, _all_ok(problem, outputs)).cases[index]
     assert case.verdict is Verdict.WRONG_ANSWER and case.reason is WrongAnswerReason.VALUE
     assert "global_norm" in case.message
@@ -376,7 +409,10 @@ def test_hidden_wrong_answer_reveals_no_values_nor_an_exact_ratio(problem: Probl
 
 def test_accepted_hidden_cases_show_no_ratio(problem: Problem) -> None:
     case = _grade(problem, _all_ok(problem)).cases[_hidden_index(problem)]
-    assert case.verdict is Verdict.ACCEPTED and case.message == "matches the expected output (within the tolerance)"
+    assert (
+        case.verdict is Verdict.ACCEPTED
+        and case.message == "matches the expected output (within the tolerance)"
+    )
 
 
 def test_output_printed_after_the_hidden_phase_began_is_withheld(problem: Problem) -> None:

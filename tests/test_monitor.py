@@ -29,7 +29,9 @@ def fake(role: str, scenario: str) -> PopenWorker:
     return PopenWorker("fake", [sys.executable, FAKE, role, scenario], env, role=role)  # type: ignore[arg-type]
 
 
-def drive(tracer: str = "good", executor: str = "good", limits: SandboxLimits = LIMITS, **job: object) -> RawRun:
+def drive(
+    tracer: str = "good", executor: str = "good", limits: SandboxLimits = LIMITS, **job: object
+) -> RawRun:
     pair = Pair(fake("tracer", tracer), fake("executor", executor))
     try:
         inputs = [np.arange(3, dtype=np.float32), np.arange(4, dtype=np.float32)]
@@ -114,7 +116,12 @@ def test_the_wall_limit_holds_whatever_the_pair_does() -> None:
 def test_every_record_interprets_to_a_verdict_from_the_closed_set() -> None:
     problem = ProblemSet(ROOT / "problems").get("global-norm-clipping")
     cases = list(problem.cases[:2])
-    for tracer, executor in [("deep_frame", "good"), ("flood", "good"), ("good", "huge_shape"), ("silent", "good")]:
+    for tracer, executor in [
+        ("deep_frame", "good"),
+        ("flood", "good"),
+        ("good", "huge_shape"),
+        ("silent", "good"),
+    ]:
         pair = Pair(fake("tracer", tracer), fake("executor", executor))
         try:
             job = build_session(problem, "unused", cases, [False, True], 1 << 20)

@@ -225,7 +225,9 @@ class BrokenBackend(Backend):
 
     def start_tracer(self, limits: SandboxLimits, slot: int = 0) -> Worker:
         self.starts += 1
-        return PopenWorker(self.name, ["/bin/sh", "-c", "echo broken >&2; exit 3", "sh"], {"PATH": "/usr/bin:/bin"})
+        return PopenWorker(
+            self.name, ["/bin/sh", "-c", "echo broken >&2; exit 3", "sh"], {"PATH": "/usr/bin:/bin"}
+        )
 
     def start_executor(self, limits: SandboxLimits, slot: int = 0) -> Worker:
         return self.start_tracer(limits, slot)

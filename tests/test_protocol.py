@@ -4,6 +4,7 @@ closed set."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import struct
 from typing import Any
@@ -31,8 +32,6 @@ from sandbox.protocol import (
     dumps_tree,
     encode_frame,
     encode_key,
-    encode_leaf,
-    encode_tree,
     json_depth,
     loads_tree,
 )
@@ -65,9 +64,7 @@ def test_split_input_sorts_keys_and_flattens_in_that_order() -> None:
     assert [x.shape for x in leaves] == [(2,), (3,), (1,)]
 
 
-@pytest.mark.parametrize(
-    "shape", [[0, 10**30], [2**31], [-1], [True], [1.5], [1] * 9, "3", [0, 2**40]]
-)
+@pytest.mark.parametrize("shape", [[0, 10**30], [2**31], [-1], [True], [1.5], [1] * 9, "3", [0, 2**40]])
 def test_leaf_shapes_are_validated_before_any_allocation(shape: Any) -> None:
     blobs = Blobs()
     blobs.add(b"")
@@ -124,7 +121,9 @@ def test_keys_that_pose_as_ints_cannot_break_sorting() -> None:
         decode_tree({"dict": [["a", {"none": True}], ["a", {"none": True}]]}, frame)
 
 
-@pytest.mark.parametrize(("value", "kept"), [(12.5, 12.5), (-1, None), (1e9, None), (True, None), ("3", None)])
+@pytest.mark.parametrize(
+    ("value", "kept"), [(12.5, 12.5), (-1, None), (1e9, None), (True, None), ("3", None)]
+)
 def test_timings_must_be_finite_numbers_in_range(value: Any, kept: Any) -> None:
     assert _ms(value) == kept
 
@@ -148,7 +147,11 @@ def test_fuzz_the_frame_reader_never_raises_anything_else(chunks: list[bytes]) -
 
 def _wire_nodes() -> st.SearchStrategy[Any]:
     scalars = st.one_of(
-        st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(allow_nan=False), st.text(max_size=5)
+        st.none(),
+        st.booleans(),
+        st.integers(-(2**70), 2**70),
+        st.floats(allow_nan=False),
+        st.text(max_size=5),
     )
     leaf = st.fixed_dictionaries(
         {
@@ -164,16 +167,34 @@ def _wire_nodes() -> st.SearchStrategy[Any]:
     keys = st.one_of(
         st.text(max_size=3),
         st.fixed_dictionaries({"int": st.text(max_size=25)}),
-        st.fixed_dictionaries({"key": st.fixed_dictionaries({"repr": st.text(max_size=5), "type": st.sampled_from(["int", "x", "int?"])})}),
+        st.fixed_dictionaries(
+            {
+                "key": st.fixed_dictionaries(
+                    {"repr": st.text(max_size=5), "type": st.sampled_from(["int", "x", "int?"])}
+                )
+            }
+        ),
         scalars,
     )
     return st.recursive(
-        st.one_of(leaf, st.fixed_dictionaries({"out": st.integers(-1, 5) | scalars}), st.just({"none": True}), st.fixed_dictionaries({"bad": st.text(max_size=4)}), scalars),
+        st.one_of(
+            leaf,
+            st.fixed_dictionaries({"out": st.integers(-1, 5) | scalars}),
+            st.just({"none": True}),
+            st.fixed_dictionaries({"bad": st.text(max_size=4)}),
+            scalars,
+        ),
         lambda children: st.one_of(
             st.fixed_dictionaries({"dict": st.lists(st.tuples(keys, children).map(list), max_size=4)}),
             st.fixed_dictionaries({"list": st.lists(children, max_size=4)}),
             st.fixed_dictionaries({"tuple": st.lists(children, max_size=4)}),
-            st.fixed_dictionaries({"node": st.fixed_dictionaries({"type": st.text(max_size=4), "children": st.lists(children, max_size=3)})}),
+            st.fixed_dictionaries(
+                {
+                    "node": st.fixed_dictionaries(
+                        {"type": st.text(max_size=4), "children": st.lists(children, max_size=3)}
+                    )
+                }
+            ),
             st.dictionaries(st.text(max_size=4), children, max_size=3),
         ),
         max_leaves=25,
@@ -190,10 +211,8 @@ def test_fuzz_tree_decoders_raise_only_protocol_errors(node: Any, blobs: list[by
         lambda: assemble(node, outputs, 1 << 20),
         lambda: decode_leaves([node], frame),
     ):
-        try:
+        with contextlib.suppress(ProtocolError):
             decode()
-        except ProtocolError:
-            pass
     json.dumps(node)  # the strategy only builds JSON-able nodes
 
 
@@ -214,7 +233,11 @@ _CLAIMS = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(
     data=st.data(),
     skeleton=_wire_nodes(),
@@ -223,7 +246,12 @@ _CLAIMS = st.fixed_dictionaries(
     returncode=st.one_of(st.none(), st.integers(-40, 300)),
 )
 def test_fuzz_the_interpreter_always_gives_a_verdict_from_the_closed_set(
-    problem: Problem, data: st.DataObject, skeleton: Any, stop_case: int | None, stop_party: str, returncode: int | None
+    problem: Problem,
+    data: st.DataObject,
+    skeleton: Any,
+    stop_case: int | None,
+    stop_party: str,
+    returncode: int | None,
 ) -> None:
     cases = list(problem.cases[:4])
     job = build_session(problem, "x = 1\n", cases, [c.hidden for c in cases], 1 << 20)
@@ -234,12 +262,18 @@ def test_fuzz_the_interpreter_always_gives_a_verdict_from_the_closed_set(
             raw.programs[case.sig] = ProgramReport(case.sig, failure=data.draw(_CLAIMS))
         elif choice == "refused":
             kind = data.draw(st.sampled_from(["host_callback", "extra_inputs", "output_limit", "op", "junk"]))
-            raw.programs[case.sig] = ProgramReport(case.sig, refused={"kind": kind, "message": "m", "summary": {}})
+            raw.programs[case.sig] = ProgramReport(
+                case.sig, refused={"kind": kind, "message": "m", "summary": {}}
+            )
         elif choice in ("ok", "error"):
-            raw.programs.setdefault(case.sig, ProgramReport(case.sig, skeleton=skeleton, compiled={"summary": {}}))
+            raw.programs.setdefault(
+                case.sig, ProgramReport(case.sig, skeleton=skeleton, compiled={"summary": {}})
+            )
             outputs = [np.zeros(2, np.float32), np.array(1.0, np.float32)]
             error = {"kind": data.draw(st.sampled_from(["memory", "runtime"])), "message": "x"}
-            raw.runs[case.index] = CaseReport(case.index, outputs=outputs, error=error if choice == "error" else None)
+            raw.runs[case.index] = CaseReport(
+                case.index, outputs=outputs, error=error if choice == "error" else None
+            )
     if stop_case is not None:
         phase = data.draw(st.sampled_from(["load", "trace", "print", "retrace", "compile", "run"]))
         raw.stop = Stop(stop_party, phase, stop_case, returncode=returncode)  # type: ignore[arg-type]

@@ -6,7 +6,9 @@ from judge.rules import ForbidOps, NoHostCallbacks, ProgramSummary, RequireOps, 
 
 LOOP = ProgramSummary(ops={"stablehlo.while": 1, "stablehlo.add": 3}, loops=1)
 PLAIN = ProgramSummary(ops={"stablehlo.add": 3})
-CALLBACK = ProgramSummary(custom_calls=("xla_ffi_python_cpu_callback",), host_callbacks=("xla_ffi_python_cpu_callback",))
+CALLBACK = ProgramSummary(
+    custom_calls=("xla_ffi_python_cpu_callback",), host_callbacks=("xla_ffi_python_cpu_callback",)
+)
 
 
 def test_host_callbacks_break_the_default_rule() -> None:
@@ -28,6 +30,8 @@ def test_op_rules_for_problems_to_declare() -> None:
 
 
 def test_a_summary_from_the_wire() -> None:
-    summary = ProgramSummary.from_wire({"ops": {"stablehlo.while": 2}, "custom_calls": ["a"], "host_callbacks": [], "loops": 2})
+    summary = ProgramSummary.from_wire(
+        {"ops": {"stablehlo.while": 2}, "custom_calls": ["a"], "host_callbacks": [], "loops": 2}
+    )
     assert summary.loops == 2 and summary.custom_calls == ("a",)
     assert ProgramSummary.from_wire(None) == ProgramSummary()

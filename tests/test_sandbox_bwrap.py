@@ -1,4 +1,4 @@
-"""The ``bwrap`` backend for real: raw sessions through ``sandbox.monitor.run_session``, then the host's state.
+"""The ``bwrap`` backend for real: raw sessions through ``sandbox.monitor.run_session``, then the host.
 
 Probes run as the user's code (at load time, or while the function is traced) and report on stdout, which
 lands in ``RawRun.output``. They run in a tracer started on its own and in one forked from the zygote (the
@@ -13,9 +13,9 @@ import os
 import shutil
 import signal
 import socket
-import threading
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import replace
@@ -28,7 +28,6 @@ import pytest
 from sandbox.base import CODE_ROOT, Pair
 from sandbox.bwrap import BwrapBackend, BwrapWorker, processes_of_uid, project_copies
 from sandbox.cgroups import discover
-from sandbox.forkserver import ForkedTracer
 from sandbox.limits import SandboxLimits
 from sandbox.monitor import RawRun, run_session
 from sandbox.seccomp_filter import build_filter
@@ -363,7 +362,10 @@ def test_numpy_memory_bomb_is_a_memory_error(backend: BwrapBackend) -> None:
 @pytest.mark.slow
 def test_jax_memory_bomb_inside_jit(backend: BwrapBackend) -> None:
     # An 8 GiB intermediate that must be materialized (a sort cannot be fused away); the output is small.
-    code = "import jax.numpy as jnp\ndef f(x):\n    return jnp.sort(jnp.arange(1 << 31, dtype=jnp.float32) * x[0])[:2]\n"
+    code = (
+        "import jax.numpy as jnp\ndef f(x):\n"
+        "    return jnp.sort(jnp.arange(1 << 31, dtype=jnp.float32) * x[0])[:2]\n"
+    )
     raw, _ = run(backend, code)
     assert memory_verdict(raw), (raw.stop, raw.programs, raw.runs)
 
@@ -460,7 +462,7 @@ def test_foreign_abi_system_call_kills_the_process(backend: BwrapBackend) -> Non
         assert raw.stop.returncode in (128 + signal.SIGSYS, -signal.SIGSYS), raw.stop.returncode
 
 
-# ------------------------------------------------------------------------------------------ the zygote's children
+# ------------------------------------------------------------------------------------- the zygote's children
 
 SIBLING_A = r"""
 import os, socket, time

@@ -77,7 +77,11 @@ def backend() -> Iterator[DockerBackend]:
 
 
 def run(
-    backend: DockerBackend, code: str, limits: SandboxLimits = LIMITS, slot: int = SLOT, tracer: Worker | None = None
+    backend: DockerBackend,
+    code: str,
+    limits: SandboxLimits = LIMITS,
+    slot: int = SLOT,
+    tracer: Worker | None = None,
 ) -> RawRun:
     """One case ``f(x)`` with x = ones(3) on a tracer container and an executor container (both removed)."""
     tracer = tracer or backend.start_tracer(limits, slot)
@@ -85,7 +89,9 @@ def run(
     ids = [tracer.container_id, executor.container_id]  # type: ignore[attr-defined]
     pair = Pair(tracer, executor)
     try:
-        raw = run_session(pair, session(code.replace("def f(x):", "def f(x, s):"), np.ones(3, np.float32)), limits)
+        raw = run_session(
+            pair, session(code.replace("def f(x):", "def f(x, s):"), np.ones(3, np.float32)), limits
+        )
     finally:
         pair.close()
     assert not set(ids) & set(backend.leftovers()), "a container outlived its run"
@@ -359,7 +365,9 @@ def test_apply_limits_tightens_a_ready_worker(backend: DockerBackend) -> None:
 def test_a_slot_serves_one_worker_at_a_time(backend: DockerBackend) -> None:
     first = backend.start_tracer(LIMITS, slot=SLOT + 7)
     try:
-        second = backend.start_tracer(LIMITS, slot=SLOT + 7)  # the slot is held: the worker moves to a free one
+        second = backend.start_tracer(
+            LIMITS, slot=SLOT + 7
+        )  # the slot is held: the worker moves to a free one
         try:
             assert second.uid != first.uid  # type: ignore[attr-defined]
         finally:

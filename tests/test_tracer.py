@@ -45,7 +45,7 @@ def test_values_moved_between_keys_are_reported_not_a_crash() -> None:
     keys = list(params)
     values = [params[k] for k in keys]
     params.clear()
-    params.update(zip(reversed(keys), values))
+    params.update(zip(reversed(keys), values, strict=True))
     assert find_mutation("params", snap) == 'params["a"] was replaced inside the input dict'
 
 

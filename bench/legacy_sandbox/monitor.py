@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from sandbox.base import Worker
 from sandbox.limits import SandboxLimits
+
 from .protocol import FrameReader, ProtocolError, encode_frame
 
 TimeoutKind = Literal["case", "wall"]

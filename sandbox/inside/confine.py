@@ -59,7 +59,11 @@ class _CapHeader(ctypes.Structure):
 
 
 class _CapData(ctypes.Structure):
-    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+    _fields_ = [
+        ("effective", ctypes.c_uint32),
+        ("permitted", ctypes.c_uint32),
+        ("inheritable", ctypes.c_uint32),
+    ]
 
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -93,7 +97,8 @@ def confine(
     if _libc.mount(b"proc", b"/proc", b"proc", proc_flags, b"hidepid=invisible") != 0:
         _check(_libc.mount(b"proc", b"/proc", b"proc", proc_flags, b"hidepid=2"), "mount /proc")
     set_rlimits(rlimits)
-    last = int(open("/proc/sys/kernel/cap_last_cap").read())
+    with open("/proc/sys/kernel/cap_last_cap") as handle:
+        last = int(handle.read())
     for cap in range(last + 1):
         _check(_libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0), f"drop capability {cap}")
     os.setgroups([])
@@ -122,6 +127,10 @@ def verify(uid: int, *, seccomp: bool) -> None:
     }
     if seccomp:
         expected["Seccomp"] = "2"
-    wrong = {key: status.get(key, "").strip() for key, value in expected.items() if status.get(key, "").strip() != value}
+    wrong = {
+        key: status.get(key, "").strip()
+        for key, value in expected.items()
+        if status.get(key, "").strip() != value
+    }
     if wrong:
         raise ConfinementError(f"the tracer is not confined as it should be: {wrong}")

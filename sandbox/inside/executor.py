@@ -121,9 +121,9 @@ class Executor:
         import jax
         from jax._src import compiler, xla_bridge
         from jax._src.interpreters import mlir
-        from jax._src.lib import _jax
-        from jax._src.lib import xla_client as xc
-        from jax._src.lib.mlir import ir
+        from jax._src.lib import _jax  # type: ignore[attr-defined]
+        from jax._src.lib import xla_client as xc  # type: ignore[attr-defined]
+        from jax._src.lib.mlir import ir  # type: ignore[attr-defined]
 
         self.jax: Any = jax
         self.ir: Any = ir
@@ -132,7 +132,9 @@ class Executor:
         self.backend: Any = xla_bridge.get_backend("cpu")
         self.device = self.backend.local_devices()[0]
         self.devices: Any = xc.DeviceList((self.device,))
-        self.options: Any = compiler.get_compile_options(num_replicas=1, num_partitions=1, backend=self.backend)
+        self.options: Any = compiler.get_compile_options(
+            num_replicas=1, num_partitions=1, backend=self.backend
+        )
         self.channel = channel
         self.cache_scope = cache_scope
         self.cache_entries = max(1, cache_entries)
@@ -170,7 +172,7 @@ class Executor:
         seconds = message.get("cpu_time_s")
         if isinstance(seconds, int | float) and seconds > 0:
             usage = resource.getrusage(resource.RUSAGE_SELF)
-            soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+            _, hard = resource.getrlimit(resource.RLIMIT_CPU)
             wanted = int(usage.ru_utime + usage.ru_stime + seconds) + 1
             if hard != resource.RLIM_INFINITY:
                 wanted = min(wanted, hard)
@@ -197,7 +199,9 @@ class Executor:
                             module, executable_devices=self.devices, compile_options=self.options
                         )
                     except Exception as exc:
-                        raise Refused("compile", f"XLA could not compile the program: {_first(exc)}") from None
+                        raise Refused(
+                            "compile", f"XLA could not compile the program: {_first(exc)}"
+                        ) from None
                     cached = Compiled(executable, summary, outputs, key)
                     self.cache[key] = cached
                     while len(self.cache) > self.cache_entries:
@@ -208,7 +212,13 @@ class Executor:
                     hit = True
         except Refused as exc:
             self.send(
-                {"type": "refused", "id": program_id, "kind": exc.kind, "message": exc.message, "summary": summary}
+                {
+                    "type": "refused",
+                    "id": program_id,
+                    "kind": exc.kind,
+                    "message": exc.message,
+                    "summary": summary,
+                }
             )
             return
         self.programs[program_id] = cached
@@ -227,7 +237,9 @@ class Executor:
         try:
             return self.deserialize(data)
         except Exception as exc:
-            raise Refused("unreadable", f"the program is not a StableHLO portable artifact: {_first(exc)}") from None
+            raise Refused(
+                "unreadable", f"the program is not a StableHLO portable artifact: {_first(exc)}"
+            ) from None
 
     def _main(self, module: Any) -> Any:
         mains = [
@@ -272,7 +284,10 @@ class Executor:
             )
         unknown = [t for t in summary["custom_calls"] if t not in self.allowed]
         if unknown:
-            raise Refused("custom_call", f"the program uses the custom call {unknown[0]!r}, which the judge does not run")
+            raise Refused(
+                "custom_call",
+                f"the program uses the custom call {unknown[0]!r}, which the judge does not run",
+            )
         for name in summary["ops"]:
             if name in FORBIDDEN_OPS or not (name in ALLOWED_OPS or name.startswith(ALLOWED_PREFIXES)):
                 raise Refused("op", f"the program uses the operation {name!r}, which the judge does not run")
@@ -285,9 +300,13 @@ class Executor:
                 f"the program takes {len(inputs)} inputs but the case has {len(expected)} leaves",
             )
         if inputs != expected:
-            raise Refused("inputs", "the program's inputs do not match the case's leaves (count, shapes, dtypes)")
+            raise Refused(
+                "inputs", "the program's inputs do not match the case's leaves (count, shapes, dtypes)"
+            )
         outputs = _types(self.ir, main, "results")
-        total = sum(int(np.prod(shape, dtype=np.float64)) * DTYPES[dtype].itemsize for dtype, shape in outputs)
+        total = sum(
+            int(np.prod(shape, dtype=np.float64)) * DTYPES[dtype].itemsize for dtype, shape in outputs
+        )
         if total > int(message["max_output_bytes"]):
             raise Refused("output_limit", f"the function returns {total} bytes of arrays")
 
@@ -322,7 +341,9 @@ class Executor:
         from jax import export
 
         spec = self.jax.ShapeDtypeStruct((2,), jnp.float32)
-        data = export.export(self.jax.jit(lambda x: [x * 2 + 1]), platforms=["cpu"])(spec).mlir_module_serialized
+        data = export.export(self.jax.jit(lambda x: [x * 2 + 1]), platforms=["cpu"])(
+            spec
+        ).mlir_module_serialized
         with self.mlir.make_ir_context():
             module = self.deserialize(data)
             self.summarize(module)
@@ -347,7 +368,8 @@ def _types(ir: Any, main: Any, which: str) -> list[tuple[str, tuple[int, ...]]]:
         element = str(tensor.element_type)
         if element not in ELEMENT_TYPES:
             raise Refused(
-                "outputs" if which == "results" else "inputs", f"the program uses the unsupported dtype {element}"
+                "outputs" if which == "results" else "inputs",
+                f"the program uses the unsupported dtype {element}",
             )
         out.append((ELEMENT_TYPES[element], tuple(int(d) for d in tensor.shape)))
     return out

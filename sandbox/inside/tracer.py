@@ -142,7 +142,8 @@ class Captured:
     def warm_backend(self) -> None:
         """Start the CPU backend and the export pipeline now, not on the user's clock."""
         spec = self.shape_dtype((2,), self.jnp.float32)
-        self.export(self.jit(lambda x: [x * 2 + 1]), platforms=["cpu"])(spec).mlir_module_serialized
+        exported = self.export(self.jit(lambda x: [x * 2 + 1]), platforms=["cpu"])(spec)
+        assert exported.mlir_module_serialized
 
     def restore_config(self) -> None:
         for key, value in self.config.items():
@@ -162,7 +163,7 @@ class Captured:
             return []
 
         for primitive in self.debug_primitives:
-            primitive.bind = strip  # an instance attribute shadows Primitive.bind
+            primitive.bind = strip  # type: ignore[method-assign]  # an instance attribute shadows the method
         try:
             yield
         finally:
@@ -174,7 +175,7 @@ class Captured:
     def callbacks_watched(self, errors: list[BaseException]) -> Iterator[None]:
         """While printing: the body of every ``jax.debug.callback`` records what it raised."""
         primitive = self.debug_callback_p
-        original = type(primitive).bind
+        original: Callable[..., Any] = type(primitive).bind
 
         def bind(*args: Any, callback: Callable[..., Any], **kwargs: Any) -> Any:
             def watched(*values: Any) -> Any:
@@ -186,7 +187,7 @@ class Captured:
 
             return original(primitive, *args, callback=watched, **kwargs)
 
-        primitive.bind = bind
+        primitive.bind = bind  # type: ignore[method-assign]
         try:
             yield
         finally:
@@ -253,28 +254,54 @@ def classify(exc: BaseException, errors: Any, *, at: str) -> CaseFailure:
     if isinstance(exc, CaseFailure):
         return exc
     frame = _user_frame(exc)
-    facts = {"line": frame.lineno if frame is not None else None, "error": type(exc).__name__[:60]}
+    line, error = (frame.lineno if frame is not None else None), type(exc).__name__[:60]
     place = where(exc)
     advice = _trace_advice(exc, errors)
     if advice is not None:
-        return CaseFailure("trace_error", f"{place}{ADVICE[advice]}\n({first_line(exc)})", advice=advice, **facts)
+        return CaseFailure(
+            "trace_error",
+            f"{place}{ADVICE[advice]}\n({first_line(exc)})",
+            advice=advice,
+            line=line,
+            error=error,
+        )
     if isinstance(exc, NotImplementedError) and "host_callbacks" in str(exc):
-        return CaseFailure("trace_error", f"{place}{ADVICE['host_callback']}", advice="host_callback", **facts)
+        return CaseFailure(
+            "trace_error", f"{place}{ADVICE['host_callback']}", advice="host_callback", line=line, error=error
+        )
     if isinstance(exc, MemoryError) or "RESOURCE_EXHAUSTED" in str(exc) or "Out of memory" in str(exc):
         return CaseFailure(
-            "memory_limit_exceeded", f"{place}ran out of memory {at} ({first_line(exc, 200)})", advice="memory", **facts
+            "memory_limit_exceeded",
+            f"{place}ran out of memory {at} ({first_line(exc, 200)})",
+            advice="memory",
+            line=line,
+            error=error,
         )
     if isinstance(exc, SystemExit):
-        return CaseFailure("runtime_error", f"{place}the code called sys.exit({exc.code!r}) {at}", advice="exit", **facts)
+        return CaseFailure(
+            "runtime_error",
+            f"{place}the code called sys.exit({exc.code!r}) {at}",
+            advice="exit",
+            line=line,
+            error=error,
+        )
     if isinstance(exc, RecursionError):
         return CaseFailure(
-            "runtime_error", f"{place}RecursionError: maximum recursion depth exceeded {at}", advice="recursion", **facts
+            "runtime_error",
+            f"{place}RecursionError: maximum recursion depth exceeded {at}",
+            advice="recursion",
+            line=line,
+            error=error,
         )
     if isinstance(exc, RuntimeError) and "can't start new thread" in str(exc):
         return CaseFailure(
-            "runtime_error", f"{place}{ADVICE['thread']} ({first_line(exc, 200)}, {at})", advice="thread", **facts
+            "runtime_error",
+            f"{place}{ADVICE['thread']} ({first_line(exc, 200)}, {at})",
+            advice="thread",
+            line=line,
+            error=error,
         )
-    return CaseFailure("runtime_error", f"{place}{first_line(exc)}", **facts)
+    return CaseFailure("runtime_error", f"{place}{first_line(exc)}", line=line, error=error)
 
 
 # ------------------------------------------------------------------------------------------ loading
@@ -650,7 +677,7 @@ class Tracer:
                 with _silenced():  # the Python prints of this trace were shown when the program was exported
                     traced = self.cap.jit(wrapper, keep_unused=True).trace(*sig.avals)
                     compiled = traced.lower().compile()
-                # A number argument traces as a weakly typed scalar: pass it as the Python float it stands for.
+                # A number argument traces as a weakly typed scalar: pass it as the Python float it is.
                 values = [
                     float(x) if getattr(aval, "weak_type", False) else self.cap.device_put(x)
                     for x, aval in zip(leaves, sig.avals, strict=True)
@@ -708,10 +735,8 @@ def _run(cap: Captured, channel: int) -> None:
     sys.path[:] = [p for p in sys.path if p not in ("", os.getcwd())]
     write_frame(channel, {"type": "ready", "pid": os.getpid(), "jax": cap.jax.__version__})
     stdin = os.fdopen(0, "rb", buffering=0, closefd=False)
-    try:
+    with contextlib.suppress(EOFError):  # the judge went away: nothing to report to
         Tracer(cap, channel, stdin).serve()
-    except EOFError:
-        pass
     with contextlib.suppress(Exception):
         sys.stdout.flush()
         sys.stderr.flush()

@@ -113,7 +113,8 @@ def serve(sock: socket.socket, bpf: bytes | None) -> None:
     import select
 
     while True:
-        readable, _, _ = select.select([sock, wake_r], [], [])
+        watched: list[Any] = [sock, wake_r]
+        readable, _, _ = select.select(watched, [], [])
         if wake_r in readable:
             with contextlib.suppress(OSError):
                 while os.read(wake_r, 4096):
@@ -146,7 +147,11 @@ def serve(sock: socket.socket, bpf: bytes | None) -> None:
             _child(sock, request, fds, cap, bpf)
         for fd in fds:
             os.close(fd)
-        _send(sock, {"type": "forked", "id": request["id"], "pid": pid}, creds_pid=pid if os.getuid() == 0 else None)
+        _send(
+            sock,
+            {"type": "forked", "id": request["id"], "pid": pid},
+            creds_pid=pid if os.getuid() == 0 else None,
+        )
 
 
 def main() -> None:
