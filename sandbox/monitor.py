@@ -60,6 +60,8 @@ READ_CHUNK = 1 << 20
 MAX_TEXT = 4000
 #: Program id of the fresh re-trace (real signatures are numbered from 0).
 RETRACE_ID = 1 << 30
+#: Programs an executor compiles at once (on threads: XLA releases the GIL), while it runs cases.
+COMPILE_SLOTS = 2
 
 
 # ------------------------------------------------------------------------------------------ the plan
@@ -183,6 +185,16 @@ Progress = Callable[[RawRun], None]
 # ------------------------------------------------------------------------------------------ channels
 
 
+@dataclass
+class _Request:
+    """A request the executor has not answered yet, and the case a failure there is charged to."""
+
+    kind: str  # "program" | "run" | "end"
+    program: int
+    case: int
+    deadline: float
+
+
 class _Channel:
     """One process's request pipe (our writes, buffered, non-blocking) and reply pipe (a FrameReader)."""
 
@@ -276,8 +288,8 @@ class _Session:
         # Executor scheduling.
         self.modules: dict[int, bytes] = {}
         self.pending: list[int] = []  # case indexes whose program arrived, not yet run (sorted)
-        self.current: tuple[str, int, int] | None = None  # (request, program id, case)
-        self.executor_deadline: float | None = None
+        self.outstanding: dict[tuple[str, int], _Request] = {}  # ("program", id), ("run", case), ("end", -1)
+        self.requested: set[int] = set()  # program ids sent for compiling
         self.retrace_module: bytes | None = None
         self.retrace_state = "none"  # none -> arrived -> compiling -> running -> done
         self.ending = False
@@ -320,7 +332,7 @@ class _Session:
                 if self._deadlines(now):
                     continue
                 deadline = min(
-                    d for d in (wall, self.tracer_deadline, self.executor_deadline) if d is not None
+                    d for d in (wall, self.tracer_deadline, self._executor_deadline()) if d is not None
                 )
                 for key, _ in sel.select(timeout=max(0.0, min(deadline - now, 0.5))):
                     self._event(str(key.data), sel, key.fd)
@@ -541,46 +553,63 @@ class _Session:
             )
 
     def _schedule(self) -> None:
-        if self.current is not None or self.executor_failed or self.ended:
+        """Keep the executor busy: up to ``COMPILE_SLOTS`` compiles at once (it compiles on threads), one run
+        at a time, lowest case first; then the re-trace; then the end of the job."""
+        if self.executor_failed or self.ended or self.ending:
             return
-        if self.pending:
-            index = self.pending[0]
-            case = self.job.cases[index]
-            program = self.raw.programs.get(case.sig)
-            if program is not None and program.refused is not None:
-                self.pending.pop(0)
-                self._notify()
-                self._schedule()
-                return
-            if program is not None and program.compiled is not None:
-                self.pending.pop(0)
+        refused = [i for i in self.pending if self._refused(self.job.cases[i].sig)]
+        if refused:
+            self.pending = [i for i in self.pending if i not in refused]
+            self._notify()
+        compiling = sum(1 for request in self.outstanding.values() if request.kind == "program")
+        for index in self.pending:
+            if compiling >= COMPILE_SLOTS:
+                break
+            sig = self.job.cases[index].sig
+            if sig not in self.requested:
+                self._request_program(sig, self.modules[sig], self.job.sig(sig), index)
+                compiling += 1
+        if not any(request.kind == "run" for request in self.outstanding.values()):
+            ready = next((i for i in self.pending if self._compiled_ok(self.job.cases[i].sig)), None)
+            if ready is not None:
+                self.pending.remove(ready)
+                case = self.job.cases[ready]
                 self._request_run(case.sig, case)
-            else:
-                self._request_program(case.sig, self.modules[case.sig], self.job.sig(case.sig))
+        if self.pending or self.outstanding:
             return
+        retrace_case = self.job.retrace_case if self.job.retrace_case is not None else 0
         if self.retrace_state == "arrived" and self.retrace_module is not None:
-            case = self.job.cases[self.job.retrace_case or 0]
+            case = self.job.cases[retrace_case]
             first = self.raw.runs.get(case.index)
             if self.case_limit is not None or first is None or first.outputs is None:
                 self.retrace_state = "done"  # nothing to compare the second program's result with
             else:
                 self.retrace_state = "compiling"
-                self._request_program(RETRACE_ID, self.retrace_module, self.job.sig(case.sig))
+                self._request_program(RETRACE_ID, self.retrace_module, self.job.sig(case.sig), case.index)
                 return
         if self.retrace_state == "compiled":
-            case = self.job.cases[self.job.retrace_case or 0]
             self.retrace_state = "running"
-            self._request_run(RETRACE_ID, case)
+            self._request_run(RETRACE_ID, self.job.cases[retrace_case])
             return
-        if not self.tracer_open and not self.ending and self.retrace_state in ("none", "done"):
+        if not self.tracer_open and self.retrace_state in ("none", "done"):
             self.ending = True
-            self.current = ("end", -1, -1)
-            self.executor_deadline = time.monotonic() + self.limits.case_time_s
+            self.outstanding[("end", -1)] = _Request(
+                "end", -1, -1, time.monotonic() + self.limits.case_time_s
+            )
             self.executor.send({"type": "end"})
 
-    def _request_program(self, program_id: int, module: bytes, sig: SigPlan) -> None:
-        self.current = ("program", program_id, -1)
-        self.executor_deadline = time.monotonic() + self.limits.case_time_s
+    def _refused(self, sig: int) -> bool:
+        program = self.raw.programs.get(sig)
+        return program is not None and program.refused is not None
+
+    def _compiled_ok(self, sig: int) -> bool:
+        program = self.raw.programs.get(sig)
+        return program is not None and program.compiled is not None
+
+    def _request_program(self, program_id: int, module: bytes, sig: SigPlan, culprit: int) -> None:
+        self.requested.add(program_id)
+        deadline = time.monotonic() + self.limits.case_time_s
+        self.outstanding[("program", program_id)] = _Request("program", program_id, culprit, deadline)
         self.executor.send(
             {
                 "type": "program",
@@ -593,8 +622,8 @@ class _Session:
         )
 
     def _request_run(self, program_id: int, case: CasePlan) -> None:
-        self.current = ("run", program_id, case.index)
-        self.executor_deadline = time.monotonic() + self.limits.case_time_s
+        deadline = time.monotonic() + self.limits.case_time_s
+        self.outstanding[("run", case.index)] = _Request("run", program_id, case.index, deadline)
         blobs = Blobs()
         leaves = [encode_leaf(x, blobs) for x in case.leaves]
         self.executor.send(
@@ -616,15 +645,24 @@ class _Session:
             self._executor_stop()
 
     def _executor_frame(self, frame: Frame) -> None:
-        if self.current is None:
-            raise ProtocolError(f"the executor sent {frame.type[:40]!r} unasked")
-        request, program_id, case_index = self.current
+        """A reply must answer an outstanding request (compiles may finish in any order)."""
         message = frame.message
         kind = frame.type
-        if request == "program" and kind in ("compiled", "refused") and message.get("id") == program_id:
-            self._compiled(program_id, kind, message)
-        elif request == "run" and kind in ("result", "run_error") and message.get("case") == case_index:
-            report = CaseReport(case_index)
+        if kind in ("compiled", "refused"):
+            key: tuple[str, int] = ("program", _int(message.get("id")))
+        elif kind in ("result", "run_error"):
+            key = ("run", _int(message.get("case")))
+        elif kind == "ended":
+            key = ("end", -1)
+        else:
+            key = ("?", -1)
+        request = self.outstanding.pop(key, None)
+        if request is None:
+            raise ProtocolError(f"the executor sent {kind[:40]!r} that answers no request")
+        if request.kind == "program":
+            self._compiled(request.program, kind, message)
+        elif request.kind == "run":
+            report = CaseReport(request.case)
             if kind == "result":
                 report.outputs = decode_leaves(message.get("outputs"), frame, self.skeleton_limits)
                 report.run_ms = _ms(message.get("run_ms"))
@@ -633,17 +671,13 @@ class _Session:
                     "kind": _text(message.get("kind"), 20),
                     "message": _text(message.get("message")),
                 }
-            if program_id == RETRACE_ID:
+            if request.program == RETRACE_ID:
                 self.raw.retrace_run = report
                 self.retrace_state = "done"
             else:
-                self.raw.runs[case_index] = report
-        elif request == "end" and kind == "ended":
-            self.ended = True
+                self.raw.runs[request.case] = report
         else:
-            raise ProtocolError(f"the executor sent {kind[:40]!r} in reply to {request}")
-        self.current = None
-        self.executor_deadline = None
+            self.ended = True
         self._notify()
 
     def _compiled(self, program_id: int, kind: str, message: dict[str, Any]) -> None:
@@ -685,7 +719,8 @@ class _Session:
     def _executor_stop(
         self, *, protocol_error: str | None = None, timeout: TimeoutKind | None = None
     ) -> None:
-        """The executor failed (died, hung, said nonsense): the run stops at the case it was working on."""
+        """The executor failed (died, hung, said nonsense): the run stops at the lowest case it was working
+        on (or, if it was asked nothing, the first case without an outcome)."""
         self.executor_failed = True
         worker = self.pair.executor
         if protocol_error is None and timeout is None:
@@ -693,22 +728,22 @@ class _Session:
         worker.kill()
         worker.wait(2.0)
         info = worker.exit_info()
-        request, program_id, case = self.current or ("end", -1, -1)
-        if request == "program":
-            # A compile is always for the lowest pending case (or for the re-trace's case).
-            retrace = self.job.retrace_case if self.job.retrace_case is not None else -1
-            case = retrace if program_id == RETRACE_ID else (self.pending[0] if self.pending else -1)
         tail = worker.output_tail().strip()
         notes = list(info.notes) + ([f"executor output: {tail[-500:]}"] if tail else [])
-        if request == "end" and self.ending:
+        working = sorted(
+            (r for r in self.outstanding.values() if r.kind != "end"), key=lambda r: (r.case < 0, r.case)
+        )
+        if not working and self.ending:
             # Every case had its result: the executor failed only while closing the job.
             self.raw.notes.extend(notes)
             return
-        if self.current is None:  # it spoke (or died) unasked: charged to the first case without an outcome
-            case = next((c.index for c in self.job.cases if not self._final(c)), -1)
+        if working:
+            phase, case = ("compile" if working[0].kind == "program" else "run"), working[0].case
+        else:  # it spoke (or died) unasked
+            phase, case = "run", next((c.index for c in self.job.cases if not self._final(c)), -1)
         self.raw.stop = Stop(
             "executor",
-            "compile" if request == "program" else "run",
+            phase,
             case if case >= 0 else None,
             timeout=timeout,
             protocol_error=protocol_error,
@@ -723,9 +758,13 @@ class _Session:
 
     # -------------------------------------------------------------------------------------- time
 
+    def _executor_deadline(self) -> float | None:
+        return min((r.deadline for r in self.outstanding.values()), default=None)
+
     def _deadlines(self, now: float) -> bool:
         """Act on an expired deadline; True if one expired."""
-        if self.executor_deadline is not None and now >= self.executor_deadline:
+        deadline = self._executor_deadline()
+        if deadline is not None and now >= deadline:
             self._executor_stop(timeout="case")
             return True
         if self.tracer_open and self.tracer_deadline is not None and now >= self.tracer_deadline:
@@ -735,14 +774,18 @@ class _Session:
 
     def _wall_timeout(self) -> None:
         culprit = next((c.index for c in self.job.cases if not self._final(c)), None)
+        working = [r for r in self.outstanding.values() if r.kind != "end"]
         self.pair.tracer.kill()
         self.pair.executor.kill()
         self._close_tracer()
         self.executor_failed = True
         if self.raw.stop is None:
-            party: Party = "executor" if self.current is not None else "tracer"
-            phase = self._current_culprit()[0] if party == "tracer" else (self.current or ("run",))[0]
-            self.raw.stop = Stop(party, phase, culprit, timeout="wall")
+            if working:
+                first = min(working, key=lambda r: r.case)
+                phase = "compile" if first.kind == "program" else "run"
+                self.raw.stop = Stop("executor", phase, culprit, timeout="wall")
+            else:
+                self.raw.stop = Stop("tracer", self._current_culprit()[0], culprit, timeout="wall")
         self._notify()
 
     def _final(self, case: CasePlan) -> bool:
@@ -801,6 +844,10 @@ def run_session(
 
 
 # ------------------------------------------------------------------------------------------ validation
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else -2
 
 
 def _text(value: Any, limit: int = MAX_TEXT) -> str:

@@ -3,7 +3,7 @@
     python -m sandbox.inside.executor --result-fd N [--cache-scope job|process] [--cache-entries K]
 
 Long-lived: it imports JAX once, reports ``ready`` on the private result channel and serves requests on stdin,
-one at a time, job after job, until stdin closes (the judge recycles it after a bounded number of jobs or on
+job after job, until stdin closes (the judge recycles it after a bounded number of jobs or on
 any failure). Requests and replies:
 
 - ``program`` {id, module (blob), inputs: [{dtype, shape}], max_output_bytes}: deserialize the StableHLO
@@ -12,8 +12,10 @@ any failure). Requests and replies:
   would call an address the program chose; host I/O ops; ops of other dialects), check the main function's
   inputs against the case's leaves and its outputs against the output cap, then compile it with XLA.
   Replies ``compiled`` {id, summary, compile_ms, cached} or ``refused`` {id, kind, message, summary}.
-- ``run`` {program, case, leaves (blobs)}: run a compiled program on concrete inputs. Replies ``result``
-  {case, outputs (leaves as blobs), run_ms} or ``run_error`` {case, kind, message}.
+  Programs compile on a small thread pool (XLA releases the GIL), so replies may come in any order.
+- ``run`` {program, case, leaves (blobs)}: run a compiled program on concrete inputs (on the main thread,
+  in request order). Replies ``result`` {case, outputs (leaves as blobs), run_ms} or ``run_error``
+  {case, kind, message}.
 - ``begin`` {cpu_time_s}: a job starts; its CPU time limit (the soft RLIMIT_CPU) counts from now.
 - ``end``: the job is over; its programs are dropped (compiled programs stay cached by content only with
   ``--cache-scope process``). Replies ``ended``.
@@ -31,8 +33,10 @@ import contextlib
 import hashlib
 import os
 import sys
+import threading
 import time
 import traceback
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
@@ -117,7 +121,9 @@ class Compiled:
 
 
 class Executor:
-    def __init__(self, channel: int, cache_scope: str = "job", cache_entries: int = 64) -> None:
+    def __init__(
+        self, channel: int, cache_scope: str = "job", cache_entries: int = 64, compile_threads: int = 2
+    ) -> None:
         import jax
         from jax._src import compiler, xla_bridge
         from jax._src.interpreters import mlir
@@ -139,28 +145,36 @@ class Executor:
         self.cache_scope = cache_scope
         self.cache_entries = max(1, cache_entries)
         self.cache: collections.OrderedDict[str, Compiled] = collections.OrderedDict()
-        self.programs: dict[int, Compiled] = {}
+        #: This job's programs, by id: compiling (a future) or done.
+        self.programs: dict[int, Future[Compiled | None]] = {}
         self.allowed = allowed_custom_calls()
         self.jobs = 0
+        self.lock = threading.Lock()  # replies come from the compile threads and the main thread
+        self.compiler = ThreadPoolExecutor(max_workers=compile_threads, thread_name_prefix="compile")
 
     # ------------------------------------------------------------------------------------------ requests
 
     def send(self, message: dict[str, Any], blobs: list[bytes] | None = None) -> None:
-        write_frame(self.channel, message, blobs or [])
+        with self.lock:
+            write_frame(self.channel, message, blobs or [])
 
     def handle(self, frame: Frame) -> None:
         kind = frame.type
         if kind == "begin":
             self.begin(frame.message)
         elif kind == "program":
-            self.program(frame)
+            program_id = int(frame.message["id"])
+            self.programs[program_id] = self.compiler.submit(self.program, frame)
         elif kind == "run":
             self.run(frame)
         elif kind == "end":
+            for future in self.programs.values():
+                future.result()  # a reply per request, all sent before "ended"
             self.programs.clear()
             self.jobs += 1
             if self.cache_scope != "process":
-                self.cache.clear()
+                with self.lock:
+                    self.cache.clear()
             self.send({"type": "ended", "jobs": self.jobs})
         else:
             raise ProtocolError(f"unknown request {kind!r}")
@@ -179,7 +193,8 @@ class Executor:
             with contextlib.suppress(ValueError, OSError):
                 resource.setrlimit(resource.RLIMIT_CPU, (wanted, hard))
 
-    def program(self, frame: Frame) -> None:
+    def program(self, frame: Frame) -> Compiled | None:
+        """Compile one program (on a compile thread) and reply; the compiled program, or None if refused."""
         message = frame.message
         program_id = int(message["id"])
         summary: dict[str, Any] = {}
@@ -191,7 +206,8 @@ class Executor:
                 summary = self.summarize(module)
                 self.check(module, summary, message)
                 key = hashlib.sha256(module.operation.get_asm(enable_debug_info=False).encode()).hexdigest()
-                cached = self.cache.get(key)
+                with self.lock:
+                    cached = self.cache.get(key)
                 if cached is None:
                     outputs = _types(self.ir, self._main(module), "results")
                     try:
@@ -203,12 +219,14 @@ class Executor:
                             "compile", f"XLA could not compile the program: {_first(exc)}"
                         ) from None
                     cached = Compiled(executable, summary, outputs, key)
-                    self.cache[key] = cached
-                    while len(self.cache) > self.cache_entries:
-                        self.cache.popitem(last=False)
+                    with self.lock:
+                        self.cache[key] = cached
+                        while len(self.cache) > self.cache_entries:
+                            self.cache.popitem(last=False)
                     hit = False
                 else:
-                    self.cache.move_to_end(key)
+                    with self.lock:
+                        self.cache.move_to_end(key)
                     hit = True
         except Refused as exc:
             self.send(
@@ -220,8 +238,10 @@ class Executor:
                     "summary": summary,
                 }
             )
-            return
-        self.programs[program_id] = cached
+            return None
+        except Exception as exc:  # the executor's own failure on this program: reported, never fatal
+            self.send({"type": "refused", "id": program_id, "kind": "internal", "message": _first(exc)})
+            return None
         self.send(
             {
                 "type": "compiled",
@@ -232,6 +252,7 @@ class Executor:
                 "key": cached.key[:16],
             }
         )
+        return cached
 
     def _deserialize(self, data: bytes) -> Any:
         try:
@@ -313,9 +334,12 @@ class Executor:
     def run(self, frame: Frame) -> None:
         message = frame.message
         case = int(message["case"])
-        compiled = self.programs.get(int(message["program"]))
-        if compiled is None:
+        future = self.programs.get(int(message["program"]))
+        if future is None:
             raise ProtocolError(f"run of unknown program {message['program']!r}")
+        compiled = future.result()
+        if compiled is None:
+            raise ProtocolError(f"run of refused program {message['program']!r}")
         leaves = decode_leaves(message["leaves"], frame, INPUT_LIMITS)
         started = time.perf_counter()
         try:
