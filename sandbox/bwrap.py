@@ -601,7 +601,7 @@ class BwrapBackend(Backend):
                 tmp_bytes=self.settings.tmp_mb * MIB,
                 shm_bytes=self.settings.shm_mb * MIB,
                 on_ready=lambda t: _adopt(t, cgroups),
-                on_kill=lambda t: _kill_uid(t.uid, cgroups),
+                on_kill=lambda t: _kill_uid(t.uid, cgroups, scan=cgroups is None),
                 on_close=lambda t: _release(t.uid, cgroups, lock),
                 on_limits=lambda t, job: tighten(t.pid, t.uid, job, cgroups),
                 oom_killed=lambda: cgroups is not None and cgroups.oom_kills() > 0,
@@ -729,10 +729,13 @@ def _adopt(tracer: ForkedTracer, cgroups: WorkerCgroups | None) -> None:
         raise WorkerStartError(f"cannot move the tracer into its cgroups: {exc}") from None
 
 
-def _kill_uid(uid: int, cgroups: WorkerCgroups | None) -> None:
-    """Kill every process of a forked tracer: its cgroups' members, then anything else running as its uid."""
+def _kill_uid(uid: int, cgroups: WorkerCgroups | None, *, scan: bool) -> None:
+    """Kill every process of a forked tracer: its cgroups' members (everything it started after it was
+    moved there) and, with ``scan`` (or without cgroups), anything else running as its uid."""
     if cgroups is not None:
         cgroups.kill_all()
+        if not scan:
+            return
     for _ in range(20):
         pids = processes_of_uid(uid)
         if not pids:
@@ -746,7 +749,7 @@ def _kill_uid(uid: int, cgroups: WorkerCgroups | None) -> None:
 def _release(uid: int, cgroups: WorkerCgroups | None, lock: int | None) -> list[str]:
     """Once nothing runs as the uid any more: remove the cgroups and release the slot's lock."""
     notes: list[str] = []
-    _kill_uid(uid, cgroups)
+    _kill_uid(uid, cgroups, scan=True)
     if cgroups is not None:
         notes.extend(cgroups.remove())
     if processes_of_uid(uid):
