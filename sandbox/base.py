@@ -337,7 +337,7 @@ class PopenWorker(Worker):
         return self._closed
 
     def apply_limits(self, limits: SandboxLimits) -> bool:
-        """prlimit the harness (``prlimit`` execs it: same pid), counting CPU time from now on."""
+        """prlimit the program (``prlimit`` execs it: same pid), counting CPU time from now on."""
         try:
             plan = rlimit_plan(self.proc.pid, limits, nproc=False)
             if plan is None:

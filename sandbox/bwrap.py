@@ -129,7 +129,7 @@ class BwrapSettings:
     #: CFS quota per worker in cores, or None for no quota (CPU time is still limited by RLIMIT_CPU).
     cpu_cores: float | None = None
     cgroup_parent: str = PARENT_NAME
-    #: The Python that runs the harness, as a path that is valid inside (the venv's ``bin/python``).
+    #: The Python that runs the sandboxed programs, as a path valid inside (the venv's ``bin/python``).
     python: str = sys.executable
     #: Folders bound read-only at their own path so that Python works: the install and the venv.
     python_roots: tuple[str, ...] = field(

@@ -1,7 +1,9 @@
 """``docker``: one container per worker through the Docker API (a Docker engine, or Podman's API service).
 
 Each worker is a fresh container from a tiny skeleton image (empty directories, a small passwd; built by
-``scripts/podman-setup.sh`` with ``podman import``). What the harness needs is bound read-only at run
+``scripts/podman-setup.sh`` with ``podman import``): a one-shot tracer per submission (a container cannot
+be forked; the pool keeps them warm) or a long-lived executor, each as a uid of its own range (tracers
+60000 + slot, executors 61000 + slot). What the program needs is bound read-only at run
 time: ``/usr`` (and ``/lib``-style directories where the host has no merged ``/usr``), ``/etc/ld.so.cache``,
 the Python install and the venv at their host paths, and ONLY the ``sandbox`` package directory at
 ``/opt/judge/sandbox``; never problems, reference solutions, the judge or secrets (copies of ``judge``,
@@ -17,10 +19,10 @@ tightened: ``socket()`` only for ``AF_UNIX``, no namespace-creating ``clone``/``
 ``ptrace``, ``mount``, ``bpf``, ``io_uring``, ``keyctl``, ``perf_event_open``, ``userfaultfd``, kexec or
 module loading. ``/var/tmp`` is an empty read-only tmpfs (Podman gives read-only containers a writable one).
 
-The private result channel. A container cannot inherit a file descriptor from the judge, so the harness
+The private result channel. A container cannot inherit a file descriptor from the judge, so the program
 runs under a one-line shell inside the container::
 
-    sh -c '"$@" 3>&1 1>&2; exit $?' sh python -E -s -B -u -m sandbox.harness --result-fd 3
+    sh -c '"$@" 3>&1 1>&2; exit $?' sh python -E -s -B -u -m sandbox.inside.tracer --result-fd 3
 
 Its fd 3 (the result channel) is the container's stdout; its fd 1 and fd 2 (every user print) both go to
 the container's stderr. The judge attaches to the container before starting it (stdin, stdout, stderr,
@@ -29,23 +31,22 @@ length) and a thread splits it into two local pipes: stdout payloads to ``result
 ``output_fd``. ``stdin_fd`` is the write end of a third pipe that another thread forwards to the socket;
 closing it half-closes the socket, which the engine passes on as end-of-file on the container's stdin
 (``StdinOnce``). So a ``DockerWorker`` is an ordinary ``Worker`` and ``sandbox.monitor.run_job`` drives it
-unchanged. The shell stays as the container's PID 1 (it does not exec), so the harness is an ordinary
+unchanged. The shell stays as the container's PID 1 (it does not exec), so the program is an ordinary
 process: default signal actions apply to it (SIGXCPU at the CPU limit ends it, which a namespace init would
 ignore) and the shell reports a signal death as 128 + signal number.
 
-Known limit of the channel: user code can write to fd 3 (or dup it), exactly as under every other
-backend, since user code runs in the harness process. It can only forge frames that report values it
-computed itself; the judge validates every frame (sizes, dtypes, structure) and compares outputs with the
-expected ones on the trusted side, which the sandbox never sees.
+User code can write to the tracer's fd 3 (or dup it), exactly as under every other backend, since it runs
+in the tracer. It can only forge frames that claim a program; the program is what the executor runs, and
+the judge validates every frame (see ``sandbox.monitor``).
 
 Out-of-memory: Podman does not set ``OOMKilled`` for a cgroup v1 memory kill, so an exit code of 137
 (SIGKILL) that the judge did not cause itself counts as a memory kill. User code that SIGKILLs its own
-harness is reported the same way; that changes nothing but its own verdict.
+tracer is reported the same way; that changes nothing but its own verdict.
 
 Slots: slot ``n`` runs as uid/gid 60000 + n and holds the lock file ``/run/jax-judge/slots/<uid>`` while
 its container exists (the same locks as the bwrap backend), so ``start`` raises ``SlotBusy`` for a uid in
 use. ``apply_limits`` tightens a warm worker for a job where the engine runs on this host: it prlimits the
-harness (CPU counted from then; from a helper running as the worker's uid when the judge lacks
+program (CPU counted from then; from a helper running as the worker's uid when the judge lacks
 CAP_SYS_RESOURCE) and writes the container's memory and pids cgroup files (Podman's API cannot update them).
 
 A warm worker whose judge dies sees end of file on stdin and exits; ``remove_leftovers`` removes such
@@ -110,7 +111,7 @@ _SYSTEM_FILES = ("/etc/ld.so.cache",)
 PROJECT_PACKAGES = ("judge", "reference", "problems")
 #: Options of the empty read-only tmpfs laid over what must stay hidden.
 _EMPTY = "ro,nosuid,nodev,size=4k,mode=0755"
-#: The harness under a shell that keeps it off PID 1 and routes fd 3 -> stdout, fd 1 -> stderr.
+#: The program under a shell that keeps it off PID 1 and routes fd 3 -> stdout, fd 1 -> stderr.
 _SHELL = ["/bin/sh", "-c", '"$@" 3>&1 1>&2; exit $?', "sh"]
 
 _AF_UNIX = 1
@@ -151,7 +152,7 @@ _DENIED_SYSCALLS = (
 
 
 def rlimits(limits: SandboxLimits) -> dict[str, tuple[int, int]]:
-    """The harness's rlimits by ulimit name, from ``rlimit_argv`` (the one source for every backend).
+    """The program's rlimits by ulimit name, from ``rlimit_argv`` (the one source for every backend).
 
     Engines know no ``as`` ulimit; the memory cgroup bounds the container instead.
     """
@@ -448,7 +449,7 @@ class DockerBackend(Backend):
             unlock(lock)
             raise WorkerStartError(f"docker: cannot create the container: {exc}") from None
         try:
-            # Attach before start, so not a byte of the harness's output can be missed.
+            # Attach before start, so not a byte of the program's output can be missed.
             sock = api.attach_socket(container_id, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
         except Exception as exc:
             _remove(api, container_id)
@@ -621,14 +622,14 @@ class DockerWorker(Worker):
         return self._returncode
 
     def apply_limits(self, limits: SandboxLimits) -> bool:
-        """Tighten a running worker to a job's limits: rlimits of the harness (CPU counted from now) and
+        """Tighten a running worker to a job's limits: rlimits of the program (CPU counted from now) and
         the container's memory and pids cgroups, written directly (the engine's API cannot update them).
 
         Only where the engine runs on this host and the judge may write the container's cgroups (root).
         """
         if limits.memory_mb > self.limits.memory_mb or limits.processes > self.limits.processes:
             return False
-        pid = self._harness_pid()
+        pid = self._program_pid()
         if pid is None:
             return False
         try:
@@ -653,8 +654,8 @@ class DockerWorker(Worker):
         self.limits = limits
         return True
 
-    def _harness_pid(self) -> int | None:
-        """The host pid of the harness (the one child of the container's shell), if it runs on this host."""
+    def _program_pid(self) -> int | None:
+        """The host pid of the program (the one child of the container's shell), if it runs on this host."""
         try:
             shell = int(self.api.inspect_container(self.container_id)["State"]["Pid"])
             if shell <= 0:
@@ -690,7 +691,7 @@ class DockerWorker(Worker):
             if remaining is not None and remaining <= 0:
                 return None
             pause = delay if remaining is None else min(delay, remaining)
-            # The attach stream ends when the harness exits: wake on that while it is open, else poll.
+            # The attach stream ends when the program exits: wake on that while it is open, else poll.
             if self._stream_done.is_set():
                 time.sleep(pause)
             else:

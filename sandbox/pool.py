@@ -19,7 +19,7 @@ broken backend does not spin; ``acquire`` then fails after its timeout with the 
 Limits: workers start with the pool's limits, which act as a ceiling, and get them re-applied with
 ``Worker.apply_limits`` once ready (the CPU-time limit then counts from there, so JAX's import is not
 charged to the job). ``acquire(limits=...)`` with other worker-side limits (memory, processes, CPU time)
-tightens the chosen worker to them (rlimits of the harness; cgroup memory and pids). A job that needs more
+tightens the chosen worker to them (rlimits of the program; cgroup memory and pids). A job that needs more
 memory or processes than the pool's limits, or a backend that cannot change a running worker, gets a fresh
 worker started with the job's own limits (slow, correct). One pool therefore serves every problem; the
 monitor's limits (wall and case time, output) are whatever is passed to ``run_job``.
