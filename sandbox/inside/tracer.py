@@ -138,6 +138,8 @@ class Captured:
         self.errors = jax.errors
         self.debug_primitives = (debugging.debug_print_p, debugging.debug_callback_p)
         self.debug_callback_p = debugging.debug_callback_p
+        _share_ir_context()
+
 
     def warm_backend(self) -> None:
         """Start the CPU backend and the export pipeline now, not on the user's clock."""
@@ -193,6 +195,31 @@ class Captured:
         finally:
             with contextlib.suppress(AttributeError):
                 del primitive.bind
+
+
+def _share_ir_context() -> None:
+    """Make JAX lower every program of this process in one MLIR context.
+
+    ``jax._src.interpreters.mlir.make_ir_context`` builds a context and loads every dialect on each call;
+    lowering and exporting one signature makes two, ~10 ms of the ~40 ms an export costs here (measured:
+    41 -> 20 ms per signature). The modules are the same (their text without locations is identical); the
+    context's uniqued attributes stay until the tracer exits, which bounds them by one submission. The
+    context is made lazily, in the process that lowers (never in the zygote, which only traces).
+    """
+    from jax._src.interpreters import mlir
+
+    if getattr(mlir.make_ir_context, "judge_shared", False):
+        return
+    make = mlir.make_ir_context
+    shared: list[Any] = []
+
+    def shared_context() -> Any:
+        if not shared:
+            shared.append(make())
+        return shared[0]
+
+    shared_context.judge_shared = True  # type: ignore[attr-defined]
+    mlir.make_ir_context = shared_context
 
 
 # ------------------------------------------------------------------------------------------ user lines
