@@ -148,8 +148,9 @@ class BwrapSettings:
     #: Executors run as ``executor_uid_base + slot``: a range of their own, never a tracer's uid.
     executor_uid_base: int = EXECUTOR_FIRST_UID
     executor_slots: int = EXECUTOR_SLOTS
-    #: ``job``: compiled programs are cached within one grading; ``process``: across an executor's jobs.
-    executor_cache_scope: str = "job"
+    #: ``job``: compiled programs are cached within one grading; ``process``: across an executor's jobs
+    #: (``JUDGE_EXECUTOR_CACHE``; see docs/architecture-sandbox.md for the trade-off).
+    executor_cache_scope: str = field(default_factory=lambda: os.environ.get("JUDGE_EXECUTOR_CACHE", "job"))
     #: The zygote's cgroup: itself (JAX imported) plus its children until each moves to its own cgroup.
     zygote_memory_mb: int = 4096
     zygote_processes: int = 4096
