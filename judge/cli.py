@@ -85,7 +85,7 @@ def grade(
         raise _fail(escape_text(f"{file}: {exc}")) from None
     try:
         backend = choose_backend(sandbox, allow_insecure=insecure or insecure_from_env())
-        # Start the sandboxed worker now: it imports JAX while this process loads the problems.
+        # Start the sandboxed tracer and executor now: they import JAX while this process loads the problems.
         source = Prestarted(backend)
     except SandboxRefused as exc:
         raise _fail(str(exc)) from None
@@ -193,7 +193,11 @@ def check(
         except SandboxRefused as exc:
             raise _fail(f"{exc} (or pass --skip-solutions)") from None
     progress = None if quiet else (lambda line: typer.echo(line, err=True))
-    report = run_checks(roots, backend=backend, concurrency=jobs, werror=werror, progress=progress)
+    try:
+        report = run_checks(roots, backend=backend, concurrency=jobs, werror=werror, progress=progress)
+    finally:
+        if backend is not None:
+            backend.close()  # its zygote
     typer.echo(render(report, fmt.value))
     if junit_xml is not None:
         junit_xml.parent.mkdir(parents=True, exist_ok=True)

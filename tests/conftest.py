@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -108,8 +108,10 @@ def available_backends() -> list[str]:
 
 
 @pytest.fixture(scope="session")
-def backend() -> Backend:
-    return default_backend()
+def backend() -> Iterator[Backend]:
+    backend = default_backend()
+    yield backend
+    backend.close()  # its zygote, if it started one
 
 
 Grader = Callable[[Problem, str], GradeResult]
@@ -118,7 +120,7 @@ Grader = Callable[[Problem, str], GradeResult]
 @pytest.fixture(scope="session")
 def grade_with(backend: Backend) -> Grader:
     def run(problem: Problem, code: str) -> GradeResult:
-        return grade(problem, code, lambda limits: backend.start(limits))
+        return grade(problem, code, lambda limits: backend.start_pair(limits))
 
     return run
 
