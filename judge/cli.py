@@ -73,16 +73,7 @@ def grade(
     problems: ProblemsOpt = None,
 ) -> None:
     """Grade FILE against every public and hidden case of problem SLUG."""
-    from judge.source import SourceError, decode_source
-
-    try:
-        data = sys.stdin.buffer.read() if str(file) == "-" else file.read_bytes()
-    except OSError as exc:
-        raise _fail(f"cannot read {file}: {exc.strerror}") from None
-    try:
-        code = decode_source(data)
-    except SourceError as exc:
-        raise _fail(escape_text(f"{file}: {exc}")) from None
+    code = _read_code(file)
     try:
         backend = choose_backend(sandbox, allow_insecure=insecure or insecure_from_env())
         # Start the sandboxed tracer and executor now: they import JAX while this process loads the problems.
@@ -92,12 +83,9 @@ def grade(
     except SandboxError as exc:
         raise _fail(f"the sandbox failed to start: {exc}") from None
     try:
-        from judge.grader import MAX_CODE_BYTES
         from judge.grader import grade as run_grade
         from judge.report import text_report
 
-        if len(data) > MAX_CODE_BYTES:
-            raise _fail(f"{file} is {len(data)} bytes; the limit is {MAX_CODE_BYTES}")
         problem = _problems(problems).get(slug)
         result = run_grade(problem, code, source)
     except ProblemError as exc:
@@ -259,19 +247,19 @@ def doctor(
 
 
 def _read_code(file: Path) -> str:
+    """FILE's bytes (``-``: standard input) as source text, read the way Python reads a source file
+    (``judge.source.decode_source``); exit 2 naming the file and line when they cannot be read."""
+    from judge.grader import MAX_CODE_BYTES
+    from judge.source import SourceError, decode_source
+
     try:
         data = sys.stdin.buffer.read() if str(file) == "-" else file.read_bytes()
     except OSError as exc:
         raise _fail(f"cannot read {file}: {exc.strerror}") from None
-    from judge.grader import MAX_CODE_BYTES
-    from judge.service.source import decode_source
-
-    if len(data) > MAX_CODE_BYTES:
-        raise _fail(f"{file} is {len(data)} bytes; the limit is {MAX_CODE_BYTES}")
     try:
-        return decode_source(data)
-    except JudgeError as exc:
-        raise _fail(f"{file}: {exc}") from None
+        return decode_source(data, max_bytes=MAX_CODE_BYTES)
+    except SourceError as exc:
+        raise _fail(escape_text(f"{file}: {exc}")) from None
 
 
 def _parse_inputs(pairs: list[str]) -> dict[str, object] | None:
