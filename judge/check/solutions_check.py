@@ -3,8 +3,8 @@
 A folder may also allow the verdicts ``solutions.also_allow`` declares for it (a fork bomb under
 ``runtime_error/`` may instead hit the memory limit). The starter code is graded too: it must not be
 accepted, and it should at least run. Gradings run ``ctx.concurrency`` at a time through one warm pool of
-sandboxed tracer + executor pairs (tracers in slots from ``ctx.slot_base``); a grading whose pair fails to
-start is tried again (``START_TRIES``).
+sandboxed tracer + executor pairs (tracers in slots from ``ctx.slot_base``); the pool starts a worker again
+when one fails to start, so a grading fails only when no pair is ready within ``_ACQUIRE_TIMEOUT_S``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from judge.grader import MAX_CODE_BYTES, grade
 from judge.source import SourceError, decode_source
 from judge.verdicts import Verdict
 from sandbox.base import Backend, Pair
-from sandbox.errors import SandboxError, WorkerStartError
+from sandbox.errors import SandboxError
 from sandbox.limits import SandboxLimits
 from sandbox.pool import GradingPool
 
@@ -27,9 +27,6 @@ NAME = "solutions"
 
 #: Seconds a grading waits for a warm tracer + executor pair.
 _ACQUIRE_TIMEOUT_S = 120.0
-#: Gradings per file when the sandboxed pair fails to start (on a host too busy to import JAX within the
-#: start-up limit, say): a pair that never started says nothing about the solution.
-START_TRIES = 3
 
 
 def check(ctx: CheckContext) -> None:
@@ -90,20 +87,12 @@ def _grade_one(ctx: CheckContext, pool: GradingPool, folder: str, file: Path) ->
     def start(limits: SandboxLimits) -> Pair:
         return pool.acquire(_ACQUIRE_TIMEOUT_S, limits)
 
-    for attempt in range(1, START_TRIES + 1):
-        try:
-            # author=True: the margins need every case's error ratio and time, hidden ones included.
-            result = grade(ctx.loaded, code, start, author=True)
-        except WorkerStartError as exc:
-            if attempt < START_TRIES:
-                continue
-            error = f"{type(exc).__name__} (after {START_TRIES} tries): {exc}"
-        except (JudgeError, SandboxError, OSError) as exc:
-            error = f"{type(exc).__name__}: {exc}"
-        else:
-            return SolutionGrade(folder, file, result, None, time.monotonic() - started)
-        break
-    return SolutionGrade(folder, file, None, error, time.monotonic() - started)
+    try:
+        # author=True: the margins need every case's error ratio and time, hidden ones included.
+        result = grade(ctx.loaded, code, start, author=True)
+    except (JudgeError, SandboxError, OSError) as exc:
+        return SolutionGrade(folder, file, None, f"{type(exc).__name__}: {exc}", time.monotonic() - started)
+    return SolutionGrade(folder, file, result, None, time.monotonic() - started)
 
 
 def _judge(ctx: CheckContext, graded: SolutionGrade) -> None:
