@@ -290,7 +290,7 @@ def test_new_refuses_bad_slugs_and_existing_folders(tmp_path: Path) -> None:
 
 
 def test_new_scaffold_fails_until_the_reference_is_written(tmp_path: Path) -> None:
-    out = judge("new", "layer-scale", "--problems-dir", str(tmp_path / "problems"))
+    out = judge("new", "layer-scale", "--problems", str(tmp_path / "problems"))
     assert out.returncode == 0, out.stderr
     assert "created" in out.stdout and (tmp_path / "reference" / "layer_scale.py").is_file()
     report = run_checks([tmp_path / "problems" / "layer-scale"])
@@ -332,7 +332,7 @@ def test_cli_check_github_format_and_junit_file(tmp_path: Path) -> None:
     junit_file = tmp_path / "out" / "junit.xml"
     out = judge(
         "check",
-        "--problems-dir",
+        "--problems",
         str(tmp_path / "problems"),
         "--skip-solutions",
         "--format",

@@ -21,7 +21,9 @@ from judge.check.runner import (
     CheckReport,
     ProblemReport,
     check_problem,
+    known_problems,
     problem_dirs,
+    resolve_problem_dirs,
     run_checks,
 )
 
@@ -32,6 +34,8 @@ __all__ = [
     "ProblemReport",
     "Severity",
     "check_problem",
+    "known_problems",
     "problem_dirs",
+    "resolve_problem_dirs",
     "run_checks",
 ]

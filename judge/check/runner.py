@@ -159,17 +159,39 @@ class CheckReport:
 def problem_dirs(paths: Sequence[Path], problems_dir: Path | None = None) -> list[Path]:
     """The folders to check: the given ones (a bare slug names a folder of the problems folder), or every
     folder of the problems folder (those without a problem.toml too, so a forgotten one is reported)."""
+    roots, unknown = resolve_problem_dirs(paths, problems_dir)
+    return roots + [Path(name).resolve() for name in unknown]
+
+
+def resolve_problem_dirs(
+    paths: Sequence[Path], problems_dir: Path | None = None
+) -> tuple[list[Path], list[str]]:
+    """(folders to check, names given that are neither a folder nor a slug of the problems folder).
+
+    No names: every folder of the problems folder that does not start with ``.`` or ``_``."""
     base = (problems_dir or default_problems_dir()).resolve()
     if not paths:
         if not base.is_dir():
-            return []
-        return [p for p in sorted(base.iterdir()) if p.is_dir() and not p.name.startswith((".", "_"))]
-    found = []
+            return [], []
+        return [p for p in sorted(base.iterdir()) if p.is_dir() and not p.name.startswith((".", "_"))], []
+    found: list[Path] = []
+    unknown: list[str] = []
     for path in paths:
-        if not path.is_dir() and (base / path).is_dir():
-            path = base / path
-        found.append(path.resolve())
-    return found
+        if (base / path).is_dir() and not path.is_absolute() and len(path.parts) == 1:
+            found.append((base / path).resolve())
+        elif path.is_dir():
+            found.append(path.resolve())
+        else:
+            unknown.append(str(path))
+    return found, unknown
+
+
+def known_problems(problems_dir: Path | None = None) -> list[str]:
+    """The slugs of the problems folder: its folders that hold a problem.toml."""
+    base = (problems_dir or default_problems_dir()).resolve()
+    if not base.is_dir():
+        return []
+    return [p.name for p in sorted(base.iterdir()) if (p / "problem.toml").is_file()]
 
 
 def check_problem(
