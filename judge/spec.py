@@ -117,7 +117,8 @@ class Tolerance(_Strict):
         )
 
 
-def _default_tolerances() -> dict[str, Tolerance]:
+def default_tolerances() -> dict[str, Tolerance]:
+    """The judge's tolerance per dtype, used wherever a spec declares none."""
     # float32: equally valid formulations differ in the last few ulps (a few 1e-7 relative); 1e-5 leaves
     # room for other summation orders.
     # bfloat16 keeps 8 significant bits (one ulp is 0.4-0.8% relative), so a relative tolerance loose
@@ -138,7 +139,7 @@ def _default_tolerances() -> dict[str, Tolerance]:
 
 class CompareSpec(_Strict):
     #: Tolerance by the EXPECTED leaf's dtype. Integer and bool leaves compare exactly.
-    tolerance: dict[str, Tolerance] = Field(default_factory=_default_tolerances)
+    tolerance: dict[str, Tolerance] = Field(default_factory=default_tolerances)
     #: NaN only matches NaN at the same place.
     nan: Literal["same_place"] = "same_place"
     #: Whether a returned list may stand for an expected tuple (and the other way round).
@@ -151,7 +152,7 @@ class CompareSpec(_Strict):
     @field_validator("tolerance")
     @classmethod
     def _merge_defaults(cls, value: dict[str, Tolerance]) -> dict[str, Tolerance]:
-        return {**_default_tolerances(), **value}
+        return {**default_tolerances(), **value}
 
 
 class LimitsSpec(_Strict):

@@ -48,7 +48,7 @@ class Finding:
     def location(self) -> str:
         """``problems/x/problem.toml:12: limits.case_time_s``: the file, its line and the field."""
         shown = f"{self.path}:{self.line}" if self.path and self.line is not None else self.path
-        if shown and self.at:
+        if shown and self.at and self.at != f"line {self.line}":
             return f"{shown}: {self.at}"
         return shown or self.at or self.problem
 

@@ -19,6 +19,7 @@ from judge.check import (
     lookalikes_check,
     margins,
     reference_check,
+    rules_check,
     solutions_check,
     spec_check,
     starter_check,
@@ -66,6 +67,7 @@ def _needs_grades(ctx: CheckContext) -> str | None:
 
 STEPS: tuple[Step, ...] = (
     Step(spec_check.NAME, spec_check.check, lambda ctx: None),
+    Step(rules_check.NAME, rules_check.check, _needs_problem),
     Step(statement_check.NAME, statement_check.check, _needs_problem),
     Step(starter_check.NAME, starter_check.check, _needs_problem),
     Step(cases_check.NAME, cases_check.check, _needs_problem),
