@@ -282,35 +282,100 @@ def check(
 @app.command()
 def new(
     slug: Annotated[str, typer.Argument(help="The new problem's slug, e.g. layer-norm.")],
+    args: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--arg",
+            help="One argument of the function, in order: NAME:KIND (pytree or number), or "
+            "NAME:number:static. Default: the worked example tree:pytree factor:number, with its solutions.",
+        ),
+    ] = None,
+    dtypes: Annotated[
+        list[str] | None,
+        typer.Option("--dtype", help="A case dtype (float32, bfloat16); repeat it. Default: both."),
+    ] = None,
     function: Annotated[
         str | None, typer.Option("--function", help="Function name (default: the slug with '_' for '-').")
     ] = None,
     title: Annotated[str | None, typer.Option("--title", help="Title (default: from the slug).")] = None,
     problems: ProblemsOpt = None,
 ) -> None:
-    """Scaffold a problem package in the problems folder and its reference in ../reference/ beside it.
+    """Scaffold a problem package that fits the declared signature in the problems folder, and its
+    reference in ../reference/ beside it; then print what to do with each file.
 
-    Exit codes: 0 written, 2 a usage error (an invalid slug or name, a file that already exists).
+    Exit codes: 0 written, 2 a usage error (an invalid slug, argument or dtype, a file that already exists).
     """
     from judge.problems import default_problems_dir
-    from judge.scaffold import ScaffoldError, create
+    from judge.scaffold import ArgDecl, ScaffoldError, create
 
     directory = problems or default_problems_dir()
     try:
-        files = create(slug, directory, function=function, title=title)
+        declared = [ArgDecl.parse(text) for text in args or []]
+        created = create(slug, directory, function=function, title=title, args=declared, dtypes=dtypes)
     except ScaffoldError as exc:
         raise _fail(str(exc)) from None
     cwd = Path.cwd()
-    for file in files:
-        shown = file.relative_to(cwd) if file.is_relative_to(cwd) else file
-        typer.echo(f"created {shown}")
-    reference = files[-1]
+
+    def shown(file: Path) -> str:
+        return str(file.relative_to(cwd) if file.is_relative_to(cwd) else file)
+
+    typer.echo(f"created the problem {slug} ({len(created.files)} files). Next steps, file by file:")
+    rows = [[f"{i}.", shown(path), todo] for i, (path, todo) in enumerate(created.files, start=1)]
+    for line in aligned(rows):
+        typer.echo(f"  {line}")
+    where = f" --problems {shown(directory)}" if problems else ""
     typer.echo(
-        f"\nNext: write the reference in {reference.name}, then edit every file into your problem and run\n"
-        f"  judge check {slug}"
-        + (f" --problems {directory}" if problems else "")
-        + "\nSee problems/README.md for the walkthrough."
+        f"Then: judge check {slug}{where} --skip-solutions   (quick, while editing)\n"
+        f"      judge check {slug}{where} --werror           (grades the solutions in the sandbox)\n"
+        f"      judge preview {slug}{where}                   (the statement as learners see it)\n"
+        "The problem format and the package rules: problems/README.md."
     )
+
+
+@app.command()
+def preview(
+    slug: Annotated[str, typer.Argument(help="The problem's slug.")],
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="The HTML file to write (default: ./SLUG.preview.html)."),
+    ] = None,
+    problems: ProblemsOpt = None,
+) -> None:
+    """Render the statement of SLUG (examples, rules and math included) to one HTML file, the way learners
+    see it on the problem page.
+
+    Exit codes: 0 written, 1 the reference fails on a public case (no example to show), 2 a usage error.
+    """
+    from judge.preview import PreviewError, write
+
+    _require_known(problems, slug)
+    problem = _problems(problems).get(slug)
+    out = output or Path(f"{slug}.preview.html")
+    try:
+        written = write(problem, out)
+    except PreviewError as exc:
+        raise _fail(str(exc), EXIT_REJECTED, kind="reference_failed") from None
+    except OSError as exc:
+        raise _fail(f"cannot write {out}: {exc.strerror}") from None
+    if written.unstyled:
+        typer.echo(f"note: without the page's stylesheet: {written.unstyled}", err=True)
+    typer.echo(f"wrote {out} ({out.resolve().as_uri()})")
+
+
+def _require_known(problems: Path | None, slug: str) -> None:
+    """A usage error listing the known slugs unless the problems folder holds ``slug``."""
+    from judge.check import known_problems
+    from judge.problems import default_problems_dir
+
+    base = (problems or default_problems_dir()).resolve()
+    known = known_problems(base)
+    if slug not in known:
+        raise _fail(
+            f"no such problem: {slug} (known in {base}: {', '.join(known) or 'none'})",
+            kind="unknown_problem",
+            unknown=[slug],
+            known=known,
+        )
 
 
 @app.command()
