@@ -201,7 +201,6 @@ def _starter(p: Package) -> str:
         else f"    # Your code here.\n    return {p.trees[0].name if p.trees else p.args[0].name}\n"
     )
     return f'''import jax
-import jax.numpy as jnp
 
 
 def {p.signature}:
@@ -249,13 +248,14 @@ def _validator(p: Package) -> str:
             ]
         else:
             junk.append((f"{a.name} past the bound", {**valid, a.name: 1e20}))
-    edge_args = {a.name: ({"w": [1e15, -1e15]} if a.kind == "pytree" else 1e15) for a in p.args}
-    edge_bf16 = {a.name: ([1e15] if a.kind == "pytree" else -1e15) for a in p.args}
+    top, bottom = _Code("MAX_ABS"), _Code("-MAX_ABS")
+    edge_args = {a.name: ({"w": [top, bottom]} if a.kind == "pytree" else top) for a in p.args}
+    edge_bf16 = {a.name: ([top] if a.kind == "pytree" else bottom) for a in p.args}
     edges: list[dict[str, object]] = [{"why": "largest values allowed", "args": edge_args}]
     if "bfloat16" in p.dtypes:
         edges.append({"why": "bfloat16 at the bound", "dtype": "bfloat16", "args": edge_bf16})
-    junk_lines = "\n".join(f"    {json.dumps({'why': why, 'args': args})}," for why, args in junk)
-    edge_lines = "\n".join(f"    {json.dumps(edge)}," for edge in edges)
+    junk_lines = "\n".join(f"    {_py({'why': why, 'args': args})}," for why, args in junk)
+    edge_lines = "\n".join(f"    {_py(edge)}," for edge in edges)
     helpers = sorted(
         ({"check_number"} if p.numbers else set())
         | (
@@ -294,6 +294,24 @@ EDGE: list[dict[str, Any]] = [
 {edge_lines}
 ]
 '''
+
+
+class _Code(str):
+    """Python source written as is (a constant's name) by ``_py``."""
+
+
+def _py(value: object) -> str:
+    """A Python literal for JSON-like data, formatted the way ``ruff format`` leaves it."""
+    if isinstance(value, _Code):
+        return str(value)
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(k)}: {_py(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_py(v) for v in value) + "]"
+    if isinstance(value, float):
+        text = f"{value:g}".replace("e+", "e")
+        return text if any(c in text for c in ".en") else f"{text}.0"
+    return json.dumps(value)
 
 
 def _example_args(p: Package, index: int) -> dict[str, object]:
@@ -351,8 +369,8 @@ from judge.casegen import render as render  # re-exported: the case check render
 
 SEED = 1
 OUT = Path(__file__).resolve().parent / "cases" / "hidden.json"
-TREES = {trees!r}
-NUMBERS = {numbers!r}
+TREES = {json.dumps(trees)}
+NUMBERS = {json.dumps(numbers)}
 
 #: Structures (tuples are leaf shapes; dicts and lists are nodes). The first two are the public examples'
 #: structures again: a submission must not recognise an example by its structure and return its output.
@@ -367,7 +385,7 @@ STRUCTURES: dict[str, Any] = {{
     "root_list_of_dicts": [{{"w": (3,)}}, {{"w": (2, 2)}}, {{"w": ()}}],
 }}
 #: Structures graded again in bfloat16 (when the problem allows it).
-BF16 = {["bare_vector", "long_list", "deep_nesting"] if bf16 else []!r}
+BF16 = {json.dumps(["bare_vector", "long_list", "deep_nesting"] if bf16 else [])}
 
 
 def build_cases() -> list[dict[str, Any]]:

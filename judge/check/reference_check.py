@@ -47,7 +47,9 @@ def check(ctx: CheckContext) -> None:
     except ReferenceFailure as exc:
         diag.error(str(exc), file=file, line=_line_in(exc, file))
         return
-    with SeparateRuns(problem.root, timeout_s=_timeout_s(ctx)) as separate:
+    with SeparateRuns(
+        problem.root, timeout_s=_timeout_s(ctx), seeds=HASH_SEEDS if ctx.separate_runs else ()
+    ) as separate:
         first = _run_all(ctx)
         clear_jax_caches()
         second = _run_all(ctx)
@@ -55,6 +57,7 @@ def check(ctx: CheckContext) -> None:
     outputs: list[Any] = []
     failures: dict[str, list[tuple[Case, ReferenceFailure]]] = {}
     differences: list[Difference] = []
+    problems: dict[tuple[str, bool], list[Case]] = {}
     for index, (case, out, again) in enumerate(zip(problem.cases, first, second, strict=True)):
         if isinstance(out, ReferenceFailure):
             # Group by the first line: the rest names the case's own argument paths.
@@ -70,15 +73,17 @@ def check(ctx: CheckContext) -> None:
             if found is not None:
                 differences.append(found)
                 break
-        _check_output(ctx, case, out, file)
+        for message, is_error in _check_output(ctx, case, out):
+            problems.setdefault((message, is_error), []).append(case)
     if isinstance(others, str):
         diag.error(f"the reference could not run in a separate process: {others}", file=file)
     if differences:
         diag.error(_nondeterminism(differences, len(problem.cases)), file=file)
+    for (message, is_error), cases in problems.items():  # one finding per mistake, naming its cases
+        report = diag.error if is_error else diag.warning
+        report(message, file=file, at=_cases_text([case.name for case in cases]))
     for failed in failures.values():  # one finding per distinct failure, naming every case it hit
-        names = [case.name for case, _ in failed]
-        shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
-        at = f"case{'s' * (len(names) > 1)} {shown}"
+        at = _cases_text([case.name for case, _ in failed])
         diag.error(_failure_text(failed[0][1]), file=file, at=at, line=_line_in(failed[0][1], file))
     ctx.reference_outputs = outputs
     ctx.reference_ok = all(out is not None for out in outputs)
@@ -143,6 +148,12 @@ def _largest_difference(a: Any, b: Any) -> float | None:
     return max(sizes) if sizes else None
 
 
+def _cases_text(names: list[str]) -> str:
+    """``case a``, ``cases a, b, c, d, e and 3 more``."""
+    shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    return f"case{'s' * (len(names) > 1)} {shown}"
+
+
 def _timeout_s(ctx: CheckContext) -> float:
     """Time for a separate run: start-up and import, and every case at its time limit."""
     return 120.0 + ctx.loaded.spec.limits.case_time_s * len(ctx.loaded.cases)
@@ -157,14 +168,15 @@ class SeparateRuns:
     started on entry (they run while this process runs the reference itself), their outputs read by
     ``results``. Leaves no process or file behind."""
 
-    def __init__(self, root: Path, *, timeout_s: float) -> None:
+    def __init__(self, root: Path, *, timeout_s: float, seeds: tuple[int, ...] = HASH_SEEDS) -> None:
         self.root = root
         self.timeout_s = timeout_s
+        self.seeds = seeds
         self._temp = tempfile.TemporaryDirectory(prefix="judge-reference-")
         self._runs: list[tuple[int, Path, subprocess.Popen[bytes]]] = []
 
     def __enter__(self) -> SeparateRuns:
-        for seed in HASH_SEEDS:
+        for seed in self.seeds:
             out = Path(self._temp.name) / str(seed)
             out.mkdir()
             env = {**os.environ, "PYTHONHASHSEED": str(seed), "PYTHONDONTWRITEBYTECODE": "1"}
@@ -268,37 +280,39 @@ def _named_outputs(ctx: CheckContext, out: Any) -> list[tuple[str, Any]]:
     return [("output", out)]
 
 
-def _check_output(ctx: CheckContext, case: Case, out: Any, file: Path) -> None:
-    diag = ctx.diag
+def _check_output(ctx: CheckContext, case: Case, out: Any) -> list[tuple[str, bool]]:
+    """What is wrong with one case's output: (message, is an error) pairs; a message names no case, so the
+    same mistake on many cases is one finding."""
     spec = ctx.loaded.spec
-    at = f"case {case.name}"
     if spec.output.kind == "dict" and not isinstance(out, dict):
-        diag.error(f"returns {_kind(out)}, the spec declares output.kind = 'dict'", file=file, at=at)
-        return
+        return [(f"returns {_kind(out)}, the spec declares output.kind = 'dict'", True)]
     if spec.output.kind == "tuple" and (type(out) is not tuple or len(out) != len(spec.output.names)):
-        diag.error(
-            f"returns {_kind(out)}, the spec declares a tuple of {len(spec.output.names)} "
-            f"({', '.join(spec.output.names)})",
-            file=file,
-            at=at,
-        )
-        return
+        names = ", ".join(spec.output.names)
+        return [
+            (f"returns {_kind(out)}, the spec declares a tuple of {len(spec.output.names)} ({names})", True)
+        ]
     allowed = {*spec.dtypes.allowed, "float32"}
+    found: list[tuple[str, bool]] = []
     non_finite = []
     for root, tree in _named_outputs(ctx, out):
-        for leaf in describe_leaves(tree, root=root):
-            if leaf.dtype not in allowed:
-                diag.error(
-                    f"{leaf.path}: dtype {leaf.dtype}, expected one of {sorted(allowed)}", file=file, at=at
+        bad = [leaf for leaf in describe_leaves(tree, root=root) if leaf.dtype not in allowed]
+        if bad:
+            found.append(
+                (
+                    f"returns dtype {bad[0].dtype} (first at {bad[0].path}), expected one of "
+                    f"{sorted(allowed)}",
+                    True,
                 )
+            )
         non_finite += _non_finite(tree, root)
     if non_finite:
-        diag.warning(
-            f"non-finite output at {', '.join(non_finite[:3])}: NaN and infinity only match "
-            "themselves, so the case tests little",
-            file=file,
-            at=at,
+        found.append(
+            (
+                "non-finite output (NaN or infinity): it only matches itself, so the case tests little",
+                False,
+            )
         )
+    return found
 
 
 def _kind(out: Any) -> str:

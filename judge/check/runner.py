@@ -203,12 +203,21 @@ def check_problem(
     concurrency: int = 2,
     slot_base: int = 0,
     progress: Progress | None = None,
+    separate_runs: bool = True,
 ) -> ProblemReport:
-    """Run every check on one problem folder."""
+    """Run every check on one problem folder (``separate_runs``: also run the reference in two processes
+    with different hash seeds; only tests of other checks turn it off, to save the time)."""
     root = root.resolve()
     started = time.monotonic()
     diag = Diagnostics(problem=root.name, base=root.parent.parent)
-    ctx = CheckContext(root=root, diag=diag, backend=backend, concurrency=concurrency, slot_base=slot_base)
+    ctx = CheckContext(
+        root=root,
+        diag=diag,
+        backend=backend,
+        concurrency=concurrency,
+        slot_base=slot_base,
+        separate_runs=separate_runs,
+    )
     timings: dict[str, float] = {}
     skipped: dict[str, str] = {}
     for step in STEPS:
@@ -254,10 +263,18 @@ def run_checks(
     slot_base: int = 0,
     werror: bool = False,
     progress: Progress | None = None,
+    separate_runs: bool = True,
 ) -> CheckReport:
     """Check every problem folder in ``roots``, one after the other."""
     reports = tuple(
-        check_problem(root, backend=backend, concurrency=concurrency, slot_base=slot_base, progress=progress)
+        check_problem(
+            root,
+            backend=backend,
+            concurrency=concurrency,
+            slot_base=slot_base,
+            progress=progress,
+            separate_runs=separate_runs,
+        )
         for root in roots
     )
     return CheckReport(reports, werror=werror)
