@@ -18,6 +18,7 @@ from typing import ClassVar
 
 import pytest
 
+from judge.casegen import render
 from judge.check import CheckReport, Finding, Severity, run_checks
 from judge.check.context import CheckContext
 from judge.check.diagnostics import Diagnostics
@@ -63,8 +64,7 @@ def edit(path: Path, old: str, new: str) -> None:
 
 def edit_cases(path: Path, change: Callable[[list[dict]], list[dict]]) -> None:  # type: ignore[type-arg]
     data = json.loads(path.read_text())
-    data["cases"] = change(data["cases"])
-    path.write_text(json.dumps(data, indent=1))
+    path.write_text(render(change(data["cases"])))  # one case per line, as generators write them
 
 
 def line_with(path: Path, text: str) -> int:
@@ -230,7 +230,7 @@ def test_a_case_too_large_breaks_the_case_size_rule(tmp_path: Path) -> None:
         ],
     )
     finding = only(check(root), "rules", where="case matrix_and_bias", message="rule case-size")
-    assert "4160 array elements, at most 4096" in finding.message
+    assert "4161 array elements, at most 4096" in finding.message
     assert finding.line == line_with(root / "cases" / "hidden.json", '"name": "matrix_and_bias"')
 
 
@@ -385,7 +385,8 @@ def test_a_bound_the_reference_cannot_meet_is_found_at_the_edge(tmp_path: Path) 
     edit(validator, "MAX_ABS = 1e15", "MAX_ABS = 1e20")
     report = check(root)
     finding = only(report, "reference", message="non-finite values")
-    assert "validator.py EDGE[0] (largest values allowed)" in finding.message
+    assert 'validator.py EDGE[0] (largest values allowed) at output["w"]' in finding.message
+    assert "validator.py EDGE[1] (bfloat16 at the bound) at output" in finding.message
     junk = only(
         report, "cases", where="validator.py: JUNK[3] (value past the bound in tree)", message="was accepted"
     )
@@ -397,7 +398,9 @@ def test_an_edge_input_the_validator_rejects(tmp_path: Path) -> None:
     validator = root / "validator.py"
     edit(validator, '"factor": MAX_ABS}}', '"factor": 2e15}}')
     finding = only(check(root), "cases", where="validator.py: EDGE[0]")
-    assert finding.message.startswith("an EDGE input must satisfy the constraints, but: factor: 2e+15")
+    assert finding.message.startswith(
+        "an EDGE input must satisfy the constraints, but: factor: 2000000000000000.0, must be at most"
+    )
     assert finding.line == line_with(validator, '"factor": 2e15')
 
 
