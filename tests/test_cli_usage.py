@@ -107,3 +107,37 @@ def test_aligned_columns_stay_aligned_for_long_cells() -> None:
     lines = aligned(rows)
     assert lines[0].index("x") == lines[1].index("yy")
     assert lines[0].index("tail") == lines[1].index(" t") + 1
+
+
+def test_the_grade_report_keeps_its_columns_aligned_for_long_case_names() -> None:
+    from judge.problems import load_problem
+    from judge.report import text_report
+    from judge.results import CaseResult, GradeResult
+    from judge.verdicts import Verdict
+    from tests.conftest import FIXTURE_SLUG, FIXTURES
+
+    problem = load_problem(FIXTURES / FIXTURE_SLUG)
+    names = ["a", "a_case_name_far_longer_than_the_default_column_of_twenty_eight"]
+    cases = [
+        CaseResult(name=n, visibility="hidden", verdict=Verdict.ACCEPTED, compile_ms=12.0, run_ms=1.0)
+        for n in names
+    ]
+    result = GradeResult(
+        problem=FIXTURE_SLUG,
+        verdict=Verdict.ACCEPTED,
+        passed=2,
+        total=2,
+        cases=cases,
+        backend="x",
+        elapsed_ms=1.0,
+    )
+    rows = [
+        line
+        for line in text_report(problem, result).splitlines()
+        if "accepted" in line and "(hidden)" in line
+    ]
+    header = next(
+        line for line in text_report(problem, result).splitlines() if line.strip().startswith("case ")
+    )
+    assert len(rows) == 2
+    assert rows[0].index("accepted") == rows[1].index("accepted") == header.index("verdict")
