@@ -48,7 +48,7 @@ ProblemsOpt = Annotated[
     typer.Option(
         "--problems",
         help="The problems folder; its reference modules are in ../reference/ beside it "
-        "(default: $JUDGE_PROBLEMS_DIR, else the judge's own problems/).",
+        "(default: $JUDGE_PROBLEMS_DIR, else the judge's own problems/ in a checkout, else ./problems).",
     ),
 ]
 

@@ -39,7 +39,13 @@ Validator = Callable[[dict[str, Any], str], list[str]]
 
 
 def default_problems_dir() -> Path:
-    return Path(os.environ.get("JUDGE_PROBLEMS_DIR", REPO_ROOT / "problems"))
+    """``$JUDGE_PROBLEMS_DIR``; else the judge's own ``problems/`` in a checkout; else, for a judge installed
+    as a package (a problems repository's CI), ``problems/`` in the current folder."""
+    configured = os.environ.get("JUDGE_PROBLEMS_DIR")
+    if configured:
+        return Path(configured)
+    own = REPO_ROOT / "problems"
+    return own if own.is_dir() else Path.cwd() / "problems"
 
 
 @dataclass(frozen=True)

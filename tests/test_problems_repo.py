@@ -141,6 +141,9 @@ def test_a_problems_repository_passes_with_werror(installed: Path, tmp_path: Pat
         "    return jax.tree.map(lambda x: x * factor, tree)\n"
     )
     assert sorted(p.name for p in repo.iterdir()) == ["problems", "reference"]
+    # An installed judge has no problems of its own: it reads ./problems by default.
+    listed = judge(installed, repo, "problems", "--json")
+    assert sorted(row["slug"] for row in json.loads(listed.stdout)) == ["double-tree", SLUG], listed.stderr
     out = judge(
         installed,
         repo,
