@@ -115,6 +115,8 @@ def _synthetic(werror: bool = False) -> CheckReport:
             tricky,
             "/abs/reference/demo.py",
             3,
+            path="reference/demo.py",
+            at="case x",
         ),
         Finding(
             Severity.WARNING, "margins", "demo", "problems/demo/solutions/accepted/a.py", "near the edge"
@@ -154,7 +156,7 @@ def _synthetic(werror: bool = False) -> CheckReport:
 def test_text_format_lists_checks_findings_and_margin_table() -> None:
     out = text(_synthetic())
     assert "FAIL  reference" in out and "skip  examples" in out and "skipped: because" in out
-    assert "error: reference/demo.py: case x: a <b>" in out
+    assert "error: reference/demo.py:3: case x: a <b>" in out  # the file, its line, the case
     assert "\n            second line" in out  # continuation lines are indented
     assert "dtype (inf)" in out and "best 1.2e+03x tol" in out and "max err 0.2x tol" in out
     assert out.rstrip().endswith("1 error, 1 warning -> FAILED")
@@ -169,8 +171,10 @@ def test_json_format_round_trips() -> None:
         "check": "reference",
         "problem": "demo",
         "where": "reference/demo.py: case x",
+        "location": "reference/demo.py:3: case x",
         "message": 'a <b> & "c", 100% : d\nsecond line',
         "file": "/abs/reference/demo.py",
+        "path": "reference/demo.py",
         "line": 3,
     }
     assert data["problems"][0]["margins"][1]["ratio"] == "inf"

@@ -47,10 +47,12 @@ class Finding:
     @property
     def location(self) -> str:
         """``problems/x/problem.toml:12: limits.case_time_s``: the file, its line and the field."""
-        shown = f"{self.path}:{self.line}" if self.path and self.line is not None else self.path
-        if shown and self.at and self.at != f"line {self.line}":
+        if not self.path:  # a finding made without Diagnostics: ``where`` is all there is
+            return self.where
+        shown = f"{self.path}:{self.line}" if self.line is not None else self.path
+        if self.at and self.at != f"line {self.line}":
             return f"{shown}: {self.at}"
-        return shown or self.at or self.problem
+        return shown
 
     def __str__(self) -> str:
         return f"{self.severity.value}[{self.check}] {self.location}: {self.message}"
