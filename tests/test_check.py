@@ -311,7 +311,11 @@ def test_new_scaffold_passes_once_the_reference_is_filled(tmp_path: Path) -> Non
         "import jax\n\n\ndef layer_scale(tree, factor):\n"
         "    return jax.tree.map(lambda x: x * factor, tree)\n"
     )
-    report = run_checks([tmp_path / "problems" / "layer-scale"], backend=get_backend("process"))
+    backend = get_backend("process")
+    try:
+        report = run_checks([tmp_path / "problems" / "layer-scale"], backend=backend, werror=True)
+    finally:
+        backend.close()  # its zygote
     assert report.findings == [] and report.ok
     problem = report.problems[0]
     assert all(c.status == "passed" for c in problem.checks), [(c.name, c.status) for c in problem.checks]

@@ -72,12 +72,12 @@ def line_with(path: Path, text: str) -> int:
 
 
 def check(root: Path, *, grade: bool = False, separate_runs: bool = False) -> CheckReport:
-    return run_checks(
-        [root],
-        backend=get_backend("process") if grade else None,
-        concurrency=2,
-        separate_runs=separate_runs,
-    )
+    backend = get_backend("process") if grade else None
+    try:
+        return run_checks([root], backend=backend, concurrency=2, separate_runs=separate_runs)
+    finally:
+        if backend is not None:
+            backend.close()  # its zygote
 
 
 def only(report: CheckReport, check_name: str, *, where: str = "", message: str = "") -> Finding:
@@ -628,5 +628,9 @@ def test_a_tracer_that_fails_to_start_is_tried_again(tmp_path: Path) -> None:
     root = copy_problem(tmp_path)
     solution = root / "solutions" / "accepted" / "tree_util_map.py"
     ctx = CheckContext(root=root, diag=Diagnostics(SLUG, tmp_path), problem=load_problem(root), concurrency=1)
-    (grading,) = grade_files(ctx, FlakyStartBackend(2), [("accepted", solution)])
+    backend = FlakyStartBackend(2)
+    try:
+        (grading,) = grade_files(ctx, backend, [("accepted", solution)])
+    finally:
+        backend.close()
     assert grading.result is not None and grading.result.verdict is Verdict.ACCEPTED, grading.error
