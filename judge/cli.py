@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from contextvars import ContextVar
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -21,9 +22,16 @@ if TYPE_CHECKING:
     from judge.problems import ProblemSet
     from judge.results import GradeResult
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="JAX practice judge.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="JAX practice judge. Exit codes: 0 success, 1 a failed result, 2 a usage error.",
+)
 
 EXIT_ACCEPTED, EXIT_REJECTED, EXIT_USAGE = 0, 1, 2
+
+#: The exit codes each command's ``--help`` states.
+GRADE_EXITS = "Exit codes: 0 accepted, 1 any other verdict, 2 a usage error (no output to grade)."
 
 SandboxOpt = Annotated[
     str | None,
@@ -36,7 +44,12 @@ InsecureOpt = Annotated[
     typer.Option("--insecure", help="Allow the 'process' backend, which isolates nothing (development)."),
 ]
 ProblemsOpt = Annotated[
-    Path | None, typer.Option("--problems", help="Problems folder (default: the repository's problems/).")
+    Path | None,
+    typer.Option(
+        "--problems",
+        help="The problems folder; its reference modules are in ../reference/ beside it "
+        "(default: $JUDGE_PROBLEMS_DIR, else the judge's own problems/ in a checkout, else ./problems).",
+    ),
 ]
 
 
@@ -47,14 +60,48 @@ def result_json(result: GradeResult) -> dict[str, object]:
     return strict(result)
 
 
-def _fail(message: str, code: int = EXIT_USAGE) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
+def wants_json(args: list[str]) -> bool:
+    """Whether a command line asks for JSON output (``--json``, or ``--format json`` of ``judge check``)."""
+    for i, arg in enumerate(args):
+        if arg == "--":
+            break
+        if (
+            arg == "--json"
+            or arg == "--format=json"
+            or (arg == "--format" and args[i + 1 : i + 2] == ["json"])
+        ):
+            return True
+    return False
+
+
+def error_json(code: str, message: str, **extra: object) -> str:
+    """The object a usage error prints on stdout under ``--json``: ``{"error": {"code", "message", ...}}``."""
+    return json.dumps({"error": {"code": code, "message": message, **extra}})
+
+
+#: Whether the running command line asked for JSON (set by ``main`` from the arguments).
+_JSON_OUTPUT: ContextVar[bool] = ContextVar("judge_json_output", default=False)
+
+
+def _json_mode() -> bool:
+    return _JSON_OUTPUT.get()
+
+
+def _fail(message: str, code: int = EXIT_USAGE, *, kind: str = "usage", **extra: object) -> typer.Exit:
+    """Report an error and return the Exit to raise: on stderr, or as one JSON object on stdout when the
+    command was asked for JSON."""
+    if _json_mode():
+        typer.echo(error_json(kind, message, **extra))
+    else:
+        typer.echo(f"error: {message}", err=True)
     return typer.Exit(code)
 
 
 def _problems(directory: Path | None) -> ProblemSet:
     from judge.problems import ProblemSet  # imported late: pydantic and numpy cost ~0.4 s to import
 
+    if directory is not None and not directory.is_dir():
+        raise _fail(f"--problems {directory}: no such folder")
     try:
         return ProblemSet(directory)
     except ProblemError as exc:
@@ -72,7 +119,10 @@ def grade(
     insecure: InsecureOpt = False,
     problems: ProblemsOpt = None,
 ) -> None:
-    """Grade FILE against every public and hidden case of problem SLUG."""
+    """Grade FILE against every public and hidden case of problem SLUG.
+
+    Exit codes: 0 accepted, 1 any other verdict, 2 a usage error (with --json a JSON object on stdout).
+    """
     code = _read_code(file)
     try:
         backend = choose_backend(sandbox, allow_insecure=insecure or insecure_from_env())
@@ -106,7 +156,10 @@ def list_problems(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     problems: ProblemsOpt = None,
 ) -> None:
-    """List the problems."""
+    """List the problems of the problems folder.
+
+    Exit codes: 0 listed, 2 a usage error (a problem that does not load; with --json a JSON object on stdout).
+    """
     problem_set = _problems(problems)
     rows = [
         {
@@ -121,12 +174,24 @@ def list_problems(
     if as_json:
         typer.echo(json.dumps(rows))
         return
-    for row in rows:
-        cases = row["cases"]
-        typer.echo(
-            f"{row['slug']:<24} {row['difficulty']:<7} {row['function']:<60} "
-            f"{cases['public']} public, {cases['hidden']} hidden"  # type: ignore[index]
-        )
+    table = [
+        [str(row["slug"]), str(row["difficulty"]), str(row["function"]), _case_counts(row["cases"])]
+        for row in rows
+    ]
+    typer.echo("\n".join(aligned(table)))
+
+
+def _case_counts(cases: object) -> str:
+    assert isinstance(cases, dict)
+    return f"{cases['public']} public, {cases['hidden']} hidden"
+
+
+def aligned(rows: list[list[str]], gap: str = "  ") -> list[str]:
+    """Rows of cells as lines whose columns line up, however long a cell (the last column is not padded)."""
+    if not rows:
+        return []
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return [gap.join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
 
 
 class CheckFormat(StrEnum):
@@ -136,18 +201,11 @@ class CheckFormat(StrEnum):
     GITHUB = "github"
 
 
-ProblemsDirOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--problems-dir", "--problems", help="Problems folder (default: the repository's problems/)."
-    ),
-]
-
-
 @app.command()
 def check(
     problem_dirs: Annotated[
-        list[Path] | None, typer.Argument(help="Problem folders or slugs (default: every problem).")
+        list[Path] | None,
+        typer.Argument(help="Problem slugs or folders (default: every problem of the problems folder)."),
     ] = None,
     fmt: Annotated[CheckFormat, typer.Option("--format", help="Output format.")] = CheckFormat.TEXT,
     werror: Annotated[bool, typer.Option("--werror", help="Treat warnings as errors.")] = False,
@@ -161,25 +219,37 @@ def check(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines on stderr.")] = False,
     sandbox: SandboxOpt = None,
     insecure: InsecureOpt = False,
-    problems: ProblemsDirOpt = None,
+    problems: ProblemsOpt = None,
 ) -> None:
     """Prove problem packages sound: spec, statement, starter, cases, reference, examples, solutions, margins.
 
-    Exit code 0 when clean, 1 on errors (or warnings with --werror), 2 on a usage error.
+    Exit codes: 0 every check passed, 1 an error (or a warning with --werror), 2 a usage error (an unknown
+    problem, a missing problems folder, no sandbox; with --format json it is a JSON object on stdout).
     """
-    from judge.check import problem_dirs as find_dirs
-    from judge.check import run_checks
+    from judge.check import known_problems, resolve_problem_dirs, run_checks
     from judge.check.formats import junit, markdown_summary, render
+    from judge.problems import default_problems_dir
 
-    roots = find_dirs(problem_dirs or [], problems)
+    base = (problems or default_problems_dir()).resolve()
+    if problems is not None and not base.is_dir():
+        raise _fail(f"--problems {problems}: no such folder")
+    roots, unknown = resolve_problem_dirs(problem_dirs or [], base)
+    if unknown:
+        known = known_problems(base)
+        raise _fail(
+            f"no such problem: {', '.join(unknown)} (known in {base}: {', '.join(known) or 'none'})",
+            kind="unknown_problem",
+            unknown=unknown,
+            known=known,
+        )
     if not roots:
-        raise _fail("no problem folders to check")
+        raise _fail(f"no problem folders to check in {base}", kind="no_problems")
     backend = None
     if not skip_solutions:
         try:
             backend = choose_backend(sandbox, allow_insecure=insecure or insecure_from_env())
         except SandboxRefused as exc:
-            raise _fail(f"{exc} (or pass --skip-solutions)") from None
+            raise _fail(f"{exc} (or pass --skip-solutions)", kind="no_sandbox") from None
     progress = None if quiet else (lambda line: typer.echo(line, err=True))
     try:
         report = run_checks(roots, backend=backend, concurrency=jobs, werror=werror, progress=progress)
@@ -200,32 +270,100 @@ def check(
 @app.command()
 def new(
     slug: Annotated[str, typer.Argument(help="The new problem's slug, e.g. layer-norm.")],
+    args: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--arg",
+            help="One argument of the function, in order: NAME:KIND (pytree or number), or "
+            "NAME:number:static. Default: the worked example tree:pytree factor:number, with its solutions.",
+        ),
+    ] = None,
+    dtypes: Annotated[
+        list[str] | None,
+        typer.Option("--dtype", help="A case dtype (float32, bfloat16); repeat it. Default: both."),
+    ] = None,
     function: Annotated[
         str | None, typer.Option("--function", help="Function name (default: the slug with '_' for '-').")
     ] = None,
     title: Annotated[str | None, typer.Option("--title", help="Title (default: from the slug).")] = None,
-    problems: ProblemsDirOpt = None,
+    problems: ProblemsOpt = None,
 ) -> None:
-    """Scaffold a problem package in PROBLEMS_DIR/SLUG and its reference in PROBLEMS_DIR/../reference/."""
+    """Scaffold a problem package that fits the declared signature in the problems folder, and its
+    reference in ../reference/ beside it; then print what to do with each file.
+
+    Exit codes: 0 written, 2 a usage error (an invalid slug, argument or dtype, a file that already exists).
+    """
     from judge.problems import default_problems_dir
-    from judge.scaffold import ScaffoldError, create
+    from judge.scaffold import ArgDecl, ScaffoldError, create
 
     directory = problems or default_problems_dir()
     try:
-        files = create(slug, directory, function=function, title=title)
+        declared = [ArgDecl.parse(text) for text in args or []]
+        created = create(slug, directory, function=function, title=title, args=declared, dtypes=dtypes)
     except ScaffoldError as exc:
         raise _fail(str(exc)) from None
     cwd = Path.cwd()
-    for file in files:
-        shown = file.relative_to(cwd) if file.is_relative_to(cwd) else file
-        typer.echo(f"created {shown}")
-    reference = files[-1]
+
+    def shown(file: Path) -> str:
+        return str(file.relative_to(cwd) if file.is_relative_to(cwd) else file)
+
+    typer.echo(f"created the problem {slug} ({len(created.files)} files). Next steps, file by file:")
+    rows = [[f"{i}.", shown(path), todo] for i, (path, todo) in enumerate(created.files, start=1)]
+    for line in aligned(rows):
+        typer.echo(f"  {line}")
+    where = f" --problems {shown(directory)}" if problems else ""
     typer.echo(
-        f"\nNext: write the reference in {reference.name}, then edit every file into your problem and run\n"
-        f"  judge check {slug}"
-        + (f" --problems-dir {directory}" if problems else "")
-        + "\nSee problems/README.md for the walkthrough."
+        f"Then: judge check {slug}{where} --skip-solutions   (quick, while editing)\n"
+        f"      judge check {slug}{where} --werror           (grades the solutions in the sandbox)\n"
+        f"      judge preview {slug}{where}                   (the statement as learners see it)\n"
+        "The problem format and the package rules: problems/README.md."
     )
+
+
+@app.command()
+def preview(
+    slug: Annotated[str, typer.Argument(help="The problem's slug.")],
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="The HTML file to write (default: ./SLUG.preview.html)."),
+    ] = None,
+    problems: ProblemsOpt = None,
+) -> None:
+    """Render the statement of SLUG (examples, rules and math included) to one HTML file, the way learners
+    see it on the problem page.
+
+    Exit codes: 0 written, 1 the reference fails on a public case (no example to show), 2 a usage error.
+    """
+    from judge.preview import PreviewError, write
+
+    _require_known(problems, slug)
+    problem = _problems(problems).get(slug)
+    out = output or Path(f"{slug}.preview.html")
+    try:
+        written = write(problem, out)
+    except PreviewError as exc:
+        raise _fail(str(exc), EXIT_REJECTED, kind="reference_failed") from None
+    except OSError as exc:
+        raise _fail(f"cannot write {out}: {exc.strerror}") from None
+    if written.unstyled:
+        typer.echo(f"note: without the page's stylesheet: {written.unstyled}", err=True)
+    typer.echo(f"wrote {out} ({out.resolve().as_uri()})")
+
+
+def _require_known(problems: Path | None, slug: str) -> None:
+    """A usage error listing the known slugs unless the problems folder holds ``slug``."""
+    from judge.check import known_problems
+    from judge.problems import default_problems_dir
+
+    base = (problems or default_problems_dir()).resolve()
+    known = known_problems(base)
+    if slug not in known:
+        raise _fail(
+            f"no such problem: {slug} (known in {base}: {', '.join(known) or 'none'})",
+            kind="unknown_problem",
+            unknown=[slug],
+            known=known,
+        )
 
 
 @app.command()
@@ -234,7 +372,10 @@ def doctor(
     sandbox: SandboxOpt = None,
     insecure: InsecureOpt = False,
 ) -> None:
-    """Show the active sandbox backend, its protections on this host, and run a self-test through it."""
+    """Show the active sandbox backend, its protections on this host, and run a self-test through it.
+
+    Exit codes: 0 the sandbox works, 1 it does not (or no secure backend is available).
+    """
     from judge.doctor import diagnose, text_report
 
     try:
@@ -300,7 +441,10 @@ def run_examples(
     insecure: InsecureOpt = False,
     problems: ProblemsOpt = None,
 ) -> None:
-    """Run FILE on the public examples of SLUG, or on one custom case (like the page's Run button)."""
+    """Run FILE on the public examples of SLUG, or on one custom case (like the page's Run button).
+
+    Exit codes: 0 every case passed, 1 a case failed, 2 a usage error (with --json a JSON object on stdout).
+    """
     code = _read_code(file)
     custom = _parse_inputs(inputs or [])
     from judge.errors import InputError
@@ -339,7 +483,10 @@ def serve(
         int | None, typer.Option("--port", help="Port (default 8000; 0 picks a free one).")
     ] = None,
 ) -> None:
-    """Start the REST service (settings: JUDGE_* variables, see README.md)."""
+    """Start the REST service (settings: JUDGE_* variables, see README.md).
+
+    Exit codes: 0 stopped cleanly, 2 invalid settings; otherwise the server's own exit code.
+    """
     from pydantic import ValidationError
 
     from judge.service.server import serve as run_server
@@ -360,7 +507,10 @@ def hash_key_command(
     ] = None,
     name: Annotated[str, typer.Option("--name", help="The key's name, for the keys-file line.")] = "client",
 ) -> None:
-    """Print the hash of an API key for the JUDGE_API_KEYS setting or the keys file (and a new key)."""
+    """Print the hash of an API key for the JUDGE_API_KEYS setting or the keys file (and a new key).
+
+    Exit codes: 0 printed, 2 a usage error.
+    """
     from judge.service.apikeys import generate_key, hash_key
 
     if key is None:
@@ -370,5 +520,24 @@ def hash_key_command(
     typer.echo(f"keys-file line:  {name} {hash_key(key)}")
 
 
-def main() -> None:
-    app()
+def main(argv: list[str] | None = None) -> None:
+    """The ``judge`` entry point. A usage error click finds (an unknown option, a missing argument, a bad
+    value) exits 2; under ``--json`` (or ``--format json``) it is one JSON object on stdout, like the usage
+    errors the commands report themselves."""
+    # Typer ships its own copy of click; its exception base is not re-exported under a public name.
+    from typer._click.exceptions import ClickException
+
+    args = sys.argv[1:] if argv is None else list(argv)
+    _JSON_OUTPUT.set(wants_json(args))
+    try:
+        code = app(args=args, prog_name="judge", standalone_mode=False)
+    except ClickException as exc:
+        if wants_json(args):
+            typer.echo(error_json("usage", exc.format_message()))
+        else:
+            exc.show()
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        typer.echo("Aborted.", err=True)
+        sys.exit(EXIT_REJECTED)
+    sys.exit(code if isinstance(code, int) else 0)

@@ -16,10 +16,15 @@ class JudgeError(Exception):
 
 
 class ProblemError(JudgeError):
-    def __init__(self, where: str, message: str) -> None:
-        super().__init__(f"{where}: {message}")
+    """A defect of a problem package: ``where`` is the file and the field in it (``.../problem.toml:
+    limits.case_time_s``), ``file`` and ``line`` (1-based) locate it when known."""
+
+    def __init__(self, where: str, message: str, *, file: str | None = None, line: int | None = None) -> None:
+        super().__init__(f"{where}: {message}" if line is None else f"{where} (line {line}): {message}")
         self.where = where
         self.message = message
+        self.file = file
+        self.line = line
 
 
 class ProblemNotFound(ProblemError):

@@ -12,21 +12,23 @@ import hashlib
 import importlib.util
 import json
 import os
+import re
 import sys
 import tomllib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from judge.constraints import split_violation
 from judge.errors import InputError, ProblemError, ProblemNotFound
+from judge.positions import json_lines, line_of, toml_lines
 from judge.pytree_json import ConversionError, json_to_number, json_to_pytree
-from judge.spec import ArgSpec, CaseDef, CaseFile, ProblemSpec
+from judge.spec import ArgSpec, CaseDef, CaseFile, ProblemSpec, explain
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SPEC_FILE = "problem.toml"
@@ -37,7 +39,13 @@ Validator = Callable[[dict[str, Any], str], list[str]]
 
 
 def default_problems_dir() -> Path:
-    return Path(os.environ.get("JUDGE_PROBLEMS_DIR", REPO_ROOT / "problems"))
+    """``$JUDGE_PROBLEMS_DIR``; else the judge's own ``problems/`` in a checkout; else, for a judge installed
+    as a package (a problems repository's CI), ``problems/`` in the current folder."""
+    configured = os.environ.get("JUDGE_PROBLEMS_DIR")
+    if configured:
+        return Path(configured)
+    own = REPO_ROOT / "problems"
+    return own if own.is_dir() else Path.cwd() / "problems"
 
 
 @dataclass(frozen=True)
@@ -190,29 +198,61 @@ def _where(file: Path, loc: tuple[Any, ...]) -> str:
     return f"{file}: {field}" if field else str(file)
 
 
-def _validation_message(file: Path, exc: ValidationError) -> ProblemError:
+def _validation_message(
+    file: Path, exc: ValidationError, model: type[BaseModel], lines: Mapping[tuple[str | int, ...], int]
+) -> ProblemError:
+    """The first error of a validation, with its field, its line and how many more there are."""
     first = exc.errors()[0]
     more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-    return ProblemError(_where(file, tuple(first["loc"])), f"{first['msg']}{more}")
+    loc = tuple(first["loc"])
+    return ProblemError(
+        _where(file, loc), f"{explain(first, model)}{more}", file=str(file), line=line_of(lines, loc)
+    )
+
+
+def toml_decode_line(exc: tomllib.TOMLDecodeError) -> int | None:
+    """The 1-based line a TOML syntax error names."""
+    match = re.search(r"at line (\d+)", str(exc))
+    return int(match.group(1)) if match else None
 
 
 def load_spec(root: Path) -> ProblemSpec:
     file = root / SPEC_FILE
     try:
-        raw = tomllib.loads(file.read_text())
+        text = file.read_text()
+        raw = tomllib.loads(text)
     except FileNotFoundError:
-        raise ProblemError(str(file), "missing") from None
+        raise ProblemError(str(file), "missing", file=str(file)) from None
     except tomllib.TOMLDecodeError as exc:
-        raise ProblemError(str(file), f"not valid TOML: {exc}") from None
+        raise ProblemError(
+            str(file), f"not valid TOML: {exc}", file=str(file), line=toml_decode_line(exc)
+        ) from None
+    lines = toml_lines(text)
     try:
         spec = ProblemSpec.model_validate(raw)
     except ValidationError as exc:
-        raise _validation_message(file, exc) from None
+        raise _validation_message(file, exc, ProblemSpec, lines) from None
     if spec.slug != root.name:
         raise ProblemError(
-            _where(file, ("slug",)), f"{spec.slug!r} differs from the folder name {root.name!r}"
+            _where(file, ("slug",)),
+            f"{spec.slug!r} differs from the folder name {root.name!r}",
+            file=str(file),
+            line=line_of(lines, ("slug",)),
         )
     return spec
+
+
+def _case_error(
+    file: Path,
+    lines: Mapping[tuple[str | int, ...], int],
+    index: int,
+    message: str,
+    *field: str | int,
+    at: str = "",
+) -> ProblemError:
+    """A defect of case ``index`` of a case file, at the line of ``field`` in it."""
+    where = _where(file, ("cases", index, *([at] if at else [])))
+    return ProblemError(where, message, file=str(file), line=line_of(lines, ("cases", index, *field)))
 
 
 def load_cases(root: Path, spec: ProblemSpec) -> tuple[Case, ...]:
@@ -221,24 +261,34 @@ def load_cases(root: Path, spec: ProblemSpec) -> tuple[Case, ...]:
     for rel in spec.case_files:
         file = root / rel
         try:
-            parsed = CaseFile.model_validate(json.loads(file.read_text()))
+            text = file.read_text()
+            data = json.loads(text)
         except FileNotFoundError:
-            raise ProblemError(str(file), "case file is missing (listed in case_files)") from None
+            spec_file = root / SPEC_FILE
+            raise ProblemError(
+                _where(spec_file, ("case_files",)), f"lists {rel}, which does not exist", file=str(spec_file)
+            ) from None
         except json.JSONDecodeError as exc:
-            raise ProblemError(str(file), f"not valid JSON: {exc}") from None
+            raise ProblemError(str(file), f"not valid JSON: {exc}", file=str(file), line=exc.lineno) from None
+        lines = json_lines(text)
+        try:
+            parsed = CaseFile.model_validate(data)
         except ValidationError as exc:
-            raise _validation_message(file, exc) from None
+            raise _validation_message(file, exc, CaseFile, lines) from None
         for i, definition in enumerate(parsed.cases):
-            where = _where(file, ("cases", i))
             if definition.name in seen:
-                raise ProblemError(where, f"case name {definition.name!r} repeats")
+                raise _case_error(file, lines, i, f"case name {definition.name!r} repeats", "name")
             seen.add(definition.name)
             if definition.dtype not in spec.dtypes.allowed:
-                raise ProblemError(where, f"dtype {definition.dtype} is not in dtypes.allowed")
+                raise _case_error(
+                    file, lines, i, f"dtype {definition.dtype} is not in dtypes.allowed", "dtype"
+                )
             try:
                 inputs = convert_args(spec, definition.args, definition.dtype)
             except InputError as exc:
-                raise ProblemError(f"{where}.args", str(exc)) from None
+                argument = re.match(r"[A-Za-z_][A-Za-z0-9_]*", exc.path)
+                field = ["args", *([argument.group(0)] if argument else [])]
+                raise _case_error(file, lines, i, str(exc), *field, at="args") from None
             cases.append(Case(definition, inputs))
     if not cases:
         raise ProblemError(str(root), "the problem has no cases")

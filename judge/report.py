@@ -55,10 +55,14 @@ def text_report(problem: Problem, result: GradeResult) -> str:
     ]
     if result.message and result.verdict is not Verdict.ACCEPTED:
         lines += ["", _indent(result.message, "  ")]
-    lines += ["", f"  {'case':<28} {'verdict':<22} {'compile':>9} {'run':>9}"]
-    for case in result.cases:
-        name = f"{case.name} ({case.visibility})"
-        lines.append(f"  {name:<28} {case.verdict.value:<22} {_ms(case.compile_ms):>9} {_ms(case.run_ms):>9}")
+    names = [f"{case.name} ({case.visibility})" for case in result.cases]
+    # The case column is as wide as the longest name, so long case names keep the columns aligned.
+    width = max([28, *map(len, names)])
+    lines += ["", f"  {'case':<{width}} {'verdict':<22} {'compile':>9} {'run':>9}"]
+    for case, name in zip(result.cases, names, strict=True):
+        lines.append(
+            f"  {name:<{width}} {case.verdict.value:<22} {_ms(case.compile_ms):>9} {_ms(case.run_ms):>9}"
+        )
         if case.verdict not in (Verdict.ACCEPTED, Verdict.NOT_RUN) and case.message:
             lines.append(_indent(case.message, "      "))
         if case.input is not None and case.verdict is not Verdict.NOT_RUN:

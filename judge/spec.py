@@ -6,10 +6,14 @@ spec fails at start-up with the file and field named, never in the middle of gra
 
 from __future__ import annotations
 
+import difflib
 import keyword
+import types
+import typing
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, Strict, field_validator, model_validator
+from pydantic_core import ErrorDetails
 
 from judge.verdicts import Verdict
 
@@ -21,7 +25,14 @@ Slug = Annotated[str, Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$", max_length=64)]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    """No unknown key and no silent coercion: ``traced = "no"`` or ``case_time_s = "10"`` is an error, not
+    ``True`` or ``10.0`` (an integer still stands for a float: ``case_time_s = 10``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+#: A verdict written as its name (strict mode would otherwise want an enum instance).
+VerdictName = Annotated[Verdict, Strict(False)]
 
 
 class ArgSpec(_Strict):
@@ -106,7 +117,8 @@ class Tolerance(_Strict):
         )
 
 
-def _default_tolerances() -> dict[str, Tolerance]:
+def default_tolerances() -> dict[str, Tolerance]:
+    """The judge's tolerance per dtype, used wherever a spec declares none."""
     # float32: equally valid formulations differ in the last few ulps (a few 1e-7 relative); 1e-5 leaves
     # room for other summation orders.
     # bfloat16 keeps 8 significant bits (one ulp is 0.4-0.8% relative), so a relative tolerance loose
@@ -127,7 +139,7 @@ def _default_tolerances() -> dict[str, Tolerance]:
 
 class CompareSpec(_Strict):
     #: Tolerance by the EXPECTED leaf's dtype. Integer and bool leaves compare exactly.
-    tolerance: dict[str, Tolerance] = Field(default_factory=_default_tolerances)
+    tolerance: dict[str, Tolerance] = Field(default_factory=default_tolerances)
     #: NaN only matches NaN at the same place.
     nan: Literal["same_place"] = "same_place"
     #: Whether a returned list may stand for an expected tuple (and the other way round).
@@ -140,7 +152,7 @@ class CompareSpec(_Strict):
     @field_validator("tolerance")
     @classmethod
     def _merge_defaults(cls, value: dict[str, Tolerance]) -> dict[str, Tolerance]:
-        return {**_default_tolerances(), **value}
+        return {**default_tolerances(), **value}
 
 
 class LimitsSpec(_Strict):
@@ -174,7 +186,7 @@ class DtypePolicy(_Strict):
 class SolutionsSpec(_Strict):
     #: Extra verdicts a solutions folder may also get, e.g. a fork bomb under ``runtime_error/``
     #: that a host may instead stop with a memory limit: ``{"runtime_error": ["memory_limit_exceeded"]}``.
-    also_allow: dict[Verdict, list[Verdict]] = Field(default_factory=dict)
+    also_allow: dict[VerdictName, list[VerdictName]] = Field(default_factory=dict)
 
 
 class ProblemSpec(_Strict):
@@ -239,3 +251,72 @@ class CaseDef(_Strict):
 
 class CaseFile(_Strict):
     cases: list[CaseDef]
+
+
+# --------------------------------------------------------------------------------------- error messages
+
+
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    """The pydantic models an annotation holds (through Annotated, unions, lists and dict values)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin is Annotated:
+        return _models_in(args[0])
+    if origin is dict:
+        return _models_in(args[1]) if len(args) == 2 else []
+    if origin in (list, tuple, typing.Union, types.UnionType):
+        return [m for arg in args for m in _models_in(arg)]
+    return []
+
+
+def keys_at(model: type[BaseModel], loc: tuple[str | int, ...]) -> list[str]:
+    """The keys a table at ``loc`` (a pydantic error location) of ``model`` may hold; empty when unknown."""
+    current: list[type[BaseModel]] = [model]
+    for part in loc:
+        if isinstance(part, int):
+            continue  # a list index: the same models below it
+        fields = [c.model_fields[part] for c in current if part in c.model_fields]
+        if not fields:
+            continue  # a key of a dict of models (a dtype under compare.tolerance): the same models
+        current = [m for f in fields for m in _models_in(f.annotation)]
+        if not current:
+            return []
+    return sorted({name for candidate in current for name in candidate.model_fields})
+
+
+def did_you_mean(word: str, known: list[str]) -> str:
+    """``; did you mean 'traced'?`` for a close match among ``known``, else empty."""
+    close = difflib.get_close_matches(word, known, n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def explain(error: ErrorDetails, model: type[BaseModel]) -> str:
+    """One pydantic error of validating ``model`` as a sentence for an author: an unknown key names the
+    keys allowed there and the closest one; a value of the wrong type names what was written."""
+    loc = tuple(error["loc"])
+    if error["type"] == "extra_forbidden" and loc:
+        key = str(loc[-1])
+        known = keys_at(model, loc[:-1])
+        listed = f" (allowed here: {', '.join(known)})" if known else ""
+        return f"unknown key {key!r}{did_you_mean(key, known)}{listed}"
+    message = error["msg"]
+    if error["type"].endswith("_type") or error["type"] in (
+        "literal_error",
+        "enum",
+        "string_pattern_mismatch",
+    ):
+        value = error.get("input")
+        if not isinstance(value, dict | list):
+            message += f", not {_shown(value)}"
+        if error["type"] == "bool_type":
+            message += " (write true or false, without quotes)"
+        elif error["type"] in ("int_type", "float_type") and isinstance(value, str):
+            message += " (write the number without quotes)"
+    return message

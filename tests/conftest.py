@@ -23,6 +23,10 @@ from sandbox.base import Backend
 from tests.leftovers import Snapshot
 
 ROOT = Path(__file__).resolve().parent.parent
+#: The test fixture's problems folder (``reference/`` beside it): a complete package that passes
+#: ``judge check --werror``, for tests that need a concrete problem without naming one of the repository's.
+FIXTURES = ROOT / "tests" / "fixtures" / "problems"
+FIXTURE_SLUG = "scale-tree"
 
 
 # ------------------------------------------------------------------------------------ nothing left behind

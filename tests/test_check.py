@@ -15,7 +15,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from judge.check import CHECK_NAMES, CheckReport, Finding, ProblemReport, Severity, problem_dirs, run_checks
+from judge.check import (
+    CHECK_NAMES,
+    CheckReport,
+    Finding,
+    ProblemReport,
+    Severity,
+    known_problems,
+    problem_dirs,
+    resolve_problem_dirs,
+    run_checks,
+)
 from judge.check.context import MarginRow
 from judge.check.formats import annotation, github, junit, markdown_summary, render, text, to_json
 from judge.check.runner import CheckOutcome
@@ -32,9 +42,10 @@ from judge.scaffold import ScaffoldError, create
 from judge.statement import render_examples, statement_html, statement_markdown
 from judge.verdicts import Verdict
 from sandbox.backends import get_backend
-from tests.conftest import ROOT, SEED_CHECK
+from tests.conftest import FIXTURE_SLUG, FIXTURES, ROOT, SEED_CHECK
 
-SEEDS = ("global-norm-clipping", "sgd-momentum")
+#: Every problem of the repository, found as ``judge check`` finds them: no test names one.
+PROBLEMS = known_problems(ROOT / "problems")
 
 
 def judge(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
@@ -43,64 +54,49 @@ def judge(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     )
 
 
-# ------------------------------------------------------------------------------------------ seed problems
+# ------------------------------------------------------------------------------------- every problem
 
 
 @pytest.mark.slow
 @SEED_CHECK
-def test_seed_problems_pass_the_check_and_print_margins(seed_check: CheckReport) -> None:
+def test_the_check_covers_every_problem_of_the_repository(seed_check: CheckReport) -> None:
+    assert PROBLEMS, "the repository has no problem"
+    assert [p.problem for p in seed_check.problems] == PROBLEMS
+
+
+@pytest.mark.slow
+@SEED_CHECK
+@pytest.mark.parametrize("slug", PROBLEMS)
+def test_every_problem_passes_the_check_with_werror(seed_check: CheckReport, slug: str) -> None:
+    """The rules a problem must meet are judge check's own (rules, coverage, margins...); this only asks
+    that every problem meets them, with no warning."""
+    problem = next(p for p in seed_check.problems if p.problem == slug)
+    assert [c.name for c in problem.checks] == list(CHECK_NAMES)
+    assert all(c.skipped is None for c in problem.checks), [(c.name, c.skipped) for c in problem.checks]
+    assert problem.findings == [], "\n".join(str(f) for f in problem.findings)
+    shipped = list(ProblemSet(ROOT / "problems").get(slug).solutions())
+    assert {row.solution for row in problem.margins} == {
+        f"{folder}/{file.name}" for folder, file in shipped if folder in ("accepted", "wrong_answer")
+    }
+    for row in problem.margins:
+        assert row.verdict is row.expected and not row.warning, row
+    starter = problem.grade_of(problem.root / "starter.py")
+    assert starter.result is not None and starter.result.verdict is not Verdict.ACCEPTED
+
+
+@pytest.mark.slow
+@SEED_CHECK
+def test_the_report_of_every_problem_in_every_format(seed_check: CheckReport) -> None:
     report = seed_check
-    assert [p.problem for p in report.problems] == list(SEEDS)
-    assert report.errors == 0, "\n".join(str(f) for f in report.findings)
-    assert report.ok and report.exit_code == 0
-    for problem in report.problems:
-        assert [c.name for c in problem.checks] == list(CHECK_NAMES)
-        assert all(c.skipped is None for c in problem.checks), [(c.name, c.skipped) for c in problem.checks]
-        # No warning: accepted variants well inside, every wrong answer killed by 2+ hidden cases by far.
-        assert problem.findings == [], "\n".join(str(f) for f in problem.findings)
-        shipped = [
-            (folder, file) for folder, file in ProblemSet(ROOT / "problems").get(problem.problem).solutions()
-        ]
-        margin_rows = {row.solution for row in problem.margins}
-        assert margin_rows == {
-            f"{folder}/{file.name}" for folder, file in shipped if folder in ("accepted", "wrong_answer")
-        }
-        for row in problem.margins:
-            assert row.verdict is row.expected and not row.warning, row
-            if row.expected is Verdict.ACCEPTED:
-                assert row.ratio is not None and row.ratio <= 0.7
-            else:
-                assert row.strong >= 2 and row.ratio is not None and row.ratio >= 1.5, row
-        rows = {row.solution: row for row in problem.margins}
-        # The cheat that recognises the examples' structures, and the 2% / 3% bfloat16 errors, are caught.
-        assert rows["wrong_answer/hard_coded_examples.py"].strong >= 3
-        for name in ("wrong_answer/bf16_two_percent_off.py", "wrong_answer/bf16_three_percent_off.py"):
-            assert rows[name].reason == "value" and rows[name].strong >= 2
-        assert (
-            rows["wrong_answer/bf16_three_percent_off.py"].ratio
-            > rows["wrong_answer/bf16_two_percent_off.py"].ratio
-        )  # type: ignore[operator]
-        (note,) = problem.check("coverage").notes
-        assert "list nodes up to" in note and "nesting up to" in note
-        starter = problem.grade_of(problem.root / "starter.py")
-        assert starter.result is not None and starter.result.verdict is Verdict.WRONG_ANSWER
-
     out = text(report)
-    assert "margins: accepted want max err < 0.1x (float32), 0.7x (bfloat16) tol" in out
-    assert "accepted/tree_map_minimum.py" in out and "wrong_answer/l1_norm.py" in out
-    assert "wrong_answer/returns_list.py" in out and "structure (inf)" in out
+    assert "margins: accepted want max err <" in out
     assert out.rstrip().endswith("-> OK")
-
     data = json.loads(render(report, "json"))
     assert data["ok"] is True and data["errors"] == 0
     assert [c["name"] for c in data["problems"][0]["checks"]] == list(CHECK_NAMES)
-    assert any(m["ratio"] == "inf" for m in data["problems"][1]["margins"])
-
     xml = ET.fromstring(junit(report))
     assert xml.tag == "testsuites" and xml.get("failures") == "0"
-    assert [len(suite.findall("testcase")) for suite in xml] == [len(CHECK_NAMES)] * 2
-    assert "accepted/flatten_where.py" in (xml[0].find("system-out").text or "")  # type: ignore[union-attr]
-
+    assert [len(suite.findall("testcase")) for suite in xml] == [len(CHECK_NAMES)] * len(PROBLEMS)
     lines = github(report).splitlines()
     assert sum(line.startswith("::warning ") for line in lines) == report.warnings
 
@@ -119,6 +115,8 @@ def _synthetic(werror: bool = False) -> CheckReport:
             tricky,
             "/abs/reference/demo.py",
             3,
+            path="reference/demo.py",
+            at="case x",
         ),
         Finding(
             Severity.WARNING, "margins", "demo", "problems/demo/solutions/accepted/a.py", "near the edge"
@@ -158,7 +156,7 @@ def _synthetic(werror: bool = False) -> CheckReport:
 def test_text_format_lists_checks_findings_and_margin_table() -> None:
     out = text(_synthetic())
     assert "FAIL  reference" in out and "skip  examples" in out and "skipped: because" in out
-    assert "error: reference/demo.py: case x: a <b>" in out
+    assert "error: reference/demo.py:3: case x: a <b>" in out  # the file, its line, the case
     assert "\n            second line" in out  # continuation lines are indented
     assert "dtype (inf)" in out and "best 1.2e+03x tol" in out and "max err 0.2x tol" in out
     assert out.rstrip().endswith("1 error, 1 warning -> FAILED")
@@ -173,8 +171,10 @@ def test_json_format_round_trips() -> None:
         "check": "reference",
         "problem": "demo",
         "where": "reference/demo.py: case x",
+        "location": "reference/demo.py:3: case x",
         "message": 'a <b> & "c", 100% : d\nsecond line',
         "file": "/abs/reference/demo.py",
+        "path": "reference/demo.py",
         "line": 3,
     }
     assert data["problems"][0]["margins"][1]["ratio"] == "inf"
@@ -225,9 +225,13 @@ def test_exit_code_and_werror() -> None:
 
 
 def test_problem_dirs_defaults_to_every_folder_and_resolves_slugs(tmp_path: Path) -> None:
-    assert [p.name for p in problem_dirs([], ROOT / "problems")] == list(SEEDS)
-    assert problem_dirs([Path("sgd-momentum")], ROOT / "problems") == [ROOT / "problems" / "sgd-momentum"]
-    assert problem_dirs([tmp_path / "nope"], ROOT / "problems") == [tmp_path / "nope"]
+    assert [p.name for p in problem_dirs([], FIXTURES)] == [FIXTURE_SLUG]
+    assert problem_dirs([Path(FIXTURE_SLUG)], FIXTURES) == [FIXTURES / FIXTURE_SLUG]
+    assert problem_dirs([tmp_path / "nope"], FIXTURES) == [tmp_path / "nope"]
+    assert resolve_problem_dirs([Path("nope"), FIXTURES / FIXTURE_SLUG], FIXTURES) == (
+        [FIXTURES / FIXTURE_SLUG],
+        ["nope"],
+    )
 
 
 def test_missing_problem_folder_is_a_spec_finding(tmp_path: Path) -> None:
@@ -256,23 +260,24 @@ def test_constraint_helpers_name_the_path() -> None:
     ]
 
 
-def test_statement_examples_are_generated_from_public_cases() -> None:
-    problems = ProblemSet(ROOT / "problems")
-    sgd = problems.get("sgd-momentum")
-    markdown = statement_markdown(sgd)
-    assert "{{examples}}" not in markdown
-    assert markdown.count("### Example ") == len(sgd.public_cases)
+def test_statement_examples_are_generated_from_public_cases(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("JUDGE_CACHE_DIR", str(tmp_path))
+    problem = ProblemSet(FIXTURES).get(FIXTURE_SLUG)
+    markdown = statement_markdown(problem)
+    assert "{{examples}}" not in markdown and "{{rules}}" not in markdown
+    assert markdown.count("### Example ") == len(problem.public_cases)
     assert (
-        'Output: (new_params, new_velocity) = ({"b": 0.25, "w": [0.49, -1.04]}, {"b": -0.5, "w": [0.1, 0.4]})'
-        in markdown
-    )
-    assert "learning_rate = 0.1, momentum = 0.9" in markdown
-    assert sgd.public_cases[0].definition.explanation in markdown  # type: ignore[operator]
-    html = statement_html(problems.get("global-norm-clipping"))
+        'Output: {"b": 1.5, "w": [3.0, 6.0]}' in markdown
+    )  # the reference's output, not the hand-worked one
+    assert "factor = 3.0" in markdown
+    assert problem.public_cases[0].definition.explanation in markdown  # type: ignore[operator]
+    html = statement_html(problem)
     assert '<div class="math block">' in html and '<span class="math inline">' in html
-    assert "Output: {&quot;clipped&quot;: {&quot;b&quot;: 0.8, &quot;w&quot;: [0.6, 0.0]}" in html
+    assert "Output: {&quot;b&quot;: 1.5, &quot;w&quot;: [3.0, 6.0]}" in html
     with pytest.raises(ValueError):
-        render_examples(sgd, [])
+        render_examples(problem, [])
 
 
 # ----------------------------------------------------------------------------------------------- judge new
@@ -290,7 +295,7 @@ def test_new_refuses_bad_slugs_and_existing_folders(tmp_path: Path) -> None:
 
 
 def test_new_scaffold_fails_until_the_reference_is_written(tmp_path: Path) -> None:
-    out = judge("new", "layer-scale", "--problems-dir", str(tmp_path / "problems"))
+    out = judge("new", "layer-scale", "--problems", str(tmp_path / "problems"))
     assert out.returncode == 0, out.stderr
     assert "created" in out.stdout and (tmp_path / "reference" / "layer_scale.py").is_file()
     report = run_checks([tmp_path / "problems" / "layer-scale"])
@@ -306,12 +311,17 @@ def test_new_scaffold_passes_once_the_reference_is_filled(tmp_path: Path) -> Non
         "import jax\n\n\ndef layer_scale(tree, factor):\n"
         "    return jax.tree.map(lambda x: x * factor, tree)\n"
     )
-    report = run_checks([tmp_path / "problems" / "layer-scale"], backend=get_backend("process"))
+    backend = get_backend("process")
+    try:
+        report = run_checks([tmp_path / "problems" / "layer-scale"], backend=backend, werror=True)
+    finally:
+        backend.close()  # its zygote
     assert report.findings == [] and report.ok
     problem = report.problems[0]
     assert all(c.status == "passed" for c in problem.checks), [(c.name, c.status) for c in problem.checks]
     assert {row.solution for row in problem.margins} == {
         "accepted/tree_util_map.py",
+        "accepted/float32_then_cast.py",
         "wrong_answer/adds_factor.py",
     }
 
@@ -320,7 +330,9 @@ def test_new_scaffold_passes_once_the_reference_is_filled(tmp_path: Path) -> Non
 
 
 def test_cli_check_without_solutions_json_and_exit_code() -> None:
-    out = judge("check", "sgd-momentum", "--skip-solutions", "--format", "json", "-q")
+    out = judge(
+        "check", FIXTURE_SLUG, "--problems", str(FIXTURES), "--skip-solutions", "--format", "json", "-q"
+    )
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     checks = {c["name"]: c["status"] for c in data["problems"][0]["checks"]}
@@ -332,7 +344,7 @@ def test_cli_check_github_format_and_junit_file(tmp_path: Path) -> None:
     junit_file = tmp_path / "out" / "junit.xml"
     out = judge(
         "check",
-        "--problems-dir",
+        "--problems",
         str(tmp_path / "problems"),
         "--skip-solutions",
         "--format",
@@ -349,5 +361,5 @@ def test_cli_check_github_format_and_junit_file(tmp_path: Path) -> None:
 
 
 def test_cli_check_refuses_without_sandbox_unless_skipping(tmp_path: Path) -> None:
-    out = judge("check", "sgd-momentum", "--sandbox", "process")
+    out = judge("check", FIXTURE_SLUG, "--problems", str(FIXTURES), "--sandbox", "process")
     assert out.returncode == 2 and "--skip-solutions" in out.stderr

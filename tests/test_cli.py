@@ -10,10 +10,13 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import ROOT
+from judge.check import known_problems
+from tests.conftest import FIXTURE_SLUG, FIXTURES, ROOT
 
-SOLUTIONS = ROOT / "problems" / "global-norm-clipping" / "solutions"
-INSECURE = ["--sandbox", "process", "--insecure"]
+SOLUTIONS = FIXTURES / FIXTURE_SLUG / "solutions"
+ACCEPTED = SOLUTIONS / "accepted" / "tree_util_map.py"
+#: The fixture problem, from its own problems folder (no test names a problem of the repository).
+INSECURE = ["--sandbox", "process", "--insecure", "--problems", str(FIXTURES)]
 
 
 def judge(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -27,20 +30,20 @@ def judge(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[s
     )
 
 
-def test_problems_lists_both_seed_problems() -> None:
-    out = judge("problems")
+def test_problems_lists_every_problem_of_the_folder() -> None:
+    out = judge("problems", "--problems", str(FIXTURES))
     assert out.returncode == 0
-    assert "global-norm-clipping" in out.stdout and "sgd-momentum" in out.stdout
+    assert FIXTURE_SLUG in out.stdout and "scale_tree(tree, factor)" in out.stdout
     rows = json.loads(judge("problems", "--json").stdout)
-    assert {r["slug"] for r in rows} == {"global-norm-clipping", "sgd-momentum"}
+    assert {r["slug"] for r in rows} == set(known_problems(ROOT / "problems"))
 
 
 @pytest.mark.slow
 def test_grade_json_accepted_exits_0() -> None:
     out = judge(
         "grade",
-        "global-norm-clipping",
-        str(SOLUTIONS / "accepted" / "tree_map_minimum.py"),
+        FIXTURE_SLUG,
+        str(ACCEPTED),
         "--json",
         *INSECURE,
     )
@@ -58,10 +61,10 @@ def test_grade_json_accepted_exits_0() -> None:
 
 @pytest.mark.slow
 def test_grade_text_report_rejected_exits_1() -> None:
-    out = judge("grade", "global-norm-clipping", str(SOLUTIONS / "trace_error" / "python_if.py"), *INSECURE)
+    out = judge("grade", FIXTURE_SLUG, str(SOLUTIONS / "trace_error" / "python_if_on_factor.py"), *INSECURE)
     assert out.returncode == 1
     assert "TRACE_ERROR" in out.stdout
-    assert "if norm > max_norm" in out.stdout and "jnp.where" in out.stdout
+    assert "if factor == 0" in out.stdout and "jnp.where" in out.stdout
     assert "INSECURE" in out.stderr
 
 
@@ -76,8 +79,11 @@ def strict_loads(text: str) -> Any:
 
 @pytest.mark.slow
 def test_grade_reads_stdin_and_json_is_strict_on_a_structure_mismatch() -> None:
-    code = (SOLUTIONS / "wrong_answer" / "tuple_output.py").read_text()
-    out = judge("grade", "global-norm-clipping", "-", "--json", *INSECURE, stdin=code)
+    code = (
+        "import jax\n\n\ndef scale_tree(tree, factor):\n"
+        "    return (jax.tree.map(lambda x: x * factor, tree),)\n"
+    )
+    out = judge("grade", FIXTURE_SLUG, "-", "--json", *INSECURE, stdin=code)
     assert out.returncode == 1
     result = strict_loads(out.stdout)
     assert result["verdict"] == "wrong_answer"
@@ -88,8 +94,8 @@ def test_grade_reads_stdin_and_json_is_strict_on_a_structure_mismatch() -> None:
 @pytest.mark.slow
 def test_a_source_with_a_byte_order_mark_is_read_like_python_reads_it(tmp_path: Path) -> None:
     bom = tmp_path / "bom.py"
-    bom.write_bytes(b"\xef\xbb\xbf" + (SOLUTIONS / "accepted" / "tree_map_minimum.py").read_bytes())
-    out = judge("grade", "global-norm-clipping", str(bom), "--json", *INSECURE)
+    bom.write_bytes(b"\xef\xbb\xbf" + (ACCEPTED).read_bytes())
+    out = judge("grade", FIXTURE_SLUG, str(bom), "--json", *INSECURE)
     assert out.returncode == 0, out.stdout + out.stderr
     assert strict_loads(out.stdout)["verdict"] == "accepted"
 
@@ -97,7 +103,7 @@ def test_a_source_with_a_byte_order_mark_is_read_like_python_reads_it(tmp_path: 
 def test_a_nul_byte_is_a_usage_error_naming_its_line(tmp_path: Path) -> None:
     bad = tmp_path / "nul.py"
     bad.write_bytes(b"import jax\n\ndef f(x):\n    return x\x00\n")
-    out = judge("grade", "global-norm-clipping", str(bad), *INSECURE)
+    out = judge("grade", FIXTURE_SLUG, str(bad), *INSECURE)
     assert out.returncode == 2
     assert f"{bad}: line 4: a NUL character at column 13" in out.stderr
     assert "Traceback" not in out.stderr
@@ -107,15 +113,15 @@ def test_a_nul_byte_is_a_usage_error_naming_its_line(tmp_path: Path) -> None:
     ("args", "needle"),
     [
         (
-            ["grade", "no-such-problem", str(SOLUTIONS / "accepted" / "tree_map_minimum.py"), *INSECURE],
+            ["grade", "no-such-problem", str(ACCEPTED), *INSECURE],
             "no such problem",
         ),
-        (["grade", "global-norm-clipping", "/nonexistent/solution.py", *INSECURE], "cannot read"),
+        (["grade", FIXTURE_SLUG, "/nonexistent/solution.py", *INSECURE], "cannot read"),
         (
             [
                 "grade",
-                "global-norm-clipping",
-                str(SOLUTIONS / "accepted" / "tree_map_minimum.py"),
+                FIXTURE_SLUG,
+                str(ACCEPTED),
                 "--sandbox",
                 "process",
             ],
@@ -124,8 +130,8 @@ def test_a_nul_byte_is_a_usage_error_naming_its_line(tmp_path: Path) -> None:
         (
             [
                 "grade",
-                "global-norm-clipping",
-                str(SOLUTIONS / "accepted" / "tree_map_minimum.py"),
+                FIXTURE_SLUG,
+                str(ACCEPTED),
                 "--sandbox",
                 "nope",
             ],
@@ -145,6 +151,6 @@ def test_usage_errors_exit_2(args: list[str], needle: str) -> None:
 def test_binary_file_is_a_usage_error(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
     bad.write_bytes(b"\xff\xfe\x00def")
-    out = judge("grade", "global-norm-clipping", str(bad), *INSECURE)
+    out = judge("grade", FIXTURE_SLUG, str(bad), *INSECURE)
     assert out.returncode == 2
     assert "UTF-8" in out.stderr

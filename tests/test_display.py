@@ -17,7 +17,9 @@ from judge.report import text_report
 from judge.results import CaseResult, GradeResult, LeafValue
 from judge.source import SourceError, decode_source
 from judge.verdicts import Verdict, WrongAnswerReason
-from tests.conftest import ROOT
+from tests.conftest import FIXTURE_SLUG, FIXTURES
+
+SLUG = FIXTURE_SLUG
 
 # ------------------------------------------------------------------------------------------ escape_text
 
@@ -92,7 +94,7 @@ def test_a_non_finite_measurement_is_none_in_the_result_model() -> None:
 
 
 def _hostile_result() -> GradeResult:
-    attack = "\x1b[2J\x1b[H\rglobal-norm-clipping: ACCEPTED  (19/19 cases passed)\x1b]0;title\x07"
+    attack = f"\x1b[2J\x1b[H\r{SLUG}: ACCEPTED  (19/19 cases passed)\x1b]0;title\x07"
     cases = [
         CaseResult(
             name="example_1",
@@ -100,13 +102,13 @@ def _hostile_result() -> GradeResult:
             verdict=Verdict.WRONG_ANSWER,
             reason=WrongAnswerReason.VALUE,
             message=f"line 3: ValueError: {attack} \ud800",
-            input={"grads": {"w": [1.0]}, "max_norm": 1.0},
+            input={"tree": {"w": [1.0]}, "factor": 1.0},
             output=LeafValue(json_value={"k\x1b[31m": 1.0}, text='{"k\x1b[31m": 1.0, "\x9b2J": 2.0}'),
         ),
         CaseResult(name="h1", visibility="hidden", verdict=Verdict.NOT_RUN, message="not run"),
     ]
     return GradeResult(
-        problem="global-norm-clipping",
+        problem=SLUG,
         verdict=Verdict.WRONG_ANSWER,
         passed=0,
         total=2,
@@ -119,15 +121,15 @@ def _hostile_result() -> GradeResult:
 
 
 def test_text_report_shows_hostile_text_inert() -> None:
-    problem = ProblemSet(ROOT / "problems").get("global-norm-clipping")
+    problem = ProblemSet(FIXTURES).get(SLUG)
     report = text_report(problem, _hostile_result())
     report.encode("utf-8")  # lone surrogates do not crash the output
     for bad in ("\x1b", "\r", "\x07", "\x9b", "\ud800", "\udcff"):
         assert bad not in report
-    assert report.startswith("global-norm-clipping: WRONG_ANSWER")
+    assert report.startswith(f"{SLUG}: WRONG_ANSWER")
     # The fake verdict is visible as text, never at the start of a line of its own.
-    assert all(not line.startswith("global-norm-clipping: ACCEPTED") for line in report.splitlines())
-    assert "\\x1b[2J\\x1b[H\\x0dglobal-norm-clipping: ACCEPTED" in report
+    assert all(not line.startswith(f"{SLUG}: ACCEPTED") for line in report.splitlines())
+    assert f"\\x1b[2J\\x1b[H\\x0d{SLUG}: ACCEPTED" in report
     assert "  | second line \\udcff" in report
 
 

@@ -10,12 +10,13 @@ import pytest
 from judge.errors import InputError, ReferenceFailure
 from judge.expected import expected_outputs, reference_outputs
 from judge.problems import Problem, ProblemSet
-from tests.conftest import ROOT
+from tests.conftest import FIXTURE_SLUG, FIXTURES
 
 
 @pytest.fixture(scope="module")
 def problem() -> Problem:
-    return ProblemSet(ROOT / "problems").get("global-norm-clipping")
+    """The test fixture package: every leaf of ``tree`` times ``factor``."""
+    return ProblemSet(FIXTURES).get(FIXTURE_SLUG)
 
 
 def test_a_read_only_cache_folder_is_no_error(
@@ -25,25 +26,25 @@ def test_a_read_only_cache_folder_is_no_error(
     blocker.write_text("")
     monkeypatch.setenv("JUDGE_CACHE_DIR", str(blocker))  # mkdir under a file fails
     (out,) = expected_outputs(problem, problem.cases[:1])
-    assert float(out["global_norm"]) == pytest.approx(5.0)
+    assert float(out["b"]) == pytest.approx(1.5)
 
 
 def test_a_reference_failure_spoils_only_its_case(problem: Problem, monkeypatch: pytest.MonkeyPatch) -> None:
     good = problem.cases[0]
-    bad = problem.custom_case({"grads": {"w": [1.0]}, "max_norm": 1.0})
-    # A case whose input the reference cannot handle: a leaf of a dtype it cannot square in float32.
+    bad = problem.custom_case({"tree": {"w": [1.0]}, "factor": 2.0})
+    # A case whose input the reference cannot handle: a leaf of a dtype it cannot multiply by a float.
     broken = type(bad)(bad.definition, ({"w": np.array(["x"])}, 1.0))
     outputs = reference_outputs(problem, [good, broken, bad])
     assert not isinstance(outputs[0], ReferenceFailure)
     assert isinstance(outputs[1], ReferenceFailure) and "failed on case custom" in str(outputs[1])
     assert outputs[1].__cause__ is not None
-    assert float(outputs[2]["global_norm"]) == pytest.approx(1.0)
+    assert float(outputs[2]["w"][0]) == pytest.approx(2.0)
 
 
 def test_custom_run_panel_input_is_converted_or_rejected_with_its_path(problem: Problem) -> None:
-    case = problem.custom_case({"grads": {"layers": [{"w": [3.0, 4.0]}]}, "max_norm": 2.0})
+    case = problem.custom_case({"tree": {"layers": [{"w": [3.0, 4.0]}]}, "factor": 2.0})
     assert case.dtype == "float32" and case.visibility == "public"
     assert case.inputs[1] == 2.0
     with pytest.raises(InputError) as info:
-        problem.custom_case({"grads": {"layers": [{"w": [3.0, "4"]}]}, "max_norm": 2.0})
-    assert info.value.path.startswith('grads["layers"][0]["w"]')
+        problem.custom_case({"tree": {"layers": [{"w": [3.0, "4"]}]}, "factor": 2.0})
+    assert info.value.path.startswith('tree["layers"][0]["w"]')

@@ -15,7 +15,7 @@ from judge.results import GradeResult
 from judge.verdicts import Verdict, WrongAnswerReason
 from sandbox.limits import SandboxLimits
 from sandbox.monitor import CaseReport, ProgramReport, RawRun, SessionJob, Stop
-from tests.conftest import ROOT
+from tests.conftest import FIXTURE_SLUG, FIXTURES
 from tests.fabricate import skeletonize
 
 LIMITS = SandboxLimits(case_time_s=2.0)
@@ -24,7 +24,8 @@ SUMMARY = {"ops": {"stablehlo.multiply": 2}, "custom_calls": [], "host_callbacks
 
 @pytest.fixture(scope="module")
 def problem() -> Problem:
-    return ProblemSet(ROOT / "problems").get("global-norm-clipping")
+    """The test fixture package (its cases; the expected outputs below are stand-ins)."""
+    return ProblemSet(FIXTURES).get(FIXTURE_SLUG)
 
 
 def _expected(problem: Problem) -> list[Any]:
@@ -196,7 +197,7 @@ def test_a_trace_error_claim_shows_the_users_message_on_public_cases(problem: Pr
 def test_hidden_claims_show_only_what_the_judge_composes(problem: Problem) -> None:
     index = _hidden_index(problem)
     raw = _all_ok(problem)
-    code = "import jax\n\ndef clip_by_global_norm(grads, max_norm):\n    raise ValueError(repr(grads))\n"
+    code = "import jax\n\ndef scale_tree(tree, factor):\n    raise ValueError(repr(tree))\n"
     job = _job(problem)
     job = SessionJob(**{**job.__dict__, "code": code})
     raw.programs[job.cases[index].sig] = ProgramReport(
@@ -211,7 +212,7 @@ def test_hidden_claims_show_only_what_the_judge_composes(problem: Problem) -> No
     message = result.cases[index].message
     assert result.cases[index].verdict is Verdict.RUNTIME_ERROR
     assert "SECRET" not in message and "1.2345" not in message
-    assert "line 4: `raise ValueError(repr(grads))`" in message and "ValueError" in message
+    assert "line 4: `raise ValueError(repr(tree))`" in message and "ValueError" in message
 
 
 def test_a_host_callback_in_the_program_summary_breaks_the_rule(problem: Problem) -> None:
@@ -317,10 +318,10 @@ def test_reference_failure_is_internal_error_never_the_users(problem: Problem) -
 
 def test_mutation_reported_after_values_match(problem: Problem) -> None:
     raw = _all_ok(problem)
-    raw.programs[_sig(problem, 0)].mutation = 'grads["w"] was replaced inside the input dict'
+    raw.programs[_sig(problem, 0)].mutation = 'tree["w"] was replaced inside the input dict'
     case = _grade(problem, raw).cases[0]
     assert case.verdict is Verdict.WRONG_ANSWER and case.reason is WrongAnswerReason.MUTATION
-    assert 'grads["w"]' in case.message
+    assert 'tree["w"]' in case.message
 
 
 def test_a_run_error_is_the_programs_runtime_error(problem: Problem) -> None:

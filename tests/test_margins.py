@@ -12,9 +12,10 @@ from judge.check.margins import check
 from judge.problems import ProblemSet
 from judge.results import CaseResult, GradeResult
 from judge.verdicts import Verdict, WrongAnswerReason
-from tests.conftest import ROOT
+from tests.conftest import FIXTURE_SLUG, FIXTURES, ROOT
 
-PROBLEM = ProblemSet(ROOT / "problems").get("global-norm-clipping")
+#: The test fixture package (float32 and bfloat16 hidden cases).
+PROBLEM = ProblemSet(FIXTURES).get(FIXTURE_SLUG)
 
 
 def _case(
@@ -55,20 +56,20 @@ def test_bf16_cases_want_their_own_margins() -> None:
     ctx = _run(
         (
             "wrong_answer",
-            [_wrong("bf16_large_clipped", 1.7), _wrong("bf16_bare_vector", 2.0), _case("example_1")],
+            [_wrong("bf16_long_list", 1.7), _wrong("bf16_bare_vector", 2.0), _case("example_1")],
         ),
-        ("wrong_answer", [_wrong("bf16_large_clipped", 1.7), _wrong("large_random_clipped", 5.0)]),
-        ("accepted", [_case("bf16_large_clipped", ratio=0.67), _case("large_random_clipped", ratio=0.05)]),
-        ("accepted", [_case("large_random_clipped", ratio=0.5)]),
+        ("wrong_answer", [_wrong("bf16_long_list", 1.7), _wrong("matrix_and_bias", 5.0)]),
+        ("accepted", [_case("bf16_long_list", ratio=0.67), _case("matrix_and_bias", ratio=0.05)]),
+        ("accepted", [_case("matrix_and_bias", ratio=0.5)]),
     )
     first, second, honest, close = ctx.margins
     assert (first.strong, first.warning) == (2, "")
     assert second.strong == 1
     assert second.warning.startswith("killed by 1 hidden case at its dtype's 'well outside' margin or more")
-    assert "large_random_clipped at 5x, bf16_large_clipped at 1.7x" in second.warning
+    assert "matrix_and_bias at 5x, bf16_long_list at 1.7x" in second.warning
     assert honest.warning == "" and honest.ratio == 0.67
     assert close.warning.startswith(
-        "accepted, but its error reaches 0.5x the tolerance on case large_random_clipped"
+        "accepted, but its error reaches 0.5x the tolerance on case matrix_and_bias"
     )
     assert [f.file for f in ctx.diag.findings] == ["/x/wrong_answer/s1.py", "/x/accepted/s3.py"]
     assert ctx.targets[0].dtype == "float32" and ctx.targets[1].well_outside == 1.5
@@ -78,11 +79,11 @@ def test_public_cases_do_not_count_and_a_non_value_failure_is_infinitely_separat
     ctx = _run(
         (
             "wrong_answer",
-            [_wrong("example_1", math.inf), _wrong("example_2", 1e6), _wrong("bare_vector_clipped", 50)],
+            [_wrong("example_1", math.inf), _wrong("example_2", 1e6), _wrong("bare_vector", 50)],
         ),
         (
             "wrong_answer",
-            [_wrong("bare_vector_clipped", None), _wrong("bf16_bare_vector", None, WrongAnswerReason.DTYPE)],
+            [_wrong("bare_vector", None), _wrong("bf16_bare_vector", None, WrongAnswerReason.DTYPE)],
         ),
     )
     public_only, strong = ctx.margins
@@ -95,7 +96,7 @@ def test_public_cases_do_not_count_and_a_non_value_failure_is_infinitely_separat
 
 
 def test_the_table_states_the_targets_per_dtype() -> None:
-    ctx = _run(("wrong_answer", [_wrong("bf16_large_clipped", 1.7), _wrong("bf16_bare_vector", 2.0)]))
+    ctx = _run(("wrong_answer", [_wrong("bf16_long_list", 1.7), _wrong("bf16_bare_vector", 2.0)]))
     (header, _, row) = margin_table(ctx.margins, targets=ctx.targets)
     assert "accepted want max err < 0.1x (float32), 0.7x (bfloat16) tol" in header
     assert "wrong_answer want 2+ hidden cases (strong) at >= 10x (float32), 1.5x (bfloat16) tol" in header

@@ -17,7 +17,7 @@ from judge.verdicts import Verdict
 from sandbox.base import Pair, PopenWorker
 from sandbox.limits import SandboxLimits
 from sandbox.monitor import RawRun, run_session
-from tests.conftest import ROOT
+from tests.conftest import FIXTURE_SLUG, FIXTURES, ROOT
 from tests.sessions import session
 
 FAKE = str(ROOT / "tests" / "fake_worker.py")
@@ -114,7 +114,7 @@ def test_the_wall_limit_holds_whatever_the_pair_does() -> None:
 
 
 def test_every_record_interprets_to_a_verdict_from_the_closed_set() -> None:
-    problem = ProblemSet(ROOT / "problems").get("global-norm-clipping")
+    problem = ProblemSet(FIXTURES).get(FIXTURE_SLUG)
     cases = list(problem.cases[:2])
     for tracer, executor in [
         ("deep_frame", "good"),

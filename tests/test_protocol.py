@@ -36,7 +36,7 @@ from sandbox.protocol import (
     loads_tree,
 )
 from sandbox.tree import NonStrKey, OtherNode, split_input
-from tests.conftest import ROOT
+from tests.conftest import FIXTURE_SLUG, FIXTURES
 
 SMALL = FrameLimits(max_frame=1 << 16, max_json=1 << 14, max_json_depth=50, max_frames=50, max_total=1 << 20)
 
@@ -218,7 +218,7 @@ def test_fuzz_tree_decoders_raise_only_protocol_errors(node: Any, blobs: list[by
 
 @pytest.fixture(scope="module")
 def problem() -> Problem:
-    return ProblemSet(ROOT / "problems").get("global-norm-clipping")
+    return ProblemSet(FIXTURES).get(FIXTURE_SLUG)
 
 
 _CLAIMS = st.fixed_dictionaries(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from judge.check import known_problems
 from judge.problems import ProblemSet
 from judge.spec import ProblemSpec
 from judge.statement import (
@@ -31,7 +32,7 @@ def _spec(**changes: object) -> ProblemSpec:
     return ProblemSpec.model_validate(base)
 
 
-@pytest.mark.parametrize("slug", ["global-norm-clipping", "sgd-momentum"])
+@pytest.mark.parametrize("slug", known_problems(ROOT / "problems"))
 def test_every_statement_shows_every_rule_of_its_spec(slug: str) -> None:
     problem = PROBLEMS.get(slug)
     markdown = statement_markdown(problem)
@@ -42,8 +43,8 @@ def test_every_statement_shows_every_rule_of_its_spec(slug: str) -> None:
     assert "inside `jax.jit`" in markdown and "`jax.pure_callback`" in markdown
     assert "OrderedDict, defaultdict, NamedTuple) count as their base container" in markdown
     assert "any other container type is a structure mismatch" in markdown
-    assert "bfloat16 within the larger of 3 ulp of the element" in markdown
-    assert "float32 within rtol 1e-05 + atol 1e-06" in markdown
+    for dtype in problem.spec.dtypes.allowed:
+        assert f"{dtype} within {problem.spec.compare.tolerance[dtype].describe()}" in markdown
     html = statement_html(problem)
     assert "<h2>How your function is run and judged</h2>" in html
 

@@ -48,7 +48,7 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
         store.close()
 
 
-def new(problem: str = "global-norm-clipping", **kw: str) -> NewSubmission:
+def new(problem: str = "some-problem", **kw: str) -> NewSubmission:
     return NewSubmission(problem=problem, code="def f(x):\n    return x\n", manifest={"m": 1}, **kw)  # type: ignore[arg-type]
 
 

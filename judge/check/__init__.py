@@ -4,6 +4,7 @@ One check per module, run in order by ``runner``; findings are collected by ``di
 by ``formats`` (text, JSON, JUnit XML, GitHub Actions annotations).
 
     spec        problem.toml validates; the package loads
+    rules       the catalog's package rules: solution folders, case counts and sizes, signature limits
     statement   statement.md renders and names the function
     starter     starter.py parses and has the declared signature
     cases       every case satisfies validator.py; its JUNK is rejected; cases match their generator
@@ -21,7 +22,9 @@ from judge.check.runner import (
     CheckReport,
     ProblemReport,
     check_problem,
+    known_problems,
     problem_dirs,
+    resolve_problem_dirs,
     run_checks,
 )
 
@@ -32,6 +35,8 @@ __all__ = [
     "ProblemReport",
     "Severity",
     "check_problem",
+    "known_problems",
     "problem_dirs",
+    "resolve_problem_dirs",
     "run_checks",
 ]

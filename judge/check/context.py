@@ -77,6 +77,8 @@ class CheckContext:
     #: The first sandbox slot (uid) the gradings use; grading ``i`` of those running at once uses
     #: ``slot_base + i`` (or a later one if another judge process holds it).
     slot_base: int = 0
+    #: Also run the reference in two separate processes with different hash seeds (``reference`` check).
+    separate_runs: bool = True
     problem: Problem | None = None
     validator: ModuleType | None = None
     #: The validator's EDGE inputs as cases (label, case), once the cases check accepted them.

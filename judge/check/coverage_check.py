@@ -21,8 +21,6 @@ from judge.spec import ArgSpec
 
 NAME = "coverage"
 
-#: Distinct (structure, shapes, dtype) signatures a case set may have before each compile costs too much.
-MAX_SIGNATURES = 16
 #: Hidden cases should hold a list node of at least this many items in every pytree argument.
 LONG_LIST = 3
 #: ... and nest containers at least this deep (``{"a": [{"w": leaf}]}`` is 3 levels).
@@ -66,13 +64,6 @@ def check(ctx: CheckContext) -> None:
         covered.append(_covered(ctx, arg, values, file))
     if covered:
         diag.note("hidden cases cover " + "; ".join(covered))
-    signatures = {signature(spec.args, c.inputs, c.dtype) for c in problem.cases}
-    if len(signatures) > MAX_SIGNATURES:
-        diag.warning(
-            f"{len(signatures)} distinct input signatures (structure, shapes, dtype); each costs a "
-            f"compile inside the time limit, keep at most {MAX_SIGNATURES}",
-            file=file,
-        )
 
 
 def _covered(ctx: CheckContext, arg: ArgSpec, values: list[Any], file: Any) -> str:

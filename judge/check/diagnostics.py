@@ -7,11 +7,17 @@ what is wrong. Errors fail the check; warnings fail it only with ``--werror`` (p
 
 from __future__ import annotations
 
+import ast
+import json
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import lru_cache
 from pathlib import Path
+
+from judge.positions import json_lines, line_of, toml_lines
 
 
 class Severity(StrEnum):
@@ -32,11 +38,24 @@ class Finding:
     message: str
     #: The file as an absolute path (for CI annotations), when the finding concerns one.
     file: str | None = None
-    #: The 1-based line in ``file``, when known.
+    #: The 1-based line in ``file``, when known (always, for a finding on a file that exists).
     line: int | None = None
+    #: ``file`` as shown (relative to the folder above ``problems/``), and the field or case in it.
+    path: str = ""
+    at: str = ""
+
+    @property
+    def location(self) -> str:
+        """``problems/x/problem.toml:12: limits.case_time_s``: the file, its line and the field."""
+        if not self.path:  # a finding made without Diagnostics: ``where`` is all there is
+            return self.where
+        shown = f"{self.path}:{self.line}" if self.line is not None else self.path
+        if self.at and self.at != f"line {self.line}":
+            return f"{shown}: {self.at}"
+        return shown
 
     def __str__(self) -> str:
-        return f"{self.severity.value}[{self.check}] {self.where}: {self.message}"
+        return f"{self.severity.value}[{self.check}] {self.location}: {self.message}"
 
 
 def tally(findings: Iterable[Finding], severity: Severity) -> int:
@@ -63,6 +82,10 @@ class Diagnostics:
     def notes_of(self, check: str) -> list[str]:
         return [message for owner, message in self.notes if owner == check]
 
+    #: The function the problem declares, so a finding on a Python file without a line of its own points
+    #: at its ``def`` (set once the spec loads).
+    function: str = ""
+
     def where(self, file: Path | None, at: str = "") -> str:
         shown = "" if file is None else self.relative(file)
         if shown and at:
@@ -85,6 +108,8 @@ class Diagnostics:
         line: int | None = None,
         check: str | None = None,
     ) -> Finding:
+        if line is None and file is not None:
+            line = locate(file, at, self.function)
         finding = Finding(
             severity=severity,
             check=check or self.check,
@@ -93,6 +118,8 @@ class Diagnostics:
             message=message,
             file=None if file is None else str(file),
             line=line,
+            path="" if file is None else self.relative(file),
+            at=at,
         )
         self.findings.append(finding)
         return finding
@@ -121,3 +148,106 @@ class Diagnostics:
 
     def of(self, check: str) -> list[Finding]:
         return [f for f in self.findings if f.check == check]
+
+
+# ------------------------------------------------------------------------------------------------ lines
+
+_CASE = re.compile(r"^cases? (\S+)")
+_LIST_ITEM = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\[(\d+)\]")
+_DEF = re.compile(r"^def ([A-Za-z_][A-Za-z0-9_]*)")
+_LINE = re.compile(r"^line (\d+)")
+
+
+def locate(file: Path, at: str, function: str = "") -> int | None:
+    """The 1-based line of ``at`` in ``file``: a dotted field of a TOML file (``limits.case_time_s``), a
+    case of a case file (``case NAME`` or ``case NAME.expected``), an item of a list in a Python file
+    (``JUNK[2]``), a ``def NAME``, ``line N``; else the ``def`` of ``function`` in a Python file, else line
+    1. None for a folder or a file that does not exist."""
+    try:
+        text = _read(str(file), file.stat().st_mtime_ns)
+    except (OSError, UnicodeDecodeError):
+        return None
+    explicit = _LINE.match(at)
+    if explicit:
+        return int(explicit.group(1))
+    found: int | None = None
+    if file.suffix == ".toml" and at:
+        found = _toml_line(text, at)
+    elif file.suffix == ".json":
+        found = _json_line(text, at)
+    elif file.suffix == ".py":
+        found = _python_line(text, at, function)
+    return found or 1
+
+
+@lru_cache(maxsize=64)
+def _read(path: str, mtime_ns: int) -> str:
+    del mtime_ns  # part of the cache key only
+    return Path(path).read_text()
+
+
+def _toml_line(text: str, at: str) -> int | None:
+    field = at.split(" ")[0]
+    path = tuple(int(p) if p.isdigit() else p for p in field.split("."))
+    return line_of(toml_lines(text), path)
+
+
+def _json_line(text: str, at: str) -> int | None:
+    match = _CASE.match(at)
+    if not match:
+        return None
+    try:
+        cases = json.loads(text).get("cases", [])
+    except (ValueError, AttributeError):
+        return None
+    named = match.group(1).rstrip(",")
+    # the longest case name that starts the text names the case (names may hold dots)
+    best: tuple[int, str] | None = None
+    for index, case in enumerate(cases if isinstance(cases, list) else []):
+        name = str(case.get("name", "")) if isinstance(case, dict) else ""
+        if (
+            name
+            and (named == name or named.startswith(name + "."))
+            and (best is None or len(name) > len(best[1]))
+        ):
+            best = (index, name)
+    if best is None:
+        return None
+    rest = named[len(best[1]) + 1 :]
+    path: tuple[str | int, ...] = ("cases", best[0], *(p for p in rest.split(".") if p))
+    return line_of(json_lines(text), path)
+
+
+def _assignment(tree: ast.Module, name: str) -> ast.Assign | ast.AnnAssign | None:
+    """The top-level statement that assigns ``name``."""
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, ast.AnnAssign):
+            targets = [node.target]
+        else:
+            continue
+        if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+            return node
+    return None
+
+
+def _python_line(text: str, at: str, function: str) -> int | None:
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return None
+    item = _LIST_ITEM.match(at)
+    name = item.group(1) if item else at.split(" ")[0]
+    assigned = _assignment(tree, name) if name.isidentifier() else None
+    if assigned is not None:
+        index = int(item.group(2)) if item else None
+        if index is not None and isinstance(assigned.value, ast.List) and index < len(assigned.value.elts):
+            return assigned.value.elts[index].lineno
+        return assigned.lineno
+    named = _DEF.match(at)
+    wanted = named.group(1) if named else function
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == wanted:
+            return node.lineno
+    return None

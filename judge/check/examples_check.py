@@ -81,12 +81,16 @@ def check(ctx: CheckContext) -> None:
     filled = fill_examples(source, examples)
     for case, out in zip(problem.public_cases, outputs, strict=True):
         cases_file = ctx.case_file(case)
-        if f"Input: {format_inputs(problem, case)}" not in filled:
-            diag.error("its input is not shown in the statement", file=cases_file, at=f"case {case.name}")
-        if f"Output: {format_output(problem, out)}" not in filled:
-            diag.error(
-                "its reference output is not shown in the statement", file=cases_file, at=f"case {case.name}"
-            )
+        # Without exactly one placeholder no example is shown: that one finding above says why.
+        if len(placeholders) == 1:
+            if f"Input: {format_inputs(problem, case)}" not in filled:
+                diag.error("its input is not shown in the statement", file=cases_file, at=f"case {case.name}")
+            if f"Output: {format_output(problem, out)}" not in filled:
+                diag.error(
+                    "its reference output is not shown in the statement",
+                    file=cases_file,
+                    at=f"case {case.name}",
+                )
         if not case.definition.explanation:
             diag.warning(
                 "a public case without an explanation: say in a sentence why the output is what it is",
@@ -136,8 +140,11 @@ def _disagreement(ctx: CheckContext, ref: Any, written: Any, keys: tuple[str | i
         if bad.any():
             index = tuple(int(i) for i in np.unravel_index(int(np.argmax(bad)), ref.shape))
             at = f"[{', '.join(map(str, index))}]" if index else ""
+            wrong = int(bad.sum())
             return (
-                f"{here}{at}: written {float(value[index]):.6g}, the reference gives {float(got[index]):.6g}"
+                f"{here}{at}: written {float(value[index]):.6g}, the reference gives {float(got[index]):.6g} "
+                f"(difference {abs(float(value[index]) - float(got[index])):.3g}, allowed "
+                f"{float(allowed[index]):.3g}; {wrong} of {bad.size} element{'s' * (bad.size != 1)} differ)"
             )
         return None
     if isinstance(ref, dict):

@@ -87,7 +87,7 @@ def margin_table(
 
 
 def _finding_line(finding: Finding) -> str:
-    return f"{finding.severity.value}: {finding.where}: {finding.message}"
+    return f"{finding.severity.value}: {finding.location}: {finding.message}"
 
 
 def _outcome_line(outcome: CheckOutcome) -> str:
@@ -140,8 +140,10 @@ def _finding_json(finding: Finding) -> dict[str, Any]:
         "check": finding.check,
         "problem": finding.problem,
         "where": finding.where,
+        "location": finding.location,
         "message": finding.message,
         "file": finding.file,
+        "path": finding.path or None,
         "line": finding.line,
     }
 
@@ -271,7 +273,7 @@ def annotation(finding: Finding, werror: bool = False) -> str:
         if finding.line is not None:
             props.append(f"line={finding.line}")
     props.append(f"title={_escape_property(f'judge check {finding.problem}: {finding.check}')}")
-    return f"::{level} {','.join(props)}::{_escape_data(f'{finding.where}: {finding.message}')}"
+    return f"::{level} {','.join(props)}::{_escape_data(f'{finding.location}: {finding.message}')}"
 
 
 def github(report: CheckReport) -> str:

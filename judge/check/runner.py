@@ -19,6 +19,7 @@ from judge.check import (
     lookalikes_check,
     margins,
     reference_check,
+    rules_check,
     solutions_check,
     spec_check,
     starter_check,
@@ -66,6 +67,7 @@ def _needs_grades(ctx: CheckContext) -> str | None:
 
 STEPS: tuple[Step, ...] = (
     Step(spec_check.NAME, spec_check.check, lambda ctx: None),
+    Step(rules_check.NAME, rules_check.check, _needs_problem),
     Step(statement_check.NAME, statement_check.check, _needs_problem),
     Step(starter_check.NAME, starter_check.check, _needs_problem),
     Step(cases_check.NAME, cases_check.check, _needs_problem),
@@ -159,17 +161,39 @@ class CheckReport:
 def problem_dirs(paths: Sequence[Path], problems_dir: Path | None = None) -> list[Path]:
     """The folders to check: the given ones (a bare slug names a folder of the problems folder), or every
     folder of the problems folder (those without a problem.toml too, so a forgotten one is reported)."""
+    roots, unknown = resolve_problem_dirs(paths, problems_dir)
+    return roots + [Path(name).resolve() for name in unknown]
+
+
+def resolve_problem_dirs(
+    paths: Sequence[Path], problems_dir: Path | None = None
+) -> tuple[list[Path], list[str]]:
+    """(folders to check, names given that are neither a folder nor a slug of the problems folder).
+
+    No names: every folder of the problems folder that does not start with ``.`` or ``_``."""
     base = (problems_dir or default_problems_dir()).resolve()
     if not paths:
         if not base.is_dir():
-            return []
-        return [p for p in sorted(base.iterdir()) if p.is_dir() and not p.name.startswith((".", "_"))]
-    found = []
+            return [], []
+        return [p for p in sorted(base.iterdir()) if p.is_dir() and not p.name.startswith((".", "_"))], []
+    found: list[Path] = []
+    unknown: list[str] = []
     for path in paths:
-        if not path.is_dir() and (base / path).is_dir():
-            path = base / path
-        found.append(path.resolve())
-    return found
+        if (base / path).is_dir() and not path.is_absolute() and len(path.parts) == 1:
+            found.append((base / path).resolve())
+        elif path.is_dir():
+            found.append(path.resolve())
+        else:
+            unknown.append(str(path))
+    return found, unknown
+
+
+def known_problems(problems_dir: Path | None = None) -> list[str]:
+    """The slugs of the problems folder: its folders that hold a problem.toml."""
+    base = (problems_dir or default_problems_dir()).resolve()
+    if not base.is_dir():
+        return []
+    return [p.name for p in sorted(base.iterdir()) if (p / "problem.toml").is_file()]
 
 
 def check_problem(
@@ -179,12 +203,21 @@ def check_problem(
     concurrency: int = 2,
     slot_base: int = 0,
     progress: Progress | None = None,
+    separate_runs: bool = True,
 ) -> ProblemReport:
-    """Run every check on one problem folder."""
+    """Run every check on one problem folder (``separate_runs``: also run the reference in two processes
+    with different hash seeds; only tests of other checks turn it off, to save the time)."""
     root = root.resolve()
     started = time.monotonic()
     diag = Diagnostics(problem=root.name, base=root.parent.parent)
-    ctx = CheckContext(root=root, diag=diag, backend=backend, concurrency=concurrency, slot_base=slot_base)
+    ctx = CheckContext(
+        root=root,
+        diag=diag,
+        backend=backend,
+        concurrency=concurrency,
+        slot_base=slot_base,
+        separate_runs=separate_runs,
+    )
     timings: dict[str, float] = {}
     skipped: dict[str, str] = {}
     for step in STEPS:
@@ -230,10 +263,18 @@ def run_checks(
     slot_base: int = 0,
     werror: bool = False,
     progress: Progress | None = None,
+    separate_runs: bool = True,
 ) -> CheckReport:
     """Check every problem folder in ``roots``, one after the other."""
     reports = tuple(
-        check_problem(root, backend=backend, concurrency=concurrency, slot_base=slot_base, progress=progress)
+        check_problem(
+            root,
+            backend=backend,
+            concurrency=concurrency,
+            slot_base=slot_base,
+            progress=progress,
+            separate_runs=separate_runs,
+        )
         for root in roots
     )
     return CheckReport(reports, werror=werror)

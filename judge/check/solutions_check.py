@@ -16,8 +16,11 @@ from pathlib import Path
 from judge.check.context import CheckContext, SolutionGrade
 from judge.errors import JudgeError
 from judge.grader import MAX_CODE_BYTES, grade
+from judge.problems import SPEC_FILE
+from judge.results import GradeResult
 from judge.source import SourceError, decode_source
-from judge.verdicts import Verdict
+from judge.spec import Tolerance, default_tolerances
+from judge.verdicts import Verdict, WrongAnswerReason
 from sandbox.base import Backend, Pair
 from sandbox.errors import SandboxError
 from sandbox.limits import SandboxLimits
@@ -31,30 +34,9 @@ _ACQUIRE_TIMEOUT_S = 120.0
 
 def check(ctx: CheckContext) -> None:
     problem = ctx.loaded
-    diag = ctx.diag
-    jobs: list[tuple[str, Path]] = []
-    for folder, file in problem.solutions():
-        try:
-            verdict = Verdict(folder)
-        except ValueError:
-            verdict = None
-        if verdict is None or verdict is Verdict.NOT_RUN:
-            known = ", ".join(v.value for v in Verdict if v is not Verdict.NOT_RUN)
-            diag.error(f"solutions/{folder}/ is not a verdict (one of: {known})", file=file)
-            continue
-        jobs.append((folder, file))
-    folders = {folder for folder, _ in jobs}
-    if Verdict.ACCEPTED.value not in folders:
-        diag.error(
-            "no solutions/accepted/ file: the reference needs at least one independent accepted "
-            "solution, and the tolerance margins cannot be measured",
-            file=problem.root / "solutions",
-        )
-    if Verdict.WRONG_ANSWER.value not in folders:
-        diag.warning(
-            "no solutions/wrong_answer/ file: nothing shows that the cases catch a wrong answer",
-            file=problem.root / "solutions",
-        )
+    # Folders that are not a verdict, and too few solutions, are the ``rules`` check's findings.
+    verdicts = {v.value for v in Verdict if v is not Verdict.NOT_RUN}
+    jobs = [(folder, file) for folder, file in problem.solutions() if folder in verdicts]
     jobs.append(("", problem.root / "starter.py"))
     assert ctx.backend is not None, "the runner skips this check without a backend"
     ctx.grades = grade_files(ctx, ctx.backend, jobs)
@@ -121,5 +103,43 @@ def _judge(ctx: CheckContext, graded: SolutionGrade) -> None:
     expected = Verdict(graded.folder)
     allowed = {expected, *ctx.loaded.spec.solutions.also_allow.get(expected, [])}
     if result.verdict not in allowed:
+        if expected is Verdict.ACCEPTED and _tolerance_finding(ctx, graded, result):
+            return
         also = f" (or {', '.join(sorted(v.value for v in allowed - {expected}))})" if len(allowed) > 1 else ""
         diag.error(f"expected {expected.value}{also}, got {detail}", file=file)
+
+
+def _tolerance_finding(ctx: CheckContext, graded: SolutionGrade, result: GradeResult) -> bool:
+    """An accepted solution rejected only by values, where the spec declares a tolerance tighter than the
+    judge's default for that dtype: report it once, at the tolerance's line in the spec (the tolerance is
+    what to fix, or the solution is not as correct as its folder says). False when it is not that case."""
+    spec = ctx.loaded.spec
+    failing = [c for c in result.cases if c.verdict is Verdict.WRONG_ANSWER]
+    if not failing or any(c.reason is not WrongAnswerReason.VALUE or c.error_ratio is None for c in failing):
+        return False
+    worst = max(failing, key=lambda c: c.error_ratio or 0.0)
+    dtype = next((c.dtype for c in ctx.loaded.cases if c.name == worst.name), spec.dtypes.run_panel)
+    declared = spec.compare.tolerance[dtype]
+    default = default_tolerances().get(dtype)
+    if default is None or not _tighter(declared, default):
+        return False
+    ctx.diag.error(
+        f"{graded.name} is rejected on {len(failing)} case{'s' * (len(failing) != 1)} only by this "
+        f"{dtype} tolerance ({declared.describe()}): its error reaches {worst.error_ratio:.3g}x the "
+        f"tolerance on case {worst.name}, where the default ({default.describe()}) is made for equally valid "
+        "formulations; loosen it, or move the solution out of accepted/ if it is wrong",
+        file=ctx.root / SPEC_FILE,
+        at=f"compare.tolerance.{dtype}",
+    )
+    return True
+
+
+def _tighter(declared: Tolerance, default: Tolerance) -> bool:
+    """Whether any bound of ``declared`` is below the default's and none is above it."""
+    pairs = [
+        (declared.rtol, default.rtol),
+        (declared.atol, default.atol),
+        (declared.ulps, default.ulps),
+        (declared.floor_ulps, default.floor_ulps),
+    ]
+    return any(d < base for d, base in pairs) and all(d <= base for d, base in pairs)

@@ -7,29 +7,21 @@ loaded problem are skipped.
 
 from __future__ import annotations
 
-import re
 import tomllib
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from judge import positions
 from judge.check.context import CheckContext
 from judge.errors import ProblemError
-from judge.problems import SPEC_FILE, VALIDATOR_FILE, load_problem
-from judge.spec import ProblemSpec
+from judge.positions import toml_lines
+from judge.problems import SPEC_FILE, VALIDATOR_FILE, load_problem, toml_decode_line
+from judge.spec import ProblemSpec, explain
 from judge.verdicts import Verdict
 
 NAME = "spec"
-
-
-def line_of(text: str, key: str) -> int | None:
-    """The first line that assigns ``key`` (``key = ...``) or opens a ``[key]`` table, 1-based."""
-    pattern = re.compile(rf"^\s*(\[+\s*{re.escape(key)}\s*\]+|{re.escape(key)}\s*=)")
-    for number, line in enumerate(text.splitlines(), start=1):
-        if pattern.match(line):
-            return number
-    return None
 
 
 def _field(loc: tuple[Any, ...]) -> str:
@@ -50,24 +42,28 @@ def check(ctx: CheckContext) -> None:
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        match = re.search(r"at line (\d+)", str(exc))
-        diag.error(f"not valid TOML: {exc}", file=file, line=int(match.group(1)) if match else None)
+        diag.error(f"not valid TOML: {exc}", file=file, line=toml_decode_line(exc))
         return
+    lines = toml_lines(text)
     try:
         spec = ProblemSpec.model_validate(raw)
     except ValidationError as exc:
         for error in exc.errors():
             loc = tuple(error["loc"])
-            keys = [p for p in loc if isinstance(p, str)]
-            line = line_of(text, keys[-1]) if keys else None
-            diag.error(error["msg"], file=file, at=_field(loc) or "(top level)", line=line)
+            diag.error(
+                explain(error, ProblemSpec),
+                file=file,
+                at=_field(loc) or "(top level)",
+                line=positions.line_of(lines, loc) or 1,
+            )
         return
+    diag.function = spec.function
     if spec.slug != ctx.root.name:
         diag.error(
             f"{spec.slug!r} differs from the folder name {ctx.root.name!r}",
             file=file,
             at="slug",
-            line=line_of(text, "slug"),
+            line=positions.line_of(lines, ("slug",)),
         )
         return
     _sanity(ctx, spec, file, text)
@@ -87,7 +83,6 @@ def _sanity(ctx: CheckContext, spec: ProblemSpec, file: Path, text: str) -> None
             "the per-case limit can never be reached",
             file=file,
             at="limits.case_time_s",
-            line=line_of(text, "case_time_s"),
         )
     for dtype in spec.dtypes.allowed:
         tol = spec.compare.tolerance[dtype]
@@ -133,4 +128,4 @@ def owner(root: Path, spec: ProblemSpec, path: str) -> str:
 def _load_error(ctx: CheckContext, spec: ProblemSpec, exc: ProblemError) -> None:
     path, _, at = exc.where.partition(": ")
     check = "reference" if at == "reference" else owner(ctx.root, spec, path)
-    ctx.diag.error(exc.message, file=Path(path), at=at, check=check)
+    ctx.diag.error(exc.message, file=Path(path), at=at, check=check, line=exc.line)

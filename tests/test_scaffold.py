@@ -1,0 +1,152 @@
+"""``judge new`` with a declared signature, and ``judge preview``: what they write, and what they refuse."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from judge.check import run_checks
+from judge.problems import import_trusted_file, load_problem, load_spec
+from judge.scaffold import ArgDecl, ScaffoldError, create
+from tests.conftest import FIXTURE_SLUG, FIXTURES, ROOT
+
+
+def judge(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "judge", *args], capture_output=True, text=True, timeout=300, cwd=cwd
+    )
+
+
+def test_new_with_a_signature_writes_a_package_that_fits_it(tmp_path: Path) -> None:
+    out = judge(
+        "new", "ema-update", "--problems", "problems",
+        "--arg", "params:pytree", "--arg", "grads:pytree",
+        "--arg", "decay:number", "--arg", "axis:number:static",
+        "--dtype", "float32",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    root = tmp_path / "problems" / "ema-update"
+    spec = load_spec(root)
+    assert [(a.name, a.kind, a.traced) for a in spec.args] == [
+        ("params", "pytree", True),
+        ("grads", "pytree", True),
+        ("decay", "number", True),
+        ("axis", "number", False),
+    ]
+    assert spec.dtypes.allowed == ["float32"] and spec.function == "ema_update"
+    starter = ast.parse((root / "starter.py").read_text())
+    (function,) = [n for n in starter.body if isinstance(n, ast.FunctionDef)]
+    assert [a.arg for a in function.args.args] == ["params", "grads", "decay", "axis"]
+    # The case generator wrote the hidden cases, deterministically; every case fits the validator.
+    generator = import_trusted_file(root / "generate_cases.py", "test_generator")
+    assert generator.render(generator.build_cases()) == (root / "cases" / "hidden.json").read_text()
+    problem = load_problem(root)
+    assert len(problem.hidden_cases) >= 8 and {c.dtype for c in problem.cases} == {"float32"}
+    assert all(problem.violations(case) == [] for case in problem.cases)
+    assert (root / "cases" / "README.md").is_file()
+    for folder in ("accepted", "wrong_answer", "trace_error"):
+        assert (root / "solutions" / folder).is_dir()
+    # The next steps name every file with its path, in the order to work on them.
+    steps = [line.split()[1] for line in out.stdout.splitlines() if line.strip()[:1].isdigit()]
+    written = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
+    assert sorted(steps) == written
+    assert steps[0] == "reference/ema_update.py"
+    assert "judge preview ema-update --problems problems" in out.stdout
+
+
+def test_new_with_a_signature_fails_check_naming_what_is_left_to_write(tmp_path: Path) -> None:
+    create("ema-update", tmp_path / "problems", args=[ArgDecl.parse("x:pytree"), ArgDecl.parse("c:number")])
+    report = run_checks([tmp_path / "problems" / "ema-update"], separate_runs=False)
+    errors = {(f.check, f.message.split(":")[0]) for f in report.findings if f.severity.value == "error"}
+    assert ("rules", "rule accepted") in errors and ("rules", "rule wrong-answer") in errors
+    assert any(check == "reference" for check, _ in errors)
+    reference = next(f for f in report.findings if f.check == "reference")
+    assert "NotImplementedError" in reference.message and reference.line is not None
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--arg", "x"], "expected NAME:KIND"),
+        (["--arg", "x:tensor"], "unknown kind 'tensor'"),
+        (["--arg", "class:pytree"], "not a valid Python argument name"),
+        (["--arg", "x:pytree", "--arg", "x:number"], "argument names repeat: x"),
+        (["--arg", "x:number:dynamic"], "may only be 'static'"),
+        (["--dtype", "float64"], "--dtype 'float64'"),
+        (["--dtype", "bfloat16"], "float32 is required"),
+    ],
+)
+def test_new_refuses_a_bad_signature_and_writes_nothing(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    out = judge("new", "bad-one", "--problems", "problems", *args, cwd=tmp_path)
+    assert out.returncode == 2 and message in out.stderr, out.stderr
+    assert not (tmp_path / "problems").exists() and not (tmp_path / "reference").exists()
+
+
+def test_new_refuses_bad_names(tmp_path: Path) -> None:
+    with pytest.raises(ScaffoldError, match="not a valid slug"):
+        create("Bad_Slug", tmp_path / "problems")
+    with pytest.raises(ScaffoldError, match="already exists"):
+        create("twice", tmp_path / "problems")
+        create("twice", tmp_path / "problems")
+
+
+# --------------------------------------------------------------------------------------------- preview
+
+
+def test_preview_renders_the_statement_as_learners_see_it(tmp_path: Path) -> None:
+    target = tmp_path / "out" / "preview.html"
+    env_cache = {"JUDGE_CACHE_DIR": str(tmp_path / "cache")}
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "judge",
+            "preview",
+            FIXTURE_SLUG,
+            "--problems",
+            str(FIXTURES),
+            "-o",
+            str(target),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        env={**os.environ, **env_cache},
+    )
+    assert out.returncode == 0, out.stderr
+    assert target.as_uri() in out.stdout
+    page = target.read_text()
+    problem = load_problem(FIXTURES / FIXTURE_SLUG)
+    assert f'<h1 id="problem-title">{problem.spec.title}</h1>' in page
+    assert page.count("<h3>Example ") == len(problem.public_cases)
+    assert "Output: {&quot;b&quot;: 1.5, &quot;w&quot;: [3.0, 6.0]}" in page  # the reference's output
+    assert 'display="block"' in page and 'display="inline"' in page  # MathML, as the page gets it
+    assert "How your function is run and judged" in page  # the rules, generated from the spec
+    assert "{{examples}}" not in page and "{{rules}}" not in page
+    assert "<script" not in page  # nothing runs: the page is static
+
+
+def test_preview_of_an_unknown_problem_is_a_usage_error(tmp_path: Path) -> None:
+    out = judge("preview", "no-such-problem", "--problems", str(FIXTURES), "-o", str(tmp_path / "x.html"))
+    assert out.returncode == 2 and "known" in out.stderr and FIXTURE_SLUG in out.stderr
+    assert not (tmp_path / "x.html").exists()
+
+
+def test_preview_when_the_reference_fails_exits_1(tmp_path: Path) -> None:
+    create("unwritten", tmp_path / "problems")
+    out = judge("preview", "unwritten", "--problems", str(tmp_path / "problems"), "--json", cwd=tmp_path)
+    assert out.returncode == 2  # --json is not an option of preview: a usage error, as JSON
+    assert json.loads(out.stdout)["error"]["code"] == "usage"
+    out = judge("preview", "unwritten", "--problems", str(tmp_path / "problems"), cwd=tmp_path)
+    assert out.returncode == 1 and "NotImplementedError" in out.stderr
+    assert not list(tmp_path.glob("*.html"))
