@@ -90,7 +90,7 @@ class FakeKernel(KernelFiles):
         (path / "cgroup.procs").write_text("".join(f"{p}\n" for p in procs))
         return path
 
-    def set(self, path: Path, text: str) -> None:
+    def put(self, path: Path, text: str) -> None:
         path.write_text(text)
 
     # --- the kernel's side
@@ -316,7 +316,7 @@ def test_delegated_root_is_used_as_given_and_nobody_is_moved(tmp_path: Path, ker
 
 def test_hierarchy_root_delegates_without_moving(tmp_path: Path, kernel: FakeKernel) -> None:
     """The root cgroup is exempt from the no-internal-processes rule."""
-    kernel.set(kernel.mount / "cgroup.procs", f"{os.getpid()}\n")
+    kernel.put(kernel.mount / "cgroup.procs", f"{os.getpid()}\n")
     found = detect("jj", mountinfo=mountinfo(tmp_path, kernel), proc_cgroup=own_cgroup(tmp_path, "/"))
     assert found.states["memory"].parent == kernel.mount / "jj"
     assert not (kernel.mount / "jj.self").exists()
@@ -386,7 +386,7 @@ def test_memory_is_never_lowered_below_what_is_in_use(tmp_path: Path, kernel: Fa
     cgroups = setup(tmp_path, kernel, "/svc")
     directory = next(iter(cgroups.dirs.values()))
     assert cgroups.set_memory(1024 * MIB)
-    kernel.set(directory / "memory.current", f"{300 * MIB}\n")
+    kernel.put(directory / "memory.current", f"{300 * MIB}\n")
     writes = len(kernel.log)
     assert not cgroups.set_memory(256 * MIB)
     assert kernel.log[writes:] == [] and kernel.read(directory / "memory.max") == str(1024 * MIB)
@@ -416,11 +416,11 @@ def test_oom_kills_come_from_memory_events(tmp_path: Path, kernel: FakeKernel) -
     cgroups = setup(tmp_path, kernel, "/svc")
     directory = next(iter(cgroups.dirs.values()))
     assert cgroups.oom_kills() == 0
-    kernel.set(directory / "memory.events", "low 0\nhigh 0\nmax 7\noom 2\noom_kill 2\noom_group_kill 0\n")
+    kernel.put(directory / "memory.events", "low 0\nhigh 0\nmax 7\noom 2\noom_kill 2\noom_group_kill 0\n")
     assert cgroups.oom_kills() == 2
-    kernel.set(directory / "memory.events", "garbage\n")
+    kernel.put(directory / "memory.events", "garbage\n")
     assert cgroups.oom_kills() == 0
-    kernel.set(directory / "cpu.stat", "usage_usec 1500000\nuser_usec 1000000\nsystem_usec 500000\n")
+    kernel.put(directory / "cpu.stat", "usage_usec 1500000\nuser_usec 1000000\nsystem_usec 500000\n")
     assert cgroups.cpu_seconds() == 1.5
     cgroups.remove()
 
@@ -584,3 +584,46 @@ def test_real_unified_hierarchy_kills_every_member(real_parent: tuple[Path, str]
         shell.wait()
         notes = cgroups.remove()
     assert notes == [] and not (mount / name / f"t0-{os.getpid()}-0").exists()
+
+
+@pytest.mark.slow
+def test_bwrap_worker_on_the_real_v2_tree(real_parent: tuple[Path, str]) -> None:
+    """The bwrap backend told to use v2 on this hybrid host: its self-test and a tracer run in cgroups of
+    the unified tree (core files only here), doctor says what is lost, a kill empties the cgroup and
+    closing removes it."""
+    from sandbox.bwrap import BwrapBackend, BwrapSettings, BwrapWorker, processes_of_uid
+    from sandbox.limits import SandboxLimits
+
+    if shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap is not installed")
+    mount, name = real_parent
+    backend = BwrapBackend(BwrapSettings(cgroup_version="2", cgroup_parent=name))
+    try:
+        setup_ = backend.cgroup_setup()
+        assert setup_.version == 2 and setup_.mount == mount
+        protections = {p.name: p for p in backend.protections()}  # runs the self-test through v2 cgroups
+        assert protections["cgroups"].active, protections["cgroups"]
+        assert protections["cgroups"].detail.startswith(f"cgroup v2 (the unified hierarchy at {mount})")
+        assert protections["cgroup freezer"].active and "cgroup.kill" in protections["cgroup freezer"].detail
+        if not protections["cgroup memory"].active:
+            assert "not delegated" in protections["cgroup memory"].detail
+            assert "without memory" in protections["cgroups"].detail
+        worker = backend.start_tracer(SandboxLimits(startup_time_s=60.0), 940)
+        assert isinstance(worker, BwrapWorker)
+        try:
+            worker.wait_ready(120)
+            cgroups = worker.cgroups
+            assert isinstance(cgroups, V2Cgroups)
+            directory = next(iter(cgroups.dirs.values()))
+            assert directory.parent == mount / name
+            program = worker.program_pid()
+            assert program in cgroups.members()
+            assert (cgroups.cpu_seconds() or 0) > 0  # importing JAX, counted by cpu.stat
+            worker.kill()
+            assert cgroups.members() == set()
+        finally:
+            worker.close()
+        assert not directory.exists()
+        assert processes_of_uid(worker.uid) == set()
+    finally:
+        backend.close()
