@@ -202,8 +202,10 @@ def _summary(version: int | None, states: dict[str, ControllerState], where: str
         text += f"; without {', '.join(lost)}, workers are bounded by {RLIMITS_LEFT}; lost: " + "; ".join(
             LIMITS_LOST[c] for c in lost
         )
-    if states["freezer"].parent is None:
+    if not usable:
         text += "; kills go by uid (no cgroup to kill every member at once)"
+    elif states["freezer"].parent is None:
+        text += "; kills SIGKILL each member without freezing the cgroup first (a fork may slip through)"
     return text
 
 

@@ -627,3 +627,23 @@ def test_bwrap_worker_on_the_real_v2_tree(real_parent: tuple[Path, str]) -> None
         assert processes_of_uid(worker.uid) == set()
     finally:
         backend.close()
+
+
+def test_this_host_is_detected_as_it_is() -> None:
+    """Whatever this host mounts, detection names it: v1 (saying why a cgroup2 tree beside it is unused),
+    v2, or none."""
+    kinds = []  # (filesystem type, mount options) of every mount
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        tail = line.partition(" - ")[2].split()
+        if len(tail) >= 3:
+            kinds.append((tail[0], set(tail[2].split(","))))
+    v1 = any(kind == "cgroup" and options & {"memory", "pids", "cpu"} for kind, options in kinds)
+    unified = any(kind == "cgroup2" for kind, _ in kinds)
+    found = detect(create=False)
+    if v1:
+        assert found.version == 1 and found.summary.startswith("cgroup v1 (v1 hierarchies under ")
+        assert ("hybrid host" in found.summary) == unified
+    elif unified:
+        assert found.version == 2 and found.summary.startswith("cgroup v2 (the unified hierarchy at ")
+    else:
+        assert found.version is None and found.summary.startswith("no cgroups")
