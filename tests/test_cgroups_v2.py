@@ -252,6 +252,13 @@ def test_delegated_unit_gets_every_controller_and_the_judge_leaves_for_a_leaf(
     assert "cgroup v2" in found.summary and "moved itself" in found.summary
     assert "lost" not in found.summary
     assert "cgroup.kill" in found.states["freezer"].detail
+    again = detect(  # a second backend in the same judge: nothing more to move or enable
+        "jj",
+        mountinfo=mountinfo(tmp_path, kernel),
+        proc_cgroup=own_cgroup(tmp_path, "/system.slice/judge.service/jj.self"),
+        root=base,
+    )
+    assert again.states == found.states and "moved" not in again.summary
 
 
 def test_shared_cgroup_is_not_emptied_and_memory_falls_back_with_the_reason(
@@ -328,7 +335,8 @@ def test_hybrid_host_uses_v1_and_says_why_unless_told(tmp_path: Path, kernel: Fa
     own = tmp_path / "cg"
     own.write_text("5:pids:/\n4:memory:/\n0::/\n")
     found = detect("jj", mountinfo=info, proc_cgroup=str(own), create=False)
-    assert found.version == 1
+    assert found.version == 1 and not found.active
+    assert "without memory, pids, cpu" in found.summary and "kills go by uid" in found.summary
     assert f"the cgroup2 tree at {kernel.mount} is not used (hybrid host: its controllers are hugetlb" in (
         found.summary
     )
