@@ -181,7 +181,7 @@ class BwrapBackend(Backend):
         self._cgroups: CgroupSetup | None = None
         self._available: str | None = None
         self._checked = False
-        self._names = itertools.count()
+        self._names = _CGROUP_NAMES
         self._zygote_lock = threading.Lock()
         self._zygote: ForkServer | None = None
 
@@ -645,6 +645,9 @@ class BwrapBackend(Backend):
 
 
 _OUTER_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+#: Numbers the cgroups of every backend of this process (``<role><slot>-<pid>-<n>``): a backend made after
+#: another one must not meet a directory the first could not remove (a worker that took long to die).
+_CGROUP_NAMES = itertools.count()
 DEFAULT_CPU_SHARES = 1024
 
 
@@ -840,6 +843,10 @@ class BwrapWorker(PopenWorker):
         return info
 
     def kill(self) -> None:
+        if self.cgroups is not None and self.startup_shares:
+            # Killed while starting: its low CPU weight would make even dying slow on a busy host.
+            self.cgroups.set_cpu_shares(DEFAULT_CPU_SHARES)
+            self.startup_shares = False
         if self.cgroups is not None and not self.cgroups.kill_all():
             self._notes.append("cgroup: some processes survived SIGKILL for 2 s")
         super().kill()
