@@ -655,3 +655,12 @@ def test_this_host_is_detected_as_it_is() -> None:
         assert found.version == 2 and found.summary.startswith("cgroup v2 (the unified hierarchy at ")
     else:
         assert found.version is None and found.summary.startswith("no cgroups")
+
+
+def test_cgroup_names_stay_distinct_across_backends_of_one_process() -> None:
+    """A backend made after another must not reuse a worker cgroup name the first may have left behind."""
+    from sandbox.bwrap import BwrapBackend
+
+    first, second = BwrapBackend(), BwrapBackend()
+    numbers = [next(first._names), next(second._names), next(first._names)]
+    assert len(set(numbers)) == 3
