@@ -65,7 +65,17 @@ from sandbox.base import (
     apply_rlimits,
     rlimit_plan,
 )
-from sandbox.cgroups import PARENT_NAME, CgroupError, ControllerState, WorkerCgroups, discover
+from sandbox.cgroups import (
+    PARENT_NAME,
+    CgroupError,
+    CgroupSetup,
+    ControllerState,
+    WorkerCgroups,
+    adopt,
+    detect,
+    stale_children,
+    worker_cgroups,
+)
 from sandbox.command import (
     EXECUTOR,
     MIB,
@@ -129,6 +139,12 @@ class BwrapSettings:
     #: CFS quota per worker in cores, or None for no quota (CPU time is still limited by RLIMIT_CPU).
     cpu_cores: float | None = None
     cgroup_parent: str = PARENT_NAME
+    #: cgroup v2 only: a cgroup delegated to the judge (a directory of the cgroup2 mount, no processes of
+    #: its own) to hold ``cgroup_parent`` instead of the judge's own cgroup (``JUDGE_CGROUP_ROOT``).
+    cgroup_root: str | None = field(default_factory=lambda: os.environ.get("JUDGE_CGROUP_ROOT") or None)
+    #: "1" or "2" to use that cgroup hierarchy on a host that mounts both; None: v1 if its memory, pids or
+    #: cpu hierarchy is mounted, else v2 (``JUDGE_CGROUP_VERSION``).
+    cgroup_version: str | None = field(default_factory=lambda: os.environ.get("JUDGE_CGROUP_VERSION") or None)
     #: The Python that runs the sandboxed programs, as a path valid inside (the venv's ``bin/python``).
     python: str = sys.executable
     #: Folders bound read-only at their own path so that Python works: the install and the venv.
@@ -162,10 +178,10 @@ class BwrapBackend(Backend):
     def __init__(self, settings: BwrapSettings | None = None) -> None:
         self.settings = settings or BwrapSettings()
         self._lock = threading.Lock()
-        self._cgroups: dict[str, ControllerState] | None = None
+        self._cgroups: CgroupSetup | None = None
         self._available: str | None = None
         self._checked = False
-        self._names = itertools.count()
+        self._names = _CGROUP_NAMES
         self._zygote_lock = threading.Lock()
         self._zygote: ForkServer | None = None
 
@@ -177,12 +193,20 @@ class BwrapBackend(Backend):
             name: shutil.which(name, path="/usr/bin:/bin") for name in ("bwrap", "setpriv", "prlimit", "sh")
         }
 
-    def cgroup_states(self) -> dict[str, ControllerState]:
+    def cgroup_setup(self) -> CgroupSetup:
+        """The cgroup hierarchy found (once) and the judge's parent cgroups in it; stale workers removed."""
         with self._lock:
             if self._cgroups is None:
-                self._cgroups = discover(self.settings.cgroup_parent)
-                _sweep_stale(self._cgroups)
+                self._cgroups = detect(
+                    self.settings.cgroup_parent,
+                    root=self.settings.cgroup_root,
+                    version=self.settings.cgroup_version,
+                )
+                _sweep_stale(self._cgroups.states)
             return self._cgroups
+
+    def cgroup_states(self) -> dict[str, ControllerState]:
+        return self.cgroup_setup().states
 
     def seccomp(self) -> CompiledFilter:
         return build_filter(self.settings.system_python)
@@ -318,14 +342,13 @@ class BwrapBackend(Backend):
             ),
             Protection("rlimits", ok, "cpu, data, address space, file size, core, open files, nproc per uid"),
         ]
-        for controller, state in self.cgroup_states().items():
-            detail = {
-                "memory": "memory.limit_in_bytes (+memsw); OOM kills reported",
-                "pids": "pids.max: fork and thread bombs",
-                "cpu": f"CFS quota {s.cpu_cores} cores" if s.cpu_cores else "no CFS quota configured",
-                "cpuacct": "CPU time accounting",
-                "freezer": "freeze, SIGKILL every member, thaw",
-            }[controller]
+        setup = self.cgroup_setup()
+        out.append(Protection("cgroups", setup.active and ok, setup.summary))
+        for controller, state in setup.states.items():
+            detail = state.detail
+            if controller == "cpu":
+                quota = f"quota {s.cpu_cores} cores" if s.cpu_cores else "no quota configured"
+                detail = f"{detail} ({quota})"
             active = state.parent is not None and ok
             out.append(
                 Protection(
@@ -445,7 +468,7 @@ class BwrapBackend(Backend):
         if not any(state.parent is not None for state in states.values()):
             return None
         try:
-            cgroups = WorkerCgroups(states, name)
+            cgroups = worker_cgroups(states, name)
         except CgroupError as exc:
             raise WorkerStartError(str(exc)) from None
         try:
@@ -622,6 +645,9 @@ class BwrapBackend(Backend):
 
 
 _OUTER_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+#: Numbers the cgroups of every backend of this process (``<role><slot>-<pid>-<n>``): a backend made after
+#: another one must not meet a directory the first could not remove (a worker that took long to die).
+_CGROUP_NAMES = itertools.count()
 DEFAULT_CPU_SHARES = 1024
 
 
@@ -792,16 +818,8 @@ def processes_of_uid(uid: int) -> set[int]:
 
 def _sweep_stale(states: dict[str, ControllerState]) -> None:
     """Remove worker cgroups left by a judge process that no longer runs (named ``*-<judge pid>-<n>``)."""
-    for state in states.values():
-        if state.parent is None:
-            continue
-        for child in state.parent.iterdir():
-            if not child.is_dir():
-                continue
-            parts = child.name.rsplit("-", 2)
-            if len(parts) != 3 or not parts[1].isdigit() or Path(f"/proc/{parts[1]}").exists():
-                continue
-            WorkerCgroups.adopt({state.controller: child}).remove()
+    for state, child in stale_children(states):
+        adopt(state, child).remove()
 
 
 class BwrapWorker(PopenWorker):
@@ -825,6 +843,10 @@ class BwrapWorker(PopenWorker):
         return info
 
     def kill(self) -> None:
+        if self.cgroups is not None and self.startup_shares:
+            # Killed while starting: its low CPU weight would make even dying slow on a busy host.
+            self.cgroups.set_cpu_shares(DEFAULT_CPU_SHARES)
+            self.startup_shares = False
         if self.cgroups is not None and not self.cgroups.kill_all():
             self._notes.append("cgroup: some processes survived SIGKILL for 2 s")
         super().kill()

@@ -1,70 +1,105 @@
-"""cgroup v1 controls for sandboxed workers: memory, pids, cpu, cpuacct and freezer.
+"""cgroups for sandboxed workers: which hierarchy this host has, and one interface over v1 and v2.
 
-Every worker gets one cgroup per controller, ``<judge parent>/<worker name>``, where the judge parent is
-``jax-judge`` under the judge's OWN cgroup of that hierarchy (so the workers stay inside whatever limits the
-judge itself runs under; under systemd give the unit ``Delegate=yes``). The judge is root on a host with the
-v1 controllers mounted under ``/sys/fs/cgroup/<controller>``.
+``detect`` reads ``/proc/self/mountinfo`` and ``/proc/self/cgroup`` once, at the backend's start:
 
-- memory: ``memory.limit_in_bytes`` and, where swap accounting exists, ``memory.memsw.limit_in_bytes``; an
-  out-of-memory kill shows as the ``oom_kill`` counter of ``memory.oom_control`` (``memory.failcnt`` does
-  not count it).
-- pids: ``pids.max`` stops fork and thread bombs (processes and threads of every uid in the cgroup).
-- cpu: an optional CFS quota (cores per worker); cpuacct: CPU time used, all processes counted.
-- freezer: a kill freezes the cgroup, SIGKILLs every member, then thaws it, so nothing forks meanwhile.
+- cgroup v1 when any of memory, pids or cpu has a v1 hierarchy of its own (``sandbox.cgroups_v1``; a
+  "hybrid" host like the one this was built on also mounts an empty cgroup2 tree, reported but unused);
+- cgroup v2 otherwise, when a cgroup2 hierarchy is mounted (``sandbox.cgroups_v2``: delegation, the "no
+  internal processes" rule, ``cgroup.kill``);
+- none: every controller is reported unavailable and workers are bounded by rlimits only.
 
-A hierarchy that is missing or not writable is reported (``ControllerState.reason``) and left out; the
-backend says so in its protections. cgroup v2 is not handled yet (this host's v2 tree has no controllers).
+Either way the result is one ``ControllerState`` per name of ``CONTROLLERS`` and a sentence for
+``judge doctor`` (``CgroupSetup.summary``), and ``worker_cgroups`` makes the matching ``WorkerCgroups``.
 """
 
 from __future__ import annotations
 
-import contextlib
-import errno
 import os
-import signal
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
-CONTROLLERS = ("memory", "pids", "cpu", "cpuacct", "freezer")
-PARENT_NAME = "jax-judge"
-CFS_PERIOD_US = 100_000
+from sandbox.cgroups_base import (
+    CONTROLLERS,
+    PARENT_NAME,
+    CgroupError,
+    ControllerState,
+    WorkerCgroups,
+)
+from sandbox.cgroups_v1 import V1Cgroups, discover_v1
+from sandbox.cgroups_v2 import V2Cgroups, controllers, discover_v2
 
+__all__ = [
+    "CONTROLLERS",
+    "LIMITS_LOST",
+    "PARENT_NAME",
+    "CgroupError",
+    "CgroupSetup",
+    "ControllerState",
+    "WorkerCgroups",
+    "adopt",
+    "detect",
+    "discover",
+    "worker_cgroups",
+]
 
-class CgroupError(Exception):
-    pass
+#: The controllers whose absence takes a limit away (cpuacct and freezer only change how kills and CPU time
+#: are done); what is lost without each, for ``judge doctor``.
+LIMITS_LOST = {
+    "memory": "one memory bound over all of a worker's processes (shared memory and page cache included) "
+    "and OOM reports",
+    "pids": "a process/thread bound over the whole worker (RLIMIT_NPROC counts per uid only)",
+    "cpu": "a CPU quota and a low CPU weight while JAX starts",
+}
+#: What still bounds a worker without cgroups.
+RLIMITS_LEFT = (
+    "rlimits (RLIMIT_DATA and RLIMIT_AS per process, RLIMIT_NPROC per uid, RLIMIT_CPU, RLIMIT_FSIZE)"
+)
 
 
 @dataclass(frozen=True)
-class ControllerState:
-    controller: str
-    #: The judge's parent cgroup directory for this controller, or None when it cannot be used.
-    parent: Path | None
-    reason: str = ""
+class CgroupSetup:
+    """The hierarchy in use (1, 2 or None), its mount point, the states, and a sentence for doctor."""
+
+    version: int | None
+    mount: Path | None
+    states: dict[str, ControllerState]
+    summary: str
+
+    @property
+    def active(self) -> bool:
+        """Workers get a cgroup of their own (with or without limits)."""
+        return any(state.parent is not None for state in self.states.values())
 
 
-def _mounts(mountinfo: str) -> dict[str, tuple[Path, str]]:
-    """controller -> (mount point, root of the mount inside the hierarchy) for cgroup v1 mounts."""
+def _mounts(mountinfo: str) -> tuple[dict[str, tuple[Path, str]], tuple[Path, str] | None]:
+    """(controller -> (mount point, root of the mount inside the hierarchy) for cgroup v1 mounts, the first
+    cgroup2 mount as (mount point, root) or None)."""
     found: dict[str, tuple[Path, str]] = {}
+    unified: tuple[Path, str] | None = None
     try:
         lines = Path(mountinfo).read_text().splitlines()
     except OSError:
-        return found
+        return found, unified
     for line in lines:
         left, sep, right = line.partition(" - ")
         if not sep:
             continue
         fields, tail = left.split(), right.split()
-        if len(fields) < 5 or len(tail) < 3 or tail[0] != "cgroup":
+        if len(fields) < 5 or len(tail) < 3:
             continue
-        for option in tail[2].split(","):
-            if option in CONTROLLERS and option not in found:
-                found[option] = (Path(fields[4].replace("\\040", " ")), fields[3])
-    return found
+        point = Path(fields[4].replace("\\040", " "))
+        if tail[0] == "cgroup2":
+            unified = unified or (point, fields[3])
+        elif tail[0] == "cgroup":
+            for option in tail[2].split(","):
+                if option in CONTROLLERS and option not in found:
+                    found[option] = (point, fields[3])
+    return found, unified
 
 
 def _own_paths(proc_cgroup: str) -> dict[str, str]:
-    """controller -> this process's cgroup path in that hierarchy (from /proc/self/cgroup)."""
+    """controller -> this process's cgroup path in that hierarchy (from /proc/self/cgroup); the unified
+    hierarchy's line (``0::PATH``) is under the key ``""``."""
     paths: dict[str, str] = {}
     try:
         lines = Path(proc_cgroup).read_text().splitlines()
@@ -72,10 +107,65 @@ def _own_paths(proc_cgroup: str) -> dict[str, str]:
         return paths
     for line in lines:
         parts = line.split(":", 2)
-        if len(parts) == 3:
-            for controller in parts[1].split(","):
-                paths[controller] = parts[2]
+        if len(parts) != 3:
+            continue
+        if parts[0] == "0" and parts[1] == "":
+            paths[""] = parts[2]
+            continue
+        for controller in parts[1].split(","):
+            paths[controller] = parts[2]
     return paths
+
+
+def detect(
+    parent_name: str = PARENT_NAME,
+    *,
+    mountinfo: str = "/proc/self/mountinfo",
+    proc_cgroup: str = "/proc/self/cgroup",
+    create: bool = True,
+    root: str | Path | None = None,
+    version: str | None = None,
+) -> CgroupSetup:
+    """Which hierarchy this host has, and the judge's parent cgroup of each controller (created with
+    ``create``). ``root``: cgroup v2 only, a delegated cgroup to use instead of the judge's own.
+    ``version``: "1" or "2" to use that hierarchy even where the other one is mounted (a hybrid host);
+    None or "" to choose as described above."""
+    v1, unified = _mounts(mountinfo)
+    own = _own_paths(proc_cgroup)
+    if version not in (None, "", "1", "2"):
+        why = f"JUDGE_CGROUP_VERSION must be 1 or 2, not {version!r}"
+        states = {c: ControllerState(c, None, why) for c in CONTROLLERS}
+        return CgroupSetup(None, None, states, _summary(None, states, why))
+    if version == "2" and unified is None:
+        why = "JUDGE_CGROUP_VERSION=2 but no cgroup2 hierarchy is mounted"
+        states = {c: ControllerState(c, None, why) for c in CONTROLLERS}
+        return CgroupSetup(None, None, states, _summary(None, states, why))
+    if version != "2" and (version == "1" or any(c in v1 for c in ("memory", "pids", "cpu"))):
+        states = discover_v1(v1, own, parent_name, create=create)
+        summary = _summary(1, states, "v1 hierarchies under " + _common_mount(v1))
+        if unified is not None:
+            left = controllers(unified[0] / "cgroup.controllers")
+            summary += (
+                f"; the cgroup2 tree at {unified[0]} is not used (hybrid host: its controllers are "
+                f"{', '.join(left) or 'none'}, the others are bound to v1)"
+            )
+        return CgroupSetup(1, None, states, summary)
+    if unified is not None:
+        mount, mount_root = unified
+        setup = discover_v2(
+            mount,
+            mount_root,
+            own.get("", "/"),
+            parent_name,
+            create=create,
+            root=Path(root) if root else None,
+        )
+        summary = _summary(2, setup.states, f"the unified hierarchy at {mount}")
+        if setup.note:
+            summary += f"; {setup.note}"
+        return CgroupSetup(2, mount, setup.states, summary)
+    states = {c: ControllerState(c, None, "no cgroup hierarchy mounted") for c in CONTROLLERS}
+    return CgroupSetup(None, None, states, _summary(None, states, "no cgroup hierarchy mounted"))
 
 
 def discover(
@@ -84,215 +174,72 @@ def discover(
     mountinfo: str = "/proc/self/mountinfo",
     proc_cgroup: str = "/proc/self/cgroup",
     create: bool = True,
+    root: str | Path | None = None,
+    version: str | None = None,
 ) -> dict[str, ControllerState]:
-    """Find (and create) the judge's parent cgroup of each controller."""
-    mounts = _mounts(mountinfo)
-    own = _own_paths(proc_cgroup)
-    states: dict[str, ControllerState] = {}
-    for controller in CONTROLLERS:
-        if controller not in mounts:
-            states[controller] = ControllerState(controller, None, "no cgroup v1 hierarchy mounted")
+    """``detect(...).states``: the judge's parent cgroup of each controller, or why it has none."""
+    return detect(
+        parent_name, mountinfo=mountinfo, proc_cgroup=proc_cgroup, create=create, root=root, version=version
+    ).states
+
+
+def _common_mount(v1: dict[str, tuple[Path, str]]) -> str:
+    points = sorted({str(point.parent) for point, _ in v1.values()})
+    return ", ".join(points)
+
+
+def _summary(version: int | None, states: dict[str, ControllerState], where: str) -> str:
+    """``cgroup v2 (the unified hierarchy at /sys/fs/cgroup): memory, pids, cpu, cpuacct, freezer under
+    /sys/fs/cgroup/x/jax-judge``, or what is missing, what remains and what is lost."""
+    name = f"cgroup v{version}" if version else "no cgroups"
+    usable = [c for c, s in states.items() if s.parent is not None]
+    parents = sorted({str(s.parent) for s in states.values() if s.parent is not None})
+    text = f"{name} ({where})" if version else f"{name}: {where}"
+    if usable:
+        text += f": {', '.join(usable)} under {', '.join(parents)}"
+    lost = [c for c in LIMITS_LOST if states[c].parent is None]
+    if lost:
+        text += f"; without {', '.join(lost)}, workers are bounded by {RLIMITS_LEFT}; lost: " + "; ".join(
+            LIMITS_LOST[c] for c in lost
+        )
+    if not usable:
+        text += "; kills go by uid (no cgroup to kill every member at once)"
+    elif states["freezer"].parent is None:
+        text += "; kills SIGKILL each member without freezing the cgroup first (a fork may slip through)"
+    return text
+
+
+def worker_cgroups(states: dict[str, ControllerState], name: str) -> WorkerCgroups:
+    """The cgroups of a new worker called ``name`` under the judge's parents (v1 or v2 as ``states`` are).
+    Raises CgroupError when a directory cannot be created."""
+    versions = {s.version for s in states.values() if s.parent is not None}
+    cls: type[WorkerCgroups] = V2Cgroups if versions == {2} else V1Cgroups
+    return cls(states, name)
+
+
+def adopt(state: ControllerState, directory: Path) -> WorkerCgroups:
+    """Take charge of a worker's directory left by a judge that no longer runs (to kill and remove it)."""
+    cls: type[WorkerCgroups] = V2Cgroups if state.version == 2 else V1Cgroups
+    return cls.adopt({state.controller: directory})
+
+
+def stale_children(states: dict[str, ControllerState]) -> list[tuple[ControllerState, Path]]:
+    """Worker cgroups named ``*-<pid>-<n>`` whose judge process (``pid``) no longer runs."""
+    found: list[tuple[ControllerState, Path]] = []
+    seen: set[Path] = set()
+    for state in states.values():
+        if state.parent is None or state.parent in seen:
             continue
-        mount_point, mount_root = mounts[controller]
-        path = own.get(controller, "/")
-        relative = os.path.relpath(path, mount_root) if path.startswith(mount_root) else "."
-        base = (mount_point / relative).resolve() if relative != "." else mount_point
-        if not base.is_dir():
-            base = mount_point
-        parent = base / parent_name
+        seen.add(state.parent)
         try:
-            if create:
-                parent.mkdir(exist_ok=True)
-            if not os.access(parent, os.W_OK):
-                raise PermissionError(errno.EACCES, "not writable", str(parent))
-        except OSError as exc:
-            states[controller] = ControllerState(controller, None, f"cannot use {parent}: {exc.strerror}")
+            children = list(state.parent.iterdir())
+        except OSError:
             continue
-        if controller == "memory" and not (parent / "memory.oom_control").exists():
-            states[controller] = ControllerState(controller, None, "memory.oom_control missing")
-            continue
-        states[controller] = ControllerState(controller, parent)
-    return states
-
-
-def _write(path: Path, value: str) -> None:
-    with open(path, "w") as handle:
-        handle.write(value)
-
-
-def _read(path: Path) -> str:
-    with open(path) as handle:
-        return handle.read()
-
-
-class WorkerCgroups:
-    """The cgroups of one worker, one directory per usable controller."""
-
-    def __init__(self, states: dict[str, ControllerState], name: str) -> None:
-        self.name = name
-        self.dirs: dict[str, Path] = {}
-        try:
-            for controller, state in states.items():
-                if state.parent is None:
-                    continue
-                directory = state.parent / name
-                if directory not in self.dirs.values():
-                    directory.mkdir()
-                self.dirs[controller] = directory
-        except OSError as exc:
-            self.remove()
-            raise CgroupError(f"cannot create cgroup {name}: {exc}") from None
-
-    @classmethod
-    def adopt(cls, dirs: dict[str, Path]) -> WorkerCgroups:
-        """Take charge of existing cgroup directories (e.g. left behind by a judge that crashed)."""
-        adopted = cls.__new__(cls)
-        adopted.name = next(iter(dirs.values())).name if dirs else ""
-        adopted.dirs = dict(dirs)
-        return adopted
-
-    # ------------------------------------------------------------------------------------- joining
-
-    def procs_files(self) -> list[Path]:
-        """The ``cgroup.procs`` files a new process writes its pid to, one per distinct directory."""
-        return [d / "cgroup.procs" for d in dict.fromkeys(self.dirs.values())]
-
-    # ------------------------------------------------------------------------------------- limits
-
-    def set_limits(self, memory_bytes: int, pids: int, cpu_cores: float | None = None) -> None:
-        memory = self.dirs.get("memory")
-        if memory is not None:
-            self._set_memory(memory, memory_bytes)
-        if "pids" in self.dirs:
-            _write(self.dirs["pids"] / "pids.max", str(pids))
-        if "cpu" in self.dirs and cpu_cores is not None:
-            _write(self.dirs["cpu"] / "cpu.cfs_period_us", str(CFS_PERIOD_US))
-            _write(self.dirs["cpu"] / "cpu.cfs_quota_us", str(max(1000, int(cpu_cores * CFS_PERIOD_US))))
-
-    def set_memory(self, memory_bytes: int) -> bool:
-        """Change the memory limit only (up or down); False if it cannot be set (e.g. already above it)."""
-        memory = self.dirs.get("memory")
-        if memory is None:
-            return False
-        try:
-            self._set_memory(memory, memory_bytes)
-        except (CgroupError, OSError):
-            return False
-        return True
-
-    def set_cpu_shares(self, shares: int) -> bool:
-        """The worker's CPU weight against its siblings (default 1024); False without a cpu cgroup."""
-        cpu = self.dirs.get("cpu")
-        if cpu is None:
-            return False
-        try:
-            _write(cpu / "cpu.shares", str(max(2, shares)))
-        except OSError:
-            return False
-        return True
-
-    @staticmethod
-    def _set_memory(directory: Path, limit: int) -> None:
-        memsw = directory / "memory.memsw.limit_in_bytes"
-        files = [directory / "memory.limit_in_bytes"]
-        if memsw.exists():
-            # memsw must stay >= the plain limit: lower the plain one first, raise memsw first.
-            current = int(_read(files[0]).strip() or 0)
-            files = [files[0], memsw] if limit <= current else [memsw, files[0]]
-        for path in files:
-            try:
-                _write(path, str(limit))
-            except OSError as exc:
-                if exc.errno == errno.EBUSY:
-                    raise CgroupError(
-                        f"memory already above {limit >> 20} MiB; cannot set {path.name}"
-                    ) from None
-                raise CgroupError(f"cannot set {path}: {exc}") from None
-
-    # ------------------------------------------------------------------------------------- reading
-
-    def oom_kills(self) -> int:
-        memory = self.dirs.get("memory")
-        if memory is None:
-            return 0
-        try:
-            text = _read(memory / "memory.oom_control")
-        except OSError:
-            return 0
-        for line in text.splitlines():
-            key, _, value = line.partition(" ")
-            if key == "oom_kill":
-                return int(value)
-        return 0
-
-    def cpu_seconds(self) -> float | None:
-        cpuacct = self.dirs.get("cpuacct")
-        if cpuacct is None:
-            return None
-        try:
-            return int(_read(cpuacct / "cpuacct.usage")) / 1e9
-        except (OSError, ValueError):
-            return None
-
-    def members(self) -> set[int]:
-        pids: set[int] = set()
-        for procs in self.procs_files():
-            with contextlib.suppress(OSError, ValueError):
-                pids.update(int(p) for p in _read(procs).split())
-        return pids
-
-    # ------------------------------------------------------------------------------------- killing
-
-    def kill_all(self, timeout: float = 2.0) -> bool:
-        """Freeze, SIGKILL every member, thaw; True once the cgroups are empty."""
-        freezer = self.dirs.get("freezer")
-        deadline = time.monotonic() + timeout
-        while True:
-            frozen = freezer is not None and self._freeze(freezer, "FROZEN", deadline)
-            members = self.members()
-            for pid in members:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(pid, signal.SIGKILL)
-            if freezer is not None:
-                # SIGKILL is delivered once the tasks thaw; a frozen cgroup cannot die.
-                self._freeze(freezer, "THAWED", deadline)
-            if not members:
-                return True
-            if time.monotonic() >= deadline:
-                return not self.members()
-            time.sleep(0.005 if frozen else 0.002)
-
-    @staticmethod
-    def _freeze(freezer: Path, state: str, deadline: float) -> bool:
-        try:
-            _write(freezer / "freezer.state", state)
-            while _read(freezer / "freezer.state").strip() != state:
-                if time.monotonic() >= deadline:
-                    return False
-                time.sleep(0.001)
-        except OSError:
-            return False
-        return True
-
-    def remove(self, timeout: float = 2.0) -> list[str]:
-        """Kill what is left and remove the directories; notes for any that could not go."""
-        notes: list[str] = []
-        if not self.dirs:
-            return notes
-        if self.members():
-            self.kill_all(timeout)
-        deadline = time.monotonic() + timeout
-        for directory in list(dict.fromkeys(self.dirs.values())):
-            while True:
-                try:
-                    directory.rmdir()
-                    break
-                except FileNotFoundError:
-                    break
-                except OSError as exc:
-                    if exc.errno != errno.EBUSY or time.monotonic() >= deadline:
-                        notes.append(f"cgroup {directory} not removed: {exc.strerror}")
-                        break
-                    time.sleep(0.01)
-        self.dirs.clear()
-        return notes
+        for child in children:
+            if not child.is_dir():
+                continue
+            parts = child.name.rsplit("-", 2)
+            if len(parts) != 3 or not parts[1].isdigit() or os.path.exists(f"/proc/{parts[1]}"):
+                continue
+            found.append((state, child))
+    return found

@@ -642,6 +642,9 @@ class DockerWorker(Worker):
                 if "memory" not in files:
                     return False
                 value = str(limits.memory_mb * MIB)
+                # v2 does not refuse a limit below the usage (v1: EBUSY): it reclaims, then OOM-kills.
+                if "current" in files and int(Path(files["current"]).read_text()) > limits.memory_mb * MIB:
+                    return False
                 Path(files["memory"]).write_text(value)  # lower the limit first: memsw must stay >= it
                 if "memsw" in files:
                     Path(files["memsw"]).write_text(value)
@@ -766,7 +769,8 @@ def _set_rlimits(pid: int, plan: dict[str, tuple[int, int]], uid: int) -> None:
 
 
 def _cgroup_files(pid: int) -> dict[str, str]:
-    """The memory (and memory+swap) limit and pids.max files of a process's cgroups (v1, else v2)."""
+    """The memory (and memory+swap) limit and pids.max files of a process's cgroups (v1, else v2; on v2
+    also ``current``: memory.current, checked before lowering memory.max)."""
     files: dict[str, str] = {}
     for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines():
         _, controllers, path = line.split(":", 2)
@@ -777,7 +781,9 @@ def _cgroup_files(pid: int) -> dict[str, str]:
         if "pids" in names:
             files["pids"] = f"/sys/fs/cgroup/pids{path}/pids.max"
         if not controllers:  # the v2 tree, used only for what no v1 hierarchy holds
-            files.setdefault("memory", f"/sys/fs/cgroup{path}/memory.max")
+            if "memory" not in files:
+                files["memory"] = f"/sys/fs/cgroup{path}/memory.max"
+                files["current"] = f"/sys/fs/cgroup{path}/memory.current"
             files.setdefault("pids", f"/sys/fs/cgroup{path}/pids.max")
     return {key: file for key, file in files.items() if os.path.exists(file)}
 
