@@ -157,8 +157,9 @@ class BwrapSettings:
     #: Where the folder holding only the ``sandbox`` package appears inside (the working directory).
     inside_root: str = "/opt/jax-judge"
     system_python: str = SYSTEM_PYTHON
-    #: CPU weight (cpu.shares) of a worker until it reports ready: importing JAX yields to running jobs.
-    startup_cpu_shares: int = 16
+    #: CPU weight (cpu.shares; 1024 is normal) of a worker until it reports ready: importing JAX yields to
+    #: running jobs, but not so far that a refill starves on a busy host (16 made starts take over 60 s).
+    startup_cpu_shares: int = 256
     #: One lock file per uid, held while a worker runs as it: slots stay distinct across judge processes.
     lock_dir: str = SLOT_LOCK_DIR
     #: Executors run as ``executor_uid_base + slot``: a range of their own, never a tracer's uid.
