@@ -71,9 +71,14 @@ class DoctorReport(BaseModel):
         return self.self_test.ok
 
 
-def self_test(backend: Backend) -> SelfTest:
+def self_test(backend: Backend, *, close_backend: bool = True) -> SelfTest:
     """Grade a tiny known submission through the backend (a tracer and an executor) and check its result
-    on this side."""
+    on this side.
+
+    ``close_backend`` stops what the backend keeps running (its zygote) afterwards: right for ``judge
+    doctor``, wrong for a service whose warm pool forks its tracers from that same zygote (closing it
+    kills every tracer forked from it), which passes False.
+    """
     started = time.monotonic()
     tree = {"w": np.array([1.5, -2.0], np.float32), "b": np.array(0.25, np.float32)}
     node, leaves = split_input(tree)
@@ -102,7 +107,8 @@ def self_test(backend: Backend) -> SelfTest:
         tracer = backend.fork_tracer(_SELF_TEST_LIMITS, _SELF_TEST_SLOT)
         pair = Pair(tracer, backend.start_executor(_SELF_TEST_LIMITS, _SELF_TEST_SLOT))
     except SandboxError as exc:
-        backend.close()
+        if close_backend:
+            backend.close()
         return SelfTest(ok=False, message=f"the workers did not start: {exc}", elapsed_ms=_since(started))
     try:
         raw = run_session(pair, job, _SELF_TEST_LIMITS)
@@ -110,7 +116,8 @@ def self_test(backend: Backend) -> SelfTest:
         return SelfTest(ok=False, message=f"the workers did not start: {exc}", elapsed_ms=_since(started))
     finally:
         pair.close()
-        backend.close()
+        if close_backend:
+            backend.close()
     run = raw.runs.get(0)
     program = raw.programs.get(0)
     if run is None or run.outputs is None or program is None:

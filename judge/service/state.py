@@ -32,6 +32,11 @@ from judge.service.views import submission_json
 from judge.store import Store
 from sandbox.base import Backend
 
+
+def shared_backend_self_test(backend: Backend) -> SelfTest:
+    """The sandbox self-test on the backend the engine's pool shares: its zygote stays up."""
+    return self_test(backend, close_backend=False)
+
 log = logging.getLogger(__name__)
 
 #: Seconds between self-test attempts while it keeps failing.
@@ -70,7 +75,7 @@ class Services:
         catalog: Catalog,
         store: Store,
         engine: GradingEngine | None = None,
-        sandbox_check: Callable[[Backend], SelfTest] = self_test,
+        sandbox_check: Callable[[Backend], SelfTest] = shared_backend_self_test,
     ) -> None:
         self.settings = settings
         self._sandbox_check = sandbox_check
@@ -159,7 +164,7 @@ class Services:
         *,
         backend: Backend | None = None,
         engine: GradingEngine | None = None,
-        sandbox_check: Callable[[Backend], SelfTest] = self_test,
+        sandbox_check: Callable[[Backend], SelfTest] = shared_backend_self_test,
     ) -> Services:
         """Raises SandboxRefused (no secure sandbox), ProblemError (a bad problem package),
         KeyFileError (a bad API keys file) or an SQLAlchemy error (the database is unreachable)."""
