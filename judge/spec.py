@@ -134,6 +134,9 @@ class OutputSpec(_Strict):
     kind: Literal["dict", "tuple", "pytree"]
     #: For ``tuple`` outputs: a name per element, shown as ``(a, b) = (...)`` and used in leaf paths.
     names: list[Identifier] = Field(default_factory=list)
+    #: Integer and bool dtypes the output may hold besides the case's float dtype (ids, masks, counts);
+    #: such leaves compare exactly.
+    exact_dtypes: list[Literal["int32", "bool"]] = Field(default_factory=list)
 
 
 class Tolerance(_Strict):

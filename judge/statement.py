@@ -104,7 +104,28 @@ def _call_rules(spec: ProblemSpec) -> list[str]:
         )
     if static:
         verb = "arrives" if len(static) == 1 else "arrive"
-        rules.append(f"{_names(static)} {verb} as plain Python values (static arguments of `jax.jit`).")
+        rules.append(
+            f"{_names(static)} {verb} as plain Python values (`static_argnames` of `jax.jit`): you may use "
+            "them in Python `if`s, loops and shapes, and each distinct value is traced and compiled on its "
+            "own."
+        )
+    tuples = [a.name for a in spec.args if a.kind == "int_tuple"]
+    if tuples:
+        rules.append(
+            f"{_names(tuples)} {'is a tuple' if len(tuples) == 1 else 'are tuples'} of Python ints (the Run "
+            "panel's JSON array of integers becomes a tuple, which is hashable as a static value must be)."
+        )
+    for arg in spec.args:
+        if arg.kind == "array" and arg.dtype != "case":
+            rules.append(
+                f"`{arg.name}` arrives traced as {arg.describe_kind()}"
+                + (
+                    ", the way a training loop passes a step counter"
+                    if arg.dtype == "int32" and arg.ndim == [0]
+                    else ""
+                )
+                + ": a Python `if`, `int()` or indexing a Python list with it fails under `jax.jit`."
+            )
     numbers = [a.name for a in spec.args if a.kind == "number" and a.traced]
     if len(numbers) == 1:
         rules.append(
@@ -148,7 +169,16 @@ def _dtype_rules(spec: ProblemSpec) -> list[str]:
     tolerances = "; ".join(
         f"{dtype} within {spec.compare.tolerance[dtype].describe()}" for dtype in spec.dtypes.allowed
     )
+    exact = (
+        [
+            "Integer and boolean leaves (int32 ids, bool masks) must match exactly, dtype included: an int32 "
+            "mask where a bool one is expected is a wrong answer."
+        ]
+        if spec.output.exact_dtypes or any(a.kind == "array" and a.dtype != "case" for a in spec.args)
+        else []
+    )
     return [
+        *exact,
         "Every returned leaf must be a JAX array with exactly the expected shape and dtype (a float32 leaf "
         "where a bfloat16 one is expected is a wrong answer); whether it is weakly typed does not matter.",
         f"Values are compared with the tolerance of the expected leaf's dtype: {tolerances} (an ulp is the "

@@ -138,7 +138,7 @@ def _check_output(ctx: CheckContext, case: Case, out: Any, file: Path) -> None:
             at=at,
         )
         return
-    allowed = {*spec.dtypes.allowed, "float32"}
+    allowed = {*spec.dtypes.allowed, "float32", *spec.output.exact_dtypes}
     non_finite = []
     for root, tree in _named_outputs(ctx, out):
         for leaf in describe_leaves(tree, root=root):
