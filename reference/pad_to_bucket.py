@@ -20,7 +20,7 @@ def pad_to_bucket(tokens: Any, lengths: Any, buckets: tuple[int, ...], pad_id: i
     True and ``pad_id`` everywhere else. ``buckets`` and ``pad_id`` are static Python values, so ``B`` is a
     Python int and the output shapes are known when the function is traced.
     """
-    batch, length = tokens.shape
+    length = tokens.shape[1]
     width = bucket_length(length, buckets)
     kept = tokens[:, :width]
     grown = jnp.pad(kept, ((0, 0), (0, width - kept.shape[1])), constant_values=pad_id)

@@ -64,7 +64,9 @@ def build_cases() -> list[dict[str, Any]]:
                 "warmup_steps": warmup,
                 "total_steps": total,
             }
-            cases.append({"name": f"{label}_{name}", "visibility": "hidden", "dtype": "float32", "args": args})
+            cases.append(
+                {"name": f"{label}_{name}", "visibility": "hidden", "dtype": "float32", "args": args}
+            )
     return cases
 
 

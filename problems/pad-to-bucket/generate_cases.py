@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from judge.casegen import write
 from judge.casegen import render as render  # re-exported: the case check renders with it
+from judge.casegen import write
 
 SEED = 20_261_131
 OUT = Path(__file__).resolve().parent / "cases" / "hidden.json"
