@@ -6,7 +6,7 @@ lean on them. Each submission here is new (not a shipped solution), so the verdi
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import pytest
 
@@ -14,22 +14,36 @@ from judge.grader import grade
 from judge.problems import Case, Problem, ProblemSet
 from judge.results import GradeResult
 from judge.verdicts import Verdict
-from sandbox.base import Backend
-from tests.conftest import ROOT
+from sandbox.limits import SandboxLimits
+from sandbox.pool import GradingPool
+from tests.conftest import ROOT, default_backend
 
 pytestmark = pytest.mark.slow
 
 _PROBLEMS = ProblemSet(ROOT / "problems")
+#: Sandbox slots of this module's warm pool (other modules use 300, 600, 650, 700 and 800 up).
+SLOT_BASE = 950
+
+
+@pytest.fixture(scope="module")
+def pool() -> Iterator[GradingPool]:
+    backend = default_backend()
+    pool = GradingPool(backend, SandboxLimits(), size=1, slot_base=SLOT_BASE, slots=16)
+    try:
+        yield pool
+    finally:
+        pool.close()
+        backend.close()
 
 
 def _grade(
-    backend: Backend,
+    pool: GradingPool,
     problem: Problem,
     code: str,
     cases: Sequence[Case] | None = None,
     custom: Sequence[Case] = (),
 ) -> GradeResult:
-    return grade(problem, code, lambda limits: backend.start_pair(limits), cases=cases, custom=custom)
+    return grade(problem, code, lambda limits: pool.acquire(180, limits), cases=cases, custom=custom)
 
 
 def _some(problem: Problem, *names: str) -> list[Case]:
@@ -61,14 +75,14 @@ def lr_schedule(step, peak_lr, final_lr, warmup_steps, total_steps):
 """
 
 
-def test_a_traced_int32_step_and_static_ints_arrive_as_a_training_loop_passes_them(backend: Backend) -> None:
+def test_a_traced_int32_step_and_static_ints_arrive_as_a_training_loop_passes_them(pool: GradingPool) -> None:
     cases = _some(LR, "shortest_start", "realistic_boundary", "long_past_end")
-    result = _grade(backend, LR, LR_PROBE, cases)
+    result = _grade(pool, LR, LR_PROBE, cases)
     assert result.verdict is Verdict.ACCEPTED, result.message
     assert result.passed == result.total == len(cases)
 
 
-def test_a_python_if_on_the_traced_step_is_a_trace_error_naming_the_line(backend: Backend) -> None:
+def test_a_python_if_on_the_traced_step_is_a_trace_error_naming_the_line(pool: GradingPool) -> None:
     code = (
         "import jax.numpy as jnp\n\n"
         "def lr_schedule(step, peak_lr, final_lr, warmup_steps, total_steps):\n"
@@ -77,27 +91,27 @@ def test_a_python_if_on_the_traced_step_is_a_trace_error_naming_the_line(backend
         "        return peak_lr * s / warmup_steps\n"
         "    return jnp.float32(final_lr)\n"
     )
-    result = _grade(backend, LR, code, LR.public_cases)
+    result = _grade(pool, LR, code, LR.public_cases)
     assert result.verdict is Verdict.TRACE_ERROR
     assert "line 5" in result.message and "jnp.where" in result.message
 
 
-def test_branching_on_a_static_value_in_python_is_allowed(backend: Backend) -> None:
+def test_branching_on_a_static_value_in_python_is_allowed(pool: GradingPool) -> None:
     # Python `if`s on the static ints are fine: each value is its own trace.
     code = LR_PROBE.replace(
         "    s = step.astype(jnp.float32)\n",
         "    s = step.astype(jnp.float32)\n    if warmup_steps == 1 and total_steps == 2:\n"
         "        return jnp.where(s < 1, 0.0 * s, jnp.where(s < 2, peak_lr + 0.0 * s, final_lr + 0.0 * s))\n",
     )
-    result = _grade(backend, LR, code, _some(LR, "shortest_start", "shortest_boundary", "shortest_end"))
+    result = _grade(pool, LR, code, _some(LR, "shortest_start", "shortest_boundary", "shortest_end"))
     assert result.verdict is Verdict.ACCEPTED, result.message
 
 
-def test_a_run_panel_step_reaches_the_function_exactly(backend: Backend) -> None:
+def test_a_run_panel_step_reaches_the_function_exactly(pool: GradingPool) -> None:
     custom = LR.custom_case(
         {"step": 15, "peak_lr": 0.5, "final_lr": 0.0, "warmup_steps": 10, "total_steps": 20}
     )
-    result = _grade(backend, LR, LR_PROBE, [], [custom])
+    result = _grade(pool, LR, LR_PROBE, [], [custom])
     (case,) = result.cases
     assert case.verdict is Verdict.ACCEPTED and case.visibility == "custom"
     assert case.output is not None and case.output.json_value == pytest.approx(0.25)
@@ -125,9 +139,9 @@ def pad_to_bucket(tokens, lengths, buckets, pad_id):
 """
 
 
-def test_static_tuples_and_ints_arrive_hashable_and_bool_masks_come_back_exact(backend: Backend) -> None:
+def test_static_tuples_and_ints_arrive_hashable_and_bool_masks_come_back_exact(pool: GradingPool) -> None:
     cases = _some(PAD, "cut_lengths_past_bucket", "empty_rows", "negative_pad_id")
-    result = _grade(backend, PAD, PAD_PROBE, cases)
+    result = _grade(pool, PAD, PAD_PROBE, cases)
     assert result.verdict is Verdict.ACCEPTED, result.message
     first = result.cases[0]
     assert first.output is not None and first.expected is not None
@@ -138,46 +152,46 @@ def test_static_tuples_and_ints_arrive_hashable_and_bool_masks_come_back_exact(b
     assert first.output.json_value == first.expected.json_value
 
 
-def test_each_static_value_compiles_on_its_own(backend: Backend) -> None:
+def test_each_static_value_compiles_on_its_own(pool: GradingPool) -> None:
     # The same tokens with three bucket tuples: three signatures, three output widths.
     base = {"tokens": [[1, 2, 3]], "lengths": [2], "pad_id": 0}
     custom = [
         PAD.custom_case({**base, "buckets": buckets}, f"b{i}") for i, buckets in enumerate([[4], [3, 8], [2]])
     ]
-    result = _grade(backend, PAD, PAD_PROBE, [], custom)
+    result = _grade(pool, PAD, PAD_PROBE, [], custom)
     assert result.verdict is Verdict.ACCEPTED, result.message
     widths = [len(c.output.json_value[0][0]) for c in result.cases if c.output is not None]
     assert widths == [4, 3, 2]
 
 
-def test_a_bucket_remembered_across_calls_is_wrong(backend: Backend) -> None:
+def test_a_bucket_remembered_across_calls_is_wrong(pool: GradingPool) -> None:
     # Keeps the first bucket it saw in a global: the next static value gets a stale width.
     code = PAD_PROBE.replace(
         "    bucket = next((b for b in buckets if b >= length), buckets[-1])\n",
         "    if not _SEEN:\n        _SEEN.append(next((b for b in buckets if b >= length), buckets[-1]))\n"
         "    bucket = _SEEN[0]\n",
     ).replace("def pad_to_bucket", "_SEEN = []\n\n\ndef pad_to_bucket")
-    result = _grade(backend, PAD, code, _some(PAD, "length_equals_bucket"))
+    result = _grade(pool, PAD, code, _some(PAD, "length_equals_bucket"))
     assert result.verdict is Verdict.WRONG_ANSWER
     assert "shape" in result.message
 
 
-def test_a_mask_of_zeros_and_ones_is_a_dtype_mismatch_on_hidden_cases_too(backend: Backend) -> None:
+def test_a_mask_of_zeros_and_ones_is_a_dtype_mismatch_on_hidden_cases_too(pool: GradingPool) -> None:
     code = PAD_PROBE.replace(
         "return jnp.where(mask, grown, pad_id), mask", "return jnp.where(mask, grown, pad_id), mask * 1"
     )
-    result = _grade(backend, PAD, code, _some(PAD, "empty_rows"))
+    result = _grade(pool, PAD, code, _some(PAD, "empty_rows"))
     assert result.verdict is Verdict.WRONG_ANSWER
     hidden = next(c for c in result.cases if c.visibility == "hidden")
     assert hidden.verdict is Verdict.WRONG_ANSWER and "mask" in hidden.message and "bool" in hidden.message
     assert hidden.output is None and hidden.expected is None
 
 
-def test_a_submission_that_cannot_handle_a_missing_bucket_fails_only_there(backend: Backend) -> None:
+def test_a_submission_that_cannot_handle_a_missing_bucket_fails_only_there(pool: GradingPool) -> None:
     code = PAD_PROBE.replace(
         "next((b for b in buckets if b >= length), buckets[-1])", "min(b for b in buckets if b >= length)"
     )
-    result = _grade(backend, PAD, code, _some(PAD, "length_equals_bucket"))
+    result = _grade(pool, PAD, code, _some(PAD, "length_equals_bucket"))
     verdicts = {c.name: c.verdict for c in result.cases}
     assert verdicts["example_1"] is Verdict.ACCEPTED and verdicts["example_2"] is Verdict.ACCEPTED
     assert verdicts["example_3"] is Verdict.RUNTIME_ERROR  # no bucket holds 5 tokens: min() of nothing
@@ -189,10 +203,10 @@ def test_a_submission_that_cannot_handle_a_missing_bucket_fails_only_there(backe
 ADAMW = _PROBLEMS.get("adamw")
 
 
-def test_adamw_step_zero_off_by_one_is_wrong_not_a_crash(backend: Backend) -> None:
+def test_adamw_step_zero_off_by_one_is_wrong_not_a_crash(pool: GradingPool) -> None:
     # t = step gives 1 - 0.9**0 = 0: a division by zero in the program, which is a wrong (non-finite) value.
     code = (ROOT / "problems/adamw/solutions/wrong_answer/step_off_by_one.py").read_text()
-    result = _grade(backend, ADAMW, code, _some(ADAMW, "mixed_step_0"))
+    result = _grade(pool, ADAMW, code, _some(ADAMW, "mixed_step_0"))
     assert result.verdict is Verdict.WRONG_ANSWER
     assert result.cases[0].verdict is Verdict.WRONG_ANSWER
     assert "new_params" in result.cases[0].message
