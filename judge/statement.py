@@ -105,9 +105,9 @@ def _call_rules(spec: ProblemSpec) -> list[str]:
     if static:
         verb = "arrives" if len(static) == 1 else "arrive"
         rules.append(
-            f"{_names(static)} {verb} as plain Python values (`static_argnames` of `jax.jit`): you may use "
-            "them in Python `if`s, loops and shapes, and each distinct value is traced and compiled on its "
-            "own."
+            f"{_names(static)} {verb} as plain Python values (static arguments of `jax.jit`, passed with "
+            "`static_argnames`): you may use them in Python `if`s, loops and shapes, and each distinct value "
+            "is traced and compiled on its own."
         )
     tuples = [a.name for a in spec.args if a.kind == "int_tuple"]
     if tuples:
