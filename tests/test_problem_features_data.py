@@ -117,6 +117,16 @@ def test_a_run_panel_step_reaches_the_function_exactly(pool: GradingPool) -> Non
     assert case.output is not None and case.output.json_value == pytest.approx(0.25)
 
 
+def test_jax_debug_print_of_the_int_step_shows_for_public_cases(pool: GradingPool) -> None:
+    code = LR_PROBE.replace(
+        "    s = step.astype(jnp.float32)\n",
+        '    jax.debug.print("at step {}", step)\n    s = step.astype(jnp.float32)\n',
+    )
+    result = _grade(pool, LR, code, _some(LR, "example_start"))
+    assert result.verdict is Verdict.ACCEPTED, result.message
+    assert "at step 3" in result.stdout and "at step 55" in result.stdout
+
+
 # ------------------------------------------------------------------------------------------ pad-to-bucket
 
 PAD = _PROBLEMS.get("pad-to-bucket")
