@@ -75,8 +75,10 @@ class ArgSpec(_Strict):
                 f"kind {self.kind!r} is static (passed with static_argnames) and cannot be traced; a traced "
                 "integer is kind 'array' with dtype 'int32' and ndim [0]"
             )
-        if self.kind == "array" and not self.traced:
-            raise ValueError("kind 'array' is always traced (an array is not a hashable static value)")
+        if self.kind in ("array", "pytree") and not self.traced:
+            raise ValueError(
+                f"kind {self.kind!r} is always traced (arrays are not hashable, so they cannot be static)"
+            )
         if self.kind != "array" and (self.dtype != "case" or self.ndim):
             raise ValueError(f"dtype and ndim apply to kind 'array' only, not {self.kind!r}")
         if len(set(self.ndim)) != len(self.ndim):

@@ -58,6 +58,8 @@ def test_array_kind_is_traced_and_only_it_takes_dtype_and_ndim() -> None:
     assert ArgSpec(name="m", kind="array", dtype="bool", ndim=[1, 2]).accepts == ("array",)
     with pytest.raises(ValidationError, match="always traced"):
         ArgSpec(name="x", kind="array", traced=False)
+    with pytest.raises(ValidationError, match="cannot be static"):
+        ArgSpec(name="x", kind="pytree", traced=False)
     with pytest.raises(ValidationError, match="apply to kind 'array' only"):
         ArgSpec(name="x", kind="pytree", dtype="int32")
     with pytest.raises(ValidationError, match="repeats"):
