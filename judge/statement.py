@@ -116,15 +116,19 @@ def _call_rules(spec: ProblemSpec) -> list[str]:
             "panel's JSON array of integers becomes a tuple, which is hashable as a static value must be)."
         )
     for arg in spec.args:
-        if arg.kind == "array" and arg.dtype != "case":
+        if arg.kind != "array" or arg.dtype == "case":
+            continue
+        if arg.ndim == [0]:
             rules.append(
-                f"`{arg.name}` arrives traced as {arg.describe_kind()}"
-                + (
-                    ", the way a training loop passes a step counter"
-                    if arg.dtype == "int32" and arg.ndim == [0]
-                    else ""
-                )
-                + ": a Python `if`, `int()` or indexing a Python list with it fails under `jax.jit`."
+                f"`{arg.name}` arrives traced as {arg.describe_kind()}, the way a training loop passes a "
+                f"step counter, not as a Python number: compute with it (`{arg.name}.astype(jnp.float32)`), "
+                f"never `int({arg.name})` or a Python `if` on it."
+            )
+        else:
+            rules.append(
+                f"`{arg.name}` arrives traced as {arg.describe_kind()}: its values are unknown while your "
+                f"function is traced, but its shape (`{arg.name}.shape`) is a plain tuple of ints you may "
+                "use."
             )
     numbers = [a.name for a in spec.args if a.kind == "number" and a.traced]
     if len(numbers) == 1:
@@ -174,7 +178,7 @@ def _dtype_rules(spec: ProblemSpec) -> list[str]:
             "Integer and boolean leaves (int32 ids, bool masks) must match exactly, dtype included: an int32 "
             "mask where a bool one is expected is a wrong answer."
         ]
-        if spec.output.exact_dtypes or any(a.kind == "array" and a.dtype != "case" for a in spec.args)
+        if spec.output.exact_dtypes
         else []
     )
     return [

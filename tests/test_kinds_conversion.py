@@ -240,3 +240,20 @@ def test_int32_and_bool_leaves_compare_exactly_with_their_dtype() -> None:
     as_int = checker((padded, mask), (padded, mask.astype(np.int32)))
     assert as_int.reason is WrongAnswerReason.DTYPE and "dtype int32, expected bool" in as_int.message
     assert pytree_to_json((padded, mask)) == [[[5, 6, 0]], [[True, True, False]]]
+
+
+# ---------------------------------------------------------------------------------------------- statement
+
+
+def test_the_generated_rules_describe_int_steps_statics_and_exact_outputs(lr: Problem, pad: Problem) -> None:
+    from judge.statement import stated_rules
+
+    lr_rules = " ".join(stated_rules(lr.spec))
+    assert "`step` arrives traced as an int32 array with 0 dimensions" in lr_rules
+    assert "`warmup_steps` and `total_steps` arrive as plain Python values" in lr_rules
+    assert "static_argnames" in lr_rules and "compiled on its own" in lr_rules
+    assert "Integer and boolean leaves" not in lr_rules  # a float output: no exact-leaf rule
+    pad_rules = " ".join(stated_rules(pad.spec))
+    assert "`buckets` is a tuple of Python ints" in pad_rules
+    assert "its shape (`tokens.shape`) is a plain tuple of ints" in pad_rules
+    assert "Integer and boolean leaves (int32 ids, bool masks) must match exactly" in pad_rules
