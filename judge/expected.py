@@ -125,8 +125,8 @@ def reference_outputs(problem: Problem, cases: Sequence[Case]) -> list[Any]:
             # Python floats stay floats (weakly typed when traced); static ints and tuples stay Python
             # values; arrays and trees move to the device.
             args = [
-                a if isinstance(a, float) or not spec.traced else jax.device_put(a)
-                for a, spec in zip(case.inputs, problem.spec.args, strict=True)
+                value if isinstance(value, float) or not arg.traced else jax.device_put(value)
+                for value, arg in zip(case.inputs, problem.spec.args, strict=True)
             ]
             outputs.append(to_host(jax.block_until_ready(jitted(*args))))
         except Exception as exc:
