@@ -9,6 +9,12 @@ Input conversion (``json_to_pytree``) follows docs/architecture.md, "Run-panel J
 - everything else is rejected with a ``ConversionError`` naming the path, e.g.
   ``grads["layers"][2]: list mixes objects and numbers``.
 
+The other argument kinds (``judge.spec.ArgSpec``) have converters of their own: ``json_to_number`` (a
+Python float), ``json_to_array`` (ONE array of a declared dtype and rank, never a tree: ``int32`` takes
+integral numbers only, ``bool`` takes ``true``/``false`` only), ``json_to_int`` and ``json_to_int_tuple``
+(static Python ints and tuples of ints). Every error names the path: ``step: 1.5 is not an integer``,
+``buckets[1]: expected an integer, got an array``.
+
 Each leaf is validated by walking its nesting levels (type checks run at C speed over whole levels) and then
 built with a single numpy call, so a 256x256 input is one leaf converted in a few milliseconds. Only when the
 fast walk finds a problem does a slower recursive diagnosis run to name the exact place.
