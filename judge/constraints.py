@@ -1,9 +1,10 @@
 """Small helpers for problem validators (``problems/<slug>/validator.py``).
 
 A validator checks the CONVERTED inputs of a case (``Case.inputs`` keyed by argument name: trees of numpy
-arrays, and Python floats for ``number`` arguments) against its problem's Constraints section. Each helper
-returns a list of violations, each ``"<path>: <reason>"`` where the path names the argument and the place
-in it, e.g. ``grads["w"]: 4 dimensions, at most 3 allowed``, so a validator is a few lines of
+arrays, one numpy array for ``array`` arguments, Python floats for ``number`` arguments, ints and
+tuples of ints for the static ``int`` and ``int_tuple`` ones) against its problem's Constraints section.
+Each helper returns a list of violations, each ``"<path>: <reason>"`` where the path names the argument
+and the place in it, e.g. ``grads["w"]: 4 dimensions, at most 3 allowed``, so a validator is a few lines of
 ``errors += helper(...)``, and ``split_violation`` turns a violation back into (path, reason) for the
 ``InputError`` a custom Run input gets.
 
@@ -25,6 +26,9 @@ __all__ = [
     "check_dtype",
     "check_finite",
     "check_has_leaves",
+    "check_int",
+    "check_int_range",
+    "check_int_tuple",
     "check_max_abs",
     "check_max_elements",
     "check_ndim",
@@ -156,6 +160,77 @@ def check_number(
         errors.append(f"{name}: {value!r}, must be less than {lt!r}")
     if le is not None and not value <= le:
         errors.append(f"{name}: {value!r}, must be at most {le!r}")
+    return errors
+
+
+def check_int(value: Any, name: str, *, ge: int | None = None, le: int | None = None) -> list[str]:
+    """A static ``int`` argument is a Python int (not a bool) within the given bounds."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        return [f"{name}: expected an integer, got {type(value).__name__}"]
+    errors = []
+    if ge is not None and value < ge:
+        errors.append(f"{name}: {value}, must be at least {ge}")
+    if le is not None and value > le:
+        errors.append(f"{name}: {value}, must be at most {le}")
+    return errors
+
+
+def check_int_tuple(
+    value: Any,
+    name: str,
+    *,
+    min_items: int = 0,
+    max_items: int | None = None,
+    ge: int | None = None,
+    le: int | None = None,
+    increasing: bool = False,
+) -> list[str]:
+    """A static ``int_tuple`` argument: a tuple of ints, ``min_items`` to ``max_items`` long, each within
+    the bounds (named by index, ``buckets[2]: 0, must be at least 1``), strictly increasing if asked."""
+    if not isinstance(value, tuple):
+        return [f"{name}: expected a tuple of integers, got {type(value).__name__}"]
+    errors = []
+    if len(value) < min_items:
+        errors.append(f"{name}: {len(value)} items, at least {min_items} required")
+    if max_items is not None and len(value) > max_items:
+        errors.append(f"{name}: {len(value)} items, at most {max_items} allowed")
+    for i, item in enumerate(value):
+        errors += check_int(item, f"{name}[{i}]", ge=ge, le=le)
+    if increasing and not errors:
+        for i in range(1, len(value)):
+            if value[i] <= value[i - 1]:
+                errors.append(
+                    f"{name}[{i}]: {value[i]}, must be larger than {name}[{i - 1}] = {value[i - 1]}"
+                )
+                break
+    return errors
+
+
+def check_int_range(tree: Any, root: str, *, ge: int | None = None, le: int | None = None) -> list[str]:
+    """Every element of every integer leaf is within the bounds (the first offending element, by index)."""
+    errors = []
+    for path, leaf in leaves_with_paths(tree, root):
+        array = _array(leaf)
+        if array is None or array.size == 0 or array.dtype.kind not in "iu":
+            continue
+        wide = array.astype(np.int64)
+        bad = np.zeros(wide.shape, dtype=bool)
+        if ge is not None:
+            bad |= wide < ge
+        if le is not None:
+            bad |= wide > le
+        if bad.any():
+            index = tuple(int(i) for i in np.unravel_index(int(np.argmax(bad)), array.shape))
+            at = f"[{', '.join(map(str, index))}]" if index else ""
+            bounds = " and ".join(
+                part
+                for part in (
+                    f"at least {ge}" if ge is not None else "",
+                    f"at most {le}" if le is not None else "",
+                )
+                if part
+            )
+            errors.append(f"{path}{at}: {int(wide[index])}, must be {bounds}")
     return errors
 
 

@@ -117,12 +117,17 @@ def reference_outputs(problem: Problem, cases: Sequence[Case]) -> list[Any]:
         fn = load_reference(problem)
     except ReferenceFailure as exc:
         return [exc] * len(cases)
-    static = tuple(i for i, a in enumerate(problem.spec.args) if not a.traced)
-    jitted = jax.jit(fn, static_argnums=static)
+    static = tuple(a.name for a in problem.spec.args if not a.traced)
+    jitted = jax.jit(fn, static_argnames=static)
     outputs: list[Any] = []
     for case in cases:
         try:
-            args = [a if isinstance(a, float) else jax.device_put(a) for a in case.inputs]
+            # Python floats stay floats (weakly typed when traced); static ints and tuples stay Python
+            # values; arrays and trees move to the device.
+            args = [
+                value if isinstance(value, float) or not arg.traced else jax.device_put(value)
+                for value, arg in zip(case.inputs, problem.spec.args, strict=True)
+            ]
             outputs.append(to_host(jax.block_until_ready(jitted(*args))))
         except Exception as exc:
             failure = ReferenceFailure(

@@ -103,6 +103,11 @@ def build_session(
                     leaves.append(np.asarray(value, np.float32))
                 else:
                     args.append({"static": float(value)})
+            elif arg.kind == "int":
+                args.append({"static": int(value)})
+            elif arg.kind == "int_tuple":
+                # JSON has no tuple: the tracer rebuilds a tuple (hashable, as static_argnames needs).
+                args.append({"static": [int(v) for v in value], "tuple": True})
             elif not arg.traced:
                 raise JudgeError(f"argument {arg.name!r}: a static pytree argument cannot be graded")
             else:

@@ -27,7 +27,14 @@ from pydantic import BaseModel, ValidationError
 from judge.constraints import split_violation
 from judge.errors import InputError, ProblemError, ProblemNotFound
 from judge.positions import json_lines, line_of, toml_lines
-from judge.pytree_json import ConversionError, json_to_number, json_to_pytree
+from judge.pytree_json import (
+    ConversionError,
+    json_to_array,
+    json_to_int,
+    json_to_int_tuple,
+    json_to_number,
+    json_to_pytree,
+)
 from judge.spec import ArgSpec, CaseDef, CaseFile, ProblemSpec, explain
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -53,7 +60,8 @@ class Case:
     """One case: its definition and its inputs already converted to host trees (numpy leaves)."""
 
     definition: CaseDef
-    #: One value per argument, in signature order: a tree of numpy arrays, or a Python float.
+    #: One value per argument, in signature order: a tree of numpy arrays, one numpy array (``array``), a
+    #: Python float (``number``), int (``int``) or tuple of ints (``int_tuple``).
     inputs: tuple[Any, ...]
 
     @property
@@ -94,6 +102,13 @@ def _convert_arg(arg: ArgSpec, value: Any, dtype: str, where: str) -> Any:
     try:
         if arg.kind == "number":
             return json_to_number(value, root=root)
+        if arg.kind == "int":
+            return json_to_int(value, root=root)
+        if arg.kind == "int_tuple":
+            return json_to_int_tuple(value, root=root)
+        if arg.kind == "array":
+            leaf_dtype = dtype if arg.dtype == "case" else arg.dtype
+            return json_to_array(value, leaf_dtype, root=root, ndim=arg.ndim)
         return json_to_pytree(value, dtype, root=root)
     except ConversionError as exc:
         raise InputError(exc.path, exc.reason) from None

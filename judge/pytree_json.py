@@ -9,6 +9,12 @@ Input conversion (``json_to_pytree``) follows docs/architecture.md, "Run-panel J
 - everything else is rejected with a ``ConversionError`` naming the path, e.g.
   ``grads["layers"][2]: list mixes objects and numbers``.
 
+The other argument kinds (``judge.spec.ArgSpec``) have converters of their own: ``json_to_number`` (a
+Python float), ``json_to_array`` (ONE array of a declared dtype and rank, never a tree: ``int32`` takes
+integral numbers only, ``bool`` takes ``true``/``false`` only), ``json_to_int`` and ``json_to_int_tuple``
+(static Python ints and tuples of ints). Every error names the path: ``step: 1.5 is not an integer``,
+``buckets[1]: expected an integer, got an array``.
+
 Each leaf is validated by walking its nesting levels (type checks run at C speed over whole levels) and then
 built with a single numpy call, so a 256x256 input is one leaf converted in a few milliseconds. Only when the
 fast walk finds a problem does a slower recursive diagnosis run to name the exact place.
@@ -48,8 +54,13 @@ _DTYPES: dict[str, np.dtype[Any]] = {
     "float16": np.dtype(np.float16),
     "float64": np.dtype(np.float64),
     "int32": np.dtype(np.int32),
+    "bool": np.dtype(np.bool_),
 }
 _NUMBER_TYPES = frozenset({float, int})
+_BOOL_TYPES = frozenset({bool})
+#: Most items of an ``int_tuple`` argument.
+MAX_TUPLE_ITEMS = 64
+_INT32_MAX = 2**31 - 1
 _MAX_DEPTH_CAP = 200  # keeps the recursive walk far below Python's recursion limit
 
 
@@ -155,9 +166,13 @@ _KIND_PLURAL = {_OBJECT: "objects", _NUMBER: "numbers", _ARRAY: "lists"}
 _KIND_ORDER = (_OBJECT, _NUMBER, _ARRAY)
 
 
-def _item_kind(value: object) -> str | None:
+def _item_kind(value: object, boolean: bool = False) -> str | None:
+    """A list item's kind inside an array leaf; ``_NUMBER`` is the leaf's scalar (a boolean when
+    ``boolean``, where numbers are invalid items)."""
+    if isinstance(value, bool):
+        return _NUMBER if boolean else None
     if _is_number(value):
-        return _NUMBER
+        return None if boolean else _NUMBER
     if isinstance(value, list):
         return _ARRAY
     if isinstance(value, dict):
@@ -177,6 +192,11 @@ class _Converter:
             raise ValueError(f"unsupported leaf dtype {dtype!r}; expected one of {sorted(_DTYPES)}")
         self.dtype_name = dtype
         self.dtype = _DTYPES[dtype]
+        self.boolean = self.dtype.kind == "b"
+        self.scalar_types = _BOOL_TYPES if self.boolean else _NUMBER_TYPES
+        self.scalar_word = (
+            "true or false" if self.boolean else "an integer" if self.dtype.kind in "iu" else "a number"
+        )
         self.root = root
         self.limits = limits
         self.leaves = 0
@@ -241,7 +261,7 @@ class _Converter:
             shape.append(n)
             children = [child for item in level for child in item]
             types = set(map(type, children))
-            if types <= _NUMBER_TYPES:
+            if types <= self.scalar_types:
                 return tuple(shape), children
             if types == {list}:
                 level = children
@@ -265,19 +285,21 @@ class _Converter:
         visited[0] += len(value)
         self.check_budget(visited[0], keys)
         here = (*keys, *index)
-        kinds = [_item_kind(item) for item in value]
+        kinds = [_item_kind(item, self.boolean) for item in value]
         counts = {kind: kinds.count(kind) for kind in _KIND_ORDER if kind in kinds}
         # The most common kind is what the list "should" hold; a tie goes to the kind seen first.
         expected = max(counts, key=lambda k: (counts[k], -kinds.index(k))) if counts else _NUMBER
         for i, kind in enumerate(kinds):
             if kind is None:
-                self.fail((*here, i), f"expected {_KIND_ARTICLE[expected]}, got {_json_kind(value[i])}")
+                wanted = self.scalar_word if expected == _NUMBER else _KIND_ARTICLE[expected]
+                self.fail((*here, i), f"expected {wanted}, got {_json_kind(value[i])}")
         if len(counts) > 1:
-            pair = " and ".join(_KIND_PLURAL[k] for k in _KIND_ORDER if k in counts)
+            plural = {**_KIND_PLURAL, _NUMBER: "booleans"} if self.boolean else _KIND_PLURAL
+            pair = " and ".join(plural[k] for k in _KIND_ORDER if k in counts)
             odd = next(i for i, kind in enumerate(kinds) if kind != expected)
             self.fail((*here, odd), f"list mixes {pair}")
         if expected == _OBJECT:
-            self.fail((*here, 0), "expected a number, got an object")
+            self.fail((*here, 0), f"expected {self.scalar_word}, got an object")
         if expected == _NUMBER:
             return (len(value),)
         first: tuple[int, ...] = ()
@@ -295,6 +317,8 @@ class _Converter:
 
     def build(self, flat: list[Any], shape: tuple[int, ...], keys: tuple[PathKey, ...]) -> Array:
         """One numpy call for the whole leaf, then finiteness and range checks on the result."""
+        if self.boolean:  # the scan admitted booleans only
+            return np.array(flat, dtype=np.bool_).reshape(shape)
         try:
             wide = np.array(flat, dtype=np.float64)
         except OverflowError:
@@ -344,6 +368,76 @@ def json_to_pytree(
     ``ValueError`` for an unsupported dtype.
     """
     return _Converter(dtype, root, limits).node(value, ())
+
+
+def json_to_array(
+    value: object,
+    dtype: str,
+    *,
+    root: str,
+    ndim: Sequence[int] = (),
+    limits: ConversionLimits = ConversionLimits(),
+) -> Array:
+    """An ``array`` argument: ONE numpy array of ``dtype`` (never a tree) with a rank in ``ndim`` (empty:
+    any rank). For ``int32`` every number must be integral and fit (``step: 1.5 is not an integer``); for
+    ``bool`` only JSON ``true``/``false`` are accepted, and booleans nowhere else. Raises
+    ``ConversionError`` naming the path."""
+    converter = _Converter(dtype, root, limits)
+    if isinstance(value, dict):
+        converter.fail((), "expected an array, got an object (this argument is one array, not a tree)")
+    if isinstance(value, list) and value and all(isinstance(item, dict) for item in value):
+        converter.fail(
+            (), "expected an array, got a list of objects (this argument is one array, not a tree)"
+        )
+    if not isinstance(value, list):
+        scalar_ok = isinstance(value, bool) if converter.boolean else _is_number(value)
+        if not scalar_ok:
+            converter.fail((), f"expected {converter.scalar_word} or an array, got {_json_kind(value)}")
+    array = converter.leaf(value, ())
+    if ndim and array.ndim not in ndim:
+        converter.fail((), f"expected {_rank_text(ndim, converter.scalar_word)}, got {_shape_text(array)}")
+    return array
+
+
+def _rank_text(ndim: Sequence[int], scalar_word: str) -> str:
+    if list(ndim) == [0]:
+        return scalar_word
+    ranks = sorted(ndim)
+    listed = " or ".join(str(n) for n in ranks)
+    return f"an array with {listed} dimension{'' if ranks == [1] else 's'}"
+
+
+def _shape_text(array: Array) -> str:
+    if array.ndim == 0:
+        return "a single value"
+    plural = "" if array.ndim == 1 else "s"
+    return f"an array of shape {tuple(int(n) for n in array.shape)} ({array.ndim} dimension{plural})"
+
+
+def json_to_int(value: object, *, root: str) -> int:
+    """An ``int`` argument (static): a JSON number with an integral value that fits int32 (not a boolean,
+    not an array), returned as a Python ``int``."""
+    if not _is_number(value):
+        raise ConversionError(root, f"expected an integer, got {_json_kind(value)}")
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ConversionError(root, f"non-finite value {value!r}")
+        if not value.is_integer():
+            raise ConversionError(root, f"{_number_text(value)} is not an integer")
+    if not -_INT32_MAX - 1 <= value <= _INT32_MAX:
+        raise ConversionError(root, f"{_number_text(value)} overflows int32")
+    return int(value)
+
+
+def json_to_int_tuple(value: object, *, root: str, max_items: int = MAX_TUPLE_ITEMS) -> tuple[int, ...]:
+    """An ``int_tuple`` argument (static): a JSON array of integers, returned as a Python ``tuple`` of ints
+    (hashable, as ``static_argnames`` needs). An item that is not an integer is named by its index:
+    ``buckets[1]: expected an integer, got an array``."""
+    if not isinstance(value, list):
+        raise ConversionError(root, f"expected an array of integers, got {_json_kind(value)}")
+    if len(value) > max_items:
+        raise ConversionError(root, f"too many items ({len(value)}, at most {max_items})")
+    return tuple(json_to_int(item, root=f"{root}[{i}]") for i, item in enumerate(value))
 
 
 def json_to_number(value: object, *, root: str) -> float:

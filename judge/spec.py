@@ -35,19 +35,110 @@ class _Strict(BaseModel):
 VerdictName = Annotated[Verdict, Strict(False)]
 
 
+#: The kinds of argument a function may take (``ArgSpec.kind``).
+ArgKind = Literal["pytree", "number", "array", "int", "int_tuple"]
+#: Kinds passed as hashable Python values through ``static_argnames``: never traced.
+STATIC_KINDS = frozenset({"int", "int_tuple"})
+#: The dtype of an ``array`` argument: the case dtype (float32/bfloat16), or a fixed int32 or bool.
+ArrayDtype = Literal["case", "int32", "bool"]
+#: Most dimensions an ``array`` argument may declare (the Run-panel converter allows 8).
+MAX_ARRAY_NDIM = 8
+
+
 class ArgSpec(_Strict):
-    """One argument of the user's function."""
+    """One argument of the user's function.
+
+    Kinds (what the Run panel accepts, and what the function receives):
+
+    - ``pytree``: a JSON object, array or number; a tree of dicts, lists and arrays of the case dtype.
+    - ``number``: a JSON number, passed as a Python float (a weakly typed scalar when traced).
+    - ``array``: ONE array (never a tree) of ``dtype``: the case dtype (``case``), ``int32`` (JSON numbers
+      that must be integral) or ``bool`` (JSON ``true``/``false`` only), with a rank in ``ndim`` (empty:
+      any). Always traced: a 0-d ``int32`` array is how a training loop passes a step counter.
+    - ``int``: a JSON integer, passed as a Python ``int``; static (``static_argnames``).
+    - ``int_tuple``: a JSON array of integers, passed as a Python ``tuple`` of ints; static.
+
+    ``traced`` defaults to true, and to false for the static kinds; a static kind cannot be traced, and an
+    ``array`` cannot be static. Each distinct static value is traced and compiled on its own.
+    """
 
     name: Identifier
-    #: ``pytree`` accepts a JSON object, array or number; ``number`` accepts a JSON number only.
-    kind: Literal["pytree", "number"]
+    kind: ArgKind
     #: Traced arguments go through ``jax.jit`` as tracers; static ones are passed as hashable Python values.
     traced: bool = True
+    #: ``array`` only: the leaf dtype.
+    dtype: ArrayDtype = "case"
+    #: ``array`` only: the ranks the array may have (``[0]`` for a scalar); empty means any.
+    ndim: list[Annotated[int, Field(ge=0, le=MAX_ARRAY_NDIM)]] = Field(default_factory=list, max_length=9)
     description: str = ""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _static_default(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("kind") in STATIC_KINDS and "traced" not in data:
+            return {**data, "traced": False}
+        return data
+
+    @model_validator(mode="after")
+    def _kind_fields(self) -> ArgSpec:
+        if self.kind in STATIC_KINDS and self.traced:
+            raise ValueError(
+                f"kind {self.kind!r} is static (passed with static_argnames) and cannot be traced; a traced "
+                "integer is kind 'array' with dtype 'int32' and ndim [0]"
+            )
+        if self.kind in ("array", "pytree") and not self.traced:
+            raise ValueError(
+                f"kind {self.kind!r} is always traced (arrays are not hashable, so they cannot be static)"
+            )
+        if self.kind != "array" and (self.dtype != "case" or self.ndim):
+            raise ValueError(f"dtype and ndim apply to kind 'array' only, not {self.kind!r}")
+        if len(set(self.ndim)) != len(self.ndim):
+            raise ValueError(f"ndim repeats a rank: {self.ndim}")
+        return self
+
+    @property
+    def static(self) -> bool:
+        return not self.traced
 
     @property
     def accepts(self) -> tuple[str, ...]:
-        return ("object", "array", "number") if self.kind == "pytree" else ("number",)
+        """The JSON kinds a Run input for this argument may be."""
+        if self.kind == "pytree":
+            return ("object", "array", "number")
+        if self.kind == "number":
+            return ("number",)
+        if self.kind == "int":
+            return ("integer",)
+        if self.kind == "int_tuple":
+            return ("array",)
+        scalar = "boolean" if self.dtype == "bool" else "integer" if self.dtype == "int32" else "number"
+        if self.ndim == [0]:
+            return (scalar,)
+        if self.ndim and 0 not in self.ndim:
+            return ("array",)
+        return ("array", scalar)
+
+    def describe_kind(self) -> str:
+        """The argument's kind in words, for the API and the statement: ``an int32 array with 0 dimensions
+        (a scalar)``, ``a static tuple of ints``."""
+        if self.kind == "pytree":
+            return "a pytree of arrays (dicts, lists and arrays of the case dtype)"
+        if self.kind == "number":
+            return "a Python float" + ("" if self.traced else " (static)")
+        if self.kind == "int":
+            return "a Python int (static)"
+        if self.kind == "int_tuple":
+            return "a tuple of Python ints (static)"
+        dtype = {"case": "float", "int32": "int32", "bool": "bool"}[self.dtype]
+        article = "an" if dtype[0] in "aeiou" else "a"
+        if not self.ndim:
+            return f"{article} {dtype} array"
+        if self.ndim == [0]:
+            return f"{article} {dtype} array with 0 dimensions (a scalar)"
+        ranks = sorted(self.ndim)
+        listed = " or ".join(str(n) for n in ranks)
+        plural = "" if ranks == [1] else "s"
+        return f"{article} {dtype} array with {listed} dimension{plural}"
 
 
 class OutputSpec(_Strict):
@@ -56,6 +147,9 @@ class OutputSpec(_Strict):
     kind: Literal["dict", "tuple", "pytree"]
     #: For ``tuple`` outputs: a name per element, shown as ``(a, b) = (...)`` and used in leaf paths.
     names: list[Identifier] = Field(default_factory=list)
+    #: Integer and bool dtypes the output may hold besides the case's float dtype (ids, masks, counts);
+    #: such leaves compare exactly.
+    exact_dtypes: list[Literal["int32", "bool"]] = Field(default_factory=list)
 
 
 class Tolerance(_Strict):

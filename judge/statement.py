@@ -104,7 +104,32 @@ def _call_rules(spec: ProblemSpec) -> list[str]:
         )
     if static:
         verb = "arrives" if len(static) == 1 else "arrive"
-        rules.append(f"{_names(static)} {verb} as plain Python values (static arguments of `jax.jit`).")
+        rules.append(
+            f"{_names(static)} {verb} as plain Python values (static arguments of `jax.jit`, passed with "
+            "`static_argnames`): you may use them in Python `if`s, loops and shapes, and each distinct value "
+            "is traced and compiled on its own."
+        )
+    tuples = [a.name for a in spec.args if a.kind == "int_tuple"]
+    if tuples:
+        rules.append(
+            f"{_names(tuples)} {'is a tuple' if len(tuples) == 1 else 'are tuples'} of Python ints (the Run "
+            "panel's JSON array of integers becomes a tuple, which is hashable as a static value must be)."
+        )
+    for arg in spec.args:
+        if arg.kind != "array" or arg.dtype == "case":
+            continue
+        if arg.ndim == [0]:
+            rules.append(
+                f"`{arg.name}` arrives traced as {arg.describe_kind()}, the way a training loop passes a "
+                f"step counter, not as a Python number: compute with it (`{arg.name}.astype(jnp.float32)`), "
+                f"never `int({arg.name})` or a Python `if` on it."
+            )
+        else:
+            rules.append(
+                f"`{arg.name}` arrives traced as {arg.describe_kind()}: its values are unknown while your "
+                f"function is traced, but its shape (`{arg.name}.shape`) is a plain tuple of ints you may "
+                "use."
+            )
     numbers = [a.name for a in spec.args if a.kind == "number" and a.traced]
     if len(numbers) == 1:
         rules.append(
@@ -148,7 +173,16 @@ def _dtype_rules(spec: ProblemSpec) -> list[str]:
     tolerances = "; ".join(
         f"{dtype} within {spec.compare.tolerance[dtype].describe()}" for dtype in spec.dtypes.allowed
     )
+    exact = (
+        [
+            "Integer and boolean leaves (int32 ids, bool masks) must match exactly, dtype included: an int32 "
+            "mask where a bool one is expected is a wrong answer."
+        ]
+        if spec.output.exact_dtypes
+        else []
+    )
     return [
+        *exact,
         "Every returned leaf must be a JAX array with exactly the expected shape and dtype (a float32 leaf "
         "where a bfloat16 one is expected is a wrong answer); whether it is weakly typed does not matter.",
         f"Values are compared with the tolerance of the expected leaf's dtype: {tolerances} (an ulp is the "

@@ -51,7 +51,7 @@ def assert_clean_error(response: Any, status: int, code: str) -> dict[str, Any]:
 
 def test_problem_list_and_detail(client: TestClient) -> None:
     listed = client.get("/api/problems").json()
-    assert {p["slug"] for p in listed} == {GNC, SGD}
+    assert {GNC, SGD, "adamw", "lr-schedule", "pad-to-bucket"} <= {p["slug"] for p in listed}
     detail = client.get(f"/api/problems/{GNC}").json()
     assert detail["signature"] == "clip_by_global_norm(grads, max_norm)"
     assert [(a["name"], a["accepts"]) for a in detail["arguments"]] == [
@@ -67,6 +67,59 @@ def test_problem_list_and_detail(client: TestClient) -> None:
     assert detail["hints"] and detail["starter_code"].startswith(("import", "def", '"""', "#"))
     assert any("jnp.minimum" in r for r in detail["requirements"])
     assert any("max_norm" in c for c in detail["constraints"])
+
+
+def test_argument_kinds_are_described(client: TestClient) -> None:
+    pad = client.get("/api/problems/pad-to-bucket").json()
+    described = {a["name"]: a for a in pad["arguments"]}
+    assert described["tokens"]["kind"] == "array" and described["tokens"]["dtype"] == "int32"
+    assert described["tokens"]["ndim"] == [2] and described["tokens"]["accepts"] == ["array"]
+    assert described["tokens"]["kind_text"] == "an int32 array with 2 dimensions"
+    assert described["buckets"]["kind"] == "int_tuple" and described["buckets"]["traced"] is False
+    assert described["pad_id"]["accepts"] == ["integer"] and described["pad_id"]["dtype"] is None
+    lr = client.get("/api/problems/lr-schedule").json()
+    step = lr["arguments"][0]
+    assert step["accepts"] == ["integer"] and step["traced"] is True
+    assert step["kind_text"] == "an int32 array with 0 dimensions (a scalar)"
+    example = pad["examples"][0]["expected"]["json"]
+    assert example[1][0] == [True, True, True, False]  # a bool mask is JSON true/false
+
+
+@pytest.mark.parametrize(
+    ("slug", "inputs", "argument", "path"),
+    [
+        (
+            "lr-schedule",
+            {"step": 1.5, "peak_lr": 0.1, "final_lr": 0.0, "warmup_steps": 10, "total_steps": 100},
+            "step",
+            "step",
+        ),
+        (
+            "lr-schedule",
+            {"step": 3, "peak_lr": 0.1, "final_lr": 0.0, "warmup_steps": [10], "total_steps": 100},
+            "warmup_steps",
+            "warmup_steps",
+        ),
+        (
+            "pad-to-bucket",
+            {"tokens": [[1, 2]], "lengths": [1], "buckets": [2, [4]], "pad_id": 0},
+            "buckets",
+            "buckets[1]",
+        ),
+        (
+            "pad-to-bucket",
+            {"tokens": [[1, 2]], "lengths": [1], "buckets": [2, 4], "pad_id": True},
+            "pad_id",
+            "pad_id",
+        ),
+    ],
+)
+def test_bad_int_and_static_run_inputs_are_422_naming_the_path(
+    client: TestClient, slug: str, inputs: dict[str, Any], argument: str, path: str
+) -> None:
+    response = client.post(f"/api/problems/{slug}/run", json={"code": "x = 1\n", "inputs": inputs})
+    error = assert_clean_error(response, 422, "invalid_input")
+    assert error["argument"] == argument and error["path"] == path, error
 
 
 def test_unknown_problem_is_a_404_naming_it(client: TestClient) -> None:

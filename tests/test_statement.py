@@ -65,9 +65,7 @@ def test_rules_follow_the_spec() -> None:
     static = _spec()
     args = [a.model_copy(update={"traced": a.name != "momentum"}) for a in static.args]
     rules = stated_rules(static.model_copy(update={"args": args}))
-    assert any(
-        "`momentum` arrives as plain Python values (static arguments of `jax.jit`)" in r for r in rules
-    )
+    assert any("`momentum` arrives as plain Python values (static arguments of `jax.jit`" in r for r in rules)
     assert any("`learning_rate` is passed as a Python float" in r for r in rules)
     assert any("`params`, `grads`, `velocity` and `learning_rate` arrive traced" in r for r in rules)
 

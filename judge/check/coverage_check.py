@@ -5,6 +5,9 @@
   node, or a solution that assumes a dict of arrays passes; its list nodes should reach ``LONG_LIST``
   items and its nesting ``DEEP_NESTING`` levels, or code that only handles (or only mutates) short lists
   and shallow trees passes. The longest list node and the deepest nesting covered are reported as notes.
+- Each ``array`` argument is one leaf, so it has no list nodes to cover: every rank its ``ndim`` allows
+  should reach the hidden cases instead. Each static argument (``int``, ``int_tuple``, a static
+  ``number``) should take at least two values, or a solution that hard-codes one passes.
 - The number of distinct compile signatures stays small, since each one costs a compile inside the time
   limit.
 """
@@ -44,6 +47,13 @@ def check(ctx: CheckContext) -> None:
             )
     covered = []
     for index, arg in enumerate(spec.args):
+        values = [c.inputs[index] for c in hidden]
+        if arg.kind == "array":
+            covered.append(_array_coverage(ctx, arg, values, file))
+            continue
+        if not arg.traced:
+            covered.append(_static_coverage(ctx, arg, values, file))
+            continue
         if arg.kind != "pytree":
             continue
         values = [c.inputs[index] for c in hidden]
@@ -64,6 +74,35 @@ def check(ctx: CheckContext) -> None:
         covered.append(_covered(ctx, arg, values, file))
     if covered:
         diag.note("hidden cases cover " + "; ".join(covered))
+
+
+def _array_coverage(ctx: CheckContext, arg: ArgSpec, values: list[Any], file: Any) -> str:
+    """An ``array`` argument is one leaf (no list nodes to cover): every declared rank should reach the
+    hidden cases, and an array that may be empty should be empty in one of them."""
+    ranks = sorted({int(v.ndim) for v in values if isinstance(v, np.ndarray)})
+    for rank in sorted(set(arg.ndim) - set(ranks)):
+        ctx.diag.warning(
+            f"`{arg.name}` may have {rank} dimension{'' if rank == 1 else 's'} (ndim {arg.ndim}) but no "
+            "hidden case gives it that rank: code that handles only the ranks tested would pass; add a case",
+            file=file,
+            at=f"argument {arg.name}",
+        )
+    listed = ", ".join(str(r) for r in ranks) or "none"
+    return f"`{arg.name}`: {arg.describe_kind()}, ranks {listed}"
+
+
+def _static_coverage(ctx: CheckContext, arg: ArgSpec, values: list[Any], file: Any) -> str:
+    """A static argument needs at least two distinct values in the hidden cases, or a solution that ignores
+    it (a hard-coded constant) passes."""
+    distinct = {repr(v) for v in values}
+    if len(distinct) < 2:
+        ctx.diag.warning(
+            f"every hidden case gives the static argument `{arg.name}` the same value: a solution that "
+            "ignores it and hard-codes that value would pass; vary it",
+            file=file,
+            at=f"argument {arg.name}",
+        )
+    return f"`{arg.name}`: {len(distinct)} distinct static value{'' if len(distinct) == 1 else 's'}"
 
 
 def _covered(ctx: CheckContext, arg: ArgSpec, values: list[Any], file: Any) -> str:
@@ -93,8 +132,10 @@ def signature(args: Any, inputs: tuple[Any, ...], dtype: str) -> tuple[Any, ...]
     traced, so their values do not count; a static argument's value does)."""
     parts: list[Any] = [dtype]
     for arg, value in zip(args, inputs, strict=True):
-        if isinstance(value, float):
-            parts.append((arg.name, "number" if arg.traced else value))
+        if not arg.traced:
+            parts.append((arg.name, "static", value))
+        elif isinstance(value, float):
+            parts.append((arg.name, "number"))
         else:
             parts.append((arg.name, tree_signature(value)))
     return tuple(parts)

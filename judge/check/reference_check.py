@@ -294,7 +294,7 @@ def _check_output(ctx: CheckContext, case: Case, out: Any) -> list[tuple[str, bo
         return [
             (f"returns {_kind(out)}, the spec declares a tuple of {len(spec.output.names)} ({names})", True)
         ]
-    allowed = {*spec.dtypes.allowed, "float32"}
+    allowed = {*spec.dtypes.allowed, "float32", *spec.output.exact_dtypes}
     found: list[tuple[str, bool]] = []
     non_finite = []
     for root, tree in _named_outputs(ctx, out):
@@ -302,8 +302,8 @@ def _check_output(ctx: CheckContext, case: Case, out: Any) -> list[tuple[str, bo
         if bad:
             found.append(
                 (
-                    f"returns dtype {bad[0].dtype} (leaves of a case dtype or float32 are expected: "
-                    f"{', '.join(sorted(allowed))})",
+                    f"returns dtype {bad[0].dtype} in {root} (expected one of {', '.join(sorted(allowed))}; "
+                    "integer and bool outputs are listed in output.exact_dtypes)",
                     True,
                 )
             )

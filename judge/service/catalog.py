@@ -66,6 +66,9 @@ def detail(problem: Problem) -> ProblemDetail:
                 name=a.name,
                 kind=a.kind,
                 accepts=list(a.accepts),  # type: ignore[arg-type]
+                kind_text=a.describe_kind(),
+                dtype=a.dtype if a.kind == "array" else None,
+                ndim=list(a.ndim),
                 traced=a.traced,
                 description=a.description,
             )

@@ -14,7 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from judge.results import GradeResult, LeafValue
 from judge.store import Status
 
-JsonKind = Literal["object", "array", "number"]
+#: A JSON kind a Run input may be; ``integer`` is a number with an integral value.
+JsonKind = Literal["object", "array", "number", "integer", "boolean"]
 
 
 class _Out(BaseModel):
@@ -80,8 +81,18 @@ class ProblemSummary(_Out):
 
 class ArgumentPublic(_Out):
     name: str
-    kind: Literal["pytree", "number"]
+    kind: Literal["pytree", "number", "array", "int", "int_tuple"] = Field(
+        description="pytree: dicts, lists and arrays of the case dtype; number: a Python float; array: one "
+        "array of `dtype` with a rank in `ndim`; int: a static Python int; int_tuple: a static tuple of ints."
+    )
     accepts: list[JsonKind] = Field(description="The JSON kinds a Run input for this argument may be.")
+    kind_text: str = Field(
+        description="The kind in words, e.g. 'an int32 array with 0 dimensions (a scalar)'."
+    )
+    dtype: Literal["case", "int32", "bool"] | None = Field(
+        description="array only: the leaf dtype ('case': the case's float dtype); None for other kinds."
+    )
+    ndim: list[int] = Field(description="array only: the ranks the array may have; empty means any.")
     traced: bool
     description: str
 

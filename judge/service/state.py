@@ -37,6 +37,7 @@ def shared_backend_self_test(backend: Backend) -> SelfTest:
     """The sandbox self-test on the backend the engine's pool shares: its zygote stays up."""
     return self_test(backend, close_backend=False)
 
+
 log = logging.getLogger(__name__)
 
 #: Seconds between self-test attempts while it keeps failing.

@@ -519,10 +519,22 @@ class Signature:
             if "number" in arg:
                 out.append(next(it))
             elif "static" in arg:
-                out.append(arg["static"])
+                out.append(static_value(arg))
             else:
                 out.append(_build_node(arg["tree"], it))
         return out
+
+
+def static_value(arg: dict[str, Any]) -> Any:
+    """A static argument as the user's function receives it: a Python float or int as sent, and a tuple
+    of ints for ``{"static": [...], "tuple": true}`` (JSON has no tuple; a static value must be hashable).
+
+    Each distinct static value is its own signature, traced and exported on its own, which is what
+    ``jax.jit(..., static_argnames=...)`` does with it: the function sees the plain Python value."""
+    value = arg["static"]
+    if arg.get("tuple"):
+        return tuple(int(v) for v in value)
+    return value
 
 
 def _build_node(node: dict[str, Any], it: Iterator[Any]) -> Any:

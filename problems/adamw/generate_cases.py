@@ -1,0 +1,116 @@
+"""Write ``cases/hidden.json`` for adamw (deterministic: same bytes on every run).
+
+Run from anywhere: ``python problems/adamw/generate_cases.py``.
+Values are written as exact float32 numbers (exact bfloat16 numbers for bfloat16 cases), so converting the
+JSON to the case dtype is exact and the judge sees the same inputs as this script.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from judge.casegen import bf16, f32, num, random_tree, write
+from judge.casegen import render as render  # re-exported: the case check renders with it
+
+SEED = 20_261_132
+OUT = Path(__file__).resolve().parent / "cases" / "hidden.json"
+
+# The examples' structures.
+EXAMPLE_1 = {"w": (2,)}
+EXAMPLE_2 = {"dense": {"w": (2, 2), "b": (2,)}, "scale": ()}
+EXAMPLE_3 = [{"w": (2,)}, {"w": (1,)}]
+# Dicts holding a list of dicts, with 0-d to 3-d leaves and an empty (0,) leaf.
+MIXED = {
+    "encoder": {"blocks": [{"w": (3, 4), "b": (4,)}, {"w": (4, 2), "b": (2,)}, {"w": (2, 2), "b": (2,)}]},
+    "emb": (2, 3, 2),
+    "scale": (),
+    "empty": (0,),
+}
+# A list of five dicts as the root, with a tower nested 8 containers deep in it.
+LONG_DEEP = [
+    {"w": (3,), "b": ()},
+    {"w": (2, 2)},
+    {"deep": {"a": [{"b": {"c": [{"x": (2,)}, {"y": (3,)}]}}]}},
+    {"w": (4,)},
+    {"g": ()},
+]
+LARGE = {"layers": [{"w": (16, 16), "b": (16,)} for _ in range(3)], "head": (16, 4)}
+
+
+def _positive(rng: np.random.Generator, shapes: Any, cast: Callable[[Any], Any]) -> Any:
+    """A second moment bounded away from 0, like one after a few real steps."""
+    if isinstance(shapes, dict):
+        return {k: _positive(rng, v, cast) for k, v in shapes.items()}
+    if isinstance(shapes, list):
+        return [_positive(rng, v, cast) for v in shapes]
+    return cast(rng.uniform(0.002, 0.05, size=shapes))
+
+
+def build_cases() -> list[dict[str, Any]]:
+    rng = np.random.default_rng(SEED)
+    cases: list[dict[str, Any]] = []
+
+    def case(
+        name: str,
+        shapes: Any,
+        step: int,
+        lr: float,
+        wd: float,
+        cast: Callable[[Any], Any] = f32,
+        dtype: str = "float32",
+        zero_moments: bool = False,
+    ) -> None:
+        params = random_tree(rng, shapes, 1.0, cast)
+        grads = random_tree(rng, shapes, 0.3, cast)
+        mu = random_tree(rng, shapes, 0.0 if zero_moments else 0.1, cast)
+        nu = random_tree(rng, shapes, 0.0, cast) if zero_moments else _positive(rng, shapes, cast)
+        args = {
+            "params": params,
+            "grads": grads,
+            "mu": mu,
+            "nu": nu,
+            "step": step,
+            "learning_rate": num(lr),
+            "weight_decay": num(wd),
+        }
+        cases.append({"name": name, "visibility": "hidden", "dtype": dtype, "args": args})
+
+    # The examples' structures again with other values (and other steps).
+    case("example_1_lookalike", EXAMPLE_1, 0, 0.05, 0.02, zero_moments=True)
+    case("example_2_lookalike", EXAMPLE_2, 3, 0.01, 0.1)
+    case("example_3_lookalike", EXAMPLE_3, 1, 0.3, 0.05)
+    # A bare vector and a bare scalar as the whole tree.
+    case("bare_vector_first_step", (6,), 0, 0.01, 0.01, zero_moments=True)
+    case("bare_scalar", (), 2, 0.1, 0.0)
+    # Early steps, where the bias correction matters most; late ones, where it hardly does.
+    case("mixed_step_0", MIXED, 0, 0.001, 0.01, zero_moments=True)
+    case("mixed_step_1", MIXED, 1, 0.01, 0.05)
+    case("mixed_step_9", MIXED, 9, 0.02, 0.1)
+    case("mixed_step_99", MIXED, 99, 0.05, 0.3)
+    case("mixed_step_100000", MIXED, 100_000, 0.01, 0.01)
+    # No weight decay at all, and a strong one.
+    case("mixed_no_decay", MIXED, 4, 0.01, 0.0)
+    case("mixed_strong_decay", MIXED, 4, 0.1, 0.9)
+    # Long list nodes and deep nesting.
+    case("long_list_deep_nesting", LONG_DEEP, 2, 0.01, 0.05)
+    case("long_list_deep_nesting_late", LONG_DEEP, 999, 0.05, 0.2)
+    case("large", LARGE, 7, 0.003, 0.05)
+    # bfloat16: the results stay bfloat16 (computed in float32, cast back).
+    case("bf16_mixed_step_0", MIXED, 0, 0.01, 0.01, bf16, "bfloat16", zero_moments=True)
+    case("bf16_mixed_step_5", MIXED, 5, 0.05, 0.1, bf16, "bfloat16")
+    case("bf16_long_list_deep_nesting", LONG_DEEP, 1, 0.1, 0.05, bf16, "bfloat16")
+    case("bf16_large", LARGE, 20, 0.02, 0.2, bf16, "bfloat16")
+    case("bf16_bare_vector", (40,), 2, 0.05, 0.1, bf16, "bfloat16")
+    return cases
+
+
+def main() -> None:
+    write(OUT, build_cases)
+
+
+if __name__ == "__main__":
+    main()

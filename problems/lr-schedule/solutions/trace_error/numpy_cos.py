@@ -1,0 +1,11 @@
+# Calls NumPy on the traced step (np.cos), which needs a concrete array.
+import jax.numpy as jnp
+import numpy as np
+
+
+def lr_schedule(step, peak_lr, final_lr, warmup_steps, total_steps):
+    s = step.astype(jnp.float32)
+    warm = peak_lr * s / warmup_steps
+    p = jnp.clip((s - warmup_steps) / (total_steps - warmup_steps), 0.0, 1.0)
+    decay = final_lr + (peak_lr - final_lr) * 0.5 * (1.0 + np.cos(np.pi * p))
+    return jnp.where(s < warmup_steps, warm, decay)

@@ -1,0 +1,10 @@
+# Measures the decay from step 0 (step / total_steps) instead of from the end of the warmup.
+import jax.numpy as jnp
+
+
+def lr_schedule(step, peak_lr, final_lr, warmup_steps, total_steps):
+    s = step.astype(jnp.float32)
+    warm = peak_lr * s / warmup_steps
+    p = jnp.clip(s / total_steps, 0.0, 1.0)
+    decay = final_lr + (peak_lr - final_lr) * 0.5 * (1.0 + jnp.cos(jnp.pi * p))
+    return jnp.where(s < warmup_steps, warm, decay)

@@ -1,0 +1,11 @@
+# Bucket chosen in Python; jnp.pad to the bucket, then one jnp.where against an arange mask.
+import jax.numpy as jnp
+
+
+def pad_to_bucket(tokens, lengths, buckets, pad_id):
+    length = tokens.shape[1]
+    bucket = next((b for b in buckets if b >= length), buckets[-1])
+    kept = tokens[:, :bucket]
+    grown = jnp.pad(kept, ((0, 0), (0, bucket - kept.shape[1])), constant_values=pad_id)
+    mask = jnp.arange(bucket)[None, :] < lengths[:, None]
+    return jnp.where(mask, grown, pad_id), mask

@@ -1,0 +1,259 @@
+"""Argument kinds without a sandbox: the spec's kinds, Run-panel conversion of int32/bool arrays and static
+values with path-named errors, the session plan's static encoding, coverage and validator helpers, and exact
+comparison of int32/bool outputs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from pydantic import ValidationError
+
+from judge.check.coverage_check import signature
+from judge.compare import bind
+from judge.constraints import check_int, check_int_range, check_int_tuple
+from judge.errors import InputError
+from judge.grader import build_session
+from judge.problems import Problem, ProblemSet
+from judge.pytree_json import (
+    ConversionError,
+    json_to_array,
+    json_to_int,
+    json_to_int_tuple,
+    pytree_to_json,
+)
+from judge.spec import ArgSpec, CompareSpec, OutputSpec
+from judge.verdicts import WrongAnswerReason
+from sandbox.inside.tracer import static_value
+from tests.conftest import ROOT
+
+_PROBLEMS = ProblemSet(ROOT / "problems")
+
+
+@pytest.fixture(scope="module")
+def lr() -> Problem:
+    return _PROBLEMS.get("lr-schedule")
+
+
+@pytest.fixture(scope="module")
+def pad() -> Problem:
+    return _PROBLEMS.get("pad-to-bucket")
+
+
+# ---------------------------------------------------------------------------------------------- the spec
+
+
+def test_static_kinds_default_to_static_and_cannot_be_traced() -> None:
+    assert ArgSpec(name="n", kind="int").traced is False
+    assert ArgSpec(name="b", kind="int_tuple").static
+    with pytest.raises(ValidationError, match="static_argnames"):
+        ArgSpec(name="n", kind="int", traced=True)
+
+
+def test_array_kind_is_traced_and_only_it_takes_dtype_and_ndim() -> None:
+    step = ArgSpec(name="step", kind="array", dtype="int32", ndim=[0])
+    assert step.traced and step.accepts == ("integer",)
+    assert step.describe_kind() == "an int32 array with 0 dimensions (a scalar)"
+    assert ArgSpec(name="m", kind="array", dtype="bool", ndim=[1, 2]).accepts == ("array",)
+    with pytest.raises(ValidationError, match="always traced"):
+        ArgSpec(name="x", kind="array", traced=False)
+    with pytest.raises(ValidationError, match="cannot be static"):
+        ArgSpec(name="x", kind="pytree", traced=False)
+    with pytest.raises(ValidationError, match="apply to kind 'array' only"):
+        ArgSpec(name="x", kind="pytree", dtype="int32")
+    with pytest.raises(ValidationError, match="repeats"):
+        ArgSpec(name="x", kind="array", ndim=[1, 1])
+
+
+# ---------------------------------------------------------------------------------------------- Run panel
+
+
+@pytest.mark.parametrize(
+    ("value", "dtype", "ndim", "message"),
+    [
+        (1.5, "int32", [0], "step: 1.5 is not an integer"),
+        (True, "int32", [0], "step: expected an integer or an array, got a boolean"),
+        ([3], "int32", [0], "step: expected an integer, got an array of shape (1,) (1 dimension)"),
+        ("3", "int32", [0], "step: expected an integer or an array, got a string"),
+        ([[1, 2], [3, 4.25]], "int32", [2], "step[1][1]: 4.25 is not an integer"),
+        ([1, 2**31], "int32", [1], "step[1]: 2147483648 overflows int32"),
+        ([[1, True]], "int32", [2], "step[0][1]: expected an integer, got a boolean"),
+        ([True, 1], "bool", [1], "step[1]: expected true or false, got a number"),
+        (0, "bool", [0], "step: expected true or false or an array, got a number"),
+        ({"a": 1}, "int32", [], "step: expected an array, got an object"),
+        ([{"a": 1}], "int32", [], "step: expected an array, got a list of objects"),
+        ([[[1]]], "int32", [1, 2], "step: expected an array with 1 or 2 dimensions, got an array of shape"),
+    ],
+)
+def test_array_arguments_refuse_bad_json_naming_the_path(
+    value: Any, dtype: str, ndim: list[int], message: str
+) -> None:
+    with pytest.raises(ConversionError) as caught:
+        json_to_array(value, dtype, root="step", ndim=ndim)
+    assert str(caught.value).startswith(message), str(caught.value)
+
+
+def test_array_arguments_convert_to_one_exact_leaf() -> None:
+    step = json_to_array(7, "int32", root="step", ndim=[0])
+    assert step.dtype == np.int32 and step.shape == () and int(step) == 7
+    assert json_to_array(2.0, "int32", root="step").dtype == np.int32  # integral value: accepted
+    mask = json_to_array([[True, False]], "bool", root="mask", ndim=[2])
+    assert mask.dtype == np.bool_ and mask.tolist() == [[True, False]]
+    empty = json_to_array([[], []], "int32", root="tokens", ndim=[2])
+    assert empty.shape == (2, 0) and empty.dtype == np.int32
+    assert json_to_array([0.5], "bfloat16", root="x").dtype.name == "bfloat16"
+
+
+def test_static_values_are_python_ints_and_tuples() -> None:
+    assert json_to_int(3, root="n") == 3 and type(json_to_int(3.0, root="n")) is int
+    buckets = json_to_int_tuple([2, 4, 8], root="buckets")
+    assert buckets == (2, 4, 8) and hash(buckets) == hash((2, 4, 8))
+    for value, message in [
+        ([1, 2], "n: expected an integer, got an array"),
+        (2.5, "n: 2.5 is not an integer"),
+        (False, "n: expected an integer, got a boolean"),
+        (2**40, "n: 1099511627776 overflows int32"),
+        (None, "n: expected an integer, got null"),
+    ]:
+        with pytest.raises(ConversionError, match=message.replace("(", r"\(")):
+            json_to_int(value, root="n")
+    for value, message in [
+        ([2, [4], 8], r"buckets\[1\]: expected an integer, got an array"),
+        ([2, 4.5], r"buckets\[1\]: 4.5 is not an integer"),
+        (4, "buckets: expected an array of integers, got a number"),
+        ({"a": 1}, "buckets: expected an array of integers, got an object"),
+        (list(range(65)), r"buckets: too many items \(65, at most 64\)"),
+    ]:
+        with pytest.raises(ConversionError, match=message):
+            json_to_int_tuple(value, root="buckets")
+
+
+@pytest.mark.parametrize(
+    ("args", "path", "reason"),
+    [
+        ({"step": 1.5}, "step", "1.5 is not an integer"),
+        ({"step": [3]}, "step", "expected an integer, got an array"),
+        ({"warmup_steps": [10]}, "warmup_steps", "expected an integer, got an array"),
+        ({"warmup_steps": 0}, "warmup_steps", "0, must be at least 1"),
+        ({"total_steps": 5}, "total_steps", "must be larger than warmup_steps = 10"),
+        ({"step": -1}, "step", "-1, must be at least 0"),
+    ],
+)
+def test_run_panel_inputs_of_lr_schedule_are_refused_by_path(
+    lr: Problem, args: dict[str, Any], path: str, reason: str
+) -> None:
+    base = {"step": 3, "peak_lr": 0.1, "final_lr": 0.0, "warmup_steps": 10, "total_steps": 100}
+    with pytest.raises(InputError) as caught:
+        lr.custom_case({**base, **args})
+    assert caught.value.path == path and reason in caught.value.reason, str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("args", "path", "reason"),
+    [
+        ({"buckets": [2, [4], 8]}, "buckets[1]", "expected an integer, got an array"),
+        ({"buckets": 4}, "buckets", "expected an array of integers"),
+        ({"buckets": [4, 2]}, "buckets[1]", "must be larger than buckets[0] = 4"),
+        ({"pad_id": [0]}, "pad_id", "expected an integer, got an array"),
+        ({"tokens": [[5, 6.5, 7], [8, 9, 1]]}, "tokens[0][1]", "6.5 is not an integer"),
+        ({"tokens": [5, 6, 7]}, "tokens", "expected an array with 2 dimensions"),
+        ({"lengths": [True, 1]}, "lengths[0]", "expected an integer, got a boolean"),
+        ({"lengths": [4, 1]}, "lengths[0]", "4, must be at least 0 and at most 3"),
+    ],
+)
+def test_run_panel_inputs_of_pad_to_bucket_are_refused_by_path(
+    pad: Problem, args: dict[str, Any], path: str, reason: str
+) -> None:
+    base = {"tokens": [[5, 6, 7], [8, 9, 1]], "lengths": [3, 1], "buckets": [2, 4, 8], "pad_id": 0}
+    with pytest.raises(InputError) as caught:
+        pad.custom_case({**base, **args})
+    assert caught.value.path == path and reason in caught.value.reason, str(caught.value)
+
+
+def test_a_valid_custom_case_carries_python_statics(pad: Problem) -> None:
+    case = pad.custom_case({"tokens": [[1, 2]], "lengths": [1], "buckets": [2, 4], "pad_id": -1})
+    tokens, lengths, buckets, pad_id = case.inputs
+    assert tokens.dtype == np.int32 and lengths.shape == (1,)
+    assert buckets == (2, 4) and type(pad_id) is int
+
+
+# ---------------------------------------------------------------------------------------------- the plan
+
+
+def test_static_values_are_part_of_the_signature_and_tuples_survive_the_wire(pad: Problem) -> None:
+    make = pad.custom_case
+    a = make({"tokens": [[1, 2]], "lengths": [1], "buckets": [2, 4], "pad_id": 0}, "a")
+    b = make({"tokens": [[3, 4]], "lengths": [2], "buckets": [2, 4], "pad_id": 0}, "b")
+    c = make({"tokens": [[3, 4]], "lengths": [2], "buckets": [4, 8], "pad_id": 0}, "c")
+    d = make({"tokens": [[3, 4]], "lengths": [2], "buckets": [2, 4], "pad_id": 5}, "d")
+    job = build_session(pad, "x = 1\n", [a, b, c, d], [False] * 4, 1 << 20)
+    assert [plan.sig for plan in job.cases] == [0, 0, 1, 2]  # same statics share a compile; others do not
+    args = job.sigs[1].args
+    assert args[2] == {"static": [4, 8], "tuple": True} and args[3] == {"static": 0}
+    assert static_value(args[2]) == (4, 8) and static_value(args[3]) == 0
+    # Only traced leaves reach the executor: tokens and lengths, never the statics.
+    assert [leaf.dtype.name for leaf in job.cases[2].leaves] == ["int32", "int32"]
+    assert signature(pad.spec.args, a.inputs, "float32") != signature(pad.spec.args, d.inputs, "float32")
+    assert signature(pad.spec.args, a.inputs, "float32") == signature(pad.spec.args, b.inputs, "float32")
+
+
+def test_a_traced_int_step_is_an_int32_leaf_not_a_weak_number(lr: Problem) -> None:
+    case = lr.custom_case(
+        {"step": 3, "peak_lr": 0.1, "final_lr": 0.0, "warmup_steps": 10, "total_steps": 100}
+    )
+    job = build_session(lr, "x = 1\n", [case], [False], 1 << 20)
+    (sig,) = job.sigs
+    assert sig.args[0] == {"tree": {"aval": {"dtype": "int32", "shape": []}}}
+    assert sig.args[1] == {"number": True} and sig.args[3] == {"static": 10}
+    assert [x["dtype"] for x in sig.inputs] == ["int32", "float32", "float32"]
+
+
+# ---------------------------------------------------------------------------------------------- helpers
+
+
+def test_validator_helpers_for_ints() -> None:
+    assert check_int(3, "n", ge=1, le=5) == []
+    assert check_int(True, "n") == ["n: expected an integer, got bool"]
+    assert check_int(0, "n", ge=1) == ["n: 0, must be at least 1"]
+    assert check_int_tuple((1, 2, 2), "b", increasing=True) == ["b[2]: 2, must be larger than b[1] = 2"]
+    assert check_int_tuple([1, 2], "b") == ["b: expected a tuple of integers, got list"]
+    assert check_int_tuple((), "b", min_items=1) == ["b: 0 items, at least 1 required"]
+    assert check_int_range(np.array([[0, 5], [9, 2]], np.int32), "t", ge=0, le=8) == [
+        "t[1, 0]: 9, must be at least 0 and at most 8"
+    ]
+
+
+# ---------------------------------------------------------------------------------------------- compare
+
+
+def test_int32_and_bool_leaves_compare_exactly_with_their_dtype() -> None:
+    checker = bind(CompareSpec(), OutputSpec(kind="tuple", names=["padded", "mask"]))
+    padded = np.array([[5, 6, 0]], np.int32)
+    mask = np.array([[True, True, False]])
+    assert checker((padded, mask), (padded.copy(), mask.copy())).ok
+    off = checker((padded, mask), (padded, ~mask))
+    assert not off.ok and off.reason is WrongAnswerReason.VALUE and off.path == "mask"
+    assert "mask[0, 0]" in off.message
+    ids = checker((padded, mask), (padded + np.int32(1), mask), reveal=False)
+    assert not ids.ok and ids.path == "padded" and "[0, 0]" not in ids.message
+    as_int = checker((padded, mask), (padded, mask.astype(np.int32)))
+    assert as_int.reason is WrongAnswerReason.DTYPE and "dtype int32, expected bool" in as_int.message
+    assert pytree_to_json((padded, mask)) == [[[5, 6, 0]], [[True, True, False]]]
+
+
+# ---------------------------------------------------------------------------------------------- statement
+
+
+def test_the_generated_rules_describe_int_steps_statics_and_exact_outputs(lr: Problem, pad: Problem) -> None:
+    from judge.statement import stated_rules
+
+    lr_rules = " ".join(stated_rules(lr.spec))
+    assert "`step` arrives traced as an int32 array with 0 dimensions" in lr_rules
+    assert "`warmup_steps` and `total_steps` arrive as plain Python values" in lr_rules
+    assert "static_argnames" in lr_rules and "compiled on its own" in lr_rules
+    assert "Integer and boolean leaves" not in lr_rules  # a float output: no exact-leaf rule
+    pad_rules = " ".join(stated_rules(pad.spec))
+    assert "`buckets` is a tuple of Python ints" in pad_rules
+    assert "its shape (`tokens.shape`) is a plain tuple of ints" in pad_rules
+    assert "Integer and boolean leaves (int32 ids, bool masks) must match exactly" in pad_rules
