@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from judge.display import escape_text, strict_json
 from judge.errors import JudgeError, ProblemError, SandboxRefused
 from judge.sandboxes import Prestarted, choose_backend, insecure_from_env
 from sandbox.errors import SandboxError
@@ -72,17 +73,19 @@ def grade(
     problems: ProblemsOpt = None,
 ) -> None:
     """Grade FILE against every public and hidden case of problem SLUG."""
+    from judge.source import SourceError, decode_source
+
     try:
         data = sys.stdin.buffer.read() if str(file) == "-" else file.read_bytes()
     except OSError as exc:
         raise _fail(f"cannot read {file}: {exc.strerror}") from None
     try:
-        code = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise _fail(f"{file} is not UTF-8 text") from None
+        code = decode_source(data)
+    except SourceError as exc:
+        raise _fail(escape_text(f"{file}: {exc}")) from None
     try:
         backend = choose_backend(sandbox, allow_insecure=insecure or insecure_from_env())
-        # Start the sandboxed worker now: it imports JAX while this process loads the problems.
+        # Start the sandboxed tracer and executor now: they import JAX while this process loads the problems.
         source = Prestarted(backend)
     except SandboxRefused as exc:
         raise _fail(str(exc)) from None
@@ -104,7 +107,7 @@ def grade(
     finally:
         source.close()
     if as_json:
-        typer.echo(json.dumps(result_json(result), indent=None))
+        typer.echo(strict_json(result_json(result)))
     else:
         typer.echo(text_report(problem, result))
     raise typer.Exit(EXIT_ACCEPTED if result.accepted else EXIT_REJECTED)
@@ -190,7 +193,11 @@ def check(
         except SandboxRefused as exc:
             raise _fail(f"{exc} (or pass --skip-solutions)") from None
     progress = None if quiet else (lambda line: typer.echo(line, err=True))
-    report = run_checks(roots, backend=backend, concurrency=jobs, werror=werror, progress=progress)
+    try:
+        report = run_checks(roots, backend=backend, concurrency=jobs, werror=werror, progress=progress)
+    finally:
+        if backend is not None:
+            backend.close()  # its zygote
     typer.echo(render(report, fmt.value))
     if junit_xml is not None:
         junit_xml.parent.mkdir(parents=True, exist_ok=True)
@@ -329,7 +336,7 @@ def run_examples(
         except (JudgeError, SandboxError) as exc:
             raise _fail(f"the judge failed: {exc}") from None
     if as_json:
-        typer.echo(json.dumps(result_json(result), indent=None))
+        typer.echo(strict_json(result_json(result)))
     else:
         typer.echo(text_report(problem, result))
     raise typer.Exit(EXIT_ACCEPTED if result.accepted else EXIT_REJECTED)

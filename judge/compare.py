@@ -4,14 +4,16 @@ A pure function of ``(expected, got, tolerance)`` that returns a frozen ``Compar
 problem's parameters once and gives back a ``Checker`` (DMOJ's checkers work the same way). It runs on the
 judge's trusted side on decoded trees (see ``sandbox.tree``), so it uses numpy and ml_dtypes, never jax.
 
-Order, stopping at the first failure (DESIGN.md, "Grading"):
+Order, stopping at the first failure (docs/architecture.md, "Comparison"):
 
 1. structure: dict keys, list and tuple lengths, tuple vs list, ``None``, ``OtherNode`` type names;
 2. per leaf, in flatten order: leaf type (an array), shape, dtype;
-3. values, with the tolerance of the EXPECTED leaf's dtype: an element passes iff
-   ``|got - exp| <= atol + rtol * |exp|`` in float64; NaN only matches NaN at the same place and an infinity
-   only the same infinity. Integer and bool leaves compare exactly. The first failing leaf (dict keys sorted,
-   as in JAX) is reported, but every leaf is measured for ``max_error_ratio``.
+3. values, with the tolerance of the EXPECTED leaf's dtype (``judge.spec.Tolerance``): an element passes
+   iff ``|got - exp| <= max(atol + rtol * |exp|, ulps * ulp(exp), floor_ulps * ulp(m))`` in float64, where
+   ``m`` is the largest finite ``|exp|`` over the leaves of that dtype in the same top-level entry of the
+   output and ``ulp`` the spacing of the dtype there; NaN only matches NaN at the same place and an
+   infinity only the same infinity. Integer and bool leaves compare exactly. The first failing leaf (dict
+   keys sorted, as in JAX) is reported, but every leaf is measured for ``max_error_ratio``.
 
 Paths: the root is ``output``; a top-level dict's identifier keys are bare (``clipped["dense"]["w"]``,
 ``global_norm``); a top-level tuple's elements take ``root_names`` (``new_params["w"]``); element indexes
@@ -50,6 +52,7 @@ __all__ = [
     "bind",
     "compare",
     "format_path",
+    "ulp",
 ]
 
 #: A decoded tree: nested dict / list / tuple / None / OtherNode with ``numpy.ndarray`` leaves.
@@ -75,9 +78,10 @@ _ml_iinfo: Callable[[np.dtype[Any]], object] = ml_dtypes.iinfo
 class LeafError:
     """One element and how far it is from the expected value.
 
-    ``got`` and ``expected`` are Python floats (ints or bools for integer and bool leaves). ``tol`` is
-    ``atol + rtol * |expected|`` (0 for exact leaves) and ``ratio`` is ``abs_err / tol`` (``inf`` for a
-    NaN or infinity mismatch or a differing exact element; 0 when equal).
+    ``got`` and ``expected`` are Python floats (ints or bools for integer and bool leaves). ``tol`` is the
+    element's bound (see the module docstring; 0 for exact leaves) and ``ratio`` is ``abs_err / tol``
+    (``inf`` for a NaN or infinity mismatch or a differing exact element; 0 when equal). ``ulp`` is the
+    spacing of the leaf's dtype at ``expected`` when the tolerance counts in ulps, else 0.
     """
 
     path: str
@@ -87,16 +91,18 @@ class LeafError:
     abs_err: float
     tol: float
     ratio: float
+    ulp: float = 0.0
 
 
 @dataclass(frozen=True)
 class CompareResult:
     """The outcome of one comparison.
 
-    ``max_error_ratio`` is the largest ``|got - exp| / (atol + rtol * |exp|)`` over every compared element
-    (0.0 if there were none; ``inf`` on a NaN/infinity or exact mismatch, or when the check stopped before
-    the values). ``ok`` iff ``max_error_ratio <= 1``. ``worst`` is the element with that ratio, and ``None``
-    when there was none, when the check stopped before the values, or with ``reveal=False``.
+    ``max_error_ratio`` is the largest ``|got - exp| / bound`` (``bound``: the element's tolerance) over
+    every compared element (0.0 if there were none; ``inf`` on a NaN/infinity or exact mismatch, or when
+    the check stopped before the values). ``ok`` iff ``max_error_ratio <= 1``. ``worst`` is the element
+    with that ratio, and ``None`` when there was none, when the check stopped before the values, or with
+    ``reveal=False``.
     """
 
     ok: bool
@@ -405,13 +411,59 @@ class _LeafCheck:
     worst: LeafError | None
 
 
-def _float_ratios(exp: np.ndarray, got: np.ndarray, tol: Tolerance) -> tuple[np.ndarray, np.ndarray]:
+def ulp(values: np.ndarray, dtype: np.dtype[Any]) -> np.ndarray:
+    """The spacing of float ``dtype`` at each ``|value|`` (float64): ``2**floor(log2 |v|) * eps``, and the
+    smallest subnormal below the normal range (0 included). Non-finite values give NaN."""
+    info: Any = _ml_finfo(dtype)
+    eps, tiny = float(info.eps), float(info.smallest_normal)
+    magnitude = np.abs(np.asarray(values, np.float64))
+    finite = np.isfinite(magnitude)
+    exponent = np.floor(np.log2(np.maximum(np.where(finite, magnitude, tiny), tiny))).astype(np.int64)
+    return np.where(finite, np.ldexp(eps, exponent), np.nan)
+
+
+def _bounds(exp: np.ndarray, tol: Tolerance, magnitude: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per element: (bound on |got - exp|, ulp of exp or 0), in float64; ``magnitude`` is the ``m`` of the
+    floor (see the module docstring)."""
+    e = np.abs(exp.astype(np.float64))
+    bound = tol.atol + tol.rtol * e
+    if not tol.uses_ulps:
+        return bound, np.zeros_like(e)
+    spacing = ulp(e, exp.dtype)
+    floor = float(ulp(np.asarray(magnitude), exp.dtype))
+    return np.maximum(np.maximum(bound, tol.ulps * spacing), tol.floor_ulps * floor), spacing
+
+
+def _largest_finite(leaf: np.ndarray) -> float:
+    if leaf.size == 0 or not _is_float(leaf.dtype):
+        return 0.0
+    e = np.abs(leaf.astype(np.float64))
+    finite = e[np.isfinite(e)]
+    return float(finite.max()) if finite.size else 0.0
+
+
+def _magnitudes(pairs: Sequence[_Pair]) -> dict[tuple[object, str], float]:
+    """(top-level entry of the output, dtype) -> the largest finite |expected| among its leaves."""
+    out: dict[tuple[object, str], float] = {}
+    for pair in pairs:
+        key = _group(pair)
+        out[key] = max(out.get(key, 0.0), _largest_finite(pair.expected))
+    return out
+
+
+def _group(pair: _Pair) -> tuple[object, str]:
+    return (pair.at[0] if pair.at else None, pair.expected.dtype.name)
+
+
+def _float_ratios(
+    exp: np.ndarray, got: np.ndarray, tol: Tolerance, magnitude: float
+) -> tuple[np.ndarray, np.ndarray]:
     """Per element: (failing mask, error ratio), in float64."""
     e = exp.astype(np.float64)
     g = got.astype(np.float64)
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         err = np.abs(g - e)
-        bound = tol.atol + tol.rtol * np.abs(e)
+        bound, _ = _bounds(exp, tol, magnitude)
         same = (e == g) | (np.isnan(e) & np.isnan(g))
         finite = np.isfinite(e) & np.isfinite(g)
         failing = ~same & ~(finite & (err <= bound))
@@ -420,7 +472,7 @@ def _float_ratios(exp: np.ndarray, got: np.ndarray, tol: Tolerance) -> tuple[np.
     return failing, ratio
 
 
-def _check_leaf(pair: _Pair, path: str, tolerance: Mapping[str, Tolerance]) -> _LeafCheck:
+def _check_leaf(pair: _Pair, path: str, tolerance: Mapping[str, Tolerance], magnitude: float) -> _LeafCheck:
     exp = pair.expected
     got = pair.got
     assert isinstance(got, np.ndarray)  # step 2 passed
@@ -428,24 +480,32 @@ def _check_leaf(pair: _Pair, path: str, tolerance: Mapping[str, Tolerance]) -> _
         return _LeafCheck(0, 0, None)
     if _is_float(exp.dtype):
         tol = tolerance[exp.dtype.name]
-        failing, ratio = _float_ratios(exp, got, tol)
+        failing, ratio = _float_ratios(exp, got, tol, magnitude)
     else:
         tol = _EXACT
         failing = np.asarray(got != exp)
         ratio = np.where(failing, np.inf, 0.0)
     index = tuple(int(i) for i in np.unravel_index(int(np.argmax(ratio)), exp.shape))
-    worst = _element(path, index, exp, got, tol, float(ratio[index]))
+    worst = _element(path, index, exp, got, tol, float(ratio[index]), magnitude)
     return _LeafCheck(int(np.count_nonzero(failing)), exp.size, worst)
 
 
 def _element(
-    path: str, index: tuple[int, ...], exp: np.ndarray, got: np.ndarray, tol: Tolerance, ratio: float
+    path: str,
+    index: tuple[int, ...],
+    exp: np.ndarray,
+    got: np.ndarray,
+    tol: Tolerance,
+    ratio: float,
+    magnitude: float,
 ) -> LeafError:
     if _is_float(exp.dtype):
         e: float = float(exp[index])
         g: float = float(got[index])
         abs_err = 0.0 if e == g else abs(g - e)
-        return LeafError(path, index, g, e, abs_err, tol.atol + tol.rtol * abs(e), ratio)
+        with np.errstate(invalid="ignore", over="ignore"):
+            bounds, spacing = _bounds(exp, tol, magnitude)
+        return LeafError(path, index, g, e, abs_err, float(bounds[index]), ratio, float(spacing[index]))
     e_exact: int = exp[index].item()
     g_exact: int = got[index].item()
     return LeafError(path, index, g_exact, e_exact, float(abs(g_exact - e_exact)), 0.0, ratio)
@@ -467,6 +527,9 @@ def _revealed_detail(worst: LeafError) -> str:
         return f"{head} (NaN only matches NaN)"
     if math.isinf(worst.got) or math.isinf(worst.expected):
         return f"{head} (an infinity only matches the same infinity)"
+    if worst.ulp > 0:
+        in_ulps = f"{worst.abs_err / worst.ulp:.3g} ulp > tol {worst.tol / worst.ulp:.3g} ulp"
+        return f"{head} (abs err {worst.abs_err:.6g} = {in_ulps}, {worst.ratio:.3g}x the tolerance)"
     return f"{head} (abs err {worst.abs_err:.6g} > tol {worst.tol:.6g})"
 
 
@@ -501,8 +564,9 @@ def _compare_values(
     first_failure: _LeafCheck | None = None
     worst: LeafError | None = None
     elements = 0
+    magnitudes = _magnitudes(pairs)
     for pair in pairs:
-        check = _check_leaf(pair, format_path(pair.at, root_names), tolerance)
+        check = _check_leaf(pair, format_path(pair.at, root_names), tolerance, magnitudes[_group(pair)])
         elements += check.size
         if check.worst is None:
             continue

@@ -2,8 +2,10 @@
 
 A validator checks the CONVERTED inputs of a case (``Case.inputs`` keyed by argument name: trees of numpy
 arrays, and Python floats for ``number`` arguments) against its problem's Constraints section. Each helper
-returns a list of violations, each naming the path it concerns, e.g. ``grads["w"]: 4 dimensions, at most 3
-allowed``, so a validator is a few lines of ``errors += helper(...)``.
+returns a list of violations, each ``"<path>: <reason>"`` where the path names the argument and the place
+in it, e.g. ``grads["w"]: 4 dimensions, at most 3 allowed``, so a validator is a few lines of
+``errors += helper(...)``, and ``split_violation`` turns a violation back into (path, reason) for the
+``InputError`` a custom Run input gets.
 
 Trees follow the Run-panel rule (``judge.pytree_json``): dicts (string keys, visited sorted like JAX) and
 lists are nodes, numpy arrays are leaves.
@@ -23,11 +25,16 @@ __all__ = [
     "check_dtype",
     "check_finite",
     "check_has_leaves",
+    "check_max_abs",
     "check_max_elements",
     "check_ndim",
     "check_number",
     "check_same_structure",
     "leaves_with_paths",
+    "longest_list",
+    "nesting_depth",
+    "split_violation",
+    "tree_signature",
 ]
 
 
@@ -93,6 +100,23 @@ def check_finite(tree: Any, root: str) -> list[str]:
             index = tuple(int(i) for i in np.unravel_index(int(np.argmin(finite)), array.shape))
             at = f"[{', '.join(map(str, index))}]" if index else ""
             errors.append(f"{path}{at}: non-finite value {float(array[index])!r}")
+    return errors
+
+
+def check_max_abs(tree: Any, root: str, limit: float) -> list[str]:
+    """Every element of every leaf has a magnitude of at most ``limit`` (the first offending element)."""
+    errors = []
+    for path, leaf in leaves_with_paths(tree, root):
+        array = _array(leaf)
+        if array is None or array.size == 0:
+            continue
+        magnitude = np.abs(array.astype(np.float64))
+        with np.errstate(invalid="ignore"):
+            over = ~(magnitude <= limit)
+        if over.any():
+            index = tuple(int(i) for i in np.unravel_index(int(np.argmax(over)), array.shape))
+            at = f"[{', '.join(map(str, index))}]" if index else ""
+            errors.append(f"{path}{at}: {float(array[index]):.6g} is larger in magnitude than {limit:g}")
     return errors
 
 
@@ -187,3 +211,60 @@ def _same(
             errors.append(f"{here}: shape {b.shape}, {there} has shape {a.shape}")
         return
     errors.append(f"{here}: {_describe(b)}, {there} is {_describe(a)}")
+
+
+# ------------------------------------------------------------------------------------- tree shape facts
+
+
+def tree_signature(tree: Any) -> tuple[Any, ...]:
+    """What a traced function can see of a converted tree: its containers (dict keys, list lengths) and
+    each leaf's shape and dtype, never a value. Two trees with equal signatures trace identically."""
+    if isinstance(tree, dict):
+        return ("dict", tuple((key, tree_signature(tree[key])) for key in sorted(tree)))
+    if isinstance(tree, list | tuple):
+        return ("list", tuple(tree_signature(item) for item in tree))
+    if isinstance(tree, np.ndarray):
+        return ("leaf", tree.shape, tree.dtype.name)
+    return ("value", type(tree).__name__)
+
+
+def longest_list(tree: Any) -> int:
+    """The most items of any list node in the tree (0 when it has none)."""
+    if isinstance(tree, dict):
+        return max((longest_list(v) for v in tree.values()), default=0)
+    if isinstance(tree, list | tuple):
+        return max([len(tree), *(longest_list(v) for v in tree)])
+    return 0
+
+
+def nesting_depth(tree: Any) -> int:
+    """Containers (dicts and lists) on the longest path from the root to a leaf: 0 for a bare array,
+    1 for ``{"w": array}``; an empty container counts as one level."""
+    if isinstance(tree, dict | list | tuple):
+        children = tree.values() if isinstance(tree, dict) else tree
+        return 1 + max((nesting_depth(v) for v in children), default=0)
+    return 0
+
+
+def split_violation(text: str) -> tuple[str, str]:
+    """``'grads["a: b"][0]: too big'`` -> ``('grads["a: b"][0]', 'too big')``: the first ``": "`` outside
+    brackets and quotes ends the path. Text without one is all reason, with the path ``"args"``."""
+    depth = 0
+    quoted = escaped = False
+    for i, char in enumerate(text):
+        if quoted:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                quoted = False
+        elif char == '"':
+            quoted = True
+        elif char == "[":
+            depth += 1
+        elif char == "]":
+            depth = max(0, depth - 1)
+        elif char == ":" and depth == 0 and text[i + 1 : i + 2] == " ":
+            return text[:i], text[i + 2 :]
+    return "args", text

@@ -10,12 +10,15 @@ import time
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from judge.grader import assemble
 from sandbox.backends import BACKENDS, get_backend
-from sandbox.base import Backend
+from sandbox.base import Backend, Pair
 from sandbox.errors import SandboxError
 from sandbox.limits import SandboxLimits
-from sandbox.monitor import run_job
-from sandbox.protocol import ProtocolError, decode_tree, encode_tree
+from sandbox.monitor import CasePlan, SessionJob, SigPlan, run_session
+from sandbox.protocol import ProtocolError
+from sandbox.slots import SELF_TEST_SLOTS, SLOTS
+from sandbox.tree import split_input
 
 SELF_TEST_CODE = """
 import jax
@@ -26,6 +29,8 @@ def self_test(tree, scale):
     return jax.tree.map(lambda leaf: (leaf.astype(jnp.float32) * scale).astype(leaf.dtype), tree)
 """
 _SELF_TEST_LIMITS = SandboxLimits(case_time_s=30.0, wall_time_s=60.0, startup_time_s=60.0)
+#: A slot in the top range kept for self-tests (the backend moves on if another process holds it).
+_SELF_TEST_SLOT = SLOTS - 2 * SELF_TEST_SLOTS
 
 
 class ProtectionStatus(BaseModel):
@@ -67,32 +72,55 @@ class DoctorReport(BaseModel):
 
 
 def self_test(backend: Backend) -> SelfTest:
-    """Grade a tiny known submission through the backend and check its result on this side."""
+    """Grade a tiny known submission through the backend (a tracer and an executor) and check its result
+    on this side."""
     started = time.monotonic()
     tree = {"w": np.array([1.5, -2.0], np.float32), "b": np.array(0.25, np.float32)}
-    job = {
-        "type": "job",
-        "code": SELF_TEST_CODE,
-        "function": "self_test",
-        "args": [{"name": "tree", "kind": "pytree", "traced": True}, {"name": "scale", "kind": "number"}],
-        "cases": [{"args": [encode_tree(tree), {"number": 2.0}]}],
-        "check_inputs_unchanged": True,
-        "forbid_host_callbacks": True,
-        "max_output_bytes": 1 << 20,
-    }
+    node, leaves = split_input(tree)
+    leaves.append(np.asarray(2.0, np.float32))
+    sig = SigPlan(
+        0,
+        [{"tree": node}, {"number": True}],
+        [{"dtype": x.dtype.name, "shape": list(x.shape)} for x in leaves],
+        secret=False,
+    )
+    job = SessionJob(
+        code=SELF_TEST_CODE,
+        function="self_test",
+        args=[
+            {"name": "tree", "kind": "pytree", "traced": True},
+            {"name": "scale", "kind": "number", "traced": True},
+        ],
+        sigs=[sig],
+        cases=[CasePlan(0, 0, leaves, secret=True, name="self-test")],
+        check_inputs_unchanged=True,
+        max_output_bytes=1 << 20,
+        retrace_case=0,
+    )
     try:
-        raw = run_job(backend.start(_SELF_TEST_LIMITS), job, _SELF_TEST_LIMITS)
+        # The warm pool's path: a tracer forked from the backend's zygote, and an executor.
+        tracer = backend.fork_tracer(_SELF_TEST_LIMITS, _SELF_TEST_SLOT)
+        pair = Pair(tracer, backend.start_executor(_SELF_TEST_LIMITS, _SELF_TEST_SLOT))
     except SandboxError as exc:
-        return SelfTest(ok=False, message=f"the worker did not start: {exc}", elapsed_ms=_since(started))
-    results = [m for m in raw.messages if m.get("type") == "case_result"]
-    if not results or results[0].get("status") != "ok":
-        detail = results[0].get("message") if results else f"no result (exit code {raw.returncode})"
+        backend.close()
+        return SelfTest(ok=False, message=f"the workers did not start: {exc}", elapsed_ms=_since(started))
+    try:
+        raw = run_session(pair, job, _SELF_TEST_LIMITS)
+    except SandboxError as exc:
+        return SelfTest(ok=False, message=f"the workers did not start: {exc}", elapsed_ms=_since(started))
+    finally:
+        pair.close()
+        backend.close()
+    run = raw.runs.get(0)
+    program = raw.programs.get(0)
+    if run is None or run.outputs is None or program is None:
+        why = raw.stop or (program.failure if program else None) or (run.error if run else None)
         output = raw.output.decode(errors="replace")[-500:]
         return SelfTest(
-            ok=False, message=f"self-test failed: {detail} {output}".strip(), elapsed_ms=_since(started)
+            ok=False, message=f"self-test failed: {why} {output}".strip(), elapsed_ms=_since(started)
         )
     try:
-        got = decode_tree(results[0]["output"])
+        got = assemble(program.skeleton, run.outputs, 1 << 20)
     except ProtocolError as exc:
         return SelfTest(ok=False, message=f"self-test output is malformed: {exc}", elapsed_ms=_since(started))
     want = {k: v * 2 for k, v in tree.items()}
@@ -102,7 +130,17 @@ def self_test(backend: Backend) -> SelfTest:
         and all(np.array_equal(got[k], want[k]) for k in want)
     ):
         return SelfTest(ok=False, message=f"self-test returned {got!r}", elapsed_ms=_since(started))
-    return SelfTest(ok=True, message="a known submission was graded correctly", elapsed_ms=_since(started))
+    if raw.retrace_run is None or not raw.executor_healthy:
+        return SelfTest(
+            ok=False,
+            message="self-test: the re-trace or the executor's end of job is missing",
+            elapsed_ms=_since(started),
+        )
+    return SelfTest(
+        ok=True,
+        message="a known submission was traced, compiled, run and graded correctly",
+        elapsed_ms=_since(started),
+    )
 
 
 def _since(started: float) -> float:
@@ -110,6 +148,7 @@ def _since(started: float) -> float:
 
 
 def diagnose(backend: Backend) -> DoctorReport:
+    """The report for ``backend``: its protections and a self-test through it."""
     return DoctorReport(
         backend=backend.name,
         insecure=backend.insecure,

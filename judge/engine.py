@@ -1,14 +1,15 @@
 """The grading engine as one object: what the CLI, the REST service and grading workers all call.
 
-    engine = Engine(backend, workers=2)          # starts warm sandboxed workers in the background
+    engine = Engine(backend, workers=2)          # warm tracers (forked) and executors, in the background
     engine.wait_ready(60)                        # optional: block until the pool is full
     result = engine.grade(problem, code)         # Submit: every public and hidden case
     result = engine.run(problem, code)           # Run: the public examples
     result = engine.run(problem, code, {"grads": {...}, "max_norm": 1.0})   # Run: one custom case
     engine.close()
 
-``on_case`` (optional) is called with each case's result, in case order, as soon as it is known, so a
-caller can stream progress; hidden cases carry verdict and message only, exactly as in the final result.
+``on_case`` (optional) is called with each case's result, in case order, as soon as it is known (while the
+grading runs, from the grading thread), so a caller can stream progress; hidden cases carry verdict and
+message only, exactly as in the final result.
 Bad custom inputs raise ``judge.errors.InputError`` naming the argument and JSON path, before any sandbox
 work. Every other failure of user code is a verdict inside the result; the judge's own failures raise
 ``JudgeError`` or ``SandboxError``.
@@ -22,34 +23,38 @@ from typing import Any
 from judge.grader import grade
 from judge.problems import Problem
 from judge.results import CaseResult, GradeResult
-from sandbox.base import Backend, Worker
+from sandbox.base import Backend, Pair
 from sandbox.limits import SandboxLimits
-from sandbox.pool import WorkerPool
+from sandbox.pool import GradingPool
 
 CaseCallback = Callable[[CaseResult], None]
 
-#: Seconds ``grade``/``run`` wait for a warm worker before they fail with the pool's last start error.
+#: Seconds ``grade``/``run`` wait for a warm pair before they fail with the pool's last start error.
 ACQUIRE_TIMEOUT_S = 60.0
 
 
 class Engine:
-    """Grades through one warm pool of sandboxed workers. Thread-safe; one instance per process."""
+    """Grades through one warm pool of tracer + executor pairs. Thread-safe; one instance per process.
+
+    ``workers`` pairs are kept warm (default: the CPU count); a caller that wants capacity reserved for Run
+    builds its engine with more workers than it lets submissions use at once.
+    """
 
     def __init__(self, backend: Backend, *, workers: int | None = None, slot_base: int = 0) -> None:
         self.backend = backend
-        self.pool = WorkerPool(backend, SandboxLimits(), size=workers, slot_base=slot_base)
+        self.pool = GradingPool(backend, SandboxLimits(), size=workers, slot_base=slot_base)
 
     @property
     def size(self) -> int:
         """How many gradings can run at once without waiting for a worker to start."""
         return self.pool.size
 
-    def _source(self, limits: SandboxLimits) -> Worker:
+    def _source(self, limits: SandboxLimits) -> Pair:
         return self.pool.acquire(ACQUIRE_TIMEOUT_S, limits=limits)
 
     def grade(self, problem: Problem, code: str, *, on_case: CaseCallback | None = None) -> GradeResult:
         """Submit: grade ``code`` on every public and hidden case of ``problem``."""
-        return _notify(grade(problem, code, self._source), on_case)
+        return grade(problem, code, self._source, on_case=on_case)
 
     def run(
         self,
@@ -65,19 +70,17 @@ class Engine:
         problem's constraints.
         """
         if inputs is None:
-            result = grade(problem, code, self._source, cases=problem.public_cases)
-        else:
-            custom = problem.custom_case(dict(inputs))
-            result = grade(problem, code, self._source, cases=(), custom=(custom,))
-        return _notify(result, on_case)
+            return grade(problem, code, self._source, cases=problem.public_cases, on_case=on_case)
+        custom = problem.custom_case(dict(inputs))
+        return grade(problem, code, self._source, cases=(), custom=(custom,), on_case=on_case)
 
     def readiness(self) -> str | None:
-        """None when a grading can start now (a warm worker is ready), else why not."""
+        """None when a grading can start now (a warm tracer and a warm executor are ready), else why not."""
         stats = self.pool.stats()
         if stats["idle"]:
             return None
         error = stats["last_error"]
-        return f"no warm sandbox worker is ready ({error})" if error else "warm sandbox workers are starting"
+        return f"no warm sandbox pair is ready ({error})" if error else "warm sandbox workers are starting"
 
     def wait_ready(self, timeout: float) -> bool:
         return self.pool.wait_full(timeout)
@@ -86,18 +89,12 @@ class Engine:
         return self.pool.stats()
 
     def close(self) -> None:
+        """Kill every worker and the backend's zygote. Idempotent."""
         self.pool.close()
+        self.backend.close()
 
     def __enter__(self) -> Engine:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _notify(result: GradeResult, on_case: CaseCallback | None) -> GradeResult:
-    # The grader reports a whole run at once today; callers already receive cases in order.
-    if on_case is not None:
-        for case in result.cases:
-            on_case(case)
-    return result

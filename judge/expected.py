@@ -1,8 +1,10 @@
 """Expected outputs: the reference solution run under ``jax.jit`` on the trusted side, cached on disk.
 
 The reference is repository code, so it runs in the judge's own process where user code cannot reach it.
-Results are cached per (reference source, case inputs, JAX version) as wire-encoded trees (data, never
-pickle), so a grade usually needs no JAX at all on this side. A reference that raises is the judge's
+Results are cached per (reference source, case inputs, JAX version) as wire-encoded trees (one frame of
+data, never pickle), so a grade usually needs no JAX at all on this side. The reference's output goes through
+``sandbox.tree.to_host``, the same container rule as the user's (a NamedTuple reads as a tuple). A
+reference that raises is the judge's
 fault: the case is graded ``internal_error`` (``ReferenceFailure``), never blamed on the user.
 """
 
@@ -24,7 +26,7 @@ from typing import Any
 from judge.errors import ReferenceFailure
 from judge.problems import REPO_ROOT, Case, Problem
 from sandbox.command import FAST_COMPILE_XLA_FLAGS
-from sandbox.protocol import ProtocolError, decode_tree, encode_tree
+from sandbox.protocol import ProtocolError, dumps_tree, loads_tree
 from sandbox.tree import to_host as tree_to_host
 
 _LOCK = threading.Lock()
@@ -85,11 +87,11 @@ def to_host(tree: Any) -> Any:
     """JAX output -> plain containers with numpy leaves (the same conversion the sandbox applies)."""
     import jax
 
-    return tree_to_host(
-        tree,
-        lambda x: hasattr(x, "shape") and hasattr(x, "dtype"),
-        lambda x: jax.tree_util.tree_leaves(x, is_leaf=lambda y: y is not x),
-    )
+    def children(x: Any) -> list[Any] | None:
+        flat, treedef = jax.tree_util.tree_flatten(x, is_leaf=lambda y: y is not x)
+        return None if jax.tree_util.treedef_is_leaf(treedef) else list(flat)
+
+    return tree_to_host(tree, lambda x: hasattr(x, "shape") and hasattr(x, "dtype"), children)
 
 
 def _import_jax() -> ModuleType:
@@ -135,11 +137,11 @@ def reference_outputs(problem: Problem, cases: Sequence[Case]) -> list[Any]:
 def expected_outputs(problem: Problem, cases: Sequence[Case]) -> list[Any | ReferenceFailure]:
     """Expected output per case, from the cache or computed and cached; a ReferenceFailure where it failed."""
     directory = cache_dir() / problem.slug
-    files = [directory / f"{case_key(problem, case)}.json" for case in cases]
+    files = [directory / f"{case_key(problem, case)}.frame" for case in cases]
     results: list[Any] = [_MISSING] * len(cases)
     for i, file in enumerate(files):
         with contextlib.suppress(OSError, ValueError, ProtocolError):  # absent or damaged: recompute it
-            results[i] = decode_tree(json.loads(file.read_text()))
+            results[i] = loads_tree(file.read_bytes())
     missing = [i for i, r in enumerate(results) if r is _MISSING]
     if missing:
         with _LOCK:
@@ -156,5 +158,5 @@ def _store(file: Path, output: Any) -> None:
     with contextlib.suppress(OSError):
         file.parent.mkdir(parents=True, exist_ok=True)
         tmp = file.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(encode_tree(output)))
+        tmp.write_bytes(dumps_tree(output))
         tmp.replace(file)

@@ -1,46 +1,71 @@
-"""Grade a submission: send the case INPUTS to a sandboxed worker, compare what comes back on this side.
+"""Grade a submission: plan the session, run it on a tracer + executor pair, judge on this side.
 
-``grade`` does the I/O (start a worker, compute expected outputs while it boots, run the job);
-``interpret`` is a pure function from the raw run to verdicts, so every verdict rule is unit-testable
-without a sandbox.
+``grade`` does the I/O: get a pair, compute expected outputs while it may still be starting, build the plan
+(``build_session``: per distinct signature the ABSTRACT inputs for the tracer, per case the concrete leaves
+for the executor), run it, and stream each case's result in order as soon as it is known (``on_case``).
+``interpret`` is a pure function from the raw record to verdicts, so every verdict rule is unit-testable
+without a sandbox; the streaming uses the same function on the record so far.
+
+What comes from where: values and timings of outputs from the executor (it runs no user code); rules from
+the executor's summary of each program (``judge.rules``); the tracer's claims only for its own failures
+(trace errors, a mutation it saw), which can only hurt the submission that lies. Hidden cases show a
+verdict and a message composed here, without values: no run time (a program can loop a value-dependent
+number of times), no exact error ratio (``|got - expected| / tol`` with ``got = 0`` reveals ``|expected|``),
+only a coarse bucket; ``author=True`` (``judge check`` grading the author's own solutions) keeps
+``error_ratio`` and run times.
 """
 
 from __future__ import annotations
 
+import json
 import signal
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from judge.compare import Checker, bind
-from judge.errors import ReferenceFailure
+import numpy as np
+
+from judge.compare import Checker, CompareResult, bind
+from judge.errors import JudgeError, ReferenceFailure
 from judge.expected import expected_outputs
+from judge.hidden import hidden_message, ratio_bucket
 from judge.problems import Case, Problem
 from judge.pytree_json import format_value, pytree_to_json
 from judge.results import CaseResult, GradeResult, LeafValue, Visibility
+from judge.rules import ProgramSummary, Rule, broken_rule, rules_for
 from judge.verdicts import STOPS_RUN, Verdict, WrongAnswerReason
-from sandbox.base import Worker
+from sandbox.base import Pair
 from sandbox.limits import SandboxLimits
-from sandbox.monitor import RawRun, run_job
-from sandbox.protocol import ProtocolError, decode_tree, encode_tree
+from sandbox.monitor import (
+    CasePlan,
+    CaseReport,
+    ProgramReport,
+    RawRun,
+    SessionJob,
+    SigPlan,
+    Stop,
+    run_session,
+)
+from sandbox.protocol import ADVICE, ProtocolError, TreeLimits, decode_key
+from sandbox.tree import BadLeaf, OtherNode, split_input
 
-#: Starts (or hands out) a ready-to-be-ready worker for the given limits.
-WorkerSource = Callable[[SandboxLimits], Worker]
+#: Hands out a tracer + executor pair for the given limits (a pool's ``acquire``, or fresh ones).
+PairSource = Callable[[SandboxLimits], Pair]
+CaseCallback = Callable[[CaseResult], None]
 
 MAX_CODE_BYTES = 256 * 1024
-#: Verdicts the harness may report for a case; anything else from the channel is not trusted.
-_HARNESS_VERDICTS = frozenset(
-    {
-        Verdict.TRACE_ERROR,
-        Verdict.RUNTIME_ERROR,
-        Verdict.MEMORY_LIMIT_EXCEEDED,
-        Verdict.OUTPUT_LIMIT_EXCEEDED,
-        Verdict.WRONG_ANSWER,
-    }
+#: Verdicts the tracer may claim for its own failures; anything else from it is not trusted.
+_CLAIMABLE = frozenset(
+    {Verdict.TRACE_ERROR, Verdict.RUNTIME_ERROR, Verdict.MEMORY_LIMIT_EXCEEDED, Verdict.WRONG_ANSWER}
 )
 _LOAD_VERDICTS = frozenset({Verdict.COMPILE_ERROR, Verdict.RUNTIME_ERROR, Verdict.MEMORY_LIMIT_EXCEEDED})
+_CLAIMABLE_REASONS = frozenset({WrongAnswerReason.STRUCTURE, WrongAnswerReason.TYPE})
 _MEMORY_WORDS = ("bad_alloc", "Out of memory", "RESOURCE_EXHAUSTED", "MemoryError", "Cannot allocate memory")
+_STATE_ADVICE = (
+    "the function gave another result when called a second time (traced again through a fresh jax.jit): "
+    "it must not keep state across calls (globals, caches, counters)"
+)
 
 
 def sandbox_limits(problem: Problem) -> SandboxLimits:
@@ -55,81 +80,133 @@ def sandbox_limits(problem: Problem) -> SandboxLimits:
     )
 
 
-def build_job(problem: Problem, code: str, cases: Sequence[Case], max_output_bytes: int) -> dict[str, Any]:
-    """The job the sandbox receives: code, function, argument specs and case INPUTS, nothing secret."""
+# ------------------------------------------------------------------------------------------ the plan
+
+
+def build_session(
+    problem: Problem, code: str, cases: Sequence[Case], secret: Sequence[bool], max_output_bytes: int
+) -> SessionJob:
+    """The session plan: what the tracer may see (abstract signatures, public values) and the executor gets.
+
+    Signatures of non-secret cases get the lowest ids, so they are traced before anything secret; a
+    signature shared by a public and a hidden case counts as public (the public case shows it anyway).
+    """
     spec = problem.spec
-    return {
-        "type": "job",
-        "code": code,
-        "function": spec.function,
-        "args": [{"name": a.name, "kind": a.kind, "traced": a.traced} for a in spec.args],
-        "cases": [
-            {"args": [{"number": v} if isinstance(v, float) else encode_tree(v) for v in case.inputs]}
-            for case in cases
-        ],
-        "check_inputs_unchanged": "inputs_unchanged" in spec.compare.checks,
-        "forbid_host_callbacks": spec.compare.forbid_host_callbacks,
-        "max_output_bytes": max_output_bytes,
-    }
+    per_case: list[tuple[str, list[Any], list[np.ndarray[Any, Any]]]] = []
+    for case in cases:
+        args: list[Any] = []
+        leaves: list[np.ndarray[Any, Any]] = []
+        for arg, value in zip(spec.args, case.inputs, strict=True):
+            if arg.kind == "number":
+                if arg.traced:
+                    args.append({"number": True})
+                    leaves.append(np.asarray(value, np.float32))
+                else:
+                    args.append({"static": float(value)})
+            elif not arg.traced:
+                raise JudgeError(f"argument {arg.name!r}: a static pytree argument cannot be graded")
+            else:
+                node, tree_leaves = split_input(value)
+                args.append({"tree": node})
+                leaves.extend(tree_leaves)
+        per_case.append((json.dumps(args, sort_keys=True), args, leaves))
+    ids: dict[str, int] = {}
+    for public_first in (True, False):
+        for (key, _, _), is_secret in zip(per_case, secret, strict=True):
+            if is_secret != public_first and key not in ids:
+                ids[key] = len(ids)
+    sigs: dict[int, SigPlan] = {}
+    plans: list[CasePlan] = []
+    for index, ((key, args, leaves), is_secret, case) in enumerate(zip(per_case, secret, cases, strict=True)):
+        sig_id = ids[key]
+        shared_public = sigs.get(sig_id) is not None and not sigs[sig_id].secret
+        if sig_id not in sigs or (not is_secret and sigs[sig_id].secret):
+            sigs[sig_id] = SigPlan(
+                sig_id,
+                args,
+                [{"dtype": x.dtype.name, "shape": list(x.shape)} for x in leaves],
+                secret=is_secret and not shared_public,
+            )
+        plans.append(CasePlan(index, sig_id, leaves, is_secret, case.name))
+    return SessionJob(
+        code=code,
+        function=spec.function,
+        args=[{"name": a.name, "kind": a.kind, "traced": a.traced} for a in spec.args],
+        sigs=[sigs[i] for i in sorted(sigs)],
+        cases=plans,
+        check_inputs_unchanged="inputs_unchanged" in spec.compare.checks,
+        max_output_bytes=max_output_bytes,
+        retrace_case=len(plans) - 1 if plans else None,
+    )
+
+
+# ------------------------------------------------------------------------------------------ grading
 
 
 def grade(
     problem: Problem,
     code: str,
-    source: WorkerSource,
+    source: PairSource,
     *,
     cases: Sequence[Case] | None = None,
     custom: Sequence[Case] = (),
+    on_case: CaseCallback | None = None,
+    author: bool = False,
 ) -> GradeResult:
-    """Grade ``code`` on ``cases`` (default: every case of the problem) plus custom Run-panel cases."""
+    """Grade ``code`` on ``cases`` (default: every case of the problem) plus custom Run-panel cases.
+
+    ``on_case`` is called with each case's result, in case order, as soon as it is known (hidden cases with
+    verdict and message only, exactly as in the returned result). ``author``: keep measurements that are
+    only for a problem's author (hidden cases' error ratios and run times).
+    """
     started = time.monotonic()
     base = list(problem.cases if cases is None else cases)
     chosen = [*base, *custom]
     visibility: list[Visibility] = [c.definition.visibility for c in base] + ["custom"] * len(custom)
     limits = sandbox_limits(problem)
-    worker = source(limits)  # boots (imports JAX) while the expected outputs are read or computed
+    pair = source(limits)  # may still be starting (importing JAX) while the expected outputs are read
+    healthy = False
     try:
         expected = expected_outputs(problem, chosen)
-        job = build_job(problem, code, chosen, max_output_bytes=limits.max_frame_bytes // 2)
-        raw = run_job(worker, job, limits)
+        job = build_session(
+            problem,
+            code,
+            chosen,
+            [v == "hidden" for v in visibility],
+            max_output_bytes=limits.max_frame_bytes // 2,
+        )
+        judging = Judging(problem, chosen, visibility, expected, limits, job, author=author)
+        streamer = _Streamer(judging, on_case)
+        raw = run_session(pair, job, limits, progress=streamer.update)
+        healthy = raw.executor_healthy
     finally:
-        worker.close()
-    elapsed_ms = (time.monotonic() - started) * 1000
-    return interpret(
-        problem, chosen, visibility, expected, raw, limits, backend=worker.backend, elapsed_ms=elapsed_ms
-    )
+        pair.release(healthy)
+    result = judging.result(raw, backend=pair.backend, elapsed_ms=(time.monotonic() - started) * 1000)
+    streamer.finish(result)
+    return result
 
 
-@dataclass
-class _Context:
-    problem: Problem
-    checker: Checker
-    limits: SandboxLimits
-    raw: RawRun
+class _Streamer:
+    """Calls ``on_case`` for each case, in order, as soon as its result is final."""
 
+    def __init__(self, judging: Judging, on_case: CaseCallback | None) -> None:
+        self.judging = judging
+        self.on_case = on_case
+        self.sent = 0
 
-@dataclass
-class _Reported:
-    """What the harness said, sorted out: how loading went and each case's result message."""
+    def update(self, raw: RawRun) -> None:
+        if self.on_case is None:
+            return
+        for result in self.judging.cases(raw, final=False)[self.sent :]:
+            self.on_case(result)
+            self.sent += 1
 
-    load_error: tuple[Verdict, str] | None = None
-    loaded: bool = False
-    results: dict[int, dict[str, Any]] = field(default_factory=dict)
-
-
-def _reported(raw: RawRun, n_cases: int) -> _Reported:
-    out = _Reported()
-    for message in raw.messages:
-        kind = message.get("type")
-        if kind == "load_error" and out.load_error is None:
-            out.load_error = _load_error(message)
-        elif kind == "loaded":
-            out.loaded = True
-        elif kind == "case_result":
-            index = message.get("index")
-            if isinstance(index, int) and 0 <= index < n_cases and index not in out.results:
-                out.results[index] = message
-    return out
+    def finish(self, result: GradeResult) -> None:
+        if self.on_case is None:
+            return
+        for case in result.cases[self.sent :]:
+            self.on_case(case)
+        self.sent = len(result.cases)
 
 
 def interpret(
@@ -139,68 +216,486 @@ def interpret(
     expected: Sequence[Any],
     raw: RawRun,
     limits: SandboxLimits,
+    job: SessionJob,
     *,
     backend: str,
     elapsed_ms: float,
+    author: bool = False,
 ) -> GradeResult:
-    """Verdicts from what the worker reported. Pure: no I/O, no JAX."""
-    ctx = _Context(problem, bind(problem.spec.compare, problem.spec.output), limits, raw)
-    reported = _reported(raw, len(cases))
-    load_error = reported.load_error
-    if load_error is None and not reported.loaded:
-        load_error = _stopped(ctx, before_load=True)
-    stopped = load_error is not None
-    culprit = _culprit(raw, reported, len(cases))
-    case_results: list[CaseResult] = []
-    for i, case in enumerate(cases):
-        vis = visibility[i]
-        message = reported.results.get(i)
-        if stopped or (message is None and i != culprit):
-            result = _not_run(case, vis)
-        elif message is None:  # the run ended inside this case: a limit, a crash or an early exit
-            verdict, text = _stopped(ctx, before_load=False)
-            result = _shown(
-                case, vis, CaseResult(name=case.name, visibility=vis, verdict=verdict, message=text)
+    """Verdicts from what the tracer and the executor reported. Pure: no I/O, no JAX."""
+    judging = Judging(problem, cases, visibility, expected, limits, job, author=author)
+    return judging.result(raw, backend=backend, elapsed_ms=elapsed_ms)
+
+
+@dataclass
+class Judging:
+    """Everything the verdicts depend on besides the raw record."""
+
+    problem: Problem
+    case_list: Sequence[Case]
+    visibility: Sequence[Visibility]
+    expected: Sequence[Any]
+    limits: SandboxLimits
+    job: SessionJob
+    author: bool = False
+    checker: Checker = field(init=False)
+    rules: list[Rule] = field(init=False)
+    lines: list[str] = field(init=False)
+    _cache: dict[int, CaseResult] = field(default_factory=dict, init=False)
+
+    def __post_init__(self) -> None:
+        self.checker = bind(self.problem.spec.compare, self.problem.spec.output)
+        self.rules = rules_for(self.problem)
+        self.lines = self.job.code.removeprefix("\ufeff").splitlines()
+
+    # -------------------------------------------------------------------------------------- the result
+
+    def result(self, raw: RawRun, *, backend: str, elapsed_ms: float) -> GradeResult:
+        load_error = self._load_error(raw)
+        case_results = self.cases(raw, final=True)
+        verdict = load_error[0] if load_error else _first_failure(case_results)
+        summary = load_error[1] if load_error else ""
+        failing = next((c for c in case_results if c.verdict == verdict), None)
+        if not summary and failing is not None and verdict is not Verdict.ACCEPTED:
+            summary = f"case {failing.name}: {failing.message}"
+        stdout, truncated = _visible_output(raw)
+        return GradeResult(
+            problem=self.problem.slug,
+            verdict=verdict,
+            passed=sum(c.verdict is Verdict.ACCEPTED for c in case_results),
+            total=len(self.case_list),
+            message=summary,
+            cases=case_results,
+            stdout=stdout,
+            stdout_truncated=truncated,
+            backend=backend,
+            elapsed_ms=round(elapsed_ms, 1),
+        )
+
+    def cases(self, raw: RawRun, *, final: bool) -> list[CaseResult]:
+        """Case results in order; with ``final=False`` only the prefix whose outcome is already known."""
+        out: list[CaseResult] = []
+        if self._load_error(raw) is not None:
+            return (
+                [_not_run(c, v) for c, v in zip(self.case_list, self.visibility, strict=True)]
+                if final
+                else []
             )
-            stopped = True
-        else:
-            result = _case(ctx, case, vis, expected[i], message)
+        if raw.load is None and not final:
+            return []
+        stop = raw.stop
+        stopped = False
+        for i, case in enumerate(self.case_list):
+            vis = self.visibility[i]
+            if stopped:
+                out.append(_not_run(case, vis))
+                continue
+            known = self._known(raw, i)
+            if stop is not None and stop.case is not None and i >= stop.case and not known:
+                if i == stop.case:
+                    verdict, text = self._stopped(raw, stop)
+                    out.append(
+                        _shown(
+                            case,
+                            vis,
+                            CaseResult(name=case.name, visibility=vis, verdict=verdict, message=text),
+                        )
+                    )
+                    stopped = True
+                else:
+                    out.append(_not_run(case, vis))
+                continue
+            if not known:
+                if not final:
+                    break
+                out.append(_not_run(case, vis))
+                continue
+            result = self._cache.get(i)
+            if result is None:
+                result = self._case(raw, i)
+                if self._settled(raw, i):
+                    self._cache[i] = result
+            out.append(result)
             stopped = result.verdict in STOPS_RUN
-        case_results.append(result)
+        return out
 
-    verdict = load_error[0] if load_error else _first_failure(case_results)
-    summary = load_error[1] if load_error else ""
-    failing = next((c for c in case_results if c.verdict == verdict), None)
-    if not summary and failing is not None and verdict is not Verdict.ACCEPTED:
-        summary = f"case {failing.name}: {failing.message}"
-    stdout, truncated = _visible_output(raw, visibility)
-    return GradeResult(
-        problem=problem.slug,
-        verdict=verdict,
-        passed=sum(c.verdict is Verdict.ACCEPTED for c in case_results),
-        total=len(cases),
-        message=summary,
-        cases=case_results,
-        stdout=stdout,
-        stdout_truncated=truncated,
-        backend=backend,
-        elapsed_ms=round(elapsed_ms, 1),
-    )
+    def _known(self, raw: RawRun, i: int) -> bool:
+        """Case i's outcome is in: its program failed or was refused, or its run came back (and, for the
+        case used to re-trace, the re-trace's outcome too, unless the run is over)."""
+        plan = self.job.cases[i]
+        program = raw.programs.get(plan.sig)
+        if program is None:
+            return False
+        if program.failure is not None or program.refused is not None:
+            return True
+        if i not in raw.runs:
+            return False
+        return i != self.job.retrace_case or self._retrace_settled(raw)
+
+    def _settled(self, raw: RawRun, i: int) -> bool:
+        return i != self.job.retrace_case or self._retrace_settled(raw)
+
+    @staticmethod
+    def _retrace_settled(raw: RawRun) -> bool:
+        retrace = raw.retrace
+        if raw.retrace_run is not None:
+            return True
+        if retrace is not None and (retrace.failure is not None or retrace.refused is not None):
+            return True
+        return raw.executor_healthy or raw.stop is not None
+
+    # -------------------------------------------------------------------------------------- one case
+
+    def _case(self, raw: RawRun, i: int) -> CaseResult:
+        case, vis = self.case_list[i], self.visibility[i]
+        plan = self.job.cases[i]
+        program = raw.programs[plan.sig]
+        first_of_sig = self.job.first_case(plan.sig) == i
+        outcome = self._outcome(raw, i, program, vis)
+        compile_ms = None
+        if program.compiled is not None and first_of_sig:
+            # The tracer's own trace time is its claim: shown for public cases only.
+            traced = program.trace_ms or 0.0 if vis != "hidden" else 0.0
+            compile_ms = (program.compiled.get("compile_ms") or 0.0) + traced
+        elif program.compiled is not None:
+            compile_ms = 0.0
+        run = raw.runs.get(i)
+        show_run = vis != "hidden" or self.author
+        result = CaseResult(
+            name=case.name,
+            visibility=vis,
+            verdict=outcome.verdict,
+            reason=outcome.reason,
+            message=outcome.message,
+            compile_ms=round(compile_ms, 3) if compile_ms is not None else None,
+            run_ms=run.run_ms if run is not None and show_run else None,
+            error_ratio=outcome.error_ratio if show_run else None,
+        )
+        return _shown(case, vis, result, outcome.got, self.expected[i])
+
+    def _outcome(self, raw: RawRun, i: int, program: ProgramReport, vis: Visibility) -> _Outcome:
+        """The verdict of one case whose outcome is known. Never raises: a crashing checker is ours."""
+        hidden = vis == "hidden"
+        expected = self.expected[i]
+        if isinstance(expected, ReferenceFailure):
+            return _Outcome(
+                Verdict.INTERNAL_ERROR, f"the judge could not compute the expected output: {expected}"
+            )
+        if program.failure is not None:
+            return self._claim(program.failure, hidden)
+        if program.refused is not None:
+            return self._refused(program.refused)
+        rule = broken_rule(
+            self.rules, ProgramSummary.from_wire(program.compiled and program.compiled.get("summary"))
+        )
+        if rule is not None:
+            return _Outcome(Verdict.WRONG_ANSWER, rule, WrongAnswerReason.RULE)
+        run = raw.runs[i]
+        got_or_failure = self._output(program, run, hidden)
+        if isinstance(got_or_failure, _Outcome):
+            return got_or_failure
+        got = got_or_failure
+        try:
+            compared = self.checker(expected, got, reveal=True)
+        except Exception as exc:
+            return _Outcome(Verdict.INTERNAL_ERROR, f"the checker failed: {type(exc).__name__}: {exc}")
+        if not compared.ok:
+            text = hidden_message(compared) if hidden else compared.message
+            return _Outcome(Verdict.WRONG_ANSWER, text, compared.reason, compared.max_error_ratio, got)
+        if program.mutation is not None:
+            text = (
+                f"{program.mutation}: leave the inputs and their containers unchanged and build new dicts "
+                "and "
+                "lists for the result"
+            )
+            return _Outcome(
+                Verdict.WRONG_ANSWER, text, WrongAnswerReason.MUTATION, compared.max_error_ratio, got
+            )
+        if i == self.job.retrace_case:
+            state = self._retrace(raw, got, hidden)
+            if state is not None:
+                return _Outcome(state.verdict, state.message, state.reason, compared.max_error_ratio, got)
+        message = (
+            compared.message
+            if not hidden
+            else f"matches the expected output ({ratio_bucket(compared.max_error_ratio)})"
+        )
+        return _Outcome(Verdict.ACCEPTED, message, None, compared.max_error_ratio, got)
+
+    def _output(self, program: ProgramReport, run: CaseReport, hidden: bool) -> Any:
+        """The host output tree of a run, or the outcome that it failed."""
+        if run.error is not None:
+            if run.error.get("kind") == "memory":
+                return _Outcome(
+                    Verdict.MEMORY_LIMIT_EXCEEDED,
+                    f"used more than the {self.limits.memory_mb} MiB memory limit",
+                )
+            detail = "" if hidden else f": {run.error.get('message', '')}"
+            return _Outcome(Verdict.RUNTIME_ERROR, f"the compiled program failed while running{detail}")
+        try:
+            got = assemble(program.skeleton, run.outputs or [], self.job.max_output_bytes)
+        except ProtocolError as exc:
+            return _Outcome(Verdict.RUNTIME_ERROR, f"the output could not be read: {exc}")
+        bad = _bad_leaf(got)
+        if bad is not None:
+            return _Outcome(
+                Verdict.WRONG_ANSWER,
+                f"the function returned a {bad} where every leaf must be a JAX array",
+                WrongAnswerReason.TYPE,
+            )
+        return got
+
+    def _retrace(self, raw: RawRun, first: Any, hidden: bool) -> _Outcome | None:
+        """Compare the re-traced program's result with the first one; None when they agree."""
+        retrace = raw.retrace
+        if retrace is None:
+            return None
+        if retrace.failure is not None:
+            claim = self._claim(retrace.failure, hidden)
+            return _Outcome(
+                claim.verdict, f"tracing the function a second time failed: {claim.message}", claim.reason
+            )
+        if retrace.refused is not None:
+            return self._refused(retrace.refused)
+        run = raw.retrace_run
+        if run is None or run.same_program:
+            return None
+        second = self._output(retrace, run, hidden)
+        if isinstance(second, _Outcome):
+            return _Outcome(second.verdict, f"the second call failed: {second.message}", second.reason)
+        try:
+            compared = self.checker(first, second, reveal=True)
+        except Exception:
+            compared = CompareResult(
+                False, WrongAnswerReason.STRUCTURE, None, "the two results differ", float("inf")
+            )
+        if compared.ok:
+            return None
+        detail = hidden_message(compared) if hidden else compared.message
+        return _Outcome(Verdict.WRONG_ANSWER, f"{_STATE_ADVICE} ({detail})", WrongAnswerReason.STATE)
+
+    # -------------------------------------------------------------------------------------- claims
+
+    def _claim(self, failure: dict[str, Any], hidden: bool) -> _Outcome:
+        """A failure the tracer reports for its own case: trusted only within the claimable verdicts, and
+        for hidden cases shown only as data composed here (line, its own copy of the line, advice)."""
+        try:
+            verdict = Verdict(str(failure.get("verdict")))
+        except ValueError:
+            verdict = Verdict.RUNTIME_ERROR
+        if verdict not in _CLAIMABLE:
+            verdict = Verdict.RUNTIME_ERROR
+        reason = None
+        if verdict is Verdict.WRONG_ANSWER:
+            try:
+                reason = WrongAnswerReason(str(failure.get("reason")))
+            except ValueError:
+                reason = WrongAnswerReason.TYPE
+            if reason not in _CLAIMABLE_REASONS:
+                reason = WrongAnswerReason.TYPE
+        if not hidden:
+            return _Outcome(verdict, str(failure.get("message", ""))[:4000], reason)
+        return _Outcome(verdict, self._composed(failure), reason)
+
+    def _composed(self, failure: dict[str, Any]) -> str:
+        line = failure.get("line")
+        where = ""
+        if isinstance(line, int) and not isinstance(line, bool) and 1 <= line <= len(self.lines):
+            text = self.lines[line - 1].strip()[:200]
+            where = f"line {line}: `{text}`\n" if text else f"line {line}\n"
+        advice = failure.get("advice")
+        if isinstance(advice, str) and advice in ADVICE:
+            return where + ADVICE[advice]
+        error = failure.get("error")
+        name = (
+            error if isinstance(error, str) and error.isidentifier() and len(error) <= 60 else "an exception"
+        )
+        return f"{where}{name} was raised (details are not shown for hidden cases)"
+
+    def _refused(self, refused: dict[str, Any]) -> _Outcome:
+        """The executor would not compile the program: a rule, a leaked tracer, the output cap, or junk."""
+        kind = refused.get("kind")
+        message = str(refused.get("message", ""))[:500]
+        if kind in ("host_callback", "custom_call", "op"):
+            summary = ProgramSummary.from_wire(refused.get("summary"))
+            text = broken_rule(self.rules, summary) or f"{message}: this problem needs a pure JAX computation"
+            return _Outcome(Verdict.WRONG_ANSWER, text, WrongAnswerReason.RULE)
+        if kind == "extra_inputs":
+            return _Outcome(Verdict.TRACE_ERROR, f"{ADVICE['leak']} ({message})")
+        if kind == "output_limit":
+            return _Outcome(
+                Verdict.OUTPUT_LIMIT_EXCEEDED,
+                f"{message}, more than the {self.job.max_output_bytes}-byte limit",
+            )
+        return _Outcome(Verdict.RUNTIME_ERROR, f"the program could not be compiled: {message}")
+
+    # -------------------------------------------------------------------------------------- stops
+
+    def _load_error(self, raw: RawRun) -> tuple[Verdict, str] | None:
+        if raw.load is not None and raw.load.get("type") == "load_error":
+            try:
+                verdict = Verdict(str(raw.load.get("verdict")))
+            except ValueError:
+                verdict = Verdict.RUNTIME_ERROR
+            return (verdict if verdict in _LOAD_VERDICTS else Verdict.RUNTIME_ERROR), str(
+                raw.load.get("message", "")
+            )
+        if raw.load is None and raw.stop is not None:
+            return self._stopped(raw, raw.stop)
+        return None
+
+    def _stopped(self, raw: RawRun, stop: Stop) -> tuple[Verdict, str]:
+        """Why the run stopped without a result for the case it is charged to."""
+        limits = self.limits
+        phase = {
+            "load": "while loading the code",
+            "trace": "while tracing the function",
+            "print": "while running the function on the public cases to show its jax.debug output",
+            "retrace": "while tracing the function a second time",
+            "compile": "while compiling the program",
+            "run": "while running the compiled program",
+        }.get(stop.phase, "before returning a result for this case")
+        if stop.protocol_error is not None:
+            who = "the process that runs your code" if stop.party == "tracer" else "the program's execution"
+            return Verdict.RUNTIME_ERROR, (
+                f"{who} sent malformed data on the judge's result channel "
+                f"({stop.protocol_error[:300]}) {phase}"
+            )
+        if stop.timeout == "wall":
+            return (
+                Verdict.TIME_LIMIT_EXCEEDED,
+                f"the submission used up its total time limit of {limits.wall_time_s:g} s",
+            )
+        if stop.timeout == "case":
+            if stop.phase == "load":
+                return Verdict.TIME_LIMIT_EXCEEDED, (
+                    f"loading the code took longer than the {limits.case_time_s:g} s limit; no case was run"
+                )
+            return Verdict.TIME_LIMIT_EXCEEDED, (
+                f"took longer than the {limits.case_time_s:g} s limit for one case {phase}; "
+                "the remaining cases "
+                "were not run"
+            )
+        rc = stop.returncode
+        sig = _signal_of(rc)
+        if stop.oom_killed or (
+            sig is not None and any(w in raw.output.decode(errors="replace") for w in _MEMORY_WORDS)
+        ):
+            return (
+                Verdict.MEMORY_LIMIT_EXCEEDED,
+                f"used more than the {limits.memory_mb} MiB memory limit {phase}",
+            )
+        if sig in (signal.SIGXCPU, signal.SIGKILL):
+            # Our own kills are reported as timeouts above; the kernel sends SIGXCPU at the CPU rlimit and
+            # SIGKILL at its hard limit.
+            return (
+                Verdict.TIME_LIMIT_EXCEEDED,
+                f"used more than the {limits.cpu_time_s:g} s CPU time limit {phase}",
+            )
+        if stop.party == "executor":
+            what = f"signal {sig.name}" if sig is not None else f"exit code {rc}"
+            return Verdict.RUNTIME_ERROR, f"the compiled program crashed ({what}) {phase}"
+        if sig is not None:
+            return Verdict.RUNTIME_ERROR, f"the process was killed by signal {sig.name} {phase}"
+        return Verdict.RUNTIME_ERROR, (
+            f"the process exited (code {rc}) {phase}; do not call sys.exit(), os._exit() or exit the "
+            "interpreter"
+        )
 
 
-def _culprit(raw: RawRun, reported: _Reported, n_cases: int) -> int | None:
-    """The case a stop is charged to: the one whose user code was being traced ahead when the process
-    died (an exit, a crash, a memory kill), else the first case without a result (timeouts included:
-    the clock runs on the case being reported)."""
-    tracing = raw.tracing_case
-    if (
-        raw.timeout is None
-        and tracing is not None
-        and 0 <= tracing < n_cases
-        and tracing not in reported.results
-    ):
-        return tracing
-    return next((i for i in range(n_cases) if i not in reported.results), None)
+@dataclass(frozen=True)
+class _Outcome:
+    verdict: Verdict
+    message: str
+    reason: WrongAnswerReason | None = None
+    error_ratio: float | None = None
+    got: Any = None
+
+
+# ------------------------------------------------------------------------------------------ outputs
+
+
+def assemble(skeleton: Any, outputs: Sequence[np.ndarray[Any, Any]], max_bytes: int) -> Any:
+    """The tracer's output skeleton with the executor's output leaves in place: a host tree for the checker.
+
+    The skeleton is untrusted (it only arranges outputs the executor computed, so lying hurts the liar):
+    each ``{"out": i}`` must use a distinct existing output, every output must be used, and the usual tree
+    limits (depth, size) apply. Raises ProtocolError.
+    """
+    limits = TreeLimits(max_leaves=100_000, max_bytes=max_bytes)
+    used: set[int] = set()
+
+    def build(node: Any, depth: int) -> Any:
+        if depth > limits.max_depth:
+            raise ProtocolError(f"the output is nested deeper than {limits.max_depth}")
+        if not isinstance(node, dict) or len(node) != 1:
+            raise ProtocolError("output node is not a one-key object")
+        ((tag, body),) = node.items()
+        if tag == "out":
+            if (
+                not isinstance(body, int)
+                or isinstance(body, bool)
+                or not 0 <= body < len(outputs)
+                or body in used
+            ):
+                raise ProtocolError("output leaf index is out of range or repeated")
+            used.add(body)
+            return outputs[body]
+        if tag == "dict":
+            if not isinstance(body, list):
+                raise ProtocolError("dict node body is not a list")
+            out: dict[Any, Any] = {}
+            for item in body:
+                if not isinstance(item, list) or len(item) != 2:
+                    raise ProtocolError("dict item is not a pair")
+                key = decode_key(item[0])
+                if key in out:
+                    raise ProtocolError(f"dict key {str(key)[:60]!r} repeats")
+                out[key] = build(item[1], depth + 1)
+            return out
+        if tag in ("list", "tuple"):
+            if not isinstance(body, list):
+                raise ProtocolError(f"{tag} node body is not a list")
+            children = [build(c, depth + 1) for c in body]
+            return children if tag == "list" else tuple(children)
+        if tag == "none":
+            return None
+        if tag == "node":
+            if (
+                not isinstance(body, dict)
+                or not isinstance(body.get("type"), str)
+                or not isinstance(body.get("children"), list)
+            ):
+                raise ProtocolError("node body is malformed")
+            return OtherNode(body["type"][:200], tuple(build(c, depth + 1) for c in body["children"]))
+        if tag == "bad":
+            return BadLeaf(str(body)[:100])
+        raise ProtocolError(f"unknown output node {str(tag)[:40]!r}")
+
+    tree = build(skeleton, 0)
+    if len(used) != len(outputs):
+        raise ProtocolError(
+            f"the program has {len(outputs)} outputs, the output structure places {len(used)}"
+        )
+    return tree
+
+
+def _bad_leaf(tree: Any) -> str | None:
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, BadLeaf):
+            return node.type_name
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list | tuple):
+            stack.extend(node)
+        elif isinstance(node, OtherNode):
+            stack.extend(node.children)
+    return None
+
+
+# ------------------------------------------------------------------------------------------ helpers
 
 
 def _first_failure(cases: Sequence[CaseResult]) -> Verdict:
@@ -210,65 +705,8 @@ def _first_failure(cases: Sequence[CaseResult]) -> Verdict:
     return Verdict.ACCEPTED
 
 
-def _claimed(message: dict[str, Any], allowed: frozenset[Verdict]) -> tuple[Verdict, str]:
-    """The verdict and message the harness reports, trusted only within ``allowed`` (else runtime_error)."""
-    try:
-        verdict = Verdict(str(message.get("verdict")))
-    except ValueError:
-        verdict = Verdict.RUNTIME_ERROR
-    return (verdict if verdict in allowed else Verdict.RUNTIME_ERROR), str(message.get("message", ""))[:4000]
-
-
-def _load_error(message: dict[str, Any]) -> tuple[Verdict, str]:
-    return _claimed(message, _LOAD_VERDICTS)
-
-
-def _stopped(ctx: _Context, *, before_load: bool) -> tuple[Verdict, str]:
-    """Why the worker stopped without a result (a limit, a crash, an early exit)."""
-    raw, limits = ctx.raw, ctx.limits
-    phase = "while loading the code" if before_load else "before returning a result for this case"
-    if raw.timeout == "case" and before_load:
-        return Verdict.TIME_LIMIT_EXCEEDED, (
-            f"loading the code took longer than the {limits.case_time_s:g} s limit; no case was run"
-        )
-    if raw.timeout == "case":
-        return Verdict.TIME_LIMIT_EXCEEDED, (
-            f"took longer than the {limits.case_time_s:g} s limit for one case (tracing and compiling "
-            "included); the remaining cases were not run"
-        )
-    if raw.timeout == "wall":
-        return (
-            Verdict.TIME_LIMIT_EXCEEDED,
-            f"the submission used up its total time limit of {limits.wall_time_s:g} s",
-        )
-    rc = raw.returncode
-    output = raw.output.decode(errors="replace")
-    if raw.oom_killed or (_signal_of(rc) is not None and any(w in output for w in _MEMORY_WORDS)):
-        return (
-            Verdict.MEMORY_LIMIT_EXCEEDED,
-            f"used more than the {limits.memory_mb} MiB memory limit {phase}",
-        )
-    sig = _signal_of(rc)
-    if sig in (signal.SIGXCPU, signal.SIGKILL):
-        # Our own kills are reported as timeouts above; the kernel sends SIGXCPU at the CPU rlimit
-        # and SIGKILL at its hard limit.
-        return (
-            Verdict.TIME_LIMIT_EXCEEDED,
-            f"used more than the {limits.cpu_time_s:g} s CPU time limit {phase}",
-        )
-    if raw.protocol_error:
-        return Verdict.RUNTIME_ERROR, (
-            f"the process sent malformed data on the judge's result channel ({raw.protocol_error}) {phase}"
-        )
-    if sig is not None:
-        return Verdict.RUNTIME_ERROR, f"the process was killed by signal {sig.name} {phase}"
-    return Verdict.RUNTIME_ERROR, (
-        f"the process exited (code {rc}) {phase}; do not call sys.exit(), os._exit() or exit the interpreter"
-    )
-
-
 def _signal_of(rc: int | None) -> signal.Signals | None:
-    """The signal that ended the worker: negative return codes, or 128+N from a wrapper such as bwrap."""
+    """The signal that ended a process: negative return codes, or 128+N from a wrapper such as bwrap."""
     if rc is None or rc == 0:
         return None
     number = -rc if rc < 0 else rc - 128 if rc > 128 else 0
@@ -286,61 +724,6 @@ def _value(tree: Any) -> LeafValue:
     return LeafValue(json_value=pytree_to_json(tree), text=format_value(tree))
 
 
-@dataclass(frozen=True)
-class _Outcome:
-    verdict: Verdict
-    message: str
-    reason: WrongAnswerReason | None = None
-    error_ratio: float | None = None
-    got: Any = None
-
-
-def _outcome(ctx: _Context, vis: Visibility, expected: Any, message: dict[str, Any]) -> _Outcome:
-    """The verdict of one reported case. Never raises: a crashing checker is the judge's fault."""
-    if isinstance(expected, ReferenceFailure):
-        return _Outcome(
-            Verdict.INTERNAL_ERROR, f"the judge could not compute the expected output: {expected}"
-        )
-    if message.get("status") == "error":
-        verdict, text = _claimed(message, _HARNESS_VERDICTS)
-        return _Outcome(verdict, text, WrongAnswerReason.TYPE if verdict is Verdict.WRONG_ANSWER else None)
-    try:
-        got = decode_tree(message.get("output"))
-    except ProtocolError as exc:
-        return _Outcome(Verdict.RUNTIME_ERROR, f"the output could not be decoded: {exc}")
-    try:
-        compared = ctx.checker(expected, got, reveal=vis != "hidden")
-    except Exception as exc:
-        return _Outcome(Verdict.INTERNAL_ERROR, f"the checker failed: {type(exc).__name__}: {exc}")
-    if not compared.ok:
-        return _Outcome(
-            Verdict.WRONG_ANSWER, compared.message, compared.reason, compared.max_error_ratio, got
-        )
-    mutation = message.get("mutation")
-    if isinstance(mutation, str):
-        text = (
-            f"{mutation[:500]}: leave the inputs and their containers unchanged and build new dicts and "
-            "lists for the result"
-        )
-        return _Outcome(Verdict.WRONG_ANSWER, text, WrongAnswerReason.MUTATION, compared.max_error_ratio, got)
-    return _Outcome(Verdict.ACCEPTED, compared.message, None, compared.max_error_ratio, got)
-
-
-def _case(ctx: _Context, case: Case, vis: Visibility, expected: Any, message: dict[str, Any]) -> CaseResult:
-    outcome = _outcome(ctx, vis, expected, message)
-    result = CaseResult(
-        name=case.name,
-        visibility=vis,
-        verdict=outcome.verdict,
-        reason=outcome.reason,
-        message=outcome.message,
-        compile_ms=_number(message.get("compile_ms")),
-        run_ms=_number(message.get("run_ms")),
-        error_ratio=outcome.error_ratio,
-    )
-    return _shown(case, vis, result, outcome.got, expected)
-
-
 def _shown(
     case: Case, vis: Visibility, result: CaseResult, output: Any = None, expected: Any = None
 ) -> CaseResult:
@@ -355,23 +738,14 @@ def _shown(
     return result.model_copy(update=update)
 
 
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
-def _visible_output(raw: RawRun, visibility: Sequence[Visibility]) -> tuple[str, bool]:
-    """Captured output up to the first hidden case: hidden inputs must not leak through prints."""
-    cut = len(raw.output)
+def _visible_output(raw: RawRun) -> tuple[str, bool]:
+    """Captured output up to the moment the tracer was given anything hidden."""
+    cut = len(raw.output) if raw.output_cut is None else min(raw.output_cut, len(raw.output))
     truncated = raw.output_truncated
-    for i, vis in enumerate(visibility):
-        if vis == "hidden" and i in raw.output_marks:
-            if raw.output_marks[i] < cut:
-                cut = raw.output_marks[i]
-            break
     text = raw.output[:cut].decode(errors="replace")
-    if cut < len(raw.output) or (truncated and cut < raw.output_total):
-        withheld = cut < len(raw.output) and any(v == "hidden" for v in visibility)
-        notice = "output of hidden cases is not shown" if withheld else "output was cut at the limit"
-        text += f"\n[... {notice} ...]"
+    if raw.output_cut is not None and (cut < len(raw.output) or raw.output_total > cut):
+        text += "\n[... output printed while hidden cases were traced is not shown ...]"
         truncated = True
+    elif truncated:
+        text += "\n[... output was cut at the limit ...]"
     return text, truncated

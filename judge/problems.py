@@ -8,23 +8,32 @@ file and the field, at load time.
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
 import json
 import os
+import sys
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from pydantic import ValidationError
 
+from judge.constraints import split_violation
 from judge.errors import InputError, ProblemError, ProblemNotFound
 from judge.pytree_json import ConversionError, json_to_number, json_to_pytree
 from judge.spec import ArgSpec, CaseDef, CaseFile, ProblemSpec
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SPEC_FILE = "problem.toml"
+VALIDATOR_FILE = "validator.py"
+
+#: ``validate(args, dtype) -> violations`` of ``problems/<slug>/validator.py`` (see judge.constraints).
+Validator = Callable[[dict[str, Any], str], list[str]]
 
 
 def default_problems_dir() -> Path:
@@ -82,6 +91,29 @@ def _convert_arg(arg: ArgSpec, value: Any, dtype: str, where: str) -> Any:
         raise InputError(exc.path, exc.reason) from None
 
 
+def import_trusted_file(path: Path, prefix: str) -> ModuleType:
+    """Import a trusted repository file (a validator, a case generator) as a fresh module, writing no
+    ``__pycache__`` into the problem folder. Raises whatever the module raises while it runs, and
+    ``FileNotFoundError`` when it is missing."""
+    name = f"_judge_{prefix}_{hashlib.sha1(str(path).encode()).hexdigest()[:12]}"
+    if not path.is_file():
+        raise FileNotFoundError(str(path))
+    module_spec = importlib.util.spec_from_file_location(name, path)
+    if module_spec is None or module_spec.loader is None:
+        raise ImportError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(module_spec)
+    sys.modules[name] = module
+    saved, sys.dont_write_bytecode = sys.dont_write_bytecode, True
+    try:
+        module_spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    finally:
+        sys.dont_write_bytecode = saved
+    return module
+
+
 @dataclass(frozen=True)
 class Problem:
     spec: ProblemSpec
@@ -89,6 +121,8 @@ class Problem:
     statement_source: str
     starter: str
     cases: tuple[Case, ...]
+    #: The problem's ``validate`` (its Constraints section as code); None when it has no validator.py.
+    validator: Validator | None = None
 
     @property
     def slug(self) -> str:
@@ -120,11 +154,35 @@ class Problem:
                 yield folder.name, file
 
     def custom_case(self, args: dict[str, Any], name: str = "custom") -> Case:
-        """A Run-panel input typed by a learner: converted with the Run-panel dtype, public."""
+        """A Run-panel input typed by a learner: converted with the Run-panel dtype, public, and held to the
+        problem's constraints (its validator), like every case.
+
+        Raises ``InputError`` naming the argument and JSON path: a malformed input, or the first
+        constraint it breaks (``grads["w"][0]: 1e+20 is larger in magnitude than 1e+15``). Raises
+        ``ProblemError`` when the validator itself fails (the judge's fault, not the input's).
+        """
         definition = CaseDef.model_construct(
             name=name, visibility="public", dtype=self.spec.dtypes.run_panel, args=args, explanation=None
         )
-        return Case(definition, convert_args(self.spec, args, definition.dtype))
+        case = Case(definition, convert_args(self.spec, args, definition.dtype))
+        for violation in self.violations(case):
+            raise InputError(*split_violation(violation))
+        return case
+
+    def violations(self, case: Case) -> list[str]:
+        """The constraints ``case`` breaks (empty without a validator). Raises ``ProblemError`` when the
+        validator fails or returns something other than a list of strings."""
+        if self.validator is None:
+            return []
+        named = {arg.name: value for arg, value in zip(self.spec.args, case.inputs, strict=True)}
+        where = str(self.root / VALIDATOR_FILE)
+        try:
+            found = self.validator(named, case.dtype)
+        except Exception as exc:
+            raise ProblemError(where, f"validate() failed: {type(exc).__name__}: {exc}") from exc
+        if not isinstance(found, list) or not all(isinstance(v, str) for v in found):
+            raise ProblemError(where, "validate() must return a list of strings")
+        return found
 
 
 def _where(file: Path, loc: tuple[Any, ...]) -> str:
@@ -187,6 +245,22 @@ def load_cases(root: Path, spec: ProblemSpec) -> tuple[Case, ...]:
     return tuple(cases)
 
 
+def load_validator(root: Path) -> Validator | None:
+    """The ``validate`` function of ``root/validator.py``; None when the file is absent (``judge check``
+    requires one). Raises ProblemError when it does not import or defines no ``validate``."""
+    file = root / VALIDATOR_FILE
+    try:
+        module = import_trusted_file(file, "validator")
+    except FileNotFoundError:
+        return None
+    except Exception as exc:
+        raise ProblemError(str(file), f"importing it failed: {type(exc).__name__}: {exc}") from None
+    validate = getattr(module, "validate", None)
+    if not callable(validate):
+        raise ProblemError(str(file), "does not define validate(args, dtype) -> list[str]")
+    return validate  # type: ignore[no-any-return]
+
+
 def load_problem(root: Path) -> Problem:
     root = root.resolve()
     spec = load_spec(root)
@@ -196,7 +270,9 @@ def load_problem(root: Path) -> Problem:
             texts[name] = (root / name).read_text()
         except FileNotFoundError:
             raise ProblemError(str(root / name), "missing") from None
-    problem = Problem(spec, root, texts["statement.md"], texts["starter.py"], load_cases(root, spec))
+    problem = Problem(
+        spec, root, texts["statement.md"], texts["starter.py"], load_cases(root, spec), load_validator(root)
+    )
     if not problem.reference_path.is_file():
         raise ProblemError(
             f"{root / SPEC_FILE}: reference", f"no reference module at {problem.reference_path}"

@@ -1,6 +1,6 @@
 """Run-panel JSON <-> host pytrees, and rendering of trees for display.
 
-Input conversion (``json_to_pytree``) follows DESIGN.md, "Run-panel JSON to pytree":
+Input conversion (``json_to_pytree``) follows docs/architecture.md, "Run-panel JSON to pytree":
 
 - a JSON object becomes a dict node;
 - a JSON list whose items are all objects (at least one item) becomes a list node;

@@ -1,7 +1,13 @@
-"""Human-readable reports of a grade (the CLI's default output)."""
+"""Human-readable reports of a grade (the CLI's default output).
+
+User code controls much of what a report shows (its prints, its exception messages, the keys of its
+output), so the finished text goes through ``judge.display.escape_text``: no escape sequence, carriage
+return or lone surrogate from a submission reaches the terminal.
+"""
 
 from __future__ import annotations
 
+from judge.display import escape_text
 from judge.problems import Problem
 from judge.results import CaseResult, GradeResult
 from judge.verdicts import Verdict
@@ -16,7 +22,9 @@ def _ms(value: float | None) -> str:
 
 
 def _indent(text: str, prefix: str) -> str:
-    return "\n".join(prefix + line for line in text.splitlines())
+    # Split on newlines only: str.splitlines() would also break at a carriage return or a form feed, which
+    # the escaping must see to make visible.
+    return "\n".join(prefix + line for line in text.rstrip("\n").split("\n"))
 
 
 def format_inputs(problem: Problem, case: CaseResult) -> str:
@@ -40,6 +48,7 @@ def format_output_label(problem: Problem) -> str:
 
 
 def text_report(problem: Problem, result: GradeResult) -> str:
+    """The report as terminal-safe text: only newlines and tabs act on the display."""
     lines = [
         f"{problem.slug}: {result.verdict.value.upper()}  ({result.passed}/{result.total} cases passed, "
         f"{result.elapsed_ms / 1000:.2f} s, sandbox {result.backend})",
@@ -61,4 +70,4 @@ def text_report(problem: Problem, result: GradeResult) -> str:
                 lines.append(f"      expected: {label} = {case.expected.text}")
     if result.stdout:
         lines += ["", "captured output:", _indent(result.stdout.rstrip("\n"), "  | ")]
-    return "\n".join(lines)
+    return escape_text("\n".join(lines))

@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import math
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from judge.verdicts import Verdict, WrongAnswerReason
 
 Visibility = Literal["public", "hidden", "custom"]
+
+
+def _finite_or_none(value: Any) -> Any:
+    return None if isinstance(value, float) and not math.isfinite(value) else value
+
+
+#: A measurement that is a finite number or absent: NaN and infinities become None, so a result always
+#: serializes to standard JSON (strict parsers, browsers included, reject NaN and Infinity).
+FiniteOrNone = Annotated[float | None, BeforeValidator(_finite_or_none)]
 
 
 class LeafValue(BaseModel):
@@ -28,14 +38,17 @@ class CaseResult(BaseModel):
     verdict: Verdict
     reason: WrongAnswerReason | None = None
     message: str = ""
-    compile_ms: float | None = None
-    run_ms: float | None = None
+    compile_ms: FiniteOrNone = None
+    run_ms: FiniteOrNone = None
     #: Public and custom cases only; always None for hidden cases.
     input: dict[str, Any] | None = None
     output: LeafValue | None = None
     expected: LeafValue | None = None
-    #: Largest element error as a multiple of the tolerance (for authors' margins); None when not compared.
-    error_ratio: float | None = None
+    #: Largest element error as a multiple of the tolerance (for authors' margins). None when no finite
+    #: ratio exists: the values were not compared (a structure, shape or dtype mismatch, an error, not run)
+    #: or no tolerance covers the difference (NaN against a number, a wrong infinity, an integer leaf that
+    #: differs); ``reason`` says which.
+    error_ratio: FiniteOrNone = None
 
 
 class GradeResult(BaseModel):

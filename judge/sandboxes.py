@@ -12,7 +12,7 @@ import sys
 
 from judge.errors import SandboxRefused
 from sandbox.backends import BACKENDS, get_backend
-from sandbox.base import Backend, Worker
+from sandbox.base import Backend, Pair
 from sandbox.limits import SandboxLimits
 
 AUTO_ORDER = ("bwrap", "docker")
@@ -66,31 +66,33 @@ def insecure_from_env() -> bool:
 
 
 class Prestarted:
-    """A worker started before the problem is known, so its JAX import overlaps the judge's own start-up.
+    """A tracer and an executor started before the problem is known, so their JAX imports overlap the
+    judge's own start-up (a one-shot ``judge grade``: no zygote, no pool).
 
-    Called as a worker source (``judge.grader.WorkerSource``): hands out the early worker once when the
-    limits baked into its processes at start (CPU time, memory, processes) are the ones asked for, and
-    starts a fresh worker otherwise. Time and output limits are enforced on the judge's side per job.
+    Called as a pair source (``judge.grader.PairSource``): hands out the early pair once when the limits
+    baked into its processes at start (CPU time, memory, processes) are the ones asked for, and starts a
+    fresh pair otherwise. Time and output limits are enforced on the judge's side per job.
     """
 
     def __init__(self, backend: Backend, limits: SandboxLimits | None = None) -> None:
         self.backend = backend
         self.limits = limits or SandboxLimits()
-        self._worker: Worker | None = backend.start(self.limits)
+        self._pair: Pair | None = backend.start_pair(self.limits)
 
-    def __call__(self, limits: SandboxLimits) -> Worker:
-        worker, self._worker = self._worker, None
-        if worker is not None:
-            if _baked(self.limits) == _baked(limits) and worker.alive():
-                return worker
-            worker.close()
-        return self.backend.start(limits)
+    def __call__(self, limits: SandboxLimits) -> Pair:
+        pair, self._pair = self._pair, None
+        if pair is not None:
+            if _baked(self.limits) == _baked(limits) and pair.tracer.alive() and pair.executor.alive():
+                return pair
+            pair.close()
+        return self.backend.start_pair(limits)
 
     def close(self) -> None:
-        """Release the early worker if nobody took it."""
-        if self._worker is not None:
-            self._worker.close()
-            self._worker = None
+        """Release the early pair if nobody took it, and whatever the backend keeps running."""
+        if self._pair is not None:
+            self._pair.close()
+            self._pair = None
+        self.backend.close()
 
 
 def _baked(limits: SandboxLimits) -> tuple[float, int, int]:

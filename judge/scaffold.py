@@ -1,9 +1,11 @@
 """``judge new SLUG``: scaffold a problem package that ``judge check`` passes once the reference is written.
 
 The scaffold is a small working problem (multiply every leaf of a pytree by a number) so every file shows
-its format by example: spec, statement with the ``{{examples}}`` line, starter, validator with JUNK, one
-public and two hidden cases (float32 and bfloat16), an accepted and a wrong solution. Only the reference is
-left to write (its body raises ``NotImplementedError``, so ``judge check`` fails clearly until it is filled).
+its format by example: spec, statement with the ``{{examples}}`` and ``{{rules}}`` lines, starter, validator
+with JUNK and EDGE, one public case and hidden cases that pass every coverage check (the example's structure
+with other values, a long list node, deep nesting, bfloat16), an accepted and a wrong solution. Only the
+reference is left to write (its body raises ``NotImplementedError``, so ``judge check`` fails clearly until
+it is filled).
 The author then edits every file into the real problem.
 """
 
@@ -58,7 +60,8 @@ allowed = ["float32", "bfloat16"]
 run_panel = "float32"
 
 [compare]
-# Default tolerances: float32 rtol 1e-5 atol 1e-6, bfloat16 rtol 1.6e-2 atol 1e-2.
+# Default tolerances: float32 rtol 1e-5 + atol 1e-6; bfloat16 the larger of 3 ulp of the element and
+# 1.5 ulp of the largest magnitude in its result.
 checks = []
 
 [limits]
@@ -77,8 +80,6 @@ $$
 y_{{\\ell,i}} = c \\, x_{{\\ell,i}}.
 $$
 
-The judge calls your function inside `jax.jit`, and both arguments arrive traced.
-
 {{{{examples}}}}
 
 ## Requirements
@@ -86,11 +87,14 @@ The judge calls your function inside `jax.jit`, and both arguments arrive traced
 - Keep each leaf's dtype: `factor` is a Python float, and a Python float times a bfloat16 array is still
   bfloat16.
 
+{{{{rules}}}}
+
 ## Constraints
 
 - `tree` is a pytree made of dicts and lists with at least one leaf; each leaf has 0 to 3 dimensions.
 - All leaves of one case share a dtype, float32 or bfloat16. The examples and custom Run inputs are float32.
-- `factor` is a finite Python float; all values are finite.
+- All values are finite with magnitude at most $10^{{15}}$, and `factor` is a Python float with magnitude
+  at most $10^{{15}}$, so every result is finite.
 """
 
 
@@ -140,11 +144,24 @@ _PUBLIC = """{
 _HIDDEN = """{
   "cases": [
     {
-      "name": "lists_of_dicts",
+      "name": "example_1_lookalike",
+      "visibility": "hidden",
+      "dtype": "float32",
+      "args": {"tree": {"w": [-2.0, 0.5], "b": 4.0}, "factor": 0.25}
+    },
+    {
+      "name": "long_list_deep_nesting",
       "visibility": "hidden",
       "dtype": "float32",
       "args": {
-        "tree": {"layers": [{"w": [[1.0, 2.0], [3.0, 4.0]], "b": [0.5, -0.5]}, {"w": [[0.25]], "b": 0.0}]},
+        "tree": {
+          "layers": [
+            {"w": [[1.0, 2.0], [3.0, 4.0]], "b": [0.5, -0.5]},
+            {"w": [[0.25]], "b": 0.0},
+            {"w": [[-1.0]], "b": 2.0}
+          ],
+          "head": {"out": [{"w": [1.5, -2.5]}]}
+        },
         "factor": -0.5
       }
     },
@@ -164,7 +181,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from judge.constraints import check_dtype, check_finite, check_has_leaves, check_ndim, check_number
+from judge.constraints import (
+    check_dtype,
+    check_finite,
+    check_has_leaves,
+    check_max_abs,
+    check_ndim,
+    check_number,
+)
+
+#: Largest magnitude of a value and of factor: products stay below 1e30, finite in float32 and bfloat16.
+MAX_ABS = 1e15
 
 
 def validate(args: dict[str, Any], dtype: str) -> list[str]:
@@ -174,7 +201,8 @@ def validate(args: dict[str, Any], dtype: str) -> list[str]:
         *check_ndim(tree, "tree", max_ndim=3),
         *check_dtype(tree, "tree", dtype),
         *check_finite(tree, "tree"),
-        *check_number(args["factor"], "factor"),
+        *check_max_abs(tree, "tree", MAX_ABS),
+        *check_number(args["factor"], "factor", ge=-MAX_ABS, le=MAX_ABS),
     ]
 
 
@@ -184,6 +212,13 @@ JUNK: list[dict[str, Any]] = [
     {"why": "no leaf", "args": {"tree": {}, "factor": 1.0}},
     {"why": "string leaf", "args": {"tree": {"w": "1.0"}, "factor": 1.0}},
     {"why": "NaN factor", "args": {"tree": {"w": [1.0]}, "factor": float("nan")}},
+    {"why": "value past the bound", "args": {"tree": {"w": [1e20]}, "factor": 1.0}},
+]
+
+#: Inputs at the limits of the constraints; they must validate, and the reference must give finite outputs.
+EDGE: list[dict[str, Any]] = [
+    {"why": "largest value times largest factor", "args": {"tree": {"w": [1e15, -1e15]}, "factor": 1e15}},
+    {"why": "bfloat16 at the bound", "dtype": "bfloat16", "args": {"tree": [1e15], "factor": -1e15}},
 ]
 '''
 

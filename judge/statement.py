@@ -1,21 +1,35 @@
-"""Problem statements: Markdown with generated examples, and its HTML rendering.
+"""Problem statements: Markdown with generated sections, and its HTML rendering.
 
-``statement.md`` holds the line ``{{examples}}`` where the examples go. They are generated from the public
-cases and the reference's outputs, so they can never drift apart from what the judge checks
-(DESIGN.md, "Problem package"). The HTML keeps ``$...$`` and ``$$...$$`` as math spans for KaTeX.
+``statement.md`` holds two lines that are replaced when it is shown, so the statement can never drift
+apart from what the judge does:
+
+- ``{{examples}}``: the examples, generated from the public cases and the reference's outputs;
+- ``{{rules}}``: every rule the judge enforces, generated from the spec (``render_rules``): how the
+  function is called (``jax.jit``, which arguments are traced, how numbers arrive), the program rules
+  (host callbacks), the extra checks (inputs left unchanged), the dtype and tolerance rules and the
+  container rule.
+
+The HTML keeps ``$...$`` and ``$$...$$`` as math spans for KaTeX.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from judge.errors import ReferenceFailure
 from judge.problems import Case, Problem
 from judge.pytree_json import format_value
+from judge.spec import ProblemSpec
 
 #: The line of ``statement.md`` that the examples replace.
 EXAMPLES_PLACEHOLDER = "{{examples}}"
+#: The line of ``statement.md`` that the generated rules replace.
+RULES_PLACEHOLDER = "{{rules}}"
+#: Every placeholder a statement must hold exactly once, as its own line.
+PLACEHOLDERS = (EXAMPLES_PLACEHOLDER, RULES_PLACEHOLDER)
+#: The heading of the generated rules section.
+RULES_HEADING = "## How your function is run and judged"
 
 
 def format_inputs(problem: Problem, case: Case) -> str:
@@ -64,19 +78,145 @@ def render_examples(problem: Problem, expected_outputs: Sequence[Any]) -> str:
     return "\n\n".join(blocks)
 
 
-def fill_examples(source: str, examples: str) -> str:
-    """Replace every placeholder line of ``source`` with ``examples`` (the check insists on exactly one)."""
-    return "\n".join(
-        examples if line.strip() == EXAMPLES_PLACEHOLDER else line for line in source.split("\n")
+# ------------------------------------------------------------------------------------------ the rules
+
+#: One kind of rule: the bullets (Markdown) it states for a spec, none when the spec does not enforce it.
+RuleSource = Callable[[ProblemSpec], list[str]]
+
+
+def _names(names: Sequence[str]) -> str:
+    quoted = [f"`{name}`" for name in names]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
+
+
+def _call_rules(spec: ProblemSpec) -> list[str]:
+    """``jax.jit``, the traced and static arguments, and how ``number`` arguments arrive."""
+    traced = [a.name for a in spec.args if a.traced]
+    static = [a.name for a in spec.args if not a.traced]
+    rules = []
+    if traced:
+        verb = "arrives" if len(traced) == 1 else "arrive"
+        rules.append(
+            f"The judge calls `{spec.function}` inside `jax.jit`, and {_names(traced)} {verb} traced: their "
+            "values are unknown while your function is traced, so a Python `if` or `while` on them, "
+            "`float()`, `int()`, `.item()` or a NumPy call on them fails (`trace_error`). Choose with "
+            "`jnp.where`, `jnp.minimum` or `jax.lax.cond` instead."
+        )
+    if static:
+        verb = "arrives" if len(static) == 1 else "arrive"
+        rules.append(f"{_names(static)} {verb} as plain Python values (static arguments of `jax.jit`).")
+    numbers = [a.name for a in spec.args if a.kind == "number" and a.traced]
+    if len(numbers) == 1:
+        rules.append(
+            f"{_names(numbers)} is passed as a Python float, so under `jax.jit` it is a weakly typed scalar: "
+            "it takes the dtype of the arrays it meets (a bfloat16 array times it stays bfloat16)."
+        )
+    elif numbers:
+        rules.append(
+            f"{_names(numbers)} are passed as Python floats, so under `jax.jit` each is a weakly typed "
+            "scalar: it takes the dtype of the arrays it meets (a bfloat16 array times it stays bfloat16)."
+        )
+    return rules
+
+
+def _program_rules(spec: ProblemSpec) -> list[str]:
+    """Rules about the traced program itself."""
+    if not spec.compare.forbid_host_callbacks:
+        return []
+    return [
+        "Host callbacks are refused: a program that calls `jax.pure_callback` or "
+        "`jax.experimental.io_callback` gets `trace_error`. `print` and `jax.debug.print` work for "
+        "debugging; what they print is shown for the examples and your own Run inputs, never for hidden "
+        "cases."
+    ]
+
+
+def _check_rules(spec: ProblemSpec) -> list[str]:
+    """The extra checks after the values match."""
+    rules = []
+    if "inputs_unchanged" in spec.compare.checks:
+        trees = [a.name for a in spec.args if a.kind == "pytree"]
+        rules.append(
+            f"{_names(trees)} must be left exactly as they were, the dicts and lists that hold their leaves "
+            "included: changing them in place is a wrong answer (`mutation`) even when every value is right. "
+            "Build new dicts and lists for the results."
+        )
+    return rules
+
+
+def _dtype_rules(spec: ProblemSpec) -> list[str]:
+    tolerances = "; ".join(
+        f"{dtype} within {spec.compare.tolerance[dtype].describe()}" for dtype in spec.dtypes.allowed
     )
+    return [
+        "Every returned leaf must be a JAX array with exactly the expected shape and dtype (a float32 leaf "
+        "where a bfloat16 one is expected is a wrong answer); whether it is weakly typed does not matter.",
+        f"Values are compared with the tolerance of the expected leaf's dtype: {tolerances} (an ulp is the "
+        "spacing of the dtype at a value; a result is one element of a returned tuple or one entry of a "
+        "returned dict). NaN only matches NaN at the same place, and an infinity only the same infinity.",
+    ]
+
+
+def _container_rules(spec: ProblemSpec) -> list[str]:
+    tuples = (
+        "a list may stand for an expected tuple and a tuple for an expected list"
+        if spec.compare.tuple_as_list
+        else "a list where a tuple is expected (or a tuple where a list is expected) is a structure mismatch"
+    )
+    return [
+        "Containers: subclasses of dict, list and tuple (OrderedDict, defaultdict, NamedTuple) count as "
+        "their base container; any other container type is a structure mismatch. Dict keys must match "
+        f"exactly (their order does not matter), and {tuples}."
+    ]
+
+
+#: Every kind of rule the statement states, in order. A new kind of rule the judge enforces (a program
+#: rule declared in the spec, such as "uses `jax.lax.scan`") adds its source here, so it is stated in
+#: every statement that declares it.
+RULE_SOURCES: tuple[RuleSource, ...] = (
+    _call_rules,
+    _program_rules,
+    _check_rules,
+    _dtype_rules,
+    _container_rules,
+)
+
+
+def stated_rules(spec: ProblemSpec) -> list[str]:
+    """Every rule the judge enforces for ``spec``, one Markdown bullet text each."""
+    return [rule for source in RULE_SOURCES for rule in source(spec)]
+
+
+def render_rules(spec: ProblemSpec) -> str:
+    """The generated section that replaces ``{{rules}}``: a heading and one bullet per rule."""
+    return "\n".join([RULES_HEADING, "", *(f"- {rule}" for rule in stated_rules(spec))])
+
+
+# ------------------------------------------------------------------------------------------ filling in
+
+
+def fill_placeholder(source: str, placeholder: str, text: str) -> str:
+    """Replace every line of ``source`` that is ``placeholder`` with ``text`` (the check insists on one)."""
+    return "\n".join(text if line.strip() == placeholder else line for line in source.split("\n"))
+
+
+def fill_examples(source: str, examples: str) -> str:
+    """Replace the ``{{examples}}`` line of ``source`` with ``examples``."""
+    return fill_placeholder(source, EXAMPLES_PLACEHOLDER, examples)
+
+
+def fill_statement(problem: Problem, examples: str) -> str:
+    """The statement source with both generated sections in place."""
+    filled = fill_examples(problem.statement_source, examples)
+    return fill_placeholder(filled, RULES_PLACEHOLDER, render_rules(problem.spec))
 
 
 def statement_markdown(problem: Problem) -> str:
-    """The statement with its examples filled in (expected outputs from the cache, or the reference)."""
+    """The statement with its examples (expected outputs from the cache, or the reference) and rules."""
     from judge.expected import expected_outputs
 
     examples = render_examples(problem, expected_outputs(problem, problem.public_cases))
-    return fill_examples(problem.statement_source, examples)
+    return fill_statement(problem, examples)
 
 
 def markdown_to_html(text: str) -> str:

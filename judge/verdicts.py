@@ -27,6 +27,10 @@ class WrongAnswerReason(StrEnum):
     DTYPE = "dtype"
     VALUE = "value"
     MUTATION = "mutation"
+    #: The program breaks a rule checked on the program itself (a host callback, a declared op rule).
+    RULE = "rule"
+    #: A second call, traced through a fresh jit, gave another result: state kept across calls.
+    STATE = "state"
 
 
 #: Verdicts that stop the run: later cases are reported as not run.

@@ -1,5 +1,6 @@
-"""Sandboxing: isolation backends (host side) and the harness that runs INSIDE the sandbox.
+"""Sandboxing: isolation backends and the session driver (host side), and the programs that run INSIDE.
 
-``sandbox.harness`` and ``sandbox.protocol`` are the only modules the sandboxed process imports; they
-depend on nothing from ``judge`` so that no judge file needs to be visible inside.
+``sandbox.inside`` holds the programs that run in a sandbox (tracer, executor, zygote); they import only
+``sandbox.protocol`` (the wire format) and ``sandbox.tree`` (tree types), which depend on nothing from
+``judge``, so no judge file needs to be visible inside. Everything else here runs in the judge's process.
 """

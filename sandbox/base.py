@@ -1,29 +1,43 @@
-"""The sandbox interface: a backend starts workers; a worker serves exactly one job.
+"""The sandbox interface: a backend starts workers of two roles; the monitor drives them.
 
-A worker is a harness process (``python -m sandbox.harness``) that imports JAX, reports ``ready`` on its
-private result channel and then waits for one job on stdin. Backends differ only in how they start that
-process and what they can tell after it ends (an out-of-memory kill, for instance); the job itself is
-driven by ``sandbox.monitor.run_job`` for every backend alike.
+- A **tracer** (``sandbox.inside.tracer``) runs user code for exactly one submission: its own process and its
+  own uid. Backends start one directly (``start_tracer``) or fork it from a zygote that imported JAX once
+  (``fork_tracer``; the default falls back to ``start_tracer``).
+- An **executor** (``sandbox.inside.executor``) runs no user code and serves many jobs, as a uid of a range
+  of its own (``start_executor``); the pool recycles it after a bounded number of jobs or any failure.
+
+Each is a process that imports JAX, reports ``ready`` on its private result channel and then reads requests
+on stdin. Backends differ only in how they start it and what they can tell after it ends (an out-of-memory
+kill, for instance); a grading is driven by ``sandbox.monitor.run_session`` for every backend alike.
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import os
 import resource
 import select
 import signal
 import subprocess
+import threading
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from sandbox.command import rlimit_argv
 from sandbox.errors import WorkerStartError
 from sandbox.limits import SandboxLimits
-from sandbox.protocol import FrameReader, ProtocolError
+from sandbox.protocol import FrameLimits, FrameReader, ProtocolError
+
+Role = Literal["tracer", "executor", "zygote"]
+#: What a program may send before and including ``ready``.
+READY_LIMITS = FrameLimits(
+    max_frame=64 * 1024, max_json=64 * 1024, max_json_depth=8, max_frames=4, max_total=1 << 20
+)
 
 #: The folder that holds the ``sandbox`` package: the only project code a worker needs.
 CODE_ROOT = Path(__file__).resolve().parent.parent
@@ -51,17 +65,24 @@ class ExitInfo:
 
 
 class Worker(ABC):
-    """One sandboxed harness process. The monitor reads ``result_fd`` and ``output_fd``."""
+    """One sandboxed process: a tracer (one job) or an executor (many jobs). The monitor drives it through
+    three descriptors: ``stdin_fd`` (requests), ``result_fd`` (framed replies) and ``output_fd`` (what it
+    prints, stdout and stderr together)."""
 
     backend: str
+    role: Role
     stdin_fd: int
     result_fd: int
     output_fd: int
 
     def __init__(self) -> None:
         self.ready_info: dict[str, Any] | None = None
-        self._reader: FrameReader | None = None
+        #: Bytes that arrived on the result channel after ``ready`` (fed to the job's reader first).
+        self.leftover = b""
         self.started_at = time.monotonic()
+        #: Jobs served so far (executors serve many).
+        self.jobs = 0
+        self._tail: collections.deque[bytes] | None = None
 
     @abstractmethod
     def kill(self) -> None:
@@ -79,22 +100,20 @@ class Worker(ABC):
     def close(self) -> None:
         """Release everything the worker holds (fds, cgroups, containers). Idempotent."""
 
-    def reader(self, max_frame: int) -> FrameReader:
-        if self._reader is None:
-            self._reader = FrameReader(max_frame)
-        return self._reader
-
-    def wait_ready(self, timeout: float, max_frame: int = 1 << 20) -> dict[str, Any]:
-        """Block until the harness reports ``ready``; raise WorkerStartError if it dies or hangs."""
+    def wait_ready(self, timeout: float) -> dict[str, Any]:
+        """Block until the program reports ``ready``; raise WorkerStartError if it dies, hangs or says
+        anything else first. Uses a reader of its own with small limits (never the job's)."""
         if self.ready_info is not None:
             return self.ready_info
         deadline = time.monotonic() + timeout
-        reader = self.reader(max_frame)
+        reader = FrameReader(READY_LIMITS)
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 self.kill()
-                raise WorkerStartError(f"{self.backend} worker did not report ready within {timeout:.0f} s")
+                raise WorkerStartError(
+                    f"{self.backend} {self.role} did not report ready within {timeout:.0f} s"
+                )
             ready, _, _ = select.select([self.result_fd], [], [], remaining)
             if not ready:
                 continue
@@ -103,16 +122,29 @@ class Worker(ABC):
                 self.wait(1.0)
                 self.kill()
                 detail = _drain(self.output_fd)
-                raise WorkerStartError(f"{self.backend} worker exited before it was ready: {detail}")
+                raise WorkerStartError(f"{self.backend} {self.role} exited before it was ready: {detail}")
             try:
-                messages = reader.feed(chunk)
+                frames = reader.feed(chunk)
             except ProtocolError as exc:
                 self.kill()
-                raise WorkerStartError(f"{self.backend} worker sent a malformed frame: {exc}") from None
-            for message in messages:
-                if message["type"] == "ready":
-                    self.ready_info = message
-                    return message
+                raise WorkerStartError(f"{self.backend} {self.role} sent a malformed frame: {exc}") from None
+            for frame in frames:
+                if frame.type == "ready":
+                    self.ready_info = frame.message
+                    self.leftover = bytes(reader.take_pending())
+                    self.on_ready()
+                    return frame.message
+                if frame.type == "start_error":
+                    self.kill()
+                    raise WorkerStartError(
+                        f"{self.backend} {self.role} failed to start: "
+                        f"{str(frame.message.get('message'))[:2000]}"
+                    )
+                self.kill()
+                raise WorkerStartError(f"{self.backend} {self.role} said {frame.type!r} before ready")
+
+    def on_ready(self) -> None:  # noqa: B027 (a hook: most workers need nothing)
+        """Called once the program reported ready (e.g. to move it into its cgroups)."""
 
     def alive(self) -> bool:
         return self.wait(0) is None
@@ -125,6 +157,40 @@ class Worker(ABC):
         started with, or when this backend cannot change a running worker's limits.
         """
         return False
+
+    def set_memory_limit(self, memory_mb: int) -> bool:
+        """Set the memory limit of a running executor for its next job (its cgroup), where the backend can;
+        False if it cannot (the limit it was started with stays)."""
+        return False
+
+    def drain_output(self) -> None:
+        """Read the worker's output in a background thread from now on, keeping its last 8 KiB (executors
+        print nothing a learner needs, but a full pipe would block them)."""
+        if self._tail is not None:
+            return
+        self._tail = collections.deque(maxlen=128)
+        fd = os.dup(self.output_fd)  # the thread owns this copy: closing ours never races its reads
+        tail = self._tail
+
+        def pump() -> None:
+            try:
+                while True:
+                    data = os.read(fd, 1 << 16)
+                    if not data:
+                        return
+                    tail.append(data[-4096:])
+            except OSError:
+                return
+            finally:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+
+        threading.Thread(target=pump, name=f"{self.backend}-{self.role}-output", daemon=True).start()
+
+    def output_tail(self) -> str:
+        if not self._tail:
+            return ""
+        return b"".join(self._tail)[-8192:].decode(errors="replace")
 
 
 #: rlimit_argv option name -> the line of /proc/PID/limits that shows it.
@@ -220,10 +286,12 @@ class PopenWorker(Worker):
         env: dict[str, str],
         cwd: str | None = None,
         pass_fds: tuple[int, ...] = (),
+        role: Role = "tracer",
     ) -> None:
         """``pass_fds``: more descriptors the child inherits at their numbers (the caller closes its own)."""
         super().__init__()
         self.backend = backend
+        self.role = role
         result_r, result_w = os.pipe()
         output_r, output_w = os.pipe()
         stdin_r, stdin_w = os.pipe()
@@ -269,7 +337,7 @@ class PopenWorker(Worker):
         return self._closed
 
     def apply_limits(self, limits: SandboxLimits) -> bool:
-        """prlimit the harness (``prlimit`` execs it: same pid), counting CPU time from now on."""
+        """prlimit the program (``prlimit`` execs it: same pid), counting CPU time from now on."""
         try:
             plan = rlimit_plan(self.proc.pid, limits, nproc=False)
             if plan is None:
@@ -307,8 +375,65 @@ class Backend(ABC):
         """The protections this backend applies, each with whether it is active on this host."""
 
     @abstractmethod
-    def start(self, limits: SandboxLimits, slot: int = 0) -> Worker:
-        """Start one worker; it imports JAX and reports ready on its own.
+    def start_tracer(self, limits: SandboxLimits, slot: int = 0) -> Worker:
+        """Start one tracer process of its own (it imports JAX and reports ready on its own).
 
         Concurrent workers need distinct slots; a backend may raise ``SlotBusy`` for a slot in use.
         """
+
+    def fork_tracer(self, limits: SandboxLimits, slot: int = 0) -> Worker:
+        """A tracer forked from this backend's zygote (JAX imported once), or ``start_tracer``'s."""
+        return self.start_tracer(limits, slot)
+
+    @abstractmethod
+    def start_executor(self, limits: SandboxLimits, slot: int = 0) -> Worker:
+        """Start one executor (a uid of the executor range on backends that drop privileges)."""
+
+    def start_pair(self, limits: SandboxLimits, slot: int = 0) -> Pair:
+        """A fresh tracer and a fresh executor for one grading, both closed after it (CLI, tests)."""
+        tracer = self.start_tracer(limits, slot)
+        try:
+            executor = self.start_executor(limits, slot)
+        except BaseException:
+            tracer.close()
+            raise
+        return Pair(tracer, executor)
+
+    def close(self) -> None:  # noqa: B027 (a hook: backends without a zygote keep nothing running)
+        """Stop what the backend keeps running between workers (its zygote). Idempotent."""
+
+
+class Pair:
+    """A tracer and an executor for one grading. ``release`` closes the tracer and gives the executor back
+    (to its pool, when ``on_release`` is set and it is healthy) or closes it."""
+
+    def __init__(
+        self,
+        tracer: Worker,
+        executor: Worker,
+        on_release: Callable[[Worker, bool], None] | None = None,
+    ) -> None:
+        self.tracer = tracer
+        self.executor = executor
+        self._on_release = on_release
+        self._released = False
+
+    @property
+    def backend(self) -> str:
+        return self.tracer.backend
+
+    def release(self, executor_healthy: bool) -> None:
+        if self._released:
+            return
+        self._released = True
+        with contextlib.suppress(Exception):
+            self.tracer.close()
+        if self._on_release is not None:
+            self._on_release(self.executor, executor_healthy)
+        else:
+            with contextlib.suppress(Exception):
+                self.executor.close()
+
+    def close(self) -> None:
+        """Release with the executor closed (after a failure, or when nobody else wants it)."""
+        self.release(False)

@@ -1,9 +1,20 @@
-"""``bwrap``: the default backend on a Linux host. The judge runs as root; each worker is
+"""``bwrap``: the default backend on a Linux host. The judge runs as root; each started worker is
 
     sh (joins the worker's cgroups, then execs)
-      bwrap --unshare-net/pid/ipc/uts/cgroup --die-with-parent --new-session --seccomp FD ...
+      bwrap --unshare-net/pid/ipc/uts/cgroup --die-with-parent --new-session --seccomp FD --cap-drop ALL ...
         prlimit (rlimits) -> setpriv (real unprivileged uid, no capabilities, no_new_privs)
-          python -E -s -B -u -m sandbox.harness --result-fd N
+          python -E -s -B -u -m sandbox.inside.tracer|executor --result-fd N
+
+Tracers run as uid 60000 + slot, executors as uid 61000 + slot (a range of their own). For the warm pool,
+tracers are instead forked from a zygote (``fork_tracer``):
+
+    sh (joins the zygote's cgroups) -> bwrap (same namespaces and files, no seccomp, root inside with only
+      CAP_SYS_ADMIN, CAP_SETUID, CAP_SETGID, CAP_SETPCAP) -> prlimit -> python -m sandbox.inside.zygote
+
+and each child confines itself before any user code (``sandbox.inside.confine``: new mount, network, IPC
+and UTS namespaces, a private size-capped /tmp and /dev/shm, a /proc that shows only its own processes, the
+slot's uid, no capabilities, no_new_privs, the same seccomp filter), then the judge moves it into cgroups of
+its own. Siblings share the zygote's PID namespace but cannot see (hidepid), signal or trace one another.
 
 What the sandbox sees (read-only unless said otherwise): /usr and the /bin /lib /lib64 links, an /etc with
 only ld.so.cache and a generated passwd/group, the Python install and the venv at their host paths (their
@@ -33,6 +44,7 @@ import itertools
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -47,17 +59,38 @@ from sandbox.base import (
     ExitInfo,
     PopenWorker,
     Protection,
+    Role,
     SlotBusy,
     Worker,
     apply_rlimits,
     rlimit_plan,
 )
 from sandbox.cgroups import PARENT_NAME, CgroupError, ControllerState, WorkerCgroups, discover
-from sandbox.command import MIB, harness_argv, harness_env, rlimit_argv
+from sandbox.command import (
+    EXECUTOR,
+    MIB,
+    TRACER,
+    ZYGOTE,
+    program_argv,
+    program_env,
+    rlimit_argv,
+    rlimit_values,
+)
 from sandbox.errors import WorkerStartError
+from sandbox.forkserver import ForkedTracer, ForkServer, ZygoteProcess
 from sandbox.limits import SandboxLimits
 from sandbox.seccomp_filter import SYSTEM_PYTHON, CompiledFilter, SeccompUnavailable, build_filter, data_fd
-from sandbox.slots import FIRST_UID, SELF_TEST_SLOTS, SLOT_LOCK_DIR, SLOTS, in_free_slot, lock_uid
+from sandbox.slots import (
+    EXECUTOR_FIRST_UID,
+    EXECUTOR_SLOTS,
+    FIRST_UID,
+    SELF_TEST_SLOTS,
+    SLOT_LOCK_DIR,
+    SLOTS,
+    in_free_slot,
+    lock_uid,
+    unlock,
+)
 
 #: Joins every cgroup.procs file given, then execs the rest: bwrap and everything under it start inside.
 _JOIN = (
@@ -96,7 +129,7 @@ class BwrapSettings:
     #: CFS quota per worker in cores, or None for no quota (CPU time is still limited by RLIMIT_CPU).
     cpu_cores: float | None = None
     cgroup_parent: str = PARENT_NAME
-    #: The Python that runs the harness, as a path that is valid inside (the venv's ``bin/python``).
+    #: The Python that runs the sandboxed programs, as a path valid inside (the venv's ``bin/python``).
     python: str = sys.executable
     #: Folders bound read-only at their own path so that Python works: the install and the venv.
     python_roots: tuple[str, ...] = field(
@@ -112,6 +145,15 @@ class BwrapSettings:
     startup_cpu_shares: int = 16
     #: One lock file per uid, held while a worker runs as it: slots stay distinct across judge processes.
     lock_dir: str = SLOT_LOCK_DIR
+    #: Executors run as ``executor_uid_base + slot``: a range of their own, never a tracer's uid.
+    executor_uid_base: int = EXECUTOR_FIRST_UID
+    executor_slots: int = EXECUTOR_SLOTS
+    #: ``job``: compiled programs are cached within one grading; ``process``: across an executor's jobs
+    #: (``JUDGE_EXECUTOR_CACHE``; see docs/architecture-sandbox.md for the trade-off).
+    executor_cache_scope: str = field(default_factory=lambda: os.environ.get("JUDGE_EXECUTOR_CACHE", "job"))
+    #: The zygote's cgroup: itself (JAX imported) plus its children until each moves to its own cgroup.
+    zygote_memory_mb: int = 4096
+    zygote_processes: int = 4096
 
 
 class BwrapBackend(Backend):
@@ -124,6 +166,8 @@ class BwrapBackend(Backend):
         self._available: str | None = None
         self._checked = False
         self._names = itertools.count()
+        self._zygote_lock = threading.Lock()
+        self._zygote: ForkServer | None = None
 
     # ------------------------------------------------------------------------------------- host facts
 
@@ -183,9 +227,9 @@ class BwrapBackend(Backend):
     def _fingerprint(self) -> str:
         """What a self-test result depends on: settings, tools, and the sandbox code that builds launches."""
         parts = [repr(self.settings), repr(sorted(self.tools().items()))]
-        for path in sorted(Path(__file__).parent.glob("*.py")):
+        for path in sorted(Path(__file__).parent.glob("**/*.py")):
             stat = path.stat()
-            parts.append(f"{path.name}:{stat.st_mtime_ns}:{stat.st_size}")
+            parts.append(f"{path}:{stat.st_mtime_ns}:{stat.st_size}")
         return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
     def self_test(self) -> dict[str, object]:
@@ -209,7 +253,9 @@ class BwrapBackend(Backend):
 
     def _probe(self, limits: SandboxLimits, slot: int) -> dict[str, object]:
         tail = [self.settings.python, "-E", "-s", "-B", "-c", _SELF_TEST]
-        launch = self._launch(limits, slot, tail, name=f"selftest-{os.getpid()}-{next(self._names)}")
+        launch = self._launch(
+            limits, self.uid(slot), tail, name=f"selftest-{os.getpid()}-{next(self._names)}"
+        )
         try:
             proc = subprocess.run(
                 launch.argv,
@@ -297,39 +343,67 @@ class BwrapBackend(Backend):
             raise ValueError(f"slot {slot} outside 0..{self.settings.uid_slots - 1}")
         return self.settings.uid_base + slot
 
-    def start(self, limits: SandboxLimits, slot: int = 0) -> Worker:
-        """Start a worker in ``slot``, or in the next free one if another worker (of any judge process on
-        this host) holds it: a slot is a uid, locked for the worker's lifetime and free of processes."""
+    def executor_uid(self, slot: int) -> int:
+        if not 0 <= slot < self.settings.executor_slots:
+            raise ValueError(f"executor slot {slot} outside 0..{self.settings.executor_slots - 1}")
+        return self.settings.executor_uid_base + slot
+
+    def start_tracer(self, limits: SandboxLimits, slot: int = 0) -> Worker:
+        """A tracer of its own (bwrap, seccomp, setpriv) in ``slot``, or in the next free one if another
+        worker (of any judge process on this host) holds it: a slot is a uid, locked for the worker's
+        lifetime and free of processes."""
         return in_free_slot(
-            lambda s: self._start_in(limits, s), slot, self.settings.uid_slots - SELF_TEST_SLOTS
+            lambda s: self._start_in(limits, s, TRACER, self.uid(s)),
+            slot,
+            self.settings.uid_slots - SELF_TEST_SLOTS,
         )
 
-    def _start_in(self, limits: SandboxLimits, slot: int) -> BwrapWorker:
-        uid = self.uid(slot)
-        lock = self._lock_uid(uid)
+    def start_executor(self, limits: SandboxLimits, slot: int = 0) -> Worker:
+        """An executor as a uid of the executor range (never a tracer's), in ``slot`` or the next free one."""
+        count = self.settings.executor_slots
+        return in_free_slot(
+            lambda s: self._start_in(limits, s, EXECUTOR, self.executor_uid(s)), slot % count, count
+        )
+
+    def fork_tracer(self, limits: SandboxLimits, slot: int = 0) -> Worker:
+        """A tracer forked from this backend's zygote; it confines itself to the slot's uid."""
+        return in_free_slot(
+            lambda s: self._fork_in(limits, s), slot, self.settings.uid_slots - SELF_TEST_SLOTS
+        )
+
+    def _start_in(self, limits: SandboxLimits, slot: int, module: str, uid: int) -> BwrapWorker:
+        lock = self._claim_uid(uid, slot)
         try:
-            busy = processes_of_uid(uid)
-            if busy:
-                raise SlotBusy(f"uid {uid} (slot {slot}) still has processes {sorted(busy)[:5]}")
-            worker = self._start(limits, slot, uid)
+            worker = self._start(limits, slot, uid, module)
         except BaseException:
-            if lock is not None:
-                os.close(lock)
+            unlock(lock)
             raise
         worker.lock_fd = lock
         return worker
 
+    def _claim_uid(self, uid: int, slot: int) -> int | None:
+        lock = self._lock_uid(uid)
+        busy = processes_of_uid(uid)
+        if busy:
+            unlock(lock)
+            raise SlotBusy(f"uid {uid} (slot {slot}) still has processes {sorted(busy)[:5]}")
+        return lock
+
     def _lock_uid(self, uid: int) -> int | None:
         return lock_uid(uid, self.settings.lock_dir)
 
-    def _start(self, limits: SandboxLimits, slot: int, uid: int) -> BwrapWorker:
+    def _start(self, limits: SandboxLimits, slot: int, uid: int, module: str) -> BwrapWorker:
         # Importing JAX costs CPU seconds before any job: allow them at start; the pool re-applies the
         # limits once the worker is ready (Worker.apply_limits), so a job's CPU time counts from there.
         started = replace(limits, cpu_time_s=limits.cpu_time_s + limits.startup_time_s)
-        name = f"w{slot}-{os.getpid()}-{next(self._names)}"
-        launch = self._launch(started, slot, harness_argv(self.settings.python), name=name)
+        role: Role = "executor" if module == EXECUTOR else "tracer"
+        name = f"{role[0]}{slot}-{os.getpid()}-{next(self._names)}"
+        tail = program_argv(module, self.settings.python)
+        if module == EXECUTOR:
+            tail += ["--cache-scope", self.settings.executor_cache_scope]
+        launch = self._launch(started, uid, tail, name=name)
         try:
-            return BwrapWorker(self.name, launch, uid)
+            return BwrapWorker(self.name, launch, uid, role=role)
         except BaseException:
             if launch.cgroups is not None:
                 launch.cgroups.remove()
@@ -337,16 +411,15 @@ class BwrapBackend(Backend):
         finally:
             launch.release()
 
-    def _launch(self, limits: SandboxLimits, slot: int, tail: list[str], name: str) -> Launch:
-        uid = self.uid(slot)
+    def _launch(self, limits: SandboxLimits, uid: int, tail: list[str], name: str) -> Launch:
         cgroups = self._make_cgroups(name, limits)
         fds: list[int] = []
         try:
             filter_fd = data_fd(self.seccomp().bpf, "seccomp")
             fds.append(filter_fd)
-            passwd_fd = data_fd(_passwd(uid), "passwd")
+            passwd_fd = data_fd(_passwd([uid]), "passwd")
             fds.append(passwd_fd)
-            group_fd = data_fd(_group(uid), "group")
+            group_fd = data_fd(_group([uid]), "group")
             fds.append(group_fd)
         except BaseException:
             for fd in fds:
@@ -355,7 +428,7 @@ class BwrapBackend(Backend):
                 cgroups.remove()
             raise
         argv = [
-            *self._bwrap_argv(filter_fd, passwd_fd, group_fd),
+            *self._bwrap_argv(passwd_fd, group_fd, seccomp_fd=filter_fd, caps=_SETPRIV_CAPS),
             *rlimit_argv(limits, nproc=True),
             *_setpriv_argv(uid),
             *tail,
@@ -365,7 +438,9 @@ class BwrapBackend(Backend):
             argv = ["/bin/sh", "-c", _JOIN, "jax-judge-join", str(len(files)), *files, *argv]
         return Launch(argv, (filter_fd, passwd_fd, group_fd), cgroups, self.settings.startup_cpu_shares)
 
-    def _make_cgroups(self, name: str, limits: SandboxLimits) -> WorkerCgroups | None:
+    def _make_cgroups(
+        self, name: str, limits: SandboxLimits, cpu_cores: float | bool | None = True
+    ) -> WorkerCgroups | None:
         states = self.cgroup_states()
         if not any(state.parent is not None for state in states.values()):
             return None
@@ -374,13 +449,16 @@ class BwrapBackend(Backend):
         except CgroupError as exc:
             raise WorkerStartError(str(exc)) from None
         try:
-            cgroups.set_limits(limits.memory_mb * MIB, limits.processes, self.settings.cpu_cores)
+            cores = self.settings.cpu_cores if cpu_cores is True else (cpu_cores or None)
+            cgroups.set_limits(limits.memory_mb * MIB, limits.processes, cores)
         except (CgroupError, OSError) as exc:
             cgroups.remove()
             raise WorkerStartError(f"cannot set cgroup limits: {exc}") from None
         return cgroups
 
-    def _bwrap_argv(self, filter_fd: int, passwd_fd: int, group_fd: int) -> list[str]:
+    def _bwrap_argv(
+        self, passwd_fd: int, group_fd: int, *, seccomp_fd: int | None, caps: tuple[str, ...]
+    ) -> list[str]:
         s = self.settings
         tools = self.tools()
         args = [
@@ -414,12 +492,133 @@ class BwrapBackend(Backend):
         fs.ro_bind(str(s.code_dir), f"{s.inside_root}/sandbox")
         args += fs.args
         args += ["--chdir", s.inside_root]
-        # setpriv needs these three to switch uid, clear groups and empty the bounding set; it drops them all.
-        args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP"]
-        args += ["--seccomp", str(filter_fd), "--clearenv"]
-        for key, value in harness_env(s.inside_root).items():
+        # Only the capabilities named survive inside (bwrap run as root would otherwise keep them all).
+        args += ["--cap-drop", "ALL"]
+        for cap in caps:
+            args += ["--cap-add", cap]
+        if seccomp_fd is not None:
+            args += ["--seccomp", str(seccomp_fd)]
+        args += ["--clearenv"]
+        for key, value in program_env(s.inside_root).items():
             args += ["--setenv", key, value]
         return [*args, "--"]
+
+    # ------------------------------------------------------------------------------------- the zygote
+
+    def _fork_server(self) -> ForkServer:
+        with self._zygote_lock:
+            server = self._zygote
+            if server is not None and server.alive():
+                return server
+            if server is not None:
+                server.close()
+            server = ForkServer(self.name, self._launch_zygote, confine=True, pid_namespace=True)
+            server.start()
+            self._zygote = server
+            return server
+
+    def _launch_zygote(self, control_fd: int) -> ZygoteProcess:
+        """sh (joins the zygote's cgroups) -> bwrap (root inside, CAP_SYS_ADMIN/SETUID/SETGID/SETPCAP, no
+        seccomp: each child applies it after confining itself) -> prlimit -> python -m
+        sandbox.inside.zygote."""
+        s = self.settings
+        name = f"zygote-{os.getpid()}-{next(self._names)}"
+        zygote_limits = SandboxLimits(
+            memory_mb=s.zygote_memory_mb, processes=s.zygote_processes, cpu_time_s=10**7
+        )
+        cgroups = self._make_cgroups(name, zygote_limits, cpu_cores=False)
+        fds: list[int] = []
+        try:
+            uids = [self.uid(slot) for slot in range(s.uid_slots)]
+            passwd_fd = data_fd(_passwd(uids), "passwd")
+            fds.append(passwd_fd)
+            group_fd = data_fd(_group(uids), "group")
+            fds.append(group_fd)
+            filter_fd = data_fd(self.seccomp().bpf, "seccomp")
+            fds.append(filter_fd)
+            argv = [
+                *self._bwrap_argv(passwd_fd, group_fd, seccomp_fd=None, caps=_ZYGOTE_CAPS),
+                "/usr/bin/prlimit", "--core=0", "--nofile=4096:4096", "--",
+                *program_argv(ZYGOTE, s.python),
+                "--control-fd", str(control_fd), "--seccomp-fd", str(filter_fd),
+            ]  # fmt: skip
+            if cgroups is not None and cgroups.procs_files():
+                files = [str(f) for f in cgroups.procs_files()]
+                argv = ["/bin/sh", "-c", _JOIN, "jax-judge-join", str(len(files)), *files, *argv]
+            output_r, output_w = os.pipe()
+            try:
+                proc = subprocess.Popen(
+                    argv,
+                    stdin=subprocess.DEVNULL,
+                    stdout=output_w,
+                    stderr=output_w,
+                    pass_fds=(control_fd, *fds),
+                    env=_OUTER_ENV,
+                    cwd="/",
+                    start_new_session=True,
+                    close_fds=True,
+                )
+            finally:
+                os.close(output_w)
+        except BaseException:
+            if cgroups is not None:
+                cgroups.remove()
+            raise
+        finally:
+            for fd in fds:
+                os.close(fd)
+
+        def kill() -> None:
+            if cgroups is not None:
+                cgroups.kill_all()
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+
+        def wait(timeout: float | None) -> int | None:
+            try:
+                return proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                return None
+
+        def cleanup() -> None:
+            if cgroups is not None:
+                cgroups.remove()
+
+        return ZygoteProcess(proc.pid, kill, wait, cleanup, output_r)
+
+    def _fork_in(self, limits: SandboxLimits, slot: int) -> Worker:
+        uid = self.uid(slot)
+        lock = self._claim_uid(uid, slot)
+        cgroups: WorkerCgroups | None = None
+        try:
+            server = self._fork_server()
+            cgroups = self._make_cgroups(f"t{slot}-{os.getpid()}-{next(self._names)}", limits)
+            started = replace(limits, cpu_time_s=limits.cpu_time_s + limits.startup_time_s)
+            tracer = ForkedTracer(
+                server,
+                limits,
+                rlimit_values(started, nproc=True),
+                uid=uid,
+                tmp_bytes=self.settings.tmp_mb * MIB,
+                shm_bytes=self.settings.shm_mb * MIB,
+                on_ready=lambda t: _adopt(t, cgroups),
+                on_kill=lambda t: _kill_uid(t.uid, cgroups, scan=cgroups is None),
+                on_close=lambda t: _release(t.uid, cgroups, lock),
+                on_limits=lambda t, job: tighten(t.pid, t.uid, job, cgroups),
+                oom_killed=lambda: cgroups is not None and cgroups.oom_kills() > 0,
+            )
+        except BaseException:
+            if cgroups is not None:
+                cgroups.remove()
+            unlock(lock)
+            raise
+        return tracer
+
+    def close(self) -> None:
+        with self._zygote_lock:
+            server, self._zygote = self._zygote, None
+        if server is not None:
+            server.close()
 
 
 _OUTER_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
@@ -491,16 +690,74 @@ def _setpriv_argv(uid: int) -> list[str]:
     ]  # fmt: skip
 
 
-def _passwd(uid: int) -> bytes:
+def _passwd(uids: list[int]) -> bytes:
+    """A passwd file with root, nobody and one ``judge`` user per uid (the zygote's children use many)."""
+    names = [("judge" if len(uids) == 1 else f"judge{uid}", uid) for uid in uids]
+    users = "".join(f"{name}:x:{uid}:{uid}:sandboxed code:/tmp:/usr/sbin/nologin\n" for name, uid in names)
     return (
         "root:x:0:0:root:/nonexistent:/usr/sbin/nologin\n"
-        f"judge:x:{uid}:{uid}:sandboxed code:/tmp:/usr/sbin/nologin\n"
-        "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
+        + users
+        + "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
     ).encode()
 
 
-def _group(uid: int) -> bytes:
-    return f"root:x:0:\njudge:x:{uid}:\nnogroup:x:65534:\n".encode()
+def _group(uids: list[int]) -> bytes:
+    groups = "".join(f"{'judge' if len(uids) == 1 else f'judge{uid}'}:x:{uid}:\n" for uid in uids)
+    return f"root:x:0:\n{groups}nogroup:x:65534:\n".encode()
+
+
+#: Inside a worker's bwrap: setpriv needs these three to switch uid, clear groups and empty the bounding set;
+#: it drops them all before the program starts.
+_SETPRIV_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")
+#: Inside the zygote's bwrap: each forked tracer also unshares namespaces and mounts its private /tmp and
+#: /proc (CAP_SYS_ADMIN) before it drops every capability.
+_ZYGOTE_CAPS = ("CAP_SYS_ADMIN", *_SETPRIV_CAPS)
+
+
+def _adopt(tracer: ForkedTracer, cgroups: WorkerCgroups | None) -> None:
+    """A forked tracer reported ready (confined, nothing of the user's run yet): check that its host pid is
+    the slot's uid, then move it into its own cgroups before it is handed out."""
+    if _uid_of(tracer.pid) != tracer.uid:
+        tracer.kill()
+        raise WorkerStartError(f"forked tracer {tracer.pid} is not uid {tracer.uid}")
+    if cgroups is None:
+        return
+    try:
+        for procs in cgroups.procs_files():
+            procs.write_text(str(tracer.pid))
+    except OSError as exc:
+        tracer.kill()
+        raise WorkerStartError(f"cannot move the tracer into its cgroups: {exc}") from None
+
+
+def _kill_uid(uid: int, cgroups: WorkerCgroups | None, *, scan: bool) -> None:
+    """Kill every process of a forked tracer: its cgroups' members (everything it started after it was
+    moved there) and, with ``scan`` (or without cgroups), anything else running as its uid."""
+    if cgroups is not None:
+        cgroups.kill_all()
+        if not scan:
+            return
+    for _ in range(20):
+        pids = processes_of_uid(uid)
+        if not pids:
+            return
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.01)
+
+
+def _release(uid: int, cgroups: WorkerCgroups | None, lock: int | None) -> list[str]:
+    """Once nothing runs as the uid any more: remove the cgroups and release the slot's lock."""
+    notes: list[str] = []
+    _kill_uid(uid, cgroups, scan=True)
+    if cgroups is not None:
+        notes.extend(cgroups.remove())
+    if processes_of_uid(uid):
+        notes.append(f"processes of uid {uid} survived; its slot stays locked")
+    else:
+        unlock(lock)
+    return notes
 
 
 #: A passed self-test is trusted for this long by later judge processes with the same fingerprint, so a
@@ -548,7 +805,7 @@ def _sweep_stale(states: dict[str, ControllerState]) -> None:
 
 
 class BwrapWorker(PopenWorker):
-    def __init__(self, backend: str, launch: Launch, uid: int) -> None:
+    def __init__(self, backend: str, launch: Launch, uid: int, role: Role = "tracer") -> None:
         self.cgroups = launch.cgroups
         self.uid = uid
         #: Lock on the uid (see BwrapSettings.lock_dir), released by close once nothing runs as it.
@@ -557,11 +814,11 @@ class BwrapWorker(PopenWorker):
         self.startup_shares = launch.cgroups is not None and launch.cgroups.set_cpu_shares(
             launch.startup_shares
         )
-        super().__init__(backend, launch.argv, _OUTER_ENV, cwd="/", pass_fds=launch.fds)
+        super().__init__(backend, launch.argv, _OUTER_ENV, cwd="/", pass_fds=launch.fds, role=role)
 
-    def wait_ready(self, timeout: float, max_frame: int = 1 << 20) -> dict[str, Any]:
+    def wait_ready(self, timeout: float) -> dict[str, Any]:
         """As for every worker; once ready, the worker gets the normal CPU weight back."""
-        info = super().wait_ready(timeout, max_frame)
+        info = super().wait_ready(timeout)
         if self.cgroups is not None and self.startup_shares:
             self.cgroups.set_cpu_shares(DEFAULT_CPU_SHARES)
             self.startup_shares = False
@@ -589,41 +846,50 @@ class BwrapWorker(PopenWorker):
                 os.close(self.lock_fd)
             self.lock_fd = None
 
-    def harness_pid(self) -> int:
-        """Host pid of the harness: the one process of the worker's uid once it is ready."""
+    def set_memory_limit(self, memory_mb: int) -> bool:
+        return self.cgroups is not None and self.cgroups.set_memory(memory_mb * MIB)
+
+    def program_pid(self) -> int:
+        """Host pid of the program: the one process of the worker's uid once it is ready."""
         candidates = self.cgroups.members() if self.cgroups is not None else processes_of_uid(self.uid)
         mine = [pid for pid in candidates if _uid_of(pid) == self.uid]
         if len(mine) != 1:
-            raise ProcessLookupError(f"expected one harness process of uid {self.uid}, found {mine}")
+            raise ProcessLookupError(f"expected one process of uid {self.uid}, found {mine}")
         return mine[0]
 
     def apply_limits(self, limits: SandboxLimits) -> bool:
-        """Tighten the worker to a job's limits: rlimits of the harness, then its cgroups."""
+        """Tighten the worker to a job's limits: rlimits of the program, then its cgroups."""
         try:
-            pid = self.harness_pid()
-            plan = rlimit_plan(pid, limits, nproc=True)
-            if plan is None:
-                return False
-            try:
-                apply_rlimits(pid, plan)
-            except PermissionError:
-                # No CAP_SYS_RESOURCE (containers, this VM): lowering as the worker's own uid is allowed.
-                self._prlimit_as_worker(pid, plan)
-            if self.cgroups is not None:
-                self.cgroups.set_limits(limits.memory_mb * MIB, limits.processes)
-        except (OSError, CgroupError, subprocess.SubprocessError):
+            pid = self.program_pid()
+        except ProcessLookupError:
             return False
-        return True
+        return tighten(pid, self.uid, limits, self.cgroups)
 
-    def _prlimit_as_worker(self, pid: int, plan: dict[str, tuple[int, int]]) -> None:
-        options = [f"--{name}={soft}:{hard}" for name, (soft, hard) in plan.items()]
-        subprocess.run(
-            [*_setpriv_argv(self.uid), "/usr/bin/prlimit", f"--pid={pid}", *options],
-            env=_OUTER_ENV,
-            capture_output=True,
-            timeout=10,
-            check=True,
-        )
+
+def tighten(pid: int, uid: int, limits: SandboxLimits, cgroups: WorkerCgroups | None) -> bool:
+    """Lower a running program's rlimits (CPU counted from now) and cgroup limits to a job's; False when the
+    job needs more than it has or a limit cannot be set."""
+    try:
+        plan = rlimit_plan(pid, limits, nproc=True)
+        if plan is None:
+            return False
+        try:
+            apply_rlimits(pid, plan)
+        except PermissionError:
+            # No CAP_SYS_RESOURCE (containers, this VM): lowering as the worker's own uid is allowed.
+            options = [f"--{name}={soft}:{hard}" for name, (soft, hard) in plan.items()]
+            subprocess.run(
+                [*_setpriv_argv(uid), "/usr/bin/prlimit", f"--pid={pid}", *options],
+                env=_OUTER_ENV,
+                capture_output=True,
+                timeout=10,
+                check=True,
+            )
+        if cgroups is not None:
+            cgroups.set_limits(limits.memory_mb * MIB, limits.processes)
+    except (OSError, CgroupError, subprocess.SubprocessError):
+        return False
+    return True
 
 
 def _uid_of(pid: int) -> int | None:

@@ -169,6 +169,17 @@ class WorkerCgroups:
             _write(self.dirs["cpu"] / "cpu.cfs_period_us", str(CFS_PERIOD_US))
             _write(self.dirs["cpu"] / "cpu.cfs_quota_us", str(max(1000, int(cpu_cores * CFS_PERIOD_US))))
 
+    def set_memory(self, memory_bytes: int) -> bool:
+        """Change the memory limit only (up or down); False if it cannot be set (e.g. already above it)."""
+        memory = self.dirs.get("memory")
+        if memory is None:
+            return False
+        try:
+            self._set_memory(memory, memory_bytes)
+        except (CgroupError, OSError):
+            return False
+        return True
+
     def set_cpu_shares(self, shares: int) -> bool:
         """The worker's CPU weight against its siblings (default 1024); False without a cpu cgroup."""
         cpu = self.dirs.get("cpu")

@@ -1,4 +1,4 @@
-"""How every backend spells the harness command, its environment and its rlimits."""
+"""How every backend spells the sandboxed programs' command lines, their environment and their rlimits."""
 
 from __future__ import annotations
 
@@ -20,13 +20,19 @@ FAST_COMPILE_XLA_FLAGS = (
 _ADDRESS_SPACE_FLOOR_MB = 8 * 1024
 
 
-def harness_argv(python: str = sys.executable) -> list[str]:
+#: The programs that run inside a sandbox (``sandbox.inside``), by role.
+TRACER = "sandbox.inside.tracer"
+EXECUTOR = "sandbox.inside.executor"
+ZYGOTE = "sandbox.inside.zygote"
+
+
+def program_argv(module: str, python: str = sys.executable) -> list[str]:
     # -E: ignore PYTHON* variables; -s: no user site; the working directory holds only the sandbox package;
     # -B: never write .pyc files; -u: unbuffered so captured output keeps its order.
-    return [python, "-E", "-s", "-B", "-u", "-m", "sandbox.harness"]
+    return [python, "-E", "-s", "-B", "-u", "-m", module]
 
 
-def harness_env(code_root: str, extra: dict[str, str] | None = None) -> dict[str, str]:
+def program_env(code_root: str, extra: dict[str, str] | None = None) -> dict[str, str]:
     """A minimal environment: nothing of the judge's own environment (secrets) is passed on."""
     env = {
         "PATH": "/usr/local/bin:/usr/bin:/bin",
@@ -39,25 +45,33 @@ def harness_env(code_root: str, extra: dict[str, str] | None = None) -> dict[str
         "TF_CPP_MIN_LOG_LEVEL": "2",
         "PYTHONHASHSEED": "0",
         "JUDGE_CODE_ROOT": code_root,
+        # numpy's BLAS would start a thread pool per process; nothing inside needs it.
+        "OPENBLAS_NUM_THREADS": "1",
     }
     env.update(extra or {})
     return env
 
 
+def rlimit_values(limits: SandboxLimits, *, nproc: bool = True) -> dict[str, tuple[int, int]]:
+    """The rlimits of a sandboxed program by ``prlimit`` option name: (soft, hard). One source of truth."""
+    memory = limits.memory_mb * MIB
+    cpu = max(1, int(limits.cpu_time_s))
+    address_space = (limits.memory_mb + _ADDRESS_SPACE_FLOOR_MB) * MIB
+    values = {
+        "cpu": (cpu, cpu + 1),
+        "data": (memory, memory),
+        "as": (address_space, address_space),
+        "fsize": (64 * MIB, 64 * MIB),
+        "core": (0, 0),
+        "nofile": (256, 256),
+    }
+    if nproc:
+        values["nproc"] = (limits.processes, limits.processes)
+    return values
+
+
 def rlimit_argv(limits: SandboxLimits, *, nproc: bool = True) -> list[str]:
     """A ``prlimit`` prefix that sets the rlimits of the command it runs (inherited by its children)."""
     prlimit = shutil.which("prlimit") or "/usr/bin/prlimit"
-    memory = limits.memory_mb * MIB
-    cpu = max(1, int(limits.cpu_time_s))
-    argv = [
-        prlimit,
-        f"--cpu={cpu}:{cpu + 1}",
-        f"--data={memory}:{memory}",
-        f"--as={(limits.memory_mb + _ADDRESS_SPACE_FLOOR_MB) * MIB}",
-        f"--fsize={64 * MIB}",
-        "--core=0",
-        "--nofile=256",
-    ]
-    if nproc:
-        argv.append(f"--nproc={limits.processes}")
-    return [*argv, "--"]
+    options = [f"--{name}={soft}:{hard}" for name, (soft, hard) in rlimit_values(limits, nproc=nproc).items()]
+    return [prlimit, *options, "--"]

@@ -1,7 +1,9 @@
 """``docker``: one container per worker through the Docker API (a Docker engine, or Podman's API service).
 
 Each worker is a fresh container from a tiny skeleton image (empty directories, a small passwd; built by
-``scripts/podman-setup.sh`` with ``podman import``). What the harness needs is bound read-only at run
+``scripts/podman-setup.sh`` with ``podman import``): a one-shot tracer per submission (a container cannot
+be forked; the pool keeps them warm) or a long-lived executor, each as a uid of its own range (tracers
+60000 + slot, executors 61000 + slot). What the program needs is bound read-only at run
 time: ``/usr`` (and ``/lib``-style directories where the host has no merged ``/usr``), ``/etc/ld.so.cache``,
 the Python install and the venv at their host paths, and ONLY the ``sandbox`` package directory at
 ``/opt/judge/sandbox``; never problems, reference solutions, the judge or secrets (copies of ``judge``,
@@ -17,10 +19,10 @@ tightened: ``socket()`` only for ``AF_UNIX``, no namespace-creating ``clone``/``
 ``ptrace``, ``mount``, ``bpf``, ``io_uring``, ``keyctl``, ``perf_event_open``, ``userfaultfd``, kexec or
 module loading. ``/var/tmp`` is an empty read-only tmpfs (Podman gives read-only containers a writable one).
 
-The private result channel. A container cannot inherit a file descriptor from the judge, so the harness
+The private result channel. A container cannot inherit a file descriptor from the judge, so the program
 runs under a one-line shell inside the container::
 
-    sh -c '"$@" 3>&1 1>&2; exit $?' sh python -E -s -B -u -m sandbox.harness --result-fd 3
+    sh -c '"$@" 3>&1 1>&2; exit $?' sh python -E -s -B -u -m sandbox.inside.tracer --result-fd 3
 
 Its fd 3 (the result channel) is the container's stdout; its fd 1 and fd 2 (every user print) both go to
 the container's stderr. The judge attaches to the container before starting it (stdin, stdout, stderr,
@@ -29,23 +31,22 @@ length) and a thread splits it into two local pipes: stdout payloads to ``result
 ``output_fd``. ``stdin_fd`` is the write end of a third pipe that another thread forwards to the socket;
 closing it half-closes the socket, which the engine passes on as end-of-file on the container's stdin
 (``StdinOnce``). So a ``DockerWorker`` is an ordinary ``Worker`` and ``sandbox.monitor.run_job`` drives it
-unchanged. The shell stays as the container's PID 1 (it does not exec), so the harness is an ordinary
+unchanged. The shell stays as the container's PID 1 (it does not exec), so the program is an ordinary
 process: default signal actions apply to it (SIGXCPU at the CPU limit ends it, which a namespace init would
 ignore) and the shell reports a signal death as 128 + signal number.
 
-Known limit of the channel: user code can write to fd 3 (or dup it), exactly as under every other
-backend, since user code runs in the harness process. It can only forge frames that report values it
-computed itself; the judge validates every frame (sizes, dtypes, structure) and compares outputs with the
-expected ones on the trusted side, which the sandbox never sees.
+User code can write to the tracer's fd 3 (or dup it), exactly as under every other backend, since it runs
+in the tracer. It can only forge frames that claim a program; the program is what the executor runs, and
+the judge validates every frame (see ``sandbox.monitor``).
 
 Out-of-memory: Podman does not set ``OOMKilled`` for a cgroup v1 memory kill, so an exit code of 137
 (SIGKILL) that the judge did not cause itself counts as a memory kill. User code that SIGKILLs its own
-harness is reported the same way; that changes nothing but its own verdict.
+tracer is reported the same way; that changes nothing but its own verdict.
 
 Slots: slot ``n`` runs as uid/gid 60000 + n and holds the lock file ``/run/jax-judge/slots/<uid>`` while
 its container exists (the same locks as the bwrap backend), so ``start`` raises ``SlotBusy`` for a uid in
 use. ``apply_limits`` tightens a warm worker for a job where the engine runs on this host: it prlimits the
-harness (CPU counted from then; from a helper running as the worker's uid when the judge lacks
+program (CPU counted from then; from a helper running as the worker's uid when the judge lacks
 CAP_SYS_RESOURCE) and writes the container's memory and pids cgroup files (Podman's API cannot update them).
 
 A warm worker whose judge dies sees end of file on stdin and exits; ``remove_leftovers`` removes such
@@ -81,14 +82,15 @@ from sandbox.base import (
     Backend,
     ExitInfo,
     Protection,
+    Role,
     Worker,
     apply_rlimits,
     rlimit_plan,
 )
-from sandbox.command import MIB, harness_argv, harness_env, rlimit_argv
+from sandbox.command import EXECUTOR, MIB, TRACER, program_argv, program_env, rlimit_argv
 from sandbox.errors import WorkerStartError
 from sandbox.limits import SandboxLimits
-from sandbox.slots import FIRST_UID, in_free_slot, lock_uid, unlock
+from sandbox.slots import EXECUTOR_FIRST_UID, EXECUTOR_SLOTS, FIRST_UID, in_free_slot, lock_uid, unlock
 
 DEFAULT_SOCKET = "/run/jax-judge/podman.sock"
 DEFAULT_URL = f"unix://{DEFAULT_SOCKET}"
@@ -109,7 +111,7 @@ _SYSTEM_FILES = ("/etc/ld.so.cache",)
 PROJECT_PACKAGES = ("judge", "reference", "problems")
 #: Options of the empty read-only tmpfs laid over what must stay hidden.
 _EMPTY = "ro,nosuid,nodev,size=4k,mode=0755"
-#: The harness under a shell that keeps it off PID 1 and routes fd 3 -> stdout, fd 1 -> stderr.
+#: The program under a shell that keeps it off PID 1 and routes fd 3 -> stdout, fd 1 -> stderr.
 _SHELL = ["/bin/sh", "-c", '"$@" 3>&1 1>&2; exit $?', "sh"]
 
 _AF_UNIX = 1
@@ -150,7 +152,7 @@ _DENIED_SYSCALLS = (
 
 
 def rlimits(limits: SandboxLimits) -> dict[str, tuple[int, int]]:
-    """The harness's rlimits by ulimit name, from ``rlimit_argv`` (the one source for every backend).
+    """The program's rlimits by ulimit name, from ``rlimit_argv`` (the one source for every backend).
 
     Engines know no ``as`` ulimit; the memory cgroup bounds the container instead.
     """
@@ -229,6 +231,8 @@ class DockerBackend(Backend):
         self._seccomp: str | None = None
         self._seccomp_note = ""
         self._lock = threading.Lock()
+        #: ``job`` or ``process``: how long an executor keeps compiled programs (see sandbox.inside.executor).
+        self.executor_cache_scope = os.environ.get("JUDGE_EXECUTOR_CACHE", "job")
 
     # -------------------------------------------------------------------------------------- engine
 
@@ -373,12 +377,15 @@ class DockerBackend(Backend):
 
     # -------------------------------------------------------------------------------------- start
 
-    def container_config(self, limits: SandboxLimits, slot: int) -> dict[str, Any]:
+    def container_config(
+        self, limits: SandboxLimits, slot: int, module: str = TRACER, uid: int | None = None
+    ) -> dict[str, Any]:
         """Arguments for ``APIClient.create_container`` (host config included)."""
         from docker.types import LogConfig, Ulimit
 
         api = self.api()
-        uid = FIRST_UID + slot
+        uid = FIRST_UID + slot if uid is None else uid
+        extra = ["--cache-scope", self.executor_cache_scope] if module == EXECUTOR else []
         security = ["no-new-privileges"]
         seccomp = self._seccomp_option()
         if seccomp is not None:
@@ -407,40 +414,49 @@ class DockerBackend(Backend):
         )
         return {
             "image": self.image,
-            "command": [*_SHELL, *harness_argv(), "--result-fd", "3"],
+            "command": [*_SHELL, *program_argv(module), "--result-fd", "3", *extra],
             "user": f"{uid}:{uid}",
-            "environment": harness_env(CODE_MOUNT),
+            "environment": program_env(CODE_MOUNT),
             "working_dir": CODE_MOUNT,
             "hostname": "sandbox",
             "stdin_open": True,  # with detach=False this also sets StdinOnce and the Attach* flags
             "tty": False,
-            "labels": {LABEL: "1", f"{LABEL}.slot": str(slot)},
-            "name": f"jax-judge-{slot}-{secrets.token_hex(4)}",
+            "labels": {LABEL: "1", f"{LABEL}.slot": str(slot), f"{LABEL}.uid": str(uid)},
+            "name": f"jax-judge-{uid}-{secrets.token_hex(4)}",
             "host_config": host_config,
             "use_config_proxy": False,  # never copy proxy settings from ~/.docker/config.json
         }
 
-    def start(self, limits: SandboxLimits, slot: int = 0) -> Worker:
-        """Start a worker in ``slot``, or the next free one: slots are locked across backends and judges."""
-        return in_free_slot(lambda s: self._start_in(limits, s), slot)
+    def start_tracer(self, limits: SandboxLimits, slot: int = 0) -> Worker:
+        """A one-shot tracer container in ``slot``, or the next free one: slots are locked across backends
+        and judges. (This backend has no zygote: a container cannot be forked; the pool keeps them warm.)"""
+        return in_free_slot(lambda s: self._start_in(limits, s, TRACER, FIRST_UID + s), slot)
 
-    def _start_in(self, limits: SandboxLimits, slot: int) -> Worker:
+    def start_executor(self, limits: SandboxLimits, slot: int = 0) -> Worker:
+        """A long-lived executor container, as a uid of the executor range."""
+        return in_free_slot(
+            lambda s: self._start_in(limits, s, EXECUTOR, EXECUTOR_FIRST_UID + s),
+            slot % EXECUTOR_SLOTS,
+            EXECUTOR_SLOTS,
+        )
+
+    def _start_in(self, limits: SandboxLimits, slot: int, module: str, uid: int) -> Worker:
         api = self.api()
-        uid = FIRST_UID + slot
         lock = lock_uid(uid)  # SlotBusy if another worker (of any backend or judge process) runs as uid
         try:
-            container_id = api.create_container(**self.container_config(limits, slot))["Id"]
+            container_id = api.create_container(**self.container_config(limits, slot, module, uid))["Id"]
         except Exception as exc:
             unlock(lock)
             raise WorkerStartError(f"docker: cannot create the container: {exc}") from None
         try:
-            # Attach before start, so not a byte of the harness's output can be missed.
+            # Attach before start, so not a byte of the program's output can be missed.
             sock = api.attach_socket(container_id, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
         except Exception as exc:
             _remove(api, container_id)
             unlock(lock)
             raise WorkerStartError(f"docker: cannot attach to the container: {exc}") from None
-        worker = DockerWorker(self.name, api, container_id, sock, limits, uid)
+        role: Role = "executor" if module == EXECUTOR else "tracer"
+        worker = DockerWorker(self.name, api, container_id, sock, limits, uid, role)
         worker.lock_fd = lock
         try:
             api.start(container_id)
@@ -486,10 +502,18 @@ class DockerWorker(Worker):
     """One container; its multiplexed attach stream split into the monitor's three pipes."""
 
     def __init__(
-        self, backend: str, api: Any, container_id: str, sock: Any, limits: SandboxLimits, uid: int
+        self,
+        backend: str,
+        api: Any,
+        container_id: str,
+        sock: Any,
+        limits: SandboxLimits,
+        uid: int,
+        role: Role = "tracer",
     ) -> None:
         super().__init__()
         self.backend = backend
+        self.role = role
         self.api = api
         self.container_id = container_id
         self.limits = limits
@@ -572,6 +596,10 @@ class DockerWorker(Worker):
 
     # -------------------------------------------------------------------------------------- state
 
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
     def _poll(self) -> int | None:
         """The exit code once the container has exited (cached), else None."""
         if self._returncode is not None:
@@ -594,14 +622,14 @@ class DockerWorker(Worker):
         return self._returncode
 
     def apply_limits(self, limits: SandboxLimits) -> bool:
-        """Tighten a running worker to a job's limits: rlimits of the harness (CPU counted from now) and
+        """Tighten a running worker to a job's limits: rlimits of the program (CPU counted from now) and
         the container's memory and pids cgroups, written directly (the engine's API cannot update them).
 
         Only where the engine runs on this host and the judge may write the container's cgroups (root).
         """
         if limits.memory_mb > self.limits.memory_mb or limits.processes > self.limits.processes:
             return False
-        pid = self._harness_pid()
+        pid = self._program_pid()
         if pid is None:
             return False
         try:
@@ -626,8 +654,8 @@ class DockerWorker(Worker):
         self.limits = limits
         return True
 
-    def _harness_pid(self) -> int | None:
-        """The host pid of the harness (the one child of the container's shell), if it runs on this host."""
+    def _program_pid(self) -> int | None:
+        """The host pid of the program (the one child of the container's shell), if it runs on this host."""
         try:
             shell = int(self.api.inspect_container(self.container_id)["State"]["Pid"])
             if shell <= 0:
@@ -663,7 +691,7 @@ class DockerWorker(Worker):
             if remaining is not None and remaining <= 0:
                 return None
             pause = delay if remaining is None else min(delay, remaining)
-            # The attach stream ends when the harness exits: wake on that while it is open, else poll.
+            # The attach stream ends when the program exits: wake on that while it is open, else poll.
             if self._stream_done.is_set():
                 time.sleep(pause)
             else:

@@ -19,7 +19,7 @@ class SandboxLimits:
     output_bytes: int = 64 * 1024
     #: Processes and threads at once.
     processes: int = 64
-    #: Largest result frame accepted from the harness, in bytes.
+    #: Largest frame a sandboxed program may send; half of it bounds one case's output arrays.
     max_frame_bytes: int = 64 * 1024 * 1024
     #: Seconds a fresh worker may take to import JAX and report ready.
     startup_time_s: float = 30.0

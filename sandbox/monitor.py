@@ -1,46 +1,176 @@
-"""Drive one job through a ready worker, for every backend alike.
+"""Drive one grading through a tracer and an executor, for every backend alike.
 
-Sends the job on the worker's stdin, reads framed results from its private channel and its captured output
-(capped: the rest is read and dropped, so a flood fills neither memory nor disk), and enforces the wall
-time per case and per job by killing the worker. The result is raw: turning it into verdicts is the
-judge's job (``judge.grader``).
+    raw = run_session(pair, job, limits, progress=callback)
+
+The tracer gets the job (code, argument specs, the ABSTRACT public signatures, the public values for its
+prints); each program it exports is forwarded to the executor as soon as it arrives, so the tracer traces
+signature k+1 while the executor compiles k. The executor then runs every case of the program on its
+concrete inputs, lowest case first. When the tracer reports ``public_done`` the output captured so far is
+marked (nothing it prints later is shown to the user) and only then does it receive the hidden signatures,
+still abstract. At the end one signature is traced again through a fresh jit and run on the same case.
+
+What the judge trusts: the executor's outputs, timings and program summaries (it runs no user code). What it
+does not: anything the tracer says beyond "here is a program for signature s", which is checked against the
+plan (each step once, in order) and bounded; a claimed failure only hurts the claimant.
+
+Bounds, so the judge survives any bytes: frame size, JSON size and depth, frame count and total bytes per
+channel and run (``FrameLimits``); each select round reads at most ``READ_CHUNK`` per channel before the
+deadlines are checked again (a writer that never pauses cannot starve them); the tracer's deadline moves
+only when it completes an expected step (a forged progress frame cannot clear it); the executor's when it
+answers the current request; the whole run has a wall deadline. Output is kept up to the cap and the rest
+counted and dropped. The result is raw: verdicts are the judge's job (``judge.grader.interpret``).
 """
 
 from __future__ import annotations
 
+import bisect
 import contextlib
+import errno
 import os
-import select
 import selectors
-import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from sandbox.base import Worker
+import numpy as np
+
+from sandbox.base import Pair, Worker
 from sandbox.limits import SandboxLimits
-from sandbox.protocol import ProtocolError, encode_frame
+from sandbox.protocol import (
+    Blobs,
+    Frame,
+    FrameLimits,
+    FrameReader,
+    ProtocolError,
+    TreeLimits,
+    decode_leaves,
+    encode_frame,
+    encode_leaf,
+)
 
 TimeoutKind = Literal["case", "wall"]
+Party = Literal["tracer", "executor"]
+
+#: Largest serialized program a tracer may send.
+MAX_MODULE_BYTES = 16 * 1024 * 1024
+#: Most bytes read from one channel per select round.
+READ_CHUNK = 1 << 20
+#: Largest message or claim text kept from the tracer.
+MAX_TEXT = 4000
+#: Program id of the fresh re-trace (real signatures are numbered from 0).
+RETRACE_ID = 1 << 30
+#: Programs an executor compiles at once (on threads: XLA releases the GIL), while it runs cases.
+COMPILE_SLOTS = 2
+
+
+# ------------------------------------------------------------------------------------------ the plan
+
+
+@dataclass(frozen=True)
+class SigPlan:
+    """One distinct signature: its abstract arguments (what the tracer sees) and its flat input types."""
+
+    id: int
+    args: list[Any]
+    inputs: list[dict[str, Any]]
+    secret: bool
+
+
+@dataclass(frozen=True)
+class CasePlan:
+    index: int
+    sig: int
+    #: The concrete flat inputs (signature order); only the executor receives them for secret cases.
+    leaves: list[np.ndarray[Any, Any]]
+    secret: bool
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class SessionJob:
+    code: str
+    function: str
+    #: ``[{"name", "kind", "traced"}]`` in signature order.
+    args: list[dict[str, Any]]
+    #: Distinct signatures: every public one before any secret one.
+    sigs: list[SigPlan]
+    #: Cases in order.
+    cases: list[CasePlan]
+    check_inputs_unchanged: bool = False
+    max_output_bytes: int = 16 * 1024 * 1024
+    #: The case whose signature is traced a second time at the end (None: no re-trace).
+    retrace_case: int | None = None
+
+    def sig(self, sig_id: int) -> SigPlan:
+        return next(s for s in self.sigs if s.id == sig_id)
+
+    def first_case(self, sig_id: int) -> int | None:
+        return next((c.index for c in self.cases if c.sig == sig_id), None)
+
+
+# ------------------------------------------------------------------------------------------ the record
+
+
+@dataclass
+class ProgramReport:
+    """What happened to one signature's program: the tracer's part, then the executor's."""
+
+    sig: int
+    skeleton: Any = None
+    debug: bool = False
+    mutation: str | None = None
+    trace_ms: float | None = None
+    #: ``trace_failed`` (or ``retrace_failed``): the tracer's own claim, {verdict, message, reason}.
+    failure: dict[str, Any] | None = None
+    #: The executor's ``compiled`` reply: {summary, compile_ms, cached, key}.
+    compiled: dict[str, Any] | None = None
+    #: The executor's ``refused`` reply: {kind, message, summary}.
+    refused: dict[str, Any] | None = None
+
+
+@dataclass
+class CaseReport:
+    index: int
+    outputs: list[np.ndarray[Any, Any]] | None = None
+    run_ms: float | None = None
+    #: The executor's ``run_error``: {kind: memory|runtime, message}.
+    error: dict[str, Any] | None = None
+    #: For the re-trace: the executor found the very same program, so it was not run again.
+    same_program: bool = False
+
+
+@dataclass
+class Stop:
+    """Why the run ended early, and which case it is charged to (None: while loading the code)."""
+
+    party: Party
+    phase: str
+    case: int | None = None
+    timeout: TimeoutKind | None = None
+    protocol_error: str | None = None
+    returncode: int | None = None
+    oom_killed: bool = False
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass
 class RawRun:
-    """Everything the worker said and did, before any interpretation."""
+    """Everything the two processes said and did, before any interpretation."""
 
-    messages: list[dict[str, Any]] = field(default_factory=list)
+    #: The tracer's ``loaded`` or ``load_error`` message (None: it never got that far).
+    load: dict[str, Any] | None = None
+    programs: dict[int, ProgramReport] = field(default_factory=dict)
+    runs: dict[int, CaseReport] = field(default_factory=dict)
+    retrace: ProgramReport | None = None
+    retrace_run: CaseReport | None = None
+    stop: Stop | None = None
     output: bytes = b""
     output_total: int = 0
-    returncode: int | None = None
-    timeout: TimeoutKind | None = None
-    #: Index of the case that had started and not finished when the run stopped.
-    running_case: int | None = None
-    oom_killed: bool = False
-    #: Index of the case whose user code was being traced (ahead of the running case) when the run stopped.
-    tracing_case: int | None = None
-    #: Bytes of output captured before each case started (index -> offset), to withhold hidden output.
-    output_marks: dict[int, int] = field(default_factory=dict)
-    protocol_error: str | None = None
+    #: Bytes of output captured before the tracer was given anything hidden (None: nothing hidden).
+    output_cut: int | None = None
+    #: True once the executor closed the job cleanly (it may serve another).
+    executor_healthy: bool = False
     elapsed_s: float = 0.0
     notes: list[str] = field(default_factory=list)
 
@@ -49,152 +179,730 @@ class RawRun:
         return self.output_total > len(self.output)
 
 
-def run_job(worker: Worker, job: dict[str, Any], limits: SandboxLimits) -> RawRun:
-    """Run one job to the end (or to a limit) and release the worker."""
-    raw = RawRun()
-    start = time.monotonic()
-    try:
-        worker.wait_ready(limits.startup_time_s)
-        start = time.monotonic()  # the job's clock starts when it is sent, not while JAX imports
-        _feed_stdin(worker, encode_frame(job))
-        _pump(worker, limits, raw, start)
-    finally:
-        worker.kill()
-        worker.wait(5.0)
-        info = worker.exit_info()
-        raw.returncode = info.returncode
-        raw.oom_killed = info.oom_killed
-        raw.notes.extend(info.notes)
-        raw.elapsed_s = time.monotonic() - start
-        worker.close()
-    return raw
+Progress = Callable[[RawRun], None]
 
 
-def _feed_stdin(worker: Worker, data: bytes) -> None:
-    """Write the job in a thread: it may exceed the pipe buffer, and the harness may never read it."""
-    # The thread writes to and closes its OWN copy: closing worker.stdin_fd here as well as in
-    # worker.close() closed whatever descriptor another thread had meanwhile received that number.
-    fd = os.dup(worker.stdin_fd)
+# ------------------------------------------------------------------------------------------ channels
 
-    def feed() -> None:
+
+@dataclass
+class _Request:
+    """A request the executor has not answered yet, and the case a failure there is charged to."""
+
+    kind: str  # "program" | "run" | "end"
+    program: int
+    case: int
+    deadline: float
+
+
+class _Channel:
+    """One process's request pipe (our writes, buffered, non-blocking) and reply pipe (a FrameReader)."""
+
+    def __init__(self, worker: Worker, limits: FrameLimits) -> None:
+        self.worker = worker
+        self.reader = FrameReader(limits)
+        self.out = bytearray()
+        self.eof = False
+        self.write_failed = False
+        os.set_blocking(worker.stdin_fd, False)
+        os.set_blocking(worker.result_fd, False)
+
+    def send(self, message: dict[str, Any], blobs: list[bytes] | None = None) -> None:
+        self.out += encode_frame(message, blobs or [])
+
+    def flush(self) -> None:
+        while self.out and not self.write_failed:
+            try:
+                written = os.write(self.worker.stdin_fd, self.out[: 1 << 20])
+            except BlockingIOError:
+                return
+            except OSError:
+                self.write_failed = True  # it died: the reply channel tells how
+                self.out.clear()
+                return
+            del self.out[:written]
+
+    def read(self) -> list[Frame]:
         try:
-            view = memoryview(data)
-            while view:
-                written = os.write(fd, view[: 1 << 16])
-                view = view[written:]
-        except OSError:
-            pass  # the worker died; the monitor reports how
-        finally:
-            with contextlib.suppress(OSError):
-                os.close(fd)
+            data = os.read(self.worker.result_fd, READ_CHUNK)
+        except BlockingIOError:
+            return []
+        except OSError as exc:
+            if exc.errno == errno.EAGAIN:
+                return []
+            data = b""
+        if not data:
+            self.eof = True
+            return []
+        return self.reader.feed(data)
 
-    threading.Thread(target=feed, name="judge-stdin", daemon=True).start()
+
+def tracer_limits(job: SessionJob) -> FrameLimits:
+    steps = len(job.sigs) + 6
+    return FrameLimits(
+        max_frame=MAX_MODULE_BYTES + (1 << 20),
+        max_json=1 << 20,
+        max_json_depth=200,
+        max_frames=steps,
+        max_total=min(steps * (MAX_MODULE_BYTES + (1 << 20)), 256 << 20),
+    )
 
 
-def _pump(worker: Worker, limits: SandboxLimits, raw: RawRun, start: float) -> None:
-    reader = worker.reader(limits.max_frame_bytes)
-    wall_deadline = start + limits.wall_time_s
-    # Loading the code counts like a case: an import that never ends costs one case limit.
-    case_deadline: float | None = time.monotonic() + limits.case_time_s
-    open_fds = {worker.result_fd, worker.output_fd}
-    output = bytearray()
-    with selectors.DefaultSelector() as sel:
-        for fd in open_fds:
-            sel.register(fd, selectors.EVENT_READ)
-        while open_fds:
-            now = time.monotonic()
-            deadline = min(wall_deadline, case_deadline) if case_deadline else wall_deadline
-            if now >= deadline:
-                raw.timeout = "case" if case_deadline and case_deadline <= wall_deadline else "wall"
-                worker.kill()
-                break
-            events = sel.select(timeout=min(deadline - now, 0.5))
-            # Frames first: a case_start frame is written before that case's user code prints anything,
-            # so reading it first puts every byte of output on the right side of the case boundary.
-            events.sort(key=lambda e: e[0].fd != worker.result_fd)
-            for key, _ in events:
-                fd = int(key.fd)
-                chunk = _read_available(fd) if fd == worker.result_fd else _read(fd)
-                if not chunk:
-                    sel.unregister(fd)
-                    open_fds.discard(fd)
-                    continue
-                if fd == worker.output_fd:
-                    _capture(output, chunk, raw, limits)
-                    continue
-                try:
-                    messages = reader.feed(chunk)
-                except ProtocolError as exc:
-                    raw.protocol_error = str(exc)
-                    worker.kill()
-                    open_fds.clear()
+def executor_limits(job: SessionJob) -> FrameLimits:
+    requests = 2 * len(job.sigs) + len(job.cases) + 4
+    frame = job.max_output_bytes + (1 << 20)
+    return FrameLimits(
+        max_frame=frame, max_json=4 << 20, max_json_depth=64, max_frames=requests, max_total=requests * frame
+    )
+
+
+# ------------------------------------------------------------------------------------------ the session
+
+
+class _Session:
+    def __init__(self, pair: Pair, job: SessionJob, limits: SandboxLimits, progress: Progress | None) -> None:
+        self.pair, self.job, self.limits, self.progress = pair, job, limits, progress
+        self.raw = RawRun()
+        self.tracer = _Channel(pair.tracer, tracer_limits(job))
+        self.executor = _Channel(pair.executor, executor_limits(job))
+        self.output = bytearray()
+        public = [s for s in job.sigs if not s.secret]
+        secret = [s for s in job.sigs if s.secret]
+        self.secret_sigs = secret
+        self.has_secret = bool(secret) or any(c.secret for c in job.cases)
+        retrace_sig = job.cases[job.retrace_case].sig if job.retrace_case is not None else None
+        self.retrace_sig = retrace_sig
+        #: What the tracer must say next, in order: ("load",), ("sig", id), ("public_done",), ...
+        self.steps: list[tuple[str, int]] = [
+            ("load", -1),
+            *[("sig", s.id) for s in public],
+            ("public_done", -1),
+        ]
+        self.steps += [("sig", s.id) for s in secret]
+        if retrace_sig is not None:
+            self.steps.append(("retrace", retrace_sig))
+        self.steps.append(("done", -1))
+        self.step = 0
+        self.tracer_open = True
+        self.tracer_deadline: float | None = None
+        # Executor scheduling.
+        self.modules: dict[int, bytes] = {}
+        self.pending: list[int] = []  # case indexes whose program arrived, not yet run (sorted)
+        self.outstanding: dict[tuple[str, int], _Request] = {}  # ("program", id), ("run", case), ("end", -1)
+        self.requested: set[int] = set()  # program ids sent for compiling
+        self.retrace_module: bytes | None = None
+        self.retrace_state = "none"  # none -> arrived -> compiling -> running -> done
+        self.ending = False
+        self.ended = False
+        self.executor_failed = False
+        self.case_limit: int | None = None  # after a stop: run no case at or past this index
+        self.skeleton_limits = TreeLimits(max_leaves=100_000, max_bytes=job.max_output_bytes)
+
+    # -------------------------------------------------------------------------------------- driving
+
+    def run(self) -> RawRun:
+        started = time.monotonic()
+        wall = started + self.limits.wall_time_s
+        self.pair.executor.drain_output()
+        self.executor.send({"type": "begin", "cpu_time_s": self.limits.cpu_time_s})
+        self._send_job()
+        self.tracer_deadline = time.monotonic() + self.limits.case_time_s
+        self._feed_leftovers()
+        with selectors.DefaultSelector() as sel:
+            sel.register(self.pair.tracer.result_fd, selectors.EVENT_READ, "tracer")
+            sel.register(self.pair.tracer.output_fd, selectors.EVENT_READ, "output")
+            sel.register(self.pair.executor.result_fd, selectors.EVENT_READ, "executor")
+            writing: dict[int, bool] = {}
+            while not self._finished():
+                self._schedule()
+                for channel in (self.tracer, self.executor):
+                    channel.flush()
+                    fd = channel.worker.stdin_fd
+                    want = bool(channel.out) and not channel.write_failed
+                    if want != writing.get(fd, False):
+                        if want:
+                            sel.register(fd, selectors.EVENT_WRITE, "write")
+                        else:
+                            sel.unregister(fd)
+                        writing[fd] = want
+                now = time.monotonic()
+                if now >= wall:
+                    self._wall_timeout()
                     break
-                for message in messages:
-                    raw.messages.append(message)
-                    kind = message["type"]
-                    if kind == "case_start":
-                        raw.running_case = _index(message)
-                        if raw.running_case is not None:
-                            raw.output_marks[raw.running_case] = raw.output_total
-                        case_deadline = time.monotonic() + limits.case_time_s
-                    elif kind == "trace_start":
-                        raw.tracing_case = _index(message)
-                    elif kind == "trace_end":
-                        raw.tracing_case = None
-                    elif kind in ("loaded", "load_error"):
-                        case_deadline = None
-                    elif kind == "case_result":
-                        raw.running_case = None
-                        case_deadline = None
-                    elif kind == "done":
-                        # The harness is finished; take what output is still buffered, then stop.
-                        open_fds.discard(worker.result_fd)
-            if raw.messages and raw.messages[-1]["type"] == "done" and worker.result_fd not in open_fds:
-                _drain_output(worker, output, raw, limits)
+                if self._deadlines(now):
+                    continue
+                deadline = min(
+                    d for d in (wall, self.tracer_deadline, self._executor_deadline()) if d is not None
+                )
+                for key, _ in sel.select(timeout=max(0.0, min(deadline - now, 0.5))):
+                    self._event(str(key.data), sel, key.fd)
+                    if self._finished():
+                        break
+            for fd, on in writing.items():
+                if on:
+                    with contextlib.suppress(KeyError, ValueError):
+                        sel.unregister(fd)
+        self._drain_output()
+        self.raw.output = bytes(self.output)
+        self.raw.executor_healthy = self.ended and not self.executor_failed
+        self.raw.elapsed_s = time.monotonic() - started
+        return self.raw
+
+    def _finished(self) -> bool:
+        return self.ended or self.executor_failed
+
+    def _event(self, kind: str, sel: selectors.BaseSelector, fd: int) -> None:
+        if kind == "output":
+            self._read_output(sel)
+        elif kind == "tracer" and self.tracer_open:
+            self._tracer_frames()
+        elif kind == "executor":
+            self._executor_frames()
+        elif kind == "tracer":  # closed on our side: stop watching it
+            with contextlib.suppress(KeyError, ValueError):
+                sel.unregister(fd)
+
+    def _feed_leftovers(self) -> None:
+        """Bytes a worker sent after ``ready`` (none, from an honest one) count as its first replies."""
+        data, self.pair.tracer.leftover = self.pair.tracer.leftover, b""
+        if data:
+            try:
+                for frame in self.tracer.reader.feed(data):
+                    if self.tracer_open:
+                        self._tracer_frame(frame)
+            except ProtocolError as exc:
+                self._tracer_stop("protocol", protocol_error=str(exc))
+        data, self.pair.executor.leftover = self.pair.executor.leftover, b""
+        if data:
+            self._executor_stop(protocol_error="the executor spoke before it was asked anything")
+
+    def _notify(self) -> None:
+        if self.progress is not None:
+            self.progress(self.raw)
+
+    # -------------------------------------------------------------------------------------- the tracer
+
+    def _send_job(self) -> None:
+        job = self.job
+        blobs = Blobs()
+        prints = [
+            {"sig": c.sig, "name": c.name, "leaves": [encode_leaf(x, blobs) for x in c.leaves]}
+            for c in job.cases
+            if not c.secret
+        ]
+        message = {
+            "type": "job",
+            "code": job.code,
+            "function": job.function,
+            "args": job.args,
+            "signatures": [{"id": s.id, "args": s.args} for s in job.sigs if not s.secret],
+            "print_cases": prints,
+            "check_inputs_unchanged": job.check_inputs_unchanged,
+        }
+        self.tracer.send(message, [bytes(b) for b in blobs.items])
+
+    def _tracer_frames(self) -> None:
+        try:
+            frames = self.tracer.read()
+        except ProtocolError as exc:
+            self._tracer_stop("protocol", protocol_error=str(exc))
+            return
+        for frame in frames:
+            if not self.tracer_open:
+                return
+            self._tracer_frame(frame)
+        if self.tracer.eof and self.tracer_open:
+            if self.steps[self.step][0] == "done" and not self.tracer.reader.pending:
+                self._tracer_finished()
+            else:
+                self._tracer_stop("exit")
+
+    def _tracer_frame(self, frame: Frame) -> None:
+        step, sig_id = self.steps[self.step]
+        kind = frame.type
+        message = frame.message
+        try:
+            if step == "load" and kind in ("loaded", "load_error"):
+                self.raw.load = _load_message(message)
+                if kind == "load_error":
+                    self._close_tracer()
+                    self._notify()
+                    return
+            elif step == "sig" and kind in ("program", "trace_failed") and message.get("sig") == sig_id:
+                report = self._program_report(frame, sig_id, "trace_failed")
+                self.raw.programs[sig_id] = report
+                if report.failure is None:
+                    self._arrived(sig_id, bytes(frame.blob(message.get("module"))))
+                self._notify()
+            elif step == "public_done" and kind == "public_done":
+                self._hidden_phase()
+            elif step == "retrace" and kind in ("retrace", "retrace_failed") and message.get("sig") == sig_id:
+                self.raw.retrace = self._program_report(frame, sig_id, "retrace_failed")
+                if self.raw.retrace.failure is None:
+                    self.retrace_module = bytes(frame.blob(message.get("module")))
+                    self.retrace_state = "arrived"
+                self._notify()
+            elif step == "done" and kind == "done":
+                self._tracer_finished()
+                return
+            else:
+                raise ProtocolError(f"the tracer sent {kind[:40]!r} where the judge expected {step}")
+        except ProtocolError as exc:
+            self._tracer_stop("protocol", protocol_error=str(exc))
+            return
+        self.step += 1
+        self.tracer_deadline = time.monotonic() + self.limits.case_time_s
+
+    def _program_report(self, frame: Frame, sig_id: int, failed: str) -> ProgramReport:
+        message = frame.message
+        report = ProgramReport(sig=sig_id)
+        if frame.type == failed:
+            report.failure = {
+                "verdict": _text(message.get("verdict"), 40),
+                "message": _text(message.get("message")),
+                "reason": _text(message.get("reason"), 40) if message.get("reason") is not None else None,
+            }
+            return report
+        module = frame.blob(message.get("module"))
+        if len(module) > MAX_MODULE_BYTES:
+            raise ProtocolError(f"program of {len(module)} bytes exceeds the {MAX_MODULE_BYTES}-byte cap")
+        report.skeleton = message.get("skeleton")
+        report.debug = message.get("debug") is True
+        mutation = message.get("mutation")
+        report.mutation = _text(mutation, 500) if isinstance(mutation, str) else None
+        report.trace_ms = _ms(message.get("trace_ms"))
+        return report
+
+    def _hidden_phase(self) -> None:
+        """The tracer finished everything public: mark the output, then give it the hidden signatures."""
+        self._drain_output(budget_s=0.05)
+        if self.has_secret:
+            self.raw.output_cut = len(self.output)
+        message = {
+            "type": "continue",
+            "signatures": [{"id": s.id, "args": s.args} for s in self.secret_sigs],
+            "retrace": self.retrace_sig,
+        }
+        self.tracer.send(message)
+
+    def _tracer_finished(self) -> None:
+        self.step = len(self.steps) - 1
+        self._close_tracer()
+
+    def _close_tracer(self) -> None:
+        self.tracer_open = False
+        self.tracer_deadline = None
+
+    def _current_culprit(self) -> tuple[str, int | None]:
+        """The phase the tracer was in and the case a failure there is charged to."""
+        step, sig_id = self.steps[self.step]
+        if step == "load":
+            return "load", None
+        if step == "sig":
+            return "trace", self.job.first_case(sig_id)
+        if step == "public_done":
+            first_secret = next((self.job.first_case(s.id) for s in self.secret_sigs), None)
+            return "print", first_secret
+        if step == "retrace":
+            return "retrace", self.job.retrace_case
+        return "done", None
+
+    def _tracer_stop(
+        self, how: str, *, protocol_error: str | None = None, timeout: TimeoutKind | None = None
+    ) -> None:
+        if not self.tracer_open:
+            return
+        phase, case = self._current_culprit()
+        self._close_tracer()
+        worker = self.pair.tracer
+        if how == "exit":
+            worker.wait(1.0)  # it closed its channel: let it finish dying, so its own exit status is kept
+        worker.kill()
+        if phase == "done" or (phase == "print" and case is None):
+            return  # everything the verdicts need had arrived
+        worker.wait(2.0)
+        info = worker.exit_info()
+        self._drain_output()
+        self.raw.stop = Stop(
+            "tracer",
+            phase,
+            case,
+            timeout=timeout,
+            protocol_error=protocol_error,
+            returncode=info.returncode,
+            oom_killed=info.oom_killed,
+            notes=list(info.notes),
+        )
+        self.case_limit = case if case is not None else -1
+        self._prune()
+        self._notify()
+
+    # -------------------------------------------------------------------------------------- the executor
+
+    def _arrived(self, sig_id: int, module: bytes) -> None:
+        self.modules[sig_id] = module
+        for case in self.job.cases:
+            if case.sig == sig_id:
+                bisect.insort(self.pending, case.index)
+        self._prune()
+
+    def _prune(self) -> None:
+        if self.case_limit is not None:
+            self.pending = (
+                [i for i in self.pending if 0 <= i < self.case_limit] if self.case_limit >= 0 else []
+            )
+
+    def _schedule(self) -> None:
+        """Keep the executor busy: up to ``COMPILE_SLOTS`` compiles at once (it compiles on threads), one run
+        at a time, lowest case first; then the re-trace; then the end of the job."""
+        if self.executor_failed or self.ended or self.ending:
+            return
+        refused = [i for i in self.pending if self._refused(self.job.cases[i].sig)]
+        if refused:
+            self.pending = [i for i in self.pending if i not in refused]
+            self._notify()
+        compiling = sum(1 for request in self.outstanding.values() if request.kind == "program")
+        for index in self.pending:
+            if compiling >= COMPILE_SLOTS:
                 break
-    raw.output = bytes(output)
+            sig = self.job.cases[index].sig
+            if sig not in self.requested:
+                self._request_program(sig, self.modules[sig], self.job.sig(sig), index)
+                compiling += 1
+        if not any(request.kind == "run" for request in self.outstanding.values()):
+            ready = next((i for i in self.pending if self._compiled_ok(self.job.cases[i].sig)), None)
+            if ready is not None:
+                self.pending.remove(ready)
+                case = self.job.cases[ready]
+                self._request_run(case.sig, case)
+        if self.pending or self.outstanding:
+            return
+        retrace_case = self.job.retrace_case if self.job.retrace_case is not None else 0
+        if self.retrace_state == "arrived" and self.retrace_module is not None:
+            case = self.job.cases[retrace_case]
+            first = self.raw.runs.get(case.index)
+            if self.case_limit is not None or first is None or first.outputs is None:
+                self.retrace_state = "done"  # nothing to compare the second program's result with
+            else:
+                self.retrace_state = "compiling"
+                self._request_program(RETRACE_ID, self.retrace_module, self.job.sig(case.sig), case.index)
+                return
+        if self.retrace_state == "compiled":
+            self.retrace_state = "running"
+            self._request_run(RETRACE_ID, self.job.cases[retrace_case])
+            return
+        if not self.tracer_open and self.retrace_state in ("none", "done"):
+            self.ending = True
+            self.outstanding[("end", -1)] = _Request(
+                "end", -1, -1, time.monotonic() + self.limits.case_time_s
+            )
+            self.executor.send({"type": "end"})
 
+    def _refused(self, sig: int) -> bool:
+        program = self.raw.programs.get(sig)
+        return program is not None and program.refused is not None
 
-def _drain_output(worker: Worker, output: bytearray, raw: RawRun, limits: SandboxLimits) -> None:
-    deadline = time.monotonic() + 0.5
-    with selectors.DefaultSelector() as sel:
-        sel.register(worker.output_fd, selectors.EVENT_READ)
-        while time.monotonic() < deadline and sel.select(timeout=max(0.0, deadline - time.monotonic())):
-            chunk = _read(worker.output_fd)
+    def _compiled_ok(self, sig: int) -> bool:
+        program = self.raw.programs.get(sig)
+        return program is not None and program.compiled is not None
+
+    def _request_program(self, program_id: int, module: bytes, sig: SigPlan, culprit: int) -> None:
+        self.requested.add(program_id)
+        deadline = time.monotonic() + self.limits.case_time_s
+        self.outstanding[("program", program_id)] = _Request("program", program_id, culprit, deadline)
+        self.executor.send(
+            {
+                "type": "program",
+                "id": program_id,
+                "module": 0,
+                "inputs": sig.inputs,
+                "max_output_bytes": self.job.max_output_bytes,
+            },
+            [module],
+        )
+
+    def _request_run(self, program_id: int, case: CasePlan) -> None:
+        deadline = time.monotonic() + self.limits.case_time_s
+        self.outstanding[("run", case.index)] = _Request("run", program_id, case.index, deadline)
+        blobs = Blobs()
+        leaves = [encode_leaf(x, blobs) for x in case.leaves]
+        self.executor.send(
+            {"type": "run", "program": program_id, "case": case.index, "leaves": leaves},
+            [bytes(b) for b in blobs.items],
+        )
+
+    def _executor_frames(self) -> None:
+        try:
+            frames = self.executor.read()
+            for frame in frames:
+                self._executor_frame(frame)
+                if self.executor_failed:
+                    return
+        except ProtocolError as exc:
+            self._executor_stop(protocol_error=str(exc))
+            return
+        if self.executor.eof and not self.executor_failed:
+            self._executor_stop()
+
+    def _executor_frame(self, frame: Frame) -> None:
+        """A reply must answer an outstanding request (compiles may finish in any order)."""
+        message = frame.message
+        kind = frame.type
+        if kind in ("compiled", "refused"):
+            key: tuple[str, int] = ("program", _int(message.get("id")))
+        elif kind in ("result", "run_error"):
+            key = ("run", _int(message.get("case")))
+        elif kind == "ended":
+            key = ("end", -1)
+        else:
+            key = ("?", -1)
+        request = self.outstanding.pop(key, None)
+        if request is None:
+            raise ProtocolError(f"the executor sent {kind[:40]!r} that answers no request")
+        if request.kind == "program":
+            self._compiled(request.program, kind, message)
+        elif request.kind == "run":
+            report = CaseReport(request.case)
+            if kind == "result":
+                report.outputs = decode_leaves(message.get("outputs"), frame, self.skeleton_limits)
+                report.run_ms = _ms(message.get("run_ms"))
+            else:
+                report.error = {
+                    "kind": _text(message.get("kind"), 20),
+                    "message": _text(message.get("message")),
+                }
+            if request.program == RETRACE_ID:
+                self.raw.retrace_run = report
+                self.retrace_state = "done"
+            else:
+                self.raw.runs[request.case] = report
+        else:
+            self.ended = True
+        self._notify()
+
+    def _compiled(self, program_id: int, kind: str, message: dict[str, Any]) -> None:
+        if kind == "compiled":
+            reply: dict[str, Any] = {
+                "summary": _summary(message.get("summary")),
+                "compile_ms": _ms(message.get("compile_ms")),
+                "cached": message.get("cached") is True,
+                "key": _text(message.get("key"), 64),
+            }
+        else:
+            reply = {
+                "kind": _text(message.get("kind"), 40),
+                "message": _text(message.get("message")),
+                "summary": _summary(message.get("summary")),
+            }
+        if program_id == RETRACE_ID:
+            assert self.raw.retrace is not None
+            setattr(self.raw.retrace, "compiled" if kind == "compiled" else "refused", reply)
+            original = self.raw.programs.get(self.raw.retrace.sig)
+            same = (
+                kind == "compiled"
+                and original is not None
+                and original.compiled is not None
+                and original.compiled.get("key") == reply["key"]
+            )
+            if same:
+                self.raw.retrace_run = CaseReport(self.job.retrace_case or 0, same_program=True)
+                self.retrace_state = "done"
+            else:
+                self.retrace_state = "compiled" if kind == "compiled" else "done"
+            return
+        program = self.raw.programs[program_id]
+        if kind == "compiled":
+            program.compiled = reply
+        else:
+            program.refused = reply
+
+    def _executor_stop(
+        self, *, protocol_error: str | None = None, timeout: TimeoutKind | None = None
+    ) -> None:
+        """The executor failed (died, hung, said nonsense): the run stops at the lowest case it was working
+        on (or, if it was asked nothing, the first case without an outcome)."""
+        self.executor_failed = True
+        worker = self.pair.executor
+        if protocol_error is None and timeout is None:
+            worker.wait(1.0)  # it closed its channel: let it finish dying, so its own exit status is kept
+        worker.kill()
+        worker.wait(2.0)
+        info = worker.exit_info()
+        tail = worker.output_tail().strip()
+        notes = list(info.notes) + ([f"executor output: {tail[-500:]}"] if tail else [])
+        working = sorted(
+            (r for r in self.outstanding.values() if r.kind != "end"), key=lambda r: (r.case < 0, r.case)
+        )
+        if not working and self.ending:
+            # Every case had its result: the executor failed only while closing the job.
+            self.raw.notes.extend(notes)
+            return
+        if working:
+            phase, case = ("compile" if working[0].kind == "program" else "run"), working[0].case
+        else:  # it spoke (or died) unasked
+            phase, case = "run", next((c.index for c in self.job.cases if not self._final(c)), -1)
+        self.raw.stop = Stop(
+            "executor",
+            phase,
+            case if case >= 0 else None,
+            timeout=timeout,
+            protocol_error=protocol_error,
+            returncode=info.returncode,
+            oom_killed=info.oom_killed,
+            notes=notes,
+        )
+        if self.tracer_open:
+            self._close_tracer()
+            self.pair.tracer.kill()
+        self._notify()
+
+    # -------------------------------------------------------------------------------------- time
+
+    def _executor_deadline(self) -> float | None:
+        return min((r.deadline for r in self.outstanding.values()), default=None)
+
+    def _deadlines(self, now: float) -> bool:
+        """Act on an expired deadline; True if one expired."""
+        deadline = self._executor_deadline()
+        if deadline is not None and now >= deadline:
+            self._executor_stop(timeout="case")
+            return True
+        if self.tracer_open and self.tracer_deadline is not None and now >= self.tracer_deadline:
+            self._tracer_stop("timeout", timeout="case")
+            return True
+        return False
+
+    def _wall_timeout(self) -> None:
+        culprit = next((c.index for c in self.job.cases if not self._final(c)), None)
+        working = [r for r in self.outstanding.values() if r.kind != "end"]
+        self.pair.tracer.kill()
+        self.pair.executor.kill()
+        self._close_tracer()
+        self.executor_failed = True
+        if self.raw.stop is None:
+            if working:
+                first = min(working, key=lambda r: r.case)
+                phase = "compile" if first.kind == "program" else "run"
+                self.raw.stop = Stop("executor", phase, culprit, timeout="wall")
+            else:
+                self.raw.stop = Stop("tracer", self._current_culprit()[0], culprit, timeout="wall")
+        self._notify()
+
+    def _final(self, case: CasePlan) -> bool:
+        """The case's outcome is known (its run is in, or its program failed or was refused)."""
+        program = self.raw.programs.get(case.sig)
+        return case.index in self.raw.runs or (
+            program is not None and (program.failure is not None or program.refused is not None)
+        )
+
+    # -------------------------------------------------------------------------------------- output
+
+    def _read_output(self, sel: selectors.BaseSelector) -> None:
+        fd = self.pair.tracer.output_fd
+        try:
+            chunk = os.read(fd, READ_CHUNK)
+        except BlockingIOError:
+            return
+        except OSError:
+            chunk = b""
+        if not chunk:
+            with contextlib.suppress(KeyError, ValueError):
+                sel.unregister(fd)
+            return
+        self._capture(chunk)
+
+    def _drain_output(self, budget_s: float = 0.5) -> None:
+        """Take what output is buffered now (bounded in time: a flood cannot hold the judge)."""
+        fd = self.pair.tracer.output_fd
+        deadline = time.monotonic() + budget_s
+        with contextlib.suppress(OSError):
+            os.set_blocking(fd, False)
+        while time.monotonic() < deadline:
+            try:
+                chunk = os.read(fd, READ_CHUNK)
+            except (BlockingIOError, OSError):
+                return
             if not chunk:
                 return
-            _capture(output, chunk, raw, limits)
+            self._capture(chunk)
+
+    def _capture(self, chunk: bytes) -> None:
+        """Keep user output up to the cap; count (and drop) the rest, so a flood fills no memory."""
+        self.raw.output_total += len(chunk)
+        room = self.limits.output_bytes - len(self.output)
+        if room > 0:
+            self.output += chunk[:room]
 
 
-def _capture(output: bytearray, chunk: bytes, raw: RawRun, limits: SandboxLimits) -> None:
-    """Keep user output up to the cap; count (and drop) the rest, so a flood fills no memory."""
-    raw.output_total += len(chunk)
-    room = limits.output_bytes - len(output)
-    if room > 0:
-        output += chunk[:room]
+def run_session(
+    pair: Pair, job: SessionJob, limits: SandboxLimits, progress: Progress | None = None
+) -> RawRun:
+    """Run one grading to the end (or to a limit). The pair is released by the caller."""
+    pair.tracer.wait_ready(limits.startup_time_s)
+    pair.executor.wait_ready(limits.startup_time_s)
+    return _Session(pair, job, limits, progress).run()
 
 
-def _read(fd: int) -> bytes:
-    try:
-        return os.read(fd, 1 << 16)
-    except OSError:
-        return b""
+# ------------------------------------------------------------------------------------------ validation
 
 
-def _read_available(fd: int) -> bytes:
-    """Everything readable on fd right now (at least one read), so no frame is left half-read."""
-    data = _read(fd)
-    while data and len(data) % (1 << 16) == 0 and select.select([fd], [], [], 0)[0]:
-        more = _read(fd)
-        if not more:
-            break
-        data += more
-    return data
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else -2
 
 
-def _index(message: dict[str, Any]) -> int | None:
-    value = message.get("index")
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+def _text(value: Any, limit: int = MAX_TEXT) -> str:
+    return value[:limit] if isinstance(value, str) else ""
 
 
-__all__ = ["RawRun", "run_job"]
+def _ms(value: Any) -> float | None:
+    """A duration in milliseconds from a frame: a finite number in range, else None."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    number = float(value)
+    return number if 0.0 <= number <= 1e7 else None
+
+
+def _load_message(message: dict[str, Any]) -> dict[str, Any]:
+    if message.get("type") == "loaded":
+        return {"type": "loaded"}
+    return {
+        "type": "load_error",
+        "verdict": _text(message.get("verdict"), 40),
+        "message": _text(message.get("message")),
+    }
+
+
+def _summary(value: Any) -> dict[str, Any]:
+    """The executor's program summary, bounded (op names and counts, custom calls, loops)."""
+    if not isinstance(value, dict):
+        return {}
+    ops = value.get("ops")
+    counts = (
+        {
+            str(k)[:100]: int(v)
+            for k, v in list(ops.items())[:500]
+            if isinstance(v, int) and not isinstance(v, bool)
+        }
+        if isinstance(ops, dict)
+        else {}
+    )
+    calls = value.get("custom_calls")
+    callbacks = value.get("host_callbacks")
+    return {
+        "ops": counts,
+        "custom_calls": [str(c)[:100] for c in calls[:100]] if isinstance(calls, list) else [],
+        "host_callbacks": [str(c)[:100] for c in callbacks[:100]] if isinstance(callbacks, list) else [],
+        "loops": counts.get("stablehlo.while", 0),
+    }
+
+
+__all__ = [
+    "CasePlan",
+    "CaseReport",
+    "ProgramReport",
+    "RawRun",
+    "SessionJob",
+    "SigPlan",
+    "Stop",
+    "run_session",
+]

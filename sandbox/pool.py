@@ -1,10 +1,15 @@
-"""A pool of warm workers: JAX already imported, ``ready`` already reported, waiting for one job each.
+"""Pools of warm sandboxed workers: JAX already imported, ``ready`` already reported.
 
-    pool = WorkerPool(backend, limits, size=2)
-    worker = pool.acquire(timeout=30, limits=job_limits)   # never the same worker twice
-    raw = run_job(worker, job, job_limits)                 # run_job kills and closes it
+    pool = GradingPool(backend, limits, size=2)
+    pair = pool.acquire(timeout=30, limits=job_limits)     # a warm tracer and a warm executor
+    raw = run_session(pair, job, job_limits)
+    pair.release(raw.executor_healthy)                     # the tracer is closed, the executor reused
     ...
     pool.close()                                           # kills idle, starting and handed-out workers
+
+``GradingPool`` combines a ``WorkerPool`` of one-shot tracers (forked from the backend's zygote where it
+has one) and an ``ExecutorPool`` of long-lived executors. The rest of this docstring is about
+``WorkerPool``, which keeps one-shot workers of any kind (``start`` chooses which):
 
 One background thread keeps ``size`` ready workers: it starts them, waits for their ``ready``, drops idle
 workers that died, and starts replacements after every hand-out. A worker that fails to become ready is
@@ -14,7 +19,7 @@ broken backend does not spin; ``acquire`` then fails after its timeout with the 
 Limits: workers start with the pool's limits, which act as a ceiling, and get them re-applied with
 ``Worker.apply_limits`` once ready (the CPU-time limit then counts from there, so JAX's import is not
 charged to the job). ``acquire(limits=...)`` with other worker-side limits (memory, processes, CPU time)
-tightens the chosen worker to them (rlimits of the harness; cgroup memory and pids). A job that needs more
+tightens the chosen worker to them (rlimits of the program; cgroup memory and pids). A job that needs more
 memory or processes than the pool's limits, or a backend that cannot change a running worker, gets a fresh
 worker started with the job's own limits (slow, correct). One pool therefore serves every problem; the
 monitor's limits (wall and case time, output) are whatever is passed to ``run_job``.
@@ -34,9 +39,10 @@ import select
 import threading
 import time
 from collections import deque
-from dataclasses import fields
+from collections.abc import Callable
+from dataclasses import fields, replace
 
-from sandbox.base import Backend, SlotBusy, Worker
+from sandbox.base import Backend, Pair, SlotBusy, Worker
 from sandbox.errors import SandboxError, WorkerStartError
 from sandbox.limits import SandboxLimits
 
@@ -66,8 +72,14 @@ class WorkerPool:
         *,
         slot_base: int = 0,
         slots: int | None = None,
+        start: Callable[[SandboxLimits, int], Worker] | None = None,
+        reusable: bool = False,
     ) -> None:
+        """``start(limits, slot)`` starts one worker (default: ``backend.fork_tracer``). ``reusable``: workers
+        come back after a job (``_put_back``), so those handed out count toward ``size``."""
         self.backend = backend
+        self._start_worker = start or backend.fork_tracer
+        self.reusable = reusable
         self.limits = limits
         self.size = max(1, size if size is not None else (os.cpu_count() or 1))
         self.slot_base = slot_base
@@ -82,6 +94,7 @@ class WorkerPool:
         self._handed: list[Worker] = []
         self._next_slot = 0
         self._closed = False
+        self._waiting = 0
         self._failures = 0
         self._backoff_until = 0.0
         self.last_error: str | None = None
@@ -203,7 +216,13 @@ class WorkerPool:
                     if remaining <= 0:
                         why = f": last start error: {self.last_error}" if self.last_error else ""
                         raise WorkerStartError(f"no ready {self.backend.name} worker within the timeout{why}")
-                    self._cond.wait(remaining)
+                    self._waiting += 1
+                    if self.reusable:
+                        self._wake()  # a reusable pool starts workers for waiting callers
+                    try:
+                        self._cond.wait(remaining)
+                    finally:
+                        self._waiting -= 1
         finally:
             self._wake()
             for worker in dead:
@@ -222,6 +241,20 @@ class WorkerPool:
             self._retire(worker)
             raise
         return worker
+
+    def _put_back(self, worker: Worker) -> None:
+        """An executor that served a job cleanly waits for the next one (tracers are never put back)."""
+        with self._cond:
+            if worker in self._handed:
+                self._handed.remove(worker)
+            keep = not self._closed and (
+                len(self._idle) + len(self._pending) < self.size or self._waiting > 0
+            )
+            if keep:
+                self._idle.append(worker)
+                self._cond.notify_all()
+        if not keep:
+            _close(worker)
 
     def _retire(self, worker: Worker) -> None:
         with self._cond:
@@ -269,6 +302,10 @@ class WorkerPool:
                 for worker in dead:
                     self._idle.remove(worker)
                 need = self.size - len(self._idle) - len(self._pending)
+                if self.reusable:
+                    # Lent workers come back; start more only for callers waiting beyond ``size``.
+                    self._handed = [w for w in self._handed if not _finished(w)]
+                    need = max(need - len(self._handed), self._waiting - len(self._idle) - len(self._pending))
                 may_start = time.monotonic() >= self._backoff_until
             for worker in dead:
                 self._retire(worker)
@@ -293,7 +330,7 @@ class WorkerPool:
                 self._failed("every slot of the pool is in use")
                 return None
             try:
-                worker = self.backend.start(limits, self.slot_base + slot)
+                worker = self._start_worker(limits, self.slot_base + slot)
             except SlotBusy as exc:
                 self._skip_slot(slot, str(exc))
                 continue
@@ -335,8 +372,10 @@ class WorkerPool:
         try:
             remaining = worker.started_at + self.limits.startup_time_s - time.monotonic()
             worker.wait_ready(max(remaining, 0.05))
-            # Idle from now on: count the CPU time limit from here, not from before JAX's import.
-            worker.apply_limits(self.limits)
+            # Idle from now on: count the CPU time limit from here, not from before JAX's import (an
+            # executor's job sets its own, see sandbox.inside.executor).
+            if not self.reusable:
+                worker.apply_limits(self.limits)
         except (WorkerStartError, OSError) as exc:
             with self._cond:
                 if worker in self._pending:
@@ -385,3 +424,146 @@ def _close(worker: Worker) -> None:
         worker.wait(5.0)
     with contextlib.suppress(Exception):
         worker.close()
+
+
+# ------------------------------------------------------------------------------------------ executors
+
+#: Jobs an executor serves before it is replaced (it runs no user code; this bounds what a compiler bug that
+#: a crafted program triggered could carry from one job to the next).
+MAX_EXECUTOR_JOBS = 100
+#: CPU seconds an executor may use over its whole life (each job's own limit is set by ``begin``).
+EXECUTOR_CPU_S = 100_000
+
+
+class ExecutorPool:
+    """Long-lived executors: ``acquire`` lends one, ``give_back`` returns it (or closes it when it failed
+    or served ``max_jobs``). One background thread keeps ``size`` of them ready. Thread-safe."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        limits: SandboxLimits,
+        size: int,
+        *,
+        slot_base: int = 0,
+        max_jobs: int = MAX_EXECUTOR_JOBS,
+    ) -> None:
+        self.backend = backend
+        self.limits = limits
+        self.max_jobs = max_jobs
+        started = replace(limits, cpu_time_s=EXECUTOR_CPU_S)
+        self._pool = WorkerPool(
+            backend,
+            started,
+            size,
+            slot_base=slot_base,
+            slots=max(2 * size, 8),
+            start=backend.start_executor,
+            reusable=True,
+        )
+        self.retired = 0
+
+    def acquire(self, timeout: float, limits: SandboxLimits | None = None) -> Worker:
+        """A ready executor nobody else has; a fresh one when the job needs more than the pool's limits."""
+        job = limits or self.limits
+        if not fits(job, self.limits):
+            worker = self.backend.start_executor(replace(job, cpu_time_s=EXECUTOR_CPU_S))
+            try:
+                worker.wait_ready(max(timeout, 1.0))
+            except BaseException:
+                _close(worker)
+                raise
+            worker.jobs = self.max_jobs  # one job only: closed when given back
+            return worker
+        worker = self._pool._take(time.monotonic() + timeout)
+        worker.set_memory_limit(job.memory_mb)
+        return worker
+
+    def give_back(self, worker: Worker, healthy: bool) -> None:
+        """Return an executor after a job; it is closed instead if the job failed or it is worn out."""
+        worker.jobs += 1
+        if not healthy or worker.jobs >= self.max_jobs or not worker.alive():
+            self.retired += 1
+            self._pool._retire(worker)
+            return
+        worker.set_memory_limit(self.limits.memory_mb)
+        self._pool._put_back(worker)
+
+    def stats(self) -> dict[str, int | str | None]:
+        return {**self._pool.stats(), "retired": self.retired}
+
+    def wait_full(self, timeout: float) -> bool:
+        return self._pool.wait_full(timeout)
+
+    def idle(self) -> tuple[Worker, ...]:
+        return self._pool.idle()
+
+    def close(self) -> None:
+        self._pool.close()
+
+
+class GradingPool:
+    """Warm tracers and warm executors, handed out in pairs (one grading each)."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        limits: SandboxLimits,
+        size: int | None = None,
+        *,
+        slot_base: int = 0,
+        slots: int | None = None,
+        executor_slot_base: int | None = None,
+        max_executor_jobs: int = MAX_EXECUTOR_JOBS,
+    ) -> None:
+        self.backend = backend
+        self.limits = limits
+        self.tracers = WorkerPool(backend, limits, size, slot_base=slot_base, slots=slots)
+        self.size = self.tracers.size
+        self.executors = ExecutorPool(
+            backend,
+            limits,
+            self.size,
+            slot_base=slot_base if executor_slot_base is None else executor_slot_base,
+            max_jobs=max_executor_jobs,
+        )
+
+    def acquire(self, timeout: float, limits: SandboxLimits | None = None) -> Pair:
+        """A tracer nobody else has and an executor lent for the grading; ``Pair.release`` gives it back."""
+        deadline = time.monotonic() + timeout
+        tracer = self.tracers.acquire(timeout, limits)
+        try:
+            executor = self.executors.acquire(max(0.5, deadline - time.monotonic()), limits)
+        except BaseException:
+            _close(tracer)
+            raise
+        return Pair(tracer, executor, self.executors.give_back)
+
+    def stats(self) -> dict[str, int | str | None]:
+        tracers = self.tracers.stats()
+        executors = self.executors.stats()
+        return {
+            **tracers,
+            "idle": min(int(tracers["idle"] or 0), int(executors["idle"] or 0)),
+            "tracers_idle": tracers["idle"],
+            "executors_idle": executors["idle"],
+            "executors_started": executors["started"],
+            "executors_retired": executors["retired"],
+            "last_error": tracers["last_error"] or executors["last_error"],
+        }
+
+    def wait_full(self, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        return self.tracers.wait_full(timeout) and self.executors.wait_full(
+            max(0.0, deadline - time.monotonic())
+        )
+
+    def close(self) -> None:
+        self.tracers.close()
+        self.executors.close()
+
+    def __enter__(self) -> GradingPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

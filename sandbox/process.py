@@ -1,21 +1,33 @@
-"""``process``: a plain subprocess with rlimits. Development and tests only: it isolates nothing.
+"""``process``: plain subprocesses with rlimits. Development and tests only: it isolates nothing.
 
-It shares the host's network, files and user; the CLI and the service refuse it unless started with an
-explicit insecure flag, and say so on every run.
+Tracers and executors are ordinary processes of the judge's own user; forked tracers come from a zygote that
+is an ordinary process too (no confinement, no uid drop). They share the host's network, files and user;
+the CLI and the service refuse this backend unless started with an explicit insecure flag, and say so on
+every run.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
+import subprocess
+import threading
 from typing import ClassVar
 
 from sandbox.base import CODE_ROOT, Backend, PopenWorker, Protection, Worker
-from sandbox.command import harness_argv, harness_env, rlimit_argv
+from sandbox.command import EXECUTOR, TRACER, ZYGOTE, program_argv, program_env, rlimit_argv, rlimit_values
+from sandbox.forkserver import ForkedTracer, ForkServer, ZygoteProcess
 from sandbox.limits import SandboxLimits
 
 
 class ProcessBackend(Backend):
     name: ClassVar[str] = "process"
     insecure: ClassVar[bool] = True
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._zygote: ForkServer | None = None
 
     def available(self) -> str | None:
         return None
@@ -30,6 +42,69 @@ class ProcessBackend(Backend):
             Protection("cgroup", False, "no memory/pids cgroup"),
         ]
 
-    def start(self, limits: SandboxLimits, slot: int = 0) -> Worker:
-        argv = [*rlimit_argv(limits, nproc=False), *harness_argv()]
-        return PopenWorker(self.name, argv, harness_env(str(CODE_ROOT)), cwd=str(CODE_ROOT))
+    def start_tracer(self, limits: SandboxLimits, slot: int = 0) -> Worker:
+        argv = [*rlimit_argv(limits, nproc=False), *program_argv(TRACER)]
+        return PopenWorker(self.name, argv, program_env(str(CODE_ROOT)), cwd=str(CODE_ROOT), role="tracer")
+
+    def start_executor(self, limits: SandboxLimits, slot: int = 0) -> Worker:
+        argv = [*rlimit_argv(limits, nproc=False), *program_argv(EXECUTOR)]
+        return PopenWorker(self.name, argv, program_env(str(CODE_ROOT)), cwd=str(CODE_ROOT), role="executor")
+
+    def fork_tracer(self, limits: SandboxLimits, slot: int = 0) -> Worker:
+        return ForkedTracer(
+            self._fork_server(), limits, rlimit_values(limits, nproc=False), on_kill=_kill_group
+        )
+
+    def _fork_server(self) -> ForkServer:
+        with self._lock:
+            if self._zygote is not None and self._zygote.alive():
+                return self._zygote
+            if self._zygote is not None:
+                self._zygote.close()
+            server = ForkServer(self.name, _launch_zygote, confine=False)
+            server.start()
+            self._zygote = server
+            return server
+
+    def close(self) -> None:
+        with self._lock:
+            server, self._zygote = self._zygote, None
+        if server is not None:
+            server.close()
+
+
+def _launch_zygote(control_fd: int) -> ZygoteProcess:
+    output_r, output_w = os.pipe()
+    try:
+        proc = subprocess.Popen(
+            [*program_argv(ZYGOTE), "--control-fd", str(control_fd)],
+            stdin=subprocess.DEVNULL,
+            stdout=output_w,
+            stderr=output_w,
+            pass_fds=(control_fd,),
+            env=program_env(str(CODE_ROOT)),
+            cwd=str(CODE_ROOT),
+            start_new_session=True,
+            close_fds=True,
+        )
+    finally:
+        os.close(output_w)
+
+    def kill() -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+
+    def wait(timeout: float | None) -> int | None:
+        try:
+            return proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    return ZygoteProcess(proc.pid, kill, wait, output_fd=output_r)
+
+
+def _kill_group(tracer: ForkedTracer) -> None:
+    """The tracer leads a session of its own: kill its process group (what it forked, unless it left it)."""
+    if tracer.wait(0) is None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(tracer.pid, signal.SIGKILL)

@@ -3,7 +3,8 @@
 The policy is data (``RULES``); ``build_filter`` hands it to a short script run by the SYSTEM Python
 (``/usr/bin/python3``, where the ``seccomp`` bindings live; the judge's own venv does not have them), which
 writes the compiled BPF program on stdout. bwrap loads it with ``--seccomp FD`` just before it starts the
-sandboxed command, so everything inside (setpriv, prlimit, the harness, user code) runs under it.
+sandboxed command, so everything inside (setpriv, prlimit, the tracer or executor, user code) runs under it.
+The zygote's children load the same program themselves after confining (sandbox.inside.confine).
 
 Default action: allow. Refused: debugging other processes, namespaces and mounts, kernel keyrings, BPF,
 io_uring, perf, userfaultfd, modules and kexec, clock and system settings, every socket family except

@@ -21,6 +21,9 @@ SLOTS = 1000
 SELF_TEST_SLOTS = 10
 WORKER_SLOTS = SLOTS - SELF_TEST_SLOTS
 SLOT_LOCK_DIR = "/run/jax-judge/slots"
+#: Executors run no user code and are long-lived: a uid range of their own, never a tracer's.
+EXECUTOR_FIRST_UID = 61000
+EXECUTOR_SLOTS = 100
 
 W = TypeVar("W")
 

@@ -1,7 +1,16 @@
-"""Node types for decoded output trees that are not plain dict/list/tuple/None.
+"""Tree types and the conversions both sides of the sandbox share.
 
-A decoded tree (what the judge compares) is made of ``dict`` (string keys, or ``NonStrKey``), ``list``,
-``tuple``, ``None``, ``OtherNode`` and ``numpy.ndarray`` leaves (bfloat16 via ``ml_dtypes``).
+A decoded output tree (what the judge compares) is made of ``dict`` (string keys, or ``NonStrKey``), ``list``,
+``tuple``, ``None``, ``OtherNode``, ``BadLeaf`` and ``numpy.ndarray`` leaves (bfloat16 via ``ml_dtypes``).
+
+The container rule (one rule, for the user's output and the reference's alike): subclasses of ``dict``,
+``list`` and ``tuple`` (``OrderedDict``, ``defaultdict``, a ``NamedTuple``, ...) are read as their base
+container; any other pytree node type is kept as an ``OtherNode`` naming its type, and any other leaf than
+an array as a ``BadLeaf`` naming its type, so the comparison reports a structure or type mismatch.
+
+Inputs travel split in two: an abstract tree (structure, shapes, dtypes; what the tracer sees) and the flat
+list of its leaves in the abstract tree's order (what the executor receives). ``split_input`` is that split;
+dict keys are visited in sorted order, as ``jax.jit`` itself flattens them.
 """
 
 from __future__ import annotations
@@ -15,7 +24,7 @@ import numpy as np
 
 @dataclass(frozen=True)
 class NonStrKey:
-    """A dict key that was not a string in the user's output, kept as its ``repr``."""
+    """A dict key that was not a string in the user's output, kept as its ``repr`` and type name."""
 
     text: str
     type_name: str
@@ -26,26 +35,95 @@ class NonStrKey:
 
 @dataclass(frozen=True)
 class OtherNode:
-    """A pytree node of a type other than dict/list/tuple/None (a namedtuple, a registered class)."""
+    """A pytree node of a type other than dict/list/tuple/None (a registered class, a dataclass node)."""
 
     type_name: str
     children: tuple[Any, ...]
 
 
-def to_host(tree: Any, is_array: Callable[[Any], bool], children: Callable[[Any], list[Any]]) -> Any:
-    """A function's output -> plain containers with numpy leaves, other pytree nodes kept by type name.
+@dataclass(frozen=True)
+class BadLeaf:
+    """A leaf of the user's output that is not an array (a string, an object), kept by its type name."""
 
-    The one conversion both sides use: the harness for the user's output, the judge for the reference's,
-    so the two trees compared are built the same way. ``children`` gives a foreign node's children.
+    type_name: str
+
+
+class TreeTooDeep(ValueError):
+    """A tree nested deeper than the conversion allows."""
+
+
+def type_name(value: Any) -> str:
+    kind = type(value)
+    if kind.__module__ in ("builtins", "__main__"):
+        return kind.__qualname__
+    return f"{kind.__module__}.{kind.__qualname__}"
+
+
+def to_host(
+    tree: Any,
+    is_array: Callable[[Any], bool],
+    children: Callable[[Any], list[Any] | None],
+    convert: Callable[[Any], Any] = np.asarray,
+    max_depth: int = 64,
+) -> Any:
+    """A function's output -> plain containers, ``convert``-ed array leaves, and the container rule above.
+
+    The one conversion both sides use: the tracer for the user's output (``convert`` records a traced leaf),
+    the judge for the reference's (``convert`` is ``np.asarray``), so the two trees compared are built by
+    the same rule. ``children`` gives a foreign pytree node's children, or None for a leaf. Raises
+    ``TreeTooDeep`` past ``max_depth`` levels.
     """
-    if isinstance(tree, dict):
-        return {k: to_host(v, is_array, children) for k, v in tree.items()}
-    if type(tree) is list:
-        return [to_host(v, is_array, children) for v in tree]
-    if type(tree) is tuple:
-        return tuple(to_host(v, is_array, children) for v in tree)
-    if tree is None:
+
+    return _to_host(tree, is_array, children, convert, max_depth, 0)
+
+
+def _to_host(
+    node: Any,
+    is_array: Callable[[Any], bool],
+    children: Callable[[Any], list[Any] | None],
+    convert: Callable[[Any], Any],
+    max_depth: int,
+    depth: int,
+) -> Any:
+    # A module-level function, not a recursive closure: a closure that refers to itself is a reference
+    # cycle, which would keep traced values alive after a trace (and make JAX's leak check collect).
+    if depth > max_depth:
+        raise TreeTooDeep(f"the output is nested deeper than {max_depth} levels")
+    args = (is_array, children, convert, max_depth, depth + 1)
+    if isinstance(node, dict):
+        return {k: _to_host(v, *args) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_to_host(v, *args) for v in node]
+    if isinstance(node, tuple):
+        return tuple(_to_host(v, *args) for v in node)
+    if node is None:
         return None
-    if is_array(tree):
-        return np.asarray(tree)
-    return OtherNode(type(tree).__name__, tuple(to_host(c, is_array, children) for c in children(tree)))
+    if is_array(node):
+        return convert(node)
+    kids = children(node)
+    if kids is None:
+        return BadLeaf(type_name(node))
+    return OtherNode(type(node).__name__, tuple(_to_host(c, *args) for c in kids))
+
+
+# ---------------------------------------------------------------------------------------------- inputs
+
+
+def split_input(tree: Any) -> tuple[Any, list[np.ndarray[Any, Any]]]:
+    """A host input tree (dicts with string keys, lists, numpy leaves) -> (abstract node, flat leaves).
+
+    The abstract node is ``{"dict": [[key, node], ...]}`` (keys sorted), ``{"list": [...]}`` or
+    ``{"aval": {"dtype": ..., "shape": [...]}}``; the leaves follow the node's order.
+    """
+    leaves: list[np.ndarray[Any, Any]] = []
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {"dict": [[key, walk(node[key])] for key in sorted(node)]}
+        if isinstance(node, list | tuple):
+            return {"list": [walk(v) for v in node]}
+        array = np.asarray(node)
+        leaves.append(array)
+        return {"aval": {"dtype": array.dtype.name, "shape": list(array.shape)}}
+
+    return walk(tree), leaves

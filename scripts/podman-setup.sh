@@ -11,11 +11,15 @@
 #    install, the venv and the sandbox package read-only at run time. No registry is needed;
 # 4. starts `podman system service` on the socket in the background (logged to a file) unless a service
 #    already answers there (one this script started is restarted when step 2 changed the config), and
-#    waits until it answers. Its pid is in podman-service.pid next to the socket.
+#    waits until it answers. Its pid is in podman-service.pid next to the socket. The service runs in its
+#    own state directory, never in the caller's: the container monitors it spawns inherit that working
+#    directory and write files there (an `oom` marker after a memory kill), which must not land in a
+#    checkout.
 #
 # Settings (environment): JUDGE_PODMAN_SOCKET (default /run/jax-judge/podman.sock), JUDGE_DOCKER_IMAGE
 # (default localhost/jax-judge-skeleton:3, must match sandbox/docker.py), JUDGE_PODMAN_LOG
-# (default /var/log/jax-judge/podman-service.log), JUDGE_PODMAN_WAIT (seconds, default 30).
+# (default /var/log/jax-judge/podman-service.log), JUDGE_PODMAN_STATE (the service's working directory,
+# default: service/ next to the socket), JUDGE_PODMAN_WAIT (seconds, default 30).
 #
 # Access to the socket is root-equivalent: its directory is 0700 root.
 set -euo pipefail
@@ -24,6 +28,7 @@ SOCKET="${JUDGE_PODMAN_SOCKET:-/run/jax-judge/podman.sock}"
 IMAGE="${JUDGE_DOCKER_IMAGE:-localhost/jax-judge-skeleton:3}"
 LOG="${JUDGE_PODMAN_LOG:-/var/log/jax-judge/podman-service.log}"
 WAIT="${JUDGE_PODMAN_WAIT:-30}"
+STATE="${JUDGE_PODMAN_STATE:-$(dirname "$SOCKET")/service}"
 CONF_DIR=/etc/containers/containers.conf.d
 CONF="$CONF_DIR/50-jax-judge.conf"
 PIDFILE="$(dirname "$SOCKET")/podman-service.pid"
@@ -130,17 +135,26 @@ fi
 
 if answers; then
     say "a Podman API service already answers on $URL"
+    if pid="$(our_service)" && [ "$(readlink "/proc/$pid/cwd")" != "$(readlink -f "$STATE" 2>/dev/null)" ]; then
+        # Started by an older version of this script from the caller's directory. Not restarted here:
+        # other judges on this host may be using it right now.
+        say "note: it runs in $(readlink "/proc/$pid/cwd"), where its container monitors write files" \
+            "(an 'oom' marker after a memory kill); restart it when idle: kill $pid && $0"
+    fi
     exit 0
 fi
 
-mkdir -p "$(dirname "$LOG")"
+mkdir -p "$(dirname "$LOG")" "$STATE"
+chmod 0700 "$STATE"
 if pid="$(our_service)"; then
     # Started by an earlier run and still coming up: wait for it rather than start a second one.
     say "service pid $pid is running; waiting for it to answer"
 else
     rm -f "$SOCKET"
     say "starting podman system service on $URL (log: $LOG)"
-    setsid nohup podman --runtime runc system service --time=0 "$URL" </dev/null >>"$LOG" 2>&1 9>&- &
+    # A subshell in the state directory: the service and every conmon it starts work there.
+    (cd "$STATE" && exec setsid nohup podman --runtime runc system service --time=0 "$URL" \
+        </dev/null >>"$LOG" 2>&1 9>&-) &
     echo $! >"$PIDFILE"
 fi
 

@@ -1,8 +1,13 @@
-"""Shared fixtures: problems, and sandbox backends to run the same tests against."""
+"""Shared fixtures (problems, sandbox backends to run the same tests against) and the session's check that
+a run leaves nothing behind: no sandbox worker process alive, no new untracked file in the checkout
+(``tests/leftovers.py``). A run that leaves either fails, and the summary names what was left."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import fcntl
+import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -15,8 +20,70 @@ from judge.results import GradeResult
 from judge.sandboxes import choose_backend
 from sandbox.backends import BACKENDS, get_backend
 from sandbox.base import Backend
+from tests.leftovers import Snapshot
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+# ------------------------------------------------------------------------------------ nothing left behind
+
+_SNAPSHOT = pytest.StashKey[Snapshot]()
+_SESSION_LOCK = pytest.StashKey[int]()
+_LEFTOVERS = pytest.StashKey[list[str]]()
+#: Every test session of this checkout holds this lock shared; one that cannot take it exclusively at its
+#: end overlapped another session, whose workers and files it cannot tell from its own.
+SESSION_LOCK_FILE = ROOT / ".pytest_cache" / "leftovers.lock"
+
+
+def _controller(config: pytest.Config) -> bool:
+    """The process that runs the session (not an xdist worker)."""
+    return not hasattr(config, "workerinput")
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if not _controller(session.config):
+        return
+    SESSION_LOCK_FILE.parent.mkdir(exist_ok=True)
+    fd = os.open(SESSION_LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    fcntl.flock(fd, fcntl.LOCK_SH)
+    session.config.stash[_SESSION_LOCK] = fd
+    session.config.stash[_SNAPSHOT] = Snapshot.take(ROOT)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    snapshot = session.config.stash.get(_SNAPSHOT, None)
+    fd = session.config.stash.get(_SESSION_LOCK, None)
+    if snapshot is None or fd is None:
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print("\n[leftovers] not checked: another test session of this checkout is running")
+            return
+        found = snapshot.leftovers()
+    finally:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    session.config.stash[_LEFTOVERS] = found
+    if found and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    found = config.stash.get(_LEFTOVERS, [])
+    if not found:
+        return
+    terminalreporter.section("left behind by this run (the run fails)", sep="=", red=True, bold=True)
+    for line in found:
+        terminalreporter.line(line, red=True)
+    terminalreporter.line(
+        "Find the test or fixture that leaves it and make it clean up (tests/leftovers.py)."
+    )
+
+
+# ---------------------------------------------------------------------------------------------- fixtures
 
 
 @pytest.fixture(scope="session")
@@ -41,8 +108,10 @@ def available_backends() -> list[str]:
 
 
 @pytest.fixture(scope="session")
-def backend() -> Backend:
-    return default_backend()
+def backend() -> Iterator[Backend]:
+    backend = default_backend()
+    yield backend
+    backend.close()  # its zygote, if it started one
 
 
 Grader = Callable[[Problem, str], GradeResult]
@@ -51,7 +120,7 @@ Grader = Callable[[Problem, str], GradeResult]
 @pytest.fixture(scope="session")
 def grade_with(backend: Backend) -> Grader:
     def run(problem: Problem, code: str) -> GradeResult:
-        return grade(problem, code, lambda limits: backend.start(limits))
+        return grade(problem, code, lambda limits: backend.start_pair(limits))
 
     return run
 

@@ -56,8 +56,8 @@ def test_seed_problems_pass_the_check_and_print_margins(seed_check: CheckReport)
     for problem in report.problems:
         assert [c.name for c in problem.checks] == list(CHECK_NAMES)
         assert all(c.skipped is None for c in problem.checks), [(c.name, c.skipped) for c in problem.checks]
-        # Warnings may only come from the margins (bfloat16 accepted variants sit at 0.1-0.4x the tolerance).
-        assert {f.check for f in problem.findings} <= {"margins"}
+        # No warning: accepted variants well inside, every wrong answer killed by 2+ hidden cases by far.
+        assert problem.findings == [], "\n".join(str(f) for f in problem.findings)
         shipped = [
             (folder, file) for folder, file in ProblemSet(ROOT / "problems").get(problem.problem).solutions()
         ]
@@ -66,16 +66,27 @@ def test_seed_problems_pass_the_check_and_print_margins(seed_check: CheckReport)
             f"{folder}/{file.name}" for folder, file in shipped if folder in ("accepted", "wrong_answer")
         }
         for row in problem.margins:
-            assert row.verdict is row.expected
+            assert row.verdict is row.expected and not row.warning, row
             if row.expected is Verdict.ACCEPTED:
-                assert row.ratio is not None and row.ratio <= 1
+                assert row.ratio is not None and row.ratio <= 0.7
             else:
-                assert row.rejecting >= 2 and row.ratio is not None and row.ratio >= 10, row
+                assert row.strong >= 2 and row.ratio is not None and row.ratio >= 1.5, row
+        rows = {row.solution: row for row in problem.margins}
+        # The cheat that recognises the examples' structures, and the 2% / 3% bfloat16 errors, are caught.
+        assert rows["wrong_answer/hard_coded_examples.py"].strong >= 3
+        for name in ("wrong_answer/bf16_two_percent_off.py", "wrong_answer/bf16_three_percent_off.py"):
+            assert rows[name].reason == "value" and rows[name].strong >= 2
+        assert (
+            rows["wrong_answer/bf16_three_percent_off.py"].ratio
+            > rows["wrong_answer/bf16_two_percent_off.py"].ratio
+        )  # type: ignore[operator]
+        (note,) = problem.check("coverage").notes
+        assert "list nodes up to" in note and "nesting up to" in note
         starter = problem.grade_of(problem.root / "starter.py")
         assert starter.result is not None and starter.result.verdict is Verdict.WRONG_ANSWER
 
     out = text(report)
-    assert "margins: accepted want max err < 0.1x tol" in out
+    assert "margins: accepted want max err < 0.1x (float32), 0.7x (bfloat16) tol" in out
     assert "accepted/tree_map_minimum.py" in out and "wrong_answer/l1_norm.py" in out
     assert "wrong_answer/returns_list.py" in out and "structure (inf)" in out
     assert out.rstrip().endswith("-> OK")

@@ -8,22 +8,46 @@ solutions use the process backend, on a trimmed set of solutions, to stay quick.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
 from judge.check import CheckReport, Finding, Severity, run_checks
+from judge.check.context import CheckContext
+from judge.check.diagnostics import Diagnostics
+from judge.check.solutions_check import grade_files
+from judge.problems import load_problem
+from judge.verdicts import Verdict
 from sandbox.backends import get_backend
+from sandbox.base import Backend, PopenWorker, Protection, Worker
+from sandbox.limits import SandboxLimits
 from tests.conftest import ROOT
 
 GNC = "global-norm-clipping"
 SGD = "sgd-momentum"
+LOOKALIKES = {"example_1_lookalike", "example_2_lookalike", "example_3_lookalike"}
 KEEP = {
-    GNC: {"bare_vector_clipped", "root_list_mixed_magnitudes", "large_random_clipped", "bf16_bare_vector"},
-    SGD: {"bare_vector", "root_list_of_dicts", "bf16_bare_vector", "bf16_root_list_of_dicts"},
+    GNC: {
+        "bare_vector_clipped",
+        "root_list_mixed_magnitudes",
+        "large_random_clipped",
+        "bf16_bare_vector",
+        "long_list_deep_nesting",
+        *LOOKALIKES,
+    },
+    SGD: {
+        "bare_vector",
+        "root_list_of_dicts",
+        "bf16_bare_vector",
+        "bf16_root_list_of_dicts",
+        "long_list_deep_nesting",
+        *LOOKALIKES,
+    },
 }
 
 
@@ -41,7 +65,8 @@ def copy_problem(tmp_path: Path, slug: str, *, keep_generator: bool = False) -> 
     shutil.copy(ROOT / "reference" / f"{module}.py", tmp_path / "reference" / f"{module}.py")
     if not keep_generator:  # so edits of hidden.json are not also reported as drift from the generator
         (root / "generate_cases.py").unlink()
-        # A few hidden cases that still cover every dtype, a bare array and a list node: fewer compiles.
+        # A few hidden cases that still cover every dtype, a bare array, a long list node, deep nesting
+        # and the examples' structures: fewer compiles.
         keep = KEEP[slug]
         edit_cases(root / "cases" / "hidden.json", lambda cases: [c for c in cases if c["name"] in keep])
     return root
@@ -64,13 +89,15 @@ def check(root: Path, *, grade: bool = False) -> CheckReport:
 
 
 def only(report: CheckReport, check_name: str, *, where: str = "", message: str = "") -> Finding:
-    """The one error of ``check_name`` whose where and message contain the given texts."""
+    """The one error of ``check_name`` whose where and message contain the given texts (``where`` as a
+    whole name: ``case example_1`` does not match ``case example_1_lookalike``)."""
+    named = re.compile(re.escape(where) + r"(?![\w-])")
     found = [
         f
         for f in report.findings
         if f.check == check_name
         and f.severity is Severity.ERROR
-        and where in f.where
+        and named.search(f.where)
         and message in f.message
     ]
     assert len(found) == 1, "\n".join(str(f) for f in report.findings)
@@ -97,6 +124,7 @@ def test_bad_spec_field_names_file_field_and_line(tmp_path: Path) -> None:
         "reference",
         "examples",
         "coverage",
+        "lookalikes",
         "solutions",
         "margins",
     ]
@@ -161,6 +189,16 @@ def test_hand_written_stale_example_instead_of_placeholder(tmp_path: Path) -> No
     only(report, "examples", where="cases/public.json: case example_2", message="input is not shown")
 
 
+def test_rules_placeholder_missing_or_twice_or_hand_written(tmp_path: Path) -> None:
+    root = copy_problem(tmp_path, GNC)
+    edit(root / "statement.md", "{{rules}}\n", "## How your function is run and judged\n\n- jit.\n")
+    report = check(root)
+    only(report, "statement", where="statement.md", message="no {{rules}} line")
+    only(report, "statement", where="statement.md: line", message="hand-written")
+    edit(root / "statement.md", "## How your function is run and judged\n", "{{rules}}\n{{rules}}\n")
+    only(check(root), "statement", where="statement.md", message="{{rules}} appears 2 times")
+
+
 def test_placeholder_twice(tmp_path: Path) -> None:
     root = copy_problem(tmp_path, SGD)
     edit(root / "statement.md", "{{examples}}\n", "{{examples}}\n\n{{examples}}\n")
@@ -195,7 +233,8 @@ def test_case_with_4d_leaf_violates_constraints(tmp_path: Path) -> None:
     root = copy_problem(tmp_path, GNC)
 
     def four_d(cases: list[dict]) -> list[dict]:  # type: ignore[type-arg]
-        cases[0]["args"]["grads"] = [[[cases[0]["args"]["grads"]]]]
+        case = next(c for c in cases if c["name"] == "bare_vector_clipped")
+        case["args"]["grads"] = [[[case["args"]["grads"]]]]
         return cases
 
     edit_cases(root / "cases" / "hidden.json", four_d)
@@ -242,6 +281,32 @@ def test_missing_validator(tmp_path: Path) -> None:
     root = copy_problem(tmp_path, SGD)
     (root / "validator.py").unlink()
     only(check(root), "cases", where="problems/sgd-momentum/validator.py", message="missing")
+
+
+def test_a_bound_the_reference_cannot_meet_is_found_at_the_edge(tmp_path: Path) -> None:
+    """The original defect: nothing bounded the gradients, and the float32 sum of squares overflowed."""
+    root = copy_problem(tmp_path, GNC)
+    edit(root / "validator.py", '        *check_max_abs(grads, "grads", MAX_ABS),\n', "")
+    edit(
+        root / "validator.py",
+        '"args": {"grads": {"w": [[1e15] * 64] * 64}',
+        '"args": {"grads": {"w": [1e20, 1e20]}',
+    )
+    report = check(root)
+    finding = only(report, "reference", message="non-finite values")
+    assert 'non-finite values at output["global_norm"] on an input' in finding.message
+    assert "validator.py EDGE[0] (every value at the bound)" in finding.message
+    only(report, "cases", where="validator.py: JUNK[12] (squares overflow float32)", message="was accepted")
+
+
+def test_an_edge_input_the_validator_rejects(tmp_path: Path) -> None:
+    root = copy_problem(tmp_path, SGD)
+    edit(root / "validator.py", '"momentum": 0.999,', '"momentum": 1.5,')
+    finding = only(check(root), "cases", where="validator.py: EDGE[0]")
+    assert (
+        finding.message
+        == "an EDGE input must satisfy the constraints, but: momentum: 1.5, must be less than 1.0"
+    )
 
 
 def test_case_file_drifted_from_its_generator(tmp_path: Path) -> None:
@@ -312,6 +377,53 @@ def test_hidden_cases_missing_bfloat16(tmp_path: Path) -> None:
     assert "no hidden case uses it" in finding.message
 
 
+def test_short_lists_and_shallow_trees_warn_and_the_extent_is_noted(tmp_path: Path) -> None:
+    root = copy_problem(tmp_path, SGD)
+    edit_cases(
+        root / "cases" / "hidden.json", lambda cases: [c for c in cases if "long_list" not in c["name"]]
+    )
+    report = check(root)
+    warnings = [f for f in report.findings if f.check == "coverage"]
+    assert {f.where.rsplit(": ", 1)[1] for f in warnings} == {
+        "argument params",
+        "argument grads",
+        "argument velocity",
+    }
+    assert all(f.severity is Severity.WARNING for f in warnings)
+    assert any(
+        "the longest list node any hidden case gives `params` has 2 items" in f.message for f in warnings
+    )
+    assert any("nest `grads` at most 3 containers deep" in f.message for f in warnings)
+    (note,) = report.problems[0].check("coverage").notes
+    assert note.startswith("hidden cases cover `params`: list nodes up to 2 items, nesting up to 3 levels")
+
+
+# ------------------------------------------------------------------------------------------- lookalikes
+
+
+def test_an_example_structure_missing_from_the_hidden_cases(tmp_path: Path) -> None:
+    root = copy_problem(tmp_path, GNC)
+    edit_cases(
+        root / "cases" / "hidden.json", lambda cases: [c for c in cases if c["name"] != "example_2_lookalike"]
+    )
+    finding = only(check(root), "lookalikes", where="cases/public.json: case example_2")
+    assert finding.message.startswith("no hidden case has this example's input structure, shapes and dtype")
+
+
+def test_a_lookalike_that_expects_the_published_output(tmp_path: Path) -> None:
+    root = copy_problem(tmp_path, SGD)
+    public = json.loads((root / "cases" / "public.json").read_text())["cases"]
+
+    def same_values(cases: list[dict]) -> list[dict]:  # type: ignore[type-arg]
+        lookalike = next(c for c in cases if c["name"] == "example_3_lookalike")
+        lookalike["args"] = public[2]["args"]
+        return cases
+
+    edit_cases(root / "cases" / "hidden.json", same_values)
+    finding = only(check(root), "lookalikes", where="cases/public.json: case example_3")
+    assert "(example_3_lookalike) expect the same output" in finding.message
+
+
 # -------------------------------------------------------------------------------------------- solutions
 
 
@@ -357,7 +469,57 @@ def test_misfiled_solutions_and_weak_cases(tmp_path: Path) -> None:
     assert not [f for f in report.findings if "python_if" in f.where or "tree_map_minimum" in f.where]
     warning = next(f for f in report.findings if f.check == "margins")
     assert warning.where.endswith("solutions/wrong_answer/no_cast_back.py")
-    assert warning.message.startswith("only case bf16_bare_vector rejects this wrong answer")
+    assert warning.message.startswith(
+        "killed by 1 hidden case at its dtype's 'well outside' margin or more (want 2; hidden cases "
+        "rejecting it: bf16_bare_vector at inf)"
+    )
     rows = {row.solution: row for row in report.problems[0].margins}
     assert rows["wrong_answer/no_cast_back.py"].rejecting == 1
+    assert rows["wrong_answer/no_cast_back.py"].strong == 1
     assert rows["accepted/l1_norm.py"].verdict.value == "wrong_answer"
+
+
+class FlakyStartBackend(Backend):
+    """The process backend, except that its first ``failures`` workers exit before they are ready."""
+
+    name: ClassVar[str] = "flaky"
+    insecure: ClassVar[bool] = True
+
+    def __init__(self, failures: int) -> None:
+        self.failures = failures
+        self.inner = get_backend("process")
+
+    def available(self) -> str | None:
+        return None
+
+    def protections(self) -> list[Protection]:
+        return []
+
+    def start(self, limits: SandboxLimits, slot: int = 0) -> Worker:
+        if self.failures > 0:
+            self.failures -= 1
+            return PopenWorker(self.name, ["/bin/sh", "-c", "exit 3", "sh"], {"PATH": "/usr/bin:/bin"})
+        return self.inner.start(limits, slot)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("failures", "graded"), [(2, True), (3, False)])
+def test_a_worker_that_fails_to_start_is_tried_again(tmp_path: Path, failures: int, graded: bool) -> None:
+    root = copy_problem(tmp_path, GNC)
+    shutil.rmtree(root / "solutions")
+    (root / "solutions" / "accepted").mkdir(parents=True)
+    shutil.copy(
+        ROOT / "problems" / GNC / "solutions" / "accepted" / "tree_map_minimum.py",
+        root / "solutions" / "accepted",
+    )
+    ctx = CheckContext(root=root, diag=Diagnostics(GNC, tmp_path), problem=load_problem(root), concurrency=1)
+    (grading,) = grade_files(
+        ctx,
+        FlakyStartBackend(failures),
+        [("accepted", root / "solutions" / "accepted" / "tree_map_minimum.py")],
+    )
+    if graded:
+        assert grading.result is not None and grading.result.verdict is Verdict.ACCEPTED, grading.error
+    else:
+        assert grading.result is None and grading.error is not None
+        assert grading.error.startswith("WorkerStartError (after 3 tries): ")

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -64,12 +65,42 @@ def test_grade_text_report_rejected_exits_1() -> None:
     assert "INSECURE" in out.stderr
 
 
+def strict_loads(text: str) -> Any:
+    """json.loads that refuses NaN, Infinity and -Infinity, as browsers and other strict parsers do."""
+
+    def refuse(name: str) -> None:
+        raise ValueError(f"not standard JSON: {name}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
 @pytest.mark.slow
-def test_grade_reads_stdin() -> None:
+def test_grade_reads_stdin_and_json_is_strict_on_a_structure_mismatch() -> None:
     code = (SOLUTIONS / "wrong_answer" / "tuple_output.py").read_text()
     out = judge("grade", "global-norm-clipping", "-", "--json", *INSECURE, stdin=code)
     assert out.returncode == 1
-    assert json.loads(out.stdout)["verdict"] == "wrong_answer"
+    result = strict_loads(out.stdout)
+    assert result["verdict"] == "wrong_answer"
+    case = result["cases"][0]
+    assert case["reason"] == "structure" and case["error_ratio"] is None  # not comparable, not Infinity
+
+
+@pytest.mark.slow
+def test_a_source_with_a_byte_order_mark_is_read_like_python_reads_it(tmp_path: Path) -> None:
+    bom = tmp_path / "bom.py"
+    bom.write_bytes(b"\xef\xbb\xbf" + (SOLUTIONS / "accepted" / "tree_map_minimum.py").read_bytes())
+    out = judge("grade", "global-norm-clipping", str(bom), "--json", *INSECURE)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert strict_loads(out.stdout)["verdict"] == "accepted"
+
+
+def test_a_nul_byte_is_a_usage_error_naming_its_line(tmp_path: Path) -> None:
+    bad = tmp_path / "nul.py"
+    bad.write_bytes(b"import jax\n\ndef f(x):\n    return x\x00\n")
+    out = judge("grade", "global-norm-clipping", str(bad), *INSECURE)
+    assert out.returncode == 2
+    assert f"{bad}: line 4: a NUL character at column 13" in out.stderr
+    assert "Traceback" not in out.stderr
 
 
 @pytest.mark.parametrize(

@@ -401,7 +401,7 @@ CASES: list[tuple[str, Any, Any, dict[str, Any], bool, R | None, str | None, str
         False,
         R.VALUE,
         "output",
-        "got 1.0625, expected 1 (abs err 0.0625 > tol 0.026)",
+        "got 1.0625, expected 1 (abs err 0.0625 = 8 ulp > tol 3 ulp, 2.67x the tolerance)",
     ),
     ("f32-tol-is-tighter", f32(1.0), f32(1.0078125), {}, False, R.VALUE, "output", "1 of 1 elements differ"),
     (
@@ -600,6 +600,24 @@ def _leaf_at(tree: Any, at: tuple[Any, ...]) -> np.ndarray:
     return tree
 
 
+def _bound(tree: Any, leaf: np.ndarray, index: tuple[Any, ...]) -> float:
+    """An upper bound of the element's tolerance, from the Tolerance docstring (independent of compare):
+    the floor's magnitude is taken over every leaf of the dtype in the whole tree."""
+    tol = TOL[leaf.dtype.name]
+    info: Any = ml_dtypes.finfo(leaf.dtype)
+
+    def spacing(x: float) -> float:
+        return float(2.0 ** math.floor(math.log2(max(abs(x), float(info.smallest_normal))))) * float(info.eps)
+
+    value = float(leaf[index])
+    largest = max(
+        float(np.max(np.abs(other.astype(np.float64))))
+        for _, other in _float_leaves(tree)
+        if other.dtype == leaf.dtype
+    )
+    return max(tol.atol + tol.rtol * abs(value), tol.ulps * spacing(value), tol.floor_ulps * spacing(largest))
+
+
 @settings(max_examples=60, deadline=None)
 @given(_TREES)
 def test_tree_equals_its_copy(tree: Any) -> None:
@@ -617,12 +635,89 @@ def test_perturbed_element_fails_at_its_path(tree: Any, data: st.DataObject) -> 
     got = copy.deepcopy(tree)
     target = _leaf_at(got, at)
     index = np.unravel_index(flat, leaf.shape)
-    tol = TOL[leaf.dtype.name]
     value = float(leaf[index])
-    target[index] = value + 10 * (tol.atol + tol.rtol * abs(value))
+    target[index] = value + 10 * _bound(tree, leaf, index)
     result: CompareResult = compare(tree, got, tolerance=TOL, root_names=("first",))
     assert not result.ok and result.reason is R.VALUE
     assert result.path == format_path(at, ("first",))
     assert result.max_error_ratio > 5
     suffix = str([int(i) for i in index]) if leaf.ndim else ""
     assert result.message.startswith(f"{result.path}{suffix}: got ")
+
+
+# --- bfloat16: ulps of the element plus a floor scaled to the leaf's magnitude ------------------------
+
+
+def _bf16_values(n: int, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).normal(size=n).astype(ml_dtypes.bfloat16)
+
+
+def test_float32_semantics_are_unchanged() -> None:
+    tol = TOL["float32"]
+    assert (tol.rtol, tol.atol, tol.ulps, tol.floor_ulps) == (1e-5, 1e-6, 0.0, 0.0)
+    assert compare(f32(100.0), f32(100.0 + 1e-3 + 0.9e-6), tolerance=TOL).ok
+    assert not compare(f32(100.0), f32(100.0 + 1e-3 + 1.1e-6 + 1e-5), tolerance=TOL).ok
+    assert tol.describe() == "rtol 1e-05 + atol 1e-06"
+    assert TOL["bfloat16"].describe() == (
+        "the larger of 3 ulp of the element and 1.5 ulp of the largest magnitude in its result"
+    )
+
+
+@pytest.mark.parametrize("error", [0.02, 0.03, -0.02])
+def test_a_systematic_two_percent_error_on_bf16_fails(error: float) -> None:
+    x = np.random.default_rng(0).normal(size=256)
+    exp = (x * 0.37).astype(np.float32).astype(ml_dtypes.bfloat16)
+    got = (exp.astype(np.float32) * np.float32(1 + error)).astype(ml_dtypes.bfloat16)
+    result = compare({"clipped": {"w": exp}}, {"clipped": {"w": got}}, tolerance=TOL)
+    assert not result.ok and result.reason is R.VALUE and result.path == 'clipped["w"]'
+    assert result.max_error_ratio >= 1.5, result.message
+    assert re.search(r"= \d+ ulp > tol 3 ulp, [\d.]+x the tolerance\)", result.message), result.message
+    hidden = compare({"clipped": {"w": exp}}, {"clipped": {"w": got}}, tolerance=TOL, reveal=False)
+    assert hidden.message.startswith('clipped["w"]: wrong value, worst error is ')
+
+
+def test_the_old_bf16_tolerance_accepted_three_percent_off() -> None:
+    # Values near 0.1 (clipped gradients): 3% is 0.003, under the old absolute tolerance of 1e-2.
+    exp = (np.linspace(0.06, 0.12, 64)).astype(np.float32).astype(ml_dtypes.bfloat16)
+    got = (exp.astype(np.float32) * np.float32(1.03)).astype(ml_dtypes.bfloat16)
+    old = {**TOL, "bfloat16": Tolerance(rtol=1.6e-2, atol=1e-2)}
+    assert compare(exp, got, tolerance=old).ok
+    assert not compare(exp, got, tolerance=TOL).ok
+
+
+def test_honest_bf16_roundings_pass_well_inside() -> None:
+    x = _bf16_values(256, seed=1)
+    scale = np.float32(0.4142)
+    exp = (x.astype(np.float32) * scale).astype(ml_dtypes.bfloat16)  # scale in float32, cast once
+    variants = {
+        "scale in bf16": x * np.asarray(scale).astype(ml_dtypes.bfloat16),
+        "divide then multiply in bf16": (x / np.asarray(1 / scale).astype(ml_dtypes.bfloat16)).astype(
+            ml_dtypes.bfloat16
+        ),
+    }
+    for name, got in variants.items():
+        result = compare(exp, got.astype(ml_dtypes.bfloat16), tolerance=TOL)
+        assert result.ok and result.max_error_ratio <= TOL["bfloat16"].well_inside, (name, result.message)
+
+
+def test_a_cancellation_near_zero_is_covered_by_the_results_magnitude() -> None:
+    exp = bf16(1.5, -0.75, 0.001953125)  # the last element is p - lr * v after cancelling
+    got = bf16(1.5, -0.75, 0.001953125 + 0.0078125)  # off by one ulp of the result's largest magnitude
+    assert compare(exp, got, tolerance=TOL).ok
+    assert not compare(exp, bf16(1.5, -0.75, 0.001953125 + 0.03125), tolerance=TOL).ok
+
+
+def test_the_floor_takes_the_magnitude_of_the_whole_result_not_of_other_results() -> None:
+    # new_params["b"] is a 0-d leaf that cancelled to nearly 0; its result's other leaf gives the scale.
+    exp = ({"w": bf16(1.5, -0.75), "b": bf16(0.001953125)}, {"w": bf16(0.01), "b": bf16(0.01)})
+    near = ({"w": bf16(1.5, -0.75), "b": bf16(0.001953125 + 0.0078125)}, exp[1])
+    assert compare(exp, near, tolerance=TOL).ok
+    # The second result is small: its floor is its own, not the first result's.
+    off = (exp[0], {"w": bf16(0.01), "b": bf16(0.01 + 0.0078125)})
+    result = compare(exp, off, tolerance=TOL, root_names=("new_params", "new_velocity"))
+    assert not result.ok and result.path == 'new_velocity["b"]'
+
+
+def test_zero_leaf_in_bf16_must_stay_zero() -> None:
+    assert compare(bf16(0.0, 0.0), bf16(0.0, 0.0), tolerance=TOL).ok
+    assert not compare(bf16(0.0, 0.0), bf16(0.0, 0.001), tolerance=TOL).ok

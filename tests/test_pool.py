@@ -1,4 +1,5 @@
-"""WorkerPool with real backends (process and bwrap), plus a broken backend for the backoff."""
+"""Pools with real backends (process and bwrap): warm forked tracers, reused executors, pairs; plus a
+broken backend for the backoff."""
 
 from __future__ import annotations
 
@@ -7,52 +8,42 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 import pytest
 
 from sandbox.backends import get_backend
-from sandbox.base import Backend, PopenWorker, Protection, Worker
+from sandbox.base import Backend, Pair, PopenWorker, Protection, Worker
 from sandbox.bwrap import BwrapBackend, BwrapWorker, processes_of_uid
 from sandbox.errors import WorkerStartError
+from sandbox.forkserver import ForkedTracer
 from sandbox.limits import SandboxLimits
-from sandbox.monitor import run_job
-from sandbox.pool import PoolClosed, WorkerPool
-from sandbox.protocol import decode_tree, encode_tree
+from sandbox.monitor import run_session
+from sandbox.pool import GradingPool, PoolClosed, WorkerPool
+from tests.sessions import outputs, session
 
 LIMITS = SandboxLimits(case_time_s=5.0, wall_time_s=20.0, memory_mb=1024, processes=64, startup_time_s=60.0)
-CODE = "import jax.numpy as jnp\ndef f(x):\n    return x * 3\n"
+CODE = "import jax.numpy as jnp\ndef f(x, s):\n    return x * 3\n"
 #: Slots of these pools (the backend moves on to the next free one if another process holds a slot).
 SLOT_BASE = 800
 
 
-def job(code: str = CODE) -> dict[str, Any]:
-    return {
-        "type": "job",
-        "code": code,
-        "function": "f",
-        "args": [{"name": "x", "kind": "pytree", "traced": True}],
-        "cases": [{"name": "a", "args": [encode_tree(np.arange(3, dtype=np.float32))]}],
-        "check_inputs_unchanged": False,
-        "forbid_host_callbacks": True,
-    }
-
-
 @pytest.fixture(params=["process", "bwrap"])
-def backend(request: pytest.FixtureRequest) -> Backend:
+def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
     backend = get_backend(request.param)
     reason = backend.available()
     if reason is not None:
         if request.param == "bwrap" and os.geteuid() == 0:
             pytest.fail(f"bwrap must work on this host: {reason}")
         pytest.skip(f"{request.param}: {reason}")
-    return backend
+    yield backend
+    backend.close()
 
 
 @pytest.fixture
-def pool(backend: Backend) -> Iterator[WorkerPool]:
-    pool = WorkerPool(backend, LIMITS, size=2, slot_base=SLOT_BASE, slots=16)
+def pool(backend: Backend) -> Iterator[GradingPool]:
+    pool = GradingPool(backend, LIMITS, size=2, slot_base=SLOT_BASE, slots=16)
     try:
         assert pool.wait_full(120), pool.stats()
         yield pool
@@ -62,115 +53,154 @@ def pool(backend: Backend) -> Iterator[WorkerPool]:
         assert_gone(pids)
 
 
-def _pids(pool: WorkerPool) -> list[int]:
-    return [w.pid for w in pool.idle() if isinstance(w, PopenWorker)]
+def _pids(pool: GradingPool) -> list[int]:
+    workers = [*pool.tracers.idle(), *pool.executors.idle()]
+    return [w.pid for w in workers if isinstance(w, PopenWorker | ForkedTracer)]
 
 
 def assert_gone(pids: list[int]) -> None:
+    deadline = time.monotonic() + 5
     for pid in pids:
+        while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
+            time.sleep(0.05)
         assert not os.path.exists(f"/proc/{pid}"), f"worker process {pid} outlived the pool"
 
 
-def grade(worker: Worker) -> np.ndarray:
-    raw = run_job(worker, job(), LIMITS)
-    (result,) = [m for m in raw.messages if m["type"] == "case_result"]
-    assert result["status"] == "ok", (result, raw.output)
-    out: np.ndarray = decode_tree(result["output"])
-    return out
+def grade(pair: Pair) -> np.ndarray:
+    raw = run_session(pair, session(CODE, np.arange(3, dtype=np.float32)), LIMITS)
+    pair.release(raw.executor_healthy)
+    return outputs(raw, 0)[0]
 
 
 @pytest.mark.slow
-def test_acquire_gives_a_ready_worker_that_grades(pool: WorkerPool) -> None:
+def test_acquire_gives_a_ready_pair_that_grades(pool: GradingPool) -> None:
     started = time.monotonic()
-    worker = pool.acquire(timeout=5)
-    assert time.monotonic() - started < 0.5, "a warm worker must be handed out at once"
-    assert worker.ready_info is not None and worker.alive()
-    np.testing.assert_array_equal(grade(worker), [0, 3, 6])
+    pair = pool.acquire(timeout=5)
+    assert time.monotonic() - started < 0.5, "a warm pair must be handed out at once"
+    assert pair.tracer.ready_info is not None and pair.tracer.alive()
+    assert pair.executor.ready_info is not None and pair.executor.alive()
+    np.testing.assert_array_equal(grade(pair), [0, 3, 6])
 
 
 @pytest.mark.slow
-def test_refill_after_hand_out(pool: WorkerPool) -> None:
-    first = pool.acquire(timeout=5)
-    second = pool.acquire(timeout=5)
+def test_tracers_are_forked_one_per_grading_and_executors_reused(pool: GradingPool, backend: Backend) -> None:
+    pairs = [pool.acquire(timeout=30) for _ in range(2)]
+    tracers = {id(p.tracer) for p in pairs}
+    executors = [p.executor for p in pairs]
+    for pair in pairs:
+        grade(pair)
     assert pool.wait_full(120), pool.stats()
+    again = pool.acquire(timeout=30)
+    assert id(again.tracer) not in tracers, "a tracer serves one submission only"
+    assert again.executor in executors, "an executor serves job after job"
+    assert isinstance(again.tracer, ForkedTracer), "warm tracers are forked from the zygote"
+    grade(again)
     stats = pool.stats()
-    assert stats["started"] == 4 and stats["handed_out"] == 2 and stats["idle"] == 2
-    for worker in (first, second):
-        grade(worker)
+    assert stats["executors_started"] == 2 and stats["handed_out"] == 3
 
 
 @pytest.mark.slow
-def test_killed_idle_worker_is_replaced_and_never_handed_out(pool: WorkerPool) -> None:
-    victim = pool.idle()[0]
+def test_a_failed_executor_is_replaced(pool: GradingPool) -> None:
+    pair = pool.acquire(timeout=30)
+    victim = pair.executor
+    pair.release(False)  # e.g. the session timed out in it
+    assert victim.wait(10) is not None
+    assert pool.wait_full(120)
+    assert victim not in pool.executors.idle()
+    assert pool.stats()["executors_retired"] == 1
+
+
+@pytest.mark.slow
+def test_an_executor_is_retired_after_its_last_job(backend: Backend) -> None:
+    with GradingPool(backend, LIMITS, size=1, slot_base=SLOT_BASE + 20, slots=8, max_executor_jobs=2) as pool:
+        assert pool.wait_full(120)
+        first = pool.acquire(timeout=30)
+        executor = first.executor
+        grade(first)
+        second = pool.acquire(timeout=30)
+        assert second.executor is executor
+        grade(second)
+        assert executor.wait(10) is not None, "worn out after max_executor_jobs"
+        third = pool.acquire(timeout=120)
+        assert third.executor is not executor
+        grade(third)
+
+
+@pytest.mark.slow
+def test_killed_idle_tracer_is_replaced_and_never_handed_out(pool: GradingPool) -> None:
+    victim = pool.tracers.idle()[0]
     victim.kill()
     victim.wait(5)
     handed = [pool.acquire(timeout=120) for _ in range(2)]
-    assert victim not in handed
-    assert all(w.alive() for w in handed)
-    assert pool.stats()["discarded"] >= 1
-    for worker in handed:
-        grade(worker)
+    assert victim not in [p.tracer for p in handed]
+    assert all(p.tracer.alive() for p in handed)
+    for pair in handed:
+        grade(pair)
 
 
 @pytest.mark.slow
-def test_concurrent_acquires_get_distinct_workers(pool: WorkerPool) -> None:
-    got: list[Worker] = []
+def test_concurrent_acquires_get_distinct_tracers(pool: GradingPool) -> None:
+    got: list[Pair] = []
     lock = threading.Lock()
 
     def take() -> None:
-        worker = pool.acquire(timeout=120)
+        pair = pool.acquire(timeout=120)
         with lock:
-            got.append(worker)
+            got.append(pair)
 
     threads = [threading.Thread(target=take) for _ in range(4)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join(180)
-    assert len(got) == 4 and len({id(w) for w in got}) == 4
-    pids = {w.pid for w in got if isinstance(w, PopenWorker)}
-    assert len(pids) == 4
-    uids = {w.uid for w in got if isinstance(w, BwrapWorker)}
-    assert len(uids) in (0, 4), "concurrent bwrap workers must run as distinct uids"
-    for worker in got:
-        grade(worker)
+    assert len(got) == 4 and len({id(p.tracer) for p in got}) == 4
+    assert len({id(p.executor) for p in got}) == 4, "an executor serves one grading at a time"
+    uids = {p.tracer.uid for p in got if isinstance(p.tracer, ForkedTracer) and p.tracer.uid}
+    assert len(uids) in (0, 4), "concurrent tracers must run as distinct uids"
+    for pair in got:
+        grade(pair)
 
 
 @pytest.mark.slow
-def test_job_limits_are_applied_at_hand_out(pool: WorkerPool) -> None:
+def test_job_limits_are_applied_to_the_tracer_at_hand_out(pool: GradingPool) -> None:
     tight = SandboxLimits(memory_mb=900, processes=50, cpu_time_s=7)
-    worker = pool.acquire(timeout=5, limits=tight)
+    pair = pool.acquire(timeout=5, limits=tight)
     try:
-        pid = worker.harness_pid() if isinstance(worker, BwrapWorker) else worker.pid  # type: ignore[attr-defined]
-        text = Path(f"/proc/{pid}/limits").read_text()
+        text = Path(f"/proc/{pair.tracer.pid}/limits").read_text()  # type: ignore[attr-defined]
         assert f"Max data size             {900 << 20}" in text
         cpu_soft = int(text.split("Max cpu time")[1].split()[0])
         assert 7 <= cpu_soft <= 7 + 10, "the CPU limit counts from the hand-out, not from JAX's import"
     finally:
-        worker.close()
+        pair.close()
 
 
 @pytest.mark.slow
-def test_job_needing_more_than_the_pool_gets_a_fresh_worker(pool: WorkerPool) -> None:
+def test_job_needing_more_than_the_pool_gets_fresh_workers(pool: GradingPool) -> None:
     bigger = SandboxLimits(memory_mb=LIMITS.memory_mb * 2, processes=64)
-    worker = pool.acquire(timeout=120, limits=bigger)
-    assert worker not in pool.idle()
-    assert pool.stats()["handed_out"] == 0, "the warm workers were not used"
-    raw = run_job(worker, job(), bigger)
-    assert [m["status"] for m in raw.messages if m["type"] == "case_result"] == ["ok"]
+    pair = pool.acquire(timeout=120, limits=bigger)
+    assert pair.tracer not in pool.tracers.idle() and pair.executor not in pool.executors.idle()
+    assert pool.stats()["handed_out"] == 0, "the warm tracers were not used"
+    raw = run_session(pair, session(CODE, np.ones(2, np.float32)), bigger)
+    assert raw.runs[0].outputs is not None
+    executor = pair.executor
+    pair.release(raw.executor_healthy)
+    assert executor.wait(10) is not None, "a one-off executor is closed after its job"
 
 
 @pytest.mark.slow
 def test_close_leaves_no_process(backend: Backend) -> None:
-    pool = WorkerPool(backend, LIMITS, size=2, slot_base=SLOT_BASE, slots=16)
+    pool = GradingPool(backend, LIMITS, size=2, slot_base=SLOT_BASE + 40, slots=16)
     assert pool.wait_full(120)
     handed = pool.acquire(timeout=5)
-    workers = [*pool.idle(), handed]
+    workers = [*pool.tracers.idle(), *pool.executors.idle(), handed.tracer, handed.executor]
     pool.close()
-    assert_gone([w.pid for w in workers if isinstance(w, PopenWorker)])
+    backend.close()
+    assert_gone([w.pid for w in workers if isinstance(w, PopenWorker | ForkedTracer)])
     for worker in workers:
+        uid = getattr(worker, "uid", 0)
+        if uid:
+            assert processes_of_uid(uid) == set()
         if isinstance(worker, BwrapWorker):
-            assert processes_of_uid(worker.uid) == set()
             assert worker.cgroups is not None and worker.cgroups.dirs == {}
     with pytest.raises(PoolClosed):
         pool.acquire(timeout=1)
@@ -193,11 +223,14 @@ class BrokenBackend(Backend):
     def protections(self) -> list[Protection]:
         return []
 
-    def start(self, limits: SandboxLimits, slot: int = 0) -> Worker:
+    def start_tracer(self, limits: SandboxLimits, slot: int = 0) -> Worker:
         self.starts += 1
         return PopenWorker(
             self.name, ["/bin/sh", "-c", "echo broken >&2; exit 3", "sh"], {"PATH": "/usr/bin:/bin"}
         )
+
+    def start_executor(self, limits: SandboxLimits, slot: int = 0) -> Worker:
+        return self.start_tracer(limits, slot)
 
 
 def test_broken_backend_backs_off_and_acquire_reports_why() -> None:
@@ -225,10 +258,12 @@ def test_bwrap_start_moves_past_a_busy_slot() -> None:
     lock = backend._lock_uid(backend.uid(SLOT_BASE + 50))
     assert lock is not None
     try:
-        worker = backend.start(LIMITS, SLOT_BASE + 50)
-        try:
-            assert isinstance(worker, BwrapWorker) and worker.uid != backend.uid(SLOT_BASE + 50)
-        finally:
-            worker.close()
+        for start in (backend.start_tracer, backend.fork_tracer):
+            worker = start(LIMITS, SLOT_BASE + 50)
+            try:
+                assert worker.uid != backend.uid(SLOT_BASE + 50)  # type: ignore[attr-defined]
+            finally:
+                worker.close()
     finally:
         os.close(lock)
+        backend.close()

@@ -35,7 +35,8 @@ from judge.spec import CaseDef, CaseFile, ProblemSpec  # noqa: E402
 SLUGS = ["global-norm-clipping", "sgd-momentum"]
 F32_TOL = (1e-5, 1e-6)  # rtol, atol: the default float32 tolerance
 MAX_ELEMENTS = 4096  # per case, all arguments together
-MAX_DEPTH = 8
+MAX_DEPTH = 12
+MAX_ABS = 1e15  # the Constraints' bound on every value
 
 
 # ---------------------------------------------------------------------------------------------- loading
@@ -140,6 +141,7 @@ def _check_numbers(value: Any, path: str) -> None:
         return
     assert isinstance(value, (int, float)) and not isinstance(value, bool), f"{path}: {value!r}"
     assert math.isfinite(value), f"{path}: non-finite"
+    assert abs(value) <= MAX_ABS, f"{path}: {value!r} is past the stated bound"
 
 
 def _leaf_array(raw: Any, path: str, dtype: str, exact: bool) -> np.ndarray:
@@ -234,7 +236,7 @@ def test_case_files_validate(slug: str) -> None:
     assert len(names) == len(set(names)), "case names repeat"
     assert all(c.dtype == "float32" for c in public)
     assert all(c.explanation is None for c in hidden)
-    assert 12 <= len(hidden) <= 18
+    assert 18 <= len(hidden) <= 24
 
 
 # ------------------------------------------------------------------------------------ seed examples
@@ -354,7 +356,7 @@ def _check_case_constraints(slug: str, spec: ProblemSpec, case: CaseDef) -> None
     if slug == "global-norm-clipping":
         assert a["max_norm"] > 0
     else:
-        assert a["learning_rate"] >= 0
+        assert 0 <= a["learning_rate"] <= MAX_ABS
         assert 0 <= a["momentum"] < 1
         assert signatures[0] == signatures[1] == signatures[2], f"{case.name}: trees differ"
 
@@ -384,11 +386,14 @@ def test_hidden_cases_cover_the_edges(slug: str) -> None:
     sizes = [sum(np.asarray(raw).size for _, raw in _json_leaves(c.args[tree_arg])) for c in hidden]
     assert max(sizes) >= 500, "no large case"
     signatures = {(json.dumps(_signature(c.args[tree_arg]), default=str), c.dtype) for c in hidden}
-    assert len(signatures) <= 14, f"{len(signatures)} distinct signatures (each costs a compile)"
+    assert len(signatures) <= 16, f"{len(signatures)} distinct signatures (each costs a compile)"
+    assert max(_longest_list(c.args[tree_arg]) for c in hidden) >= 5, "no long list node"
+    assert max(_depth(c.args[tree_arg]) for c in hidden) >= 8, "no deep nesting"
     if slug == "global-norm-clipping":
         norms = {c.name: float(np.sqrt(sum(np.sum(arr**2) for cc, arr in leaves if cc is c))) for c in hidden}
         assert any(norms[c.name] == 0 for c in hidden), "no all-zero case"
-        assert any(norms[c.name] == c.args["max_norm"] for c in hidden), "no norm exactly at max_norm"
+        at_limit = [c for c in hidden if norms[c.name] == c.args["max_norm"]]
+        assert len(at_limit) >= 2, "fewer than two cases with a norm exactly at max_norm"
         assert any(0 < norms[c.name] - c.args["max_norm"] < 0.01 for c in hidden), "no norm just over"
         assert any(norms[c.name] > c.args["max_norm"] for c in hidden)
         assert any(0 < norms[c.name] < c.args["max_norm"] for c in hidden)
@@ -396,9 +401,46 @@ def test_hidden_cases_cover_the_edges(slug: str) -> None:
         assert any(c.args["learning_rate"] == 0 for c in hidden)
         assert any(c.args["momentum"] == 0 for c in hidden)
         assert any(c.args["momentum"] >= 0.99 - 1e-6 for c in hidden)
+        assert sum(c.args["momentum"] > 0.9 and c.dtype == "float32" for c in hidden) >= 2
         assert any(
             all(np.all(np.asarray(v) == 0) for _, v in _json_leaves(c.args["velocity"])) for c in hidden
         ), "no zero-velocity case"
+
+
+def _longest_list(value: Any) -> int:
+    if isinstance(value, dict):
+        return max((_longest_list(v) for v in value.values()), default=0)
+    if _is_list_node(value):
+        return max([len(value), *(_longest_list(v) for v in value)])
+    return 0
+
+
+def _depth(value: Any) -> int:
+    if isinstance(value, dict):
+        return 1 + max((_depth(v) for v in value.values()), default=0)
+    if _is_list_node(value):
+        return 1 + max(_depth(v) for v in value)
+    return 0
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_every_example_structure_is_hidden_again_with_other_values(slug: str) -> None:
+    spec = _spec(slug)
+    trees = [a.name for a in spec.args if a.kind == "pytree"]
+    hidden = _case_file(slug, "hidden.json").cases
+    for example in _case_file(slug, "public.json").cases:
+        key = [_signature(example.args[t]) for t in trees]
+        twins = [
+            c for c in hidden if c.dtype == example.dtype and [_signature(c.args[t]) for t in trees] == key
+        ]
+        assert twins, f"{example.name}: its structure appears in no hidden case"
+        assert all(c.args != example.args for c in twins), f"{example.name}: a hidden twin has its values"
+        for twin in twins:
+            got, want = _run_reference(slug, twin), _run_reference(slug, example)
+            assert any(
+                not np.allclose(g, w, rtol=1e-3)
+                for g, w in zip(jax.tree.leaves(got), jax.tree.leaves(want), strict=True)
+            ), f"{twin.name} expects {example.name}'s output"
 
 
 # ----------------------------------------------------------------------------------------- generators

@@ -1,7 +1,9 @@
-"""The ``bwrap`` backend for real: raw jobs through ``sandbox.monitor.run_job``, then the host's state.
+"""The ``bwrap`` backend for real: raw sessions through ``sandbox.monitor.run_session``, then the host.
 
 Probes run as the user's code (at load time, or while the function is traced) and report on stdout, which
-lands in ``RawRun.output``. After every run: no process of the worker's uid is left and its cgroups are gone.
+lands in ``RawRun.output``. They run in a tracer started on its own and in one forked from the zygote (the
+warm pool's path), which must be confined alike. After every run: no process of the worker's uid is left
+and its cgroups are gone.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import replace
@@ -22,13 +25,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from sandbox.base import CODE_ROOT
+from sandbox.base import CODE_ROOT, Pair
 from sandbox.bwrap import BwrapBackend, BwrapWorker, processes_of_uid, project_copies
 from sandbox.cgroups import discover
 from sandbox.limits import SandboxLimits
-from sandbox.monitor import RawRun, run_job
-from sandbox.protocol import decode_tree, encode_tree
+from sandbox.monitor import RawRun, run_session
 from sandbox.seccomp_filter import build_filter
+from tests.sessions import outputs, session
 
 LIMITS = SandboxLimits(case_time_s=5.0, wall_time_s=20.0, memory_mb=1024, processes=64, startup_time_s=60.0)
 SECRET = "s3cr3t-value-that-must-not-leak"
@@ -40,7 +43,7 @@ SLOT = 900
 
 
 @pytest.fixture(scope="module")
-def backend() -> BwrapBackend:
+def backend() -> Iterator[BwrapBackend]:
     if shutil.which("bwrap") is None:
         pytest.skip("bubblewrap is not installed (apt-get install bubblewrap)")
     if os.geteuid() != 0:
@@ -48,44 +51,49 @@ def backend() -> BwrapBackend:
     backend = BwrapBackend()
     reason = backend.available()
     assert reason is None, reason
-    return backend
+    yield backend
+    backend.close()
 
 
-def job(code: str, arg: Any = None) -> dict[str, Any]:
-    value = np.ones(3, np.float32) if arg is None else arg
-    return {
-        "type": "job",
-        "code": code,
-        "function": "f",
-        "args": [{"name": "x", "kind": "pytree", "traced": True}],
-        "cases": [{"name": "a", "args": [encode_tree(value)]}],
-        "check_inputs_unchanged": False,
-        "forbid_host_callbacks": True,
-    }
+def run(
+    backend: BwrapBackend, code: str, limits: SandboxLimits = LIMITS, *, forked: bool = False
+) -> tuple[RawRun, Any]:
+    """One case ``f(x)`` with x = ones(3), on a tracer of its own (or forked) and a fresh executor."""
+    tracer = backend.fork_tracer(limits, SLOT) if forked else backend.start_tracer(limits, SLOT)
+    executor = backend.start_executor(limits, SLOT)
+    job = session(code.replace("def f(x):", "def f(x, s):"), np.ones(3, np.float32), retrace=False)
+    pair = Pair(tracer, executor)
+    try:
+        raw = run_session(pair, job, limits)
+    finally:
+        pair.close()
+    assert_clean(backend, tracer)
+    assert_clean(backend, executor)
+    return raw, tracer
 
 
-def run(backend: BwrapBackend, code: str, limits: SandboxLimits = LIMITS) -> tuple[RawRun, BwrapWorker]:
-    worker = backend.start(limits, SLOT)
-    assert isinstance(worker, BwrapWorker)
-    raw = run_job(worker, job(code), limits)
-    assert_clean(backend, worker)
-    return raw, worker
-
-
-def assert_clean(backend: BwrapBackend, worker: BwrapWorker) -> None:
+def assert_clean(backend: BwrapBackend, worker: Any) -> None:
     """Nothing of the worker is left on the host: processes of its uid, cgroup directories."""
     deadline = time.monotonic() + 3.0
     while processes_of_uid(worker.uid) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert processes_of_uid(worker.uid) == set(), f"processes of uid {worker.uid} outlived the run"
-    assert worker.cgroups is not None and worker.cgroups.dirs == {}
-    for state in backend.cgroup_states().values():
-        if state.parent is not None:
-            assert not (state.parent / worker.cgroups.name).exists(), f"cgroup {worker.cgroups.name} left"
+    if isinstance(worker, BwrapWorker):
+        assert worker.cgroups is not None and worker.cgroups.dirs == {}
+        for state in backend.cgroup_states().values():
+            if state.parent is not None:
+                assert not (state.parent / worker.cgroups.name).exists(), f"cgroup {worker.cgroups.name} left"
 
 
-def results(raw: RawRun) -> list[dict[str, Any]]:
-    return [m for m in raw.messages if m["type"] in ("case_result", "load_error")]
+def memory_verdict(raw: RawRun) -> bool:
+    """The run ended for memory: an OOM kill, or a memory error claimed or reported for case 0."""
+    program = raw.programs.get(0)
+    run_report = raw.runs.get(0)
+    return bool(
+        (raw.stop is not None and raw.stop.oom_killed)
+        or (program is not None and program.failure and program.failure["verdict"] == "memory_limit_exceeded")
+        or (run_report is not None and run_report.error and run_report.error["kind"] == "memory")
+    )
 
 
 def probes(raw: RawRun) -> dict[str, Any]:
@@ -129,7 +137,7 @@ def test_project_copies_in_site_packages_are_hidden(backend: BwrapBackend, tmp_p
         (site / name).mkdir(parents=True)
     assert project_copies(tmp_path) == [site / "judge", site / "reference"]
     settings = replace(backend.settings, python_roots=(*backend.settings.python_roots, str(tmp_path)))
-    argv = BwrapBackend(settings)._bwrap_argv(3, 4, 5)
+    argv = BwrapBackend(settings)._bwrap_argv(4, 5, seccomp_fd=3, caps=())
     for hidden in (site / "judge", site / "reference"):
         at = argv.index(str(hidden))
         assert argv[at - 1] == "--tmpfs" and argv[at + 1 : at + 3] == ["--remount-ro", str(hidden)]
@@ -157,12 +165,11 @@ def test_cgroup_discovery_follows_own_cgroup(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_correct_solution_runs_and_returns_data(backend: BwrapBackend) -> None:
-    raw, _ = run(backend, "import jax.numpy as jnp\ndef f(x):\n    return jnp.sin(x) * 2\n")
-    (result,) = results(raw)
-    assert result["status"] == "ok", result
-    np.testing.assert_allclose(decode_tree(result["output"]), 2 * np.sin(np.ones(3, np.float32)), rtol=1e-6)
-    assert raw.timeout is None and not raw.oom_killed and raw.messages[-1]["type"] == "done"
+@pytest.mark.parametrize("forked", [False, True], ids=["started", "forked"])
+def test_correct_solution_runs_and_returns_data(backend: BwrapBackend, forked: bool) -> None:
+    raw, _ = run(backend, "import jax.numpy as jnp\ndef f(x):\n    return jnp.sin(x) * 2\n", forked=forked)
+    np.testing.assert_allclose(outputs(raw, 0)[0], 2 * np.sin(np.ones(3, np.float32)), rtol=1e-6)
+    assert raw.stop is None and raw.executor_healthy
 
 
 PROBE = r"""
@@ -237,8 +244,10 @@ def f(x):
 """
 
 
-@pytest.fixture(scope="module")
-def isolation(backend: BwrapBackend) -> Iterator[tuple[RawRun, dict[str, Any], list[bytes], int]]:
+@pytest.fixture(scope="module", params=["started", "forked"])
+def isolation(
+    backend: BwrapBackend, request: pytest.FixtureRequest
+) -> Iterator[tuple[RawRun, dict[str, Any], list[bytes], int]]:
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.bind(("127.0.0.1", 0))
     listener.listen(8)
@@ -251,7 +260,7 @@ def isolation(backend: BwrapBackend) -> Iterator[tuple[RawRun, dict[str, Any], l
             .replace("ROOT_DIR", str(CODE_ROOT))
             .replace("VENV_DIR", sys.prefix)
         )
-        raw, worker = run(backend, code)
+        raw, worker = run(backend, code, forked=request.param == "forked")
         heard: list[bytes] = []
         try:
             connection, _ = listener.accept()
@@ -299,7 +308,7 @@ def test_what_the_sandbox_sees(isolation: tuple[RawRun, dict[str, Any], list[byt
     assert found["status"]["CapEff"] == found["status"]["CapBnd"] == found["status"]["CapPrm"] == "0" * 16
     assert found["hostname"] == "sandbox"
     assert max(found["visible_pids"]) < 100, "host processes are visible"
-    assert results(raw)[0]["status"] == "ok"
+    assert raw.runs[0].outputs is not None
 
 
 @pytest.mark.slow
@@ -326,7 +335,7 @@ def test_fork_bomb_is_contained(backend: BwrapBackend) -> None:
     code = "import os\ndef f(x):\n    while True:\n        try:\n            os.fork()\n        except OSError:\n            pass\n"  # noqa: E501
     limits = SandboxLimits(case_time_s=4.0, wall_time_s=20.0, memory_mb=1024, processes=48, startup_time_s=60)
     raw, _ = run(backend, code, limits)
-    assert raw.timeout == "case"
+    assert raw.stop is not None and raw.stop.timeout == "case"
     assert subprocess.run(["true"], check=False).returncode == 0  # the host can still fork
 
 
@@ -347,17 +356,26 @@ def test_thread_bomb_is_stopped_by_the_process_limit(backend: BwrapBackend) -> N
 @pytest.mark.slow
 def test_numpy_memory_bomb_is_a_memory_error(backend: BwrapBackend) -> None:
     raw, _ = run(backend, "import numpy as np\ndef f(x):\n    a = np.ones(1 << 30)\n    return x\n")
-    (result,) = results(raw)
-    assert raw.oom_killed or result.get("verdict") == "memory_limit_exceeded", (result, raw.notes)
+    assert memory_verdict(raw), (raw.stop, raw.programs)
 
 
 @pytest.mark.slow
 def test_jax_memory_bomb_inside_jit(backend: BwrapBackend) -> None:
-    # The 8 GiB result must be materialized (a reduction of ones would be folded away by XLA).
+    # An 8 GiB intermediate that must be materialized (a sort cannot be fused away); the output is small.
+    code = (
+        "import jax.numpy as jnp\ndef f(x):\n"
+        "    return jnp.sort(jnp.arange(1 << 31, dtype=jnp.float32) * x[0])[:2]\n"
+    )
+    raw, _ = run(backend, code)
+    assert memory_verdict(raw), (raw.stop, raw.programs, raw.runs)
+
+
+@pytest.mark.slow
+def test_an_8_gib_output_is_refused_before_it_runs(backend: BwrapBackend) -> None:
     code = "import jax.numpy as jnp\ndef f(x):\n    return jnp.broadcast_to(x[0], (1 << 31,)) + 1.0\n"
     raw, _ = run(backend, code)
-    verdicts = [r.get("verdict") for r in results(raw)]
-    assert raw.oom_killed or verdicts == ["memory_limit_exceeded"], (verdicts, raw.notes, raw.returncode)
+    refused = raw.programs[0].refused
+    assert refused is not None and refused["kind"] == "output_limit" and raw.runs == {}
 
 
 @pytest.mark.slow
@@ -369,7 +387,7 @@ def test_memory_spread_over_processes_is_an_oom_kill(backend: BwrapBackend) -> N
         "time.sleep(8)\ndef f(x):\n    return x\n"
     )
     raw, _ = run(backend, code)
-    assert raw.oom_killed, (raw.notes, raw.returncode, raw.output[-500:])
+    assert raw.stop is not None and raw.stop.oom_killed, (raw.stop, raw.output[-500:])
 
 
 @pytest.mark.slow
@@ -383,13 +401,12 @@ def test_memory_spread_over_processes_is_an_oom_kill(backend: BwrapBackend) -> N
     ids=["busy-loop", "sleep", "ignores-sigterm"],
 )
 def test_case_timeout(backend: BwrapBackend, body: str, request: pytest.FixtureRequest) -> None:
-    start = time.monotonic()
     prefix = ""
     if request.node.callspec.id == "ignores-sigterm":  # at load time: the main thread may set handlers
         prefix = "import signal\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
     raw, _ = run(backend, prefix + "def f(x):\n" + body + "    return x\n")
-    assert raw.timeout == "case" and raw.running_case == 0
-    assert time.monotonic() - start < LIMITS.case_time_s + 15
+    assert raw.stop is not None and raw.stop.timeout == "case" and raw.stop.case == 0
+    assert raw.elapsed_s < LIMITS.case_time_s + 10, "a loop costs one case limit"
 
 
 @pytest.mark.slow
@@ -399,9 +416,10 @@ def test_detached_grandchild_does_not_outlive_the_run(backend: BwrapBackend) -> 
         "        time.sleep(1000)\n    os._exit(0)\ntime.sleep(0.5)\n"
         "def f(x):\n    return x\n"
     )
-    raw, worker = run(backend, code)  # run() asserts that no process of the uid is left
-    assert results(raw)[0]["status"] == "ok"
-    assert processes_of_uid(worker.uid) == set()
+    for forked in (False, True):
+        raw, worker = run(backend, code, forked=forked)  # run() asserts that no process of the uid is left
+        assert raw.runs[0].outputs is not None
+        assert processes_of_uid(worker.uid) == set()
 
 
 @pytest.mark.slow
@@ -412,13 +430,13 @@ def test_output_flood_is_capped(backend: BwrapBackend) -> None:
 
 @pytest.mark.slow
 def test_worker_tightened_to_job_limits(backend: BwrapBackend) -> None:
-    worker = backend.start(LIMITS, SLOT)
+    worker = backend.start_tracer(LIMITS, SLOT)
     assert isinstance(worker, BwrapWorker)
     try:
         worker.wait_ready(60)
         tight = SandboxLimits(memory_mb=700, processes=40, cpu_time_s=3)
         assert worker.apply_limits(tight)
-        limits = Path(f"/proc/{worker.harness_pid()}/limits").read_text()
+        limits = Path(f"/proc/{worker.program_pid()}/limits").read_text()
         assert f"Max data size             {700 << 20}" in limits
         assert "Max processes             40" in limits
         assert worker.cgroups is not None
@@ -437,6 +455,93 @@ def test_foreign_abi_system_call_kills_the_process(backend: BwrapBackend) -> Non
         "import ctypes\nctypes.CDLL(None).syscall(0x40000000 + 39)\nprint('SURVIVED', flush=True)\n"
         "def f(x):\n    return x\n"
     )
-    raw, _ = run(backend, code)
-    assert b"SURVIVED" not in raw.output
-    assert raw.timeout is None and raw.returncode == 128 + signal.SIGSYS, raw.returncode
+    for forked in (False, True):
+        raw, _ = run(backend, code, forked=forked)
+        assert b"SURVIVED" not in raw.output
+        assert raw.stop is not None and raw.stop.timeout is None
+        assert raw.stop.returncode in (128 + signal.SIGSYS, -signal.SIGSYS), raw.stop.returncode
+
+
+# ------------------------------------------------------------------------------------- the zygote's children
+
+SIBLING_A = r"""
+import os, socket, time
+open("/tmp/sibling-marker", "w").write("a")
+open("/dev/shm/sibling-marker", "w").write("a")
+server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+server.bind("\0jax-judge-sibling")
+server.listen(1)
+print("A-READY", os.getpid(), flush=True)
+time.sleep(15)
+def f(x):
+    return x
+"""
+
+SIBLING_B = r"""
+import errno, json, os, signal, socket
+R = {"tmp": os.path.exists("/tmp/sibling-marker"), "shm": os.path.exists("/dev/shm/sibling-marker")}
+try:
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    c.connect("\0jax-judge-sibling")
+    R["abstract"] = "connected"
+except OSError as exc:
+    R["abstract"] = errno.errorcode.get(exc.errno, str(exc.errno))
+R["pids"] = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
+mine = set(R["pids"]) | {int(t) for t in os.listdir("/proc/self/task")}  # its own threads answer too
+signalled = []
+for pid in range(1, 400):
+    if pid in mine:
+        continue
+    try:
+        os.kill(pid, 0)
+        signalled.append(pid)
+    except OSError:
+        pass
+R["signalled"] = signalled
+R["uid"] = os.getuid()
+print("PROBE " + json.dumps(R), flush=True)
+def f(x):
+    return x
+"""
+
+
+@pytest.mark.slow
+def test_forked_tracers_cannot_reach_their_siblings(backend: BwrapBackend) -> None:
+    """Two tracers forked from one zygote run at once: the second sees nothing of the first (its /tmp,
+    /dev/shm, abstract sockets, processes) and can signal no process but its own."""
+    first: dict[str, Any] = {}
+
+    def run_a() -> None:
+        first["raw"], first["tracer"] = run(backend, SIBLING_A, forked=True)
+
+    thread = threading.Thread(target=run_a)
+    thread.start()
+    uids = [backend.uid(SLOT + i) for i in range(20)]
+    deadline = time.monotonic() + 60
+    while not any(processes_of_uid(uid) for uid in uids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(1.5)  # A loads its code and sleeps for 15 s
+    raw_b, tracer_b = run(backend, SIBLING_B, forked=True)
+    overlapped = any(processes_of_uid(uid) for uid in uids if uid != tracer_b.uid)
+    thread.join(60)
+    assert overlapped, "the two tracers did not run at the same time"
+    found = probes(raw_b)
+    assert b"A-READY" in first["raw"].output, "the first tracer did not run at the same time"
+    assert tracer_b.uid != first["tracer"].uid
+    assert found["uid"] == tracer_b.uid
+    assert found["tmp"] is False and found["shm"] is False, "a sibling's private /tmp or /dev/shm is visible"
+    assert found["abstract"] != "connected", "a sibling's abstract socket is reachable"
+    assert found["signalled"] == [], f"a sibling could signal {found['signalled']}"
+    assert len(found["pids"]) <= 2, f"a sibling sees other processes: {found['pids']}"
+
+
+@pytest.mark.slow
+def test_a_dead_zygote_is_started_again(backend: BwrapBackend) -> None:
+    tracer = backend.fork_tracer(LIMITS, SLOT)
+    tracer.close()
+    server = backend._zygote
+    assert server is not None and server.alive()
+    server.close()  # as if it died
+    raw, _ = run(backend, "def f(x):\n    return x\n", forked=True)
+    assert raw.runs[0].outputs is not None
+    assert backend._zygote is not server

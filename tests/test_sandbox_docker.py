@@ -1,7 +1,8 @@
 """The ``docker`` backend against a real engine: Podman's API service, set up by scripts/podman-setup.sh.
 
-Every run goes through ``sandbox.monitor.run_job``, as the judge drives it. Probes run as the user's code
-at load time and report on stdout, which must land in ``RawRun.output`` (never in the result frames).
+Every run goes through ``sandbox.monitor.run_session`` on a tracer container and an executor container, as
+the judge drives them. Probes run as the user's code at load time and report on stdout, which must land in
+``RawRun.output`` (never in the result frames).
 """
 
 from __future__ import annotations
@@ -22,12 +23,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from sandbox.base import CODE_ROOT, SlotBusy
+from judge.grader import assemble
+from sandbox.base import CODE_ROOT, Pair, SlotBusy, Worker
 from sandbox.docker import FIRST_UID, LABEL, DockerBackend, seccomp_profile
 from sandbox.limits import SandboxLimits
-from sandbox.monitor import RawRun, run_job
-from sandbox.protocol import decode_tree, encode_tree
-from sandbox.slots import lock_uid
+from sandbox.monitor import RawRun, run_session
+from sandbox.slots import EXECUTOR_FIRST_UID, EXECUTOR_SLOTS, lock_uid
+from tests.sessions import outputs, session
 
 SETUP = CODE_ROOT / "scripts" / "podman-setup.sh"
 #: Slots (uids FIRST_UID + slot) away from the ones a judge's pool or other tests use.
@@ -74,24 +76,25 @@ def backend() -> Iterator[DockerBackend]:
     yield backend
 
 
-def job(code: str, arg: Any = None, function: str = "f") -> dict[str, Any]:
-    value = np.ones(3, np.float32) if arg is None else arg
-    return {
-        "type": "job",
-        "code": code,
-        "function": function,
-        "args": [{"name": "x", "kind": "pytree", "traced": True}],
-        "cases": [{"name": "a", "args": [encode_tree(value)]}],
-        "check_inputs_unchanged": False,
-        "forbid_host_callbacks": True,
-    }
-
-
-def run(backend: DockerBackend, code: str, limits: SandboxLimits = LIMITS, slot: int = SLOT) -> RawRun:
-    worker = backend.start(limits, slot)
-    container_id = worker.container_id  # type: ignore[attr-defined]
-    raw = run_job(worker, job(code), limits)
-    assert container_id not in backend.leftovers(), "the container outlived its run"
+def run(
+    backend: DockerBackend,
+    code: str,
+    limits: SandboxLimits = LIMITS,
+    slot: int = SLOT,
+    tracer: Worker | None = None,
+) -> RawRun:
+    """One case ``f(x)`` with x = ones(3) on a tracer container and an executor container (both removed)."""
+    tracer = tracer or backend.start_tracer(limits, slot)
+    executor = backend.start_executor(limits, slot)
+    ids = [tracer.container_id, executor.container_id]  # type: ignore[attr-defined]
+    pair = Pair(tracer, executor)
+    try:
+        raw = run_session(
+            pair, session(code.replace("def f(x):", "def f(x, s):"), np.ones(3, np.float32)), limits
+        )
+    finally:
+        pair.close()
+    assert not set(ids) & set(backend.leftovers()), "a container outlived its run"
     return raw
 
 
@@ -107,10 +110,6 @@ def probes(raw: RawRun) -> dict[str, Any]:
     raise AssertionError(f"no probe line in the output: {raw.output[-2000:]!r}")
 
 
-def results(raw: RawRun) -> list[dict[str, Any]]:
-    return [m for m in raw.messages if m["type"] == "case_result"]
-
-
 # ------------------------------------------------------------------------------------------ behaviour
 
 
@@ -124,16 +123,13 @@ def test_correct_result_and_prints_go_to_output(backend: DockerBackend) -> None:
         "    return {'y': jnp.sin(x) * 2, 'n': jnp.sum(x)}\n"
     )
     raw = run(backend, code)
-    assert raw.returncode == 0 and raw.timeout is None and not raw.oom_killed, raw
-    kinds = [m["type"] for m in raw.messages if m["type"] not in ("trace_start", "trace_end")]
-    assert kinds == ["loaded", "case_start", "case_result", "done"]
-    (result,) = results(raw)
-    assert result["status"] == "ok", result
-    out = decode_tree(result["output"])
+    assert raw.stop is None and raw.executor_healthy, raw.stop
+    assert raw.load == {"type": "loaded"}
+    out = assemble(raw.programs[0].skeleton, outputs(raw, 0), 1 << 20)
     np.testing.assert_allclose(out["y"], np.sin(np.ones(3, np.float32)) * 2, rtol=1e-6)
     assert float(out["n"]) == 3.0
     assert b"hello from the submission\n" in raw.output and b"tracing (3,)" in raw.output
-    assert b"hello" not in json.dumps(raw.messages).encode()
+    assert "hello" not in json.dumps(raw.programs[0].skeleton)
 
 
 ISOLATION_PROBE = r"""
@@ -246,7 +242,7 @@ def isolation(backend: DockerBackend, tmp_path_factory: pytest.TempPathFactory) 
 @pytest.mark.slow
 def test_runs_as_non_root_without_capabilities(isolation: Isolation) -> None:
     raw, p, _ = isolation
-    assert raw.returncode == 0, raw
+    assert raw.stop is None, raw.stop
     assert p["uid"] != 0 and p["gid"] != 0 and p["euid"] != 0
     assert FIRST_UID <= p["uid"] < FIRST_UID + 1000  # a worker slot's uid (the next free one from SLOT + 1)
     status = p["status"]
@@ -320,8 +316,8 @@ def test_fork_bomb_is_stopped_by_the_pids_limit(backend: DockerBackend) -> None:
     raw = run(backend, FORK_BOMB, slot=SLOT + 2)
     p = probes(raw)
     assert p["errno"] == errno.EAGAIN and p["forks"] < LIMITS.processes, p
-    # The harness itself then cannot start a thread: the run ends (it does not hang) and nothing survives.
-    assert raw.timeout is None and raw.returncode is not None, raw
+    # The run ends (it does not hang) and nothing survives (run() checks the containers are gone).
+    assert raw.stop is None or raw.stop.timeout is None, raw.stop
 
 
 #: Shared anonymous memory: not counted by RLIMIT_DATA, so only the container's memory cgroup can stop it.
@@ -339,20 +335,19 @@ def f(x):
 @pytest.mark.slow
 def test_memory_bomb_is_stopped(backend: DockerBackend) -> None:
     limits = SandboxLimits(**{**LIMITS.__dict__, "memory_mb": 512})
-    worker = backend.start(limits, slot=SLOT + 3)
-    raw = run_job(worker, job(SHARED_MEMORY_BOMB.replace("MIB", "2048")), limits)
-    assert raw.returncode == 137, raw
-    assert raw.oom_killed and raw.timeout is None and raw.running_case == 0, raw
-    # An ordinary allocation meets RLIMIT_DATA first: the harness reports it itself.
+    raw = run(backend, SHARED_MEMORY_BOMB.replace("MIB", "2048"), limits=limits, slot=SLOT + 3)
+    assert raw.stop is not None and raw.stop.returncode == 137, raw.stop
+    assert raw.stop.oom_killed and raw.stop.timeout is None and raw.stop.case == 0, raw.stop
+    # An ordinary allocation meets RLIMIT_DATA first: the tracer reports it itself.
     code = "import numpy as np\ndef f(x):\n    hog = np.ones((4 << 30,), np.uint8)\n    return x + hog[0]\n"
     raw = run(backend, code, limits=limits, slot=SLOT + 3)
-    (result,) = results(raw)
-    assert result["verdict"] == "memory_limit_exceeded", result
+    failure = raw.programs[0].failure
+    assert failure is not None and failure["verdict"] == "memory_limit_exceeded", failure
 
 
 @pytest.mark.slow
 def test_apply_limits_tightens_a_ready_worker(backend: DockerBackend) -> None:
-    worker = backend.start(LIMITS, slot=SLOT + 6)
+    worker = backend.start_tracer(LIMITS, slot=SLOT + 6)
     try:
         worker.wait_ready(LIMITS.startup_time_s)
         assert not worker.apply_limits(SandboxLimits(**{**LIMITS.__dict__, "memory_mb": 4096}))
@@ -361,15 +356,18 @@ def test_apply_limits_tightens_a_ready_worker(backend: DockerBackend) -> None:
     except BaseException:
         worker.close()
         raise
-    raw = run_job(worker, job(SHARED_MEMORY_BOMB.replace("MIB", "600")), job_limits)
-    assert raw.returncode == 137 and raw.oom_killed, raw  # 600 MiB fit the start limits, not the job's
+    raw = run(backend, SHARED_MEMORY_BOMB.replace("MIB", "600"), job_limits, tracer=worker)
+    # 600 MiB fit the start limits, not the job's.
+    assert raw.stop is not None and raw.stop.returncode == 137 and raw.stop.oom_killed, raw.stop
 
 
 @pytest.mark.slow
 def test_a_slot_serves_one_worker_at_a_time(backend: DockerBackend) -> None:
-    first = backend.start(LIMITS, slot=SLOT + 7)
+    first = backend.start_tracer(LIMITS, slot=SLOT + 7)
     try:
-        second = backend.start(LIMITS, slot=SLOT + 7)  # the slot is held: the worker moves to a free one
+        second = backend.start_tracer(
+            LIMITS, slot=SLOT + 7
+        )  # the slot is held: the worker moves to a free one
         try:
             assert second.uid != first.uid  # type: ignore[attr-defined]
         finally:
@@ -385,13 +383,13 @@ def test_infinite_loop_hits_the_case_time_limit(backend: DockerBackend) -> None:
     code = "def f(x):\n    while True:\n        pass\n"
     limits = SandboxLimits(**{**LIMITS.__dict__, "case_time_s": 2.0})
     raw = run(backend, code, limits=limits, slot=SLOT + 4)
-    assert raw.timeout == "case" and raw.running_case == 0, raw
-    assert not raw.oom_killed, raw  # the judge's own kill is not a memory kill
+    assert raw.stop is not None and raw.stop.timeout == "case" and raw.stop.case == 0, raw.stop
+    assert not raw.stop.oom_killed, raw.stop  # the judge's own kill is not a memory kill
 
 
 @pytest.mark.slow
 def test_no_container_is_left_behind(backend: DockerBackend) -> None:
-    worker = backend.start(LIMITS, slot=SLOT + 5)
+    worker = backend.start_tracer(LIMITS, slot=SLOT + 5)
     container_id = worker.container_id  # type: ignore[attr-defined]
     listed = backend.api().containers(all=True, filters={"label": f"{LABEL}=1"})
     assert container_id in [c["Id"] for c in listed]
@@ -411,7 +409,7 @@ import os, sys
 from sandbox.docker import DockerBackend
 from sandbox.limits import SandboxLimits
 from sandbox.slots import lock_uid
-worker = DockerBackend().start(SandboxLimits(startup_time_s=60.0), int(sys.argv[1]))
+worker = DockerBackend().start_tracer(SandboxLimits(startup_time_s=60.0), int(sys.argv[1]))
 worker.wait_ready(60.0)
 print(worker.container_id, flush=True)
 os.kill(os.getpid(), 9)
@@ -431,7 +429,7 @@ def test_a_crashed_judge_leaves_only_exited_containers(backend: DockerBackend) -
     container_id = done.stdout.strip()
     assert container_id, done.stderr
     worker_gone = False
-    for _ in range(50):  # the harness sees end of file on stdin and exits by itself
+    for _ in range(50):  # the tracer sees end of file on stdin and exits by itself
         if container_id in backend.leftovers(running=False):
             worker_gone = True
             break
@@ -440,3 +438,16 @@ def test_a_crashed_judge_leaves_only_exited_containers(backend: DockerBackend) -
     # What remove_leftovers() does, limited to this container (parallel tests own the others).
     backend.api().remove_container(container_id, force=True)
     assert container_id not in backend.leftovers()
+
+
+@pytest.mark.slow
+def test_executors_run_as_a_uid_range_of_their_own(backend: DockerBackend) -> None:
+    executor = backend.start_executor(LIMITS, slot=3)
+    try:
+        executor.wait_ready(LIMITS.startup_time_s)
+        user = backend.api().inspect_container(executor.container_id)["Config"]["User"]  # type: ignore[attr-defined]
+        uid = int(user.split(":")[0])
+        assert EXECUTOR_FIRST_UID <= uid < EXECUTOR_FIRST_UID + EXECUTOR_SLOTS
+        assert not FIRST_UID <= uid < FIRST_UID + 1000, "an executor must never share a tracer's uid"
+    finally:
+        executor.close()

@@ -10,6 +10,7 @@ by ``formats`` (text, JSON, JUnit XML, GitHub Actions annotations).
     reference   runs under jit on every case, declared structure and dtypes, deterministic
     examples    the statement's examples are the public cases with the reference's outputs
     coverage    hidden cases cover every allowed dtype and the tree shapes that trip solutions up
+    lookalikes  every public example's structure reappears in a hidden case with other values
     solutions   every solutions/<verdict>/ file gets its verdict; the starter is not accepted
     margins     accepted solutions well inside the tolerance, wrong ones well outside
 """

@@ -8,6 +8,9 @@ The constraints live in ``problems/<slug>/validator.py`` (trusted repository cod
 - ``JUNK: list[dict]``: inputs that break the constraints, each ``{"args": <Run-panel JSON per argument>,
   "dtype": ..., "why": ...}``; the converter or ``validate`` must reject every one, which proves the
   validator is not vacuous.
+- ``EDGE: list[dict]``: inputs at the limits of the constraints (largest values, tiny ones), in the same
+  form; ``validate`` must accept every one, and the ``reference`` check runs the reference on them and
+  requires finite outputs, which proves the statement, the validator and the reference agree.
 
 When the problem has a ``generate_cases.py`` exposing ``build_cases()``, ``render(cases)`` and ``OUT``, the
 check also runs it twice and requires the same text both times and the same text as the file it writes.
@@ -19,8 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from judge.check.context import CheckContext, import_file
-from judge.errors import InputError
+from judge.errors import InputError, ProblemError
 from judge.problems import Case, convert_args
+from judge.spec import CaseDef
 
 NAME = "cases"
 VALIDATOR = "validator.py"
@@ -93,6 +97,7 @@ def _validate(ctx: CheckContext) -> None:
         for violation in violations:
             diag.error(f"violates the constraints: {violation}", file=where, at=f"case {case.name}")
     _junk(ctx, file, getattr(module, "JUNK", None))
+    _edge(ctx, file, getattr(module, "EDGE", None))
 
 
 def _junk(ctx: CheckContext, file: Path, junk: Any) -> None:
@@ -136,6 +141,51 @@ def _junk(ctx: CheckContext, file: Path, junk: Any) -> None:
                 file=file,
                 at=at,
             )
+
+
+def _edge(ctx: CheckContext, file: Path, edge: Any) -> None:
+    diag = ctx.diag
+    if edge is None:
+        diag.warning(
+            "defines no EDGE list: give inputs at the limits of the constraints (the largest values allowed, "
+            "tiny ones), so the check can prove the reference gives finite outputs wherever the statement "
+            "allows inputs",
+            file=file,
+            at="EDGE",
+        )
+        return
+    if not isinstance(edge, list):
+        diag.error('expected a list of {"args": {...}, "dtype": ..., "why": ...}', file=file, at="EDGE")
+        return
+    problem = ctx.loaded
+    for i, item in enumerate(edge):
+        why = item.get("why", "") if isinstance(item, dict) else ""
+        at = f"EDGE[{i}]" + (f" ({why})" if why else "")
+        if not isinstance(item, dict) or not isinstance(item.get("args"), dict):
+            diag.error('expected {"args": {...}, "dtype": ..., "why": ...}', file=file, at=at)
+            continue
+        dtype = item.get("dtype", problem.spec.dtypes.run_panel)
+        if dtype not in problem.spec.dtypes.allowed:
+            diag.error(f"dtype {dtype!r} is not in dtypes.allowed", file=file, at=at)
+            continue
+        try:
+            inputs = convert_args(problem.spec, item["args"], dtype)
+        except InputError as exc:
+            diag.error(f"the converter rejects it: {exc}", file=file, at=at)
+            continue
+        definition = CaseDef.model_construct(
+            name=f"EDGE[{i}]", visibility="hidden", dtype=dtype, args=item["args"], explanation=None
+        )
+        case = Case(definition, inputs)
+        try:
+            violations = problem.violations(case)
+        except ProblemError as exc:
+            diag.error(str(exc.message), file=file, at=at)
+            continue
+        if violations:
+            diag.error(f"an EDGE input must satisfy the constraints, but: {violations[0]}", file=file, at=at)
+            continue
+        ctx.edges.append((at, case))
 
 
 def _generator(ctx: CheckContext) -> None:

@@ -10,7 +10,7 @@ from types import ModuleType
 from typing import Any
 
 from judge.check.diagnostics import Diagnostics
-from judge.problems import Case, Problem
+from judge.problems import Case, Problem, import_trusted_file
 from judge.results import GradeResult
 from judge.verdicts import Verdict
 from sandbox.base import Backend
@@ -53,6 +53,17 @@ class MarginRow:
     time_share: float | None
     #: Empty when fine, else why the row warns.
     warning: str = ""
+    #: Wrong answer: hidden cases that reject it by their dtype's ``well_outside`` margin or more.
+    strong: int = 0
+
+
+@dataclass(frozen=True)
+class MarginTarget:
+    """What the margins check wants on cases of one dtype (``judge.spec.Tolerance``)."""
+
+    dtype: str
+    well_inside: float
+    well_outside: float
 
 
 @dataclass
@@ -68,11 +79,14 @@ class CheckContext:
     slot_base: int = 0
     problem: Problem | None = None
     validator: ModuleType | None = None
+    #: The validator's EDGE inputs as cases (label, case), once the cases check accepted them.
+    edges: list[tuple[str, Case]] = field(default_factory=list)
     #: The reference's output per case, in ``problem.cases`` order; None where it failed.
     reference_outputs: list[Any] | None = None
     reference_ok: bool = False
     grades: list[SolutionGrade] = field(default_factory=list)
     margins: list[MarginRow] = field(default_factory=list)
+    targets: list[MarginTarget] = field(default_factory=list)
 
     @property
     def loaded(self) -> Problem:
@@ -113,24 +127,4 @@ def import_file(path: Path, prefix: str) -> ModuleType:
 
     Raises whatever the module raises while it runs; ``FileNotFoundError`` when it is missing.
     """
-    import hashlib
-    import importlib.util
-    import sys
-
-    name = f"_judge_{prefix}_{hashlib.sha1(str(path).encode()).hexdigest()[:12]}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot import {path}")
-    if not path.is_file():
-        raise FileNotFoundError(str(path))
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    saved, sys.dont_write_bytecode = sys.dont_write_bytecode, True  # no __pycache__ in problem folders
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        sys.modules.pop(name, None)
-        raise
-    finally:
-        sys.dont_write_bytecode = saved
-    return module
+    return import_trusted_file(path, prefix)

@@ -53,6 +53,15 @@ class Diagnostics:
     base: Path
     check: str = ""
     findings: list[Finding] = field(default_factory=list)
+    #: (check, message): facts a check reports that are neither errors nor warnings, e.g. what the hidden
+    #: cases cover.
+    notes: list[tuple[str, str]] = field(default_factory=list)
+
+    def note(self, message: str) -> None:
+        self.notes.append((self.check, message))
+
+    def notes_of(self, check: str) -> list[str]:
+        return [message for owner, message in self.notes if owner == check]
 
     def where(self, file: Path | None, at: str = "") -> str:
         shown = "" if file is None else self.relative(file)

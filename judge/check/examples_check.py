@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from judge.check.context import CheckContext
+from judge.compare import ulp
 from judge.pytree_json import path_str
 from judge.statement import (
     EXAMPLES_PLACEHOLDER,
@@ -125,8 +126,13 @@ def _disagreement(ctx: CheckContext, ref: Any, written: Any, keys: tuple[str | i
             return f"{here}: written with shape {value.shape}, the reference gives shape {ref.shape}"
         got = ref.astype(np.float64)
         tol = ctx.loaded.spec.compare.tolerance.get(ref.dtype.name)
-        rtol, atol = (tol.rtol, tol.atol) if tol else (0.0, 0.0)
-        bad = ~(np.isclose(got, value, rtol=rtol, atol=atol + _ROUNDING, equal_nan=True))
+        allowed = np.full(got.shape, _ROUNDING)
+        if tol is not None:
+            allowed += tol.atol + tol.rtol * np.abs(got)
+            if tol.uses_ulps:
+                allowed += tol.ulps * np.nan_to_num(ulp(got, ref.dtype))
+        with np.errstate(invalid="ignore"):
+            bad = ~((np.abs(got - value) <= allowed) | (np.isnan(got) & np.isnan(value)) | (got == value))
         if bad.any():
             index = tuple(int(i) for i in np.unravel_index(int(np.argmax(bad)), ref.shape))
             at = f"[{', '.join(map(str, index))}]" if index else ""

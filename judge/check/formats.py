@@ -3,17 +3,17 @@ workflow commands (each finding an annotation on its file and line), plus a Mark
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from typing import Any
 
-from judge.check.context import MarginRow
+from judge.check.context import MarginRow, MarginTarget
 from judge.check.diagnostics import Finding, Severity
-from judge.check.margins import ACCEPTED_WARN, WRONG_WARN
+from judge.check.margins import STRONG_KILLS
 from judge.check.runner import CheckOutcome, CheckReport, ProblemReport
+from judge.display import escape_text, strict_json
 from judge.verdicts import Verdict
 
 FORMATS = ("text", "json", "junit", "github")
@@ -25,7 +25,7 @@ def render(report: CheckReport, fmt: str) -> str:
     if fmt == "text":
         return text(report)
     if fmt == "json":
-        return json.dumps(to_json(report), indent=2)
+        return strict_json(to_json(report), indent=2)
     if fmt == "junit":
         return junit(report)
     if fmt == "github":
@@ -50,7 +50,7 @@ def margin_cells(row: MarginRow) -> list[str]:
         cases = f"{row.cases}"
         margin = f"max err {_ratio(row.ratio)} tol"
     else:
-        cases = f"{row.rejecting}/{row.cases} reject"
+        cases = f"{row.rejecting}/{row.cases} reject, {row.strong} strong"
         if row.ratio is not None and math.isinf(row.ratio):
             margin = f"{row.reason or 'failure'} (inf)"
         else:
@@ -63,15 +63,24 @@ def margin_cells(row: MarginRow) -> list[str]:
 MARGIN_HEADER = ["solution", "verdict", "cases", "margin", "at case", "time", "note"]
 
 
-def margin_table(rows: Sequence[MarginRow], indent: str = "  ") -> list[str]:
+def margin_targets(targets: Sequence[MarginTarget]) -> str:
+    """``accepted want max err < 0.1x tol (float32), 0.7x (bfloat16); wrong_answer want 2+ hidden ...``."""
+    inside = ", ".join(f"{t.well_inside:g}x ({t.dtype})" for t in targets) or "-"
+    outside = ", ".join(f"{t.well_outside:g}x ({t.dtype})" for t in targets) or "-"
+    return (
+        f"accepted want max err < {inside} tol; wrong_answer want {STRONG_KILLS}+ hidden cases (strong) at "
+        f">= {outside} tol; time = slowest case / case limit"
+    )
+
+
+def margin_table(
+    rows: Sequence[MarginRow], indent: str = "  ", targets: Sequence[MarginTarget] = ()
+) -> list[str]:
     if not rows:
         return []
     table = [MARGIN_HEADER, *(margin_cells(r) for r in rows)]
     widths = [max(len(row[i]) for row in table) for i in range(len(MARGIN_HEADER))]
-    lines = [
-        f"{indent}margins: accepted want max err < {ACCEPTED_WARN:g}x tol; wrong_answer want >= "
-        f"{WRONG_WARN:g}x tol on 2+ cases; time = slowest case / case limit"
-    ]
+    lines = [f"{indent}margins: {margin_targets(targets)}"]
     for row in table:
         lines.append(indent + "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
     return lines
@@ -100,15 +109,16 @@ def text(report: CheckReport) -> str:
         lines.append(f"{problem.problem}  ({problem.elapsed_s:.1f} s)")
         for outcome in problem.checks:
             lines.append(_outcome_line(outcome))
+            lines += [f"          note: {note}" for note in outcome.notes]
             for finding in outcome.findings:
                 first, *rest = _finding_line(finding).split("\n")
                 lines += [f"          {first}", *(f"            {line}" for line in rest)]
-        table = margin_table(problem.margins)
+        table = margin_table(problem.margins, targets=problem.targets)
         if table:
             lines += ["", *table]
         lines.append("")
     lines.append(summary(report))
-    return "\n".join(lines)
+    return escape_text("\n".join(lines))
 
 
 def summary(report: CheckReport) -> str:
@@ -144,6 +154,7 @@ def _margin_json(row: MarginRow) -> dict[str, Any]:
         "verdict": row.verdict.value,
         "cases": row.cases,
         "rejecting": row.rejecting,
+        "strong": row.strong,
         "ratio": ratio,
         "case": row.case,
         "reason": row.reason,
@@ -169,11 +180,16 @@ def to_json(report: CheckReport) -> dict[str, Any]:
                         "status": c.status,
                         "elapsed_s": c.elapsed_s,
                         "skipped": c.skipped,
+                        "notes": list(c.notes),
                         "findings": [_finding_json(f) for f in c.findings],
                     }
                     for c in p.checks
                 ],
                 "margins": [_margin_json(r) for r in p.margins],
+                "margin_targets": [
+                    {"dtype": t.dtype, "well_inside": t.well_inside, "well_outside": t.well_outside}
+                    for t in p.targets
+                ],
             }
             for p in report.problems
         ],
@@ -209,9 +225,10 @@ def _suite(problem: ProblemReport, werror: bool) -> ET.Element:
         elif outcome.skipped is not None:
             skipped += 1
             ET.SubElement(case, "skipped", message=outcome.skipped)
-        if other and not failing:
-            ET.SubElement(case, "system-out").text = "\n".join(_finding_line(f) for f in other)
-    table = margin_table(problem.margins, indent="")
+        shown = [*(f"note: {n}" for n in outcome.notes), *(_finding_line(f) for f in other if not failing)]
+        if shown:
+            ET.SubElement(case, "system-out").text = "\n".join(shown)
+    table = margin_table(problem.margins, indent="", targets=problem.targets)
     if table:
         ET.SubElement(suite, "system-out").text = "\n".join(table)
     suite.set("tests", str(len(problem.checks)))
@@ -269,9 +286,11 @@ def markdown_summary(report: CheckReport) -> str:
     for problem in report.problems:
         out += [f"### {problem.problem}", "", "| check | status | findings |", "| --- | --- | --- |"]
         for c in problem.checks:
-            found = "<br>".join(_finding_line(f).replace("|", "\\|") for f in c.findings) or (c.skipped or "")
+            lines = [*(f"note: {n}" for n in c.notes), *(_finding_line(f) for f in c.findings)]
+            found = "<br>".join(line.replace("|", "\\|") for line in lines) or (c.skipped or "")
             out.append(f"| {c.name} | {c.status} | {found} |")
         if problem.margins:
+            out += ["", margin_targets(problem.targets)]
             out += ["", "| " + " | ".join(MARGIN_HEADER) + " |", "|" + " --- |" * len(MARGIN_HEADER)]
             out += [
                 "| " + " | ".join(cell.replace("|", "\\|") for cell in margin_cells(r)) + " |"

@@ -1,5 +1,6 @@
 """Check ``reference``: the reference runs under ``jax.jit`` with traced arguments on every case, returns the
-declared output structure and dtypes, and is deterministic.
+declared output structure and dtypes, and is deterministic; and it gives finite outputs on the validator's
+EDGE inputs (the limits of the constraints).
 
 It runs twice, with JAX's caches cleared in between (so the second run traces and compiles again), and the
 two outputs of every case must be bitwise equal. Outputs are kept for the ``examples`` check.
@@ -64,6 +65,32 @@ def check(ctx: CheckContext) -> None:
         diag.error(_failure_text(failed[0][1]), file=file, at=at, line=_line_in(failed[0][1], file))
     ctx.reference_outputs = outputs
     ctx.reference_ok = all(out is not None for out in outputs)
+    _edges(ctx, file)
+
+
+def _edges(ctx: CheckContext, file: Path) -> None:
+    """The reference gives finite outputs on the validator's EDGE inputs (the limits of the constraints)."""
+    if not ctx.edges:
+        return
+    validator = ctx.loaded.root / "validator.py"
+    outputs = reference_outputs(ctx.loaded, [case for _, case in ctx.edges])
+    for (at, _), out in zip(ctx.edges, outputs, strict=True):
+        if isinstance(out, ReferenceFailure):
+            ctx.diag.error(
+                f"the reference fails on an input the constraints allow ({validator.name} {at}): "
+                f"{_failure_text(out)}",
+                file=file,
+                line=_line_in(out, file),
+            )
+            continue
+        bad = [path for root, tree in _named_outputs(ctx, out) for path in _non_finite(tree, root)]
+        if bad:
+            ctx.diag.error(
+                f"the reference returns non-finite values at {', '.join(bad[:3])} on an input the "
+                f"constraints allow ({validator.name} {at}): tighten the constraints (statement and "
+                "validator) or make the reference robust, so the three agree",
+                file=file,
+            )
 
 
 def _run_all(ctx: CheckContext) -> list[Any]:

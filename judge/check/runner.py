@@ -16,6 +16,7 @@ from judge.check import (
     cases_check,
     coverage_check,
     examples_check,
+    lookalikes_check,
     margins,
     reference_check,
     solutions_check,
@@ -23,7 +24,7 @@ from judge.check import (
     starter_check,
     statement_check,
 )
-from judge.check.context import CheckContext, MarginRow, SolutionGrade
+from judge.check.context import CheckContext, MarginRow, MarginTarget, SolutionGrade
 from judge.check.diagnostics import Diagnostics, Finding, Severity, tally
 from judge.problems import default_problems_dir
 from sandbox.base import Backend
@@ -71,6 +72,7 @@ STEPS: tuple[Step, ...] = (
     Step(reference_check.NAME, reference_check.check, _needs_problem),
     Step(examples_check.NAME, examples_check.check, _needs_public_outputs),
     Step(coverage_check.NAME, coverage_check.check, _needs_problem),
+    Step(lookalikes_check.NAME, lookalikes_check.check, _needs_problem),
     Step(solutions_check.NAME, solutions_check.check, _needs_backend),
     Step(margins.NAME, margins.check, _needs_grades),
 )
@@ -84,6 +86,8 @@ class CheckOutcome:
     elapsed_s: float
     #: Why the check did not run (it may still carry findings another check made for it).
     skipped: str | None = None
+    #: Facts the check reports (neither errors nor warnings).
+    notes: tuple[str, ...] = ()
 
     @property
     def errors(self) -> int:
@@ -111,6 +115,8 @@ class ProblemReport:
     elapsed_s: float
     #: Every graded solution (and the starter), in the order graded.
     grades: tuple[SolutionGrade, ...] = ()
+    #: What the margins check wanted, per dtype of the problem's cases.
+    targets: tuple[MarginTarget, ...] = ()
 
     @property
     def findings(self) -> list[Finding]:
@@ -201,11 +207,18 @@ def check_problem(
             tuple(diag.of(step.name)),
             round(timings.get(step.name, 0.0), 3),
             skipped.get(step.name),
+            tuple(diag.notes_of(step.name)),
         )
         for step in STEPS
     )
     return ProblemReport(
-        root.name, root, outcomes, tuple(ctx.margins), round(time.monotonic() - started, 3), tuple(ctx.grades)
+        root.name,
+        root,
+        outcomes,
+        tuple(ctx.margins),
+        round(time.monotonic() - started, 3),
+        tuple(ctx.grades),
+        tuple(ctx.targets),
     )
 
 

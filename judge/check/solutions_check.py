@@ -2,13 +2,13 @@
 
 A folder may also allow the verdicts ``solutions.also_allow`` declares for it (a fork bomb under
 ``runtime_error/`` may instead hit the memory limit). The starter code is graded too: it must not be
-accepted, and it should at least run. Gradings run ``ctx.concurrency`` at a time, each in its own
-sandboxed worker in its own slot.
+accepted, and it should at least run. Gradings run ``ctx.concurrency`` at a time through one warm pool of
+sandboxed tracer + executor pairs (tracers in slots from ``ctx.slot_base``); a grading whose pair fails to
+start is tried again (``START_TRIES``).
 """
 
 from __future__ import annotations
 
-import queue
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -16,15 +16,20 @@ from pathlib import Path
 from judge.check.context import CheckContext, SolutionGrade
 from judge.errors import JudgeError
 from judge.grader import MAX_CODE_BYTES, grade
+from judge.source import SourceError, decode_source
 from judge.verdicts import Verdict
-from sandbox.base import Backend, SlotBusy, Worker
-from sandbox.errors import SandboxError
+from sandbox.base import Backend, Pair
+from sandbox.errors import SandboxError, WorkerStartError
 from sandbox.limits import SandboxLimits
+from sandbox.pool import GradingPool
 
 NAME = "solutions"
 
-#: Tries per grading when a slot turns out to be held by another judge process (the next slots are tried).
-_SLOT_TRIES = 8
+#: Seconds a grading waits for a warm tracer + executor pair.
+_ACQUIRE_TIMEOUT_S = 120.0
+#: Gradings per file when the sandboxed pair fails to start (on a host too busy to import JAX within the
+#: start-up limit, say): a pair that never started says nothing about the solution.
+START_TRIES = 3
 
 
 def check(ctx: CheckContext) -> None:
@@ -61,52 +66,44 @@ def check(ctx: CheckContext) -> None:
 
 
 def grade_files(ctx: CheckContext, backend: Backend, jobs: list[tuple[str, Path]]) -> list[SolutionGrade]:
-    """Grade every (folder, file), ``ctx.concurrency`` at a time; results in the order of ``jobs``."""
+    """Grade every (folder, file), ``ctx.concurrency`` at a time through one warm pool of sandboxed
+    tracer + executor pairs; results in the order of ``jobs``."""
     workers = max(1, min(ctx.concurrency, len(jobs)))
-    slots: queue.Queue[int] = queue.Queue()
-    for slot in range(workers):
-        slots.put(slot)
+    with GradingPool(backend, SandboxLimits(), size=workers, slot_base=ctx.slot_base) as pool:
 
-    def run(job: tuple[str, Path]) -> SolutionGrade:
-        slot = slots.get()
-        try:
-            return _grade_one(ctx, backend, job[0], job[1], slot, workers)
-        finally:
-            slots.put(slot)
+        def run(job: tuple[str, Path]) -> SolutionGrade:
+            return _grade_one(ctx, pool, job[0], job[1])
 
-    if workers == 1:
-        return [run(job) for job in jobs]
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="judge-check") as pool:
-        return list(pool.map(run, jobs))
+        if workers == 1:
+            return [run(job) for job in jobs]
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="judge-check") as threads:
+            return list(threads.map(run, jobs))
 
 
-def _grade_one(
-    ctx: CheckContext, backend: Backend, folder: str, file: Path, slot: int, stride: int
-) -> SolutionGrade:
+def _grade_one(ctx: CheckContext, pool: GradingPool, folder: str, file: Path) -> SolutionGrade:
     started = time.monotonic()
     try:
-        data = file.read_bytes()
-        if len(data) > MAX_CODE_BYTES:
-            raise ValueError(f"{len(data)} bytes, the limit is {MAX_CODE_BYTES}")
-        code = data.decode("utf-8")
-    except (OSError, ValueError) as exc:
+        code = decode_source(file.read_bytes(), max_bytes=MAX_CODE_BYTES)
+    except (OSError, SourceError) as exc:
         return SolutionGrade(folder, file, None, f"cannot read it: {exc}")
 
-    def start(limits: SandboxLimits) -> Worker:
-        last: SlotBusy | None = None
-        for attempt in range(_SLOT_TRIES):
-            try:
-                return backend.start(limits, ctx.slot_base + slot + attempt * stride)
-            except SlotBusy as exc:
-                last = exc
-        assert last is not None
-        raise last
+    def start(limits: SandboxLimits) -> Pair:
+        return pool.acquire(_ACQUIRE_TIMEOUT_S, limits)
 
-    try:
-        result = grade(ctx.loaded, code, start)
-    except (JudgeError, SandboxError, OSError) as exc:
-        return SolutionGrade(folder, file, None, f"{type(exc).__name__}: {exc}", time.monotonic() - started)
-    return SolutionGrade(folder, file, result, None, time.monotonic() - started)
+    for attempt in range(1, START_TRIES + 1):
+        try:
+            # author=True: the margins need every case's error ratio and time, hidden ones included.
+            result = grade(ctx.loaded, code, start, author=True)
+        except WorkerStartError as exc:
+            if attempt < START_TRIES:
+                continue
+            error = f"{type(exc).__name__} (after {START_TRIES} tries): {exc}"
+        except (JudgeError, SandboxError, OSError) as exc:
+            error = f"{type(exc).__name__}: {exc}"
+        else:
+            return SolutionGrade(folder, file, result, None, time.monotonic() - started)
+        break
+    return SolutionGrade(folder, file, None, error, time.monotonic() - started)
 
 
 def _judge(ctx: CheckContext, graded: SolutionGrade) -> None:

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from judge.check.context import CheckContext
 from judge.errors import ProblemError
-from judge.problems import SPEC_FILE, load_problem
+from judge.problems import SPEC_FILE, VALIDATOR_FILE, load_problem
 from judge.spec import ProblemSpec
 from judge.verdicts import Verdict
 
@@ -91,7 +91,7 @@ def _sanity(ctx: CheckContext, spec: ProblemSpec, file: Path, text: str) -> None
         )
     for dtype in spec.dtypes.allowed:
         tol = spec.compare.tolerance[dtype]
-        if tol.rtol == 0 and tol.atol == 0:
+        if tol.is_zero:
             diag.warning(
                 f"the {dtype} tolerance is zero: any rounding difference between equally valid solutions "
                 "fails",
@@ -125,7 +125,7 @@ def owner(root: Path, spec: ProblemSpec, path: str) -> str:
         return "statement"
     if path == str(root / "starter.py"):
         return "starter"
-    if any(path == str(root / rel) for rel in spec.case_files):
+    if any(path == str(root / rel) for rel in spec.case_files) or path == str(root / VALIDATOR_FILE):
         return "cases"
     return NAME
 

@@ -1,4 +1,6 @@
-"""Check ``statement``: ``statement.md`` exists, renders to HTML, and has what a learner needs.
+"""Check ``statement``: ``statement.md`` exists, renders to HTML, and has what a learner needs: the function
+named, a Constraints section and the ``{{rules}}`` line, where the rules the judge enforces are generated
+from the spec (``judge.statement.render_rules``).
 
 The examples inside it are the ``examples`` check's concern.
 """
@@ -8,7 +10,7 @@ from __future__ import annotations
 import re
 
 from judge.check.context import CheckContext
-from judge.statement import EXAMPLES_PLACEHOLDER, markdown_to_html
+from judge.statement import PLACEHOLDERS, RULES_HEADING, RULES_PLACEHOLDER, markdown_to_html
 
 NAME = "statement"
 
@@ -30,13 +32,14 @@ def check(ctx: CheckContext) -> None:
     lines = source.splitlines()
     for number, line in enumerate(lines, start=1):
         for match in _PLACEHOLDER.finditer(line):
-            if match.group(0) != EXAMPLES_PLACEHOLDER:
+            if match.group(0) not in PLACEHOLDERS:
                 diag.error(
-                    f"unknown placeholder {match.group(0)!r} (the only one is {EXAMPLES_PLACEHOLDER})",
+                    f"unknown placeholder {match.group(0)!r} (known: {', '.join(PLACEHOLDERS)})",
                     file=file,
                     at=f"line {number}",
                     line=number,
                 )
+    _rules(ctx, lines)
     fences = [n for n, line in enumerate(lines, start=1) if line.strip() == "$$"]
     if len(fences) % 2:
         diag.error("a $$ math block is never closed", file=file, at=f"line {fences[-1]}", line=fences[-1])
@@ -48,3 +51,31 @@ def check(ctx: CheckContext) -> None:
             "validator has nothing to follow",
             file=file,
         )
+
+
+def _rules(ctx: CheckContext, lines: list[str]) -> None:
+    """The ``{{rules}}`` line appears once, on its own line, and no hand-written copy of its heading."""
+    file = ctx.loaded.root / "statement.md"
+    found = [n for n, line in enumerate(lines, start=1) if line.strip() == RULES_PLACEHOLDER]
+    if not found:
+        ctx.diag.error(
+            f"no {RULES_PLACEHOLDER} line: the rules the judge enforces (jax.jit, traced arguments, host "
+            "callbacks, inputs left unchanged, dtypes and tolerances, containers) are generated from the "
+            "spec there, so learners see every rule they are graded by",
+            file=file,
+        )
+    elif len(found) > 1:
+        ctx.diag.error(
+            f"{RULES_PLACEHOLDER} appears {len(found)} times (lines {', '.join(map(str, found))}); it must "
+            "appear once",
+            file=file,
+            line=found[1],
+        )
+    for number, line in enumerate(lines, start=1):
+        if line.strip().lower() == RULES_HEADING.lower():
+            ctx.diag.error(
+                f"a hand-written '{RULES_HEADING}' section; the {RULES_PLACEHOLDER} line generates it",
+                file=file,
+                at=f"line {number}",
+                line=number,
+            )

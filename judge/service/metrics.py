@@ -19,7 +19,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
-from sandbox.base import Backend, Protection, Worker
+from sandbox.base import Backend, Protection, SlotBusy, Worker
 from sandbox.limits import SandboxLimits
 
 _LATENCY_BUCKETS = (0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 7.5, 10.0, 20.0, 30.0, 60.0, 120.0)
@@ -89,9 +89,32 @@ class Metrics:
 def metered(
     backend: Backend, on_failure: Callable[[str], None], on_ready: Callable[[], None] = lambda: None
 ) -> Backend:
-    """``backend`` reporting every worker start: ``on_failure(reason)`` when ``start`` or ``wait_ready``
-    raises (a slot held by another process does not count), ``on_ready()`` when a worker became ready."""
+    """``backend`` reporting every worker start (tracers, forked tracers and executors alike):
+    ``on_failure(reason)`` when a start or ``wait_ready`` raises (a slot held by another process does not
+    count), ``on_ready()`` when a worker became ready."""
     inner = backend
+
+    def watched(start: Callable[[SandboxLimits, int], Worker], limits: SandboxLimits, slot: int) -> Worker:
+        try:
+            worker = start(limits, slot)
+        except SlotBusy:  # another process holds the slot: not a failure
+            raise
+        except Exception as exc:
+            on_failure(f"{type(exc).__name__}: {exc}")
+            raise
+        original = worker.wait_ready
+
+        def wait_ready(timeout: float) -> dict[str, Any]:
+            try:
+                info = original(timeout)
+            except Exception as exc:
+                on_failure(f"{type(exc).__name__}: {exc}")
+                raise
+            on_ready()
+            return info
+
+        worker.wait_ready = wait_ready  # type: ignore[method-assign]
+        return worker
 
     class Metered(Backend):
         name = inner.name
@@ -103,26 +126,17 @@ def metered(
         def protections(self) -> list[Protection]:
             return inner.protections()
 
-        def start(self, limits: SandboxLimits, slot: int = 0) -> Worker:
-            try:
-                worker = inner.start(limits, slot)
-            except Exception as exc:
-                if type(exc).__name__ != "SlotBusy":  # another process holds the slot: not a failure
-                    on_failure(f"{type(exc).__name__}: {exc}")
-                raise
-            original = worker.wait_ready
+        def start_tracer(self, limits: SandboxLimits, slot: int = 0) -> Worker:
+            return watched(inner.start_tracer, limits, slot)
 
-            def wait_ready(*args: Any, **kwargs: Any) -> dict[str, Any]:
-                try:
-                    info = original(*args, **kwargs)
-                except Exception as exc:
-                    on_failure(f"{type(exc).__name__}: {exc}")
-                    raise
-                on_ready()
-                return info
+        def fork_tracer(self, limits: SandboxLimits, slot: int = 0) -> Worker:
+            return watched(inner.fork_tracer, limits, slot)
 
-            worker.wait_ready = wait_ready  # type: ignore[method-assign]
-            return worker
+        def start_executor(self, limits: SandboxLimits, slot: int = 0) -> Worker:
+            return watched(inner.start_executor, limits, slot)
+
+        def close(self) -> None:
+            inner.close()
 
     Metered.__name__ = Metered.__qualname__ = f"Metered{type(inner).__name__}"
     return Metered()

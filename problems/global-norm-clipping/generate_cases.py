@@ -66,6 +66,11 @@ NESTED = {
 }
 # A few thousand elements in three leaves (2,280 elements).
 LARGE = {"embed": (32, 40), "proj": (8, 12, 10), "bias": (40,)}
+# A list node of 8 items beside a tower nested 10 containers deep.
+LONG_DEEP = {
+    "stages": [{"w": (4,), "b": ()} for _ in range(8)],
+    "tower": {"l1": [{"l2": {"l3": [{"l4": {"l5": [{"w": (2, 2)}, {"w": (3,)}, {"w": ()}]}}]}}]},
+}
 
 
 def build_cases() -> list[dict[str, Any]]:
@@ -82,6 +87,19 @@ def build_cases() -> list[dict[str, Any]]:
             }
         )
 
+    # The statement's examples again: the same structure, shapes and dtype with other values, so a
+    # submission that returns the published output whenever it recognises an example's structure fails.
+    add("example_1_lookalike", {"w": f32([-1.5, 0.5]), "b": f32(2.25)}, 2.0)
+    add(
+        "example_2_lookalike",
+        {"dense": {"w": f32([[1.5, -0.5], [0.25, 2.0]]), "b": f32([-1.0, 0.75])}, "head": f32([3.0])},
+        2.5,
+    )
+    add(
+        "example_3_lookalike",
+        {"layers": [{"w": f32([0.5, -2.0])}, {"w": f32([1.0, 0.0])}, {"w": f32([0.25, 1.5])}]},
+        1.0,
+    )
     # The whole tree is one array: norm 3 > 1.5, so the vector is halved.
     add("bare_vector_clipped", f32([1.0, 2.0, 2.0]), 1.5)
     # The whole tree is one 0-d array whose norm is under the limit.
@@ -97,6 +115,9 @@ def build_cases() -> list[dict[str, Any]]:
     add("norm_equals_max_norm", at_limit, 7.0)
     # The same gradients with max_norm a hair under the norm: every leaf shrinks by 6.999 / 7.
     add("norm_just_over_max_norm", at_limit, 6.999)
+    # 1 + 16 + 64 = 81: a second norm exactly at max_norm = 9 (a scale of 0 or anything but 1 there fails
+    # on two cases, not one).
+    add("norm_equals_max_norm_bare", f32([1.0, -4.0, 8.0]), 9.0)
     # Empty leaves of shape (0,) and (1, 0) next to ordinary ones; norm sqrt(6.5) > 1.
     add(
         "empty_leaves_mixed",
@@ -122,10 +143,12 @@ def build_cases() -> list[dict[str, Any]]:
     add("large_random_unchanged", random_tree(rng, LARGE, 0.01, f32), 1.0)
     # bfloat16 leaves with non-round values, drawn so that summing the squares in bfloat16 gives a norm
     # more than 30 float32 tolerances away from the float32 sum (redrawn otherwise; still deterministic).
-    add("bf16_nested_lists_of_dicts", _bf16_tree(rng, NESTED, 0.5), 1.0, "bfloat16")
+    add("bf16_nested_lists_of_dicts", _bf16_tree(rng, LONG_DEEP, 0.5), 1.0, "bfloat16")
     add("bf16_large_clipped", _bf16_tree(rng, LARGE, 1.0), 5.0, "bfloat16")
     add("bf16_large_unchanged", _bf16_tree(rng, LARGE, 0.01), 2.0, "bfloat16")
     add("bf16_bare_vector", _bf16_tree(rng, (300,), 1.0), 3.0, "bfloat16")
+    # A list node of 8 items and a tower nested 10 containers deep (also in bfloat16 above).
+    add("long_list_deep_nesting", random_tree(rng, LONG_DEEP, 1.0, f32), 2.0)
     return cases
 
 

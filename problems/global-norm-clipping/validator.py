@@ -4,7 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from judge.constraints import check_dtype, check_finite, check_has_leaves, check_ndim, check_number
+from judge.constraints import (
+    check_dtype,
+    check_finite,
+    check_has_leaves,
+    check_max_abs,
+    check_ndim,
+    check_number,
+)
+
+#: Largest gradient magnitude: even 65,536 entries this large (the most a case may hold) square and sum to
+#: 6.6e34, far below float32's largest value (3.4e38), so the reference's float32 norm stays finite.
+MAX_ABS = 1e15
 
 
 def validate(args: dict[str, Any], dtype: str) -> list[str]:
@@ -14,6 +25,7 @@ def validate(args: dict[str, Any], dtype: str) -> list[str]:
         *check_ndim(grads, "grads", max_ndim=3),
         *check_dtype(grads, "grads", dtype),
         *check_finite(grads, "grads"),
+        *check_max_abs(grads, "grads", MAX_ABS),
         *check_number(args["max_norm"], "max_norm", gt=0.0),
     ]
 
@@ -32,4 +44,13 @@ JUNK: list[dict[str, Any]] = [
     {"why": "ragged leaf", "args": {"grads": {"w": [[1.0, 2.0], [3.0]]}, "max_norm": 1.0}},
     {"why": "missing max_norm", "args": {"grads": {"w": [1.0]}}},
     {"why": "float16 case", "dtype": "float16", "args": {"grads": {"w": [1.0]}, "max_norm": 1.0}},
+    {"why": "squares overflow float32", "args": {"grads": {"w": [1e20, 1e20]}, "max_norm": 1.0}},
+    {"why": "one value past the bound", "args": {"grads": [{"w": [0.5]}, {"w": [2e15]}], "max_norm": 1.0}},
+]
+
+#: Inputs at the limits of the constraints; they must validate, and the reference must give finite outputs.
+EDGE: list[dict[str, Any]] = [
+    {"why": "every value at the bound", "args": {"grads": {"w": [[1e15] * 64] * 64}, "max_norm": 1.0}},
+    {"why": "bfloat16 at the bound", "dtype": "bfloat16", "args": {"grads": [1e15, -1e15], "max_norm": 1e-3}},
+    {"why": "tiny values, tiny max_norm", "args": {"grads": {"w": [1e-20, -1e-20]}, "max_norm": 1e-30}},
 ]

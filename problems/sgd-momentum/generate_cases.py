@@ -46,6 +46,13 @@ DEEP = {
 }
 # 1,057 elements per tree, 3,171 over params, grads and velocity together.
 LARGE = {"w1": (16, 48), "conv": (6, 8, 5), "b1": (48,), "gain": ()}
+# A list node of 6 items beside a tower nested 9 containers deep.
+LONG_DEEP = {
+    "blocks": [{"w": (2, 3), "b": (3,)} for _ in range(6)],
+    "tower": {"l1": [{"l2": {"l3": [{"l4": [{"w": (2,)}, {"w": ()}, {"w": (2, 2)}]}]}}]},
+}
+# A list of 5 dicts as the root of the tree.
+ROOT_LIST_5 = [{"w": (3,), "b": ()} for _ in range(5)]
 
 
 def build_cases() -> list[dict[str, Any]]:
@@ -82,6 +89,18 @@ def build_cases() -> list[dict[str, Any]]:
         velocity = random_tree(rng, shapes, 0.5, cast)
         add(name, params, grads, velocity, lr, mom, **kw)
 
+    # The statement's examples again: the same structure, shapes and dtype with other values, so a
+    # submission that returns the published output whenever it recognises an example's structure fails.
+    add(
+        "example_1_lookalike",
+        {"w": f32([1.5, 0.25]), "b": f32(-0.5)},
+        {"w": f32([-0.5, 1.0]), "b": f32(0.75)},
+        {"w": f32([0.25, -0.25]), "b": f32(1.0)},
+        0.25,
+        0.5,
+    )
+    random_case("example_2_lookalike", {"dense": {"w": (2, 2), "b": (2,)}, "scale": ()}, 0.2, 0.75)
+    random_case("example_3_lookalike", {"layers": [{"w": (2,), "b": ()}, {"w": (1,), "b": ()}]}, 0.1, 0.95)
     # The whole tree is one array, then one 0-d array.
     add("bare_vector", f32([1.0, -2.0, 0.5]), f32([0.5, 0.25, -1.0]), f32([0.25, -0.5, 0.0]), 0.125, 0.875)
     add("bare_scalar", f32(1.5), f32(-0.25), f32(0.5), 0.3, 0.5)
@@ -110,6 +129,11 @@ def build_cases() -> list[dict[str, Any]]:
     random_case("bf16_large", LARGE, 0.05, 0.95, bf16, dtype="bfloat16")
     random_case("bf16_bare_vector", (200,), 0.01, 0.99, bf16, dtype="bfloat16")
     random_case("bf16_root_list_of_dicts", ROOT_LIST, 0.25, 0.5, bf16, dtype="bfloat16")
+    # Long list nodes (6 and 5 items, one at the root) and deep nesting, with momentum above 0.9 (a
+    # solution that clamps momentum, or mutates only longer lists, fails more than one case).
+    random_case("long_list_deep_nesting", LONG_DEEP, 0.05, 0.95)
+    random_case("root_list_of_five", ROOT_LIST_5, 0.1, 0.999)
+    random_case("bf16_long_list_deep_nesting", LONG_DEEP, 0.02, 0.9, bf16, dtype="bfloat16")
     return cases
 
 

@@ -1,4 +1,6 @@
-"""The harness: the only program that runs INSIDE the sandbox.
+"""The harness as it was before the tracer/executor split: the baseline of ``bench/bench_integrity.py``.
+
+The only program that ran INSIDE the sandbox.
 
     python -m sandbox.harness --result-fd N
 
@@ -31,8 +33,8 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from sandbox.protocol import TreeLimits, decode_tree, encode_tree, read_frame, write_frame
-from sandbox.tree import to_host as tree_to_host
+from .protocol import TreeLimits, decode_tree, encode_tree, read_frame, write_frame
+from .tree import to_host as tree_to_host
 
 FILENAME = "solution.py"
 MAX_JOB_BYTES = 256 * 1024 * 1024
@@ -509,7 +511,12 @@ def main() -> None:
     sys.path[:] = [p for p in sys.path if p not in ("", os.getcwd())]
     channel = os.fdopen(opts.result_fd, "wb", buffering=0)
     cap = Captured()
-    write_frame(channel, {"type": "ready", "pid": os.getpid(), "jax": cap.jax.__version__})
+    # The one change from the original: "ready" in today's frame header, so today's pool keeps it warm.
+    import json
+    import struct
+
+    ready = json.dumps({"type": "ready", "pid": os.getpid(), "jax": cap.jax.__version__}).encode()
+    channel.write(struct.pack(">II", 4 + len(ready), len(ready)) + ready)
     try:
         job = read_frame(sys.stdin.buffer, MAX_JOB_BYTES)
     except EOFError:

@@ -1,0 +1,64 @@
+"""Safe display of text that user code controls, and strict JSON.
+
+A submission chooses what it prints, the messages of its exceptions and the keys and reprs in its output,
+so any of it may hold terminal escape sequences (clear the screen, move the cursor, print a fake
+``ACCEPTED``), carriage returns that overwrite a line, bidirectional-override characters that reorder what
+a reader sees, or lone surrogates that no encoder accepts. ``escape_text`` makes such text inert for a
+terminal or a page: every one of those characters becomes a visible escape (``\\x1b``, ``\\u202e``), so
+the text shows what was sent and can never act on the display.
+
+``strict_json`` serializes for parsers that follow the JSON standard (browsers included): no ``NaN`` or
+``Infinity`` (a non-finite float becomes ``null``), no lone surrogate (escaped as its visible text), ASCII
+only.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+__all__ = ["escape_text", "sanitize_json", "strict_json"]
+
+#: C0 controls but tab and newline, DEL, C1 controls (0x9b is a one-byte CSI), the bidirectional marks,
+#: embeddings, overrides and isolates, the line and paragraph separators, the byte-order mark, and lone
+#: surrogates.
+_UNSAFE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ufeff\ud800-\udfff]"
+)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def escape_text(text: str, *, newlines: bool = True) -> str:
+    """``text`` with every control, bidi-override and lone-surrogate character written as a visible escape.
+
+    Tabs are kept; newlines are kept unless ``newlines`` is False (then they become ``\\x0a``). Printable
+    text, non-ASCII letters included, is unchanged.
+    """
+    escaped = _UNSAFE.sub(_escape, text)
+    return escaped if newlines else escaped.replace("\n", "\\x0a")
+
+
+def sanitize_json(value: Any) -> Any:
+    """A JSON-ready value (dicts, lists, str, numbers, bool, None) with every non-finite float as ``None``
+    and every lone surrogate in a string (or key) written as its visible escape."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, str):
+        return _SURROGATE.sub(_escape, value)
+    if isinstance(value, dict):
+        return {sanitize_json(str(k)): sanitize_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [sanitize_json(v) for v in value]
+    return value
+
+
+def strict_json(value: Any, *, indent: int | None = None) -> str:
+    """``value`` as standard JSON text (see ``sanitize_json``), ASCII only."""
+    return json.dumps(sanitize_json(value), allow_nan=False, ensure_ascii=True, indent=indent)

@@ -1,0 +1,456 @@
+"""The executor: compiles and runs the programs the tracer exported. It never runs user Python.
+
+    python -m sandbox.inside.executor --result-fd N [--cache-scope job|process] [--cache-entries K]
+
+Long-lived: it imports JAX once, reports ``ready`` on the private result channel and serves requests on stdin,
+job after job, until stdin closes (the judge recycles it after a bounded number of jobs or on
+any failure). Requests and replies:
+
+- ``program`` {id, module (blob), inputs: [{dtype, shape}], max_output_bytes}: deserialize the StableHLO
+  portable artifact, walk every op (nested regions and private functions included) into a summary, refuse
+  what must never be compiled (a custom call outside the allowlist, a Python host callback above all: it
+  would call an address the program chose; host I/O ops; ops of other dialects), check the main function's
+  inputs against the case's leaves and its outputs against the output cap, then compile it with XLA.
+  Replies ``compiled`` {id, summary, compile_ms, cached} or ``refused`` {id, kind, message, summary}.
+  Programs compile on a small thread pool (XLA releases the GIL), so replies may come in any order.
+- ``run`` {program, case, leaves (blobs)}: run a compiled program on concrete inputs (on the main thread,
+  in request order). Replies ``result`` {case, outputs (leaves as blobs), run_ms} or ``run_error``
+  {case, kind, message}.
+- ``begin`` {cpu_time_s}: a job starts; its CPU time limit (the soft RLIMIT_CPU) counts from now.
+- ``end``: the job is over; its programs are dropped (compiled programs stay cached by content only with
+  ``--cache-scope process``). Replies ``ended``.
+
+The cache key is the module's text with locations stripped, so a program traced twice (the judge's fresh
+re-trace) or the same code submitted again compiles once. The executor runs no user code, so a cached
+executable can only be the compilation of the same program text.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import contextlib
+import hashlib
+import os
+import sys
+import threading
+import time
+import traceback
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, BinaryIO
+
+import numpy as np
+
+from sandbox.protocol import (
+    DTYPES,
+    Blobs,
+    Frame,
+    FrameLimits,
+    ProtocolError,
+    TreeLimits,
+    decode_leaves,
+    encode_leaf,
+    read_frame,
+    write_frame,
+)
+
+REQUEST_LIMITS = FrameLimits(max_frame=256 * 1024 * 1024, max_json=16 * 1024 * 1024, max_json_depth=64)
+INPUT_LIMITS = TreeLimits(max_depth=4, max_leaves=100_000, max_bytes=256 * 1024 * 1024, max_ndim=16)
+#: Dialects a program may use. Anything else (llvm, gpu, ...) is refused before compiling.
+ALLOWED_PREFIXES = ("stablehlo.", "chlo.", "func.", "sdy.")
+ALLOWED_OPS = frozenset({"builtin.module"})
+#: StableHLO ops that talk to the host or other devices: never needed to compute an answer.
+FORBIDDEN_OPS = frozenset({"stablehlo.infeed", "stablehlo.outfeed", "stablehlo.send", "stablehlo.recv"})
+#: Custom-call targets of Python host callbacks (jax.pure_callback, io_callback, jax.debug.*).
+HOST_CALLBACK_TARGETS = frozenset(
+    {
+        "xla_python_cpu_callback",
+        "xla_ffi_python_cpu_callback",
+        "xla_python_gpu_callback",
+        "xla_ffi_python_gpu_callback",
+        "xla_ffi_partitioned_python_cpu_callback",
+    }
+)
+#: Partitioning annotations that compile to nothing on one device.
+_ANNOTATIONS = frozenset({"Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape"})
+
+#: MLIR element type -> wire dtype name.
+ELEMENT_TYPES = {
+    "f32": "float32",
+    "f64": "float64",
+    "f16": "float16",
+    "bf16": "bfloat16",
+    "i8": "int8",
+    "i16": "int16",
+    "i32": "int32",
+    "i64": "int64",
+    "ui8": "uint8",
+    "ui16": "uint16",
+    "ui32": "uint32",
+    "ui64": "uint64",
+    "i1": "bool",
+    "complex<f32>": "complex64",
+}
+
+
+class Refused(Exception):
+    """A program the executor will not compile; ``kind`` tells the judge which rule it broke."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+
+def allowed_custom_calls() -> frozenset[str]:
+    """jax.export's custom-call targets guaranteed stable that run on CPU (LAPACK), plus annotations."""
+    try:
+        from jax._src.export._export import _CUSTOM_CALL_TARGETS_GUARANTEED_STABLE as stable
+    except ImportError:  # moved in another JAX version: LAPACK calls are then refused, never guessed at
+        stable = set()
+    return frozenset({t for t in stable if t.startswith("lapack_")} | _ANNOTATIONS)
+
+
+@dataclass
+class Compiled:
+    executable: Any
+    summary: dict[str, Any]
+    outputs: list[tuple[str, tuple[int, ...]]]
+    key: str
+
+
+class Executor:
+    def __init__(
+        self, channel: int, cache_scope: str = "job", cache_entries: int = 64, compile_threads: int = 2
+    ) -> None:
+        import jax
+        from jax._src import compiler, xla_bridge
+        from jax._src.interpreters import mlir
+        from jax._src.lib import _jax  # type: ignore[attr-defined]
+        from jax._src.lib import xla_client as xc  # type: ignore[attr-defined]
+        from jax._src.lib.mlir import ir  # type: ignore[attr-defined]
+
+        self.jax: Any = jax
+        self.ir: Any = ir
+        self.mlir: Any = mlir
+        self.deserialize: Any = _jax.mlir.deserialize_portable_artifact
+        self.backend: Any = xla_bridge.get_backend("cpu")
+        self.device = self.backend.local_devices()[0]
+        self.devices: Any = xc.DeviceList((self.device,))
+        # detailed_logging only adds XLA's own logging: without it a small program compiles ~15% faster.
+        self.options: Any = compiler.get_compile_options(
+            num_replicas=1, num_partitions=1, backend=self.backend, detailed_logging=False
+        )
+        self.channel = channel
+        self.cache_scope = cache_scope
+        self.cache_entries = max(1, cache_entries)
+        self.cache: collections.OrderedDict[str, Compiled] = collections.OrderedDict()
+        #: This job's programs, by id: compiling (a future) or done.
+        self.programs: dict[int, Future[Compiled | None]] = {}
+        self.allowed = allowed_custom_calls()
+        self.jobs = 0
+        self.lock = threading.Lock()  # replies come from the compile threads and the main thread
+        #: One MLIR context per compile thread and job (making one costs ~5 ms; a job's modules go with it).
+        self.generation = 0
+        self.contexts = threading.local()
+        self.compiler = ThreadPoolExecutor(max_workers=compile_threads, thread_name_prefix="compile")
+
+    # ------------------------------------------------------------------------------------------ requests
+
+    def send(self, message: dict[str, Any], blobs: list[bytes] | None = None) -> None:
+        with self.lock:
+            write_frame(self.channel, message, blobs or [])
+
+    def handle(self, frame: Frame) -> None:
+        kind = frame.type
+        if kind == "begin":
+            self.begin(frame.message)
+        elif kind == "program":
+            program_id = int(frame.message["id"])
+            self.programs[program_id] = self.compiler.submit(self.program, frame)
+        elif kind == "run":
+            self.run(frame)
+        elif kind == "end":
+            for future in self.programs.values():
+                future.result()  # a reply per request, all sent before "ended"
+            self.programs.clear()
+            self.generation += 1  # the next job's programs go into fresh MLIR contexts
+            self.jobs += 1
+            if self.cache_scope != "process":
+                with self.lock:
+                    self.cache.clear()
+            self.send({"type": "ended", "jobs": self.jobs})
+        else:
+            raise ProtocolError(f"unknown request {kind!r}")
+
+    def begin(self, message: dict[str, Any]) -> None:
+        """A job starts: its CPU time counts from now (the soft limit; the hard one was set at start)."""
+        import resource
+
+        seconds = message.get("cpu_time_s")
+        if isinstance(seconds, int | float) and seconds > 0:
+            usage = resource.getrusage(resource.RUSAGE_SELF)
+            _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+            wanted = int(usage.ru_utime + usage.ru_stime + seconds) + 1
+            if hard != resource.RLIM_INFINITY:
+                wanted = min(wanted, hard)
+            with contextlib.suppress(ValueError, OSError):
+                resource.setrlimit(resource.RLIMIT_CPU, (wanted, hard))
+
+    def program(self, frame: Frame) -> Compiled | None:
+        """Compile one program (on a compile thread) and reply; the compiled program, or None if refused."""
+        message = frame.message
+        program_id = int(message["id"])
+        summary: dict[str, Any] = {}
+        started = time.perf_counter()
+        try:
+            data = bytes(frame.blob(message["module"]))
+            with self.ir_context():
+                module = self._deserialize(data)
+                summary = self.summarize(module)
+                self.check(module, summary, message)
+                key = hashlib.sha256(module.operation.get_asm(enable_debug_info=False).encode()).hexdigest()
+                with self.lock:
+                    cached = self.cache.get(key)
+                if cached is None:
+                    outputs = _types(self.ir, self._main(module), "results")
+                    try:
+                        executable = self.backend.compile_and_load(
+                            module, executable_devices=self.devices, compile_options=self.options
+                        )
+                    except Exception as exc:
+                        raise Refused(
+                            "compile", f"XLA could not compile the program: {_first(exc)}"
+                        ) from None
+                    cached = Compiled(executable, summary, outputs, key)
+                    with self.lock:
+                        self.cache[key] = cached
+                        while len(self.cache) > self.cache_entries:
+                            self.cache.popitem(last=False)
+                    hit = False
+                else:
+                    with self.lock:
+                        self.cache.move_to_end(key)
+                    hit = True
+        except Refused as exc:
+            self.send(
+                {
+                    "type": "refused",
+                    "id": program_id,
+                    "kind": exc.kind,
+                    "message": exc.message,
+                    "summary": summary,
+                }
+            )
+            return None
+        except Exception as exc:  # the executor's own failure on this program: reported, never fatal
+            self.send({"type": "refused", "id": program_id, "kind": "internal", "message": _first(exc)})
+            return None
+        self.send(
+            {
+                "type": "compiled",
+                "id": program_id,
+                "summary": summary,
+                "compile_ms": round((time.perf_counter() - started) * 1000, 3),
+                "cached": hit,
+                "key": cached.key[:16],
+            }
+        )
+        return cached
+
+    def ir_context(self) -> Any:
+        """This thread's MLIR context for the current job."""
+        local = self.contexts
+        if getattr(local, "generation", -1) != self.generation:
+            local.context = self.mlir.make_ir_context()
+            local.generation = self.generation
+        return local.context
+
+    def _deserialize(self, data: bytes) -> Any:
+        try:
+            return self.deserialize(data)
+        except Exception as exc:
+            raise Refused(
+                "unreadable", f"the program is not a StableHLO portable artifact: {_first(exc)}"
+            ) from None
+
+    def _main(self, module: Any) -> Any:
+        mains = [
+            op.operation
+            for op in module.body.operations
+            if op.operation.name == "func.func"
+            and str(op.operation.attributes["sym_name"]).strip('"') == "main"
+        ]
+        if len(mains) != 1:
+            raise Refused("unreadable", "the program has no single `main` function")
+        return mains[0]
+
+    def summarize(self, module: Any) -> dict[str, Any]:
+        """Every op of the module (nested regions, private functions): histogram, custom calls, loops."""
+        ops: collections.Counter[str] = collections.Counter()
+        targets: list[str] = []
+        ir = self.ir
+
+        def visit(op: Any) -> Any:
+            name = op.name
+            ops[name] += 1
+            if name == "stablehlo.custom_call":
+                target = op.attributes["call_target_name"]
+                targets.append(str(ir.StringAttr(target).value))
+            return ir.WalkResult.ADVANCE
+
+        module.operation.walk(visit)
+        return {
+            "ops": dict(sorted(ops.items())),
+            "custom_calls": sorted(set(targets)),
+            "loops": ops.get("stablehlo.while", 0),
+            "functions": ops.get("func.func", 0),
+            "host_callbacks": sorted({t for t in targets if _is_callback(t)}),
+        }
+
+    def check(self, module: Any, summary: dict[str, Any], message: dict[str, Any]) -> None:
+        """Refuse what must never be compiled, then match the inputs and bound the outputs."""
+        if summary["host_callbacks"]:
+            raise Refused(
+                "host_callback",
+                f"the program calls back into Python on the host ({', '.join(summary['host_callbacks'])})",
+            )
+        unknown = [t for t in summary["custom_calls"] if t not in self.allowed]
+        if unknown:
+            raise Refused(
+                "custom_call",
+                f"the program uses the custom call {unknown[0]!r}, which the judge does not run",
+            )
+        for name in summary["ops"]:
+            if name in FORBIDDEN_OPS or not (name in ALLOWED_OPS or name.startswith(ALLOWED_PREFIXES)):
+                raise Refused("op", f"the program uses the operation {name!r}, which the judge does not run")
+        main = self._main(module)
+        inputs = _types(self.ir, main, "inputs")
+        expected = [(str(s["dtype"]), tuple(int(d) for d in s["shape"])) for s in message["inputs"]]
+        if len(inputs) > len(expected):
+            raise Refused(
+                "extra_inputs",
+                f"the program takes {len(inputs)} inputs but the case has {len(expected)} leaves",
+            )
+        if inputs != expected:
+            raise Refused(
+                "inputs", "the program's inputs do not match the case's leaves (count, shapes, dtypes)"
+            )
+        outputs = _types(self.ir, main, "results")
+        total = sum(
+            int(np.prod(shape, dtype=np.float64)) * DTYPES[dtype].itemsize for dtype, shape in outputs
+        )
+        if total > int(message["max_output_bytes"]):
+            raise Refused("output_limit", f"the function returns {total} bytes of arrays")
+
+    def run(self, frame: Frame) -> None:
+        message = frame.message
+        case = int(message["case"])
+        future = self.programs.get(int(message["program"]))
+        if future is None:
+            raise ProtocolError(f"run of unknown program {message['program']!r}")
+        compiled = future.result()
+        if compiled is None:
+            raise ProtocolError(f"run of refused program {message['program']!r}")
+        leaves = decode_leaves(message["leaves"], frame, INPUT_LIMITS)
+        started = time.perf_counter()
+        try:
+            arguments = [self.jax.device_put(np.array(leaf), self.device) for leaf in leaves]
+            results = compiled.executable.execute(arguments)
+            outputs = [np.asarray(r) for r in results]
+        except Exception as exc:
+            text = str(exc)
+            kind = "memory" if "RESOURCE_EXHAUSTED" in text or "Out of memory" in text else "runtime"
+            self.send({"type": "run_error", "case": case, "kind": kind, "message": _first(exc)})
+            return
+        run_ms = (time.perf_counter() - started) * 1000
+        blobs = Blobs()
+        nodes = [encode_leaf(out, blobs) for out in outputs]
+        self.send(
+            {"type": "result", "case": case, "outputs": nodes, "run_ms": round(run_ms, 3)},
+            [bytes(b) for b in blobs.items],
+        )
+
+    def warm(self) -> None:
+        """Deserialize, compile and run one tiny program now, not on the first job's clock."""
+        import jax.numpy as jnp
+        from jax import export
+
+        spec = self.jax.ShapeDtypeStruct((2,), jnp.float32)
+        data = export.export(self.jax.jit(lambda x: [x * 2 + 1]), platforms=["cpu"])(
+            spec
+        ).mlir_module_serialized
+        with self.mlir.make_ir_context():
+            module = self.deserialize(data)
+            self.summarize(module)
+            executable = self.backend.compile_and_load(
+                module, executable_devices=self.devices, compile_options=self.options
+            )
+        executable.execute([self.jax.device_put(np.ones(2, np.float32), self.device)])
+
+
+def _types(ir: Any, main: Any, which: str) -> list[tuple[str, tuple[int, ...]]]:
+    function = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
+    out = []
+    for kind in function.inputs if which == "inputs" else function.results:
+        try:
+            tensor = ir.RankedTensorType(kind)
+        except (ValueError, TypeError):
+            raise Refused(
+                "outputs" if which == "results" else "inputs", f"the program has a non-tensor {which[:-1]}"
+            ) from None
+        if not tensor.has_static_shape:
+            raise Refused("outputs" if which == "results" else "inputs", "the program has a dynamic shape")
+        element = str(tensor.element_type)
+        if element not in ELEMENT_TYPES:
+            raise Refused(
+                "outputs" if which == "results" else "inputs",
+                f"the program uses the unsupported dtype {element}",
+            )
+        out.append((ELEMENT_TYPES[element], tuple(int(d) for d in tensor.shape)))
+    return out
+
+
+def _is_callback(target: str) -> bool:
+    return target in HOST_CALLBACK_TARGETS or "callback" in target.lower()
+
+
+def _first(exc: BaseException, limit: int = 300) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0][:limit]}" if text else type(exc).__name__
+
+
+def serve(executor: Executor, stdin: BinaryIO) -> None:
+    while True:
+        try:
+            frame = read_frame(stdin, REQUEST_LIMITS)
+        except EOFError:
+            return
+        executor.handle(frame)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="sandbox.inside.executor")
+    parser.add_argument("--result-fd", type=int, required=True)
+    parser.add_argument("--cache-scope", choices=("job", "process"), default="job")
+    parser.add_argument("--cache-entries", type=int, default=64)
+    opts = parser.parse_args()
+    executor = Executor(opts.result_fd, opts.cache_scope, opts.cache_entries)
+    executor.warm()
+    write_frame(opts.result_fd, {"type": "ready", "pid": os.getpid(), "jax": executor.jax.__version__})
+    stdin = os.fdopen(0, "rb", buffering=0, closefd=False)
+    try:
+        serve(executor, stdin)
+    except BaseException:
+        traceback.print_exc()  # the executor's own failure: the judge replaces it and keeps the note
+        raise
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,822 @@
+"""The tracer: the only program that runs user Python. It turns the learner's function into programs.
+
+    python -m sandbox.inside.tracer --result-fd N     (standalone: one process per submission)
+    sandbox.inside.zygote forks it instead and calls ``serve_forked``
+
+1. captures its own references to ``jax.jit``, ``jax.export`` and the config BEFORE user code loads, starts
+   the CPU backend and reports ``ready`` on the private result channel (fd N, never stdout);
+2. reads the job on stdin: code, function name, argument specs and, per distinct signature, the ABSTRACT
+   inputs only (structure, shapes, dtypes, weak types, static values) of the public and custom cases,
+   plus the concrete values of public and custom cases (for ``jax.debug.print`` only);
+3. loads the code (``loaded`` or ``load_error``), then for each signature traces the function through the
+   captured ``jit`` on abstract inputs, checking that no tracer escaped the call, with ``jax.debug.print`` and
+   ``jax.debug.callback`` stripped (they cannot be exported), and sends ``program``: the serialized
+   StableHLO (``jax.export``) as a blob, a JSON skeleton of the output, whether the function used a debug
+   primitive, and what the mutation check saw (advisory: it runs beside user code). A function that cannot
+   be traced gets ``trace_failed`` with a verdict and a message naming the user's line;
+4. runs the function (jit as usual) on the public and custom values of every signature that printed with
+   ``jax.debug``, purely for the printed output, then sends ``public_done`` and waits;
+5. receives the hidden signatures (abstract only) and traces them the same way; then traces one signature
+   again through a FRESH wrapper and jit (state kept across calls shows as a different program), sends it
+   as ``retrace``, then ``done``, and leaves with ``os._exit``.
+
+No verdict ever comes from here: the judge compares the outputs the executor computes from these programs.
+Everything this process says may be forged by user code; lying only hurts the liar.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gc
+import linecache
+import logging
+import os
+import sys
+import time
+import traceback
+import types
+import weakref
+from collections.abc import Callable, Iterator
+from typing import Any, BinaryIO
+
+import numpy as np
+
+from sandbox.protocol import (
+    ADVICE,
+    DTYPES,
+    Frame,
+    FrameLimits,
+    decode_leaves,
+    encode_key,
+    read_frame,
+    write_frame,
+)
+from sandbox.tree import BadLeaf, OtherNode, TreeTooDeep, to_host
+
+FILENAME = "solution.py"
+#: Frames the judge sends: one job (code plus public values) and one continuation.
+JOB_LIMITS = FrameLimits(max_frame=256 * 1024 * 1024, max_json=64 * 1024 * 1024, max_json_depth=400)
+#: jax.config options a submission might flip; restored after its code loads and after every trace.
+CONFIG_KEYS = (
+    "jax_enable_x64",
+    "jax_disable_jit",
+    "jax_default_matmul_precision",
+    "jax_numpy_rank_promotion",
+    "jax_numpy_dtype_promotion",
+    "jax_debug_nans",
+    "jax_debug_infs",
+    "jax_default_prng_impl",
+    "jax_platforms",
+    "jax_check_tracer_leaks",
+)
+#: Primitives that call back into Python on the host: they cannot run in the judge.
+HOST_CALLBACKS = frozenset({"pure_callback", "io_callback"})
+
+
+class CaseFailure(Exception):
+    """A user-code failure, already classified (a verdict the judge may accept from the tracer).
+
+    Besides the full ``message`` it names, as data, the user's ``line``, the ``error`` type and an ``advice``
+    key of ``sandbox.protocol.ADVICE``: from these alone the judge composes what a hidden case shows.
+    """
+
+    def __init__(
+        self,
+        verdict: str,
+        message: str,
+        reason: str | None = None,
+        *,
+        line: int | None = None,
+        error: str | None = None,
+        advice: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.verdict = verdict
+        self.message = message
+        self.reason = reason
+        self.line = line
+        self.error = error
+        self.advice = advice
+
+    def wire(self) -> dict[str, Any]:
+        return {
+            "verdict": self.verdict,
+            "message": self.message,
+            "reason": self.reason,
+            "line": self.line,
+            "error": self.error,
+            "advice": self.advice,
+        }
+
+
+# ------------------------------------------------------------------------------------------ JAX capture
+
+
+class Captured:
+    """JAX references taken before any user code runs, so patching ``jax.*`` later changes nothing here."""
+
+    def __init__(self) -> None:
+        import jax
+        import jax.numpy as jnp
+        from jax import export
+        from jax._src import debugging
+
+        self.jax: Any = jax
+        self.jnp: Any = jnp
+        self.jit: Callable[..., Any] = jax.jit
+        self.export: Callable[..., Any] = export.export
+        self.shape_dtype: Callable[..., Any] = jax.ShapeDtypeStruct
+        self.device_put: Callable[..., Any] = jax.device_put
+        self.block_until_ready: Callable[[Any], Any] = jax.block_until_ready
+        self.tracer_type: type = jax.core.Tracer
+        self.array_type: type = jax.Array
+        self.tree_flatten: Callable[..., Any] = jax.tree_util.tree_flatten
+        self.treedef_is_leaf: Callable[[Any], bool] = jax.tree_util.treedef_is_leaf
+        self.config_update: Callable[[str, Any], None] = jax.config.update
+        self.config = {key: getattr(jax.config, key) for key in CONFIG_KEYS if hasattr(jax.config, key)}
+        self.errors = jax.errors
+        self.debug_primitives = (debugging.debug_print_p, debugging.debug_callback_p)
+        self.debug_callback_p = debugging.debug_callback_p
+        _share_ir_context()
+
+    def warm_up(self, *, lower: bool) -> None:
+        """Pay the first-use costs of tracing (and, with ``lower``, of lowering, exporting and starting the
+        CPU backend) now, not on the user's clock: our own signature and skeleton code, pytree utilities, and
+        the primitives a typical submission uses, in float32 and bfloat16.
+
+        The zygote calls it without ``lower`` (tracing does not start the XLA backend, lowering does); each
+        child then exports the same jitted function, whose trace it inherited, so only lowering is paid.
+        """
+        global _WARM
+        if _WARM is None:
+            tree = {"dict": [["a", {"aval": {"dtype": "float32", "shape": [3]}}]]}
+            tree["dict"].append(["b", {"list": [{"aval": {"dtype": "bfloat16", "shape": [2, 2]}}]}])
+            sig = Signature(
+                {"id": -1, "args": [{"tree": tree}, {"number": True}]}, [{"name": "t"}, {"name": "s"}], self
+            )
+            wrapper = make_wrapper(_warm_function, sig, True, self, Probe(), 64)
+            _WARM = (sig, self.jit(wrapper, keep_unused=True))
+        sig, jitted = _WARM
+        traced = jitted.trace(*sig.avals)
+        find_callbacks(traced.jaxpr)
+        if lower:
+            assert self.export(jitted, platforms=["cpu"])(*sig.avals).mlir_module_serialized
+
+    def restore_config(self) -> None:
+        for key, value in self.config.items():
+            try:
+                if getattr(self.jax.config, key) != value:
+                    self.config_update(key, value)
+            except Exception:  # a value the user made unreadable: set it back anyway
+                self.config_update(key, value)
+
+    @contextlib.contextmanager
+    def debug_stripped(self, used: list[bool]) -> Iterator[None]:
+        """While exporting: ``jax.debug.print``/``callback`` bind to nothing (they cannot be serialized);
+        ``used`` records that the function called one."""
+
+        def strip(*args: Any, **kwargs: Any) -> list[Any]:
+            used.append(True)
+            return []
+
+        for primitive in self.debug_primitives:
+            primitive.bind = strip  # type: ignore[method-assign]  # an instance attribute shadows the method
+        try:
+            yield
+        finally:
+            for primitive in self.debug_primitives:
+                with contextlib.suppress(AttributeError):
+                    del primitive.bind
+
+    @contextlib.contextmanager
+    def callbacks_watched(self, errors: list[BaseException]) -> Iterator[None]:
+        """While printing: the body of every ``jax.debug.callback`` records what it raised."""
+        primitive = self.debug_callback_p
+        original: Callable[..., Any] = type(primitive).bind
+
+        def bind(*args: Any, callback: Callable[..., Any], **kwargs: Any) -> Any:
+            def watched(*values: Any) -> Any:
+                try:
+                    return callback(*values)
+                except BaseException as exc:
+                    errors.append(exc)
+                    raise
+
+            return original(primitive, *args, callback=watched, **kwargs)
+
+        primitive.bind = bind  # type: ignore[method-assign]
+        try:
+            yield
+        finally:
+            with contextlib.suppress(AttributeError):
+                del primitive.bind
+
+
+def _warm_function(tree: Any, scale: Any) -> Any:
+    """What a typical submission does: pytree maps, casts, reductions, elementwise math, a dot, a where."""
+    jax = sys.modules["jax"]
+    jnp = jax.numpy
+    leaves = jax.tree_util.tree_leaves(tree)
+    norm = jnp.sqrt(sum(jnp.sum(leaf.astype(jnp.float32) ** 2) for leaf in leaves))
+    factor = jnp.minimum(1.0, scale / jnp.maximum(norm, 1e-30))
+    scaled = jax.tree_util.tree_map(lambda g: (g * factor).astype(g.dtype), tree)
+    first = leaves[0]
+    extra = jnp.where(first > 0, jnp.abs(first), -first) + jnp.dot(first, first) + jnp.mean(leaves[1])
+    return {"scaled": scaled, "norm": norm, "extra": (extra, jnp.exp(-first), jnp.max(first))}
+
+
+#: The warm-up signature and its jitted function (made by the zygote, inherited by its children).
+_WARM: tuple[Any, Any] | None = None
+
+
+def _share_ir_context() -> None:
+    """Make JAX lower every program of this process in one MLIR context.
+
+    ``jax._src.interpreters.mlir.make_ir_context`` builds a context and loads every dialect on each call;
+    lowering and exporting one signature makes two, ~10 ms of the ~40 ms an export costs here (measured:
+    41 -> 20 ms per signature). The modules are the same (their text without locations is identical); the
+    context's uniqued attributes stay until the tracer exits, which bounds them by one submission. The
+    context is made lazily, in the process that lowers (never in the zygote, which only traces).
+    """
+    from jax._src.interpreters import mlir
+
+    if getattr(mlir.make_ir_context, "judge_shared", False):
+        return
+    make = mlir.make_ir_context
+    shared: list[Any] = []
+
+    def shared_context() -> Any:
+        if not shared:
+            shared.append(make())
+        return shared[0]
+
+    shared_context.judge_shared = True  # type: ignore[attr-defined]
+    mlir.make_ir_context = shared_context
+
+
+# ------------------------------------------------------------------------------------------ user lines
+
+
+def _user_frame(exc: BaseException) -> traceback.FrameSummary | None:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        frames = [f for f in traceback.extract_tb(current.__traceback__) if f.filename == FILENAME]
+        if frames:
+            return frames[-1]
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def where(exc: BaseException) -> str:
+    frame = _user_frame(exc)
+    if frame is None or frame.lineno is None:
+        return ""
+    line = (frame.line or "").strip()
+    return f"line {frame.lineno}: `{line}`\n" if line else f"line {frame.lineno}\n"
+
+
+def first_line(exc: BaseException, limit: int = 400) -> str:
+    try:
+        text = str(exc).strip().splitlines()
+    except Exception:
+        text = []
+    head = text[0] if text else ""
+    return f"{type(exc).__name__}: {head[:limit]}" if head else type(exc).__name__
+
+
+def _trace_advice(exc: BaseException, errors: Any) -> str | None:
+    """The ADVICE key of errors that mean 'this function cannot be traced', or None for other errors."""
+    if isinstance(exc, errors.TracerBoolConversionError):
+        return "bool"
+    if isinstance(exc, errors.TracerArrayConversionError):
+        return "numpy"
+    if isinstance(exc, errors.TracerIntegerConversionError):
+        return "int"
+    if isinstance(exc, errors.NonConcreteBooleanIndexError):
+        return "bool_index"
+    if isinstance(exc, errors.ConcretizationTypeError):
+        return "concrete"
+    if isinstance(exc, errors.UnexpectedTracerError) or _is_leak(exc):
+        return "leak"
+    return None
+
+
+def _is_leak(exc: BaseException) -> bool:
+    text = str(exc)
+    return text.startswith("Leaked trace") or "Too many leaves for PyTreeDef" in text
+
+
+def classify(exc: BaseException, errors: Any, *, at: str) -> CaseFailure:
+    """Turn an exception from user code into a verdict with a message that names the user's line."""
+    if isinstance(exc, CaseFailure):
+        return exc
+    frame = _user_frame(exc)
+    line, error = (frame.lineno if frame is not None else None), type(exc).__name__[:60]
+    place = where(exc)
+    advice = _trace_advice(exc, errors)
+    if advice is not None:
+        return CaseFailure(
+            "trace_error",
+            f"{place}{ADVICE[advice]}\n({first_line(exc)})",
+            advice=advice,
+            line=line,
+            error=error,
+        )
+    if isinstance(exc, NotImplementedError) and "host_callbacks" in str(exc):
+        return CaseFailure(
+            "trace_error", f"{place}{ADVICE['host_callback']}", advice="host_callback", line=line, error=error
+        )
+    if isinstance(exc, MemoryError) or "RESOURCE_EXHAUSTED" in str(exc) or "Out of memory" in str(exc):
+        return CaseFailure(
+            "memory_limit_exceeded",
+            f"{place}ran out of memory {at} ({first_line(exc, 200)})",
+            advice="memory",
+            line=line,
+            error=error,
+        )
+    if isinstance(exc, SystemExit):
+        return CaseFailure(
+            "runtime_error",
+            f"{place}the code called sys.exit({exc.code!r}) {at}",
+            advice="exit",
+            line=line,
+            error=error,
+        )
+    if isinstance(exc, RecursionError):
+        return CaseFailure(
+            "runtime_error",
+            f"{place}RecursionError: maximum recursion depth exceeded {at}",
+            advice="recursion",
+            line=line,
+            error=error,
+        )
+    if isinstance(exc, RuntimeError) and "can't start new thread" in str(exc):
+        return CaseFailure(
+            "runtime_error",
+            f"{place}{ADVICE['thread']} ({first_line(exc, 200)}, {at})",
+            advice="thread",
+            line=line,
+            error=error,
+        )
+    return CaseFailure("runtime_error", f"{place}{first_line(exc)}", line=line, error=error)
+
+
+# ------------------------------------------------------------------------------------------ loading
+
+
+def load_function(code: str, name: str) -> Callable[..., Any]:
+    """Import the submission as module ``solution`` and return its function, or raise CaseFailure."""
+    code = code.removeprefix("\ufeff")  # a byte-order mark, read the way Python reads a source file
+    if "\x00" in code:
+        line = code.count("\n", 0, code.index("\x00")) + 1
+        raise CaseFailure("compile_error", f"line {line}: the code contains a NUL byte")
+    try:
+        compiled = compile(code, FILENAME, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        text = (exc.text or "").rstrip("\n").strip()
+        shown = f": `{text}`" if text else ""
+        raise CaseFailure("compile_error", f"line {exc.lineno}{shown}\nSyntaxError: {exc.msg}") from None
+    except ValueError as exc:
+        raise CaseFailure("compile_error", f"the code cannot be compiled: {exc}") from None
+    linecache.cache[FILENAME] = (len(code), None, code.splitlines(True), FILENAME)
+    module = types.ModuleType("solution")
+    module.__file__ = FILENAME
+    sys.modules["solution"] = module
+    exec(compiled, module.__dict__)
+    if name not in module.__dict__:
+        defined = sorted(
+            k
+            for k, v in module.__dict__.items()
+            if callable(v) and not k.startswith("_") and getattr(v, "__module__", None) == "solution"
+        )
+        hint = f"; it defines {', '.join(defined)}" if defined else ""
+        raise CaseFailure("compile_error", f"the code does not define a function named `{name}`{hint}")
+    fn = module.__dict__[name]
+    if not callable(fn):
+        raise CaseFailure(
+            "compile_error",
+            f"`{name}` is a {type(fn).__name__}, not a function: define it with `def {name}(...)`",
+        )
+    return fn  # type: ignore[no-any-return]
+
+
+# ------------------------------------------------------------------------------------------ mutation
+
+
+def _path(root: str, keys: list[Any]) -> str:
+    return root + "".join(f'["{k}"]' if isinstance(k, str) else f"[{k!r}]" for k in keys)
+
+
+Snapshot = list[tuple[list[Any], Any, Any]]
+
+
+def snapshot(tree: Any) -> Snapshot:
+    """Every container of an argument with a copy of what it held: (path keys, container, contents)."""
+    out: Snapshot = []
+    _snapshot(tree, [], out)
+    return out
+
+
+def _snapshot(node: Any, keys: list[Any], out: Snapshot) -> None:
+    # Module level, not a recursive closure (a reference cycle would keep tracers alive; see sandbox.tree).
+    if isinstance(node, dict):
+        out.append((keys, node, {k: id(v) for k, v in node.items()}))
+        for k, v in node.items():
+            _snapshot(v, [*keys, k], out)
+    elif isinstance(node, list):
+        out.append((keys, node, [id(v) for v in node]))
+        for i, v in enumerate(node):
+            _snapshot(v, [*keys, i], out)
+
+
+def find_mutation(root: str, snap: Snapshot) -> str | None:
+    """The first change to an argument's containers, or None. Key order alone is not a change."""
+    for keys, container, before in snap:
+        here = _path(root, keys)
+        if isinstance(container, dict):
+            now = {k: id(v) for k, v in container.items()}
+            if now == before:
+                continue
+            added = [k for k in now if k not in before]
+            removed = [k for k in before if k not in now]
+            if added:
+                return f"{here}: key {added[0]!r} was added to the input dict"
+            if removed:
+                return f"{here}: key {removed[0]!r} was removed from the input dict"
+            changed = [k for k in before if now[k] != before[k]]
+            if changed:
+                return f"{_path(root, [*keys, changed[0]])} was replaced inside the input dict"
+            continue
+        now_ids = [id(v) for v in container]
+        if now_ids == before:
+            continue
+        if len(now_ids) != len(before):
+            return f"{here}: the input list changed length from {len(before)} to {len(now_ids)}"
+        index = next((i for i, (a, b) in enumerate(zip(before, now_ids, strict=True)) if a != b), None)
+        if index is not None:
+            return f"{_path(root, [*keys, index])} was replaced inside the input list"
+    return None
+
+
+def find_callbacks(jaxpr: Any, found: set[str] | None = None, depth: int = 0) -> set[str]:
+    """Names of host-callback primitives anywhere in a (closed) jaxpr, sub-jaxprs included."""
+    found = set() if found is None else found
+    inner = getattr(jaxpr, "jaxpr", None)
+    if inner is not None and not hasattr(jaxpr, "eqns"):
+        return find_callbacks(inner, found, depth)
+    if depth > 50:
+        return found
+    for eqn in getattr(jaxpr, "eqns", ()):
+        if eqn.primitive.name in HOST_CALLBACKS:
+            found.add(eqn.primitive.name)
+        for value in eqn.params.values():
+            for sub in value if isinstance(value, list | tuple) else (value,):
+                if hasattr(sub, "eqns") or hasattr(sub, "jaxpr"):
+                    find_callbacks(sub, found, depth + 1)
+    return found
+
+
+# ------------------------------------------------------------------------------------------ signatures
+
+
+class Signature:
+    """One distinct abstract signature: how to rebuild the arguments from the program's flat inputs."""
+
+    def __init__(self, body: dict[str, Any], arg_specs: list[dict[str, Any]], cap: Captured) -> None:
+        self.id: int = int(body["id"])
+        self.args: list[Any] = list(body["args"])
+        self.names = [str(a["name"]) for a in arg_specs]
+        self.cap = cap
+        self.avals: list[Any] = []
+        for arg in self.args:
+            self._collect(arg)
+
+    def _collect(self, arg: dict[str, Any]) -> None:
+        if "number" in arg:
+            self.avals.append(self.cap.shape_dtype((), self.cap.jnp.float32, weak_type=True))
+        elif "tree" in arg:
+            self._collect_node(arg["tree"])
+
+    def _collect_node(self, node: dict[str, Any]) -> None:
+        ((tag, body),) = node.items()
+        if tag == "aval":
+            self.avals.append(self.cap.shape_dtype(tuple(body["shape"]), DTYPES[body["dtype"]]))
+        elif tag == "dict":
+            for _, child in body:
+                self._collect_node(child)
+        else:
+            for child in body:
+                self._collect_node(child)
+
+    def build(self, leaves: list[Any]) -> list[Any]:
+        """The function's arguments from the flat leaves (tracers or arrays), in the signature's order."""
+        it = iter(leaves)
+        out: list[Any] = []
+        for arg in self.args:
+            if "number" in arg:
+                out.append(next(it))
+            elif "static" in arg:
+                out.append(arg["static"])
+            else:
+                out.append(_build_node(arg["tree"], it))
+        return out
+
+
+def _build_node(node: dict[str, Any], it: Iterator[Any]) -> Any:
+    ((tag, body),) = node.items()
+    if tag == "aval":
+        return next(it)
+    if tag == "dict":
+        return {key: _build_node(child, it) for key, child in body}
+    return [_build_node(child, it) for child in body]
+
+
+# ------------------------------------------------------------------------------------------ outputs
+
+
+class _Out:
+    """A placeholder for the program's i-th output in a host skeleton."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+
+def skeleton_node(tree: Any) -> Any:
+    """A host skeleton (from ``to_host`` with ``_Out`` leaves) as a wire node."""
+    if isinstance(tree, _Out):
+        return {"out": tree.index}
+    if isinstance(tree, dict):
+        return {"dict": [[encode_key(k), skeleton_node(v)] for k, v in tree.items()]}
+    if isinstance(tree, list):
+        return {"list": [skeleton_node(v) for v in tree]}
+    if isinstance(tree, tuple):
+        return {"tuple": [skeleton_node(v) for v in tree]}
+    if tree is None:
+        return {"none": True}
+    if isinstance(tree, OtherNode):
+        return {"node": {"type": tree.type_name, "children": [skeleton_node(c) for c in tree.children]}}
+    assert isinstance(tree, BadLeaf)
+    return {"bad": tree.type_name}
+
+
+class Probe:
+    """What one traced call saw: the output skeleton, a mutation, and (weakly) the trace it ran in."""
+
+    def __init__(self) -> None:
+        self.skeleton: Any = None
+        self.mutation: str | None = None
+        self.trace: weakref.ref[Any] | None = None
+
+    def leaked(self, tracer_type: type) -> bool:
+        """A tracer of the finished trace is still referenced (kept in a global, a cache, a closure).
+
+        What ``jax.checking_leaks()`` finds, without the referrer walk it spends seconds on to explain it: a
+        trace that outlives the call (after collecting cycles) is held by a tracer that escaped.
+        """
+        if self.trace is None or self.trace() is None:
+            return False
+        gc.collect()
+        trace = self.trace()
+        return trace is not None and any(isinstance(r, tracer_type) for r in gc.get_referrers(trace))
+
+
+def make_wrapper(
+    fn: Callable[..., Any], sig: Signature, check_inputs: bool, cap: Captured, probe: Probe, max_depth: int
+) -> Callable[..., list[Any]]:
+    """The function the captured jit traces: flat leaves in, flat output leaves out (skeleton aside)."""
+
+    def is_array(x: Any) -> bool:
+        return isinstance(x, cap.tracer_type | cap.array_type | np.ndarray | np.generic | float | int)
+
+    def children(x: Any) -> list[Any] | None:
+        flat, treedef = cap.tree_flatten(x, is_leaf=lambda y: y is not x)
+        return None if cap.treedef_is_leaf(treedef) else list(flat)
+
+    def wrapper(*leaves: Any) -> list[Any]:
+        if leaves and hasattr(leaves[0], "_trace"):
+            probe.trace = weakref.ref(leaves[0]._trace)
+        args = sig.build(list(leaves))
+        snaps = [(n, snapshot(a)) for n, a in zip(sig.names, args, strict=True)] if check_inputs else []
+        out = fn(*args)
+        for name, snap in snaps:
+            probe.mutation = probe.mutation or find_mutation(name, snap)
+        recorded: list[Any] = []
+
+        def record(x: Any) -> _Out:
+            recorded.append(x)
+            return _Out(len(recorded) - 1)
+
+        try:
+            host = to_host(out, is_array, children, convert=record, max_depth=max_depth)
+        except TreeTooDeep as exc:
+            raise CaseFailure("wrong_answer", str(exc), reason="structure", advice="output_depth") from None
+        probe.skeleton = skeleton_node(host)
+        return recorded
+
+    return wrapper
+
+
+# ------------------------------------------------------------------------------------------ the job
+
+
+class Tracer:
+    """Serves one job: loads the code, exports one program per signature, prints, retraces."""
+
+    def __init__(self, cap: Captured, channel: int, stdin: BinaryIO) -> None:
+        self.cap = cap
+        self.channel = channel
+        self.stdin = stdin
+
+    def send(self, message: dict[str, Any], blobs: list[bytes] | None = None) -> None:
+        write_frame(self.channel, message, blobs or [])
+
+    def serve(self) -> None:
+        job = read_frame(self.stdin, JOB_LIMITS)
+        message = job.message
+        self.arg_specs: list[dict[str, Any]] = list(message["args"])
+        self.check_inputs = bool(message.get("check_inputs_unchanged"))
+        self.max_depth = int(message.get("max_output_depth", 64))
+        try:
+            self.fn = load_function(str(message["code"]), str(message["function"]))
+        except BaseException as exc:
+            failure = classify(exc, self.cap.errors, at="while loading the code")
+            if failure.verdict == "runtime_error":
+                failure.message = f"{failure.message}\n(raised while loading the code, before any case ran)"
+            self.send({"type": "load_error", "verdict": failure.verdict, "message": failure.message})
+            return
+        finally:
+            self.cap.restore_config()
+        self.send({"type": "loaded"})
+        signatures: dict[int, Signature] = {}
+        debug_sigs: set[int] = set()
+        for body in message["signatures"]:
+            sig = Signature(body, self.arg_specs, self.cap)
+            signatures[sig.id] = sig
+            if self.export_one(sig, "program"):
+                debug_sigs.add(sig.id)
+        self.print_runs(job, signatures, debug_sigs)
+        self.send({"type": "public_done"})
+        more = read_frame(self.stdin, JOB_LIMITS).message
+        for body in more.get("signatures", []):
+            sig = Signature(body, self.arg_specs, self.cap)
+            signatures[sig.id] = sig
+            self.export_one(sig, "program")
+        retrace = more.get("retrace")
+        if isinstance(retrace, int) and retrace in signatures:
+            self.export_one(signatures[retrace], "retrace")
+        self.send({"type": "done"})
+
+    def export_one(self, sig: Signature, kind: str) -> bool:
+        """Trace and export one signature through a fresh wrapper; send it. True if it used jax.debug."""
+        probe = Probe()
+        used: list[bool] = []
+        wrapper = make_wrapper(self.fn, sig, self.check_inputs, self.cap, probe, self.max_depth)
+        started = time.perf_counter()
+        try:
+            jitted = self.cap.jit(wrapper, keep_unused=True)
+            with self.cap.debug_stripped(used):
+                traced = jitted.trace(*sig.avals)
+                if probe.leaked(self.cap.tracer_type):
+                    raise CaseFailure("trace_error", ADVICE["leak"], advice="leak")
+                callbacks = find_callbacks(traced.jaxpr)
+                if callbacks:
+                    raise CaseFailure(
+                        "trace_error",
+                        f"the function calls {', '.join(sorted(callbacks))}. {ADVICE['host_callback']}",
+                        advice="host_callback",
+                    )
+                exported = self.cap.export(jitted, platforms=["cpu"])(*sig.avals)
+                module = exported.mlir_module_serialized
+        except BaseException as exc:
+            failure = classify(exc, self.cap.errors, at="while tracing the function")
+            failed = f"{kind}_failed" if kind == "retrace" else "trace_failed"
+            self.send({"type": failed, "sig": sig.id, **failure.wire()})
+            return False
+        finally:
+            self.cap.restore_config()
+        self.send(
+            {
+                "type": kind,
+                "sig": sig.id,
+                "skeleton": probe.skeleton,
+                "debug": bool(used),
+                "mutation": probe.mutation,
+                "module": 0,
+                "trace_ms": round((time.perf_counter() - started) * 1000, 3),
+            },
+            [module],
+        )
+        return bool(used)
+
+    def print_runs(self, job: Frame, signatures: dict[int, Signature], debug_sigs: set[int]) -> None:
+        """Run the function on public and custom values of signatures that used jax.debug, for its prints."""
+        for item in job.message.get("print_cases", []):
+            sig = signatures.get(item.get("sig"))
+            if sig is None or sig.id not in debug_sigs:
+                continue
+            try:
+                leaves = decode_leaves(item["leaves"], job)
+            except Exception as exc:  # the judge's own frame: never expected
+                print(f"[judge] cannot read the values to print with: {exc}", file=sys.stderr)
+                continue
+            self.print_one(sig, leaves, str(item.get("name", "")))
+
+    def print_one(self, sig: Signature, leaves: list[Any], name: str) -> None:
+        probe = Probe()
+        errors: list[BaseException] = []
+        wrapper = make_wrapper(self.fn, sig, False, self.cap, probe, self.max_depth)
+        # JAX logs a failing callback with its own traceback; the message below names the user's line.
+        debug_log = logging.getLogger("jax._src.debugging")
+        level = debug_log.level
+        debug_log.setLevel(logging.CRITICAL)
+        try:
+            with self.cap.callbacks_watched(errors):
+                with _silenced():  # the Python prints of this trace were shown when the program was exported
+                    traced = self.cap.jit(wrapper, keep_unused=True).trace(*sig.avals)
+                    compiled = traced.lower().compile()
+                # A number argument traces as a weakly typed scalar: pass it as the Python float it is.
+                values = [
+                    float(x) if getattr(aval, "weak_type", False) else self.cap.device_put(x)
+                    for x, aval in zip(leaves, sig.avals, strict=True)
+                ]
+                self.cap.block_until_ready(compiled(*values))
+        except BaseException as exc:
+            sys.stdout.flush()
+            if errors:
+                culprit = errors[0]
+                place = where(culprit).strip() or "in the callback"
+                print(
+                    f"[judge] case {name}: jax.debug.callback raised {first_line(culprit)}\n  at {place}",
+                    file=sys.stderr,
+                    flush=True,
+                )
+            else:
+                print(
+                    f"[judge] case {name}: running the function to show its jax.debug output failed: "
+                    f"{where(exc).strip()} {first_line(exc)}".replace("  ", " "),
+                    file=sys.stderr,
+                    flush=True,
+                )
+        finally:
+            debug_log.setLevel(level)
+            self.cap.restore_config()
+            sys.stdout.flush()
+
+
+@contextlib.contextmanager
+def _silenced() -> Iterator[None]:
+    """Send fds 1 and 2 to /dev/null for a while (Python prints of a trace that already printed)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in (*saved, devnull):
+            os.close(fd)
+
+
+# ------------------------------------------------------------------------------------------ entry points
+
+
+def _run(cap: Captured, channel: int) -> None:
+    # Keep the judge's code out of reach of the submission's imports (what it needs is imported already).
+    sys.path[:] = [p for p in sys.path if p not in ("", os.getcwd())]
+    write_frame(channel, {"type": "ready", "pid": os.getpid(), "jax": cap.jax.__version__})
+    stdin = os.fdopen(0, "rb", buffering=0, closefd=False)
+    with contextlib.suppress(EOFError):  # the judge went away: nothing to report to
+        Tracer(cap, channel, stdin).serve()
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+        sys.stderr.flush()
+    os._exit(0)
+
+
+def serve_forked(cap: Captured, channel: int) -> None:
+    """Entry point of a tracer forked by the zygote (fds 0-3 set up, already confined). Never returns."""
+    cap.warm_up(lower=True)
+    _run(cap, channel)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="sandbox.inside.tracer")
+    parser.add_argument("--result-fd", type=int, required=True)
+    opts = parser.parse_args()
+    cap = Captured()
+    cap.warm_up(lower=True)
+    _run(cap, opts.result_fd)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,174 @@
+"""The zygote: a fork server that imported JAX once and forks one tracer per submission.
+
+    python -m sandbox.inside.zygote --control-fd N [--seccomp-fd M]
+
+It never runs user code and reads commands only from the judge, on its control socket (a Unix
+``SOCK_SEQPACKET`` socket: one JSON message per packet, descriptors passed with ``SCM_RIGHTS``):
+
+- ``fork`` {id, confine, uid, rlimits, tmp_bytes, shm_bytes} with three descriptors (the child's stdin, result
+  channel and output): forks a child that makes them its fds 0, 3 and 1+2, closes everything else, confines
+  itself (``sandbox.inside.confine``: its own mounts, uid, no capabilities, no_new_privs, seccomp) when
+  ``confine`` is set, starts its own XLA backend and serves one job as a tracer. Replies ``forked`` {id, pid}
+  with the child's pid also as ``SCM_CREDENTIALS`` (the kernel translates it into the judge's PID namespace);
+- every child or orphan that exits is reaped and reported as ``exit`` {pid, code} (the zygote is a child
+  subreaper, so a tracer's orphaned grandchildren come back to it).
+
+Before reporting ``ready`` it imports JAX and traces one function (``jit(f).trace``), which warms the tracing
+machinery WITHOUT starting the XLA backend: it never lowers, compiles or creates an array, so it has no XLA
+threads and its children can start their own backend safely (forking after the backend started deadlocks).
+It exits when the control socket closes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import signal
+import socket
+import struct
+import sys
+import traceback
+from typing import Any
+
+from sandbox.inside import confine, tracer
+from sandbox.protocol import write_frame
+
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def _warm() -> Any:
+    cap = tracer.Captured()
+    cap.warm_up(lower=False)  # tracing only: it starts no XLA backend, so forking stays safe
+    return cap
+
+
+def _send(sock: socket.socket, message: dict[str, Any], creds_pid: int | None = None) -> None:
+    data = json.dumps(message).encode()
+    if creds_pid is not None:
+        creds = struct.pack("iII", creds_pid, os.getuid(), os.getgid())
+        try:
+            sock.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_CREDENTIALS, creds)])
+            return
+        except OSError:
+            pass  # not allowed to name another pid: the judge falls back to the pid in the message
+    sock.send(data)
+
+
+def _child(sock: socket.socket, request: dict[str, Any], fds: list[int], cap: Any, bpf: bytes | None) -> None:
+    """The forked child: set up its descriptors, confine itself, serve one job. Never returns."""
+    result_fd = 3
+    try:
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        os.setsid()
+        stdin_fd, channel_fd, output_fd = fds
+        # Move the three descriptors above the standard ones first, so dup2 never overwrites one of them.
+        moved = [os.dup(fd) for fd in (stdin_fd, channel_fd, output_fd)]
+        sock.detach()
+        os.dup2(moved[0], 0)
+        os.dup2(moved[2], 1)
+        os.dup2(moved[2], 2)
+        os.dup2(moved[1], result_fd)
+        os.closerange(4, 1 << 16)
+        rlimits = {k: (int(v[0]), int(v[1])) for k, v in request["rlimits"].items()}
+        if request.get("confine"):
+            confine.confine(
+                int(request["uid"]), rlimits, int(request["tmp_bytes"]), int(request["shm_bytes"]), bpf
+            )
+        else:
+            confine.set_rlimits(rlimits)
+        tracer.serve_forked(cap, result_fd)
+    except BaseException as exc:
+        with contextlib.suppress(BaseException):
+            write_frame(result_fd, {"type": "start_error", "message": f"{type(exc).__name__}: {exc}"[:2000]})
+            traceback.print_exc()
+    os._exit(70)
+
+
+def _reap(sock: socket.socket) -> None:
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        _send(sock, {"type": "exit", "pid": pid, "code": os.waitstatus_to_exitcode(status)})
+
+
+def serve(sock: socket.socket, bpf: bytes | None) -> None:
+    cap = _warm()
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_r, False)
+    os.set_blocking(wake_w, False)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    signal.set_wakeup_fd(wake_w)
+    with contextlib.suppress(OSError):
+        import ctypes
+
+        ctypes.CDLL(None).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    _send(sock, {"type": "ready", "pid": os.getpid(), "jax": cap.jax.__version__})
+    import select
+
+    while True:
+        watched: list[Any] = [sock, wake_r]
+        readable, _, _ = select.select(watched, [], [])
+        if wake_r in readable:
+            with contextlib.suppress(OSError):
+                while os.read(wake_r, 4096):
+                    pass
+            _reap(sock)
+        if sock not in readable:
+            continue
+        try:
+            data, fds, _, _ = socket.recv_fds(sock, 1 << 16, 3)
+        except InterruptedError:
+            continue
+        if not data:
+            return  # the judge closed the control socket
+        request = json.loads(data)
+        if request.get("type") != "fork" or len(fds) != 3:
+            for fd in fds:
+                os.close(fd)
+            _send(sock, {"type": "fork_failed", "id": request.get("id"), "message": "malformed fork request"})
+            continue
+        sys.stdout.flush()
+        sys.stderr.flush()
+        try:
+            pid = os.fork()
+        except OSError as exc:
+            for fd in fds:
+                os.close(fd)
+            _send(sock, {"type": "fork_failed", "id": request.get("id"), "message": str(exc)})
+            continue
+        if pid == 0:
+            _child(sock, request, fds, cap, bpf)
+        for fd in fds:
+            os.close(fd)
+        _send(
+            sock,
+            {"type": "forked", "id": request["id"], "pid": pid},
+            creds_pid=pid if os.getuid() == 0 else None,
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="sandbox.inside.zygote")
+    parser.add_argument("--control-fd", type=int, required=True)
+    parser.add_argument("--seccomp-fd", type=int, default=None)
+    opts = parser.parse_args()
+    bpf = None
+    if opts.seccomp_fd is not None:
+        with os.fdopen(opts.seccomp_fd, "rb") as handle:
+            bpf = handle.read()
+    sock = socket.socket(fileno=opts.control_fd)
+    try:
+        serve(sock, bpf)
+    finally:
+        os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

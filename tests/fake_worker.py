@@ -1,0 +1,175 @@
+"""A fake sandboxed program for the monitor's tests: it speaks (or abuses) the protocol, without JAX.
+
+    python tests/fake_worker.py ROLE SCENARIO --result-fd N
+
+ROLE is ``tracer`` or ``executor``. A well-behaved fake tracer answers every step with a program whose
+skeleton is ``{"out": 0}``; a well-behaved fake executor compiles everything and returns the case's first
+input leaf as the output. SCENARIO names a misbehaviour (see ``TRACER`` and ``EXECUTOR`` below).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import sys
+import time
+from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from sandbox.protocol import (
+    Blobs,
+    FrameLimits,
+    decode_leaves,
+    encode_frame,
+    encode_leaf,
+    read_frame,
+)
+
+LIMITS = FrameLimits(max_frame=1 << 28, max_json=1 << 26, max_json_depth=400)
+
+
+def raw_frame(json_text: bytes, blobs: bytes = b"") -> bytes:
+    return struct.pack(">II", 4 + len(json_text) + len(blobs), len(json_text)) + json_text + blobs
+
+
+def send(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def program(sig: int, **extra: Any) -> bytes:
+    return encode_frame(
+        {"type": "program", "sig": sig, "skeleton": {"out": 0}, "module": 0, **extra}, [b"module"]
+    )
+
+
+def tracer(fd: int, scenario: str) -> None:
+    stdin = os.fdopen(0, "rb", buffering=0)
+    job = read_frame(stdin, LIMITS).message
+    if scenario == "deep_frame":
+        send(fd, raw_frame(b"{" + b'"a":[' * 100_000 + b"1" + b"]" * 100_000 + b', "type": "loaded"}'))
+    elif scenario == "huge_int_timing":
+        send(fd, encode_frame({"type": "loaded"}))
+        send(
+            fd,
+            raw_frame(
+                b'{"type":"program","sig":0,"skeleton":{"out":0},"module":0,"trace_ms":'
+                + b"9" * 400
+                + b',"blobs":[1]}',
+                b"m",
+            ),
+        )
+    elif scenario == "nan_timing":
+        send(fd, encode_frame({"type": "loaded"}))
+        send(
+            fd,
+            raw_frame(
+                b'{"type":"program","sig":0,"skeleton":{"out":0},"module":0,"trace_ms":NaN,"blobs":[1]}', b"m"
+            ),
+        )
+    elif scenario == "forged_progress":
+        send(fd, encode_frame({"type": "loaded"}))
+        while True:  # "still working": none of these is the step the judge waits for
+            send(fd, encode_frame({"type": "loaded"}))
+            time.sleep(0.01)
+    elif scenario == "flood":
+        big = program(0) + encode_frame({"type": "program", "sig": 0, "module": 0}, [b"x" * (1000 * 1024)])
+        send(fd, encode_frame({"type": "loaded"}))
+        for _ in range(100):
+            send(fd, big)
+    elif scenario == "spin_garbage":
+        chunk = b"\x00\x00\x00\x10" + b"z" * 65532
+        while True:
+            send(fd, chunk)
+    elif scenario == "spin_output":
+        send(fd, encode_frame({"type": "loaded"}))
+        chunk = b"y" * 65536
+        while True:
+            os.write(1, chunk)
+    elif scenario == "silent":
+        time.sleep(3600)
+    else:  # "good" and every executor scenario
+        send(fd, encode_frame({"type": "loaded"}))
+        for sig in job["signatures"]:
+            send(fd, program(sig["id"]))
+        send(fd, encode_frame({"type": "public_done"}))
+        more = read_frame(stdin, LIMITS).message
+        for sig in more.get("signatures", []):
+            send(fd, program(sig["id"]))
+        if more.get("retrace") is not None:
+            send(
+                fd,
+                encode_frame(
+                    {"type": "retrace", "sig": more["retrace"], "skeleton": {"out": 0}, "module": 0},
+                    [b"module"],
+                ),
+            )
+        send(fd, encode_frame({"type": "done"}))
+    time.sleep(0.2)
+
+
+def executor(fd: int, scenario: str) -> None:
+    stdin = os.fdopen(0, "rb", buffering=0)
+    while True:
+        try:
+            frame = read_frame(stdin, LIMITS)
+        except EOFError:
+            return
+        kind = frame.type
+        if kind == "begin":
+            if scenario == "junk_unasked":
+                send(fd, b"\x00\x00\x00\x05hello")
+            continue
+        if kind == "program":
+            send(
+                fd,
+                encode_frame(
+                    {
+                        "type": "compiled",
+                        "id": frame.message["id"],
+                        "summary": {},
+                        "compile_ms": 1.0,
+                        "key": str(frame.message["id"]),
+                    }
+                ),
+            )
+        elif kind == "run":
+            case = frame.message["case"]
+            if scenario in ("huge_shape", "big_dim"):
+                dim = 10**30 if scenario == "huge_shape" else 2**40
+                leaf = {"leaf": {"dtype": "float32", "shape": [0, dim], "blob": 0}}
+                send(
+                    fd,
+                    encode_frame({"type": "result", "case": case, "outputs": [leaf], "run_ms": 1.0}, [b""]),
+                )
+                continue
+            if scenario == "huge_int_timing":
+                text = b'{"type":"result","case":%d,"outputs":[],"run_ms":%s}' % (case, b"9" * 400)
+                send(fd, raw_frame(text))
+                continue
+            if scenario == "hang":
+                time.sleep(3600)
+            leaves = decode_leaves(frame.message["leaves"], frame)
+            blobs = Blobs()
+            node = encode_leaf(leaves[0], blobs)
+            send(
+                fd,
+                encode_frame({"type": "result", "case": case, "outputs": [node], "run_ms": 1.0}, blobs.items),
+            )
+        elif kind == "end":
+            send(fd, encode_frame({"type": "ended"}))
+
+
+def main() -> None:
+    role, scenario = sys.argv[1], sys.argv[2]
+    fd = int(sys.argv[sys.argv.index("--result-fd") + 1])
+    send(fd, encode_frame({"type": "ready", "pid": os.getpid()}))
+    (tracer if role == "tracer" else executor)(fd, scenario)
+    json.dumps({})
+
+
+if __name__ == "__main__":
+    main()

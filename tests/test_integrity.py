@@ -1,0 +1,583 @@
+"""Issue 13's attacks (and issue 7's harness points 8-12), graded end to end on every backend.
+
+User code runs in the tracer, which it owns: it can read and rewrite anything there (the job, the tracer's
+checks, its result channel). Each test below does that and asserts what the judge must still guarantee: a
+function that fails under jit is never accepted, a host callback cannot be hidden, no hidden value reaches
+the output or the messages, forged or flooding frames give a clean verdict in bounded time and memory, and
+state kept across calls, mutations, debug callbacks and container subclasses get the right verdict.
+Gradings go through a warm GradingPool (forked tracers, reused executors), as in the service.
+"""
+
+from __future__ import annotations
+
+import resource
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+
+from judge.grader import grade
+from judge.problems import Problem, ProblemSet
+from judge.results import GradeResult
+from judge.verdicts import Verdict, WrongAnswerReason
+from sandbox.backends import get_backend
+from sandbox.limits import SandboxLimits
+from sandbox.pool import GradingPool
+from tests.conftest import ROOT, available_backends
+
+pytestmark = pytest.mark.slow
+
+#: Tracer slots of these pools (others are skipped while busy).
+SLOT_BASE = 300
+
+CORRECT = """
+import jax
+import jax.numpy as jnp
+
+
+def correct(grads, max_norm):
+    leaves = jax.tree.leaves(grads)
+    norm = jnp.sqrt(sum(jnp.sum(leaf.astype(jnp.float32) ** 2) for leaf in leaves))
+    scale = jnp.minimum(1.0, max_norm / jnp.maximum(norm, 1e-30))
+    return {"clipped": jax.tree.map(lambda g: (g * scale).astype(g.dtype), grads), "global_norm": norm}
+"""
+SGD = """
+import jax
+
+
+def correct(params, grads, velocity, learning_rate, momentum):
+    new_velocity = jax.tree.map(lambda v, g: momentum * v + g, velocity, grads)
+    new_params = jax.tree.map(lambda p, v: p - learning_rate * v, params, new_velocity)
+    return new_params, new_velocity
+"""
+
+
+@pytest.fixture(scope="module")
+def problems() -> ProblemSet:
+    return ProblemSet(ROOT / "problems")
+
+
+@pytest.fixture(scope="module", params=available_backends())
+def pool(request: pytest.FixtureRequest) -> Iterator[GradingPool]:
+    backend = get_backend(str(request.param))
+    pool = GradingPool(backend, SandboxLimits(), size=1, slot_base=SLOT_BASE, slots=32)
+    try:
+        yield pool
+    finally:
+        pool.close()
+        backend.close()
+
+
+def run(pool: GradingPool, problem: Problem, code: str, **options: Any) -> GradeResult:
+    return grade(problem, code, lambda limits: pool.acquire(180, limits), **options)
+
+
+def fast(problem: Problem, **limits: float) -> Problem:
+    spec = problem.spec.model_copy(update={"limits": problem.spec.limits.model_copy(update=limits)})
+    return Problem(spec, problem.root, problem.statement_source, problem.starter, problem.cases)
+
+
+def shown(result: GradeResult) -> str:
+    """Everything a learner sees: output, messages (case and summary)."""
+    return "\n".join([result.stdout, result.message, *(c.message for c in result.cases)])
+
+
+# ------------------------------------------------------------------------------------------ forging
+
+
+FORGED_FRAMES = """
+import os, sys
+from sandbox.protocol import encode_frame
+frames = [
+    encode_frame({"type": "loaded"}),
+    encode_frame({"type": "program", "sig": 0, "skeleton": {"out": 0}, "module": 0}, [b"junk"]),
+    encode_frame({"type": "case_result", "index": 0, "status": "ok", "verdict": "accepted"}),
+    encode_frame({"type": "public_done"}),
+    encode_frame({"type": "done"}),
+]
+for fd in range(3, 64):  # the result channel is one of these, whatever its number
+    for frame in frames:
+        try:
+            os.write(fd, frame)
+        except OSError:
+            break
+
+
+def clip_by_global_norm(grads, max_norm):
+    return {"clipped": grads, "global_norm": max_norm * 0.0}
+"""
+
+
+def test_forged_frames_claiming_results_are_not_accepted(pool: GradingPool, problems: ProblemSet) -> None:
+    result = run(pool, problems.get("global-norm-clipping"), FORGED_FRAMES)
+    assert result.verdict is not Verdict.ACCEPTED, result.message
+    assert result.verdict in {Verdict.RUNTIME_ERROR, Verdict.WRONG_ANSWER}
+
+
+NUMPY_AT_LOAD_TIME = (
+    CORRECT
+    + """
+import gc, sys
+import numpy as np
+
+T = sys.modules.get("sandbox.inside.tracer") or sys.modules["__main__"]  # forked, or run as a script
+P = sys.modules["sandbox.protocol"]
+
+
+def numpy_answer(grads, max_norm):  # cannot be traced: NumPy and Python floats on the values
+    leaves = [np.asarray(leaf, np.float32) for leaf in jax.tree.leaves(grads)]
+    norm = float(np.sqrt(sum(float(np.sum(leaf ** 2)) for leaf in leaves)))
+    scale = min(1.0, float(max_norm) / max(norm, 1e-30))
+    clipped = jax.tree.map(lambda g: (np.asarray(g, np.float32) * scale).astype(np.asarray(g).dtype), grads)
+    return {"clipped": clipped, "global_norm": np.float32(norm)}
+
+
+# Read the job out of the tracer's memory, compute every answer it can in NumPy, and make the tracer
+# export constant programs with those answers instead of tracing the function.
+cap = next(o for o in gc.get_objects() if isinstance(o, T.Captured))
+ANSWERS = {}
+for obj in gc.get_objects():
+    if isinstance(obj, P.Frame) and obj.message.get("type") == "job":
+        for item in obj.message.get("print_cases", []):
+            body = next(s for s in obj.message["signatures"] if s["id"] == item["sig"])
+            sig = T.Signature(body, obj.message["args"], cap)
+            ANSWERS[sig.id] = numpy_answer(*sig.build(P.decode_leaves(item["leaves"], obj)))
+original = T.make_wrapper
+
+
+def make_wrapper(fn, sig, *rest):
+    if sig.id in ANSWERS:
+        answer = ANSWERS[sig.id]
+        fn = lambda *args: jax.tree.map(jnp.asarray, answer)
+    return original(fn, sig, *rest)
+
+
+T.make_wrapper = make_wrapper
+
+
+def clip_by_global_norm(grads, max_norm):
+    return numpy_answer(grads, max_norm)
+"""
+)
+
+
+def test_a_function_that_fails_under_jit_is_never_accepted(pool: GradingPool, problems: ProblemSet) -> None:
+    problem = problems.get("global-norm-clipping")
+    result = run(pool, problem, NUMPY_AT_LOAD_TIME)
+    assert result.verdict is not Verdict.ACCEPTED
+    hidden = [c for c in result.cases if c.visibility == "hidden"]
+    assert hidden and all(c.verdict is not Verdict.ACCEPTED for c in hidden), [c.verdict for c in hidden]
+    assert result.verdict is Verdict.TRACE_ERROR, result.message
+
+
+HIDDEN_CALLBACK = (
+    CORRECT
+    + """
+import gc, sys
+import numpy as np
+from jax._src.export._export import _module_to_bytecode
+
+T = sys.modules.get("sandbox.inside.tracer") or sys.modules["__main__"]  # forked, or run as a script
+# Blind the tracer's own check, and export by lowering (which keeps host callbacks) instead of jax.export
+# (which refuses them): the program that reaches the judge calls back into this process.
+T.find_callbacks = lambda *args, **kwargs: set()
+cap = next(o for o in gc.get_objects() if isinstance(o, T.Captured))
+
+
+class Lowered:
+    def __init__(self, data):
+        self.mlir_module_serialized = data
+
+
+cap.export = lambda jitted, platforms: (
+    lambda *avals: Lowered(_module_to_bytecode(jitted.lower(*avals).compiler_ir("stablehlo")))
+)
+
+
+def clip_by_global_norm(grads, max_norm):
+    out = correct(grads, max_norm)
+    shape = jax.ShapeDtypeStruct((), jnp.float32)
+    norm = jax.pure_callback(lambda x: np.asarray(x, np.float32), shape, out["global_norm"])
+    return {**out, "global_norm": norm}
+"""
+)
+
+
+def test_a_host_callback_cannot_be_hidden(pool: GradingPool, problems: ProblemSet) -> None:
+    result = run(pool, problems.get("global-norm-clipping"), HIDDEN_CALLBACK)
+    assert result.verdict is Verdict.WRONG_ANSWER, result.message
+    first = result.cases[0]
+    assert first.reason is WrongAnswerReason.RULE and "host" in first.message, first.message
+
+
+# ------------------------------------------------------------------------------------------ hidden values
+
+
+SNOOP = (
+    CORRECT
+    + """
+import gc, os, sys
+import numpy as np
+
+
+def snoop(tag):
+    found = []
+    for obj in gc.get_objects():
+        if isinstance(obj, np.ndarray) and obj.dtype.kind == "f" and 0 < obj.size < 5000:
+            found.append(obj.ravel().tolist())
+    print(tag, repr(found)[:20000], flush=True)
+    return found
+
+
+snoop("load")
+
+
+def clip_by_global_norm(grads, max_norm):
+    found = snoop("trace")
+    shapes = jax.tree.map(lambda x: x.shape, grads)
+    raise ValueError(f"FOUND {repr(found)[:3000]} {shapes}")
+"""
+)
+
+
+def _hidden_numbers(problem: Problem) -> set[str]:
+    """Distinctive printed forms of hidden input values (not also in a public case, not round numbers)."""
+    public: set[float] = set()
+    for case in problem.public_cases:
+        for leaf in _leaves(case.inputs):
+            public.update(float(v) for v in leaf.ravel())
+    numbers: set[str] = set()
+    for case in problem.hidden_cases:
+        for leaf in _leaves(case.inputs):
+            for value in leaf.ravel()[:4]:
+                v = float(value)
+                if v in public or v == round(v):
+                    continue
+                numbers.update({repr(v), f"{v:.6g}", f"{v:.4f}"})
+    return numbers
+
+
+def _leaves(tree: Any) -> list[np.ndarray]:
+    if isinstance(tree, dict):
+        return [x for v in tree.values() for x in _leaves(v)]
+    if isinstance(tree, list | tuple):
+        return [x for v in tree for x in _leaves(v)]
+    return [np.asarray(tree, np.float64)] if isinstance(tree, np.ndarray) else []
+
+
+def test_printing_or_raising_hidden_values_reveals_none(pool: GradingPool, problems: ProblemSet) -> None:
+    problem = problems.get("global-norm-clipping")
+    result = run(pool, problem, SNOOP)
+    text = shown(result)
+    numbers = _hidden_numbers(problem)
+    assert len(numbers) > 20
+    leaked = sorted(n for n in numbers if n in text)
+    assert leaked == [], f"hidden values reached the learner: {leaked[:5]}"
+    for case in result.cases:
+        if case.visibility == "hidden":
+            assert "FOUND" not in case.message and case.run_ms is None and case.error_ratio is None
+    assert "FOUND" in result.cases[0].message, "public cases show the user's own message"
+    assert "hidden cases were traced is not shown" in result.stdout
+
+
+# ------------------------------------------------------------------------------------------ bounded
+
+
+FORGED_PROGRESS = """
+import os, threading
+from sandbox.protocol import encode_frame
+
+
+def flood():
+    frame = encode_frame({"type": "loaded"})
+    while True:
+        for fd in range(3, 64):
+            try:
+                os.write(fd, frame)
+            except OSError:
+                pass
+
+
+threading.Thread(target=flood, daemon=True).start()
+
+
+def clip_by_global_norm(grads, max_norm):
+    while True:
+        pass
+"""
+
+
+def test_forged_progress_frames_cannot_clear_the_deadline(pool: GradingPool, problems: ProblemSet) -> None:
+    result = run(pool, fast(problems.get("global-norm-clipping"), case_time_s=3), FORGED_PROGRESS)
+    assert result.verdict in {Verdict.RUNTIME_ERROR, Verdict.TIME_LIMIT_EXCEEDED}, result.message
+    assert result.elapsed_ms < (3 + 20) * 1000
+
+
+FRAME_FLOOD = """
+import os, struct
+from sandbox.protocol import encode_frame
+big = encode_frame({"type": "program", "sig": 0, "skeleton": {"out": 0}, "module": 0}, [b"x" * (1000 * 1024)])
+for _ in range(100):
+    for fd in range(3, 64):
+        try:
+            os.write(fd, big)
+        except OSError:
+            pass
+
+
+def clip_by_global_norm(grads, max_norm):
+    return {"clipped": grads, "global_norm": max_norm}
+"""
+
+
+def test_a_frame_flood_keeps_the_judges_memory_bounded(pool: GradingPool, problems: ProblemSet) -> None:
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    result = run(pool, problems.get("global-norm-clipping"), FRAME_FLOOD)
+    grew_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert result.verdict is not Verdict.ACCEPTED
+    assert grew_mb < 300, f"the judge grew by {grew_mb:.0f} MiB under a frame flood"
+
+
+SPINNING_WRITER = """
+import sys, threading
+
+
+def spin():
+    chunk = "x" * 65536
+    while True:
+        sys.stdout.write(chunk)
+
+
+threading.Thread(target=spin, daemon=True).start()
+
+
+def clip_by_global_norm(grads, max_norm):
+    while True:
+        pass
+"""
+
+
+def test_a_writer_that_never_pauses_cannot_starve_the_deadline(
+    pool: GradingPool, problems: ProblemSet
+) -> None:
+    result = run(pool, fast(problems.get("global-norm-clipping"), case_time_s=3), SPINNING_WRITER)
+    assert result.verdict is Verdict.TIME_LIMIT_EXCEEDED, result.message
+    assert result.elapsed_ms < (3 + 20) * 1000
+    assert result.stdout_truncated and len(result.stdout) < 70_000
+
+
+THREADS_EXHAUSTED = (
+    CORRECT
+    + """
+import threading, time
+held = []
+try:
+    while True:
+        t = threading.Thread(target=time.sleep, args=(3600,), daemon=True)
+        t.start()
+        held.append(t)
+except RuntimeError:
+    pass
+
+
+def clip_by_global_norm(grads, max_norm):
+    threading.Thread(target=lambda: None).start()
+    return correct(grads, max_norm)
+"""
+)
+
+
+def test_a_thread_that_cannot_start_is_reported_as_such(pool: GradingPool, problems: ProblemSet) -> None:
+    if pool.backend.insecure:
+        pytest.skip("the process backend has no process limit to meet")
+    result = run(pool, problems.get("global-norm-clipping"), THREADS_EXHAUSTED)
+    assert result.verdict is Verdict.RUNTIME_ERROR, result.message
+    assert "thread could not be started" in result.cases[0].message
+    assert "sys.exit" not in result.message
+
+
+# ------------------------------------------------------------------------------------------ issue 7
+
+
+STATE_ACROSS_CALLS = (
+    CORRECT
+    + """
+SEEN = set()
+
+
+def clip_by_global_norm(grads, max_norm):
+    leaves = jax.tree.leaves(grads)
+    key = (str(jax.tree.structure(grads)), tuple((x.shape, str(x.dtype)) for x in leaves))
+    again = key in SEEN
+    SEEN.add(key)
+    out = correct(grads, max_norm)
+    if again:  # the second call of a signature answers differently
+        out["global_norm"] = out["global_norm"] * 2
+    return out
+"""
+)
+
+
+def test_state_kept_across_calls_is_a_wrong_answer(pool: GradingPool, problems: ProblemSet) -> None:
+    result = run(pool, problems.get("global-norm-clipping"), STATE_ACROSS_CALLS)
+    assert result.verdict is Verdict.WRONG_ANSWER, result.message
+    last = result.cases[-1]
+    assert last.reason is WrongAnswerReason.STATE and "state across calls" in last.message
+    assert all(c.verdict is Verdict.ACCEPTED for c in result.cases[:-1])
+
+
+LEAKED_TRACER = (
+    CORRECT
+    + """
+CACHE = {}
+
+
+def clip_by_global_norm(grads, max_norm):
+    key = str(jax.tree.structure(grads))
+    if key not in CACHE:
+        CACHE[key] = correct(grads, max_norm)
+    return CACHE[key]
+"""
+)
+
+
+def test_a_leaked_tracer_is_a_trace_error_with_advice(pool: GradingPool, problems: ProblemSet) -> None:
+    result = run(pool, problems.get("global-norm-clipping"), LEAKED_TRACER)
+    assert result.verdict is Verdict.TRACE_ERROR, result.message
+    assert "escaped the function" in result.cases[0].message
+
+
+REORDERED_KEYS = (
+    SGD
+    + """
+def sgd_momentum(params, grads, velocity, learning_rate, momentum):
+    out = correct(params, grads, velocity, learning_rate, momentum)
+    for tree in (params, velocity):
+        if isinstance(tree, dict) and len(tree) > 1:
+            items = list(tree.items())
+            tree.clear()
+            tree.update(reversed(items))  # the same values under the same keys, in another order
+    return out
+"""
+)
+SWAPPED_VALUES = (
+    SGD
+    + """
+def sgd_momentum(params, grads, velocity, learning_rate, momentum):
+    out = correct(params, grads, velocity, learning_rate, momentum)
+    if isinstance(params, dict) and len(params) > 1:
+        keys = list(params)
+        values = [params[k] for k in keys]
+        params.clear()
+        params.update(zip(keys, reversed(values)))  # re-inserted so values line up by position
+    return out
+"""
+)
+
+
+def test_key_order_alone_is_not_a_mutation(pool: GradingPool, problems: ProblemSet) -> None:
+    result = run(pool, problems.get("sgd-momentum"), REORDERED_KEYS)
+    assert result.verdict is Verdict.ACCEPTED, result.message
+
+
+def test_values_moved_between_keys_are_a_mutation(pool: GradingPool, problems: ProblemSet) -> None:
+    result = run(pool, problems.get("sgd-momentum"), SWAPPED_VALUES)
+    assert result.verdict is Verdict.WRONG_ANSWER, result.message
+    failing = next(c for c in result.cases if c.verdict is Verdict.WRONG_ANSWER)
+    assert (
+        failing.reason is WrongAnswerReason.MUTATION and "replaced inside the input dict" in failing.message
+    )
+
+
+DEBUG_CALLBACK_RAISES = (
+    CORRECT
+    + """
+def check(norm):
+    if norm >= 0:
+        raise ValueError("the callback saw a norm")
+
+
+def clip_by_global_norm(grads, max_norm):
+    out = correct(grads, max_norm)
+    jax.debug.callback(check, out["global_norm"])
+    return out
+"""
+)
+
+
+def test_errors_in_debug_callbacks_name_the_exception_and_line(
+    pool: GradingPool, problems: ProblemSet
+) -> None:
+    problem = problems.get("global-norm-clipping")
+    result = run(pool, problem, DEBUG_CALLBACK_RAISES)
+    assert result.verdict is Verdict.ACCEPTED, "verdicts come from the program, which has no callback"
+    line = DEBUG_CALLBACK_RAISES.splitlines().index('        raise ValueError("the callback saw a norm")') + 1
+    assert "ValueError: the callback saw a norm" in result.stdout
+    assert f"line {line}" in result.stdout
+    assert "INTERNAL" not in result.stdout and "Traceback" not in result.stdout
+
+
+NAMED_TUPLE = (
+    SGD
+    + """
+from typing import NamedTuple
+
+
+class Step(NamedTuple):
+    new_params: object
+    new_velocity: object
+
+
+def sgd_momentum(params, grads, velocity, learning_rate, momentum):
+    return Step(*correct(params, grads, velocity, learning_rate, momentum))
+"""
+)
+ORDERED_DICT = (
+    CORRECT
+    + """
+from collections import OrderedDict
+
+
+def clip_by_global_norm(grads, max_norm):
+    return OrderedDict(correct(grads, max_norm))
+"""
+)
+CUSTOM_NODE = (
+    CORRECT
+    + """
+from dataclasses import dataclass
+
+
+@jax.tree_util.register_dataclass
+@dataclass
+class Clipped:
+    clipped: object
+    global_norm: object
+
+
+def clip_by_global_norm(grads, max_norm):
+    return Clipped(**correct(grads, max_norm))
+"""
+)
+
+
+def test_container_subclasses_count_as_their_base(pool: GradingPool, problems: ProblemSet) -> None:
+    assert run(pool, problems.get("sgd-momentum"), NAMED_TUPLE).verdict is Verdict.ACCEPTED
+    assert run(pool, problems.get("global-norm-clipping"), ORDERED_DICT).verdict is Verdict.ACCEPTED
+    other = run(pool, problems.get("global-norm-clipping"), CUSTOM_NODE)
+    assert other.verdict is Verdict.WRONG_ANSWER and other.cases[0].reason is WrongAnswerReason.STRUCTURE
+    assert "Clipped" in other.cases[0].message
+
+
+def test_a_run_streams_each_case_as_soon_as_it_is_known(pool: GradingPool, problems: ProblemSet) -> None:
+    problem = problems.get("sgd-momentum")
+    seen: list[tuple[str, Verdict, str]] = []
+    result = run(
+        pool,
+        problem,
+        SGD + "\nsgd_momentum = correct\n",
+        on_case=lambda c: seen.append((c.name, c.verdict, c.message)),
+    )
+    assert [name for name, _, _ in seen] == [c.name for c in result.cases]
+    assert [(v, m) for _, v, m in seen] == [(c.verdict, c.message) for c in result.cases]

@@ -1,0 +1,135 @@
+"""The monitor survives any bytes: fake tracers and executors (tests/fake_worker.py, no JAX) that send
+frames 100,000 levels deep, 400-digit timings, NaN, leaves of shape [0, 10**30], floods, garbage without
+pause, forged progress, or nothing at all. Every run ends with a clean record in bounded time and memory."""
+
+from __future__ import annotations
+
+import resource
+import sys
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from judge.grader import build_session, interpret
+from judge.problems import ProblemSet
+from judge.verdicts import Verdict
+from sandbox.base import Pair, PopenWorker
+from sandbox.limits import SandboxLimits
+from sandbox.monitor import RawRun, run_session
+from tests.conftest import ROOT
+from tests.sessions import session
+
+FAKE = str(ROOT / "tests" / "fake_worker.py")
+LIMITS = SandboxLimits(case_time_s=2.0, wall_time_s=20.0, startup_time_s=20.0)
+
+
+def fake(role: str, scenario: str) -> PopenWorker:
+    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+    return PopenWorker("fake", [sys.executable, FAKE, role, scenario], env, role=role)  # type: ignore[arg-type]
+
+
+def drive(
+    tracer: str = "good", executor: str = "good", limits: SandboxLimits = LIMITS, **job: object
+) -> RawRun:
+    pair = Pair(fake("tracer", tracer), fake("executor", executor))
+    try:
+        inputs = [np.arange(3, dtype=np.float32), np.arange(4, dtype=np.float32)]
+        return run_session(pair, session("unused", *inputs, secret=(False, True), **job), limits)  # type: ignore[arg-type]
+    finally:
+        pair.close()
+
+
+def test_a_well_behaved_pair_completes() -> None:
+    raw = drive()
+    assert raw.stop is None and raw.executor_healthy
+    assert sorted(raw.runs) == [0, 1] and raw.retrace_run is not None
+    np.testing.assert_array_equal(raw.runs[1].outputs[0], np.arange(4, dtype=np.float32))  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("scenario", "words"),
+    [
+        ("deep_frame", "nested deeper"),
+        ("huge_int_timing", "digits"),
+        ("nan_timing", "non-finite"),
+        ("forged_progress", "expected"),
+        ("flood", "expected"),
+        ("spin_garbage", "JSON"),
+    ],
+)
+def test_hostile_tracer_bytes_give_a_clean_protocol_error(scenario: str, words: str) -> None:
+    raw = drive(tracer=scenario)
+    assert raw.stop is not None and raw.stop.party == "tracer", raw.stop
+    assert raw.stop.protocol_error is not None and words in raw.stop.protocol_error, raw.stop.protocol_error
+    assert raw.elapsed_s < LIMITS.case_time_s + 5
+
+
+def test_a_frame_flood_keeps_memory_bounded() -> None:
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    raw = drive(tracer="flood")
+    grew_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert raw.stop is not None and raw.stop.protocol_error
+    assert grew_mb < 100, f"the judge grew by {grew_mb:.0f} MiB"
+
+
+def test_a_writer_that_never_pauses_cannot_starve_the_deadline() -> None:
+    raw = drive(tracer="spin_output")
+    assert raw.stop is not None and raw.stop.timeout == "case" and raw.stop.case == 0
+    assert raw.elapsed_s < LIMITS.case_time_s + 5
+    assert len(raw.output) == LIMITS.output_bytes and raw.output_total > LIMITS.output_bytes
+
+
+def test_silence_while_loading_is_a_time_limit() -> None:
+    raw = drive(tracer="silent")
+    assert raw.stop is not None and raw.stop.phase == "load" and raw.stop.timeout == "case"
+
+
+@pytest.mark.parametrize(
+    ("scenario", "words"),
+    [
+        ("huge_shape", "digits"),
+        ("big_dim", "dimension"),
+        ("huge_int_timing", "digits"),
+        ("junk_unasked", "out of range"),
+    ],
+)
+def test_hostile_executor_bytes_give_a_clean_protocol_error(scenario: str, words: str) -> None:
+    raw = drive(executor=scenario)
+    assert raw.stop is not None and raw.stop.party == "executor", raw.stop
+    assert raw.stop.protocol_error is not None and words in raw.stop.protocol_error, raw.stop.protocol_error
+    assert not raw.executor_healthy
+
+
+def test_a_hung_executor_is_a_time_limit_and_is_not_reused() -> None:
+    raw = drive(executor="hang")
+    assert raw.stop is not None and raw.stop.party == "executor" and raw.stop.timeout == "case"
+    assert raw.stop.case == 0 and not raw.executor_healthy
+
+
+def test_the_wall_limit_holds_whatever_the_pair_does() -> None:
+    raw = drive(tracer="forged_progress", limits=replace(LIMITS, case_time_s=60.0, wall_time_s=2.0))
+    assert raw.stop is not None
+    assert raw.elapsed_s < 2.0 + 5
+
+
+def test_every_record_interprets_to_a_verdict_from_the_closed_set() -> None:
+    problem = ProblemSet(ROOT / "problems").get("global-norm-clipping")
+    cases = list(problem.cases[:2])
+    for tracer, executor in [
+        ("deep_frame", "good"),
+        ("flood", "good"),
+        ("good", "huge_shape"),
+        ("silent", "good"),
+    ]:
+        pair = Pair(fake("tracer", tracer), fake("executor", executor))
+        try:
+            job = build_session(problem, "unused", cases, [False, True], 1 << 20)
+            raw = run_session(pair, job, LIMITS)
+        finally:
+            pair.close()
+        expected = [{"clipped": c.inputs[0], "global_norm": np.array(1.0, np.float32)} for c in cases]
+        result = interpret(
+            problem, cases, ["public", "hidden"], expected, raw, LIMITS, job, backend="fake", elapsed_ms=1.0
+        )
+        assert result.verdict in set(Verdict) - {Verdict.ACCEPTED, Verdict.NOT_RUN, Verdict.INTERNAL_ERROR}
