@@ -331,6 +331,13 @@ class Store:
                 )
             )
 
+    def held_by(self, node: str) -> list[str]:
+        """The submissions ``node`` is grading now (``running`` claims recorded with its name)."""
+        running = Submission.status == Status.RUNNING.value
+        query = select(Submission.id).where(running, Submission.node == node)
+        with self._session() as session:
+            return list(session.scalars(query))
+
     def reclaim_lost(self, cutoff: datetime) -> list[str]:
         """Queue again (``running -> queued``) what nodes hold whose last heartbeat is older than
         ``cutoff`` (or that stopped without handing it back); mark those nodes ``lost``. The ids, to be
