@@ -71,14 +71,22 @@ class NodeEngine(Protocol):
     def close(self) -> None: ...
 
 
-def check_backend(name: str, fallback: Backend) -> Backend:
-    """A separate instance of the named backend for the sandbox self-test: ``judge.doctor.self_test``
-    closes the backend it is given (its zygote too), which would kill the warm pool's pre-forked
-    tracers if they shared it (the next grading would fail while loading). ``fallback`` when the name is
-    not a built-in backend (tests' fakes)."""
-    from sandbox.backends import BACKENDS, get_backend
+class _NoEngine:
+    """The engine before the self-test passed: no pool, grades nothing."""
 
-    return get_backend(name) if name in BACKENDS else fallback
+    def grade(
+        self, problem: Problem, code: str, *, on_case: Callable[[CaseResult], None] | None = None
+    ) -> GradeResult:
+        raise RuntimeError("the grading node is not ready")
+
+    def readiness(self) -> str | None:
+        return "the sandbox self-test has not passed yet"
+
+    def stats(self) -> dict[str, int | str | None]:
+        return {"size": 0, "idle": 0}
+
+    def close(self) -> None:
+        pass
 
 
 def node_name() -> str:
@@ -124,9 +132,12 @@ class GradingNode:
         )
         self.notifier = RedisNotifier(settings.queue_url)
         self.feed = ProgressFeed(self.store, self.notifier)
-        self.engine: NodeEngine = engine or Engine(
+        # The warm pool starts once the self-test passed: ``judge.doctor.self_test`` closes the backend it
+        # is given (its zygote too), which would kill warm tracers forked before it.
+        self._make_engine: Callable[[], NodeEngine] = lambda: Engine(
             self.backend, workers=concurrency, slot_base=settings.sandbox_slot_base
         )
+        self.engine: NodeEngine = engine or _NoEngine()
         self.callbacks = self._callbacks()
         self.worker = GradingWorker(
             self.store,
@@ -281,13 +292,17 @@ class GradingNode:
     def _ready_to_consume(self) -> bool:
         """Self-test, then a warm worker; False when asked to stop first."""
         while not self._stop.is_set():
-            result = self._sandbox_check(check_backend(self.backend_name, self.backend))
+            result = self._sandbox_check(self.backend)
             if result.ok:
                 break
             reason = f"the sandbox self-test failed: {result.message[:300]}"
             log.error("%s; taking no jobs, trying again in %.0f s", reason, SELF_TEST_RETRY_S)
             self._set_state(NodeState.UNREADY, reason)
             self._stop.wait(SELF_TEST_RETRY_S)
+        if self._stop.is_set():
+            return False
+        if isinstance(self.engine, _NoEngine):
+            self.engine = self.worker.engine = self._make_engine()
         self._set_state(NodeState.STARTING, "the warm sandbox workers are starting")
         deadline = time.monotonic() + WARM_TIMEOUT_S
         while not self._stop.is_set():

@@ -23,7 +23,6 @@ from typing import Any, Protocol
 from judge.dispatch import Dispatcher, GradingWorker, LocalDispatcher, ProgressFeed
 from judge.dispatch.callbacks import CallbackSender
 from judge.dispatch.celery_queue import CeleryDispatcher, GradingQueue, Sweeper
-from judge.dispatch.node import check_backend
 from judge.dispatch.redis_notify import RedisNotifier
 from judge.doctor import SelfTest, self_test
 from judge.engine import Engine
@@ -241,8 +240,7 @@ class Services:
             log.exception("preparing the problems failed")
             self._prepared = f"preparing the problems failed ({type(exc).__name__})"
         while not self._stop.is_set():
-            # A backend of its own: the self-test closes the backend it uses (the warm pool's zygote too).
-            result = self._sandbox_check(check_backend(self.backend_name, self.backend))
+            result = self._sandbox_check(self.backend)
             if result.ok:
                 self._self_test = None
                 log.info("sandbox self-test passed in %.0f ms (%s)", result.elapsed_ms, self.backend_name)
