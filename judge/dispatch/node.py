@@ -315,6 +315,10 @@ class GradingNode:
             self._stop.wait(0.1)
         return False
 
+    def request_stop(self) -> None:
+        """Stop before consuming (the self-test or warm-up phase); once consuming, SIGTERM stops Celery."""
+        self._stop.set()
+
     def _on_signal(self, signum: int, _frame: object) -> None:
         self._stop.set()
         if self.state in (NodeState.READY, NodeState.DRAINING):
@@ -361,9 +365,11 @@ class GradingNode:
         return url_of(self._http.socket)
 
     def run(self) -> int:
-        """Grade until SIGTERM/SIGINT; the exit status. Call from the main thread."""
-        for stop in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(stop, self._on_signal)
+        """Grade until SIGTERM/SIGINT; the exit status. From the main thread (Celery's worker installs its
+        signal handlers); another thread may run it only up to consuming (tests of the self-test gate)."""
+        if threading.current_thread() is threading.main_thread():
+            for stop in (signal.SIGTERM, signal.SIGINT):
+                signal.signal(stop, self._on_signal)
         self.store.migrate()
         self._heartbeat_once()
         beats = threading.Thread(target=self._heartbeats, name="heartbeat", daemon=True)
