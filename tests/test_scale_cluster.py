@@ -15,6 +15,7 @@ import itertools
 import json
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import httpx
@@ -81,12 +82,12 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         }
         for n in range(2):
             apis.append(ServeProcess(base / f"api{n}", JUDGE_SANDBOX_SLOT_BASE=str(600 + 10 * n), **env))
-            apis[-1].start()
-        for n in range(2):
-            workers.append(
-                WorkerProcess(base / f"worker{n}", JUDGE_SANDBOX_SLOT_BASE=str(640 + 10 * n), **env)
-            )
-            workers[-1].start()
+            slots = str(640 + 10 * n)
+            workers.append(WorkerProcess(base / f"worker{n}", JUDGE_SANDBOX_SLOT_BASE=slots, **env))
+        # All four start at once (each start-up is mostly a sandbox self-test and warm-up).
+        with ThreadPoolExecutor(4) as pool:
+            for started in [pool.submit(p.start) for p in [*apis, *workers]]:
+                started.result()
         store = Store(database_url)
         yield Cluster(redis, database_url, store, apis, workers)
     finally:
