@@ -23,6 +23,7 @@ from typing import Any, Protocol
 from judge.dispatch import Dispatcher, GradingWorker, LocalDispatcher, ProgressFeed
 from judge.dispatch.callbacks import CallbackSender
 from judge.dispatch.celery_queue import CeleryDispatcher, GradingQueue, Sweeper
+from judge.dispatch.node import shared
 from judge.dispatch.redis_notify import RedisNotifier
 from judge.doctor import SelfTest, self_test
 from judge.engine import Engine
@@ -240,7 +241,8 @@ class Services:
             log.exception("preparing the problems failed")
             self._prepared = f"preparing the problems failed ({type(exc).__name__})"
         while not self._stop.is_set():
-            result = self._sandbox_check(self.backend)
+            # A view whose close() keeps the zygote the warm pool forks its tracers from.
+            result = self._sandbox_check(shared(self.backend))
             if result.ok:
                 self._self_test = None
                 log.info("sandbox self-test passed in %.0f ms (%s)", result.elapsed_ms, self.backend_name)
