@@ -30,8 +30,7 @@ COPY sandbox sandbox
 COPY reference reference
 COPY problems problems
 RUN .venv/bin/python -m pip install --no-cache-dir --no-index --find-links /wheels --no-deps -e . \
-    && .venv/bin/python -m compileall -q -j 0 .venv judge sandbox reference problems \
-    && rm -rf jax_judge.egg-info/SOURCES.txt
+    && .venv/bin/python -m compileall -q -j 0 .venv judge sandbox reference
 
 FROM ${BASE_IMAGE}
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
