@@ -15,7 +15,6 @@ import itertools
 import json
 import time
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import httpx
@@ -84,10 +83,10 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
             apis.append(ServeProcess(base / f"api{n}", JUDGE_SANDBOX_SLOT_BASE=str(600 + 10 * n), **env))
             slots = str(640 + 10 * n)
             workers.append(WorkerProcess(base / f"worker{n}", JUDGE_SANDBOX_SLOT_BASE=slots, **env))
-        # All four start at once (each start-up is mostly a sandbox self-test and warm-up).
-        with ThreadPoolExecutor(4) as pool:
-            for started in [pool.submit(p.start) for p in [*apis, *workers]]:
-                started.result()
+        # One after another: on 2 busy cores, four sandbox self-tests and warm-ups at once outlast the
+        # sandbox's start-up limit.
+        for process in [*apis, *workers]:
+            process.start()
         store = Store(database_url)
         yield Cluster(redis, database_url, store, apis, workers)
     finally:
