@@ -26,9 +26,10 @@ from judge.service.apikeys import hash_key
 from judge.store import NodeState, Status, Store
 from tests import postgres, redis_server
 from tests.scale_support import FAST_CLOCKS, WorkerProcess, wait_until
-from tests.service_support import HEAVY, ServeProcess, solution, sse_events
+from tests.service_support import ServeProcess, solution, sse_events
 
-pytestmark = [pytest.mark.slow, HEAVY]
+# Its own xdist group: the cluster runs beside the seed-check group, not after it (suite time).
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("scale")]
 
 GNC, SGD = "global-norm-clipping", "sgd-momentum"
 OPERATOR_KEY, LEARNER_KEY = "jj_operator-test-key-0123456789", "jj_learner-test-key-0123456789"

@@ -34,7 +34,7 @@ def test_dockerignore_keeps_secrets_and_state_out_of_the_build_context() -> None
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("image")
+@pytest.mark.xdist_group("scale")
 def test_the_image_serves_and_grades_a_submission() -> None:
     if shutil.which("podman") is None:
         pytest.skip("podman is missing (scripts/setup --test installs it)")
