@@ -6,7 +6,8 @@ API nodes and two ``judge worker`` grading nodes on loopback, grading real submi
 - GET /api/workers shows both nodes to an operator's key only;
 - the broker is killed and started again empty while submissions are queued: none is lost;
 - a node is SIGKILLed while grading: its work is queued again and graded once by the other; its sandboxes
-  die with it.
+  die with it;
+- SIGTERM: the last node finishes the grading it runs, takes no other job (none prefetched), exits 0.
 """
 
 from __future__ import annotations
@@ -227,3 +228,18 @@ def test_sigkill_a_grading_node_its_work_is_graded_once_elsewhere(cluster: Clust
 def log_redelivery(seconds: float) -> None:
     """Printed (pytest -s), not asserted: with node_timeout_s=4 and sweep_s=1 it is about 4-6 s."""
     print(f"lost node's work queued again {seconds:.1f} s after the SIGKILL")
+
+
+def test_sigterm_finishes_the_running_grading_and_takes_nothing_more(cluster: Cluster) -> None:
+    survivor = cluster.workers[1]
+    with cluster.client(0) as a:
+        running, waiting = submit(a, GNC, SLOW_ACCEPTED), submit(a, GNC, SLOW_ACCEPTED)
+        wait_until(lambda: cluster.store.held_by(survivor.name) == [running], 120, "the node to be grading")
+        assert survivor.stop(timeout=120) == 0  # SIGTERM: a clean exit
+        body = a.get(f"/api/submissions/{running}").json()
+        assert body["status"] == "done" and body["verdict"] == "accepted", body  # finished, not cut short
+        left = cluster.store.get(waiting)
+        assert left is not None and left.status is Status.QUEUED and left.attempts == 0  # never taken
+    nodes = {n.name: n for n in cluster.store.nodes()}
+    assert nodes[survivor.name].state is NodeState.STOPPED and nodes[survivor.name].busy == 0
+    assert_graded_once(cluster.store, [running])
