@@ -230,3 +230,35 @@ def test_workers_endpoint_with_in_process_dispatch(tmp_path: Path) -> None:
 
 def test_problem_set_loads_for_nodes() -> None:
     assert GNC in {p.slug for p in ProblemSet(None)}
+
+
+def test_a_node_hands_back_only_its_own_work_and_a_late_result_is_refused(store: Store) -> None:
+    from datetime import timedelta
+
+    from judge.store.models import utcnow
+
+    mine, theirs, other = new(store), new(store), new(store)
+    claim = store.claim(mine, node="a")
+    assert claim is not None and store.claim(theirs, node="b") is not None
+    assert sorted(store.held_by("a")) == [mine]
+    assert store.release_node("a") == [mine]
+    assert store.held_by("a") == [] and store.held_by("b") == [theirs]
+    record = store.get(mine)
+    assert record is not None and record.status is Status.QUEUED and record.attempts == 1
+    final = ("result", {"status": "done"})
+    assert not store.finish(claim, {}, "accepted", {}, final)  # the handed-back attempt stores nothing
+    again = store.claim(mine, node="b")
+    assert again is not None and again.attempt == 2
+    assert store.finish(again, {}, "accepted", {}, final)
+    assert store.get(other) is not None and store.held_by("c") == []
+    from judge.store import NodeBeat
+
+    for name in ("b", "idle"):
+        store.heartbeat(
+            NodeBeat(name=name, hostname="h", pid=1, queues=SUBMISSIONS_QUEUE, backend="bwrap", version="0",
+                     state=NodeState.READY, detail=None, slots=1, busy=0, idle_workers=1, graded=0,
+                     started_at=utcnow())
+        )  # fmt: skip
+    # Forgetting old nodes spares a node that still holds work.
+    assert store.prune_nodes(utcnow() + timedelta(seconds=1)) == 1
+    assert [n.name for n in store.nodes()] == ["b"]

@@ -25,7 +25,6 @@ import time
 import uuid
 from collections.abc import Callable
 from datetime import timedelta
-from typing import Any
 
 import redis
 from celery import Celery
@@ -336,13 +335,3 @@ class CeleryDispatcher(Dispatcher):
             self._closing = True
         self.sweeper.close()
         self.queue.close()
-
-
-def describe(queue_url: str) -> dict[str, Any]:
-    """The queue URL without its password (for logs and /readyz)."""
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(queue_url)
-    host = parts.hostname or ""
-    port = f":{parts.port}" if parts.port else ""
-    return {"broker": f"{parts.scheme}://{host}{port}{parts.path}"}

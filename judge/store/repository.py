@@ -305,16 +305,6 @@ class Store:
 
     # ------------------------------------------------------------------------------------ distributed
 
-    def delay(self, submission_id: str, until: datetime) -> None:
-        """Record that a queue message for the (queued) submission is due at ``until``, so the sweeper
-        (``requeue_stale``) leaves it alone until then (a retry published after a delay)."""
-        with self._session() as session:
-            session.execute(
-                update(Submission)
-                .where(Submission.id == submission_id, Submission.status == Status.QUEUED.value)
-                .values(enqueued_at=until)
-            )
-
     def release_node(self, node: str, submission_id: str | None = None) -> list[str]:
         """``running -> queued`` for the work ``node`` holds (or only ``submission_id`` of it): the node
         hands it back. The attempt number stays, so a late result of the handed-back attempt is refused."""
