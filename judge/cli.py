@@ -500,6 +500,40 @@ def serve(
     raise typer.Exit(run_server(settings))
 
 
+@app.command()
+def worker(
+    concurrency: Annotated[
+        int | None,
+        typer.Option(
+            "--concurrency",
+            "-c",
+            min=1,
+            max=256,
+            help="Submissions graded at once: warm sandbox workers and queue slots (default: one per core).",
+        ),
+    ] = None,
+    host: Annotated[
+        str | None, typer.Option("--host", help="Address of /healthz, /readyz, /metrics (default 127.0.0.1).")
+    ] = None,
+    port: Annotated[
+        int | None, typer.Option("--port", help="Their port (default 8000; 0 picks one).")
+    ] = None,
+) -> None:
+    """Start a grading node: take submissions from JUDGE_QUEUE_URL, grade them, store results in
+    JUDGE_DATABASE_URL (settings: JUDGE_* variables, see README.md)."""
+    from pydantic import ValidationError
+
+    from judge.dispatch.node import run_node
+    from judge.service.settings import Settings
+
+    overrides = {k: v for k, v in (("host", host), ("port", port)) if v is not None}
+    try:
+        settings = Settings(**overrides)  # type: ignore[arg-type]
+    except (ValidationError, ValueError) as exc:
+        raise _fail(f"invalid settings: {exc}") from None
+    raise typer.Exit(run_node(settings, concurrency or settings.submission_concurrency))
+
+
 @app.command("hash-key")
 def hash_key_command(
     key: Annotated[

@@ -2,11 +2,13 @@
 
     Dispatcher            the API side: reserve() a place (QueueFull -> 429), then commit(id) or cancel()
     +-- LocalDispatcher   in-process: a bounded queue and N grading threads over the warm engine (default)
+    +-- CeleryDispatcher  distributed (``queue_url``): ids over Celery/Redis to ``judge worker`` nodes
+                          (``celery_queue``, ``node``, ``redis_notify``)
     GradingWorker         the grading side: claim -> grade -> store the result once -> events, callbacks
     ProgressFeed          per-case progress: stored with the submission, published to waiting streams
 
-A distributed queue (grading nodes, PostgreSQL, another broker) implements ``Dispatcher`` and calls
-``GradingWorker.process`` on its nodes; routers and the store do not change. The database is the truth:
+The distributed queue implements ``Dispatcher`` on the API side and calls ``GradingWorker.process`` on its
+grading nodes; routers and the store do not change. The database is the truth:
 ``Store.claim`` / ``Store.finish`` are conditional, so a submission is graded and stored exactly once even
 when a message is delivered twice or a node dies (its work is queued again).
 """

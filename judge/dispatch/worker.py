@@ -74,7 +74,11 @@ class GradingWorker:
         callbacks: CallbackQueue | None = None,
         observer: GradingObserver | None = None,
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        node: str | None = None,
     ) -> None:
+        """``node``: the grading node's name, recorded with each claim (distributed dispatch), so that the
+        work of a node that dies is queued again."""
+        self.node = node
         self.store = store
         self.engine = engine
         self.problems = problems
@@ -99,7 +103,7 @@ class GradingWorker:
         return manifest(problem, self.backend_name, self._hashes[problem.slug])
 
     def process(self, submission_id: str) -> Outcome:
-        claim = self.store.claim(submission_id)
+        claim = self.store.claim(submission_id, node=self.node)
         if claim is None:
             return Outcome.SKIPPED
         record = self.store.get(submission_id)

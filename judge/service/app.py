@@ -5,7 +5,8 @@
     app = create_app(services=built, manage=True) # built by the caller, started/stopped with the app
 
 Routes: ``/api/problems``, ``/api/problems/{slug}``, ``/api/problems/{slug}/run``, ``/api/submissions``,
-``/api/submissions/{id}``, ``/api/submissions/{id}/events``, ``/healthz``, ``/readyz``, ``/metrics``;
+``/api/submissions/{id}``, ``/api/submissions/{id}/events``, ``/api/workers`` (operators), ``/healthz``,
+``/readyz``, ``/metrics``;
 the OpenAPI schema at ``/openapi.json`` and its pages at ``/docs``.
 """
 
@@ -22,7 +23,7 @@ from starlette.concurrency import run_in_threadpool
 from judge import __version__, web
 from judge.service import errors
 from judge.service.bodylimit import BodySizeLimit
-from judge.service.routes import health, problems, runs, submissions
+from judge.service.routes import health, problems, runs, submissions, workers
 from judge.service.settings import Settings
 from judge.service.state import Services
 
@@ -68,7 +69,7 @@ def create_app(
     if services is not None:
         app.state.services = services
     errors.install(app)
-    for router in (problems.router, runs.router, submissions.router, health.router):
+    for router in (problems.router, runs.router, submissions.router, workers.router, health.router):
         app.include_router(router)
     web.mount(app, lambda: app.state.services.catalog.problems)
     if settings.cors_origins:

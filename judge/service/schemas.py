@@ -229,3 +229,38 @@ class Readiness(_Out):
     reason: str | None
     backend: str | None
     workers: dict[str, int | str | None]
+    #: ``local`` (graded in this process) or ``celery`` (graded by ``judge worker`` nodes).
+    dispatch: str = "local"
+    #: ``ok``, or why the database does not answer.
+    database: str = "ok"
+    #: The grading queue (``celery`` dispatch): ``ok`` or why the broker does not answer; None when local.
+    queue: str | None = None
+    #: Live grading nodes and their free slots (``celery`` dispatch).
+    nodes: int | None = None
+    free_slots: int | None = None
+
+
+class WorkerNode(_Out):
+    """A grading process: a ``judge worker`` node, or the service itself with in-process dispatch."""
+
+    name: str
+    hostname: str
+    pid: int
+    backend: str
+    version: str
+    state: str = Field(description="starting, ready, unready, draining, stopped or lost")
+    detail: str | None = Field(description="Why it is not ready (self-test failure, ...).")
+    alive: bool = Field(description="Its last heartbeat is recent (within node_timeout_s).")
+    slots: int = Field(description="Submissions it grades at once.")
+    busy: int = Field(description="Submissions it is grading now.")
+    idle_workers: int = Field(description="Warm sandbox workers ready now.")
+    graded: int = Field(description="Submissions it graded since it started.")
+    started_at: datetime
+    last_seen: datetime
+
+
+class WorkerList(_Out):
+    dispatch: str
+    nodes: list[WorkerNode]
+    slots: int = Field(description="Grading slots of the live nodes.")
+    busy: int

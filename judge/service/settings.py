@@ -79,6 +79,22 @@ class Settings(BaseSettings):
     #: Seconds running gradings may finish in at shutdown (the rest are graded after the next start).
     shutdown_grace_s: float = Field(default=10.0, ge=0, le=600)
 
+    # ---- distributed dispatch (judge worker); unset: grading happens in this process
+    #: Broker of the grading queue, e.g. ``redis://host:6379/0`` (Celery on Redis). Set it on every
+    #: ``judge serve`` and ``judge worker`` of a deployment, with one shared PostgreSQL ``database_url``.
+    queue_url: str | None = None
+    #: Seconds between a grading node's heartbeats (stored in the database, shown by GET /api/workers).
+    heartbeat_s: float = Field(default=2.0, gt=0, le=60)
+    #: A node silent this long is lost: what it was grading is queued again for other nodes.
+    node_timeout_s: float = Field(default=15.0, gt=0, le=3600)
+    #: Seconds between sweeps (lost nodes' work, messages a broker lost); one process sweeps at a time.
+    sweep_s: float = Field(default=2.0, gt=0, le=600)
+    #: A queued submission whose message was published this long ago is published again (a safety net:
+    #: duplicates are harmless, the grade is stored once).
+    requeue_after_s: float = Field(default=900.0, gt=0, le=86400)
+    #: Redis redelivers an unacknowledged message after this long (longer than any grading takes).
+    visibility_timeout_s: float = Field(default=3600.0, ge=60, le=86400)
+
     # ---- request limits
     max_body_bytes: int = Field(default=1024 * 1024, ge=1024, le=64 * 1024 * 1024)
     max_code_bytes: int = Field(default=64 * 1024, ge=64, le=MAX_CODE_BYTES)
@@ -94,6 +110,8 @@ class Settings(BaseSettings):
     api_keys: dict[str, str] = Field(default_factory=dict)
     #: A file of more keys, one ``NAME HASH`` per line (``#`` comments).
     api_keys_file: Path | None = None
+    #: Names of API keys that may read operator endpoints (GET /api/workers); empty: nobody may.
+    operator_keys: StrList = Field(default_factory=list)
     #: Whether requests without a key are served (rate-limited per client address).
     allow_anonymous: bool = True
     #: ``limits`` notation, e.g. ``120/minute`` or ``10/second;500/hour``: per key, and per client address.
@@ -113,7 +131,7 @@ class Settings(BaseSettings):
     callback_backoff_s: float = Field(default=1.0, gt=0, le=3600)
     callback_timeout_s: float = Field(default=10.0, gt=0, le=120)
 
-    @field_validator("cors_origins", "callback_hosts", mode="before")
+    @field_validator("cors_origins", "callback_hosts", "operator_keys", mode="before")
     @classmethod
     def _list(cls, value: Any) -> Any:
         if isinstance(value, str):
@@ -134,6 +152,16 @@ class Settings(BaseSettings):
             raise ValueError(f"not a rate limit such as '120/minute': {exc}") from None
         return value
 
+    @field_validator("queue_url")
+    @classmethod
+    def _queue(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        scheme = value.split("://", 1)[0].lower() if "://" in value else ""
+        if scheme not in ("redis", "rediss"):
+            raise ValueError("the grading queue needs a Redis URL such as redis://host:6379/0")
+        return value.strip()
+
     @model_validator(mode="after")
     def _callbacks_need_secret(self) -> Settings:
         if self.callback_hosts and (
@@ -148,6 +176,11 @@ class Settings(BaseSettings):
     def workers(self) -> int:
         """Warm sandbox workers: one per concurrent submission plus the Run reserve."""
         return self.submission_concurrency + self.run_reserve
+
+    @property
+    def distributed(self) -> bool:
+        """Grading happens on ``judge worker`` nodes through ``queue_url`` (else in this process)."""
+        return self.queue_url is not None
 
     def resolved_database_url(self) -> str:
         from judge.store import sqlite_url

@@ -2,7 +2,11 @@
 
 Services.build(settings)   choose the sandbox (fails closed), load problems, open the database
 services.start()           migrate, recover and start grading, start callbacks; warm up in background
-services.readiness()       None when ready, else why not (for /readyz)
+services.readiness()       None when ready, else why not (for /readyz): problems, sandbox, database, queue
+
+With ``queue_url`` set the service is a stateless API node: submissions go through Celery to ``judge
+worker`` nodes (``judge.dispatch.celery_queue``), progress notices come over Redis pub/sub, and the
+service's own small warm pool (``run_reserve`` workers) serves Run only.
 services.stop()            stop taking work, let gradings finish (grace), close the sandbox pool
 """
 
@@ -13,10 +17,14 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
+from datetime import timedelta
 from typing import Any, Protocol
 
 from judge.dispatch import Dispatcher, GradingWorker, LocalDispatcher, ProgressFeed
 from judge.dispatch.callbacks import CallbackSender
+from judge.dispatch.celery_queue import CeleryDispatcher, GradingQueue, Sweeper
+from judge.dispatch.node import shared
+from judge.dispatch.redis_notify import RedisNotifier
 from judge.doctor import SelfTest, self_test
 from judge.engine import Engine
 from judge.problems import Problem, ProblemSet
@@ -29,7 +37,8 @@ from judge.service.metrics import Metrics, metered
 from judge.service.ratelimit import RateLimiter
 from judge.service.settings import Settings
 from judge.service.views import submission_json
-from judge.store import Store
+from judge.store import NodeRecord, NodeState, Store
+from judge.store.models import utcnow
 from sandbox.base import Backend
 
 
@@ -40,6 +49,8 @@ def shared_backend_self_test(backend: Backend) -> SelfTest:
 
 log = logging.getLogger(__name__)
 
+#: Node states that count as alive (taking or about to take work).
+_LIVE = frozenset({NodeState.STARTING, NodeState.READY, NodeState.UNREADY, NodeState.DRAINING})
 #: Seconds between self-test attempts while it keeps failing.
 SELF_TEST_RETRY_S = 30.0
 
@@ -93,12 +104,20 @@ class Services:
         self.limiter = RateLimiter(
             settings.rate_limit_storage, settings.rate_limit, settings.anonymous_rate_limit
         )
+        # Distributed: submissions are graded by ``judge worker`` nodes; this node's own warm pool serves
+        # Run only (run_reserve workers), so Run never waits behind the queue.
+        self.distributed = settings.distributed
+        pool_size = settings.run_reserve if self.distributed else settings.workers
         self.engine: GradingEngine = engine or Engine(
-            self.backend, workers=settings.workers, slot_base=settings.sandbox_slot_base
+            self.backend, workers=pool_size, slot_base=settings.sandbox_slot_base
         )
-        self.feed = ProgressFeed(store)
+        self.notifier: RedisNotifier | None = None
+        if settings.queue_url is not None:
+            self.notifier = RedisNotifier(settings.queue_url)
+        self.feed = ProgressFeed(store, self.notifier)
         self.callbacks: CallbackSender | None = None
-        if settings.callback_hosts and settings.callback_secret is not None:
+        # Distributed: the node that grades a submission sends its callback.
+        if settings.callback_hosts and settings.callback_secret is not None and not self.distributed:
             self.callbacks = CallbackSender(
                 store,
                 secret=settings.callback_secret.get_secret_value().encode(),
@@ -118,15 +137,32 @@ class Services:
             observer=self.metrics,
             max_attempts=settings.max_attempts,
         )
-        self.dispatcher: Dispatcher = LocalDispatcher(
-            self.worker,
-            store,
-            concurrency=settings.submission_concurrency,
-            queue_size=settings.queue_size,
-            may_start=self._submission_may_start,
-        )
+        self.queue: CeleryDispatcher | None = None
+        if settings.queue_url is not None:
+            grading_queue = GradingQueue(
+                settings.queue_url, visibility_timeout_s=settings.visibility_timeout_s
+            )
+            sweeper = Sweeper(
+                store,
+                grading_queue,
+                node_timeout_s=settings.node_timeout_s,
+                requeue_after_s=settings.requeue_after_s,
+                period_s=settings.sweep_s,
+            )
+            self.queue = CeleryDispatcher(
+                store, grading_queue, sweeper, queue_size=settings.queue_size, slots=self._node_slots
+            )
+            self.dispatcher: Dispatcher = self.queue
+        else:
+            self.dispatcher = LocalDispatcher(
+                self.worker,
+                store,
+                concurrency=settings.submission_concurrency,
+                queue_size=settings.queue_size,
+                may_start=self._submission_may_start,
+            )
         self.run_gate = RunGate(
-            lambda: settings.workers - self.dispatcher.running(),
+            lambda: pool_size - (0 if self.distributed else self.dispatcher.running()),
             queue=settings.run_queue,
             wait_s=settings.run_wait_s,
         )
@@ -141,6 +177,14 @@ class Services:
         self._warm: str | None = "the warm sandbox workers are starting"
         self._stop = threading.Event()
         self._warmup: threading.Thread | None = None
+
+    def live_nodes(self) -> list[NodeRecord]:
+        """Grading nodes whose heartbeat is recent (distributed dispatch)."""
+        cutoff = utcnow() - timedelta(seconds=self.settings.node_timeout_s)
+        return [n for n in self.store.nodes(seen_after=cutoff) if n.state in _LIVE]
+
+    def _node_slots(self) -> int:
+        return sum(n.slots for n in self.live_nodes() if n.state is NodeState.READY)
 
     def _submission_may_start(self) -> bool:
         """Submissions leave ``run_reserve`` warm workers idle for Run (priority to the interactive path)."""
@@ -187,6 +231,8 @@ class Services:
 
     def start(self) -> None:
         self.store.migrate()
+        if self.notifier is not None:
+            self.notifier.listen()
         self.dispatcher.start()
         if self.callbacks is not None:
             self.callbacks.start()
@@ -201,7 +247,8 @@ class Services:
             log.exception("preparing the problems failed")
             self._prepared = f"preparing the problems failed ({type(exc).__name__})"
         while not self._stop.is_set():
-            result = self._sandbox_check(self.backend)
+            # A view whose close() keeps the zygote the warm pool forks its tracers from.
+            result = self._sandbox_check(shared(self.backend))
             if result.ok:
                 self._self_test = None
                 log.info("sandbox self-test passed in %.0f ms (%s)", result.elapsed_ms, self.backend_name)
@@ -220,13 +267,28 @@ class Services:
         """None when ready, else the reason: the problems are prepared, the sandbox self-test passed and
         warm workers came up; afterwards, not ready while no worker is idle because starting them fails
         (all workers merely busy is still ready: Run has its reserve, submissions queue)."""
-        for reason in (self._prepared, self._self_test, self._warm):
-            if reason is not None:
+        checks = (self._prepared, self._self_test, self._warm, self.database_status(), self.queue_status())
+        for reason in checks:
+            if reason is not None and reason != "ok":
                 return reason
         idle = self.engine.stats().get("idle")
         if not idle and self._start_failed_at > self._start_ok_at:
             return f"no warm sandbox worker: starting one failed ({self._start_error})"
         return None
+
+    def database_status(self) -> str:
+        """``ok``, or why the database does not answer."""
+        try:
+            self.store.ping()
+        except Exception as exc:
+            return f"the database is unreachable ({type(exc).__name__})"
+        return "ok"
+
+    def queue_status(self) -> str | None:
+        """``ok`` or why the grading queue's broker does not answer; None with in-process dispatch."""
+        if self.queue is None:
+            return None
+        return self.queue.readiness() or "ok"
 
     def wait_ready(self, timeout: float) -> bool:
         """Block until ready (tests, the smoke run, benchmarks)."""
@@ -243,6 +305,8 @@ class Services:
         self.engine.close()
         if self.callbacks is not None:
             self.callbacks.close()
+        if self.notifier is not None:
+            self.notifier.close()
         if self._warmup is not None:
             self._warmup.join(timeout=5)
         self.store.close()

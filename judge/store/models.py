@@ -64,10 +64,15 @@ class Submission(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    #: The grading node that holds the current attempt (distributed dispatch; None in-process).
+    node: Mapped[str | None] = mapped_column(String(200))
+    #: When a queue message for it was last published again (distributed dispatch: the sweeper's clock).
+    enqueued_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
     __table_args__ = (
         Index("ix_submissions_status_created", "status", "created_at"),
         Index("ix_submissions_callback_state", "callback_state"),
+        Index("ix_submissions_node", "node"),
     )
 
 
@@ -100,3 +105,26 @@ class CallbackAttempt(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
     __table_args__ = (Index("ix_callback_attempts_submission_id", "submission_id"),)
+
+
+class GradingNode(Base):
+    """A ``judge worker`` process: its heartbeat, capacity and state (one row per process run)."""
+
+    __tablename__ = "grading_nodes"
+
+    name: Mapped[str] = mapped_column(String(200), primary_key=True)
+    hostname: Mapped[str] = mapped_column(String(255))
+    pid: Mapped[int] = mapped_column(Integer)
+    queues: Mapped[str] = mapped_column(String(200))
+    backend: Mapped[str] = mapped_column(String(32))
+    version: Mapped[str] = mapped_column(String(32))
+    state: Mapped[str] = mapped_column(String(24))
+    detail: Mapped[str | None] = mapped_column(Text)
+    slots: Mapped[int] = mapped_column(Integer)
+    busy: Mapped[int] = mapped_column(Integer)
+    idle_workers: Mapped[int] = mapped_column(Integer)
+    graded: Mapped[int] = mapped_column(Integer)
+    started_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    last_seen: Mapped[datetime] = mapped_column(UTCDateTime)
+
+    __table_args__ = (Index("ix_grading_nodes_last_seen", "last_seen"),)

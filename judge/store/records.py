@@ -57,10 +57,62 @@ class SubmissionRecord:
     created_at: datetime
     started_at: datetime | None
     finished_at: datetime | None
+    #: The grading node holding the current attempt (distributed dispatch only).
+    node: str | None = None
 
     @property
     def finished(self) -> bool:
         return self.status in (Status.DONE, Status.FAILED)
+
+
+class NodeState(StrEnum):
+    """A grading node's life: ``starting -> ready -> draining -> stopped``; ``unready`` while its sandbox
+    self-test fails or no warm worker can start (it takes no jobs then); ``lost`` once its heartbeat
+    stopped and its work was queued again."""
+
+    STARTING = "starting"
+    READY = "ready"
+    UNREADY = "unready"
+    DRAINING = "draining"
+    STOPPED = "stopped"
+    LOST = "lost"
+
+
+@dataclass(frozen=True)
+class NodeBeat:
+    """What a grading node reports with each heartbeat."""
+
+    name: str
+    hostname: str
+    pid: int
+    queues: str
+    backend: str
+    version: str
+    state: NodeState
+    detail: str | None
+    slots: int
+    busy: int
+    idle_workers: int
+    graded: int
+    started_at: datetime
+
+
+@dataclass(frozen=True)
+class NodeRecord:
+    name: str
+    hostname: str
+    pid: int
+    queues: str
+    backend: str
+    version: str
+    state: NodeState
+    detail: str | None
+    slots: int
+    busy: int
+    idle_workers: int
+    graded: int
+    started_at: datetime
+    last_seen: datetime
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,13 @@ graders can never both write a result:
     fail(claim, ...)    running -> failed    likewise
     release(claim)      running -> queued    a retry after a judge-side failure
     recover()           running -> queued    on start: work of a process that died is queued again
+
+Distributed dispatch adds grading nodes (``heartbeat``, ``nodes``) and, because several nodes grade at once,
+never ``recover()``: instead each claim records its node, and
+
+    release_node(node)      running -> queued    a node hands back its own work (shutdown)
+    reclaim_lost(cutoff)    running -> queued    work of nodes whose heartbeat stopped before ``cutoff``
+    requeue_stale(cutoff)   queued (no message published since ``cutoff``): to be published again
 """
 
 from __future__ import annotations
@@ -19,17 +26,20 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, delete, event, func, select, text, update
+from sqlalchemy import Engine, create_engine, delete, event, func, or_, select, text, update
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import ConnectionPoolEntry
 
-from judge.store.models import CallbackAttempt, Submission, SubmissionEvent, utcnow
+from judge.store.models import CallbackAttempt, GradingNode, Submission, SubmissionEvent, utcnow
 from judge.store.records import (
     CallbackState,
     Claim,
     EventRecord,
     NewSubmission,
+    NodeBeat,
+    NodeRecord,
+    NodeState,
     Status,
     SubmissionRecord,
 )
@@ -92,6 +102,26 @@ def _record(row: Submission) -> SubmissionRecord:
         created_at=row.created_at,
         started_at=row.started_at,
         finished_at=row.finished_at,
+        node=row.node,
+    )
+
+
+def _node(row: GradingNode) -> NodeRecord:
+    return NodeRecord(
+        name=row.name,
+        hostname=row.hostname,
+        pid=row.pid,
+        queues=row.queues,
+        backend=row.backend,
+        version=row.version,
+        state=NodeState(row.state),
+        detail=row.detail,
+        slots=row.slots,
+        busy=row.busy,
+        idle_workers=row.idle_workers,
+        graded=row.graded,
+        started_at=row.started_at,
+        last_seen=row.last_seen,
     )
 
 
@@ -194,16 +224,23 @@ class Store:
             )
         return self.unfinished()
 
-    def claim(self, submission_id: str) -> Claim | None:
+    def claim(self, submission_id: str, node: str | None = None) -> Claim | None:
         """``queued -> running`` for one grader; None when it is not queued (taken, finished, unknown).
 
-        The earlier attempt's progress events are dropped: a stream shows the attempt that counts.
+        ``node``: the grading node that takes it (distributed dispatch), recorded so that its work is
+        queued again if it dies. The earlier attempt's progress events are dropped: a stream shows the
+        attempt that counts.
         """
         with self._session() as session:
             attempt = session.scalar(
                 update(Submission)
                 .where(Submission.id == submission_id, Submission.status == Status.QUEUED.value)
-                .values(status=Status.RUNNING.value, attempts=Submission.attempts + 1, started_at=utcnow())
+                .values(
+                    status=Status.RUNNING.value,
+                    attempts=Submission.attempts + 1,
+                    started_at=utcnow(),
+                    node=node,
+                )
                 .returning(Submission.attempts)
             )
             if attempt is None:
@@ -265,6 +302,134 @@ class Store:
     def release(self, claim: Claim) -> bool:
         """Give the submission back to the queue (``running -> queued``) for another attempt."""
         return self._settle(claim, {"status": Status.QUEUED.value}, None)
+
+    # ------------------------------------------------------------------------------------ distributed
+
+    def release_node(self, node: str, submission_id: str | None = None) -> list[str]:
+        """``running -> queued`` for the work ``node`` holds (or only ``submission_id`` of it): the node
+        hands it back. The attempt number stays, so a late result of the handed-back attempt is refused."""
+        conditions = [Submission.status == Status.RUNNING.value, Submission.node == node]
+        if submission_id is not None:
+            conditions.append(Submission.id == submission_id)
+        with self._session() as session:
+            return list(
+                session.scalars(
+                    update(Submission)
+                    .where(*conditions)
+                    .values(status=Status.QUEUED.value, node=None, enqueued_at=utcnow())
+                    .returning(Submission.id)
+                )
+            )
+
+    def held_by(self, node: str) -> list[str]:
+        """The submissions ``node`` is grading now (``running`` claims recorded with its name)."""
+        running = Submission.status == Status.RUNNING.value
+        query = select(Submission.id).where(running, Submission.node == node)
+        with self._session() as session:
+            return list(session.scalars(query))
+
+    def reclaim_lost(self, cutoff: datetime) -> list[str]:
+        """Queue again (``running -> queued``) what nodes hold whose last heartbeat is older than
+        ``cutoff`` (or that stopped without handing it back); mark those nodes ``lost``. The ids, to be
+        published again."""
+        gone = select(GradingNode.name).where(
+            or_(
+                GradingNode.last_seen < cutoff,
+                GradingNode.state.in_([NodeState.STOPPED.value, NodeState.LOST.value]),
+            )
+        )
+        with self._session() as session:
+            ids = list(
+                session.scalars(
+                    update(Submission)
+                    .where(Submission.status == Status.RUNNING.value, Submission.node.in_(gone))
+                    .values(status=Status.QUEUED.value, node=None, enqueued_at=utcnow())
+                    .returning(Submission.id)
+                    .execution_options(synchronize_session=False)
+                )
+            )
+            session.execute(
+                update(GradingNode)
+                .where(
+                    GradingNode.last_seen < cutoff,
+                    GradingNode.state.not_in([NodeState.STOPPED.value, NodeState.LOST.value]),
+                )
+                .values(state=NodeState.LOST.value)
+            )
+        return ids
+
+    def requeue_stale(self, cutoff: datetime, limit: int) -> list[str]:
+        """Up to ``limit`` queued submissions (oldest first) whose queue message was last published before
+        ``cutoff`` (or never, by creation time); their publish time becomes now. The ids, to publish."""
+        last = func.coalesce(Submission.enqueued_at, Submission.created_at)
+        oldest = (
+            select(Submission.id)
+            .where(Submission.status == Status.QUEUED.value, last < cutoff)
+            .order_by(Submission.created_at, Submission.id)
+            .limit(limit)
+        )
+        with self._session() as session:
+            return list(
+                session.scalars(
+                    update(Submission)
+                    .where(
+                        Submission.id.in_(oldest.scalar_subquery()),
+                        Submission.status == Status.QUEUED.value,
+                        last < cutoff,
+                    )
+                    .values(enqueued_at=utcnow())
+                    .returning(Submission.id)
+                    .execution_options(synchronize_session=False)
+                )
+            )
+
+    def heartbeat(self, beat: NodeBeat) -> None:
+        """Record a grading node's state now (the row is created by its first beat)."""
+        values = {
+            "hostname": beat.hostname,
+            "pid": beat.pid,
+            "queues": beat.queues,
+            "backend": beat.backend,
+            "version": beat.version,
+            "state": beat.state.value,
+            "detail": beat.detail,
+            "slots": beat.slots,
+            "busy": beat.busy,
+            "idle_workers": beat.idle_workers,
+            "graded": beat.graded,
+            "started_at": beat.started_at,
+            "last_seen": utcnow(),
+        }
+        with self._session() as session:
+            updated = session.execute(
+                update(GradingNode).where(GradingNode.name == beat.name).values(**values)
+            )
+            if getattr(updated, "rowcount", 0) == 0:
+                session.add(GradingNode(name=beat.name, **values))
+
+    def nodes(self, seen_after: datetime | None = None) -> list[NodeRecord]:
+        """Grading nodes (those seen after ``seen_after``), most recently started first."""
+        query = select(GradingNode).order_by(GradingNode.started_at.desc(), GradingNode.name)
+        if seen_after is not None:
+            query = query.where(GradingNode.last_seen >= seen_after)
+        with self._session() as session:
+            return [_node(row) for row in session.scalars(query)]
+
+    def prune_nodes(self, before: datetime) -> int:
+        """Forget nodes not seen since ``before`` that hold no work; how many rows went."""
+        busy = select(Submission.node).where(
+            Submission.status == Status.RUNNING.value, Submission.node.is_not(None)
+        )
+        with self._session() as session:
+            result = session.execute(
+                delete(GradingNode).where(GradingNode.last_seen < before, GradingNode.name.not_in(busy))
+            )
+            return int(getattr(result, "rowcount", 0) or 0)
+
+    def ping(self) -> None:
+        """Raise (an SQLAlchemy error) unless the database answers."""
+        with self.engine.connect() as connection:
+            connection.execute(text("SELECT 1"))
 
     # ------------------------------------------------------------------------------------ events
 

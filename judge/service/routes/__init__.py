@@ -1,1 +1,2 @@
-"""One router per resource: problems, runs, submissions, health (health, readiness, metrics)."""
+"""One router per resource: problems, runs, submissions, workers (operators), health (health, readiness,
+metrics)."""

@@ -8,6 +8,7 @@ from prometheus_client import CONTENT_TYPE_LATEST
 
 from judge.service.deps import ServicesDep
 from judge.service.schemas import Health, Readiness
+from judge.store import NodeState
 
 router = APIRouter(tags=["health"])
 
@@ -20,13 +21,30 @@ def healthz() -> Health:
 @router.get(
     "/readyz",
     response_model=Readiness,
-    summary="Ready to grade: the sandbox self-test passed and warm workers are ready",
+    summary="Ready: the sandbox self-test passed, warm workers are ready, the database and queue answer",
     responses={503: {"model": Readiness, "description": "Not ready; `reason` says why."}},
 )
 def readyz(services: ServicesDep) -> JSONResponse:
     reason = services.readiness()
     stats = services.engine.stats()
-    body = Readiness(ready=reason is None, reason=reason, backend=services.backend_name, workers=stats)
+    nodes = free = None
+    if services.distributed:
+        try:
+            live = [n for n in services.live_nodes() if n.state is NodeState.READY]
+            nodes, free = len(live), sum(max(0, n.slots - n.busy) for n in live)
+        except Exception:  # the database is down: already the reason
+            pass
+    body = Readiness(
+        ready=reason is None,
+        reason=reason,
+        backend=services.backend_name,
+        workers=stats,
+        dispatch="celery" if services.distributed else "local",
+        database=services.database_status(),
+        queue=services.queue_status(),
+        nodes=nodes,
+        free_slots=free,
+    )
     return JSONResponse(body.model_dump(mode="json"), status_code=200 if reason is None else 503)
 
 

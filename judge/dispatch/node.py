@@ -1,0 +1,510 @@
+"""``judge worker``: a grading node of the distributed queue (``judge.dispatch.celery_queue``).
+
+One node = one process: a warm sandbox pool of ``concurrency`` workers and a Celery consumer (threads pool)
+with exactly ``concurrency`` slots, prefetching nothing beyond them. Its life:
+
+    starting    the self-test grades a known submission through the sandbox; warm workers come up
+    unready     the self-test failed: the node consumes nothing, says why, and tries again
+    ready       consuming: claim (``queued -> running``, recorded with the node's name), grade, store the
+                result, then acknowledge the message
+    draining    SIGTERM: consumes no more; running gradings finish (a second SIGTERM/SIGQUIT cuts them
+                short); whatever it still holds is handed back (``running -> queued``) and published again
+    stopped     gone; its row stays visible in GET /api/workers until pruned
+
+A heartbeat row in the database every ``heartbeat_s`` says how it is (``/api/workers``); a node silent for
+``node_timeout_s`` (killed, cut off) is ``lost`` and a sweeper anywhere queues its work again. Each node
+also serves ``/healthz``, ``/readyz`` and ``/metrics`` on ``host:port`` for its orchestrator and Prometheus.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import secrets
+import signal
+import socket
+import threading
+import time
+import warnings
+from collections.abc import Callable
+from datetime import timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TYPE_CHECKING, Any, Protocol
+
+from judge import __version__
+from judge.dispatch.celery_queue import GRADE_TASK, SUBMISSIONS_QUEUE, GradingQueue, Sweeper, is_submission_id
+from judge.dispatch.events import ProgressFeed
+from judge.dispatch.redis_notify import RedisNotifier
+from judge.dispatch.worker import GradingWorker, Outcome
+from judge.doctor import SelfTest, self_test
+from judge.store import NodeBeat, NodeState, Store
+from judge.store.models import utcnow
+
+if TYPE_CHECKING:
+    from judge.dispatch.callbacks import CallbackSender
+    from judge.problems import Problem
+    from judge.results import CaseResult, GradeResult
+    from judge.service.settings import Settings
+    from sandbox.base import Backend, Protection, Worker
+    from sandbox.limits import SandboxLimits
+
+log = logging.getLogger(__name__)
+
+#: Seconds between self-test attempts while it fails; longest wait for the first warm worker.
+SELF_TEST_RETRY_S = 30.0
+WARM_TIMEOUT_S = 180.0
+#: Nodes not seen for this long (and holding nothing) are forgotten.
+PRUNE_AFTER = timedelta(days=1)
+
+
+class NodeEngine(Protocol):
+    """What a node needs of ``judge.engine.Engine`` (tests may pass a fake)."""
+
+    def grade(
+        self, problem: Problem, code: str, *, on_case: Callable[[CaseResult], None] | None = None
+    ) -> GradeResult: ...
+
+    def readiness(self) -> str | None: ...
+
+    def stats(self) -> dict[str, int | str | None]: ...
+
+    def close(self) -> None: ...
+
+
+class _NoEngine:
+    """The engine before the self-test passed: no pool, grades nothing."""
+
+    def grade(
+        self, problem: Problem, code: str, *, on_case: Callable[[CaseResult], None] | None = None
+    ) -> GradeResult:
+        raise RuntimeError("the grading node is not ready")
+
+    def readiness(self) -> str | None:
+        return "the sandbox self-test has not passed yet"
+
+    def stats(self) -> dict[str, int | str | None]:
+        return {"size": 0, "idle": 0}
+
+    def close(self) -> None:
+        pass
+
+
+def shared(backend: Backend) -> Backend:
+    """``backend`` for ``judge.doctor.self_test``, which closes the backend it is given: closing this view
+    does nothing, so the zygote that the warm pool's tracers are forked from survives the self-test (else
+    the first grading after it fails while loading the code)."""
+    from sandbox.base import Backend as BaseBackend
+
+    inner = backend
+
+    class Shared(BaseBackend):
+        name = inner.name
+        insecure = inner.insecure
+
+        def available(self) -> str | None:
+            return inner.available()
+
+        def protections(self) -> list[Protection]:
+            return inner.protections()
+
+        def start_tracer(self, limits: SandboxLimits, slot: int = 0) -> Worker:
+            return inner.start_tracer(limits, slot)
+
+        def fork_tracer(self, limits: SandboxLimits, slot: int = 0) -> Worker:
+            return inner.fork_tracer(limits, slot)
+
+        def start_executor(self, limits: SandboxLimits, slot: int = 0) -> Worker:
+            return inner.start_executor(limits, slot)
+
+        def close(self) -> None:
+            pass
+
+    return Shared()
+
+
+def node_name() -> str:
+    """Unique per process run: host, pid and a random suffix (a restarted node is a new node)."""
+    return f"{socket.gethostname()[:120]}-{os.getpid()}-{secrets.token_hex(3)}"
+
+
+class GradingNode:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        concurrency: int,
+        backend: Backend | None = None,
+        engine: NodeEngine | None = None,
+        sandbox_check: Callable[[Backend], SelfTest] = self_test,
+    ) -> None:
+        """Raises SandboxRefused (no secure sandbox), ProblemError, or an SQLAlchemy error, before any job
+        is taken. ``settings.queue_url`` must be set."""
+        from judge.engine import Engine
+        from judge.problems import ProblemSet
+        from judge.sandboxes import choose_backend
+        from judge.service.metrics import Metrics, metered
+
+        if settings.queue_url is None:
+            raise ValueError("judge worker needs JUDGE_QUEUE_URL (the broker of the grading queue)")
+        if concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        self.settings = settings
+        self.concurrency = concurrency
+        self.name = node_name()
+        self.started_at = utcnow()
+        self.metrics = Metrics()
+        if backend is None:
+            backend = choose_backend(settings.sandbox, allow_insecure=settings.insecure)
+        self.backend_name = backend.name
+        self.backend = metered(backend, lambda _reason: self.metrics.sandbox_start_failures.inc())
+        self._sandbox_check = sandbox_check
+        self.problems = ProblemSet(settings.problems_dir)
+        self.store = Store(settings.resolved_database_url())
+        self.queue = GradingQueue(
+            settings.queue_url, visibility_timeout_s=settings.visibility_timeout_s, concurrency=concurrency
+        )
+        self.notifier = RedisNotifier(settings.queue_url)
+        self.feed = ProgressFeed(self.store, self.notifier)
+        # The warm pool starts once the self-test passed: ``judge.doctor.self_test`` closes the backend it
+        # is given (its zygote too), which would kill warm tracers forked before it.
+        self._make_engine: Callable[[], NodeEngine] = lambda: Engine(
+            self.backend, workers=concurrency, slot_base=settings.sandbox_slot_base
+        )
+        self.engine: NodeEngine = engine or _NoEngine()
+        self.callbacks = self._callbacks()
+        self.worker = GradingWorker(
+            self.store,
+            self.engine,
+            self.problems,
+            self.feed,
+            backend_name=self.backend_name,
+            callbacks=self.callbacks,
+            observer=self.metrics,
+            max_attempts=settings.max_attempts,
+            node=self.name,
+        )
+        self.sweeper = Sweeper(
+            self.store,
+            self.queue,
+            node_timeout_s=settings.node_timeout_s,
+            requeue_after_s=settings.requeue_after_s,
+            period_s=settings.sweep_s,
+        )
+        self.state = NodeState.STARTING
+        self.detail: str | None = "the sandbox self-test has not run yet"
+        self._lock = threading.Lock()
+        self._in_flight: set[str] = set()
+        self.graded = 0
+        self._stop = threading.Event()
+        self._celery: Any = None
+        self._http: ThreadingHTTPServer | None = None
+        self.metrics.bind(
+            depth=self._waiting,
+            running=lambda: self.busy,
+            runs=lambda: 0,
+            idle=lambda: int(self.engine_stats().get("idle") or 0),
+        )
+
+    def _callbacks(self) -> CallbackSender | None:
+        settings = self.settings
+        if not settings.callback_hosts or settings.callback_secret is None:
+            return None
+        from judge.dispatch.callbacks import CallbackSender
+        from judge.service.views import submission_json
+
+        return CallbackSender(
+            self.store,
+            secret=settings.callback_secret.get_secret_value().encode(),
+            allowed_hosts=settings.callback_hosts,
+            render=lambda record: json.dumps(submission_json(record)).encode(),
+            attempts=settings.callback_attempts,
+            backoff_s=settings.callback_backoff_s,
+            timeout_s=settings.callback_timeout_s,
+        )
+
+    # ------------------------------------------------------------------------------------ state
+
+    @property
+    def busy(self) -> int:
+        with self._lock:
+            return len(self._in_flight)
+
+    def engine_stats(self) -> dict[str, int | str | None]:
+        return self.engine.stats()
+
+    def _waiting(self) -> int:
+        try:
+            return self.queue.waiting_messages()
+        except Exception:
+            return 0
+
+    def beat(self) -> NodeBeat:
+        return NodeBeat(
+            name=self.name,
+            hostname=socket.gethostname()[:255],
+            pid=os.getpid(),
+            queues=SUBMISSIONS_QUEUE,
+            backend=self.backend_name,
+            version=__version__,
+            state=self.state,
+            detail=self.detail,
+            slots=self.concurrency,
+            busy=self.busy,
+            idle_workers=int(self.engine_stats().get("idle") or 0),
+            graded=self.graded,
+            started_at=self.started_at,
+        )
+
+    def _set_state(self, state: NodeState, detail: str | None = None) -> None:
+        self.state, self.detail = state, detail
+        self._heartbeat_once()
+
+    def _heartbeat_once(self) -> None:
+        try:
+            self.store.heartbeat(self.beat())
+        except Exception as exc:  # the database is down: others may declare us lost; our results then lose
+            log.warning("heartbeat failed: %s: %s", type(exc).__name__, exc)
+
+    def _heartbeats(self) -> None:
+        while not self._stop.wait(self.settings.heartbeat_s):
+            self._heartbeat_once()
+            self._hand_back_orphans()
+
+    def _hand_back_orphans(self) -> None:
+        """Claims recorded with this node that no task of it holds (its database write failed midway, or a
+        sweeper raced a slow heartbeat): queue them again."""
+        try:
+            held = self.store.held_by(self.name)
+            with self._lock:
+                orphans = [i for i in held if i not in self._in_flight]
+            for submission_id in orphans:
+                if self.store.release_node(self.name, submission_id):
+                    self.sweeper.publish(submission_id)
+        except Exception as exc:
+            log.warning("checking this node's claims failed: %s: %s", type(exc).__name__, exc)
+
+    # ------------------------------------------------------------------------------------ grading
+
+    def handle(self, submission_id: object) -> str:
+        """The Celery task's body: grade one submission; returns the outcome (for logs). Never raises, so
+        the message is acknowledged once this returns (after the result is stored)."""
+        if not is_submission_id(submission_id):
+            log.warning("dropped a message that names no submission")
+            return "dropped"
+        assert isinstance(submission_id, str)
+        with self._lock:
+            if submission_id in self._in_flight:  # a duplicate delivery while we grade it
+                return Outcome.SKIPPED.value
+            self._in_flight.add(submission_id)
+        try:
+            outcome = self.worker.process(submission_id)
+        except Exception:  # the database failed: the claim (if any) is handed back by _hand_back_orphans
+            log.exception("grading submission %s failed", submission_id)
+            outcome = Outcome.RETRY
+        finally:
+            with self._lock:
+                self._in_flight.discard(submission_id)
+        if outcome is Outcome.GRADED:
+            self.graded += 1
+        elif outcome is Outcome.RETRY:
+            self.sweeper.publish(submission_id)
+        return outcome.value
+
+    def _register_task(self) -> None:
+        node = self
+
+        def grade(submission_id: object) -> str:
+            return node.handle(submission_id)
+
+        self.queue.app.task(name=GRADE_TASK, acks_late=True, reject_on_worker_lost=True, ignore_result=True)(
+            grade
+        )
+
+    # ------------------------------------------------------------------------------------ life
+
+    def _ready_to_consume(self) -> bool:
+        """Self-test, then a warm worker; False when asked to stop first."""
+        while not self._stop.is_set():
+            result = self._sandbox_check(shared(self.backend))
+            if result.ok:
+                break
+            reason = f"the sandbox self-test failed: {result.message[:300]}"
+            log.error("%s; taking no jobs, trying again in %.0f s", reason, SELF_TEST_RETRY_S)
+            self._set_state(NodeState.UNREADY, reason)
+            self._stop.wait(SELF_TEST_RETRY_S)
+        if self._stop.is_set():
+            return False
+        if isinstance(self.engine, _NoEngine):
+            self.engine = self.worker.engine = self._make_engine()
+        self._set_state(NodeState.STARTING, "the warm sandbox workers are starting")
+        deadline = time.monotonic() + WARM_TIMEOUT_S
+        while not self._stop.is_set():
+            why = self.engine.readiness()
+            if why is None:
+                return True
+            if time.monotonic() > deadline:
+                self._set_state(NodeState.UNREADY, why)
+                deadline = time.monotonic() + WARM_TIMEOUT_S
+            self._stop.wait(0.1)
+        return False
+
+    def request_stop(self) -> None:
+        """Stop before consuming (the self-test or warm-up phase); once consuming, SIGTERM stops Celery."""
+        self._stop.set()
+
+    def _on_signal(self, signum: int, _frame: object) -> None:
+        self._stop.set()
+        if self.state in (NodeState.READY, NodeState.DRAINING):
+            self.state = NodeState.DRAINING
+
+    def serve_status(self) -> str:
+        """Start the status server (``/healthz``, ``/readyz``, ``/metrics``); its URL."""
+        node = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                path = self.path.split("?", 1)[0]
+                if path == "/metrics":
+                    self._send(200, node.metrics.render(), "text/plain; version=0.0.4; charset=utf-8")
+                elif path == "/healthz":
+                    self._json(200, {"status": "ok"})
+                elif path == "/readyz":
+                    ready = node.state is NodeState.READY
+                    body = {"ready": ready, "reason": None if ready else node.detail or node.state.value,
+                            "node": node.name, "state": node.state.value, "slots": node.concurrency,
+                            "busy": node.busy}  # fmt: skip
+                    self._json(200 if ready else 503, body)
+                else:
+                    self._json(404, {"error": {"code": "not_found", "message": f"no route {path[:100]}"}})
+
+            def _json(self, status: int, body: dict[str, Any]) -> None:
+                self._send(status, json.dumps(body).encode(), "application/json")
+
+            def _send(self, status: int, body: bytes, content_type: str) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        from judge.service.server import url_of
+
+        self._http = ThreadingHTTPServer((self.settings.host, self.settings.port), Handler)
+        self._http.daemon_threads = True
+        threading.Thread(target=self._http.serve_forever, name="status-http", daemon=True).start()
+        return url_of(self._http.socket)
+
+    def run(self) -> int:
+        """Grade until SIGTERM/SIGINT; the exit status. From the main thread (Celery's worker installs its
+        signal handlers); another thread may run it only up to consuming (tests of the self-test gate)."""
+        if threading.current_thread() is threading.main_thread():
+            for stop in (signal.SIGTERM, signal.SIGINT):
+                signal.signal(stop, self._on_signal)
+        self.store.migrate()
+        self._heartbeat_once()
+        beats = threading.Thread(target=self._heartbeats, name="heartbeat", daemon=True)
+        beats.start()
+        if self.callbacks is not None:
+            self.callbacks.start()
+        try:
+            if not self._ready_to_consume():
+                return 0
+            self.sweeper.start()
+            self._register_task()
+            # Celery warns when its worker runs as root, for fear of pickled messages: this node accepts JSON
+            # only, and needs root for its sandbox (setuid to the slot uids, cgroups).
+            from celery.exceptions import SecurityWarning
+
+            warnings.filterwarnings("ignore", category=SecurityWarning)
+            self._celery = self.queue.app.Worker(
+                hostname=f"judge@{self.name}",
+                pool="threads",
+                concurrency=self.concurrency,
+                queues=[SUBMISSIONS_QUEUE],
+                prefetch_multiplier=1,
+                without_mingle=True,
+                without_gossip=True,
+                without_heartbeat=True,
+                quiet=True,
+                loglevel=self.settings.log_level.upper(),
+            )
+            self._set_state(NodeState.READY)
+            log.info("grading node %s ready: %d slots on %s", self.name, self.concurrency, self.backend_name)
+            if not self._stop.is_set():
+                self._celery.start()  # returns after a warm (SIGTERM) or cold shutdown
+            return 0
+        finally:
+            self._shutdown()
+
+    def _shutdown(self) -> None:
+        self._stop.set()
+        self.state = NodeState.DRAINING
+        self.worker.abandon()
+        handed_back: list[str] = []
+        try:
+            handed_back = self.store.release_node(self.name)
+        except Exception as exc:
+            log.warning("handing back this node's claims failed (%s); the sweeper reclaims them", exc)
+        for submission_id in handed_back:
+            self.sweeper.publish(submission_id)
+        if handed_back:
+            log.info("handed back %d unfinished submissions", len(handed_back))
+        self.sweeper.close()
+        self.engine.close()
+        if self.callbacks is not None:
+            self.callbacks.close()
+        self._set_state(NodeState.STOPPED)
+        try:
+            self.store.prune_nodes(utcnow() - PRUNE_AFTER)
+        except Exception:
+            log.debug("pruning old nodes failed", exc_info=True)
+        if self._http is not None:
+            self._http.shutdown()
+            self._http.server_close()
+        self.notifier.close()
+        self.queue.close()
+        self.store.close()
+
+
+def run_node(settings: Settings, concurrency: int) -> int:
+    """``judge worker``: build the node (failing closed before taking any job), serve its status, grade
+    until stopped. The exit status: 0 after a requested stop, 2 for a refused configuration, 1 otherwise."""
+    import sys
+
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from judge.errors import JudgeError
+
+    def say(message: str) -> None:
+        print(f"judge: {message}", file=sys.stderr, flush=True)
+
+    logging.basicConfig(
+        level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    if settings.queue_url is None:
+        say("refusing to start: judge worker needs JUDGE_QUEUE_URL (e.g. redis://127.0.0.1:6379/0)")
+        return 2
+    try:
+        node = GradingNode(settings, concurrency=concurrency)
+    except JudgeError as exc:  # SandboxRefused, ProblemError
+        say(f"refusing to start: {exc}")
+        return 2
+    except SQLAlchemyError as exc:
+        say(f"cannot open the database: {type(exc).__name__}: {exc}")
+        return 1
+    try:
+        url = node.serve_status()
+    except OSError as exc:
+        node.engine.close()
+        say(f"cannot listen on {settings.host}:{settings.port}: {exc.strerror}")
+        return 1
+    say(f"grading node {node.name}: {concurrency} slots, status on {url} (/readyz, /metrics)")
+    try:
+        return node.run()
+    except SQLAlchemyError as exc:
+        say(f"the database failed: {type(exc).__name__}: {exc}")
+        return 1
