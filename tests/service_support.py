@@ -42,6 +42,7 @@ def make_settings(data_dir: Path, **overrides: Any) -> Settings:
         "anonymous_rate_limit": "100000/minute",
         "submission_concurrency": 1,
         "run_reserve": 1,
+        "spare_workers": 0,  # fewer sandboxes on a busy test machine; the spare only adds throughput
         "shutdown_grace_s": 2.0,
         **overrides,
     }

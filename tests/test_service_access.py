@@ -167,7 +167,7 @@ def test_settings_reject_bad_values(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert settings.queue_size == 7  # the environment wins over the file
     assert settings.max_wait_s == 12.5 and settings.callback_hosts == ["a.example"]
     assert settings.all_api_keys() == {"ci": hash_key("x")}
-    assert settings.workers == settings.submission_concurrency + settings.run_reserve
+    assert settings.workers == settings.submission_concurrency + settings.run_reserve + settings.spare_workers
 
 
 def test_input_size_count_and_wait_limits_name_their_setting(tmp_path: Path) -> None:
