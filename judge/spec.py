@@ -177,6 +177,39 @@ class SolutionsSpec(_Strict):
     also_allow: dict[Verdict, list[Verdict]] = Field(default_factory=dict)
 
 
+#: A StableHLO op name as the executor reports it (``stablehlo.while``, ``stablehlo.sort``).
+OpName = Annotated[str, Field(pattern=r"^(stablehlo|chlo)\.[a-z_]+$", max_length=64)]
+
+
+class LoopRule(_Strict):
+    """The program must compute in a loop: a ``stablehlo.while`` (what ``jax.lax.scan``, ``fori_loop`` and
+    ``while_loop`` lower to; a Python loop unrolls while tracing and leaves none) whose body (its regions
+    and the functions they call, transitively) holds at least one of ``body_has_any``, so a loop that does
+    none of the work does not count. Checked on the program the executor compiles.
+    """
+
+    kind: Literal["require_loop"]
+    #: What the problem asks for, completing "this problem asks you to ...": ``accumulate with jax.lax.scan``.
+    asks: str = Field(min_length=1, max_length=200)
+    #: Ops of which the loop body must hold at least one (the work to be done per step).
+    body_has_any: list[OpName] = Field(min_length=1)
+    #: What those ops are, for messages: ``a reduction or a dot product``.
+    body_work: str = Field(min_length=1, max_length=120)
+
+
+class ForbidOpsRule(_Strict):
+    """The program must not contain any of ``ops`` anywhere (nested computations included)."""
+
+    kind: Literal["forbid_ops"]
+    asks: str = Field(min_length=1, max_length=200)
+    ops: list[OpName] = Field(min_length=1)
+    #: What those ops are, for messages: ``a sort``.
+    what: str = Field(min_length=1, max_length=120)
+
+
+ProgramRuleSpec = Annotated[LoopRule | ForbidOpsRule, Field(discriminator="kind")]
+
+
 class ProblemSpec(_Strict):
     """The ``problem.toml`` of a problem package."""
 
@@ -197,6 +230,8 @@ class ProblemSpec(_Strict):
     case_files: list[str] = Field(default_factory=lambda: ["cases/public.json", "cases/hidden.json"])
     hints: list[str] = Field(default_factory=list)
     solutions: SolutionsSpec = Field(default_factory=SolutionsSpec)
+    #: Rules on the user's compiled program (``judge.rules``), stated in the generated statement.
+    rules: list[ProgramRuleSpec] = Field(default_factory=list)
 
     @field_validator("function", "reference")
     @classmethod

@@ -20,7 +20,7 @@ from typing import Any
 from judge.errors import ReferenceFailure
 from judge.problems import Case, Problem
 from judge.pytree_json import format_value
-from judge.spec import ProblemSpec
+from judge.spec import LoopRule, ProblemSpec
 
 #: The line of ``statement.md`` that the examples replace.
 EXAMPLES_PLACEHOLDER = "{{examples}}"
@@ -131,6 +131,26 @@ def _program_rules(spec: ProblemSpec) -> list[str]:
     ]
 
 
+def _declared_rules(spec: ProblemSpec) -> list[str]:
+    """The program rules the problem declares (``[[rules]]``), checked on the compiled program."""
+    rules = []
+    for rule in spec.rules:
+        if isinstance(rule, LoopRule):
+            rules.append(
+                f"This problem asks you to {rule.asks}. The judge checks the compiled program: it must "
+                f"contain a loop (`jax.lax.scan`, `jax.lax.fori_loop` and `jax.lax.while_loop` make one) "
+                f"whose body does {rule.body_work}. A Python `for` loop is unrolled while `jax.jit` traces "
+                "it and leaves no loop, nor does `jax.vmap`: such a program is a wrong answer (`rule`) even "
+                "when every value is right."
+            )
+        else:
+            rules.append(
+                f"This problem asks you to {rule.asks}: a program that contains {rule.what} (checked on the "
+                "compiled program, nested computations included) is a wrong answer (`rule`)."
+            )
+    return rules
+
+
 def _check_rules(spec: ProblemSpec) -> list[str]:
     """The extra checks after the values match."""
     rules = []
@@ -176,6 +196,7 @@ def _container_rules(spec: ProblemSpec) -> list[str]:
 RULE_SOURCES: tuple[RuleSource, ...] = (
     _call_rules,
     _program_rules,
+    _declared_rules,
     _check_rules,
     _dtype_rules,
     _container_rules,

@@ -876,23 +876,26 @@ def _summary(value: Any) -> dict[str, Any]:
     """The executor's program summary, bounded (op names and counts, custom calls, loops)."""
     if not isinstance(value, dict):
         return {}
-    ops = value.get("ops")
-    counts = (
-        {
-            str(k)[:100]: int(v)
-            for k, v in list(ops.items())[:500]
-            if isinstance(v, int) and not isinstance(v, bool)
-        }
-        if isinstance(ops, dict)
-        else {}
-    )
+    counts = _histogram(value.get("ops"))
     calls = value.get("custom_calls")
     callbacks = value.get("host_callbacks")
     return {
         "ops": counts,
+        "loop_ops": _histogram(value.get("loop_ops")),
         "custom_calls": [str(c)[:100] for c in calls[:100]] if isinstance(calls, list) else [],
         "host_callbacks": [str(c)[:100] for c in callbacks[:100]] if isinstance(callbacks, list) else [],
         "loops": counts.get("stablehlo.while", 0),
+    }
+
+
+def _histogram(ops: Any) -> dict[str, int]:
+    """An op-name histogram from the executor, bounded (500 names of 100 characters, integer counts)."""
+    if not isinstance(ops, dict):
+        return {}
+    return {
+        str(k)[:100]: int(v)
+        for k, v in list(ops.items())[:500]
+        if isinstance(v, int) and not isinstance(v, bool)
     }
 
 

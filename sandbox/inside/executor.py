@@ -303,11 +303,50 @@ class Executor:
         module.operation.walk(visit)
         return {
             "ops": dict(sorted(ops.items())),
+            "loop_ops": dict(sorted(self.loop_ops(module).items())),
             "custom_calls": sorted(set(targets)),
             "loops": ops.get("stablehlo.while", 0),
             "functions": ops.get("func.func", 0),
             "host_callbacks": sorted({t for t in targets if _is_callback(t)}),
         }
+
+    def loop_ops(self, module: Any) -> collections.Counter[str]:
+        """Histogram of the ops that run inside a loop: in the regions of a ``stablehlo.while`` (body and
+        condition), nested regions (``case``, ``if``, a reducer) and the functions they ``func.call``,
+        transitively (``jax.jit`` inside a scan body, or the scan body itself, becomes a private function).
+
+        Walked from ``main`` through the call graph, each function once per context (in a loop or not), with
+        an explicit stack (a crafted module cannot exhaust the Python stack). A program with no loop gives
+        an empty histogram, whatever its size: this is what tells ``lax.scan`` from an unrolled Python loop.
+        """
+        ir = self.ir
+        functions: dict[str, Any] = {}
+        for op in module.body.operations:
+            operation = op.operation
+            if operation.name == "func.func":
+                functions[str(ir.StringAttr(operation.attributes["sym_name"]).value)] = operation
+        counts: collections.Counter[str] = collections.Counter()
+        if "main" not in functions:
+            return counts
+        seen: set[tuple[str, bool]] = {("main", False)}
+        stack: list[tuple[Any, bool]] = [(functions["main"], False)]
+        while stack:
+            parent, in_loop = stack.pop()
+            for region in parent.regions:
+                for block in region.blocks:
+                    for op in block.operations:
+                        operation = op.operation
+                        name = operation.name
+                        if in_loop:
+                            counts[name] += 1
+                        if name == "func.call":
+                            callee = str(ir.FlatSymbolRefAttr(operation.attributes["callee"]).value)
+                            if callee in functions and (callee, in_loop) not in seen:
+                                seen.add((callee, in_loop))
+                                stack.append((functions[callee], in_loop))
+                        if len(operation.regions):
+                            stack.append((operation, in_loop or name == "stablehlo.while"))
+        return counts
 
     def check(self, module: Any, summary: dict[str, Any], message: dict[str, Any]) -> None:
         """Refuse what must never be compiled, then match the inputs and bound the outputs."""
