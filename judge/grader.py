@@ -33,7 +33,7 @@ from judge.hidden import hidden_message, ratio_bucket
 from judge.problems import Case, Problem
 from judge.pytree_json import format_value, pytree_to_json
 from judge.results import CaseResult, GradeResult, LeafValue, Visibility
-from judge.rules import ProgramSummary, Rule, broken_rule, rules_for
+from judge.rules import ProgramSummary, Rule, broken_rule, precheck_for, rules_for
 from judge.verdicts import STOPS_RUN, Verdict, WrongAnswerReason
 from sandbox.base import Pair
 from sandbox.limits import SandboxLimits
@@ -137,6 +137,7 @@ def build_session(
         check_inputs_unchanged="inputs_unchanged" in spec.compare.checks,
         max_output_bytes=max_output_bytes,
         retrace_case=len(plans) - 1 if plans else None,
+        precheck=precheck_for(problem),
     )
 
 
@@ -516,7 +517,7 @@ class Judging:
         """The executor would not compile the program: a rule, a leaked tracer, the output cap, or junk."""
         kind = refused.get("kind")
         message = str(refused.get("message", ""))[:500]
-        if kind in ("host_callback", "custom_call", "op"):
+        if kind in ("host_callback", "custom_call", "op", "rule"):
             summary = ProgramSummary.from_wire(refused.get("summary"))
             text = broken_rule(self.rules, summary) or f"{message}: this problem needs a pure JAX computation"
             return _Outcome(Verdict.WRONG_ANSWER, text, WrongAnswerReason.RULE)

@@ -135,6 +135,27 @@ def rules_for(problem: Problem) -> list[Rule]:
     return [NoHostCallbacks(), *(declared_rule(rule) for rule in problem.spec.rules)]
 
 
+def precheck_for(problem: Problem) -> dict[str, list[str]]:
+    """The declared op rules in the executor's terms (``sandbox.monitor.SessionJob.precheck``), so that it
+    refuses a program that breaks one before compiling it: an unrolled loop can take long to compile, and
+    the verdict must not depend on that."""
+    required: set[str] = set()
+    forbidden: set[str] = set()
+    for rule in problem.spec.rules:
+        if isinstance(rule, LoopRule):
+            required |= set(rule.body_has_any)
+        else:
+            forbidden |= set(rule.ops)
+    # Sound for several rules too: a program with no loop holding any op of the union breaks every loop
+    # rule, and one using any forbidden op breaks the rule that forbids it. The judge words the verdict.
+    out: dict[str, list[str]] = {}
+    if required:
+        out["require_loop_any"] = sorted(required)
+    if forbidden:
+        out["forbid_ops"] = sorted(forbidden)
+    return out
+
+
 def broken_rule(rules: Sequence[Rule], summary: ProgramSummary) -> str | None:
     """The message of the first rule the program breaks, or None."""
     for rule in rules:

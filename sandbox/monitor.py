@@ -101,6 +101,11 @@ class SessionJob:
     max_output_bytes: int = 16 * 1024 * 1024
     #: The case whose signature is traced a second time at the end (None: no re-trace).
     retrace_case: int | None = None
+    #: Op rules the executor applies before compiling (``{"require_loop_any": [...], "forbid_ops": [...]}``):
+    #: a program that breaks one is refused (kind ``rule``) without paying for its compile, so the verdict
+    #: does not depend on how long an unrolled program takes to compile. The judge still decides the rule
+    #: itself from the summary (``judge.rules``).
+    precheck: dict[str, list[str]] = field(default_factory=dict)
 
     def sig(self, sig_id: int) -> SigPlan:
         return next(s for s in self.sigs if s.id == sig_id)
@@ -617,6 +622,7 @@ class _Session:
                 "module": 0,
                 "inputs": sig.inputs,
                 "max_output_bytes": self.job.max_output_bytes,
+                "precheck": self.job.precheck,
             },
             [module],
         )
