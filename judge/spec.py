@@ -210,6 +210,20 @@ class ForbidOpsRule(_Strict):
 ProgramRuleSpec = Annotated[LoopRule | ForbidOpsRule, Field(discriminator="kind")]
 
 
+#: Argument kinds a gradient may be taken with respect to (tree or array data, traced).
+DIFFERENTIABLE_KINDS: tuple[str, ...] = ("pytree", "array")
+
+
+class GradientSpec(_Strict):
+    """A transformation check: the vector-Jacobian product of the function with respect to ``wrt`` for a
+    fixed ``cotangent`` (``sandbox.transforms``) must match the reference's, like the output does."""
+
+    #: Traced pytree arguments to differentiate with respect to.
+    wrt: list[Identifier] = Field(min_length=1)
+    #: ``ones`` (the gradient of the sum of the output) or ``pattern`` (1, 1.25, 1.5, 1.75, then negated).
+    cotangent: Literal["ones", "pattern"] = "pattern"
+
+
 class ProblemSpec(_Strict):
     """The ``problem.toml`` of a problem package."""
 
@@ -232,6 +246,8 @@ class ProblemSpec(_Strict):
     solutions: SolutionsSpec = Field(default_factory=SolutionsSpec)
     #: Rules on the user's compiled program (``judge.rules``), stated in the generated statement.
     rules: list[ProgramRuleSpec] = Field(default_factory=list)
+    #: A gradient checked beside the output (``sandbox.transforms``).
+    gradient: GradientSpec | None = None
 
     @field_validator("function", "reference")
     @classmethod
@@ -248,6 +264,15 @@ class ProblemSpec(_Strict):
             raise ValueError(f"argument names repeat: {dupes}")
         if self.output.kind == "tuple" and not self.output.names:
             raise ValueError("output.kind 'tuple' needs output.names, one per element")
+        if self.gradient is not None:
+            for name in self.gradient.wrt:
+                if name not in names:
+                    raise ValueError(f"gradient.wrt names {name!r}, which is not an argument")
+                arg = self.arg(name)
+                if arg.kind not in DIFFERENTIABLE_KINDS or not arg.traced:
+                    raise ValueError(f"gradient.wrt names {name!r}, which is not a traced array argument")
+            if len(set(self.gradient.wrt)) != len(self.gradient.wrt):
+                raise ValueError("gradient.wrt repeats an argument")
         return self
 
     def arg(self, name: str) -> ArgSpec:

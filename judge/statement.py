@@ -151,6 +151,26 @@ def _declared_rules(spec: ProblemSpec) -> list[str]:
     return rules
 
 
+def _gradient_rules(spec: ProblemSpec) -> list[str]:
+    """The transformation check (``[gradient]``): what is differentiated, with which cotangent."""
+    gradient = spec.gradient
+    if gradient is None:
+        return []
+    cotangent = (
+        "a cotangent of ones for every output leaf (the gradient of the sum of all outputs)"
+        if gradient.cotangent == "ones"
+        else "a fixed cotangent for every output leaf: the values 1, 1.25, 1.5, 1.75, -1, -1.25, -1.5, "
+        "-1.75, 1, ... in the leaf's flattened order and dtype"
+    )
+    return [
+        f"Besides the value, the judge checks the gradient of `{spec.function}` with respect to "
+        f"{_names(gradient.wrt)}: in the same `jax.jit` program it calls `jax.vjp` on your function (the "
+        f"other arguments held fixed) with {cotangent}, and compares the result with the reference's, with "
+        "the same dtypes and tolerances as the output. A right value with a wrong gradient is a wrong answer "
+        "whose message starts `gradient of the output w.r.t.`."
+    ]
+
+
 def _check_rules(spec: ProblemSpec) -> list[str]:
     """The extra checks after the values match."""
     rules = []
@@ -197,6 +217,7 @@ RULE_SOURCES: tuple[RuleSource, ...] = (
     _call_rules,
     _program_rules,
     _declared_rules,
+    _gradient_rules,
     _check_rules,
     _dtype_rules,
     _container_rules,

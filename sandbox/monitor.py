@@ -106,6 +106,9 @@ class SessionJob:
     #: does not depend on how long an unrolled program takes to compile. The judge still decides the rule
     #: itself from the summary (``judge.rules``).
     precheck: dict[str, list[str]] = field(default_factory=dict)
+    #: A gradient the program returns beside the output (``sandbox.transforms``):
+    #: ``{"wrt": [arg index], "names": [arg name], "cotangent": kind}``, or None.
+    gradient: dict[str, Any] | None = None
 
     def sig(self, sig_id: int) -> SigPlan:
         return next(s for s in self.sigs if s.id == sig_id)
@@ -403,6 +406,7 @@ class _Session:
             "signatures": [{"id": s.id, "args": s.args} for s in job.sigs if not s.secret],
             "print_cases": prints,
             "check_inputs_unchanged": job.check_inputs_unchanged,
+            "gradient": job.gradient,
         }
         self.tracer.send(message, [bytes(b) for b in blobs.items])
 

@@ -52,6 +52,7 @@ from sandbox.protocol import (
     read_frame,
     write_frame,
 )
+from sandbox.transforms import with_gradient
 from sandbox.tree import BadLeaf, OtherNode, TreeTooDeep, to_host
 
 FILENAME = "solution.py"
@@ -125,6 +126,8 @@ class Captured:
         self.jax: Any = jax
         self.jnp: Any = jnp
         self.jit: Callable[..., Any] = jax.jit
+        self.vjp: Callable[..., Any] = jax.vjp
+        self.tree_map: Callable[..., Any] = jax.tree_util.tree_map
         self.export: Callable[..., Any] = export.export
         self.shape_dtype: Callable[..., Any] = jax.ShapeDtypeStruct
         self.device_put: Callable[..., Any] = jax.device_put
@@ -584,9 +587,19 @@ class Probe:
 
 
 def make_wrapper(
-    fn: Callable[..., Any], sig: Signature, check_inputs: bool, cap: Captured, probe: Probe, max_depth: int
+    fn: Callable[..., Any],
+    sig: Signature,
+    check_inputs: bool,
+    cap: Captured,
+    probe: Probe,
+    max_depth: int,
+    gradient: dict[str, Any] | None = None,
 ) -> Callable[..., list[Any]]:
-    """The function the captured jit traces: flat leaves in, flat output leaves out (skeleton aside)."""
+    """The function the captured jit traces: flat leaves in, flat output leaves out (skeleton aside).
+
+    With ``gradient`` (``{"wrt": [arg index], "names": [arg name], "cotangent": kind}``) the program returns
+    ``(output, {name: gradient})`` (``sandbox.transforms.with_gradient``), computed in the same trace.
+    """
 
     def is_array(x: Any) -> bool:
         return isinstance(x, cap.tracer_type | cap.array_type | np.ndarray | np.generic | float | int)
@@ -600,7 +613,19 @@ def make_wrapper(
             probe.trace = weakref.ref(leaves[0]._trace)
         args = sig.build(list(leaves))
         snaps = [(n, snapshot(a)) for n, a in zip(sig.names, args, strict=True)] if check_inputs else []
-        out = fn(*args)
+        if gradient is None:
+            out = fn(*args)
+        else:
+            out = with_gradient(
+                fn,
+                args,
+                [int(i) for i in gradient["wrt"]],
+                [str(n) for n in gradient["names"]],
+                str(gradient["cotangent"]),
+                vjp=cap.vjp,
+                tree_map=cap.tree_map,
+                jnp=cap.jnp,
+            )
         for name, snap in snaps:
             probe.mutation = probe.mutation or find_mutation(name, snap)
         recorded: list[Any] = []
@@ -639,6 +664,8 @@ class Tracer:
         self.arg_specs: list[dict[str, Any]] = list(message["args"])
         self.check_inputs = bool(message.get("check_inputs_unchanged"))
         self.max_depth = int(message.get("max_output_depth", 64))
+        gradient = message.get("gradient")
+        self.gradient: dict[str, Any] | None = gradient if isinstance(gradient, dict) else None
         try:
             self.fn = load_function(str(message["code"]), str(message["function"]))
         except BaseException as exc:
@@ -673,7 +700,9 @@ class Tracer:
         """Trace and export one signature through a fresh wrapper; send it. True if it used jax.debug."""
         probe = Probe()
         used: list[bool] = []
-        wrapper = make_wrapper(self.fn, sig, self.check_inputs, self.cap, probe, self.max_depth)
+        wrapper = make_wrapper(
+            self.fn, sig, self.check_inputs, self.cap, probe, self.max_depth, self.gradient
+        )
         started = time.perf_counter()
         try:
             jitted = self.cap.jit(wrapper, keep_unused=True)
@@ -727,7 +756,7 @@ class Tracer:
     def print_one(self, sig: Signature, leaves: list[Any], name: str) -> None:
         probe = Probe()
         errors: list[BaseException] = []
-        wrapper = make_wrapper(self.fn, sig, False, self.cap, probe, self.max_depth)
+        wrapper = make_wrapper(self.fn, sig, False, self.cap, probe, self.max_depth, self.gradient)
         # JAX logs a failing callback with its own traceback; the message below names the user's line.
         debug_log = logging.getLogger("jax._src.debugging")
         level = debug_log.level
