@@ -3,7 +3,7 @@ objects, the statement, and end to end in the sandbox with the submissions the r
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -16,6 +16,17 @@ from judge.spec import ForbidOpsRule, LoopRule, ProblemSpec
 from judge.statement import render_rules
 from judge.verdicts import Verdict, WrongAnswerReason
 from tests.conftest import ROOT
+from tests.program_pool import pooled_grader
+
+#: Tracer slots of this module's pool.
+SLOT_BASE = 420
+
+
+@pytest.fixture(scope="module")
+def graded() -> Iterator[Callable[[Problem, str], GradeResult]]:
+    with pooled_grader(SLOT_BASE) as grader:
+        yield grader
+
 
 SCAN_PROBLEM = "grad-accumulation-scan"
 NEEDS_LOOP = RequireLoop(
@@ -205,10 +216,10 @@ def _solution(name: str) -> str:
 
 @pytest.mark.slow
 def test_a_python_loop_is_a_rule_violation_on_every_case(
-    grade_with: Callable[[Problem, str], GradeResult],
+    graded: Callable[[Problem, str], GradeResult],
 ) -> None:
     problem = ProblemSet(ROOT / "problems").get(SCAN_PROBLEM)
-    result = grade_with(problem, _solution("wrong_answer/python_loop.py"))
+    result = graded(problem, _solution("wrong_answer/python_loop.py"))
     assert result.verdict is Verdict.WRONG_ANSWER
     assert {c.reason for c in result.cases} == {WrongAnswerReason.RULE}
     assert "accumulate over the microbatches with jax.lax.scan; your program has no loop" in result.message
@@ -218,16 +229,16 @@ def test_a_python_loop_is_a_rule_violation_on_every_case(
 
 @pytest.mark.slow
 def test_a_cheat_with_an_empty_scan_is_told_where_the_work_must_go(
-    grade_with: Callable[[Problem, str], GradeResult],
+    graded: Callable[[Problem, str], GradeResult],
 ) -> None:
     problem = ProblemSet(ROOT / "problems").get(SCAN_PROBLEM)
-    result = grade_with(problem, _solution("wrong_answer/empty_scan_beside_python_loop.py"))
+    result = graded(problem, _solution("wrong_answer/empty_scan_beside_python_loop.py"))
     assert result.verdict is Verdict.WRONG_ANSWER and result.cases[0].reason is WrongAnswerReason.RULE
     assert "your program has a loop, but no a reduction or a dot product" in result.message
 
 
 @pytest.mark.slow
-def test_fori_loop_passes_the_rule(grade_with: Callable[[Problem, str], GradeResult]) -> None:
+def test_fori_loop_passes_the_rule(graded: Callable[[Problem, str], GradeResult]) -> None:
     problem = ProblemSet(ROOT / "problems").get(SCAN_PROBLEM)
-    result = grade_with(problem, _solution("accepted/fori_loop_indexing.py"))
+    result = graded(problem, _solution("accepted/fori_loop_indexing.py"))
     assert result.verdict is Verdict.ACCEPTED, result.message
