@@ -23,7 +23,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from judge.errors import ReferenceFailure
+from judge.errors import ProblemError, ReferenceFailure
+from judge.menu import MenuChoice
 from judge.problems import REPO_ROOT, Case, Problem
 from sandbox.command import FAST_COMPILE_XLA_FLAGS
 from sandbox.protocol import ProtocolError, dumps_tree, loads_tree
@@ -54,6 +55,8 @@ def case_key(problem: Problem, case: Case, what: str = "output") -> str:
         case.dtype,
         json.dumps(case.definition.args, sort_keys=True, separators=(",", ":")),
     ]
+    if problem.menu_source is not None:
+        parts.append(problem.menu_source)
     if what != "output":
         gradient = problem.spec.gradient
         parts += [what, gradient.model_dump_json() if gradient is not None else ""]
@@ -121,8 +124,11 @@ def reference_outputs(problem: Problem, cases: Sequence[Case], what: str = "outp
     jax = _import_jax()
     try:
         fn = load_reference(problem)
+        menu = problem.menu()
     except ReferenceFailure as exc:
         return [exc] * len(cases)
+    except ProblemError as exc:
+        return [ReferenceFailure(f"the problem's menu module failed: {exc}")] * len(cases)
     if what == "gradient":
         fn = _gradient_of(problem, fn)
     static = tuple(i for i, a in enumerate(problem.spec.args) if not a.traced)
@@ -130,7 +136,14 @@ def reference_outputs(problem: Problem, cases: Sequence[Case], what: str = "outp
     outputs: list[Any] = []
     for case in cases:
         try:
-            args = [a if isinstance(a, float) else jax.device_put(a) for a in case.inputs]
+            args = [
+                menu[a.name]
+                if isinstance(a, MenuChoice)
+                else a
+                if isinstance(a, float)
+                else jax.device_put(a)
+                for a in case.inputs
+            ]
             outputs.append(to_host(jax.block_until_ready(jitted(*args))))
         except Exception as exc:
             failure = ReferenceFailure(
@@ -167,6 +180,13 @@ def _gradient_of(problem: Problem, fn: Callable[..., Any]) -> Callable[..., Any]
         )[1]
 
     return gradient
+
+
+def _argument(jax: Any, menu: dict[str, Callable[..., Any]], value: Any) -> Any:
+    """One reference argument: a menu function for a ``MenuChoice``, a float as is, else a device array."""
+    if isinstance(value, MenuChoice):
+        return menu[value.name]
+    return value if isinstance(value, float) else jax.device_put(value)
 
 
 def expected_gradients(problem: Problem, cases: Sequence[Case]) -> list[Any | ReferenceFailure] | None:

@@ -104,6 +104,8 @@ def build_session(
                     leaves.append(np.asarray(value, np.float32))
                 else:
                     args.append({"static": float(value)})
+            elif arg.kind == "function":
+                args.append({"function": str(value)})
             elif not arg.traced:
                 raise JudgeError(f"argument {arg.name!r}: a static pytree argument cannot be graded")
             else:
@@ -140,6 +142,7 @@ def build_session(
         retrace_case=len(plans) - 1 if plans else None,
         precheck=precheck_for(problem),
         gradient=_gradient_plan(problem),
+        functions=problem.menu_source,
     )
 
 

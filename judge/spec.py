@@ -28,15 +28,32 @@ class ArgSpec(_Strict):
     """One argument of the user's function."""
 
     name: Identifier
-    #: ``pytree`` accepts a JSON object, array or number; ``number`` accepts a JSON number only.
-    kind: Literal["pytree", "number"]
+    #: ``pytree`` accepts a JSON object, array or number; ``number`` accepts a JSON number only;
+    #: ``function`` accepts a JSON string naming one of ``choices``, functions of the problem's menu module
+    #: (``ProblemSpec.functions``), passed to the function itself as a static argument.
+    kind: Literal["pytree", "number", "function"]
     #: Traced arguments go through ``jax.jit`` as tracers; static ones are passed as hashable Python values.
     traced: bool = True
     description: str = ""
+    #: For ``function`` arguments: the names of the menu functions a case may pass.
+    choices: list[Identifier] = Field(default_factory=list)
 
     @property
     def accepts(self) -> tuple[str, ...]:
+        if self.kind == "function":
+            return ("string",)
         return ("object", "array", "number") if self.kind == "pytree" else ("number",)
+
+    @model_validator(mode="after")
+    def _function_choices(self) -> ArgSpec:
+        if self.kind == "function":
+            if not self.choices:
+                raise ValueError(f"function argument {self.name!r} needs choices (menu function names)")
+            if self.traced:
+                raise ValueError(f"function argument {self.name!r} must have traced = false (it is static)")
+        elif self.choices:
+            raise ValueError(f"argument {self.name!r}: choices are only for function arguments")
+        return self
 
 
 class OutputSpec(_Strict):
@@ -248,6 +265,9 @@ class ProblemSpec(_Strict):
     rules: list[ProgramRuleSpec] = Field(default_factory=list)
     #: A gradient checked beside the output (``sandbox.transforms``).
     gradient: GradientSpec | None = None
+    #: The menu module of ``function`` arguments, a file of the package (problem code: it is sent into the
+    #: sandbox, and the reference gets the same functions on the trusted side).
+    functions: Annotated[str, Field(pattern=r"^[a-z_][a-z0-9_]*\.py$")] | None = None
 
     @field_validator("function", "reference")
     @classmethod
@@ -264,6 +284,10 @@ class ProblemSpec(_Strict):
             raise ValueError(f"argument names repeat: {dupes}")
         if self.output.kind == "tuple" and not self.output.names:
             raise ValueError("output.kind 'tuple' needs output.names, one per element")
+        if any(a.kind == "function" for a in self.args) and self.functions is None:
+            raise ValueError(
+                "a function argument needs `functions`, the package's menu module (functions.py)"
+            )
         if self.gradient is not None:
             for name in self.gradient.wrt:
                 if name not in names:

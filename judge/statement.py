@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from judge.errors import ReferenceFailure
+from judge.menu import MenuChoice
 from judge.problems import Case, Problem
 from judge.pytree_json import format_value
 from judge.spec import LoopRule, ProblemSpec
@@ -33,9 +34,10 @@ RULES_HEADING = "## How your function is run and judged"
 
 
 def format_inputs(problem: Problem, case: Case) -> str:
-    """``grads = {"b": 4.0, "w": [3.0, 0.0]}, max_norm = 1.0``: each argument in signature order."""
+    """``grads = {"b": 4.0, "w": [3.0, 0.0]}, max_norm = 1.0``: each argument in signature order (a function
+    argument by the name of its menu function: ``f = quartic``)."""
     return ", ".join(
-        f"{arg.name} = {format_value(value)}"
+        f"{arg.name} = {value if isinstance(value, MenuChoice) else format_value(value)}"
         for arg, value in zip(problem.spec.args, case.inputs, strict=True)
     )
 

@@ -109,6 +109,8 @@ class SessionJob:
     #: A gradient the program returns beside the output (``sandbox.transforms``):
     #: ``{"wrt": [arg index], "names": [arg name], "cotangent": kind}``, or None.
     gradient: dict[str, Any] | None = None
+    #: The source of the problem's menu module (problem code) for ``function`` arguments, or None.
+    functions: str | None = None
 
     def sig(self, sig_id: int) -> SigPlan:
         return next(s for s in self.sigs if s.id == sig_id)
@@ -407,6 +409,7 @@ class _Session:
             "print_cases": prints,
             "check_inputs_unchanged": job.check_inputs_unchanged,
             "gradient": job.gradient,
+            "functions": job.functions,
         }
         self.tracer.send(message, [bytes(b) for b in blobs.items])
 

@@ -68,6 +68,7 @@ def detail(problem: Problem) -> ProblemDetail:
                 accepts=list(a.accepts),  # type: ignore[arg-type]
                 traced=a.traced,
                 description=a.description,
+                choices=list(a.choices),
             )
             for a in spec.args
         ],

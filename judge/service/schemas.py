@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from judge.results import GradeResult, LeafValue
 from judge.store import Status
 
-JsonKind = Literal["object", "array", "number"]
+JsonKind = Literal["object", "array", "number", "string"]
 
 
 class _Out(BaseModel):
@@ -80,10 +80,13 @@ class ProblemSummary(_Out):
 
 class ArgumentPublic(_Out):
     name: str
-    kind: Literal["pytree", "number"]
+    kind: Literal["pytree", "number", "function"]
     accepts: list[JsonKind] = Field(description="The JSON kinds a Run input for this argument may be.")
     traced: bool
     description: str
+    choices: list[str] = Field(
+        default_factory=list, description="For a function argument: the names of the functions it may be."
+    )
 
 
 class OutputPublic(_Out):

@@ -370,6 +370,21 @@ def classify(exc: BaseException, errors: Any, *, at: str) -> CaseFailure:
 # ------------------------------------------------------------------------------------------ loading
 
 
+MENU_FILENAME = "problem_functions.py"
+
+
+def load_menu(source: str | None) -> dict[str, Callable[..., Any]]:
+    """The problem's menu module (problem code, never the reference) executed in a module of its own, not
+    registered in ``sys.modules``: its public callables by name, for ``function`` arguments."""
+    if not source:
+        return {}
+    module = types.ModuleType("problem_functions")
+    module.__file__ = MENU_FILENAME
+    linecache.cache[MENU_FILENAME] = (len(source), None, source.splitlines(True), MENU_FILENAME)
+    exec(compile(source, MENU_FILENAME, "exec", dont_inherit=True), module.__dict__)
+    return {k: v for k, v in vars(module).items() if callable(v) and not k.startswith("_")}
+
+
 def load_function(code: str, name: str) -> Callable[..., Any]:
     """Import the submission as module ``solution`` and return its function, or raise CaseFailure."""
     code = code.removeprefix("\ufeff")  # a byte-order mark, read the way Python reads a source file
@@ -488,8 +503,16 @@ def find_callbacks(jaxpr: Any, found: set[str] | None = None, depth: int = 0) ->
 class Signature:
     """One distinct abstract signature: how to rebuild the arguments from the program's flat inputs."""
 
-    def __init__(self, body: dict[str, Any], arg_specs: list[dict[str, Any]], cap: Captured) -> None:
+    def __init__(
+        self,
+        body: dict[str, Any],
+        arg_specs: list[dict[str, Any]],
+        cap: Captured,
+        menu: dict[str, Callable[..., Any]] | None = None,
+    ) -> None:
         self.id: int = int(body["id"])
+        #: The problem's menu functions, for ``{"function": name}`` arguments (passed as they are).
+        self.menu = menu or {}
         self.args: list[Any] = list(body["args"])
         self.names = [str(a["name"]) for a in arg_specs]
         self.cap = cap
@@ -523,6 +546,8 @@ class Signature:
                 out.append(next(it))
             elif "static" in arg:
                 out.append(arg["static"])
+            elif "function" in arg:
+                out.append(self.menu[str(arg["function"])])
             else:
                 out.append(_build_node(arg["tree"], it))
         return out
@@ -667,6 +692,19 @@ class Tracer:
         gradient = message.get("gradient")
         self.gradient: dict[str, Any] | None = gradient if isinstance(gradient, dict) else None
         try:
+            self.menu = load_menu(message.get("functions"))
+        except BaseException as exc:
+            self.send(
+                {
+                    "type": "load_error",
+                    "verdict": "runtime_error",
+                    "message": f"the problem's function menu could not be loaded: {first_line(exc)}",
+                }
+            )
+            return
+        finally:
+            self.cap.restore_config()
+        try:
             self.fn = load_function(str(message["code"]), str(message["function"]))
         except BaseException as exc:
             failure = classify(exc, self.cap.errors, at="while loading the code")
@@ -680,7 +718,7 @@ class Tracer:
         signatures: dict[int, Signature] = {}
         debug_sigs: set[int] = set()
         for body in message["signatures"]:
-            sig = Signature(body, self.arg_specs, self.cap)
+            sig = Signature(body, self.arg_specs, self.cap, self.menu)
             signatures[sig.id] = sig
             if self.export_one(sig, "program"):
                 debug_sigs.add(sig.id)
@@ -688,7 +726,7 @@ class Tracer:
         self.send({"type": "public_done"})
         more = read_frame(self.stdin, JOB_LIMITS).message
         for body in more.get("signatures", []):
-            sig = Signature(body, self.arg_specs, self.cap)
+            sig = Signature(body, self.arg_specs, self.cap, self.menu)
             signatures[sig.id] = sig
             self.export_one(sig, "program")
         retrace = more.get("retrace")
