@@ -165,3 +165,11 @@ def test_the_menu_module_cannot_be_imported(graded: Grader) -> None:
 def test_forward_over_reverse_is_accepted_on_every_function(graded: Grader) -> None:
     result = graded(_problem(), _solution("accepted/forward_over_reverse.py"))
     assert result.verdict is Verdict.ACCEPTED, result.message
+
+
+def test_each_function_counts_as_its_own_compile_signature() -> None:
+    from judge.check.coverage_check import signature
+
+    problem = _problem()
+    a, b = (problem.custom_case({"f": f, "x": [1.0], "v": [1.0]}) for f in ("quartic", "soft_norm"))
+    assert signature(problem.spec.args, a.inputs, a.dtype) != signature(problem.spec.args, b.inputs, b.dtype)

@@ -17,6 +17,7 @@ import numpy as np
 
 from judge.check.context import CheckContext
 from judge.constraints import longest_list, nesting_depth, tree_signature
+from judge.menu import MenuChoice
 from judge.spec import ArgSpec
 
 NAME = "coverage"
@@ -99,10 +100,12 @@ def _covered(ctx: CheckContext, arg: ArgSpec, values: list[Any], file: Any) -> s
 
 def signature(args: Any, inputs: tuple[Any, ...], dtype: str) -> tuple[Any, ...]:
     """What one compile is keyed on: the case dtype, and each argument's tree signature (numbers are
-    traced, so their values do not count; a static argument's value does)."""
+    traced, so their values do not count; a static argument's value does, a menu function's name too)."""
     parts: list[Any] = [dtype]
     for arg, value in zip(args, inputs, strict=True):
-        if isinstance(value, float):
+        if isinstance(value, MenuChoice):
+            parts.append((arg.name, "function", value.name))
+        elif isinstance(value, float):
             parts.append((arg.name, "number" if arg.traced else value))
         else:
             parts.append((arg.name, tree_signature(value)))
