@@ -242,3 +242,54 @@ def test_fori_loop_passes_the_rule(graded: Callable[[Problem, str], GradeResult]
     problem = ProblemSet(ROOT / "problems").get(SCAN_PROBLEM)
     result = graded(problem, _solution("accepted/fori_loop_indexing.py"))
     assert result.verdict is Verdict.ACCEPTED, result.message
+
+
+# ------------------------------------------------------------------------------------- verdicts (pure)
+
+
+def _interpret(problem: Problem, programs: dict[str, Any]) -> GradeResult:
+    """Verdicts for a fabricated run in which every signature's program got ``programs`` (refused or
+    compiled with a summary) and every compiled case returned zeros of the right structure."""
+    import numpy as np
+
+    from judge.grader import build_session, interpret
+    from sandbox.limits import SandboxLimits
+    from sandbox.monitor import CaseReport, ProgramReport, RawRun
+    from tests.fabricate import skeletonize
+
+    cases = list(problem.cases)
+    job = build_session(problem, "def f(): pass\n", cases, [c.hidden for c in cases], 1 << 24)
+    raw = RawRun(load={"type": "loaded"}, executor_healthy=True)
+    out = (np.zeros((), np.float32), {"w": np.zeros(2, np.float32)})
+    skeleton, leaves = skeletonize(out)
+    for i, plan in enumerate(job.cases):
+        raw.programs.setdefault(plan.sig, ProgramReport(plan.sig, skeleton=skeleton, **programs))
+        raw.runs[i] = CaseReport(i, outputs=leaves, run_ms=1.0)
+    expected = [out] * len(cases)
+    visibility: Any = [c.visibility for c in cases]
+    return interpret(
+        problem, cases, visibility, expected, raw, SandboxLimits(), job, backend="fake", elapsed_ms=1.0
+    )
+
+
+UNROLLED = {"ops": {"stablehlo.reduce": 4, "stablehlo.add": 9}, "loop_ops": {}}
+
+
+def test_a_program_refused_by_the_precheck_gets_the_rule_message() -> None:
+    problem = ProblemSet(ROOT / "problems").get(SCAN_PROBLEM)
+    refused = {"kind": "rule", "message": "the program has no loop", "summary": UNROLLED}
+    result = _interpret(problem, {"refused": refused})
+    assert result.verdict is Verdict.WRONG_ANSWER
+    assert all(c.reason is WrongAnswerReason.RULE for c in result.cases)
+    assert all("your program has no loop" in c.message for c in result.cases)
+
+
+def test_a_compiled_program_that_breaks_the_rule_is_still_rejected() -> None:
+    # An executor without the precheck (or a rule only the judge knows) compiles it: the judge decides.
+    problem = ProblemSet(ROOT / "problems").get(SCAN_PROBLEM)
+    compiled = {"summary": UNROLLED, "compile_ms": 1.0, "cached": False, "key": "k"}
+    result = _interpret(problem, {"compiled": compiled})
+    assert {c.reason for c in result.cases} == {WrongAnswerReason.RULE}
+    working = {"ops": {"stablehlo.while": 1}, "loop_ops": {"stablehlo.dot_general": 2}}
+    passing = _interpret(problem, {"compiled": {**compiled, "summary": working}})
+    assert WrongAnswerReason.RULE not in {c.reason for c in passing.cases}

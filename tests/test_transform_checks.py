@@ -204,3 +204,61 @@ def test_a_backward_rule_that_ignores_the_cotangent_fails(graded: Grader) -> Non
 def test_a_custom_vjp_straight_through_is_accepted(graded: Grader) -> None:
     result = graded(_problem(), _solution("accepted/custom_vjp_per_leaf.py"))
     assert result.verdict is Verdict.ACCEPTED, result.message
+
+
+def test_verdicts_from_a_fabricated_run_with_a_zero_gradient() -> None:
+    from judge.grader import build_session, interpret
+    from sandbox.limits import SandboxLimits
+    from sandbox.monitor import CaseReport, ProgramReport, RawRun
+    from tests.fabricate import skeletonize
+
+    problem = _problem()
+    cases = [problem.public_cases[1], problem.hidden_cases[1]]  # example_2 and its lookalike: one signature
+    job = build_session(problem, "def f(): pass\n", cases, [False, True], 1 << 24)
+    assert job.gradient == {"wrt": [0], "names": ["x"], "cotangent": "pattern"}
+    expected = [np.round(c.inputs[0]) for c in cases]
+    gradients = [{"x": np.array(PATTERN[:4], np.float32)} for _ in cases]
+    raw = RawRun(load={"type": "loaded"}, executor_healthy=True)
+    for i in range(len(cases)):
+        skeleton, leaves = skeletonize((expected[i], {"x": np.zeros(4, np.float32)}))
+        raw.programs.setdefault(
+            job.cases[i].sig,
+            ProgramReport(job.cases[i].sig, skeleton=skeleton, compiled={"summary": {}, "compile_ms": 1.0}),
+        )
+        raw.runs[i] = CaseReport(i, outputs=leaves, run_ms=1.0)
+    visibility: Any = ["public", "hidden"]
+    result = interpret(
+        problem,
+        cases,
+        visibility,
+        expected,
+        raw,
+        SandboxLimits(),
+        job,
+        backend="fake",
+        elapsed_ms=1.0,
+        gradients=gradients,
+    )
+    public, hidden = result.cases
+    assert public.verdict is Verdict.WRONG_ANSWER and public.message.startswith(
+        PREFIX + "x[3]: got 0, expected 1.75"
+    )
+    assert public.output is not None and public.output.json_value == [2.0, 2.0, -2.0, 3.0]
+    assert hidden.message.startswith(PREFIX + "x: wrong values") and "expected" not in hidden.message
+    # The same run with the right gradient is accepted.
+    for i in (0, 1):
+        skeleton, leaves = skeletonize((expected[i], gradients[i]))
+        raw.runs[i] = CaseReport(i, outputs=leaves, run_ms=1.0)
+    fixed = interpret(
+        problem,
+        cases,
+        visibility,
+        expected,
+        raw,
+        SandboxLimits(),
+        job,
+        backend="fake",
+        elapsed_ms=1.0,
+        gradients=gradients,
+    )
+    assert fixed.verdict is Verdict.ACCEPTED, fixed.message
