@@ -57,7 +57,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=200)
     opts = parser.parse_args()
     tree = {"layers": [{"w": jnp.zeros((8, 16, 4)), "b": jnp.zeros((8, 4))} for _ in range(6)]}
-    specs = jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype), tree)
+    struct: Any = jax.ShapeDtypeStruct
+    specs = jax.tree.map(lambda x: struct(x.shape, x.dtype), tree)
     print(f"{'program':10} {'ops':>6} {'histogram p50':>14} {'+ loop walk p50':>16} {'ratio':>6}")
     for name, fn in PROGRAMS.items():
         data = export.export(jax.jit(fn), platforms=["cpu"])(specs).mlir_module_serialized
