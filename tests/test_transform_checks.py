@@ -4,7 +4,9 @@ whose value is right and whose gradient is not."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import ml_dtypes
@@ -262,3 +264,21 @@ def test_verdicts_from_a_fabricated_run_with_a_zero_gradient() -> None:
         gradients=gradients,
     )
     assert fixed.verdict is Verdict.ACCEPTED, fixed.message
+
+
+def test_judge_check_reports_a_reference_gradient_that_is_not_finite(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from judge.check import Severity, run_checks
+
+    monkeypatch.setenv("JUDGE_CACHE_DIR", str(tmp_path / "cache"))
+    root = tmp_path / "problems" / STE
+    shutil.copytree(ROOT / "problems" / STE, root, ignore=shutil.ignore_patterns("solutions", "__pycache__"))
+    (tmp_path / "reference").mkdir()
+    reference = (ROOT / "reference" / "straight_through_estimator.py").read_text()
+    broken = reference.replace("return (g,)", "return (g / 0.0,)")
+    assert broken != reference
+    (tmp_path / "reference" / "straight_through_estimator.py").write_text(broken)
+    report = run_checks([root], backend=None, concurrency=1)
+    found = [f for f in report.findings if f.check == "reference" and f.severity is Severity.ERROR]
+    assert found and all("non-finite gradient at gradient" in f.message for f in found), found
