@@ -32,7 +32,11 @@ def test_problems_lists_both_seed_problems() -> None:
     assert out.returncode == 0
     assert "global-norm-clipping" in out.stdout and "sgd-momentum" in out.stdout
     rows = json.loads(judge("problems", "--json").stdout)
-    assert {r["slug"] for r in rows} == {"global-norm-clipping", "sgd-momentum"}
+    # Every problem folder is listed: the seed problems and the ones added since.
+    assert {r["slug"] for r in rows} == {
+        p.name for p in (ROOT / "problems").iterdir() if (p / "problem.toml").is_file()
+    }
+    assert {"global-norm-clipping", "sgd-momentum", "grad-accumulation-scan"} <= {r["slug"] for r in rows}
 
 
 @pytest.mark.slow
