@@ -1,4 +1,4 @@
-"""Reference for ``problems/grad-accumulation-scan``: average loss and gradients over microbatches with scan."""
+"""Reference for ``problems/grad-accumulation-scan``: mean loss and gradients over microbatches, by scan."""
 
 from __future__ import annotations
 

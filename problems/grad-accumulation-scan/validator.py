@@ -1,4 +1,4 @@
-"""Constraints of grad-accumulation-scan (statement.md, "Constraints"), checked on every case by judge check."""
+"""Constraints of grad-accumulation-scan (statement.md, "Constraints"), checked on every case."""
 
 from __future__ import annotations
 
@@ -66,18 +66,40 @@ def validate(args: dict[str, Any], dtype: str) -> list[str]:
 JUNK: list[dict[str, Any]] = [
     {"why": "no leaf", "args": {"params": {}, "xs": {}, "target": 0.0}},
     {"why": "4-D parameter", "args": {"params": [[[[1.0]]]], "xs": [[[[[[1.0]]]]]], "target": 0.0}},
-    {"why": "xs misses a key", "args": {"params": {"w": [1.0], "b": 0.0}, "xs": {"w": [[[1.0]]]}, "target": 0.0}},
-    {"why": "xs leaf without the microbatch axes", "args": {"params": {"w": [1.0, 2.0]}, "xs": {"w": [1.0, 2.0]}, "target": 0.0}},
-    {"why": "xs leaf of the wrong trailing shape", "args": {"params": {"w": [1.0, 2.0]}, "xs": {"w": [[[1.0, 2.0, 3.0]]]}, "target": 0.0}},
-    {"why": "leaves disagree on n", "args": {"params": {"a": 1.0, "b": 2.0}, "xs": {"a": [[1.0]], "b": [[1.0], [2.0]]}, "target": 0.0}},
+    {
+        "why": "xs misses a key",
+        "args": {"params": {"w": [1.0], "b": 0.0}, "xs": {"w": [[[1.0]]]}, "target": 0.0},
+    },
+    {
+        "why": "xs leaf without the microbatch axes",
+        "args": {"params": {"w": [1.0, 2.0]}, "xs": {"w": [1.0, 2.0]}, "target": 0.0},
+    },
+    {
+        "why": "xs leaf of the wrong trailing shape",
+        "args": {"params": {"w": [1.0, 2.0]}, "xs": {"w": [[[1.0, 2.0, 3.0]]]}, "target": 0.0},
+    },
+    {
+        "why": "leaves disagree on n",
+        "args": {"params": {"a": 1.0, "b": 2.0}, "xs": {"a": [[1.0]], "b": [[1.0], [2.0]]}, "target": 0.0},
+    },
     {"why": "zero microbatches", "args": {"params": {"w": [1.0]}, "xs": {"w": [[[1.0]]][:0]}, "target": 0.0}},
     {"why": "NaN input", "args": {"params": {"w": [1.0]}, "xs": {"w": [[[float("nan")]]]}, "target": 0.0}},
-    {"why": "value past the bound", "args": {"params": {"w": [2000.0]}, "xs": {"w": [[[1.0]]]}, "target": 0.0}},
+    {
+        "why": "value past the bound",
+        "args": {"params": {"w": [2000.0]}, "xs": {"w": [[[1.0]]]}, "target": 0.0},
+    },
     {"why": "target past the bound", "args": {"params": {"w": [1.0]}, "xs": {"w": [[[1.0]]]}, "target": 1e4}},
     {"why": "target as a list", "args": {"params": {"w": [1.0]}, "xs": {"w": [[[1.0]]]}, "target": [1.0]}},
     {"why": "missing target", "args": {"params": {"w": [1.0]}, "xs": {"w": [[[1.0]]]}}},
-    {"why": "too many elements", "args": {"params": [0.0] * 10, "xs": [[[0.0] * 10] * 80] * 90, "target": 0.0}},
-    {"why": "float16 case", "dtype": "float16", "args": {"params": {"w": [1.0]}, "xs": {"w": [[[1.0]]]}, "target": 0.0}},
+    {
+        "why": "too many elements",
+        "args": {"params": [0.0] * 10, "xs": [[[0.0] * 10] * 80] * 90, "target": 0.0},
+    },
+    {
+        "why": "float16 case",
+        "dtype": "float16",
+        "args": {"params": {"w": [1.0]}, "xs": {"w": [[[1.0]]]}, "target": 0.0},
+    },
 ]
 
 #: Inputs at the limits of the constraints; they must validate, and the reference must give finite outputs.
@@ -89,7 +111,11 @@ EDGE: list[dict[str, Any]] = [
     {
         "why": "bfloat16 at the bound",
         "dtype": "bfloat16",
-        "args": {"params": {"w": [1000.0, -1000.0]}, "xs": {"w": [[[1000.0, 1000.0]] * 4] * 3}, "target": 1000.0},
+        "args": {
+            "params": {"w": [1000.0, -1000.0]},
+            "xs": {"w": [[[1000.0, 1000.0]] * 4] * 3},
+            "target": 1000.0,
+        },
     },
     {"why": "one microbatch of one example", "args": {"params": 0.5, "xs": [[2.0]], "target": 0.0}},
     {"why": "tiny values", "args": {"params": {"w": [1e-20]}, "xs": {"w": [[[1e-20]]]}, "target": 1e-30}},

@@ -1,4 +1,4 @@
-"""Constraints of hessian-vector-product (statement.md, "Constraints"), checked on every case by judge check."""
+"""Constraints of hessian-vector-product (statement.md, "Constraints"), checked on every case."""
 
 from __future__ import annotations
 
