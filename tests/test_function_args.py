@@ -26,6 +26,10 @@ from judge.verdicts import Verdict
 from tests.conftest import ROOT
 from tests.program_pool import pooled_grader
 
+#: The sandbox gradings of the three program-feature modules run in one xdist worker, one pool at a time
+#: (on a loaded 2-core host, several pools starting executors at once can exhaust a pool's start timeout).
+pytestmark = pytest.mark.xdist_group("program_features")
+
 HVP = "hessian-vector-product"
 #: Tracer slots of this module's pool.
 SLOT_BASE = 460
