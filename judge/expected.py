@@ -23,7 +23,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from judge.errors import ReferenceFailure
+from judge.errors import ProblemError, ReferenceFailure
+from judge.menu import MenuChoice
 from judge.problems import REPO_ROOT, Case, Problem
 from sandbox.command import FAST_COMPILE_XLA_FLAGS
 from sandbox.protocol import ProtocolError, dumps_tree, loads_tree
@@ -44,15 +45,22 @@ def _jax_version() -> str:
     return f"jax-{version('jax')}-jaxlib-{version('jaxlib')}"
 
 
-def case_key(problem: Problem, case: Case) -> str:
+def case_key(problem: Problem, case: Case, what: str = "output") -> str:
+    """The cache key of one case's expected ``output`` or ``gradient`` (which includes the gradient spec)."""
     digest = hashlib.sha256()
-    for part in (
+    parts = [
         _jax_version(),
         problem.spec.function,
         problem.reference_source,
         case.dtype,
         json.dumps(case.definition.args, sort_keys=True, separators=(",", ":")),
-    ):
+    ]
+    if problem.menu_source is not None:
+        parts.append(problem.menu_source)
+    if what != "output":
+        gradient = problem.spec.gradient
+        parts += [what, gradient.model_dump_json() if gradient is not None else ""]
+    for part in parts:
         digest.update(part.encode())
         digest.update(b"\0")
     return digest.hexdigest()[:32]
@@ -109,23 +117,34 @@ def clear_jax_caches() -> None:
     _import_jax().clear_caches()
 
 
-def reference_outputs(problem: Problem, cases: Sequence[Case]) -> list[Any]:
-    """Reference output per case, in order, under one ``jax.jit`` (no cache): a ReferenceFailure (with the
-    reference's own exception as its cause) where the reference raised, so one bad case spoils no other."""
+def reference_outputs(problem: Problem, cases: Sequence[Case], what: str = "output") -> list[Any]:
+    """Reference output (or, with ``what="gradient"``, the gradient the problem checks) per case, in order,
+    under one ``jax.jit`` (no cache): a ReferenceFailure (with the reference's own exception as its cause)
+    where the reference raised, so one bad case spoils no other."""
     jax = _import_jax()
     try:
         fn = load_reference(problem)
+        menu = problem.menu()
     except ReferenceFailure as exc:
         return [exc] * len(cases)
-    static = tuple(a.name for a in problem.spec.args if not a.traced)
-    jitted = jax.jit(fn, static_argnames=static)
+    except ProblemError as exc:
+        return [ReferenceFailure(f"the problem's menu module failed: {exc}")] * len(cases)
+    if what == "gradient":
+        fn = _gradient_of(problem, fn)
+    # By position: the gradient wrapper keeps the positions, not the names.
+    static = tuple(i for i, a in enumerate(problem.spec.args) if not a.traced)
+    jitted = jax.jit(fn, static_argnums=static)
     outputs: list[Any] = []
     for case in cases:
         try:
             # Python floats stay floats (weakly typed when traced); static ints and tuples stay Python
-            # values; arrays and trees move to the device.
+            # values; a menu choice becomes its function; arrays and trees move to the device.
             args = [
-                value if isinstance(value, float) or not arg.traced else jax.device_put(value)
+                menu[value.name]
+                if isinstance(value, MenuChoice)
+                else value
+                if isinstance(value, float) or not arg.traced
+                else jax.device_put(value)
                 for value, arg in zip(case.inputs, problem.spec.args, strict=True)
             ]
             outputs.append(to_host(jax.block_until_ready(jitted(*args))))
@@ -139,10 +158,55 @@ def reference_outputs(problem: Problem, cases: Sequence[Case]) -> list[Any]:
     return outputs
 
 
-def expected_outputs(problem: Problem, cases: Sequence[Case]) -> list[Any | ReferenceFailure]:
-    """Expected output per case, from the cache or computed and cached; a ReferenceFailure where it failed."""
+def _gradient_of(problem: Problem, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The reference's gradient as the problem checks it: the same ``sandbox.transforms.with_gradient``
+    the tracer wraps the user's function in, keeping only the gradient part."""
+    from sandbox.transforms import with_gradient
+
+    jax = _import_jax()
+    spec = problem.spec.gradient
+    if spec is None:
+        raise ValueError(f"problem {problem.slug} checks no gradient")
+    names = [a.name for a in problem.spec.args]
+    wrt = [names.index(name) for name in spec.wrt]
+
+    def gradient(*args: Any) -> Any:
+        return with_gradient(
+            fn,
+            args,
+            wrt,
+            spec.wrt,
+            spec.cotangent,
+            vjp=jax.vjp,
+            tree_map=jax.tree_util.tree_map,
+            jnp=jax.numpy,
+        )[1]
+
+    return gradient
+
+
+def _argument(jax: Any, menu: dict[str, Callable[..., Any]], value: Any) -> Any:
+    """One reference argument: a menu function for a ``MenuChoice``, a float as is, else a device array."""
+    if isinstance(value, MenuChoice):
+        return menu[value.name]
+    return value if isinstance(value, float) else jax.device_put(value)
+
+
+def expected_gradients(problem: Problem, cases: Sequence[Case]) -> list[Any | ReferenceFailure] | None:
+    """The reference's gradient per case for a problem with ``[gradient]`` (cached like the outputs), or
+    None for a problem that checks no gradient."""
+    if problem.spec.gradient is None:
+        return None
+    return expected_outputs(problem, cases, what="gradient")
+
+
+def expected_outputs(
+    problem: Problem, cases: Sequence[Case], what: str = "output"
+) -> list[Any | ReferenceFailure]:
+    """Expected output per case, from the cache or computed and cached; a ReferenceFailure where it failed.
+    ``what="gradient"``: the gradient the problem checks instead (see ``expected_gradients``)."""
     directory = cache_dir() / problem.slug
-    files = [directory / f"{case_key(problem, case)}.frame" for case in cases]
+    files = [directory / f"{case_key(problem, case, what)}.frame" for case in cases]
     results: list[Any] = [_MISSING] * len(cases)
     for i, file in enumerate(files):
         with contextlib.suppress(OSError, ValueError, ProtocolError):  # absent or damaged: recompute it
@@ -150,7 +214,7 @@ def expected_outputs(problem: Problem, cases: Sequence[Case]) -> list[Any | Refe
     missing = [i for i, r in enumerate(results) if r is _MISSING]
     if missing:
         with _LOCK:
-            computed = reference_outputs(problem, [cases[i] for i in missing])
+            computed = reference_outputs(problem, [cases[i] for i in missing], what)
             for i, output in zip(missing, computed, strict=True):
                 results[i] = output
                 if not isinstance(output, ReferenceFailure):

@@ -28,12 +28,13 @@ import numpy as np
 
 from judge.compare import Checker, CompareResult, bind
 from judge.errors import JudgeError, ReferenceFailure
-from judge.expected import expected_outputs
+from judge.expected import expected_gradients, expected_outputs
+from judge.gradients import compare_with_gradient
 from judge.hidden import hidden_message, ratio_bucket
 from judge.problems import Case, Problem
 from judge.pytree_json import format_value, pytree_to_json
 from judge.results import CaseResult, GradeResult, LeafValue, Visibility
-from judge.rules import ProgramSummary, Rule, broken_rule, rules_for
+from judge.rules import ProgramSummary, Rule, broken_rule, precheck_for, rules_for
 from judge.verdicts import STOPS_RUN, Verdict, WrongAnswerReason
 from sandbox.base import Pair
 from sandbox.limits import SandboxLimits
@@ -108,6 +109,8 @@ def build_session(
             elif arg.kind == "int_tuple":
                 # JSON has no tuple: the tracer rebuilds a tuple (hashable, as static_argnames needs).
                 args.append({"static": [int(v) for v in value], "tuple": True})
+            elif arg.kind == "function":
+                args.append({"function": str(value)})
             elif not arg.traced:
                 raise JudgeError(f"argument {arg.name!r}: a static pytree argument cannot be graded")
             else:
@@ -142,7 +145,23 @@ def build_session(
         check_inputs_unchanged="inputs_unchanged" in spec.compare.checks,
         max_output_bytes=max_output_bytes,
         retrace_case=len(plans) - 1 if plans else None,
+        precheck=precheck_for(problem),
+        gradient=_gradient_plan(problem),
+        functions=problem.menu_source,
     )
+
+
+def _gradient_plan(problem: Problem) -> dict[str, Any] | None:
+    """The tracer's instructions for a problem that checks a gradient (``sandbox.transforms``)."""
+    gradient = problem.spec.gradient
+    if gradient is None:
+        return None
+    names = [a.name for a in problem.spec.args]
+    return {
+        "wrt": [names.index(name) for name in gradient.wrt],
+        "names": list(gradient.wrt),
+        "cotangent": gradient.cotangent,
+    }
 
 
 # ------------------------------------------------------------------------------------------ grading
@@ -173,6 +192,7 @@ def grade(
     healthy = False
     try:
         expected = expected_outputs(problem, chosen)
+        gradients = expected_gradients(problem, chosen)
         job = build_session(
             problem,
             code,
@@ -180,7 +200,9 @@ def grade(
             [v == "hidden" for v in visibility],
             max_output_bytes=limits.max_frame_bytes // 2,
         )
-        judging = Judging(problem, chosen, visibility, expected, limits, job, author=author)
+        judging = Judging(
+            problem, chosen, visibility, expected, limits, job, author=author, gradients=gradients
+        )
         streamer = _Streamer(judging, on_case)
         raw = run_session(pair, job, limits, progress=streamer.update)
         healthy = raw.executor_healthy
@@ -226,9 +248,11 @@ def interpret(
     backend: str,
     elapsed_ms: float,
     author: bool = False,
+    gradients: Sequence[Any] | None = None,
 ) -> GradeResult:
-    """Verdicts from what the tracer and the executor reported. Pure: no I/O, no JAX."""
-    judging = Judging(problem, cases, visibility, expected, limits, job, author=author)
+    """Verdicts from what the tracer and the executor reported. Pure: no I/O, no JAX. ``gradients``: the
+    reference's gradient per case, for a problem that checks one."""
+    judging = Judging(problem, cases, visibility, expected, limits, job, author=author, gradients=gradients)
     return judging.result(raw, backend=backend, elapsed_ms=elapsed_ms)
 
 
@@ -243,6 +267,8 @@ class Judging:
     limits: SandboxLimits
     job: SessionJob
     author: bool = False
+    #: The reference's gradient per case (``[gradient]`` problems), else None.
+    gradients: Sequence[Any] | None = None
     checker: Checker = field(init=False)
     rules: list[Rule] = field(init=False)
     lines: list[str] = field(init=False)
@@ -386,6 +412,12 @@ class Judging:
             return _Outcome(
                 Verdict.INTERNAL_ERROR, f"the judge could not compute the expected output: {expected}"
             )
+        expected_gradient = self.gradients[i] if self.gradients is not None else None
+        if isinstance(expected_gradient, ReferenceFailure):
+            return _Outcome(
+                Verdict.INTERNAL_ERROR,
+                f"the judge could not compute the expected gradient: {expected_gradient}",
+            )
         if program.failure is not None:
             return self._claim(program.failure, hidden)
         if program.refused is not None:
@@ -399,9 +431,8 @@ class Judging:
         got_or_failure = self._output(program, run, hidden)
         if isinstance(got_or_failure, _Outcome):
             return got_or_failure
-        got = got_or_failure
         try:
-            compared = self.checker(expected, got, reveal=True)
+            compared, got = self._compare(expected, expected_gradient, got_or_failure)
         except Exception as exc:
             return _Outcome(Verdict.INTERNAL_ERROR, f"the checker failed: {type(exc).__name__}: {exc}")
         if not compared.ok:
@@ -417,7 +448,7 @@ class Judging:
                 Verdict.WRONG_ANSWER, text, WrongAnswerReason.MUTATION, compared.max_error_ratio, got
             )
         if i == self.job.retrace_case:
-            state = self._retrace(raw, got, hidden)
+            state = self._retrace(raw, got_or_failure, hidden)
             if state is not None:
                 return _Outcome(state.verdict, state.message, state.reason, compared.max_error_ratio, got)
         message = (
@@ -426,6 +457,12 @@ class Judging:
             else f"matches the expected output ({ratio_bucket(compared.max_error_ratio)})"
         )
         return _Outcome(Verdict.ACCEPTED, message, None, compared.max_error_ratio, got)
+
+    def _compare(self, expected: Any, expected_gradient: Any, got: Any) -> tuple[CompareResult, Any]:
+        """Compare a program's result with the expected one; the result and the user's output alone."""
+        if self.gradients is None:
+            return self.checker(expected, got, reveal=True), got
+        return compare_with_gradient(self.checker, expected, expected_gradient, got)
 
     def _output(self, program: ProgramReport, run: CaseReport, hidden: bool) -> Any:
         """The host output tree of a run, or the outcome that it failed."""
@@ -469,7 +506,10 @@ class Judging:
         if isinstance(second, _Outcome):
             return _Outcome(second.verdict, f"the second call failed: {second.message}", second.reason)
         try:
-            compared = self.checker(first, second, reveal=True)
+            if self.gradients is not None and isinstance(first, tuple) and len(first) == 2:
+                compared, _ = compare_with_gradient(self.checker, first[0], first[1], second)
+            else:
+                compared = self.checker(first, second, reveal=True)
         except Exception:
             compared = CompareResult(
                 False, WrongAnswerReason.STRUCTURE, None, "the two results differ", float("inf")
@@ -521,7 +561,7 @@ class Judging:
         """The executor would not compile the program: a rule, a leaked tracer, the output cap, or junk."""
         kind = refused.get("kind")
         message = str(refused.get("message", ""))[:500]
-        if kind in ("host_callback", "custom_call", "op"):
+        if kind in ("host_callback", "custom_call", "op", "rule"):
             summary = ProgramSummary.from_wire(refused.get("summary"))
             text = broken_rule(self.rules, summary) or f"{message}: this problem needs a pure JAX computation"
             return _Outcome(Verdict.WRONG_ANSWER, text, WrongAnswerReason.RULE)

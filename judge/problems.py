@@ -26,6 +26,7 @@ from pydantic import BaseModel, ValidationError
 
 from judge.constraints import split_violation
 from judge.errors import InputError, ProblemError, ProblemNotFound
+from judge.menu import MenuError, menu_functions, to_choice
 from judge.positions import json_lines, line_of, toml_lines
 from judge.pytree_json import (
     ConversionError,
@@ -99,6 +100,11 @@ def convert_args(spec: ProblemSpec, args: dict[str, Any], dtype: str, *, where: 
 
 def _convert_arg(arg: ArgSpec, value: Any, dtype: str, where: str) -> Any:
     root = f"{where}{arg.name}"
+    if arg.kind == "function":
+        try:
+            return to_choice(arg, value)
+        except MenuError as exc:
+            raise InputError(root, str(exc)) from None
     try:
         if arg.kind == "number":
             return json_to_number(value, root=root)
@@ -175,6 +181,28 @@ class Problem:
         for folder in sorted(p for p in base.iterdir() if p.is_dir()):
             for file in sorted(folder.glob("*.py")):
                 yield folder.name, file
+
+    @cached_property
+    def menu_source(self) -> str | None:
+        """The source of the package's menu module (``functions``), sent into the sandbox; None without."""
+        if self.spec.functions is None:
+            return None
+        return (self.root / self.spec.functions).read_text()
+
+    def menu(self) -> dict[str, Callable[..., Any]]:
+        """The menu functions every function argument may name, imported on the trusted side (for the
+        reference). Raises ``ProblemError`` when the module is missing, fails or lacks a function."""
+        if self.spec.functions is None:
+            return {}
+        file = self.root / self.spec.functions
+        try:
+            module = import_trusted_file(file, "functions")
+        except FileNotFoundError:
+            raise ProblemError(str(file), "missing (named by `functions` in problem.toml)") from None
+        except Exception as exc:
+            raise ProblemError(str(file), f"importing it failed: {type(exc).__name__}: {exc}") from None
+        names = sorted({name for a in self.spec.args for name in a.choices})
+        return menu_functions(module, names, str(file))
 
     def custom_case(self, args: dict[str, Any], name: str = "custom") -> Case:
         """A Run-panel input typed by a learner: converted with the Run-panel dtype, public, and held to the
@@ -338,6 +366,8 @@ def load_problem(root: Path) -> Problem:
     problem = Problem(
         spec, root, texts["statement.md"], texts["starter.py"], load_cases(root, spec), load_validator(root)
     )
+    if spec.functions is not None and not (root / spec.functions).is_file():
+        raise ProblemError(f"{root / SPEC_FILE}: functions", f"no menu module at {root / spec.functions}")
     if not problem.reference_path.is_file():
         raise ProblemError(
             f"{root / SPEC_FILE}: reference", f"no reference module at {problem.reference_path}"

@@ -36,9 +36,9 @@ VerdictName = Annotated[Verdict, Strict(False)]
 
 
 #: The kinds of argument a function may take (``ArgSpec.kind``).
-ArgKind = Literal["pytree", "number", "array", "int", "int_tuple"]
+ArgKind = Literal["pytree", "number", "array", "int", "int_tuple", "function"]
 #: Kinds passed as hashable Python values through ``static_argnames``: never traced.
-STATIC_KINDS = frozenset({"int", "int_tuple"})
+STATIC_KINDS = frozenset({"int", "int_tuple", "function"})
 #: The dtype of an ``array`` argument: the case dtype (float32/bfloat16), or a fixed int32 or bool.
 ArrayDtype = Literal["case", "int32", "bool"]
 #: Most dimensions an ``array`` argument may declare (the Run-panel converter allows 8).
@@ -57,12 +57,16 @@ class ArgSpec(_Strict):
       any). Always traced: a 0-d ``int32`` array is how a training loop passes a step counter.
     - ``int``: a JSON integer, passed as a Python ``int``; static (``static_argnames``).
     - ``int_tuple``: a JSON array of integers, passed as a Python ``tuple`` of ints; static.
+    - ``function``: a JSON string naming one of ``choices``, a function of the problem's menu module,
+      passed as the function itself; static.
 
     ``traced`` defaults to true, and to false for the static kinds; a static kind cannot be traced, and an
     ``array`` cannot be static. Each distinct static value is traced and compiled on its own.
     """
 
     name: Identifier
+    #: ``function`` accepts a JSON string naming one of ``choices``, functions of the problem's menu module
+    #: (``ProblemSpec.functions``), passed to the function itself as a static argument.
     kind: ArgKind
     #: Traced arguments go through ``jax.jit`` as tracers; static ones are passed as hashable Python values.
     traced: bool = True
@@ -71,6 +75,8 @@ class ArgSpec(_Strict):
     #: ``array`` only: the ranks the array may have (``[0]`` for a scalar); empty means any.
     ndim: list[Annotated[int, Field(ge=0, le=MAX_ARRAY_NDIM)]] = Field(default_factory=list, max_length=9)
     description: str = ""
+    #: For ``function`` arguments: the names of the menu functions a case may pass.
+    choices: list[Identifier] = Field(default_factory=list)
 
     @model_validator(mode="before")
     @classmethod
@@ -111,6 +117,8 @@ class ArgSpec(_Strict):
             return ("integer",)
         if self.kind == "int_tuple":
             return ("array",)
+        if self.kind == "function":
+            return ("string",)
         scalar = "boolean" if self.dtype == "bool" else "integer" if self.dtype == "int32" else "number"
         if self.ndim == [0]:
             return (scalar,)
@@ -129,6 +137,8 @@ class ArgSpec(_Strict):
             return "a Python int (static)"
         if self.kind == "int_tuple":
             return "a tuple of Python ints (static)"
+        if self.kind == "function":
+            return "a Python function from the problem's menu (static)"
         dtype = {"case": "float", "int32": "int32", "bool": "bool"}[self.dtype]
         article = "an" if dtype[0] in "aeiou" else "a"
         if not self.ndim:
@@ -139,6 +149,17 @@ class ArgSpec(_Strict):
         listed = " or ".join(str(n) for n in ranks)
         plural = "" if ranks == [1] else "s"
         return f"{article} {dtype} array with {listed} dimension{plural}"
+
+    @model_validator(mode="after")
+    def _function_choices(self) -> ArgSpec:
+        if self.kind == "function":
+            if not self.choices:
+                raise ValueError(f"function argument {self.name!r} needs choices (menu function names)")
+            if self.traced:
+                raise ValueError(f"function argument {self.name!r} must have traced = false (it is static)")
+        elif self.choices:
+            raise ValueError(f"argument {self.name!r}: choices are only for function arguments")
+        return self
 
 
 class OutputSpec(_Strict):
@@ -283,6 +304,53 @@ class SolutionsSpec(_Strict):
     also_allow: dict[VerdictName, list[VerdictName]] = Field(default_factory=dict)
 
 
+#: A StableHLO op name as the executor reports it (``stablehlo.while``, ``stablehlo.sort``).
+OpName = Annotated[str, Field(pattern=r"^(stablehlo|chlo)\.[a-z_]+$", max_length=64)]
+
+
+class LoopRule(_Strict):
+    """The program must compute in a loop: a ``stablehlo.while`` (what ``jax.lax.scan``, ``fori_loop`` and
+    ``while_loop`` lower to; a Python loop unrolls while tracing and leaves none) whose body (its regions
+    and the functions they call, transitively) holds at least one of ``body_has_any``, so a loop that does
+    none of the work does not count. Checked on the program the executor compiles.
+    """
+
+    kind: Literal["require_loop"]
+    #: What the problem asks for, completing "this problem asks you to ...": ``accumulate with jax.lax.scan``.
+    asks: str = Field(min_length=1, max_length=200)
+    #: Ops of which the loop body must hold at least one (the work to be done per step).
+    body_has_any: list[OpName] = Field(min_length=1)
+    #: What those ops are, for messages: ``a reduction or a dot product``.
+    body_work: str = Field(min_length=1, max_length=120)
+
+
+class ForbidOpsRule(_Strict):
+    """The program must not contain any of ``ops`` anywhere (nested computations included)."""
+
+    kind: Literal["forbid_ops"]
+    asks: str = Field(min_length=1, max_length=200)
+    ops: list[OpName] = Field(min_length=1)
+    #: What those ops are, for messages: ``a sort``.
+    what: str = Field(min_length=1, max_length=120)
+
+
+ProgramRuleSpec = Annotated[LoopRule | ForbidOpsRule, Field(discriminator="kind")]
+
+
+#: Argument kinds a gradient may be taken with respect to (tree or array data, traced).
+DIFFERENTIABLE_KINDS: tuple[str, ...] = ("pytree", "array")
+
+
+class GradientSpec(_Strict):
+    """A transformation check: the vector-Jacobian product of the function with respect to ``wrt`` for a
+    fixed ``cotangent`` (``sandbox.transforms``) must match the reference's, like the output does."""
+
+    #: Traced pytree arguments to differentiate with respect to.
+    wrt: list[Identifier] = Field(min_length=1)
+    #: ``ones`` (the gradient of the sum of the output) or ``pattern`` (1, 1.25, 1.5, 1.75, then negated).
+    cotangent: Literal["ones", "pattern"] = "pattern"
+
+
 class ProblemSpec(_Strict):
     """The ``problem.toml`` of a problem package."""
 
@@ -303,6 +371,13 @@ class ProblemSpec(_Strict):
     case_files: list[str] = Field(default_factory=lambda: ["cases/public.json", "cases/hidden.json"])
     hints: list[str] = Field(default_factory=list)
     solutions: SolutionsSpec = Field(default_factory=SolutionsSpec)
+    #: Rules on the user's compiled program (``judge.rules``), stated in the generated statement.
+    rules: list[ProgramRuleSpec] = Field(default_factory=list)
+    #: A gradient checked beside the output (``sandbox.transforms``).
+    gradient: GradientSpec | None = None
+    #: The menu module of ``function`` arguments, a file of the package (problem code: it is sent into the
+    #: sandbox, and the reference gets the same functions on the trusted side).
+    functions: Annotated[str, Field(pattern=r"^[a-z_][a-z0-9_]*\.py$")] | None = None
 
     @field_validator("function", "reference")
     @classmethod
@@ -319,6 +394,19 @@ class ProblemSpec(_Strict):
             raise ValueError(f"argument names repeat: {dupes}")
         if self.output.kind == "tuple" and not self.output.names:
             raise ValueError("output.kind 'tuple' needs output.names, one per element")
+        if any(a.kind == "function" for a in self.args) and self.functions is None:
+            raise ValueError(
+                "a function argument needs `functions`, the package's menu module (functions.py)"
+            )
+        if self.gradient is not None:
+            for name in self.gradient.wrt:
+                if name not in names:
+                    raise ValueError(f"gradient.wrt names {name!r}, which is not an argument")
+                arg = self.arg(name)
+                if arg.kind not in DIFFERENTIABLE_KINDS or not arg.traced:
+                    raise ValueError(f"gradient.wrt names {name!r}, which is not a traced array argument")
+            if len(set(self.gradient.wrt)) != len(self.gradient.wrt):
+                raise ValueError("gradient.wrt repeats an argument")
         return self
 
     def arg(self, name: str) -> ArgSpec:

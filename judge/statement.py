@@ -18,9 +18,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from judge.errors import ReferenceFailure
+from judge.menu import MenuChoice
 from judge.problems import Case, Problem
 from judge.pytree_json import format_value
-from judge.spec import ProblemSpec
+from judge.spec import LoopRule, ProblemSpec
 
 #: The line of ``statement.md`` that the examples replace.
 EXAMPLES_PLACEHOLDER = "{{examples}}"
@@ -33,9 +34,10 @@ RULES_HEADING = "## How your function is run and judged"
 
 
 def format_inputs(problem: Problem, case: Case) -> str:
-    """``grads = {"b": 4.0, "w": [3.0, 0.0]}, max_norm = 1.0``: each argument in signature order."""
+    """``grads = {"b": 4.0, "w": [3.0, 0.0]}, max_norm = 1.0``: each argument in signature order (a function
+    argument by the name of its menu function: ``f = quartic``)."""
     return ", ".join(
-        f"{arg.name} = {format_value(value)}"
+        f"{arg.name} = {value if isinstance(value, MenuChoice) else format_value(value)}"
         for arg, value in zip(problem.spec.args, case.inputs, strict=True)
     )
 
@@ -156,6 +158,46 @@ def _program_rules(spec: ProblemSpec) -> list[str]:
     ]
 
 
+def _declared_rules(spec: ProblemSpec) -> list[str]:
+    """The program rules the problem declares (``[[rules]]``), checked on the compiled program."""
+    rules = []
+    for rule in spec.rules:
+        if isinstance(rule, LoopRule):
+            rules.append(
+                f"This problem asks you to {rule.asks}. The judge checks the compiled program: it must "
+                f"contain a loop (`jax.lax.scan`, `jax.lax.fori_loop` and `jax.lax.while_loop` make one) "
+                f"whose body does {rule.body_work}. A Python `for` loop is unrolled while `jax.jit` traces "
+                "it and leaves no loop, nor does `jax.vmap`: such a program is a wrong answer (`rule`) even "
+                "when every value is right."
+            )
+        else:
+            rules.append(
+                f"This problem asks you to {rule.asks}: a program that contains {rule.what} (checked on the "
+                "compiled program, nested computations included) is a wrong answer (`rule`)."
+            )
+    return rules
+
+
+def _gradient_rules(spec: ProblemSpec) -> list[str]:
+    """The transformation check (``[gradient]``): what is differentiated, with which cotangent."""
+    gradient = spec.gradient
+    if gradient is None:
+        return []
+    cotangent = (
+        "a cotangent of ones for every output leaf (the gradient of the sum of all outputs)"
+        if gradient.cotangent == "ones"
+        else "a fixed cotangent for every output leaf: the values 1, 1.25, 1.5, 1.75, -1, -1.25, -1.5, "
+        "-1.75, 1, ... in the leaf's flattened order and dtype"
+    )
+    return [
+        f"Besides the value, the judge checks the gradient of `{spec.function}` with respect to "
+        f"{_names(gradient.wrt)}: in the same `jax.jit` program it calls `jax.vjp` on your function (the "
+        f"other arguments held fixed) with {cotangent}, and compares the result with the reference's, with "
+        "the same dtypes and tolerances as the output. A right value with a wrong gradient is a wrong answer "
+        "whose message starts `gradient of the output w.r.t.`."
+    ]
+
+
 def _check_rules(spec: ProblemSpec) -> list[str]:
     """The extra checks after the values match."""
     rules = []
@@ -210,6 +252,8 @@ def _container_rules(spec: ProblemSpec) -> list[str]:
 RULE_SOURCES: tuple[RuleSource, ...] = (
     _call_rules,
     _program_rules,
+    _declared_rules,
+    _gradient_rules,
     _check_rules,
     _dtype_rules,
     _container_rules,

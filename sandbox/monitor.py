@@ -101,6 +101,16 @@ class SessionJob:
     max_output_bytes: int = 16 * 1024 * 1024
     #: The case whose signature is traced a second time at the end (None: no re-trace).
     retrace_case: int | None = None
+    #: Op rules the executor applies before compiling (``{"require_loop_any": [...], "forbid_ops": [...]}``):
+    #: a program that breaks one is refused (kind ``rule``) without paying for its compile, so the verdict
+    #: does not depend on how long an unrolled program takes to compile. The judge still decides the rule
+    #: itself from the summary (``judge.rules``).
+    precheck: dict[str, list[str]] = field(default_factory=dict)
+    #: A gradient the program returns beside the output (``sandbox.transforms``):
+    #: ``{"wrt": [arg index], "names": [arg name], "cotangent": kind}``, or None.
+    gradient: dict[str, Any] | None = None
+    #: The source of the problem's menu module (problem code) for ``function`` arguments, or None.
+    functions: str | None = None
 
     def sig(self, sig_id: int) -> SigPlan:
         return next(s for s in self.sigs if s.id == sig_id)
@@ -398,6 +408,8 @@ class _Session:
             "signatures": [{"id": s.id, "args": s.args} for s in job.sigs if not s.secret],
             "print_cases": prints,
             "check_inputs_unchanged": job.check_inputs_unchanged,
+            "gradient": job.gradient,
+            "functions": job.functions,
         }
         self.tracer.send(message, [bytes(b) for b in blobs.items])
 
@@ -617,6 +629,7 @@ class _Session:
                 "module": 0,
                 "inputs": sig.inputs,
                 "max_output_bytes": self.job.max_output_bytes,
+                "precheck": self.job.precheck,
             },
             [module],
         )
@@ -876,23 +889,26 @@ def _summary(value: Any) -> dict[str, Any]:
     """The executor's program summary, bounded (op names and counts, custom calls, loops)."""
     if not isinstance(value, dict):
         return {}
-    ops = value.get("ops")
-    counts = (
-        {
-            str(k)[:100]: int(v)
-            for k, v in list(ops.items())[:500]
-            if isinstance(v, int) and not isinstance(v, bool)
-        }
-        if isinstance(ops, dict)
-        else {}
-    )
+    counts = _histogram(value.get("ops"))
     calls = value.get("custom_calls")
     callbacks = value.get("host_callbacks")
     return {
         "ops": counts,
+        "loop_ops": _histogram(value.get("loop_ops")),
         "custom_calls": [str(c)[:100] for c in calls[:100]] if isinstance(calls, list) else [],
         "host_callbacks": [str(c)[:100] for c in callbacks[:100]] if isinstance(callbacks, list) else [],
         "loops": counts.get("stablehlo.while", 0),
+    }
+
+
+def _histogram(ops: Any) -> dict[str, int]:
+    """An op-name histogram from the executor, bounded (500 names of 100 characters, integer counts)."""
+    if not isinstance(ops, dict):
+        return {}
+    return {
+        str(k)[:100]: int(v)
+        for k, v in list(ops.items())[:500]
+        if isinstance(v, int) and not isinstance(v, bool)
     }
 
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from judge.check.context import CheckContext
 from judge.constraints import longest_list, nesting_depth, tree_signature
+from judge.menu import MenuChoice
 from judge.spec import ArgSpec
 
 NAME = "coverage"
@@ -129,10 +130,12 @@ def _covered(ctx: CheckContext, arg: ArgSpec, values: list[Any], file: Any) -> s
 
 def signature(args: Any, inputs: tuple[Any, ...], dtype: str) -> tuple[Any, ...]:
     """What one compile is keyed on: the case dtype, and each argument's tree signature (numbers are
-    traced, so their values do not count; a static argument's value does)."""
+    traced, so their values do not count; a static argument's value does, a menu function's name too)."""
     parts: list[Any] = [dtype]
     for arg, value in zip(args, inputs, strict=True):
-        if not arg.traced:
+        if isinstance(value, MenuChoice):
+            parts.append((arg.name, "function", value.name))
+        elif not arg.traced:
             parts.append((arg.name, "static", value))
         elif isinstance(value, float):
             parts.append((arg.name, "number"))

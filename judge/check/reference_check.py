@@ -87,6 +87,7 @@ def check(ctx: CheckContext) -> None:
         diag.error(_failure_text(failed[0][1]), file=file, at=at, line=_line_in(failed[0][1], file))
     ctx.reference_outputs = outputs
     ctx.reference_ok = all(out is not None for out in outputs)
+    _gradients(ctx, file)
     _edges(ctx, file)
 
 
@@ -223,6 +224,32 @@ class SeparateRuns:
                 process.kill()
             process.communicate()
         self._temp.cleanup()
+
+
+def _gradients(ctx: CheckContext, file: Path) -> None:
+    """For a problem with ``[gradient]``: the reference's gradient runs on every case, is finite, and each
+    ``wrt`` argument's gradient has that argument's structure, leaf shapes and dtypes."""
+    problem = ctx.loaded
+    spec = problem.spec.gradient
+    if spec is None:
+        return
+    names = [a.name for a in problem.spec.args]
+    for case, grads in zip(problem.cases, reference_outputs(problem, problem.cases, "gradient"), strict=True):
+        at = f"case {case.name}"
+        if isinstance(grads, ReferenceFailure):
+            ctx.diag.error(f"the gradient failed: {_failure_text(grads)}", file=file, at=at)
+            continue
+        for name in spec.wrt:
+            got, arg = grads.get(name) if isinstance(grads, dict) else None, case.inputs[names.index(name)]
+            if describe_leaves(got) != describe_leaves(arg):
+                ctx.diag.error(
+                    f"the gradient w.r.t. {name} differs from {name} in structure, leaf shapes or dtypes",
+                    file=file,
+                    at=at,
+                )
+        bad = _non_finite(grads, "gradient")
+        if bad:
+            ctx.diag.error(f"non-finite gradient at {', '.join(bad[:3])}", file=file, at=at)
 
 
 def _edges(ctx: CheckContext, file: Path) -> None:

@@ -71,6 +71,7 @@ def detail(problem: Problem) -> ProblemDetail:
                 ndim=list(a.ndim),
                 traced=a.traced,
                 description=a.description,
+                choices=list(a.choices),
             )
             for a in spec.args
         ],

@@ -14,8 +14,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from judge.results import GradeResult, LeafValue
 from judge.store import Status
 
-#: A JSON kind a Run input may be; ``integer`` is a number with an integral value.
-JsonKind = Literal["object", "array", "number", "integer", "boolean"]
+#: A JSON kind a Run input may be; ``integer`` is a number with an integral value; ``string`` names a
+#: function of the problem's menu.
+JsonKind = Literal["object", "array", "number", "integer", "boolean", "string"]
 
 
 class _Out(BaseModel):
@@ -81,9 +82,10 @@ class ProblemSummary(_Out):
 
 class ArgumentPublic(_Out):
     name: str
-    kind: Literal["pytree", "number", "array", "int", "int_tuple"] = Field(
+    kind: Literal["pytree", "number", "array", "int", "int_tuple", "function"] = Field(
         description="pytree: dicts, lists and arrays of the case dtype; number: a Python float; array: one "
-        "array of `dtype` with a rank in `ndim`; int: a static Python int; int_tuple: a static tuple of ints."
+        "array of `dtype` with a rank in `ndim`; int: a static Python int; int_tuple: a static tuple of "
+        "ints; function: the name of one of `choices`, passed as that function."
     )
     accepts: list[JsonKind] = Field(description="The JSON kinds a Run input for this argument may be.")
     kind_text: str = Field(
@@ -95,6 +97,9 @@ class ArgumentPublic(_Out):
     ndim: list[int] = Field(description="array only: the ranks the array may have; empty means any.")
     traced: bool
     description: str
+    choices: list[str] = Field(
+        default_factory=list, description="For a function argument: the names of the functions it may be."
+    )
 
 
 class OutputPublic(_Out):

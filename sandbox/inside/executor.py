@@ -303,6 +303,7 @@ class Executor:
         module.operation.walk(visit)
         return {
             "ops": dict(sorted(ops.items())),
+            "loop_ops": dict(sorted(loop_ops(self.ir, module).items())),
             "custom_calls": sorted(set(targets)),
             "loops": ops.get("stablehlo.while", 0),
             "functions": ops.get("func.func", 0),
@@ -325,6 +326,9 @@ class Executor:
         for name in summary["ops"]:
             if name in FORBIDDEN_OPS or not (name in ALLOWED_OPS or name.startswith(ALLOWED_PREFIXES)):
                 raise Refused("op", f"the program uses the operation {name!r}, which the judge does not run")
+        broken = _precheck(summary, message.get("precheck"))
+        if broken is not None:
+            raise Refused("rule", broken)
         main = self._main(module)
         inputs = _types(self.ir, main, "inputs")
         expected = [(str(s["dtype"]), tuple(int(d) for d in s["shape"])) for s in message["inputs"]]
@@ -388,6 +392,67 @@ class Executor:
                 module, executable_devices=self.devices, compile_options=self.options
             )
         executable.execute([self.jax.device_put(np.ones(2, np.float32), self.device)])
+
+
+def loop_ops(ir: Any, module: Any) -> collections.Counter[str]:
+    """Histogram of the ops that run inside a loop: in the regions of a ``stablehlo.while`` (body and
+    condition), nested regions (``case``, ``if``, a reducer) and the functions they ``func.call``,
+    transitively (``jax.jit`` inside a scan body, or the scan body itself, becomes a private function).
+
+    Walked from ``main`` through the call graph, each function once per context (in a loop or not), with
+    an explicit stack (a crafted module cannot exhaust the Python stack). A program with no loop gives
+    an empty histogram, whatever its size: this is what tells ``lax.scan`` from an unrolled Python loop.
+    """
+    functions: dict[str, Any] = {}
+    for op in module.body.operations:
+        operation = op.operation
+        if operation.name == "func.func":
+            functions[str(ir.StringAttr(operation.attributes["sym_name"]).value)] = operation
+    counts: collections.Counter[str] = collections.Counter()
+    if "main" not in functions:
+        return counts
+    seen: set[tuple[str, bool]] = {("main", False)}
+    stack: list[tuple[Any, bool]] = [(functions["main"], False)]
+    while stack:
+        parent, in_loop = stack.pop()
+        for region in parent.regions:
+            for block in region.blocks:
+                for op in block.operations:
+                    operation = op.operation
+                    name = operation.name
+                    if in_loop:
+                        counts[name] += 1
+                    if name == "func.call":
+                        callee = str(ir.FlatSymbolRefAttr(operation.attributes["callee"]).value)
+                        if callee in functions and (callee, in_loop) not in seen:
+                            seen.add((callee, in_loop))
+                            stack.append((functions[callee], in_loop))
+                    if len(operation.regions):
+                        stack.append((operation, in_loop or name == "stablehlo.while"))
+    return counts
+
+
+def _precheck(summary: dict[str, Any], precheck: Any) -> str | None:
+    """The first op rule of the judge's ``precheck`` the program breaks (a short text), or None.
+
+    ``require_loop_any``: a ``stablehlo.while`` whose body holds one of these ops; ``forbid_ops``: none of
+    these ops anywhere. The judge words the verdict itself from the summary; this only spares the compile.
+    """
+    if not isinstance(precheck, dict):
+        return None
+    ops, in_loops = summary["ops"], summary["loop_ops"]
+    required = precheck.get("require_loop_any")
+    if isinstance(required, list) and required:
+        if not ops.get("stablehlo.while"):
+            return "the program has no loop"
+        if not any(in_loops.get(op) for op in required):
+            return f"no loop of the program holds {' or '.join(map(str, required))}"
+    forbidden = precheck.get("forbid_ops")
+    if isinstance(forbidden, list):
+        used = sorted(str(op) for op in forbidden if ops.get(op))
+        if used:
+            return f"the program uses {', '.join(used)}"
+    return None
 
 
 def _types(ir: Any, main: Any, which: str) -> list[tuple[str, tuple[int, ...]]]:

@@ -52,6 +52,7 @@ from sandbox.protocol import (
     read_frame,
     write_frame,
 )
+from sandbox.transforms import with_gradient
 from sandbox.tree import BadLeaf, OtherNode, TreeTooDeep, to_host
 
 FILENAME = "solution.py"
@@ -125,6 +126,8 @@ class Captured:
         self.jax: Any = jax
         self.jnp: Any = jnp
         self.jit: Callable[..., Any] = jax.jit
+        self.vjp: Callable[..., Any] = jax.vjp
+        self.tree_map: Callable[..., Any] = jax.tree_util.tree_map
         self.export: Callable[..., Any] = export.export
         self.shape_dtype: Callable[..., Any] = jax.ShapeDtypeStruct
         self.device_put: Callable[..., Any] = jax.device_put
@@ -367,6 +370,21 @@ def classify(exc: BaseException, errors: Any, *, at: str) -> CaseFailure:
 # ------------------------------------------------------------------------------------------ loading
 
 
+MENU_FILENAME = "problem_functions.py"
+
+
+def load_menu(source: str | None) -> dict[str, Callable[..., Any]]:
+    """The problem's menu module (problem code, never the reference) executed in a module of its own, not
+    registered in ``sys.modules``: its public callables by name, for ``function`` arguments."""
+    if not source:
+        return {}
+    module = types.ModuleType("problem_functions")
+    module.__file__ = MENU_FILENAME
+    linecache.cache[MENU_FILENAME] = (len(source), None, source.splitlines(True), MENU_FILENAME)
+    exec(compile(source, MENU_FILENAME, "exec", dont_inherit=True), module.__dict__)
+    return {k: v for k, v in vars(module).items() if callable(v) and not k.startswith("_")}
+
+
 def load_function(code: str, name: str) -> Callable[..., Any]:
     """Import the submission as module ``solution`` and return its function, or raise CaseFailure."""
     code = code.removeprefix("\ufeff")  # a byte-order mark, read the way Python reads a source file
@@ -485,8 +503,16 @@ def find_callbacks(jaxpr: Any, found: set[str] | None = None, depth: int = 0) ->
 class Signature:
     """One distinct abstract signature: how to rebuild the arguments from the program's flat inputs."""
 
-    def __init__(self, body: dict[str, Any], arg_specs: list[dict[str, Any]], cap: Captured) -> None:
+    def __init__(
+        self,
+        body: dict[str, Any],
+        arg_specs: list[dict[str, Any]],
+        cap: Captured,
+        menu: dict[str, Callable[..., Any]] | None = None,
+    ) -> None:
         self.id: int = int(body["id"])
+        #: The problem's menu functions, for ``{"function": name}`` arguments (passed as they are).
+        self.menu = menu or {}
         self.args: list[Any] = list(body["args"])
         self.names = [str(a["name"]) for a in arg_specs]
         self.cap = cap
@@ -520,6 +546,8 @@ class Signature:
                 out.append(next(it))
             elif "static" in arg:
                 out.append(static_value(arg))
+            elif "function" in arg:
+                out.append(self.menu[str(arg["function"])])
             else:
                 out.append(_build_node(arg["tree"], it))
         return out
@@ -596,9 +624,19 @@ class Probe:
 
 
 def make_wrapper(
-    fn: Callable[..., Any], sig: Signature, check_inputs: bool, cap: Captured, probe: Probe, max_depth: int
+    fn: Callable[..., Any],
+    sig: Signature,
+    check_inputs: bool,
+    cap: Captured,
+    probe: Probe,
+    max_depth: int,
+    gradient: dict[str, Any] | None = None,
 ) -> Callable[..., list[Any]]:
-    """The function the captured jit traces: flat leaves in, flat output leaves out (skeleton aside)."""
+    """The function the captured jit traces: flat leaves in, flat output leaves out (skeleton aside).
+
+    With ``gradient`` (``{"wrt": [arg index], "names": [arg name], "cotangent": kind}``) the program returns
+    ``(output, {name: gradient})`` (``sandbox.transforms.with_gradient``), computed in the same trace.
+    """
 
     def is_array(x: Any) -> bool:
         return isinstance(x, cap.tracer_type | cap.array_type | np.ndarray | np.generic | float | int)
@@ -612,7 +650,19 @@ def make_wrapper(
             probe.trace = weakref.ref(leaves[0]._trace)
         args = sig.build(list(leaves))
         snaps = [(n, snapshot(a)) for n, a in zip(sig.names, args, strict=True)] if check_inputs else []
-        out = fn(*args)
+        if gradient is None:
+            out = fn(*args)
+        else:
+            out = with_gradient(
+                fn,
+                args,
+                [int(i) for i in gradient["wrt"]],
+                [str(n) for n in gradient["names"]],
+                str(gradient["cotangent"]),
+                vjp=cap.vjp,
+                tree_map=cap.tree_map,
+                jnp=cap.jnp,
+            )
         for name, snap in snaps:
             probe.mutation = probe.mutation or find_mutation(name, snap)
         recorded: list[Any] = []
@@ -651,6 +701,21 @@ class Tracer:
         self.arg_specs: list[dict[str, Any]] = list(message["args"])
         self.check_inputs = bool(message.get("check_inputs_unchanged"))
         self.max_depth = int(message.get("max_output_depth", 64))
+        gradient = message.get("gradient")
+        self.gradient: dict[str, Any] | None = gradient if isinstance(gradient, dict) else None
+        try:
+            self.menu = load_menu(message.get("functions"))
+        except BaseException as exc:
+            self.send(
+                {
+                    "type": "load_error",
+                    "verdict": "runtime_error",
+                    "message": f"the problem's function menu could not be loaded: {first_line(exc)}",
+                }
+            )
+            return
+        finally:
+            self.cap.restore_config()
         try:
             self.fn = load_function(str(message["code"]), str(message["function"]))
         except BaseException as exc:
@@ -665,7 +730,7 @@ class Tracer:
         signatures: dict[int, Signature] = {}
         debug_sigs: set[int] = set()
         for body in message["signatures"]:
-            sig = Signature(body, self.arg_specs, self.cap)
+            sig = Signature(body, self.arg_specs, self.cap, self.menu)
             signatures[sig.id] = sig
             if self.export_one(sig, "program"):
                 debug_sigs.add(sig.id)
@@ -673,7 +738,7 @@ class Tracer:
         self.send({"type": "public_done"})
         more = read_frame(self.stdin, JOB_LIMITS).message
         for body in more.get("signatures", []):
-            sig = Signature(body, self.arg_specs, self.cap)
+            sig = Signature(body, self.arg_specs, self.cap, self.menu)
             signatures[sig.id] = sig
             self.export_one(sig, "program")
         retrace = more.get("retrace")
@@ -685,7 +750,9 @@ class Tracer:
         """Trace and export one signature through a fresh wrapper; send it. True if it used jax.debug."""
         probe = Probe()
         used: list[bool] = []
-        wrapper = make_wrapper(self.fn, sig, self.check_inputs, self.cap, probe, self.max_depth)
+        wrapper = make_wrapper(
+            self.fn, sig, self.check_inputs, self.cap, probe, self.max_depth, self.gradient
+        )
         started = time.perf_counter()
         try:
             jitted = self.cap.jit(wrapper, keep_unused=True)
@@ -739,7 +806,7 @@ class Tracer:
     def print_one(self, sig: Signature, leaves: list[Any], name: str) -> None:
         probe = Probe()
         errors: list[BaseException] = []
-        wrapper = make_wrapper(self.fn, sig, False, self.cap, probe, self.max_depth)
+        wrapper = make_wrapper(self.fn, sig, False, self.cap, probe, self.max_depth, self.gradient)
         # JAX logs a failing callback with its own traceback; the message below names the user's line.
         debug_log = logging.getLogger("jax._src.debugging")
         level = debug_log.level

@@ -1,0 +1,24 @@
+# Accumulates in a scan but forgets to divide by the number of microbatches: n times too large.
+import jax
+import jax.numpy as jnp
+
+
+def loss_fn(params, batch, target):
+    preds = 0.0
+    for w, x in zip(jax.tree.leaves(params), jax.tree.leaves(batch)):
+        preds = preds + jnp.sum(x * w, axis=tuple(range(1, x.ndim)))
+    return 0.5 * jnp.mean((preds - target) ** 2)
+
+
+def accumulate_gradients(params, xs, target):
+    p32 = jax.tree.map(lambda p: p.astype(jnp.float32), params)
+
+    def step(carry, batch):
+        loss_sum, grad_sum = carry
+        batch = jax.tree.map(lambda x: x.astype(jnp.float32), batch)
+        loss, grads = jax.value_and_grad(loss_fn)(p32, batch, target)
+        return (loss_sum + loss, jax.tree.map(jnp.add, grad_sum, grads)), None
+
+    init = (jnp.zeros((), jnp.float32), jax.tree.map(jnp.zeros_like, p32))
+    (loss_sum, grad_sum), _ = jax.lax.scan(step, init, xs)
+    return loss_sum, jax.tree.map(lambda g, p: g.astype(p.dtype), grad_sum, params)

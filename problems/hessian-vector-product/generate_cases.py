@@ -1,0 +1,68 @@
+"""Write ``cases/hidden.json`` for hessian-vector-product (deterministic: same bytes on every run).
+
+Run from anywhere: ``python problems/hessian-vector-product/generate_cases.py``.
+Values are written as exact float32 numbers. Every menu function is used on several structures, so a
+solution that ignores ``f`` (a formula for one function, another function of the menu) fails several cases.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from judge.casegen import f32, random_tree, write
+from judge.casegen import render as render  # re-exported: the case check renders with it
+
+SEED = 20_261_202
+OUT = Path(__file__).resolve().parent / "cases" / "hidden.json"
+
+# A dict holding a list of three dicts, with 0-d to 3-d leaves and an empty (0,) leaf.
+MIXED = {
+    "layers": [{"w": (3, 2), "b": (2,)}, {"w": (2,), "b": ()}, {"w": (2, 2, 2)}],
+    "scale": (),
+    "empty": (0,),
+}
+# Nested six containers deep.
+DEEP = {"encoder": {"blocks": [{"attn": {"q": (2, 2), "k": (2,)}}, {"mlp": [{"w": (3,)}, {"w": ()}]}]}}
+# A list of four dicts as the root.
+ROOT_LIST = [{"w": (3,), "b": ()} for _ in range(4)]
+LARGE = {"w1": (16, 24), "w2": (24, 8), "b": (24,)}
+
+
+def build_cases() -> list[dict[str, Any]]:
+    rng = np.random.default_rng(SEED)
+    cases: list[dict[str, Any]] = []
+
+    def add(name: str, f: str, shapes: Any, scale: float) -> None:
+        x = random_tree(rng, shapes, scale, f32)
+        v = random_tree(rng, shapes, 1.0, f32)
+        cases.append(
+            {"name": name, "visibility": "hidden", "dtype": "float32", "args": {"f": f, "x": x, "v": v}}
+        )
+
+    # The statement's examples again: the same function, structure and shapes with other values.
+    add("example_1_lookalike", "quartic", {"w": (2,), "b": ()}, 2.0)
+    add("example_2_lookalike", "coupled_cosine", (3,), 1.0)
+    add("example_3_lookalike", "log_sum_exp", [{"w": ()}, {"w": ()}], 1.0)
+    # Every function on a mixed nesting with an empty leaf.
+    for f in ("quartic", "coupled_cosine", "log_sum_exp", "soft_norm"):
+        add(f"mixed_{f}", f, MIXED, 1.5)
+    # A 0-d x, deep nesting, a list of four dicts as the root, and about 600 entries.
+    add("bare_scalar_soft_norm", "soft_norm", (), 2.0)
+    add("deep_quartic", "quartic", DEEP, 1.0)
+    add("deep_soft_norm", "soft_norm", DEEP, 3.0)
+    add("root_list_coupled_cosine", "coupled_cosine", ROOT_LIST, 2.0)
+    add("root_list_log_sum_exp", "log_sum_exp", ROOT_LIST, 3.0)
+    add("large_log_sum_exp", "log_sum_exp", LARGE, 2.0)
+    add("large_coupled_cosine", "coupled_cosine", LARGE, 1.0)
+    return cases
+
+
+def main() -> None:
+    write(OUT, build_cases)
+
+
+if __name__ == "__main__":
+    main()

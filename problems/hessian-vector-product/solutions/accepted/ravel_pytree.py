@@ -1,0 +1,10 @@
+# Flatten x and v into vectors with ravel_pytree, take the jvp of the gradient there, unflatten the result.
+import jax
+from jax.flatten_util import ravel_pytree
+
+
+def hvp(f, x, v):
+    flat_x, unravel = ravel_pytree(x)
+    flat_v, _ = ravel_pytree(v)
+    grad_flat = lambda y: ravel_pytree(jax.grad(f)(unravel(y)))[0]
+    return unravel(jax.jvp(grad_flat, (flat_x,), (flat_v,))[1])

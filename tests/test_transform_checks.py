@@ -1,0 +1,288 @@
+"""Transformation checks (``[gradient]``): the cotangent, the combined program, the comparison and its
+messages, the spec, the statement, the reference's gradient, and gradings in the sandbox of submissions
+whose value is right and whose gradient is not."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+import pytest
+from pydantic import ValidationError
+
+from judge.compare import bind
+from judge.expected import expected_gradients, reference_outputs
+from judge.gradients import PREFIX, compare_with_gradient
+from judge.hidden import hidden_message
+from judge.problems import Problem, ProblemSet
+from judge.results import GradeResult
+from judge.spec import CompareSpec, OutputSpec, ProblemSpec
+from judge.statement import render_rules
+from judge.verdicts import Verdict, WrongAnswerReason
+from tests.conftest import ROOT
+from tests.program_pool import pooled_grader
+
+#: The sandbox gradings of the three program-feature modules run in one xdist worker, one pool at a time
+#: (on a loaded 2-core host, several pools starting executors at once can exhaust a pool's start timeout).
+pytestmark = pytest.mark.xdist_group("program_features")
+
+#: Tracer slots of this module's pool.
+SLOT_BASE = 440
+
+
+@pytest.fixture(scope="module")
+def graded() -> Iterator[Callable[[Problem, str], GradeResult]]:
+    with pooled_grader(SLOT_BASE) as grader:
+        yield grader
+
+
+STE = "straight-through-estimator"
+PATTERN = [1.0, 1.25, 1.5, 1.75, -1.0, -1.25, -1.5, -1.75, 1.0]
+
+
+def _problem(slug: str = STE) -> Problem:
+    return ProblemSet(ROOT / "problems").get(slug)
+
+
+# ------------------------------------------------------------------------------------- the program
+
+
+def test_the_pattern_cotangent_is_exact_in_every_dtype() -> None:
+    import jax.numpy as jnp
+
+    from sandbox.transforms import cotangent
+
+    flat = np.asarray(cotangent(jnp, (9,), jnp.float32, "pattern"))
+    assert flat.tolist() == PATTERN
+    grid = np.asarray(cotangent(jnp, (3, 3), jnp.bfloat16, "pattern"))
+    assert grid.dtype == ml_dtypes.bfloat16 and grid.astype(np.float32).ravel().tolist() == PATTERN
+    assert np.asarray(cotangent(jnp, (), jnp.float32, "ones")) == 1.0
+    assert np.asarray(cotangent(jnp, (0, 2), jnp.float32, "pattern")).shape == (0, 2)
+
+
+def test_with_gradient_returns_the_output_and_the_vjp_of_the_chosen_arguments() -> None:
+    import jax
+    import jax.numpy as jnp
+
+    from sandbox.transforms import with_gradient
+
+    def fn(a: Any, scale: Any) -> Any:
+        return {"y": a["w"] * a["w"] * scale}
+
+    args = ({"w": jnp.arange(3.0)}, jnp.float32(2.0))
+    out, grads = jax.jit(
+        lambda a, s: with_gradient(
+            fn, (a, s), [0], ["a"], "pattern", vjp=jax.vjp, tree_map=jax.tree_util.tree_map, jnp=jnp
+        )
+    )(*args)
+    assert np.asarray(out["y"]).tolist() == [0.0, 2.0, 8.0]
+    # d(ct * 2 w^2)/dw = 4 w ct, with ct = 1, 1.25, 1.5
+    assert set(grads) == {"a"} and np.asarray(grads["a"]["w"]).tolist() == [0.0, 5.0, 12.0]
+
+
+# ------------------------------------------------------------------------------------- comparison
+
+CHECKER = bind(CompareSpec(), OutputSpec(kind="pytree"))
+EXPECTED = {"w": np.array([1.0, 2.0], np.float32)}
+GRADIENT = {"x": {"w": np.array([1.0, 1.25], np.float32)}}
+
+
+def test_a_right_value_with_a_wrong_gradient_names_the_gradient_leaf() -> None:
+    got = ({"w": np.array([1.0, 2.0], np.float32)}, {"x": {"w": np.zeros(2, np.float32)}})
+    result, output = compare_with_gradient(CHECKER, EXPECTED, GRADIENT, got)
+    assert not result.ok and result.reason is WrongAnswerReason.VALUE
+    assert result.message.startswith(PREFIX + 'x["w"][1]: got 0, expected 1.25')
+    assert output is got[0]  # only the output is shown as the user's output
+    assert hidden_message(result).startswith('gradient of the output w.r.t. x["w"]: wrong values, the worst')
+    assert "expected" not in hidden_message(result)
+
+
+def test_a_wrong_value_is_reported_before_the_gradient() -> None:
+    got = ({"w": np.array([1.0, 3.0], np.float32)}, {"x": {"w": np.zeros(2, np.float32)}})
+    result, _ = compare_with_gradient(CHECKER, EXPECTED, GRADIENT, got)
+    assert not result.ok and result.message.startswith("w[1]: got 3, expected 2")
+
+
+def test_both_right_is_accepted_with_the_worse_error_ratio() -> None:
+    got = (
+        {"w": np.array([1.0, 2.0], np.float32)},
+        {"x": {"w": np.array([1.0, 1.25 + 6e-6], np.float32)}},
+    )
+    result, _ = compare_with_gradient(CHECKER, EXPECTED, GRADIENT, got)
+    assert result.ok and 0.2 < result.max_error_ratio <= 1
+
+
+@pytest.mark.parametrize(
+    "got",
+    [
+        {"w": np.array([1.0, 2.0], np.float32)},  # a forged program that returns the output alone
+        ({"w": np.array([1.0, 2.0], np.float32)}, [np.zeros(2, np.float32)]),
+        ({"w": np.array([1.0, 2.0], np.float32)}, {"y": {"w": np.zeros(2, np.float32)}}),
+        (
+            {"w": np.array([1.0, 2.0], np.float32)},
+            {"x": {"w": np.zeros(2, np.float32).astype(ml_dtypes.bfloat16)}},
+        ),
+    ],
+)
+def test_a_malformed_gradient_part_is_a_wrong_answer(got: Any) -> None:
+    result, _ = compare_with_gradient(CHECKER, EXPECTED, GRADIENT, got)
+    assert not result.ok and result.reason is not WrongAnswerReason.VALUE
+
+
+# ------------------------------------------------------------------------------------- spec, statement
+
+
+@pytest.mark.parametrize(
+    ("gradient", "words"),
+    [
+        ({"wrt": ["y"]}, "not an argument"),
+        ({"wrt": ["x", "x"]}, "repeats"),
+        ({"wrt": []}, "at least 1"),
+        ({"wrt": ["x"], "cotangent": "random"}, "cotangent"),
+    ],
+)
+def test_malformed_gradient_specs_are_refused(gradient: dict[str, Any], words: str) -> None:
+    base = _problem().spec.model_dump()
+    ProblemSpec.model_validate(base)
+    with pytest.raises(ValidationError, match=words):
+        ProblemSpec.model_validate({**base, "gradient": gradient})
+
+
+def test_a_gradient_wrt_a_number_argument_is_refused() -> None:
+    base = _problem("global-norm-clipping").spec.model_dump()
+    with pytest.raises(ValidationError, match="not a traced array argument"):
+        ProblemSpec.model_validate({**base, "gradient": {"wrt": ["max_norm"]}})
+
+
+def test_the_statement_states_the_gradient_check() -> None:
+    text = render_rules(_problem().spec)
+    assert "the judge checks the gradient of `ste_round` with respect to `x`" in text
+    assert "1, 1.25, 1.5, 1.75, -1" in text and "`gradient of the output w.r.t.`" in text
+    assert "jax.vjp" not in render_rules(_problem("sgd-momentum").spec)
+
+
+def test_the_reference_gradient_is_the_cotangent_itself() -> None:
+    problem = _problem()
+    case = problem.public_cases[1]  # x = [1.5, 2.5, -1.5, 3.49]
+    (gradient,) = reference_outputs(problem, [case], "gradient")
+    assert np.asarray(gradient["x"]).tolist() == PATTERN[:4]
+    cached = expected_gradients(problem, [case])
+    assert cached is not None
+    first: Any = cached[0]
+    assert np.asarray(first["x"]).tolist() == PATTERN[:4]
+    assert expected_gradients(_problem("sgd-momentum"), []) is None
+
+
+# ------------------------------------------------------------------------------------- end to end
+
+Grader = Callable[[Problem, str], GradeResult]
+
+
+def _solution(name: str) -> str:
+    return (ROOT / "problems" / STE / "solutions" / name).read_text()
+
+
+@pytest.mark.slow
+def test_the_true_gradient_of_round_fails_with_a_gradient_message(graded: Grader) -> None:
+    result = graded(_problem(), _solution("wrong_answer/plain_round.py"))
+    assert result.verdict is Verdict.WRONG_ANSWER
+    assert all(c.verdict is Verdict.WRONG_ANSWER for c in result.cases)
+    first = result.cases[0]
+    assert first.message.startswith('gradient of the output w.r.t. x["b"]: got 0, expected 1')
+    assert first.output is not None and first.output.json_value == {"b": 0.0, "w": [0.0, 2.0, -2.0]}
+    hidden = [c for c in result.cases if c.visibility == "hidden"]
+    assert all(c.message.startswith("gradient of the output w.r.t. x") for c in hidden)
+    assert all("expected" not in c.message and c.output is None for c in hidden)
+
+
+@pytest.mark.slow
+def test_a_backward_rule_that_ignores_the_cotangent_fails(graded: Grader) -> None:
+    result = graded(_problem(), _solution("wrong_answer/backward_returns_ones.py"))
+    assert result.verdict is Verdict.WRONG_ANSWER
+    assert "gradient of the output w.r.t." in result.message
+
+
+@pytest.mark.slow
+def test_a_custom_vjp_straight_through_is_accepted(graded: Grader) -> None:
+    result = graded(_problem(), _solution("accepted/custom_vjp_per_leaf.py"))
+    assert result.verdict is Verdict.ACCEPTED, result.message
+
+
+def test_verdicts_from_a_fabricated_run_with_a_zero_gradient() -> None:
+    from judge.grader import build_session, interpret
+    from sandbox.limits import SandboxLimits
+    from sandbox.monitor import CaseReport, ProgramReport, RawRun
+    from tests.fabricate import skeletonize
+
+    problem = _problem()
+    cases = [problem.public_cases[1], problem.hidden_cases[1]]  # example_2 and its lookalike: one signature
+    job = build_session(problem, "def f(): pass\n", cases, [False, True], 1 << 24)
+    assert job.gradient == {"wrt": [0], "names": ["x"], "cotangent": "pattern"}
+    expected = [np.round(c.inputs[0]) for c in cases]
+    gradients = [{"x": np.array(PATTERN[:4], np.float32)} for _ in cases]
+    raw = RawRun(load={"type": "loaded"}, executor_healthy=True)
+    for i in range(len(cases)):
+        skeleton, leaves = skeletonize((expected[i], {"x": np.zeros(4, np.float32)}))
+        raw.programs.setdefault(
+            job.cases[i].sig,
+            ProgramReport(job.cases[i].sig, skeleton=skeleton, compiled={"summary": {}, "compile_ms": 1.0}),
+        )
+        raw.runs[i] = CaseReport(i, outputs=leaves, run_ms=1.0)
+    visibility: Any = ["public", "hidden"]
+    result = interpret(
+        problem,
+        cases,
+        visibility,
+        expected,
+        raw,
+        SandboxLimits(),
+        job,
+        backend="fake",
+        elapsed_ms=1.0,
+        gradients=gradients,
+    )
+    public, hidden = result.cases
+    assert public.verdict is Verdict.WRONG_ANSWER and public.message.startswith(
+        PREFIX + "x[3]: got 0, expected 1.75"
+    )
+    assert public.output is not None and public.output.json_value == [2.0, 2.0, -2.0, 3.0]
+    assert hidden.message.startswith(PREFIX + "x: wrong values") and "expected" not in hidden.message
+    # The same run with the right gradient is accepted.
+    for i in (0, 1):
+        skeleton, leaves = skeletonize((expected[i], gradients[i]))
+        raw.runs[i] = CaseReport(i, outputs=leaves, run_ms=1.0)
+    fixed = interpret(
+        problem,
+        cases,
+        visibility,
+        expected,
+        raw,
+        SandboxLimits(),
+        job,
+        backend="fake",
+        elapsed_ms=1.0,
+        gradients=gradients,
+    )
+    assert fixed.verdict is Verdict.ACCEPTED, fixed.message
+
+
+def test_judge_check_reports_a_reference_gradient_that_is_not_finite(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from judge.check import Severity, run_checks
+
+    monkeypatch.setenv("JUDGE_CACHE_DIR", str(tmp_path / "cache"))
+    root = tmp_path / "problems" / STE
+    shutil.copytree(ROOT / "problems" / STE, root, ignore=shutil.ignore_patterns("solutions", "__pycache__"))
+    (tmp_path / "reference").mkdir()
+    reference = (ROOT / "reference" / "straight_through_estimator.py").read_text()
+    broken = reference.replace("return (g,)", "return (g / 0.0,)")
+    assert broken != reference
+    (tmp_path / "reference" / "straight_through_estimator.py").write_text(broken)
+    report = run_checks([root], backend=None, concurrency=1)
+    found = [f for f in report.findings if f.check == "reference" and f.severity is Severity.ERROR]
+    assert found and all("non-finite gradient at gradient" in f.message for f in found), found
