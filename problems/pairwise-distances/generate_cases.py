@@ -1,0 +1,67 @@
+"""Write ``cases/hidden.json`` for pairwise-distances (deterministic: the same bytes on every run).
+
+Run it after every change: ``python problems/pairwise-distances/generate_cases.py``. ``judge check`` fails
+when the file differs from what this script writes. Values are exact in the case dtype (``judge.casegen``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from judge.casegen import bf16, f32, write
+from judge.casegen import render as render  # re-exported: the case check renders with it
+
+SEED = 20_261_130
+OUT = Path(__file__).resolve().parent / "cases" / "hidden.json"
+
+
+def build_cases() -> list[dict[str, Any]]:
+    rng = np.random.default_rng(SEED)
+    cases: list[dict[str, Any]] = []
+
+    def add(name: str, x: Any, y: Any, dtype: str = "float32") -> None:
+        cast = bf16 if dtype == "bfloat16" else f32
+        args = {"x": cast(np.asarray(x).tolist()), "y": cast(np.asarray(y).tolist())}
+        cases.append({"name": name, "visibility": "hidden", "dtype": dtype, "args": args})
+
+    def points(count: int, dim: int, scale: float = 2.0, offset: float = 0.0) -> Any:
+        return offset + scale * rng.standard_normal((count, dim))
+
+    def with_copies(x: Any, m: int, dim: int, scale: float = 2.0) -> Any:
+        """m points: every row of x once (so some distances are exactly 0), the rest random, shuffled."""
+        y = np.concatenate([x, points(m - len(x), dim, scale)])
+        return y[rng.permutation(m)]
+
+    # The examples' shapes again, with other values.
+    add("example_1_lookalike", points(2, 2), points(3, 2))
+    add("example_2_lookalike", points(1, 3), points(3, 3))
+    # Every point of x also in y: exact zeros (an epsilon under the root, or a negative expansion, fails).
+    x = points(6, 4)
+    add("copies_of_x_in_y", x, with_copies(x, 9, 4))
+    x = np.round(points(8, 16), 1)  # decimals are inexact in binary: the expansion rounds off zero
+    add("copies_decimal_points", x, with_copies(x, 12, 16))
+    # Points far from the origin and close together: |a|^2 + |b|^2 - 2 a.b cancels to noise.
+    add("far_from_origin", points(5, 3, 0.01, 1000.0), points(7, 3, 0.01, 1000.0))
+    add("far_from_origin_negative", points(6, 8, 0.5, -3000.0), points(4, 8, 0.5, -3000.0))
+    # Square results: an (m, n) transposed result has the right shape here and the wrong values.
+    add("square_result", points(5, 3), points(5, 3))
+    # One coordinate; one point in x; one point in y.
+    add("one_coordinate", points(7, 1), points(3, 1))
+    add("one_point_in_y", points(10, 5), points(1, 5))
+    # Mixed scales, and the largest case.
+    add("mixed_scales", points(9, 6, 1e4), points(11, 6, 1e-2))
+    add("largest", points(32, 64), points(16, 64))
+    # bfloat16: the examples' shape, exact zeros, and wide points summed in float32.
+    add("bf16_example_1_shape", points(2, 2), points(3, 2), "bfloat16")
+    x = points(6, 4)
+    add("bf16_copies_of_x_in_y", x, with_copies(x, 9, 4), "bfloat16")
+    add("bf16_wide_points", points(12, 48), points(20, 48), "bfloat16")
+    add("bf16_large_values", points(4, 32, 300.0), points(6, 32, 300.0), "bfloat16")
+    return cases
+
+
+if __name__ == "__main__":
+    write(OUT, build_cases)

@@ -1,0 +1,77 @@
+"""Write ``cases/hidden.json`` for per-example-clipping (deterministic: the same bytes on every run).
+
+Run it after every change: ``python problems/per-example-clipping/generate_cases.py``. ``judge check``
+fails when the file differs from what this script writes. Values are exact in the case dtype
+(``judge.casegen``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from judge.casegen import bf16, f32, num, write
+from judge.casegen import render as render  # re-exported: the case check renders with it
+
+SEED = 20_261_201
+OUT = Path(__file__).resolve().parent / "cases" / "hidden.json"
+
+
+def build_cases() -> list[dict[str, Any]]:
+    rng = np.random.default_rng(SEED)
+    cases: list[dict[str, Any]] = []
+
+    def add(name: str, w: Any, x: Any, y: Any, max_norm: float, dtype: str = "float32") -> None:
+        cast = bf16 if dtype == "bfloat16" else f32
+        args = {
+            "w": cast(np.asarray(w).tolist()),
+            "x": cast(np.asarray(x).tolist()),
+            "y": cast(np.asarray(y).tolist()),
+            "max_norm": num(max_norm),
+        }
+        cases.append({"name": name, "visibility": "hidden", "dtype": dtype, "args": args})
+
+    def batch(size: int, dim: int, scale: float = 1.0) -> tuple[Any, Any, Any]:
+        return (
+            scale * rng.standard_normal(dim),
+            scale * rng.standard_normal((size, dim)),
+            rng.standard_normal(size),
+        )
+
+    def with_fitted(size: int, dim: int, fitted: int) -> tuple[Any, Any, Any]:
+        """Small integers; ``fitted`` examples (shuffled in) have y = x . w exactly: zero gradients."""
+        w = rng.integers(-3, 4, size=dim).astype(float)
+        x = rng.integers(-3, 4, size=(size, dim)).astype(float)
+        y = rng.integers(-5, 6, size=size).astype(float)
+        y[:fitted] = x[:fitted] @ w
+        order = rng.permutation(size)
+        return w, x[order], y[order]
+
+    # The examples' shapes again, with other values.
+    add("example_1_lookalike", *with_fitted(3, 2, 1), 1.5)
+    add("example_2_lookalike", *batch(2, 1), 0.7)
+    # Some examples fitted exactly: their gradient is 0 and must stay 0 (dividing by the norm gives nan).
+    add("fitted_examples", *with_fitted(8, 4, 3), 2.0)
+    add("fitted_examples_wide", *with_fitted(16, 12, 5), 5.0)
+    # Mixed: some gradients above max_norm, some below (clipping the mean, or 2x the loss, differ here).
+    add("mixed_clipping", *batch(10, 5), 1.0)
+    add("mixed_clipping_large_batch", *batch(64, 16), 2.0)
+    # Every gradient clipped (a tiny max_norm), and none clipped (a large one).
+    add("all_clipped", *batch(12, 6, 3.0), 0.01)
+    add("none_clipped", *batch(9, 3, 0.3), 1000.0)
+    # One example; one weight; large magnitudes.
+    add("single_example", *batch(1, 7), 0.5)
+    add("one_weight_many_examples", *batch(40, 1), 0.8)
+    add("large_values", *batch(20, 8, 50.0), 300.0)
+    add("largest_batch", *batch(256, 8), 1.0)
+    # bfloat16: computed in float32, cast back.
+    add("bf16_example_1_shape", *with_fitted(3, 2, 1), 1.5, "bfloat16")
+    add("bf16_fitted_examples", *with_fitted(8, 4, 3), 2.0, "bfloat16")
+    add("bf16_mixed_clipping", *batch(32, 24), 1.0, "bfloat16")
+    return cases
+
+
+if __name__ == "__main__":
+    write(OUT, build_cases)

@@ -1,0 +1,17 @@
+# Wrong: clips the averaged gradient once (global clipping), not each example's gradient.
+import jax
+import jax.numpy as jnp
+
+
+def loss(w, x_i, y_i):
+    return 0.5 * (jnp.dot(x_i, w) - y_i) ** 2
+
+
+def per_example_grads(w, x, y):
+    f = lambda a: a.astype(jnp.float32)  # noqa: E731
+    return jax.vmap(jax.grad(loss), in_axes=(None, 0, 0))(f(w), f(x), f(y))
+
+
+def per_example_clipping(w, x, y, max_norm):
+    mean = jnp.mean(per_example_grads(w, x, y), axis=0)
+    return (mean * jnp.minimum(1.0, max_norm / jnp.linalg.norm(mean))).astype(w.dtype)
