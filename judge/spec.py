@@ -398,6 +398,11 @@ class ProblemSpec(_Strict):
             raise ValueError(
                 "a function argument needs `functions`, the package's menu module (functions.py)"
             )
+        if "inputs_unchanged" in self.compare.checks and not any(a.kind == "pytree" for a in self.args):
+            raise ValueError(
+                "compare.checks 'inputs_unchanged' needs a pytree argument: it watches the dicts and lists "
+                "of pytree inputs (a traced array cannot be changed in place)"
+            )
         if self.gradient is not None:
             for name in self.gradient.wrt:
                 if name not in names:

@@ -201,8 +201,8 @@ def _gradient_rules(spec: ProblemSpec) -> list[str]:
 def _check_rules(spec: ProblemSpec) -> list[str]:
     """The extra checks after the values match."""
     rules = []
-    if "inputs_unchanged" in spec.compare.checks:
-        trees = [a.name for a in spec.args if a.kind == "pytree"]
+    trees = [a.name for a in spec.args if a.kind == "pytree"]
+    if "inputs_unchanged" in spec.compare.checks and trees:
         rules.append(
             f"{_names(trees)} must be left exactly as they were, the dicts and lists that hold their leaves "
             "included: changing them in place is a wrong answer (`mutation`) even when every value is right. "
