@@ -104,3 +104,16 @@ def test_skeletons_place_each_output_once() -> None:
             ["s", {"bad": "str"}],
         ]
     }
+
+
+def test_mounts_under_tmp_are_kept_when_a_private_tmp_covers_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A checkout under /tmp has its venv and sandbox package bound under /tmp by bwrap: a forked tracer's
+    private /tmp must bind them again (without it, every lazy import failed: ModuleNotFoundError)."""
+    from sandbox.inside import confine
+
+    points = ["/", "/tmp", "/tmp/ci/.venv", "/tmp/ci/.venv/lib/x", "/tmp/ci/sandbox", "/tmpfoo", "/usr"]
+    monkeypatch.setattr(confine, "_mount_points", lambda: points)
+    opened: list[str] = []
+    monkeypatch.setattr(confine.os, "open", lambda path, flags: opened.append(path) or len(opened))
+    kept = confine._open_mounts_under("/tmp")
+    assert [path for path, _ in kept] == ["/tmp/ci/.venv", "/tmp/ci/sandbox"] == opened

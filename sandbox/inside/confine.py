@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import re
 import resource
 from collections.abc import Mapping
 
@@ -28,7 +29,8 @@ CLONE_NEWNS = 0x00020000
 CLONE_NEWUTS = 0x04000000
 CLONE_NEWIPC = 0x08000000
 CLONE_NEWNET = 0x40000000
-MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 1 << 14, 1 << 18
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND = 1, 2, 4, 8, 32, 4096
+MS_REC, MS_PRIVATE = 1 << 14, 1 << 18
 PR_CAPBSET_DROP = 24
 PR_SET_SECCOMP = 22
 PR_SET_NO_NEW_PRIVS = 38
@@ -75,6 +77,44 @@ def _check(result: int, what: str) -> None:
         raise ConfinementError(f"{what}: {os.strerror(errno)}")
 
 
+def _mount_points() -> list[str]:
+    """Mount points of this mount namespace (``/proc/self/mountinfo``, octal escapes undone)."""
+    points = []
+    with open("/proc/self/mountinfo", "rb") as handle:
+        for line in handle:
+            fields = line.split()
+            if len(fields) > 4:
+                points.append(re.sub(rb"\\([0-7]{3})", lambda m: bytes([int(m[1], 8)]), fields[4]).decode())
+    return points
+
+
+def _open_mounts_under(target: str) -> list[tuple[str, int]]:
+    """The outermost mounts strictly under ``target`` (the venv and the sandbox package of a checkout that
+    lives under /tmp, bound there by bwrap), each with an O_PATH descriptor that still reaches it after a
+    new tmpfs covers ``target``."""
+    prefix = target.rstrip("/") + "/"
+    under = sorted({p for p in _mount_points() if p.startswith(prefix)}, key=len)
+    outermost = [p for p in under if not any(p.startswith(q.rstrip("/") + "/") for q in under if q != p)]
+    return [(path, os.open(path, os.O_PATH | os.O_CLOEXEC)) for path in outermost]
+
+
+def _bind_again(kept: list[tuple[str, int]]) -> None:
+    """Bind each kept mount at its old path inside the new tmpfs, read-only."""
+    for path, fd in kept:
+        try:
+            if os.path.isdir(f"/proc/self/fd/{fd}"):
+                os.makedirs(path, mode=0o755, exist_ok=True)
+            else:
+                os.makedirs(os.path.dirname(path), mode=0o755, exist_ok=True)
+                os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644))
+            source = f"/proc/self/fd/{fd}".encode()
+            _check(_libc.mount(source, path.encode(), None, MS_BIND | MS_REC, None), f"bind {path}")
+            flags = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV
+            _check(_libc.mount(None, path.encode(), None, flags, None), f"read-only {path}")
+        finally:
+            os.close(fd)
+
+
 def set_rlimits(rlimits: Mapping[str, tuple[int, int]]) -> None:
     for name, (soft, hard) in rlimits.items():
         resource.setrlimit(RLIMITS[name], (soft, hard))
@@ -90,9 +130,13 @@ def confine(
     """Steps 1-5 of the module docstring, then a check. Raises ConfinementError on any failure."""
     _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS), "unshare")
     _check(_libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "make mounts private")
-    for target, size in ((b"/tmp", tmp_bytes), (b"/dev/shm", shm_bytes)):
+    for target, size in (("/tmp", tmp_bytes), ("/dev/shm", shm_bytes)):
+        kept = _open_mounts_under(target)
         options = f"size={size},mode=1777".encode()
-        _check(_libc.mount(b"tmpfs", target, b"tmpfs", MS_NOSUID | MS_NODEV, options), f"mount {target!r}")
+        _check(
+            _libc.mount(b"tmpfs", target.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, options), f"mount {target}"
+        )
+        _bind_again(kept)
     proc_flags = MS_NOSUID | MS_NODEV | MS_NOEXEC
     if _libc.mount(b"proc", b"/proc", b"proc", proc_flags, b"hidepid=invisible") != 0:
         _check(_libc.mount(b"proc", b"/proc", b"proc", proc_flags, b"hidepid=2"), "mount /proc")
