@@ -520,7 +520,11 @@ def worker(
     ] = None,
 ) -> None:
     """Start a grading node: take submissions from JUDGE_QUEUE_URL, grade them, store results in
-    JUDGE_DATABASE_URL (settings: JUDGE_* variables, see README.md)."""
+    JUDGE_DATABASE_URL (settings: JUDGE_* variables, see README.md).
+
+    Exit codes: 0 stopped cleanly (SIGTERM), 1 the node failed (the database or its status port), 2 a
+    refused configuration (invalid settings, no JUDGE_QUEUE_URL, no secure sandbox).
+    """
     from pydantic import ValidationError
 
     from judge.dispatch.node import run_node

@@ -71,14 +71,10 @@ class DoctorReport(BaseModel):
         return self.self_test.ok
 
 
-def self_test(backend: Backend, *, close_backend: bool = True) -> SelfTest:
+def self_test(backend: Backend) -> SelfTest:
     """Grade a tiny known submission through the backend (a tracer and an executor) and check its result
-    on this side.
-
-    ``close_backend`` stops what the backend keeps running (its zygote) afterwards: right for ``judge
-    doctor``, wrong for a service whose warm pool forks its tracers from that same zygote (closing it
-    kills every tracer forked from it), which passes False.
-    """
+    on this side. The backend stays open: a service's warm pool forks its tracers from the same zygote
+    (closing it would kill them); whoever owns the backend closes it."""
     started = time.monotonic()
     tree = {"w": np.array([1.5, -2.0], np.float32), "b": np.array(0.25, np.float32)}
     node, leaves = split_input(tree)
@@ -107,8 +103,6 @@ def self_test(backend: Backend, *, close_backend: bool = True) -> SelfTest:
         tracer = backend.fork_tracer(_SELF_TEST_LIMITS, _SELF_TEST_SLOT)
         pair = Pair(tracer, backend.start_executor(_SELF_TEST_LIMITS, _SELF_TEST_SLOT))
     except SandboxError as exc:
-        if close_backend:
-            backend.close()
         return SelfTest(ok=False, message=f"the workers did not start: {exc}", elapsed_ms=_since(started))
     try:
         raw = run_session(pair, job, _SELF_TEST_LIMITS)
@@ -116,8 +110,6 @@ def self_test(backend: Backend, *, close_backend: bool = True) -> SelfTest:
         return SelfTest(ok=False, message=f"the workers did not start: {exc}", elapsed_ms=_since(started))
     finally:
         pair.close()
-        if close_backend:
-            backend.close()
     run = raw.runs.get(0)
     program = raw.programs.get(0)
     if run is None or run.outputs is None or program is None:
@@ -155,14 +147,19 @@ def _since(started: float) -> float:
 
 
 def diagnose(backend: Backend) -> DoctorReport:
-    """The report for ``backend``: its protections and a self-test through it."""
+    """The report for ``backend``: its protections and a self-test through it. Closes the backend (its
+    zygote) when done."""
+    try:
+        test = self_test(backend)
+    finally:
+        backend.close()
     return DoctorReport(
         backend=backend.name,
         insecure=backend.insecure,
         protections=[
             ProtectionStatus(name=p.name, active=p.active, detail=p.detail) for p in backend.protections()
         ],
-        self_test=self_test(backend),
+        self_test=test,
         backends=[
             BackendStatus(name=name, insecure=cls.insecure, unavailable_reason=get_backend(name).available())
             for name, cls in BACKENDS.items()

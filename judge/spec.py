@@ -87,7 +87,7 @@ class ArgSpec(_Strict):
 
     @model_validator(mode="after")
     def _kind_fields(self) -> ArgSpec:
-        if self.kind in STATIC_KINDS and self.traced:
+        if self.kind in STATIC_KINDS and self.kind != "function" and self.traced:
             raise ValueError(
                 f"kind {self.kind!r} is static (passed with static_argnames) and cannot be traced; a traced "
                 "integer is kind 'array' with dtype 'int32' and ndim [0]"
@@ -156,7 +156,10 @@ class ArgSpec(_Strict):
             if not self.choices:
                 raise ValueError(f"function argument {self.name!r} needs choices (menu function names)")
             if self.traced:
-                raise ValueError(f"function argument {self.name!r} must have traced = false (it is static)")
+                raise ValueError(
+                    f"function argument {self.name!r} must have traced = false (it is static: a function is "
+                    "passed with static_argnames, never traced)"
+                )
         elif self.choices:
             raise ValueError(f"argument {self.name!r}: choices are only for function arguments")
         return self

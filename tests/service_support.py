@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 
@@ -146,42 +152,37 @@ def sse_events(text: str) -> list[tuple[str | None, str, Any]]:
     return events
 
 
-class ServeProcess:
-    """A real ``judge serve`` in its own session, on a free port, with its own data directory.
+class JudgeProcess:
+    """A real ``judge`` command in its own session (its sandboxes too), its logs in its data directory.
 
+    Subclasses give the command line (``argv``) and read their address from a log line (``address``).
     Call ``stop`` in a ``finally`` that also covers ``start`` (a start that times out leaves it running)."""
 
-    def __init__(self, data_dir: Path, **env: str) -> None:
-        import os
+    name_of_log = "judge"
 
+    def __init__(self, data_dir: Path, env: Mapping[str, str]) -> None:
         self.data_dir = data_dir
-        self.env = {
-            **os.environ,
-            "JUDGE_DATA_DIR": str(data_dir),
-            "JUDGE_RATE_LIMIT": "100000/minute",
-            "JUDGE_ANONYMOUS_RATE_LIMIT": "100000/minute",
-            "JUDGE_LOG_LEVEL": "warning",
-            **env,
-        }
+        self.env = {**os.environ, "JUDGE_DATA_DIR": str(data_dir), **env}
         self.proc: Any = None
         self.url = ""
-        self.log = data_dir / "serve.log"
+        self.log = data_dir / f"{self.name_of_log}.log"
 
-    def start(self, ready_timeout: float = 300.0) -> ServeProcess:
-        import subprocess
-        import sys
-        import time
+    def argv(self) -> list[str]:
+        raise NotImplementedError
 
-        import httpx
+    def address(self, line: str) -> str | None:
+        """The URL a log line announces, or None."""
+        raise NotImplementedError
 
+    def start(self, ready_timeout: float = 300.0) -> Self:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         n = 1
-        while (self.data_dir / f"serve-{n}.log").exists():
+        while (self.data_dir / f"{self.name_of_log}-{n}.log").exists():
             n += 1
-        self.log = self.data_dir / f"serve-{n}.log"
+        self.log = self.data_dir / f"{self.name_of_log}-{n}.log"
         with open(self.log, "wb") as log:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "judge", "serve", "--port", "0"],
+                [sys.executable, "-m", "judge", *self.argv()],
                 stdout=log,
                 stderr=log,
                 stdin=subprocess.DEVNULL,
@@ -194,55 +195,63 @@ class ServeProcess:
             assert self.proc.poll() is None, self.log.read_text()
             assert time.monotonic() < deadline, self.log.read_text()
             for line in self.log.read_text().splitlines():
-                if "serving on " in line:
-                    self.url = line.split("serving on ", 1)[1].split()[0]
+                self.url = self.address(line) or self.url
             time.sleep(0.05)
         while True:
             assert self.proc.poll() is None, self.log.read_text()
             assert time.monotonic() < deadline, self.log.read_text()
-            try:
+            with contextlib.suppress(httpx.HTTPError):
                 if httpx.get(f"{self.url}/readyz", timeout=5).status_code == 200:
                     return self
-            except httpx.HTTPError:
-                pass
             time.sleep(0.1)
 
     def session_processes(self) -> list[int]:
-        """Pids still in the server's session (its sandboxes included)."""
-        import os
-
+        """Pids still in the process's session (its sandboxes included)."""
         pids = []
         for entry in os.listdir("/proc"):
             if entry.isdigit():
-                try:
+                with contextlib.suppress(OSError):
                     if os.getsid(int(entry)) == self.proc.pid:
                         pids.append(int(entry))
-                except OSError:
-                    pass
         return pids
 
     def kill(self) -> None:
-        """SIGKILL the server process only (a crash): its sandboxes must die with it."""
-        import signal
-
+        """SIGKILL the process only (a crash): its sandboxes must die with it."""
         self.proc.send_signal(signal.SIGKILL)
         self.proc.wait(30)
 
-    def stop(self) -> None:
-        """SIGTERM and wait; then make sure nothing of the session is left."""
-        import contextlib
-        import os
-        import signal
-        import subprocess
-
+    def stop(self, timeout: float = 60) -> int | None:
+        """SIGTERM and wait (a graceful stop); then make sure nothing of its session is left. The exit
+        code, None when it was never started."""
         if self.proc is None:
-            return
+            return None
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
-                self.proc.wait(60)
+                self.proc.wait(timeout)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(10)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)
+        return int(self.proc.returncode)
+
+
+class ServeProcess(JudgeProcess):
+    """A real ``judge serve`` on a free port, with its own data directory."""
+
+    name_of_log = "serve"
+
+    def __init__(self, data_dir: Path, **env: str) -> None:
+        quiet = {
+            "JUDGE_RATE_LIMIT": "100000/minute",
+            "JUDGE_ANONYMOUS_RATE_LIMIT": "100000/minute",
+            "JUDGE_LOG_LEVEL": "warning",
+        }
+        super().__init__(data_dir, {**quiet, **env})
+
+    def argv(self) -> list[str]:
+        return ["serve", "--port", "0"]
+
+    def address(self, line: str) -> str | None:
+        return line.split("serving on ", 1)[1].split()[0] if "serving on " in line else None

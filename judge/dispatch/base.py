@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 
 from judge.errors import JudgeError
 
@@ -25,6 +26,25 @@ class Reservation(ABC):
     @abstractmethod
     def cancel(self) -> None:
         """Give the place back (storing failed)."""
+
+
+class OneShotReservation(Reservation):
+    """A reservation used once: ``commit`` calls ``on_commit(id)``, ``cancel`` calls ``on_cancel()``; a
+    second ``commit`` raises, a ``cancel`` after either does nothing."""
+
+    def __init__(self, on_commit: Callable[[str], None], on_cancel: Callable[[], None]) -> None:
+        self._hooks: tuple[Callable[[str], None], Callable[[], None]] | None = (on_commit, on_cancel)
+
+    def commit(self, submission_id: str) -> None:
+        hooks, self._hooks = self._hooks, None
+        if hooks is None:
+            raise RuntimeError("reservation already used")
+        hooks[0](submission_id)
+
+    def cancel(self) -> None:
+        hooks, self._hooks = self._hooks, None
+        if hooks is not None:
+            hooks[1]()
 
 
 class Dispatcher(ABC):

@@ -30,7 +30,7 @@ import redis
 from celery import Celery
 from redis.exceptions import RedisError
 
-from judge.dispatch.base import Dispatcher, QueueFull, Reservation
+from judge.dispatch.base import Dispatcher, OneShotReservation, QueueFull, Reservation
 from judge.store import Status, Store
 from judge.store.models import utcnow
 
@@ -224,22 +224,6 @@ class Sweeper:
             self._thread.join(timeout=10)
 
 
-class _Reservation(Reservation):
-    def __init__(self, owner: CeleryDispatcher) -> None:
-        self._owner: CeleryDispatcher | None = owner
-
-    def commit(self, submission_id: str) -> None:
-        owner, self._owner = self._owner, None
-        if owner is None:
-            raise RuntimeError("reservation already used")
-        owner._commit(submission_id)
-
-    def cancel(self) -> None:
-        owner, self._owner = self._owner, None
-        if owner is not None:
-            owner._release()
-
-
 class CeleryDispatcher(Dispatcher):
     """The API node's side of the distributed queue. ``queue_size`` bounds the submissions queued in the
     database across the deployment (429 past it); a submission is stored first, then its id published,
@@ -289,7 +273,7 @@ class CeleryDispatcher(Dispatcher):
                 f"the grading queue is full ({waiting} submissions waiting, at most {self.queue_size})",
                 retry_after=max(1, min(600, math.ceil(INITIAL_GRADING_S * (waiting + 1) / self._slots()))),
             )
-        return _Reservation(self)
+        return OneShotReservation(self._commit, self._release)
 
     def _slots(self) -> int:
         try:

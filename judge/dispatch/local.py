@@ -15,7 +15,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 
-from judge.dispatch.base import Dispatcher, QueueFull, Reservation
+from judge.dispatch.base import Dispatcher, OneShotReservation, QueueFull, Reservation
 from judge.dispatch.worker import GradingWorker, Outcome
 from judge.store import Store
 
@@ -28,22 +28,6 @@ INITIAL_GRADING_S = 3.0
 #: How often a held-back submission asks ``may_start`` again, and the longest it is held back.
 HOLD_POLL_S = 0.05
 HOLD_MAX_S = 30.0
-
-
-class _Reservation(Reservation):
-    def __init__(self, owner: LocalDispatcher) -> None:
-        self._owner: LocalDispatcher | None = owner
-
-    def commit(self, submission_id: str) -> None:
-        owner, self._owner = self._owner, None
-        if owner is None:
-            raise RuntimeError("reservation already used")
-        owner._commit(submission_id)
-
-    def cancel(self) -> None:
-        owner, self._owner = self._owner, None
-        if owner is not None:
-            owner._cancel()
 
 
 class LocalDispatcher(Dispatcher):
@@ -99,7 +83,7 @@ class LocalDispatcher(Dispatcher):
                     retry_after=self._retry_after(waiting),
                 )
             self._reserved += 1
-        return _Reservation(self)
+        return OneShotReservation(self._commit, self._cancel)
 
     def depth(self) -> int:
         with self._cond:

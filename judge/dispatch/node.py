@@ -46,8 +46,7 @@ if TYPE_CHECKING:
     from judge.problems import Problem
     from judge.results import CaseResult, GradeResult
     from judge.service.settings import Settings
-    from sandbox.base import Backend, Protection, Worker
-    from sandbox.limits import SandboxLimits
+    from sandbox.base import Backend
 
 log = logging.getLogger(__name__)
 
@@ -88,39 +87,6 @@ class _NoEngine:
 
     def close(self) -> None:
         pass
-
-
-def shared(backend: Backend) -> Backend:
-    """``backend`` for ``judge.doctor.self_test``, which closes the backend it is given: closing this view
-    does nothing, so the zygote that the warm pool's tracers are forked from survives the self-test (else
-    the first grading after it fails while loading the code)."""
-    from sandbox.base import Backend as BaseBackend
-
-    inner = backend
-
-    class Shared(BaseBackend):
-        name = inner.name
-        insecure = inner.insecure
-
-        def available(self) -> str | None:
-            return inner.available()
-
-        def protections(self) -> list[Protection]:
-            return inner.protections()
-
-        def start_tracer(self, limits: SandboxLimits, slot: int = 0) -> Worker:
-            return inner.start_tracer(limits, slot)
-
-        def fork_tracer(self, limits: SandboxLimits, slot: int = 0) -> Worker:
-            return inner.fork_tracer(limits, slot)
-
-        def start_executor(self, limits: SandboxLimits, slot: int = 0) -> Worker:
-            return inner.start_executor(limits, slot)
-
-        def close(self) -> None:
-            pass
-
-    return Shared()
 
 
 def node_name() -> str:
@@ -326,7 +292,7 @@ class GradingNode:
     def _ready_to_consume(self) -> bool:
         """Self-test, then a warm worker; False when asked to stop first."""
         while not self._stop.is_set():
-            result = self._sandbox_check(shared(self.backend))
+            result = self._sandbox_check(self.backend)
             if result.ok:
                 break
             reason = f"the sandbox self-test failed: {result.message[:300]}"

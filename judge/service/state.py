@@ -23,7 +23,6 @@ from typing import Any, Protocol
 from judge.dispatch import Dispatcher, GradingWorker, LocalDispatcher, ProgressFeed
 from judge.dispatch.callbacks import CallbackSender
 from judge.dispatch.celery_queue import CeleryDispatcher, GradingQueue, Sweeper
-from judge.dispatch.node import shared
 from judge.dispatch.redis_notify import RedisNotifier
 from judge.doctor import SelfTest, self_test
 from judge.engine import Engine
@@ -40,12 +39,6 @@ from judge.service.views import submission_json
 from judge.store import NodeRecord, NodeState, Store
 from judge.store.models import utcnow
 from sandbox.base import Backend
-
-
-def shared_backend_self_test(backend: Backend) -> SelfTest:
-    """The sandbox self-test on the backend the engine's pool shares: its zygote stays up."""
-    return self_test(backend, close_backend=False)
-
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +80,7 @@ class Services:
         catalog: Catalog,
         store: Store,
         engine: GradingEngine | None = None,
-        sandbox_check: Callable[[Backend], SelfTest] = shared_backend_self_test,
+        sandbox_check: Callable[[Backend], SelfTest] = self_test,
     ) -> None:
         self.settings = settings
         self._sandbox_check = sandbox_check
@@ -209,7 +202,7 @@ class Services:
         *,
         backend: Backend | None = None,
         engine: GradingEngine | None = None,
-        sandbox_check: Callable[[Backend], SelfTest] = shared_backend_self_test,
+        sandbox_check: Callable[[Backend], SelfTest] = self_test,
     ) -> Services:
         """Raises SandboxRefused (no secure sandbox), ProblemError (a bad problem package),
         KeyFileError (a bad API keys file) or an SQLAlchemy error (the database is unreachable)."""
@@ -248,7 +241,7 @@ class Services:
             self._prepared = f"preparing the problems failed ({type(exc).__name__})"
         while not self._stop.is_set():
             # A view whose close() keeps the zygote the warm pool forks its tracers from.
-            result = self._sandbox_check(shared(self.backend))
+            result = self._sandbox_check(self.backend)
             if result.ok:
                 self._self_test = None
                 log.info("sandbox self-test passed in %.0f ms (%s)", result.elapsed_ms, self.backend_name)

@@ -98,20 +98,9 @@ class NodeBeat:
 
 
 @dataclass(frozen=True)
-class NodeRecord:
-    name: str
-    hostname: str
-    pid: int
-    queues: str
-    backend: str
-    version: str
-    state: NodeState
-    detail: str | None
-    slots: int
-    busy: int
-    idle_workers: int
-    graded: int
-    started_at: datetime
+class NodeRecord(NodeBeat):
+    """A node's last heartbeat, as stored, and when it arrived."""
+
     last_seen: datetime
 
 

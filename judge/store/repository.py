@@ -22,6 +22,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import fields
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -107,22 +108,8 @@ def _record(row: Submission) -> SubmissionRecord:
 
 
 def _node(row: GradingNode) -> NodeRecord:
-    return NodeRecord(
-        name=row.name,
-        hostname=row.hostname,
-        pid=row.pid,
-        queues=row.queues,
-        backend=row.backend,
-        version=row.version,
-        state=NodeState(row.state),
-        detail=row.detail,
-        slots=row.slots,
-        busy=row.busy,
-        idle_workers=row.idle_workers,
-        graded=row.graded,
-        started_at=row.started_at,
-        last_seen=row.last_seen,
-    )
+    values = {f.name: getattr(row, f.name) for f in fields(NodeRecord)}
+    return NodeRecord(**{**values, "state": NodeState(row.state)})
 
 
 def _event(row: SubmissionEvent) -> EventRecord:
@@ -385,21 +372,8 @@ class Store:
 
     def heartbeat(self, beat: NodeBeat) -> None:
         """Record a grading node's state now (the row is created by its first beat)."""
-        values = {
-            "hostname": beat.hostname,
-            "pid": beat.pid,
-            "queues": beat.queues,
-            "backend": beat.backend,
-            "version": beat.version,
-            "state": beat.state.value,
-            "detail": beat.detail,
-            "slots": beat.slots,
-            "busy": beat.busy,
-            "idle_workers": beat.idle_workers,
-            "graded": beat.graded,
-            "started_at": beat.started_at,
-            "last_seen": utcnow(),
-        }
+        values = {f.name: getattr(beat, f.name) for f in fields(beat) if f.name != "name"}
+        values |= {"state": beat.state.value, "last_seen": utcnow()}
         with self._session() as session:
             updated = session.execute(
                 update(GradingNode).where(GradingNode.name == beat.name).values(**values)

@@ -98,14 +98,25 @@ def _open_mounts_under(target: str) -> list[tuple[str, int]]:
     return [(path, os.open(path, os.O_PATH | os.O_CLOEXEC)) for path in outermost]
 
 
+def _traversable_dirs(path: str) -> None:
+    """Create the missing directories of ``path`` as bwrap does for its binds: mode 0711, so the user can
+    pass through them to what is bound there but cannot list them."""
+    missing = []
+    while path and not os.path.isdir(path):
+        missing.append(path)
+        path = os.path.dirname(path)
+    for directory in reversed(missing):
+        os.mkdir(directory)
+        os.chmod(directory, 0o711)
+
+
 def _bind_again(kept: list[tuple[str, int]]) -> None:
     """Bind each kept mount at its old path inside the new tmpfs, read-only."""
     for path, fd in kept:
         try:
-            if os.path.isdir(f"/proc/self/fd/{fd}"):
-                os.makedirs(path, mode=0o755, exist_ok=True)
-            else:
-                os.makedirs(os.path.dirname(path), mode=0o755, exist_ok=True)
+            is_dir = os.path.isdir(f"/proc/self/fd/{fd}")
+            _traversable_dirs(path if is_dir else os.path.dirname(path))
+            if not is_dir:
                 os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644))
             source = f"/proc/self/fd/{fd}".encode()
             _check(_libc.mount(source, path.encode(), None, MS_BIND | MS_REC, None), f"bind {path}")
