@@ -27,9 +27,9 @@ from judge.verdicts import Verdict
 from sandbox.base import Backend
 from tests.conftest import ROOT
 
-#: The service's sandbox-heavy tests run on the xdist worker of the seed problems' check, one after another:
-#: on a 2-core machine the two heaviest batteries at once starve worker start-up (30 s limits) in both.
-HEAVY = pytest.mark.xdist_group("seed_check")
+#: The service's sandbox-heavy tests run in one xdist worker, one after another: each starts its own warm
+#: pool, and two such batteries at once on a 2-core machine starve worker start-up in both.
+HEAVY = pytest.mark.xdist_group("service")
 
 SOLUTIONS = {
     slug: ROOT / "problems" / slug / "solutions" for slug in ("global-norm-clipping", "sgd-momentum")
