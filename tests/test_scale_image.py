@@ -6,6 +6,7 @@ so a repeated run rebuilds only changed layers."""
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import json
 import os
@@ -101,6 +102,8 @@ def _project_leftovers(project: str) -> list[str]:
     """Containers, pods, volumes and networks of a compose project that still exist."""
     label = f"label=io.podman.compose.project={project}"
     found = _podman("ps", "-a", "--filter", label, "--format", "{{.Names}}").split()
+    found += [c for c in _podman("ps", "-a", "--format", "{{.Names}}").split() if c.startswith(project)]
+    found = sorted(set(found))
     found += [p for p in _podman("pod", "ls", "--format", "{{.Name}}").split() if project in p]
     found += [v for v in _podman("volume", "ls", "--format", "{{.Name}}").split() if v.startswith(project)]
     found += [n for n in _podman("network", "ls", "--format", "{{.Name}}").split() if n.startswith(project)]
@@ -168,11 +171,13 @@ def _wait_graded(base: str, key: str, count: int) -> dict[str, Any]:
 
 @pytest.mark.slow
 @pytest.mark.xdist_group("scale")
-def test_the_compose_stack_grades_on_its_two_workers() -> None:
-    """compose.yaml as the README runs it (``scripts/image build-stack``, ``podman-compose up -d``): the API
-    node, two replicated grading nodes, Redis and PostgreSQL from the locally built images. A submission
-    made over HTTP is graded ``accepted`` by a grading node (not the API node), both nodes are registered,
-    the images' health checks pass, and ``down -v`` leaves no container, pod, volume or network."""
+def test_the_compose_stack_grades_on_a_local_and_a_remote_worker() -> None:
+    """compose.yaml as README.md runs it: ``scripts/image build-stack``, ``podman-compose up -d --scale
+    worker=1`` (the API node, one grading node, Redis and PostgreSQL from the locally built images), and a
+    second grading node started the way README.md starts one on another machine (``podman run ... judge
+    worker``, reaching Redis and PostgreSQL through their published ports). Two submissions made over HTTP
+    at once are graded ``accepted``, one by each grading node (each holds one slot), none by the API node;
+    the images' health checks pass; afterwards no container, pod, volume or network is left."""
     if shutil.which("podman") is None or not COMPOSE.exists():
         pytest.skip("podman or podman-compose is missing (scripts/setup --test installs both)")
     if os.geteuid() != 0 or shutil.which("debootstrap") is None:
@@ -194,8 +199,9 @@ def test_the_compose_stack_grades_on_its_two_workers() -> None:
     assert build.returncode == 0, (build.stdout + build.stderr)[-4000:]
 
     key = generate_key()
-    api_port, redis_port, postgres_port = _free_ports(3)
+    api_port, redis_port, postgres_port, remote_port = _free_ports(4)
     project = f"judgetest{os.getpid()}{secrets.token_hex(3)}"
+    remote = f"{project}-remote"
     env = {
         **os.environ,
         "JUDGE_API_PORT": str(api_port),
@@ -212,7 +218,8 @@ def test_the_compose_stack_grades_on_its_two_workers() -> None:
         out = subprocess.run(
             [*compose, "logs", "--tail", "30"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
         )
-        return (out.stdout + out.stderr)[-6000:]
+        tail = subprocess.run(["podman", "logs", "--tail", "30", remote], capture_output=True, text=True)
+        return (out.stdout + out.stderr)[-6000:] + (tail.stdout + tail.stderr)[-3000:]
 
     def containers(service: str) -> list[str]:
         filters = [
@@ -225,36 +232,57 @@ def test_the_compose_stack_grades_on_its_two_workers() -> None:
 
     try:
         up = subprocess.run(
-            [*compose, "up", "-d"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600
+            [*compose, "up", "-d", "--scale", "worker=1"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
         )
         assert up.returncode == 0, (up.stdout + up.stderr)[-4000:]
+        # The "other machine": host networking, Redis and PostgreSQL at their published ports.
+        _podman(
+            "run", "-d", "--name", remote, "--privileged", "--user", "0:0", "--network", "host",
+            "--ulimit", "nofile=4096:4096", "--ulimit", "nproc=4096:4096",
+            "-e", f"JUDGE_QUEUE_URL=redis://:judge@127.0.0.1:{redis_port}/0",
+            "-e", f"JUDGE_DATABASE_URL=postgresql+psycopg://judge:judge@127.0.0.1:{postgres_port}/judge",
+            "-e", "JUDGE_HOST=127.0.0.1", "-e", f"JUDGE_PORT={remote_port}",
+            env.get("JUDGE_IMAGE", "localhost/jax-judge:latest"), "judge", "worker", "--concurrency", "1",
+        )  # fmt: skip
         base = f"http://127.0.0.1:{api_port}"
         ready = _wait_ready(base, logs)
         assert ready["dispatch"] == "celery" and ready["database"] == "ok" and ready["queue"] == "ok", ready
+        status, remote_ready = _get(f"http://127.0.0.1:{remote_port}/readyz")
+        assert status == 200 and remote_ready["state"] == "ready", remote_ready
 
-        body = _grade(base, key, ACCEPTED.read_text())
-        assert (body["status"], body["verdict"]) == ("done", "accepted"), json.dumps(body)[:6000] + logs()
+        code = ACCEPTED.read_text()
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            bodies = list(pool.map(lambda _: _grade(base, key, code), range(2)))
+        for body in bodies:
+            assert (body["status"], body["verdict"]) == ("done", "accepted"), json.dumps(body)[:6000] + logs()
 
         assert _get(f"{base}/api/workers")[0] in (401, 403)  # operators only
-        workers = _wait_graded(base, key, count=1)
-        worker_ids = {c[:12] for c in containers("worker")}
+        workers = _wait_graded(base, key, count=2)
+        (worker_id,) = containers("worker")
         (api_id,) = containers("api")
-        live = [n for n in workers["nodes"] if n["alive"] and n["state"] == "ready"]
-        assert workers["dispatch"] == "celery" and len(worker_ids) == 2, workers
-        # Two grading nodes, one per worker container; the grading was done by one of them, not the API node.
-        assert sorted(n["hostname"] for n in live) == sorted(worker_ids), (workers, worker_ids)
+        live = {n["name"]: n for n in workers["nodes"] if n["alive"] and n["state"] == "ready"}
+        assert workers["dispatch"] == "celery" and len(live) == 2, workers
+        # One node in the compose worker container, one the remote worker; none is the API node.
+        local = [n for n in live.values() if n["hostname"] == worker_id[:12]]
+        assert len(local) == 1 and remote_ready["node"] in live, (workers, worker_id)
         assert api_id[:12] not in {n["hostname"] for n in workers["nodes"]}
-        assert sum(n["graded"] for n in live) == 1, workers
+        assert [n["graded"] for n in live.values()] == [1, 1], workers
 
         # The health checks: the judge image's HEALTHCHECK (/healthz, both roles) and compose.yaml's own
         # checks of Redis and PostgreSQL (Podman without systemd runs them only on request).
-        for service in ("api", "worker", "redis", "postgres"):
-            for container in containers(service):
-                check = subprocess.run(
-                    ["podman", "healthcheck", "run", container], capture_output=True, text=True, timeout=60
-                )
-                assert check.returncode == 0, (service, check.stdout + check.stderr)
+        checked = [c for service in ("api", "worker", "redis", "postgres") for c in containers(service)]
+        for container in [*checked, remote]:
+            check = subprocess.run(
+                ["podman", "healthcheck", "run", container], capture_output=True, text=True, timeout=60
+            )
+            assert check.returncode == 0, (container, check.stdout + check.stderr)
     finally:
+        subprocess.run(["podman", "rm", "-f", "-v", "-t", "30", remote], capture_output=True, timeout=120)
         down = subprocess.run(
             [*compose, "down", "-v", "-t", "30"],
             cwd=ROOT,
@@ -265,9 +293,12 @@ def test_the_compose_stack_grades_on_its_two_workers() -> None:
         )
         left = _project_leftovers(project)
         for name in left:  # never leave them, even when down failed; the assertion below still fails
-            subprocess.run(["podman", "rm", "-f", "-v", name], capture_output=True, timeout=120)
-            subprocess.run(["podman", "pod", "rm", "-f", name], capture_output=True, timeout=120)
-            subprocess.run(["podman", "volume", "rm", "-f", name], capture_output=True, timeout=120)
-            subprocess.run(["podman", "network", "rm", "-f", name], capture_output=True, timeout=120)
+            for kind in (
+                ["rm", "-f", "-v"],
+                ["pod", "rm", "-f"],
+                ["volume", "rm", "-f"],
+                ["network", "rm", "-f"],
+            ):
+                subprocess.run(["podman", *kind, name], capture_output=True, timeout=120)
     assert down.returncode == 0, (down.stdout + down.stderr)[-4000:]
     assert left == [], f"compose down -v left {left}"
