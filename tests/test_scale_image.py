@@ -164,9 +164,10 @@ def test_the_compose_stack_grades_on_a_local_and_a_remote_worker() -> None:
     """compose.yaml as README.md runs it: ``scripts/image build-stack``, ``podman-compose up -d --scale
     worker=1`` (the API node, one grading node, Redis and PostgreSQL from the locally built images), and a
     second grading node started the way README.md starts one on another machine (``podman run ... judge
-    worker``, reaching Redis and PostgreSQL through their published ports). Two submissions made over HTTP
-    at once are graded ``accepted``, one by each grading node (each holds one slot), none by the API node;
-    the images' health checks pass; afterwards no container, pod, volume or network is left."""
+    worker`` with capabilities and a cgroup mount instead of ``--privileged``, reaching Redis and PostgreSQL
+    through their published ports; ``judge doctor`` in it shows every protection on). Two submissions made
+    over HTTP at once are graded ``accepted``, one by each grading node (each holds one slot), none by the
+    API node; the images' health checks pass; afterwards no container, pod, volume or network is left."""
     if shutil.which("podman") is None or not COMPOSE.exists():
         pytest.skip("podman or podman-compose is missing (scripts/setup --test installs both)")
     if os.geteuid() != 0 or shutil.which("debootstrap") is None:
@@ -229,9 +230,12 @@ def test_the_compose_stack_grades_on_a_local_and_a_remote_worker() -> None:
             timeout=600,
         )
         assert up.returncode == 0, (up.stdout + up.stderr)[-4000:]
-        # The "other machine": host networking, Redis and PostgreSQL at their published ports.
+        # The "other machine": host networking, Redis and PostgreSQL at their published ports, and the
+        # narrower privileges README.md gives it instead of --privileged.
         _podman(
-            "run", "-d", "--name", remote, "--privileged", "--user", "0:0", "--network", "host",
+            "run", "-d", "--name", remote, "--user", "0:0", "--network", "host",
+            "--cap-add", "SYS_ADMIN", "--cap-add", "NET_ADMIN",
+            "--cgroupns", "host", "-v", "/sys/fs/cgroup:/sys/fs/cgroup:rw",
             "--ulimit", "nofile=4096:4096", "--ulimit", "nproc=4096:4096",
             "-e", f"JUDGE_QUEUE_URL=redis://:judge@127.0.0.1:{redis_port}/0",
             "-e", f"JUDGE_DATABASE_URL=postgresql+psycopg://judge:judge@127.0.0.1:{postgres_port}/judge",
@@ -243,6 +247,15 @@ def test_the_compose_stack_grades_on_a_local_and_a_remote_worker() -> None:
         assert ready["dispatch"] == "celery" and ready["database"] == "ok" and ready["queue"] == "ok", ready
         status, remote_ready = _get(f"http://127.0.0.1:{remote_port}/readyz")
         assert status == 200 and remote_ready["state"] == "ready", remote_ready
+        # With those privileges the sandbox keeps every protection, cgroups included (without a writable
+        # cgroup filesystem it would fall back to rlimits and still grade).
+        doctor = subprocess.run(
+            ["podman", "exec", remote, "judge", "doctor"], capture_output=True, text=True, timeout=300
+        )
+        assert doctor.returncode == 0 and "self-test: passed" in doctor.stdout, doctor.stdout + doctor.stderr
+        protections = [line.strip() for line in doctor.stdout.splitlines() if line.startswith("  [")]
+        assert protections and all(line.startswith("[on ]") for line in protections), doctor.stdout
+        assert any(line.split()[2:3] == ["cgroups"] for line in protections), doctor.stdout
 
         code = ACCEPTED.read_text()
         with concurrent.futures.ThreadPoolExecutor(2) as pool:
