@@ -99,6 +99,13 @@ def _project_leftovers(project: str) -> list[str]:
     return found
 
 
+def _sandbox_uids(container: str) -> set[int]:
+    """The uids of sandbox slots (60000 and up) that a container's processes run as: the host's uids too,
+    as the judge's containers have no user namespace of their own."""
+    users = _podman("top", container, "user").split()[1:]
+    return {int(u) for u in users if u.isdigit() and int(u) >= 60000}
+
+
 def _get(url: str, key: str | None = None, timeout: float = 30) -> tuple[int, Any]:
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     try:
@@ -188,6 +195,9 @@ def test_the_compose_stack_grades_on_a_local_and_a_remote_worker() -> None:
     )
     assert build.returncode == 0, (build.stdout + build.stderr)[-4000:]
 
+    # The machine's registry of sandbox uids, shared with the containers (made by any judge run; podman
+    # refuses to bind a missing path).
+    os.makedirs("/run/jax-judge/slots", mode=0o700, exist_ok=True)
     key = generate_key()
     api_port, redis_port, postgres_port, remote_port = _free_ports(4)
     project = f"judgetest{os.getpid()}{secrets.token_hex(3)}"
@@ -236,6 +246,7 @@ def test_the_compose_stack_grades_on_a_local_and_a_remote_worker() -> None:
             "run", "-d", "--name", remote, "--user", "0:0", "--network", "host",
             "--cap-add", "SYS_ADMIN", "--cap-add", "NET_ADMIN",
             "--cgroupns", "host", "-v", "/sys/fs/cgroup:/sys/fs/cgroup:rw",
+            "-v", "/run/jax-judge/slots:/run/jax-judge/slots",
             "--ulimit", "nofile=4096:4096", "--ulimit", "nproc=4096:4096",
             "-e", f"JUDGE_QUEUE_URL=redis://:judge@127.0.0.1:{redis_port}/0",
             "-e", f"JUDGE_DATABASE_URL=postgresql+psycopg://judge:judge@127.0.0.1:{postgres_port}/judge",
@@ -245,6 +256,12 @@ def test_the_compose_stack_grades_on_a_local_and_a_remote_worker() -> None:
         base = f"http://127.0.0.1:{api_port}"
         ready = _wait_ready(base, logs)
         assert ready["dispatch"] == "celery" and ready["database"] == "ok" and ready["queue"] == "ok", ready
+        # Every judge container runs its warm sandboxes as uids of its own: they lock their slots in the
+        # host's registry (/run/jax-judge/slots), which host processes (this test suite's) use too.
+        nodes = [c for service in ("api", "worker") for c in containers(service)] + [remote]
+        uids = {c: _sandbox_uids(c) for c in nodes}
+        assert all(uids.values()), uids  # each has its warm tracer and executor
+        assert sum(len(u) for u in uids.values()) == len(set().union(*uids.values())), uids
         status, remote_ready = _get(f"http://127.0.0.1:{remote_port}/readyz")
         assert status == 200 and remote_ready["state"] == "ready", remote_ready
         # With those privileges the sandbox keeps every protection, cgroups included (without a writable
