@@ -112,6 +112,17 @@ def allowed_custom_calls() -> frozenset[str]:
     return frozenset({t for t in stable if t.startswith("lapack_")} | _ANNOTATIONS)
 
 
+def _initialize_lapack() -> None:
+    """Register jaxlib's LAPACK kernels with XLA's CPU runtime. JAX does it when it lowers a linear-algebra
+    op; this process only compiles programs lowered elsewhere, so without it a program calling ``svd``,
+    ``norm(w, 2)``, ``solve``, ``det``... jumps through a null kernel pointer and dies (SIGSEGV)."""
+    try:
+        from jax._src.lax.linalg import initialize_lapack
+    except ImportError:  # another JAX version: its LAPACK calls then fail as they would, never guessed at
+        return
+    initialize_lapack()  # type: ignore[no-untyped-call]
+
+
 @dataclass
 class Compiled:
     executable: Any
@@ -131,6 +142,7 @@ class Executor:
         from jax._src.lib import xla_client as xc  # type: ignore[attr-defined]
         from jax._src.lib.mlir import ir  # type: ignore[attr-defined]
 
+        _initialize_lapack()
         self.jax: Any = jax
         self.ir: Any = ir
         self.mlir: Any = mlir
