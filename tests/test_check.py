@@ -28,6 +28,7 @@ from judge.check import (
 )
 from judge.check.context import MarginRow
 from judge.check.formats import annotation, github, junit, markdown_summary, render, text, to_json
+from judge.check.margins import TIME_WARN
 from judge.check.runner import CheckOutcome
 from judge.constraints import (
     check_finite,
@@ -70,15 +71,24 @@ def test_every_problem_passes_the_check_with_werror(seed_check: SeedCheck, slug:
     problem = seed_check(slug)
     assert [c.name for c in problem.checks] == list(CHECK_NAMES)
     assert all(c.skipped is None for c in problem.checks), [(c.name, c.skipped) for c in problem.checks]
-    assert problem.findings == [], "\n".join(str(f) for f in problem.findings)
+    # The time margin (an accepted solution's slowest case past half its limit) measures this machine's load
+    # while the suite runs, not the problem: an author's CI keeps it, this test asserts only its bound.
+    timed = {row.warning for row in problem.margins if _time_warning(row)}
+    findings = [f for f in problem.findings if not (f.check == "margins" and f.message in timed)]
+    assert findings == [], "\n".join(str(f) for f in findings)
     shipped = list(ProblemSet(ROOT / "problems").get(slug).solutions())
     assert {row.solution for row in problem.margins} == {
         f"{folder}/{file.name}" for folder, file in shipped if folder in ("accepted", "wrong_answer")
     }
     for row in problem.margins:
-        assert row.verdict is row.expected and not row.warning, row
+        assert row.verdict is row.expected and (not row.warning or _time_warning(row)), row
     starter = problem.grade_of(problem.root / "starter.py")
     assert starter.result is not None and starter.result.verdict is not Verdict.ACCEPTED
+
+
+def _time_warning(row: MarginRow) -> bool:
+    """The row warns only because its slowest case took more than half the case time limit (yet passed)."""
+    return row.time_share is not None and TIME_WARN < row.time_share <= 1 and "slowest case" in row.warning
 
 
 @pytest.mark.slow
