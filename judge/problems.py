@@ -27,7 +27,7 @@ from pydantic import BaseModel, ValidationError
 from judge.constraints import split_violation
 from judge.errors import InputError, ProblemError, ProblemNotFound
 from judge.menu import MenuError, menu_functions, to_choice
-from judge.positions import json_lines, line_of, toml_lines
+from judge.positions import LazyJsonLines, line_of, toml_lines
 from judge.pytree_json import (
     ConversionError,
     json_to_array,
@@ -313,7 +313,7 @@ def load_cases(root: Path, spec: ProblemSpec) -> tuple[Case, ...]:
             ) from None
         except json.JSONDecodeError as exc:
             raise ProblemError(str(file), f"not valid JSON: {exc}", file=str(file), line=exc.lineno) from None
-        lines = json_lines(text)
+        lines = LazyJsonLines(text)  # only a defect below needs a line
         try:
             parsed = CaseFile.model_validate(data)
         except ValidationError as exc:
