@@ -26,7 +26,13 @@ ROOT = Path(__file__).resolve().parent.parent
 #: The test fixture's problems folder (``reference/`` beside it): a complete package that passes
 #: ``judge check --werror``, for tests that need a concrete problem without naming one of the repository's.
 FIXTURES = ROOT / "tests" / "fixtures" / "problems"
+#: ``scale_tree(tree, factor)``: a pytree and a traced number in, a pytree out (float32 and bfloat16).
 FIXTURE_SLUG = "scale-tree"
+#: ``lerp_trees(start, end, weight)``: a tuple output ``(mix, gap)``, inputs that must stay unchanged.
+TUPLE_SLUG = "lerp-trees"
+#: ``shift_tokens(tokens, lengths, offset, widths, pad_id)``: int32 and bool arrays of given ranks, a traced
+#: int32 scalar, a static tuple and int; int32 and bool outputs compared exactly.
+KINDS_SLUG = "shift-tokens"
 
 
 # ------------------------------------------------------------------------------------ nothing left behind
@@ -92,7 +98,8 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: p
 
 @pytest.fixture(scope="session")
 def problems() -> ProblemSet:
-    return ProblemSet(ROOT / "problems")
+    """The suite's fixture problems: tests that need concrete problems never depend on the repository's."""
+    return ProblemSet(FIXTURES)
 
 
 def default_backend() -> Backend:
