@@ -33,6 +33,8 @@ TUPLE_SLUG = "lerp-trees"
 #: ``shift_tokens(tokens, lengths, offset, widths, pad_id)``: int32 and bool arrays of given ranks, a traced
 #: int32 scalar, a static tuple and int; int32 and bool outputs compared exactly.
 KINDS_SLUG = "shift-tokens"
+#: ``running_total(f, x)``: a function argument from a menu, a ``require_loop`` rule and a ``[gradient]``.
+PROGRAM_SLUG = "running-total"
 
 
 # ------------------------------------------------------------------------------------ nothing left behind
