@@ -226,7 +226,7 @@ def test_a_stopped_gradient_fails_with_a_gradient_message(graded: Grader) -> Non
     assert result.verdict is Verdict.WRONG_ANSWER
     assert all(c.verdict is Verdict.WRONG_ANSWER for c in result.cases)
     first = result.cases[0]  # the values are right: only the gradient differs
-    assert first.message.startswith("gradient of the output w.r.t. x[0, 0]: got 0, expected 4.5")
+    assert first.message.startswith("gradient of the output w.r.t. x[0, 1]: got 0, expected 9")
     assert first.output is not None and first.output.json_value == [5.0, 14.0]
     hidden = [c for c in result.cases if c.visibility == "hidden"]
     assert all(c.message.startswith("gradient of the output w.r.t. x") for c in hidden)
