@@ -42,7 +42,8 @@ from judge.scaffold import ScaffoldError, create
 from judge.statement import render_examples, statement_html, statement_markdown
 from judge.verdicts import Verdict
 from sandbox.backends import get_backend
-from tests.conftest import FIXTURE_SLUG, FIXTURES, ROOT, SEED_CHECK
+from sandbox.base import Backend
+from tests.conftest import FIXTURE_SLUG, FIXTURES, ROOT, SEED_CHECK, SEED_CHECK_SLOTS
 
 #: Every problem of the repository, found as ``judge check`` finds them: no test names one.
 PROBLEMS = known_problems(ROOT / "problems")
@@ -82,6 +83,28 @@ def test_every_problem_passes_the_check_with_werror(seed_check: CheckReport, slu
         assert row.verdict is row.expected and not row.warning, row
     starter = problem.grade_of(problem.root / "starter.py")
     assert starter.result is not None and starter.result.verdict is not Verdict.ACCEPTED
+
+
+@pytest.fixture(scope="module")
+def fixture_check(backend: Backend) -> CheckReport:
+    """``judge check --werror`` on the suite's own fixture problems, every shipped solution graded."""
+    return run_checks(
+        problem_dirs([], FIXTURES), backend=backend, concurrency=2, slot_base=SEED_CHECK_SLOTS, werror=True
+    )
+
+
+@pytest.mark.slow
+@SEED_CHECK
+def test_the_fixture_problems_pass_the_check_with_werror(fixture_check: CheckReport) -> None:
+    """The problems the tests grade (tests/fixtures/problems) are complete packages, held to every rule
+    a contributed problem is held to."""
+    assert [p.problem for p in fixture_check.problems] == known_problems(FIXTURES)
+    assert len(fixture_check.problems) >= 4
+    for problem in fixture_check.problems:
+        assert [c.name for c in problem.checks] == list(CHECK_NAMES)
+        assert all(c.skipped is None for c in problem.checks), [(c.name, c.skipped) for c in problem.checks]
+        assert problem.findings == [], "\n".join(str(f) for f in problem.findings)
+    assert fixture_check.exit_code == 0
 
 
 @pytest.mark.slow
