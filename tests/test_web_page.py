@@ -194,7 +194,7 @@ def test_statement_math_examples_hints_and_starter(web: Watched, server: JudgeSe
     expect(hints).to_have_count(0)
     page.get_by_role("button", name="Show hint 1 of 3").click()
     expect(hints).to_have_count(1)
-    expect(hints.nth(0).locator("code")).to_have_text("jax.tree.map(f, tree)")
+    expect(hints.nth(0).locator("code").first).to_have_text("jax.tree.map(f, tree)")
     page.get_by_role("button", name="Show hint 2 of 3").click()
     page.get_by_role("button", name="Show hint 3 of 3").click()
     expect(hints).to_have_count(3)
@@ -202,7 +202,7 @@ def test_statement_math_examples_hints_and_starter(web: Watched, server: JudgeSe
 
     starter = (FIXTURES / SCALE / "starter.py").read_text().rstrip("\n")
     assert editor_text(page).rstrip("\n") == starter
-    tree = page.get_by_label("tree")
+    tree = page.get_by_label("tree", exact=True)
     assert tree.input_value() == '{"w": [1, 2], "b": 0.5}'
     expect(page.locator("#arg-tree-kinds")).to_have_text("accepts object, array, number")
     expect(page.locator("#arg-factor-kinds")).to_have_text("accepts number")
@@ -258,7 +258,7 @@ def test_wrong_output_marks_the_differing_leaves(web: Watched, server: JudgeServ
     # Example 2 holds its leaves in a list of dicts: they must be scaled, but come back unchanged.
     failing = page.locator('.case[data-case="example_2"]')
     expect(failing.locator(".verdict")).to_have_text("Wrong answer (value)")
-    expect(failing.locator(".message")).to_contain_text('layers[0]["w"][0]: got 0.5, expected 0.25')
+    expect(failing.locator(".message")).to_contain_text('layers[0]["w"][1]: got -1, expected -0.5')
     yours = failing.locator(".pane").nth(0)
     leaf = yours.locator(""".leaf.diff[data-path='layers[0]["w"]'] mark""")
     expect(leaf.first).to_have_text("0.5")
@@ -342,8 +342,8 @@ def test_python_if_on_a_traced_value_shows_the_line_and_the_hint(web: Watched, s
 
 def test_malformed_inputs_show_the_error_under_their_box(web: Watched, server: JudgeServer) -> None:
     page = open_problem(web, server)
-    tree = page.get_by_label("tree")
-    factor = page.get_by_label("factor")
+    tree = page.get_by_label("tree", exact=True)
+    factor = page.get_by_label("factor", exact=True)
 
     # JSON the browser cannot parse: caught before any request, with line and column.
     tree.fill('{"w": [1, 2,], "b": 4}')
