@@ -6,7 +6,13 @@ Runs, side by side and interleaved so machine noise hits every variant alike:
   cold    the same with an empty expected-output cache (the reference runs on the judge's side too)
 and prints p50/max per variant and the ratios to the floor. Target (issue 2): warm p50 under 3 s.
 
+With ``--baseline DIR`` (another checkout of the judge, e.g. ``git worktree add /tmp/base <commit>``), a
+fourth variant runs that checkout's ``judge grade`` (same interpreter, same solution and cases) interleaved
+with the others, and the ratio warm/baseline shows what a change did to the seed problems' grading time;
+both must answer ``accepted``.
+
     .venv/bin/python bench/bench_grade.py [--repeats 5] [--sandbox auto|bwrap|docker|process --insecure]
+                                          [--baseline DIR]
 """
 
 from __future__ import annotations
@@ -44,9 +50,9 @@ for case in problem.cases:
 """
 
 
-def timed(argv: list[str], env: dict[str, str]) -> tuple[float, str]:
+def timed(argv: list[str], env: dict[str, str], cwd: Path = ROOT) -> tuple[float, str]:
     start = time.perf_counter()
-    out = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+    out = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=cwd, timeout=300)
     elapsed = time.perf_counter() - start
     if out.returncode not in (0,):
         raise SystemExit(f"{argv} failed ({out.returncode}):\n{out.stdout[-2000:]}\n{out.stderr[-2000:]}")
@@ -58,7 +64,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--sandbox", default="auto")
     parser.add_argument("--insecure", action="store_true")
+    parser.add_argument("--baseline", type=Path, help="another checkout of the judge to compare with")
     opts = parser.parse_args()
+    baseline = opts.baseline.resolve() if opts.baseline else None
     env = {**os.environ}
     sandbox = ["--sandbox", opts.sandbox, *(["--insecure"] if opts.insecure else [])]
     judge = [PYTHON, "-m", "judge", "grade"]
@@ -68,6 +76,10 @@ def main() -> None:
         # Fill the expected-output cache once so "warm" measures what a learner normally pays.
         timed([*judge, slug, file, "--json", *sandbox], env)
         times: dict[str, list[float]] = {"floor": [], "warm": [], "cold": []}
+        if baseline is not None:
+            base_argv = [*judge, slug, str(ROOT / file), "--json", *sandbox]
+            timed(base_argv, env, baseline)
+            times["baseline"] = []
         for _ in range(opts.repeats):
             times["floor"].append(timed([PYTHON, "-c", floor_code], env)[0])
             elapsed, stdout = timed([*judge, slug, file, "--json", *sandbox], env)
@@ -77,6 +89,10 @@ def main() -> None:
                 times["cold"].append(
                     timed([*judge, slug, file, "--json", *sandbox], {**env, "JUDGE_CACHE_DIR": cache})[0]
                 )
+            if baseline is not None:
+                elapsed, stdout = timed(base_argv, env, baseline)
+                assert json.loads(stdout)["verdict"] == "accepted"
+                times["baseline"].append(elapsed)
         p50 = {k: statistics.median(v) for k, v in times.items()}
         print(f"\n{slug}")
         for name, values in times.items():
@@ -86,6 +102,8 @@ def main() -> None:
             f"   cold/floor {p50['cold'] / p50['floor']:.2f}x"
             f"   warm p50 {'under' if p50['warm'] < 3 else 'OVER'} the 3 s target"
         )
+        if baseline is not None:
+            print(f"  warm/baseline {p50['warm'] / p50['baseline']:.2f}x  (baseline: {baseline})")
 
 
 if __name__ == "__main__":

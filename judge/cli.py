@@ -121,7 +121,8 @@ def grade(
 ) -> None:
     """Grade FILE against every public and hidden case of problem SLUG.
 
-    Exit codes: 0 accepted, 1 any other verdict, 2 a usage error (with --json a JSON object on stdout).
+    Exit codes: 0 accepted, 1 any other verdict, 2 a usage error or no verdict (the sandbox failed to
+    start or the judge failed: with --json a JSON object on stdout whose code says which).
     """
     code = _read_code(file)
     try:
@@ -131,7 +132,7 @@ def grade(
     except SandboxRefused as exc:
         raise _fail(str(exc)) from None
     except SandboxError as exc:
-        raise _fail(f"the sandbox failed to start: {exc}") from None
+        raise _fail(f"the sandbox failed to start: {exc}", kind="sandbox") from None
     try:
         from judge.grader import grade as run_grade
         from judge.report import text_report
@@ -141,7 +142,7 @@ def grade(
     except ProblemError as exc:
         raise _fail(str(exc)) from None
     except (JudgeError, SandboxError) as exc:
-        raise _fail(f"the judge failed: {exc}") from None
+        raise _fail(f"the judge failed: {exc}", kind="judge") from None
     finally:
         source.close()
     if as_json:
@@ -446,7 +447,8 @@ def run_examples(
 ) -> None:
     """Run FILE on the public examples of SLUG, or on one custom case (like the page's Run button).
 
-    Exit codes: 0 every case passed, 1 a case failed, 2 a usage error (with --json a JSON object on stdout).
+    Exit codes: 0 every case passed, 1 a case failed, 2 a usage error or no result (the sandbox failed to
+    start or the judge failed: with --json a JSON object on stdout whose code says which).
     """
     code = _read_code(file)
     custom = _parse_inputs(inputs or [])
@@ -469,7 +471,7 @@ def run_examples(
         except ProblemError as exc:
             raise _fail(str(exc)) from None
         except (JudgeError, SandboxError) as exc:
-            raise _fail(f"the judge failed: {exc}") from None
+            raise _fail(f"the judge failed: {exc}", kind="judge") from None
     if as_json:
         typer.echo(strict_json(result_json(result)))
     else:

@@ -111,8 +111,10 @@ class Worker(ABC):
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 self.kill()
+                # Since it started (a pool waits out only what is left of the start-up limit).
+                waited = time.monotonic() - self.started_at
                 raise WorkerStartError(
-                    f"{self.backend} {self.role} did not report ready within {timeout:.0f} s"
+                    f"{self.backend} {self.role} did not report ready within {waited:.0f} s of its start"
                 )
             ready, _, _ = select.select([self.result_fd], [], [], remaining)
             if not ready:

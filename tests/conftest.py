@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from judge.check import CheckReport, problem_dirs, run_checks
+from judge.check import ProblemReport, run_checks
 from judge.errors import SandboxRefused
 from judge.grader import grade
 from judge.problems import Problem, ProblemSet
@@ -138,17 +138,35 @@ def grade_with(backend: Backend) -> Grader:
     return run
 
 
-#: Tests that use ``seed_check`` carry this mark, so pytest-xdist (``--dist loadgroup``) runs them in one
-#: worker and the seed problems' solutions are graded once per test run.
-SEED_CHECK = pytest.mark.xdist_group("seed_check")
-#: The sandbox slots the seed check grades in (and the next ones if they are busy).
+#: The sandbox slots the problem checks grade in (and the next ones if they are busy).
 SEED_CHECK_SLOTS = 700
 
 
+def seed_check_group(slug: str) -> pytest.MarkDecorator:
+    """The mark of every test that reads ``seed_check(slug)``: pytest-xdist (``--dist loadgroup``) runs them
+    in one worker, so each problem's solutions are graded once per test run, and different problems' checks
+    spread over the workers."""
+    return pytest.mark.xdist_group(f"check-{slug}")
+
+
+SeedCheck = Callable[[str], ProblemReport]
+
+
 @pytest.fixture(scope="session")
-def seed_check(backend: Backend) -> CheckReport:
-    """``judge check`` on every seed problem with the default backend (grades every shipped solution once)."""
-    # Slots far from 0, which other tests' workers use while this runs in another xdist worker.
-    return run_checks(
-        problem_dirs([], ROOT / "problems"), backend=backend, concurrency=2, slot_base=SEED_CHECK_SLOTS
-    )
+def seed_check(backend: Backend) -> SeedCheck:
+    """``judge check`` of one problem of the repository with the default backend, once per worker (it
+    grades every shipped solution of that problem)."""
+    reports: dict[str, ProblemReport] = {}
+
+    def report(slug: str) -> ProblemReport:
+        if slug not in reports:
+            # Slots far from 0, which other tests' workers use while this runs.
+            (reports[slug],) = run_checks(
+                [ROOT / "problems" / slug],
+                backend=backend,
+                concurrency=2,
+                slot_base=SEED_CHECK_SLOTS,
+            ).problems
+        return reports[slug]
+
+    return report

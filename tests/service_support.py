@@ -27,9 +27,9 @@ from judge.verdicts import Verdict
 from sandbox.base import Backend
 from tests.conftest import FIXTURE_SLUG, FIXTURES, ROOT, TUPLE_SLUG
 
-#: The service's sandbox-heavy tests run on the xdist worker of the seed problems' check, one after another:
-#: on a 2-core machine the two heaviest batteries at once starve worker start-up (30 s limits) in both.
-HEAVY = pytest.mark.xdist_group("seed_check")
+#: The service's sandbox-heavy tests run in one xdist worker, one after another: each starts its own warm
+#: pool, and two such batteries at once on a 2-core machine starve worker start-up in both.
+HEAVY = pytest.mark.xdist_group("service")
 
 #: The services started by these tests serve the suite's fixture problems (``tests/fixtures/problems``).
 SOLUTIONS = {slug: FIXTURES / slug / "solutions" for slug in (FIXTURE_SLUG, TUPLE_SLUG)}

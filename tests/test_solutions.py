@@ -1,6 +1,6 @@
 """Every shipped solution gets the verdict its folder names (golden directories, one test per file).
 
-The gradings come from the seed problems' ``judge check`` (the ``seed_check`` fixture), so each solution is
+The gradings come from each problem's ``judge check`` (the ``seed_check`` fixture), so each solution is
 graded once per test run; these tests name each file and what it got.
 """
 
@@ -10,28 +10,29 @@ from pathlib import Path
 
 import pytest
 
-from judge.check import CheckReport
 from judge.problems import ProblemSet
 from judge.verdicts import Verdict
-from tests.conftest import ROOT, SEED_CHECK
+from tests.conftest import ROOT, SeedCheck, seed_check_group
 
 _PROBLEMS = ProblemSet(ROOT / "problems")
 _SOLUTIONS = [
-    pytest.param(problem.slug, folder, file, id=f"{problem.slug}/{folder}/{file.name}")
+    pytest.param(
+        problem.slug,
+        folder,
+        file,
+        id=f"{problem.slug}/{folder}/{file.name}",
+        marks=seed_check_group(problem.slug),
+    )
     for problem in _PROBLEMS
     for folder, file in problem.solutions()
 ]
 
 
 @pytest.mark.slow
-@SEED_CHECK
 @pytest.mark.parametrize(("slug", "folder", "file"), _SOLUTIONS)
-def test_solution_gets_its_folders_verdict(
-    slug: str, folder: str, file: Path, seed_check: CheckReport
-) -> None:
+def test_solution_gets_its_folders_verdict(slug: str, folder: str, file: Path, seed_check: SeedCheck) -> None:
     problem = _PROBLEMS.get(slug)
-    report = next(p for p in seed_check.problems if p.problem == slug)
-    graded = report.grade_of(file)
+    graded = seed_check(slug).grade_of(file)
     assert graded.result is not None, graded.error
     result = graded.result
     expected = Verdict(folder)
