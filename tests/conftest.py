@@ -20,7 +20,15 @@ from judge.results import GradeResult
 from judge.sandboxes import choose_backend
 from sandbox.backends import BACKENDS, get_backend
 from sandbox.base import Backend
+from sandbox.command import FAST_COMPILE_XLA_FLAGS
 from tests.leftovers import Snapshot
+
+#: JAX in this process compiles with the sandbox's XLA flags, as the judge's trusted side does
+#: (``judge.expected`` sets them only when it imports JAX first). Without this, a test that imports JAX
+#: before a ``judge check`` in the same worker runs the reference in-process with other flags than the
+#: check's separate runs, and the reference check reports a correct reference as not deterministic.
+os.environ.setdefault("XLA_FLAGS", FAST_COMPILE_XLA_FLAGS)
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 ROOT = Path(__file__).resolve().parent.parent
 #: The test fixture's problems folder (``reference/`` beside it): a complete package that passes
