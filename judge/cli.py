@@ -275,8 +275,11 @@ def new(
         list[str] | None,
         typer.Option(
             "--arg",
-            help="One argument of the function, in order: NAME:KIND (pytree or number), or "
-            "NAME:number:static. Default: the worked example tree:pytree factor:number, with its solutions.",
+            help="One argument of the function, in order: NAME:KIND with KIND pytree, number "
+            "(NAME:number:static for a static one), array, int, int_tuple or function. An array takes its "
+            "dtype (case, the default; int32; bool) and its ranks (default 1) as options: x:array:2, "
+            "step:array:int32:0, mask:array:bool:1,2. At most 8. Default: the worked example tree:pytree "
+            "factor:number, with its solutions.",
         ),
     ] = None,
     dtypes: Annotated[

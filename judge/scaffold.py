@@ -1,5 +1,5 @@
-"""``judge new SLUG [--arg NAME:KIND ...] [--dtype DTYPE ...]``: scaffold a problem package that fits the
-declared signature.
+"""``judge new SLUG [--arg NAME:KIND[:OPTION ...] ...] [--dtype DTYPE ...]``: scaffold a problem package
+that fits the declared signature, for every argument kind of the spec (``judge.scaffold_kinds``).
 
 Every file shows its format by example: spec, statement with the ``{{examples}}`` and ``{{rules}}`` lines,
 starter, validator with JUNK and EDGE, a seeded case generator that writes the hidden cases (every
@@ -21,48 +21,21 @@ import typing
 from dataclasses import dataclass
 from pathlib import Path
 
-from judge.errors import JudgeError
-from judge.spec import ArgSpec, CaseDtype
+from judge.scaffold_kinds import (
+    INT_BOUND,
+    INT_TUPLES,
+    MAX_ARGS,
+    ArgDecl,
+    ScaffoldError,
+    menu_module,
+    py_literal,
+)
+from judge.spec import CaseDtype
+
+__all__ = ["ArgDecl", "Created", "ScaffoldError", "create", "function_name"]
 
 SLUG_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
-#: The argument kinds ``judge new`` writes cases for.
-SCAFFOLD_KINDS = ("pytree", "number")
 DTYPES: tuple[str, ...] = typing.get_args(CaseDtype)
-
-
-class ScaffoldError(JudgeError):
-    pass
-
-
-@dataclass(frozen=True)
-class ArgDecl:
-    """One ``--arg NAME:KIND[:static]``."""
-
-    name: str
-    kind: str
-    traced: bool = True
-
-    @classmethod
-    def parse(cls, text: str) -> ArgDecl:
-        """``grads:pytree``, ``max_norm:number``, ``axis:number:static``. Raises ScaffoldError naming what is
-        wrong."""
-        parts = text.split(":")
-        if len(parts) not in (2, 3) or not all(parts):
-            raise ScaffoldError(f"--arg {text!r}: expected NAME:KIND or NAME:KIND:static, e.g. grads:pytree")
-        name, kind = parts[0], parts[1]
-        if not name.isidentifier() or keyword.iskeyword(name):
-            raise ScaffoldError(f"--arg {text!r}: {name!r} is not a valid Python argument name")
-        known = typing.get_args(ArgSpec.model_fields["kind"].annotation)
-        if kind not in known:
-            raise ScaffoldError(f"--arg {text!r}: unknown kind {kind!r} (kinds: {', '.join(known)})")
-        if kind not in SCAFFOLD_KINDS:
-            raise ScaffoldError(
-                f"--arg {text!r}: judge new writes cases for {', '.join(SCAFFOLD_KINDS)} arguments; declare "
-                f"{kind!r} in problem.toml by hand"
-            )
-        if len(parts) == 3 and parts[2] != "static":
-            raise ScaffoldError(f"--arg {text!r}: the third part may only be 'static'")
-        return cls(name, kind, traced=len(parts) == 2)
 
 
 #: The worked example's signature (``judge new SLUG`` without ``--arg``).
@@ -93,15 +66,25 @@ class Package:
     def numbers(self) -> list[ArgDecl]:
         return [a for a in self.args if a.kind == "number"]
 
+    def of_kind(self, kind: str) -> list[ArgDecl]:
+        return [a for a in self.args if a.kind == kind]
+
+    @property
+    def menu(self) -> bool:
+        """A ``function`` argument needs the menu module ``functions.py``."""
+        return bool(self.of_kind("function"))
+
 
 # ------------------------------------------------------------------------------------------- templates
 
 
 def _spec(p: Package) -> str:
-    args = "\n".join(
-        f'[[args]]\nname = "{a.name}"\nkind = "{a.kind}"\ntraced = {"true" if a.traced else "false"}\n'
-        f'description = "{_arg_description(p, a)}"\n'
-        for a in p.args
+    args = "\n".join(a.toml(a.description()) for a in p.args)
+    menu = (
+        "# The menu module of the function arguments (problem code, sent into the sandbox).\n"
+        'functions = "functions.py"\n'
+        if p.menu
+        else ""
     )
     hint = (
         "`jax.tree.map(f, tree)` calls `f` on every leaf and rebuilds the tree around the results."
@@ -117,7 +100,7 @@ function = "{p.function}"
 reference = "{p.function}"
 # Case files, public first (public cases are the statement's examples).
 case_files = ["cases/public.json", "cases/hidden.json"]
-hints = [
+{menu}hints = [
     "{hint}",
 ]
 
@@ -142,12 +125,6 @@ wall_time_s = 60
 '''
 
 
-def _arg_description(p: Package, a: ArgDecl) -> str:
-    if a.kind == "pytree":
-        return "A pytree of dicts and lists; every leaf is an array with 0 to 3 dimensions."
-    return "A finite Python float." + ("" if a.traced else " Static: passed as a hashable Python value.")
-
-
 def _statement(p: Package) -> str:
     if p.example:
         task = f"""Write `{p.signature}`. Multiply every entry of every leaf of `tree` by `factor` and return
@@ -168,7 +145,7 @@ returns: its structure, shapes and dtypes.
         requirements = (
             "- Say what a correct solution must do beyond the formula (dtypes kept, inputs left unchanged).\n"
         )
-    constraints = "\n".join(_constraint(p, a) for a in p.args)
+    constraints = "\n".join(a.constraint() for a in p.args)
     dtypes = " or ".join(p.dtypes)
     return f"""{task}
 {{{{examples}}}}
@@ -185,20 +162,11 @@ returns: its structure, shapes and dtypes.
 """
 
 
-def _constraint(p: Package, a: ArgDecl) -> str:
-    if a.kind == "pytree":
-        return (
-            f"- `{a.name}` is a pytree made of dicts and lists with at least one leaf; each leaf has 0 to 3 "
-            "dimensions and\n  finite values with magnitude at most $10^{15}$."
-        )
-    return f"- `{a.name}` is a finite Python float with magnitude at most $10^{{15}}$."
-
-
 def _starter(p: Package) -> str:
     body = (
         "    # Use jax.tree.map to visit every leaf.\n    return jax.tree.map(lambda leaf: leaf, tree)\n"
         if p.example
-        else f"    # Your code here.\n    return {p.trees[0].name if p.trees else p.args[0].name}\n"
+        else f"    # Your code here.\n    return jax.tree.map(lambda leaf: leaf, {_first_traced(p)})\n"
     )
     return f'''import jax
 
@@ -206,6 +174,13 @@ def _starter(p: Package) -> str:
 def {p.signature}:
     """Runs inside jax.jit: the traced arguments are traced values, not numbers."""
 {body}'''
+
+
+def _first_traced(p: Package) -> str:
+    """The argument the starter returns as it is: a float one if there is, else a traced one."""
+    floats = [a for a in p.args if a.floats]
+    traced = [a for a in p.args if a.kind in ("pytree", "array") or (a.kind == "number" and a.traced)]
+    return (floats or traced or list(p.args))[0].name
 
 
 def _reference(p: Package) -> str:
@@ -224,63 +199,46 @@ def {p.function}({params}) -> Any:
 
 
 def _validator(p: Package) -> str:
-    checks = []
-    for a in p.args:
-        if a.kind == "pytree":
-            checks += [
-                f'        *check_has_leaves(args["{a.name}"], "{a.name}"),',
-                f'        *check_ndim(args["{a.name}"], "{a.name}", max_ndim=3),',
-                f'        *check_dtype(args["{a.name}"], "{a.name}", dtype),',
-                f'        *check_finite(args["{a.name}"], "{a.name}"),',
-                f'        *check_max_abs(args["{a.name}"], "{a.name}", MAX_ABS),',
-            ]
-        else:
-            checks.append(f'        *check_number(args["{a.name}"], "{a.name}", ge=-MAX_ABS, le=MAX_ABS),')
+    checks = "\n".join(f"        {line}," for a in p.args for line in a.checks())
     valid = _example_args(p, 0)
-    junk = []
-    for a in p.args:
-        if a.kind == "pytree":
-            junk += [
-                ("4-D leaf in " + a.name, {**valid, a.name: {"w": [[[[1.0]]]]}}),
-                ("no leaf in " + a.name, {**valid, a.name: {}}),
-                ("string leaf in " + a.name, {**valid, a.name: {"w": "1.0"}}),
-                ("value past the bound in " + a.name, {**valid, a.name: {"w": [1e20]}}),
-            ]
-        else:
-            junk.append((f"{a.name} past the bound", {**valid, a.name: 1e20}))
-    top, bottom = _Code("MAX_ABS"), _Code("-MAX_ABS")
-    edge_args = {a.name: ({"w": [top, bottom]} if a.kind == "pytree" else top) for a in p.args}
-    edge_bf16 = {a.name: ([top] if a.kind == "pytree" else bottom) for a in p.args}
-    edges: list[dict[str, object]] = [{"why": "largest values allowed", "args": edge_args}]
+    junk = [(why, {**valid, a.name: value}) for a in p.args for why, value in a.junk()]
+    edges: list[dict[str, object]] = [
+        {"why": "largest values allowed", "args": {a.name: a.edge(low=False) for a in p.args}}
+    ]
     if "bfloat16" in p.dtypes:
-        edges.append({"why": "bfloat16 at the bound", "dtype": "bfloat16", "args": edge_bf16})
-    junk_lines = "\n".join(f"    {_py({'why': why, 'args': args})}," for why, args in junk)
-    edge_lines = "\n".join(f"    {_py(edge)}," for edge in edges)
-    helpers = sorted(
-        ({"check_number"} if p.numbers else set())
-        | (
-            {"check_dtype", "check_finite", "check_has_leaves", "check_max_abs", "check_ndim"}
-            if p.trees
-            else set()
+        edges.append(
+            {
+                "why": "bfloat16 at the bound",
+                "dtype": "bfloat16",
+                "args": {a.name: a.edge(low=True) for a in p.args},
+            }
         )
+    junk_lines = "\n".join(f"    {py_literal({'why': why, 'args': args}, 4, 4)}," for why, args in junk)
+    edge_lines = "\n".join(f"    {py_literal(edge, 4, 4)}," for edge in edges)
+    helpers = sorted(set().union(*(a.helpers() for a in p.args)))
+    imports = (
+        "from judge.constraints import (\n" + "".join(f"    {name},\n" for name in helpers) + ")\n"
+        if helpers
+        else ""
     )
-    imports = "".join(f"    {name},\n" for name in helpers)
+    bounds = (
+        "#: Largest magnitude of any value: keep every result finite in float32 and bfloat16.\n"
+        "MAX_ABS = 1e15\n"
+    )
+    if any(a.kind == "array" and a.dtype == "int32" for a in p.args):
+        bounds += f"#: Largest magnitude of an int32 array's entries.\nINT_BOUND = {INT_BOUND}\n"
     return f'''"""Constraints of this problem (statement.md, "Constraints"), checked by `judge check`."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from judge.constraints import (
-{imports})
-
-#: Largest magnitude of any value: keep every result finite in float32 and bfloat16.
-MAX_ABS = 1e15
-
+{imports}
+{bounds}
 
 def validate(args: dict[str, Any], dtype: str) -> list[str]:
     return [
-{chr(10).join(checks)}
+{checks}
     ]
 
 
@@ -296,29 +254,9 @@ EDGE: list[dict[str, Any]] = [
 '''
 
 
-class _Code(str):
-    """Python source written as is (a constant's name) by ``_py``."""
-
-
-def _py(value: object) -> str:
-    """A Python literal for JSON-like data, formatted the way ``ruff format`` leaves it."""
-    if isinstance(value, _Code):
-        return str(value)
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{json.dumps(k)}: {_py(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, list):
-        return "[" + ", ".join(_py(v) for v in value) + "]"
-    if isinstance(value, float):
-        text = f"{value:g}".replace("e+", "e")
-        return text if any(c in text for c in ".en") else f"{text}.0"
-    return json.dumps(value)
-
-
 def _example_args(p: Package, index: int) -> dict[str, object]:
     """The public examples' inputs: small, hand-checkable values."""
-    trees = [{"w": [1.0, 2.0], "b": 0.5}, {"layers": [{"w": [0.5, -1.0]}, {"w": [2.0, 0.25]}]}]
-    numbers = [3.0, 0.5]
-    return {a.name: (trees[index] if a.kind == "pytree" else numbers[index]) for a in p.args}
+    return {a.name: a.example(index) for a in p.args}
 
 
 def _public(p: Package) -> str:
@@ -349,12 +287,40 @@ def _public(p: Package) -> str:
 def _generator(p: Package) -> str:
     trees = [a.name for a in p.trees]
     numbers = [a.name for a in p.numbers]
+    arrays = {a.name: {"dtype": a.dtype, "ndim": list(a.ndim)} for a in p.of_kind("array")}
+    ints = [a.name for a in p.of_kind("int")]
+    int_tuples = [a.name for a in p.of_kind("int_tuple")]
+    menus = {a.name: list(a.spec().choices) for a in p.of_kind("function")}
     bf16 = "bfloat16" in p.dtypes
+    if trees:
+        names = """#: Structures (tuples are leaf shapes; dicts and lists are nodes). The first two are the
+#: public examples' structures again: a submission must not recognise an example by its structure and
+#: return its output.
+STRUCTURES: dict[str, Any] = {
+    "example_1_lookalike": {"w": (2,), "b": ()},
+    "example_2_lookalike": {"layers": [{"w": (2,)}, {"w": (2,)}]},
+    "bare_vector": (5,),
+    "bare_scalar": (),
+    "matrix_and_bias": {"w": (3, 4), "b": (4,)},
+    "long_list": {"blocks": [{"w": (2, 3), "b": (3,)} for _ in range(4)]},
+    "deep_nesting": {"a": {"b": [{"c": {"d": (2,)}}, {"c": {"d": ()}}]}, "e": (2, 2)},
+    "root_list_of_dicts": [{"w": (3,)}, {"w": (2, 2)}, {"w": ()}],
+}
+NAMES = list(STRUCTURES)"""
+        again = ["bare_vector", "long_list", "deep_nesting"]
+    else:
+        names = """#: The cases; the first two repeat the public examples' shapes and static values with other
+#: values: a submission must not recognise an example by what it sees when traced and return its output.
+NAMES = ["example_1_lookalike", "example_2_lookalike", *(f"case_{i}" for i in range(3, 9))]
+STRUCTURES: dict[str, Any] = {}"""
+        again = ["case_3", "case_4", "case_5"]
     return f'''"""Write ``cases/hidden.json`` for {p.slug} (deterministic: the same bytes on every run).
 
 Run it after every change: ``python problems/{p.slug}/generate_cases.py``. ``judge check`` fails when the
 file differs from what this script writes. Values are exact in the case dtype (``judge.casegen``), so the
-judge sees exactly these inputs. Every tree argument gets the same structure in a case.
+judge sees exactly these inputs. Every tree argument gets the same structure in a case; the array
+arguments of one rank share a shape in a case, and the case at NAMES[i] gets the values the public example
+i+1 has for the static arguments, and its array ranks and shapes.
 """
 
 from __future__ import annotations
@@ -369,34 +335,51 @@ from judge.casegen import render as render  # re-exported: the case check render
 
 SEED = 1
 OUT = Path(__file__).resolve().parent / "cases" / "hidden.json"
-TREES = {json.dumps(trees)}
-NUMBERS = {json.dumps(numbers)}
+TREES: list[str] = {json.dumps(trees)}
+NUMBERS: list[str] = {json.dumps(numbers)}
+#: Array arguments: dtype ("case": the case's float dtype, "int32" or "bool") and the ranks allowed.
+ARRAYS: dict[str, dict[str, Any]] = {py_literal(arrays, 0, 37)}
+INTS: list[str] = {json.dumps(ints)}
+INT_TUPLES: list[str] = {json.dumps(int_tuples)}
+#: Static tuples, in turn (every static argument needs two values or more).
+TUPLE_VALUES = {json.dumps(list(INT_TUPLES))}
+#: Function arguments and their menus, in turn: every menu function appears in several cases.
+FUNCTIONS: dict[str, list[str]] = {py_literal(menus, 0, 34)}
 
-#: Structures (tuples are leaf shapes; dicts and lists are nodes). The first two are the public examples'
-#: structures again: a submission must not recognise an example by its structure and return its output.
-STRUCTURES: dict[str, Any] = {{
-    "example_1_lookalike": {{"w": (2,), "b": ()}},
-    "example_2_lookalike": {{"layers": [{{"w": (2,)}}, {{"w": (2,)}}]}},
-    "bare_vector": (5,),
-    "bare_scalar": (),
-    "matrix_and_bias": {{"w": (3, 4), "b": (4,)}},
-    "long_list": {{"blocks": [{{"w": (2, 3), "b": (3,)}} for _ in range(4)]}},
-    "deep_nesting": {{"a": {{"b": [{{"c": {{"d": (2,)}}}}, {{"c": {{"d": ()}}}}]}}, "e": (2, 2)}},
-    "root_list_of_dicts": [{{"w": (3,)}}, {{"w": (2, 2)}}, {{"w": ()}}],
-}}
-#: Structures graded again in bfloat16 (when the problem allows it).
-BF16 = {json.dumps(["bare_vector", "long_list", "deep_nesting"] if bf16 else [])}
+{names}
+#: Cases graded again in bfloat16 (when the problem allows it).
+BF16 = {json.dumps(again if bf16 else [])}
+
+
+def shape(rank: int, index: int) -> tuple[int, ...]:
+    """The shape of the array arguments of ``rank`` in the case at ``NAMES[index]``."""
+    return (2 + index % 3, *([2] * (rank - 1))) if rank else ()
+
+
+def array(rng: np.random.Generator, spec: dict[str, Any], index: int, cast: Any) -> Any:
+    """An array argument's value: its ranks in turn, so every rank it allows gets cases."""
+    size = shape(spec["ndim"][index % len(spec["ndim"])], index)
+    if spec["dtype"] == "int32":
+        return rng.integers(-9, 10, size=size).tolist()
+    if spec["dtype"] == "bool":
+        return (rng.random(size) < 0.5).tolist()
+    return random_tree(rng, size, 2.0, cast)
 
 
 def build_cases() -> list[dict[str, Any]]:
     rng = np.random.default_rng(SEED)
     cases: list[dict[str, Any]] = []
-    plan = [(name, "float32") for name in STRUCTURES] + [(f"bf16_{{name}}", "bfloat16") for name in BF16]
+    plan = [(name, "float32") for name in NAMES] + [(f"bf16_{{name}}", "bfloat16") for name in BF16]
     for name, dtype in plan:
-        shapes = STRUCTURES[name.removeprefix("bf16_")]
+        index = NAMES.index(name.removeprefix("bf16_"))
         cast = bf16 if dtype == "bfloat16" else f32
+        shapes = STRUCTURES.get(NAMES[index])
         args: dict[str, Any] = {{tree: random_tree(rng, shapes, 2.0, cast) for tree in TREES}}
         args.update({{number: num(round(float(rng.uniform(0.25, 4.0)), 3)) for number in NUMBERS}})
+        args.update({{arg: array(rng, spec, index, cast) for arg, spec in ARRAYS.items()}})
+        args.update({{arg: 2 + index % 3 for arg in INTS}})
+        args.update({{arg: TUPLE_VALUES[index % len(TUPLE_VALUES)] for arg in INT_TUPLES}})
+        args.update({{arg: menu[index % len(menu)] for arg, menu in FUNCTIONS.items()}})
         cases.append({{"name": name, "visibility": "hidden", "dtype": dtype, "args": args}})
     return cases
 
@@ -527,6 +510,11 @@ def create(
         raise ScaffoldError(
             f"argument names repeat: {', '.join(sorted({n for n in names if names.count(n) > 1}))}"
         )
+    if len(declared) > MAX_ARGS:
+        raise ScaffoldError(
+            f"{len(declared)} arguments, at most {MAX_ARGS} (package rule signature): pass related values "
+            "as one pytree"
+        )
     chosen = tuple(dict.fromkeys(dtypes or ["float32", "bfloat16"]))
     unknown = [d for d in chosen if d not in DTYPES]
     if unknown:
@@ -565,6 +553,17 @@ def create(
             root / "validator.py",
             _validator(package),
             "encode the statement's Constraints; keep JUNK and EDGE in step",
+        ),
+        *(
+            [
+                (
+                    root / "functions.py",
+                    menu_module(slug),
+                    "the menu of the function arguments: your problem's own (list them in the statement)",
+                )
+            ]
+            if package.menu
+            else []
         ),
         (
             root / "cases" / "README.md",
@@ -606,10 +605,11 @@ def create(
         path.write_text(text)
     _run_generator(root / "generate_cases.py")
     hidden = root / "cases" / "hidden.json"
+    after_public = 1 + [path for path, _, _ in files].index(root / "cases" / "public.json")
     return Created(
-        [(path, todo) for path, _, todo in files[:7]]
+        [(path, todo) for path, _, todo in files[:after_public]]
         + [(hidden, "written by generate_cases.py: never edit it by hand")]
-        + [(path, todo) for path, _, todo in files[7:]]
+        + [(path, todo) for path, _, todo in files[after_public:]]
     )
 
 

@@ -20,13 +20,29 @@ from judge.results import GradeResult
 from judge.sandboxes import choose_backend
 from sandbox.backends import BACKENDS, get_backend
 from sandbox.base import Backend
+from sandbox.command import FAST_COMPILE_XLA_FLAGS
 from tests.leftovers import Snapshot
+
+#: JAX in this process compiles with the sandbox's XLA flags, as the judge's trusted side does
+#: (``judge.expected`` sets them only when it imports JAX first). Without this, a test that imports JAX
+#: before a ``judge check`` in the same worker runs the reference in-process with other flags than the
+#: check's separate runs, and the reference check reports a correct reference as not deterministic.
+os.environ.setdefault("XLA_FLAGS", FAST_COMPILE_XLA_FLAGS)
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 ROOT = Path(__file__).resolve().parent.parent
 #: The test fixture's problems folder (``reference/`` beside it): a complete package that passes
 #: ``judge check --werror``, for tests that need a concrete problem without naming one of the repository's.
 FIXTURES = ROOT / "tests" / "fixtures" / "problems"
+#: ``scale_tree(tree, factor)``: a pytree and a traced number in, a pytree out (float32 and bfloat16).
 FIXTURE_SLUG = "scale-tree"
+#: ``lerp_trees(start, end, weight)``: a tuple output ``(mix, gap)``, inputs that must stay unchanged.
+TUPLE_SLUG = "lerp-trees"
+#: ``shift_tokens(tokens, lengths, offset, widths, pad_id)``: int32 and bool arrays of given ranks, a traced
+#: int32 scalar, a static tuple and int; int32 and bool outputs compared exactly.
+KINDS_SLUG = "shift-tokens"
+#: ``running_total(f, x)``: a function argument from a menu, a ``require_loop`` rule and a ``[gradient]``.
+PROGRAM_SLUG = "running-total"
 
 
 # ------------------------------------------------------------------------------------ nothing left behind
@@ -92,7 +108,8 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: p
 
 @pytest.fixture(scope="session")
 def problems() -> ProblemSet:
-    return ProblemSet(ROOT / "problems")
+    """The suite's fixture problems: tests that need concrete problems never depend on the repository's."""
+    return ProblemSet(FIXTURES)
 
 
 def default_backend() -> Backend:

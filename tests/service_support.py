@@ -25,15 +25,14 @@ from judge.service.settings import Settings
 from judge.service.state import GradingEngine, Services
 from judge.verdicts import Verdict
 from sandbox.base import Backend
-from tests.conftest import ROOT
+from tests.conftest import FIXTURE_SLUG, FIXTURES, ROOT, TUPLE_SLUG
 
 #: The service's sandbox-heavy tests run in one xdist worker, one after another: each starts its own warm
 #: pool, and two such batteries at once on a 2-core machine starve worker start-up in both.
 HEAVY = pytest.mark.xdist_group("service")
 
-SOLUTIONS = {
-    slug: ROOT / "problems" / slug / "solutions" for slug in ("global-norm-clipping", "sgd-momentum")
-}
+#: The services started by these tests serve the suite's fixture problems (``tests/fixtures/problems``).
+SOLUTIONS = {slug: FIXTURES / slug / "solutions" for slug in (FIXTURE_SLUG, TUPLE_SLUG)}
 
 
 def solution(slug: str, verdict: str, name: str) -> str:
@@ -44,6 +43,7 @@ def make_settings(data_dir: Path, **overrides: Any) -> Settings:
     """Settings for a test: its own database, generous rate limits unless overridden."""
     values: dict[str, Any] = {
         "data_dir": data_dir,
+        "problems_dir": FIXTURES,
         "rate_limit": "100000/minute",
         "anonymous_rate_limit": "100000/minute",
         "submission_concurrency": 1,
@@ -162,7 +162,7 @@ class JudgeProcess:
 
     def __init__(self, data_dir: Path, env: Mapping[str, str]) -> None:
         self.data_dir = data_dir
-        self.env = {**os.environ, "JUDGE_DATA_DIR": str(data_dir), **env}
+        self.env = {**os.environ, "JUDGE_DATA_DIR": str(data_dir), "JUDGE_PROBLEMS_DIR": str(FIXTURES), **env}
         self.proc: Any = None
         self.url = ""
         self.log = data_dir / f"{self.name_of_log}.log"

@@ -43,7 +43,8 @@ from judge.scaffold import ScaffoldError, create
 from judge.statement import render_examples, statement_html, statement_markdown
 from judge.verdicts import Verdict
 from sandbox.backends import get_backend
-from tests.conftest import FIXTURE_SLUG, FIXTURES, ROOT, SeedCheck, seed_check_group
+from sandbox.base import Backend
+from tests.conftest import FIXTURE_SLUG, FIXTURES, ROOT, SEED_CHECK_SLOTS, SeedCheck, seed_check_group
 
 #: Every problem of the repository, found as ``judge check`` finds them: no test names one.
 PROBLEMS = known_problems(ROOT / "problems")
@@ -71,10 +72,7 @@ def test_every_problem_passes_the_check_with_werror(seed_check: SeedCheck, slug:
     problem = seed_check(slug)
     assert [c.name for c in problem.checks] == list(CHECK_NAMES)
     assert all(c.skipped is None for c in problem.checks), [(c.name, c.skipped) for c in problem.checks]
-    # The time margin (an accepted solution's slowest case past half its limit) measures this machine's load
-    # while the suite runs, not the problem: an author's CI keeps it, this test asserts only its bound.
-    timed = {row.warning for row in problem.margins if _time_warning(row)}
-    findings = [f for f in problem.findings if not (f.check == "margins" and f.message in timed)]
+    findings = _findings_but_time(problem)
     assert findings == [], "\n".join(str(f) for f in findings)
     shipped = list(ProblemSet(ROOT / "problems").get(slug).solutions())
     assert {row.solution for row in problem.margins} == {
@@ -89,6 +87,34 @@ def test_every_problem_passes_the_check_with_werror(seed_check: SeedCheck, slug:
 def _time_warning(row: MarginRow) -> bool:
     """The row warns only because its slowest case took more than half the case time limit (yet passed)."""
     return row.time_share is not None and TIME_WARN < row.time_share <= 1 and "slowest case" in row.warning
+
+
+def _findings_but_time(problem: ProblemReport) -> list[Finding]:
+    """Every finding but the time margin's: the share of the case limit an accepted solution's slowest case
+    takes is measured under the suite's own load, not the problem's (an author's CI keeps it)."""
+    timed = {row.warning for row in problem.margins if _time_warning(row)}
+    return [f for f in problem.findings if not (f.check == "margins" and f.message in timed)]
+
+
+@pytest.fixture(scope="module")
+def fixture_check(backend: Backend) -> CheckReport:
+    """``judge check --werror`` on the suite's own fixture problems, every shipped solution graded."""
+    return run_checks(problem_dirs([], FIXTURES), backend=backend, concurrency=2, slot_base=SEED_CHECK_SLOTS)
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("check-fixtures")
+def test_the_fixture_problems_pass_the_check_with_werror(fixture_check: CheckReport) -> None:
+    """The problems the tests grade (tests/fixtures/problems) are complete packages, held to every rule
+    a contributed problem is held to."""
+    assert [p.problem for p in fixture_check.problems] == known_problems(FIXTURES)
+    assert len(fixture_check.problems) >= 4
+    for problem in fixture_check.problems:
+        assert [c.name for c in problem.checks] == list(CHECK_NAMES)
+        assert all(c.skipped is None for c in problem.checks), [(c.name, c.skipped) for c in problem.checks]
+        findings = _findings_but_time(problem)
+        assert findings == [], "\n".join(str(f) for f in findings)
+    assert fixture_check.exit_code == 0
 
 
 @pytest.mark.slow
@@ -232,7 +258,8 @@ def test_exit_code_and_werror() -> None:
 
 
 def test_problem_dirs_defaults_to_every_folder_and_resolves_slugs(tmp_path: Path) -> None:
-    assert [p.name for p in problem_dirs([], FIXTURES)] == [FIXTURE_SLUG]
+    folders = sorted(p.name for p in FIXTURES.iterdir() if (p / "problem.toml").is_file())
+    assert [p.name for p in problem_dirs([], FIXTURES)] == folders and FIXTURE_SLUG in folders
     assert problem_dirs([Path(FIXTURE_SLUG)], FIXTURES) == [FIXTURES / FIXTURE_SLUG]
     assert problem_dirs([tmp_path / "nope"], FIXTURES) == [tmp_path / "nope"]
     assert resolve_problem_dirs([Path("nope"), FIXTURES / FIXTURE_SLUG], FIXTURES) == (

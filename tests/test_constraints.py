@@ -14,9 +14,8 @@ from judge.constraints import (
 )
 from judge.errors import InputError, ProblemError
 from judge.problems import Problem, ProblemSet
-from tests.conftest import FIXTURE_SLUG, FIXTURES, ROOT
+from tests.conftest import FIXTURE_SLUG, FIXTURES, TUPLE_SLUG
 
-PROBLEMS = ProblemSet(ROOT / "problems")
 #: The test fixture package (its validator bounds every value by 1e15).
 FIXTURE = ProblemSet(FIXTURES).get(FIXTURE_SLUG)
 
@@ -78,16 +77,16 @@ def test_a_custom_input_past_the_bound_is_refused_with_its_path() -> None:
     assert case.visibility == "public" and case.dtype == "float32"
 
 
-def test_custom_input_constraints_of_sgd() -> None:
-    problem = PROBLEMS.get("sgd-momentum")
-    ok = {"params": {"w": [1.0]}, "grads": {"w": [0.5]}, "velocity": {"w": [0.0]}, "momentum": 0.9}
+def test_custom_inputs_are_held_to_constraints_across_arguments() -> None:
+    problem = ProblemSet(FIXTURES).get(TUPLE_SLUG)  # end must have the structure of start
+    ok = {"start": {"w": [1.0]}, "end": {"w": [0.5]}}
     with pytest.raises(InputError) as caught:
-        problem.custom_case({**ok, "learning_rate": 1e20})
-    assert caught.value.path == "learning_rate"
+        problem.custom_case({**ok, "weight": 1e20})
+    assert caught.value.path == "weight"
     with pytest.raises(InputError) as caught:
-        problem.custom_case({**ok, "learning_rate": 0.1, "grads": {"v": [0.5]}})
-    assert caught.value.path == "grads" and "keys differ from params" in caught.value.reason
-    problem.custom_case({**ok, "learning_rate": 0.1})
+        problem.custom_case({**ok, "weight": 0.1, "end": {"v": [0.5]}})
+    assert caught.value.path == "end" and "keys differ from start" in caught.value.reason
+    problem.custom_case({**ok, "weight": 0.1})
 
 
 def test_a_validator_that_crashes_is_the_judges_fault() -> None:

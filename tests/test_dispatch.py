@@ -10,18 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from judge.check import known_problems
 from judge.dispatch import GradingWorker, LocalDispatcher, Outcome, ProgressFeed, QueueFull
 from judge.problems import Problem, ProblemSet
 from judge.results import CaseResult, GradeResult
 from judge.service.metrics import Metrics
 from judge.store import NewSubmission, Status, Store, sqlite_url
 from sandbox.errors import WorkerStartError
-from tests.conftest import ROOT
+from tests.conftest import FIXTURE_SLUG
 from tests.service_support import FakeEngine
 
-#: Any problem of the repository, picked by discovery: the fake engine grades every problem alike.
-GNC = known_problems(ROOT / "problems")[0]
+#: A fixture problem (the conftest's ``problems``): the fake engine grades every problem alike.
+GNC = FIXTURE_SLUG
 
 
 class FlakyEngine(FakeEngine):

@@ -25,29 +25,27 @@ from judge.results import GradeResult
 from judge.verdicts import Verdict
 from sandbox.backends import get_backend
 from sandbox.base import Backend, Pair
-from tests.conftest import ROOT, available_backends
+from tests.conftest import FIXTURE_SLUG, FIXTURES, ROOT, available_backends
 
 pytestmark = pytest.mark.slow
 
 SECURE = [name for name in available_backends() if not get_backend(name).insecure]
 ALL = available_backends()
 
+#: A correct solution of the fixture problem scale-tree (``tests/fixtures/problems``).
 SOLUTION = """
 import jax
 import jax.numpy as jnp
 
 
-def clip_by_global_norm(grads, max_norm):
-    leaves = jax.tree.leaves(grads)
-    norm = jnp.sqrt(sum(jnp.sum(leaf.astype(jnp.float32) ** 2) for leaf in leaves))
-    scale = jnp.minimum(1.0, max_norm / jnp.maximum(norm, 1e-30))
-    return {"clipped": jax.tree.map(lambda g: (g * scale).astype(g.dtype), grads), "global_norm": norm}
+def scale_tree(tree, factor):
+    return jax.tree.map(lambda leaf: leaf * factor, tree)
 """
 
 
 @pytest.fixture(scope="module")
 def problem() -> Problem:
-    return ProblemSet(ROOT / "problems").get("global-norm-clipping")
+    return ProblemSet(FIXTURES).get(FIXTURE_SLUG)
 
 
 def run(backend_name: str, problem: Problem, code: str, cases: int = 2) -> GradeResult:
@@ -299,14 +297,13 @@ def test_memory_bomb_inside_jit_is_memory_limit_exceeded(backend: str, problem: 
     code = (
         SOLUTION
         + """
-_inner = clip_by_global_norm
+_inner = scale_tree
 
 
-def clip_by_global_norm(grads, max_norm):
+def scale_tree(tree, factor):
     # An 8 GiB intermediate a sort must materialize (its middle element cannot be had without it).
-    hog = jnp.sort(jnp.arange(2 * 1024**3, dtype=jnp.float32) * max_norm)
-    out = _inner(grads, max_norm)
-    return {**out, "global_norm": out["global_norm"] + hog[1024**3] * 0}
+    hog = jnp.sort(jnp.arange(2 * 1024**3, dtype=jnp.float32) * factor)
+    return jax.tree.map(lambda leaf: leaf + (hog[1024**3] * 0).astype(leaf.dtype), _inner(tree, factor))
 """
     )
     result = run(backend, fast(problem, memory_mb=1024), code)
@@ -318,12 +315,12 @@ def test_a_16_gib_output_is_output_limit_exceeded(backend: str, problem: Problem
     code = (
         SOLUTION
         + """
-_inner = clip_by_global_norm
+_inner = scale_tree
 
 
-def clip_by_global_norm(grads, max_norm):
-    hog = jnp.full((4 * 1024**3,), max_norm, jnp.float32)  # a 16 GiB output
-    return {**_inner(grads, max_norm), "hog": hog}
+def scale_tree(tree, factor):
+    hog = jnp.full((4 * 1024**3,), factor, jnp.float32)  # a 16 GiB output
+    return {"out": _inner(tree, factor), "hog": hog}
 """
     )
     result = run(backend, problem, code)
@@ -347,7 +344,7 @@ def test_loops_cost_one_time_limit(backend: str, problem: Problem, body: str) ->
         "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
         "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
     )
-    code = f"{prelude}def clip_by_global_norm(grads, max_norm):\n    {body}\n"
+    code = f"{prelude}def scale_tree(tree, factor):\n    {body}\n"
     result = run(backend, fast(problem, case_time_s=3), code, cases=4)
     assert result.verdict is Verdict.TIME_LIMIT_EXCEEDED, result.message
     assert [c.verdict for c in result.cases] == [Verdict.TIME_LIMIT_EXCEEDED] + [Verdict.NOT_RUN] * 3
@@ -374,12 +371,12 @@ def test_exiting_before_returning_is_a_runtime_error(backend: str, problem: Prob
         SOLUTION
         + f"""
 import os, sys
-_inner = clip_by_global_norm
+_inner = scale_tree
 
 
-def clip_by_global_norm(grads, max_norm):
+def scale_tree(tree, factor):
     {exit_call}
-    return _inner(grads, max_norm)
+    return _inner(tree, factor)
 """
     )
     result = run(backend, problem, code)
@@ -397,8 +394,8 @@ print('{"verdict": "accepted", "passed": 2, "total": 2}')
 print("ACCEPTED")
 
 
-def clip_by_global_norm(grads, max_norm):
-    return {"clipped": grads, "global_norm": max_norm * 0.0}
+def scale_tree(tree, factor):
+    return tree
 """
     result = run(backend, problem, code)
     assert result.verdict is Verdict.WRONG_ANSWER
@@ -413,16 +410,14 @@ import jax.numpy as jnp
 jax.jit = lambda f, *args, **kwargs: f  # try to run un-jitted so a Python `if` works
 
 
-def clip_by_global_norm(grads, max_norm):
-    leaves = jax.tree.leaves(grads)
-    norm = jnp.sqrt(sum(jnp.sum(leaf.astype(jnp.float32) ** 2) for leaf in leaves))
-    if norm > max_norm:
-        grads = jax.tree.map(lambda g: g * (max_norm / norm), grads)
-    return {"clipped": grads, "global_norm": norm}
+def scale_tree(tree, factor):
+    if factor != 1:
+        tree = jax.tree.map(lambda leaf: leaf * factor, tree)
+    return tree
 """
     result = run(backend, problem, code)
     assert result.verdict is Verdict.TRACE_ERROR
-    assert "if norm > max_norm" in result.cases[0].message
+    assert "if factor != 1" in result.cases[0].message
 
 
 @pytest.mark.parametrize("backend", ALL)
@@ -438,14 +433,13 @@ def test_host_callbacks_are_rejected(backend: str, problem: Problem) -> None:
         SOLUTION
         + """
 import numpy as np
-_inner = clip_by_global_norm
+_inner = scale_tree
 
 
-def clip_by_global_norm(grads, max_norm):
-    out = _inner(grads, max_norm)
+def scale_tree(tree, factor):
     shape = jax.ShapeDtypeStruct((), jnp.float32)
-    norm = jax.pure_callback(lambda x: np.asarray(x), shape, out["global_norm"])
-    return {**out, "global_norm": norm}
+    factor = jax.pure_callback(lambda x: np.asarray(x, np.float32), shape, factor)
+    return jax.tree.map(lambda leaf: (leaf * factor).astype(leaf.dtype), tree)
 """
     )
     result = run(backend, problem, code)

@@ -24,38 +24,36 @@ from judge.verdicts import Verdict, WrongAnswerReason
 from sandbox.backends import get_backend
 from sandbox.limits import SandboxLimits
 from sandbox.pool import GradingPool
-from tests.conftest import ROOT, available_backends
+from tests.conftest import FIXTURE_SLUG, FIXTURES, TUPLE_SLUG, available_backends
 
 pytestmark = pytest.mark.slow
 
 #: Tracer slots of these pools (others are skipped while busy).
 SLOT_BASE = 300
 
+#: A correct solution of the fixture problem scale-tree (``tests/fixtures/problems``).
 CORRECT = """
 import jax
 import jax.numpy as jnp
 
 
-def correct(grads, max_norm):
-    leaves = jax.tree.leaves(grads)
-    norm = jnp.sqrt(sum(jnp.sum(leaf.astype(jnp.float32) ** 2) for leaf in leaves))
-    scale = jnp.minimum(1.0, max_norm / jnp.maximum(norm, 1e-30))
-    return {"clipped": jax.tree.map(lambda g: (g * scale).astype(g.dtype), grads), "global_norm": norm}
+def correct(tree, factor):
+    return jax.tree.map(lambda leaf: leaf * factor, tree)
 """
-SGD = """
+#: A correct solution of the fixture problem lerp-trees (a tuple output; its inputs must stay unchanged).
+LERP = """
 import jax
 
 
-def correct(params, grads, velocity, learning_rate, momentum):
-    new_velocity = jax.tree.map(lambda v, g: momentum * v + g, velocity, grads)
-    new_params = jax.tree.map(lambda p, v: p - learning_rate * v, params, new_velocity)
-    return new_params, new_velocity
+def correct(start, end, weight):
+    gap = jax.tree.map(lambda a, b: b - a, start, end)
+    return jax.tree.map(lambda a, d: a + weight * d, start, gap), gap
 """
 
 
 @pytest.fixture(scope="module")
 def problems() -> ProblemSet:
-    return ProblemSet(ROOT / "problems")
+    return ProblemSet(FIXTURES)
 
 
 @pytest.fixture(scope="module", params=available_backends())
@@ -104,13 +102,13 @@ for fd in range(3, 64):  # the result channel is one of these, whatever its numb
             break
 
 
-def clip_by_global_norm(grads, max_norm):
-    return {"clipped": grads, "global_norm": max_norm * 0.0}
+def scale_tree(tree, factor):
+    return tree
 """
 
 
 def test_forged_frames_claiming_results_are_not_accepted(pool: GradingPool, problems: ProblemSet) -> None:
-    result = run(pool, problems.get("global-norm-clipping"), FORGED_FRAMES)
+    result = run(pool, problems.get(FIXTURE_SLUG), FORGED_FRAMES)
     assert result.verdict is not Verdict.ACCEPTED, result.message
     assert result.verdict in {Verdict.RUNTIME_ERROR, Verdict.WRONG_ANSWER}
 
@@ -125,12 +123,9 @@ T = sys.modules.get("sandbox.inside.tracer") or sys.modules["__main__"]  # forke
 P = sys.modules["sandbox.protocol"]
 
 
-def numpy_answer(grads, max_norm):  # cannot be traced: NumPy and Python floats on the values
-    leaves = [np.asarray(leaf, np.float32) for leaf in jax.tree.leaves(grads)]
-    norm = float(np.sqrt(sum(float(np.sum(leaf ** 2)) for leaf in leaves)))
-    scale = min(1.0, float(max_norm) / max(norm, 1e-30))
-    clipped = jax.tree.map(lambda g: (np.asarray(g, np.float32) * scale).astype(np.asarray(g).dtype), grads)
-    return {"clipped": clipped, "global_norm": np.float32(norm)}
+def numpy_answer(tree, factor):  # cannot be traced: NumPy and Python floats on the values
+    scale = float(factor)
+    return jax.tree.map(lambda g: (np.asarray(g, np.float32) * scale).astype(np.asarray(g).dtype), tree)
 
 
 # Read the job out of the tracer's memory, compute every answer it can in NumPy, and make the tracer
@@ -156,14 +151,14 @@ def make_wrapper(fn, sig, *rest):
 T.make_wrapper = make_wrapper
 
 
-def clip_by_global_norm(grads, max_norm):
-    return numpy_answer(grads, max_norm)
+def scale_tree(tree, factor):
+    return numpy_answer(tree, factor)
 """
 )
 
 
 def test_a_function_that_fails_under_jit_is_never_accepted(pool: GradingPool, problems: ProblemSet) -> None:
-    problem = problems.get("global-norm-clipping")
+    problem = problems.get(FIXTURE_SLUG)
     result = run(pool, problem, NUMPY_AT_LOAD_TIME)
     assert result.verdict is not Verdict.ACCEPTED
     hidden = [c for c in result.cases if c.visibility == "hidden"]
@@ -198,17 +193,17 @@ cap.export = lambda jitted, platforms: (
 )
 
 
-def clip_by_global_norm(grads, max_norm):
-    out = correct(grads, max_norm)
-    shape = jax.ShapeDtypeStruct((), jnp.float32)
-    norm = jax.pure_callback(lambda x: np.asarray(x, np.float32), shape, out["global_norm"])
-    return {**out, "global_norm": norm}
+def scale_tree(tree, factor):
+    leaves, treedef = jax.tree.flatten(correct(tree, factor))
+    shape = jax.ShapeDtypeStruct(leaves[0].shape, leaves[0].dtype)
+    first = jax.pure_callback(lambda x: np.asarray(x), shape, leaves[0])
+    return treedef.unflatten([first, *leaves[1:]])
 """
 )
 
 
 def test_a_host_callback_cannot_be_hidden(pool: GradingPool, problems: ProblemSet) -> None:
-    result = run(pool, problems.get("global-norm-clipping"), HIDDEN_CALLBACK)
+    result = run(pool, problems.get(FIXTURE_SLUG), HIDDEN_CALLBACK)
     assert result.verdict is Verdict.WRONG_ANSWER, result.message
     first = result.cases[0]
     assert first.reason is WrongAnswerReason.RULE and "host" in first.message, first.message
@@ -236,9 +231,9 @@ def snoop(tag):
 snoop("load")
 
 
-def clip_by_global_norm(grads, max_norm):
+def scale_tree(tree, factor):
     found = snoop("trace")
-    shapes = jax.tree.map(lambda x: x.shape, grads)
+    shapes = jax.tree.map(lambda x: x.shape, tree)
     raise ValueError(f"FOUND {repr(found)[:3000]} {shapes}")
 """
 )
@@ -270,7 +265,7 @@ def _leaves(tree: Any) -> list[np.ndarray]:
 
 
 def test_printing_or_raising_hidden_values_reveals_none(pool: GradingPool, problems: ProblemSet) -> None:
-    problem = problems.get("global-norm-clipping")
+    problem = problems.get(FIXTURE_SLUG)
     result = run(pool, problem, SNOOP)
     text = shown(result)
     numbers = _hidden_numbers(problem)
@@ -305,14 +300,14 @@ def flood():
 threading.Thread(target=flood, daemon=True).start()
 
 
-def clip_by_global_norm(grads, max_norm):
+def scale_tree(tree, factor):
     while True:
         pass
 """
 
 
 def test_forged_progress_frames_cannot_clear_the_deadline(pool: GradingPool, problems: ProblemSet) -> None:
-    result = run(pool, fast(problems.get("global-norm-clipping"), case_time_s=3), FORGED_PROGRESS)
+    result = run(pool, fast(problems.get(FIXTURE_SLUG), case_time_s=3), FORGED_PROGRESS)
     assert result.verdict in {Verdict.RUNTIME_ERROR, Verdict.TIME_LIMIT_EXCEEDED}, result.message
     assert result.elapsed_ms < (3 + 20) * 1000
 
@@ -329,14 +324,14 @@ for _ in range(100):
             pass
 
 
-def clip_by_global_norm(grads, max_norm):
-    return {"clipped": grads, "global_norm": max_norm}
+def scale_tree(tree, factor):
+    return tree
 """
 
 
 def test_a_frame_flood_keeps_the_judges_memory_bounded(pool: GradingPool, problems: ProblemSet) -> None:
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    result = run(pool, problems.get("global-norm-clipping"), FRAME_FLOOD)
+    result = run(pool, problems.get(FIXTURE_SLUG), FRAME_FLOOD)
     grew_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
     assert result.verdict is not Verdict.ACCEPTED
     assert grew_mb < 300, f"the judge grew by {grew_mb:.0f} MiB under a frame flood"
@@ -355,7 +350,7 @@ def spin():
 threading.Thread(target=spin, daemon=True).start()
 
 
-def clip_by_global_norm(grads, max_norm):
+def scale_tree(tree, factor):
     while True:
         pass
 """
@@ -364,7 +359,7 @@ def clip_by_global_norm(grads, max_norm):
 def test_a_writer_that_never_pauses_cannot_starve_the_deadline(
     pool: GradingPool, problems: ProblemSet
 ) -> None:
-    result = run(pool, fast(problems.get("global-norm-clipping"), case_time_s=3), SPINNING_WRITER)
+    result = run(pool, fast(problems.get(FIXTURE_SLUG), case_time_s=3), SPINNING_WRITER)
     assert result.verdict is Verdict.TIME_LIMIT_EXCEEDED, result.message
     assert result.elapsed_ms < (3 + 20) * 1000
     assert result.stdout_truncated and len(result.stdout) < 70_000
@@ -384,9 +379,9 @@ except RuntimeError:
     pass
 
 
-def clip_by_global_norm(grads, max_norm):
+def scale_tree(tree, factor):
     threading.Thread(target=lambda: None).start()
-    return correct(grads, max_norm)
+    return correct(tree, factor)
 """
 )
 
@@ -394,7 +389,7 @@ def clip_by_global_norm(grads, max_norm):
 def test_a_thread_that_cannot_start_is_reported_as_such(pool: GradingPool, problems: ProblemSet) -> None:
     if pool.backend.insecure:
         pytest.skip("the process backend has no process limit to meet")
-    result = run(pool, problems.get("global-norm-clipping"), THREADS_EXHAUSTED)
+    result = run(pool, problems.get(FIXTURE_SLUG), THREADS_EXHAUSTED)
     assert result.verdict is Verdict.RUNTIME_ERROR, result.message
     assert "thread could not be started" in result.cases[0].message
     assert "sys.exit" not in result.message
@@ -409,21 +404,21 @@ STATE_ACROSS_CALLS = (
 SEEN = set()
 
 
-def clip_by_global_norm(grads, max_norm):
-    leaves = jax.tree.leaves(grads)
-    key = (str(jax.tree.structure(grads)), tuple((x.shape, str(x.dtype)) for x in leaves))
+def scale_tree(tree, factor):
+    leaves = jax.tree.leaves(tree)
+    key = (str(jax.tree.structure(tree)), tuple((x.shape, str(x.dtype)) for x in leaves))
     again = key in SEEN
     SEEN.add(key)
-    out = correct(grads, max_norm)
+    out = correct(tree, factor)
     if again:  # the second call of a signature answers differently
-        out["global_norm"] = out["global_norm"] * 2
+        out = jax.tree.map(lambda leaf: leaf * 2, out)
     return out
 """
 )
 
 
 def test_state_kept_across_calls_is_a_wrong_answer(pool: GradingPool, problems: ProblemSet) -> None:
-    result = run(pool, problems.get("global-norm-clipping"), STATE_ACROSS_CALLS)
+    result = run(pool, problems.get(FIXTURE_SLUG), STATE_ACROSS_CALLS)
     assert result.verdict is Verdict.WRONG_ANSWER, result.message
     last = result.cases[-1]
     assert last.reason is WrongAnswerReason.STATE and "state across calls" in last.message
@@ -436,27 +431,27 @@ LEAKED_TRACER = (
 CACHE = {}
 
 
-def clip_by_global_norm(grads, max_norm):
-    key = str(jax.tree.structure(grads))
+def scale_tree(tree, factor):
+    key = str(jax.tree.structure(tree))
     if key not in CACHE:
-        CACHE[key] = correct(grads, max_norm)
+        CACHE[key] = correct(tree, factor)
     return CACHE[key]
 """
 )
 
 
 def test_a_leaked_tracer_is_a_trace_error_with_advice(pool: GradingPool, problems: ProblemSet) -> None:
-    result = run(pool, problems.get("global-norm-clipping"), LEAKED_TRACER)
+    result = run(pool, problems.get(FIXTURE_SLUG), LEAKED_TRACER)
     assert result.verdict is Verdict.TRACE_ERROR, result.message
     assert "escaped the function" in result.cases[0].message
 
 
 REORDERED_KEYS = (
-    SGD
+    LERP
     + """
-def sgd_momentum(params, grads, velocity, learning_rate, momentum):
-    out = correct(params, grads, velocity, learning_rate, momentum)
-    for tree in (params, velocity):
+def lerp_trees(start, end, weight):
+    out = correct(start, end, weight)
+    for tree in (start, end):
         if isinstance(tree, dict) and len(tree) > 1:
             items = list(tree.items())
             tree.clear()
@@ -465,27 +460,27 @@ def sgd_momentum(params, grads, velocity, learning_rate, momentum):
 """
 )
 SWAPPED_VALUES = (
-    SGD
+    LERP
     + """
-def sgd_momentum(params, grads, velocity, learning_rate, momentum):
-    out = correct(params, grads, velocity, learning_rate, momentum)
-    if isinstance(params, dict) and len(params) > 1:
-        keys = list(params)
-        values = [params[k] for k in keys]
-        params.clear()
-        params.update(zip(keys, reversed(values)))  # re-inserted so values line up by position
+def lerp_trees(start, end, weight):
+    out = correct(start, end, weight)
+    if isinstance(start, dict) and len(start) > 1:
+        keys = list(start)
+        values = [start[k] for k in keys]
+        start.clear()
+        start.update(zip(keys, reversed(values)))  # re-inserted so values line up by position
     return out
 """
 )
 
 
 def test_key_order_alone_is_not_a_mutation(pool: GradingPool, problems: ProblemSet) -> None:
-    result = run(pool, problems.get("sgd-momentum"), REORDERED_KEYS)
+    result = run(pool, problems.get(TUPLE_SLUG), REORDERED_KEYS)
     assert result.verdict is Verdict.ACCEPTED, result.message
 
 
 def test_values_moved_between_keys_are_a_mutation(pool: GradingPool, problems: ProblemSet) -> None:
-    result = run(pool, problems.get("sgd-momentum"), SWAPPED_VALUES)
+    result = run(pool, problems.get(TUPLE_SLUG), SWAPPED_VALUES)
     assert result.verdict is Verdict.WRONG_ANSWER, result.message
     failing = next(c for c in result.cases if c.verdict is Verdict.WRONG_ANSWER)
     assert (
@@ -496,14 +491,14 @@ def test_values_moved_between_keys_are_a_mutation(pool: GradingPool, problems: P
 DEBUG_CALLBACK_RAISES = (
     CORRECT
     + """
-def check(norm):
-    if norm >= 0:
-        raise ValueError("the callback saw a norm")
+def check(factor):
+    if factor > 0:
+        raise ValueError("the callback saw it")
 
 
-def clip_by_global_norm(grads, max_norm):
-    out = correct(grads, max_norm)
-    jax.debug.callback(check, out["global_norm"])
+def scale_tree(tree, factor):
+    out = correct(tree, factor)
+    jax.debug.callback(check, factor)
     return out
 """
 )
@@ -512,28 +507,28 @@ def clip_by_global_norm(grads, max_norm):
 def test_errors_in_debug_callbacks_name_the_exception_and_line(
     pool: GradingPool, problems: ProblemSet
 ) -> None:
-    problem = problems.get("global-norm-clipping")
+    problem = problems.get(FIXTURE_SLUG)
     result = run(pool, problem, DEBUG_CALLBACK_RAISES)
     assert result.verdict is Verdict.ACCEPTED, "verdicts come from the program, which has no callback"
-    line = DEBUG_CALLBACK_RAISES.splitlines().index('        raise ValueError("the callback saw a norm")') + 1
-    assert "ValueError: the callback saw a norm" in result.stdout
+    line = DEBUG_CALLBACK_RAISES.splitlines().index('        raise ValueError("the callback saw it")') + 1
+    assert "ValueError: the callback saw it" in result.stdout
     assert f"line {line}" in result.stdout
     assert "INTERNAL" not in result.stdout and "Traceback" not in result.stdout
 
 
 NAMED_TUPLE = (
-    SGD
+    LERP
     + """
 from typing import NamedTuple
 
 
 class Step(NamedTuple):
-    new_params: object
-    new_velocity: object
+    mix: object
+    gap: object
 
 
-def sgd_momentum(params, grads, velocity, learning_rate, momentum):
-    return Step(*correct(params, grads, velocity, learning_rate, momentum))
+def lerp_trees(start, end, weight):
+    return Step(*correct(start, end, weight))
 """
 )
 ORDERED_DICT = (
@@ -542,8 +537,9 @@ ORDERED_DICT = (
 from collections import OrderedDict
 
 
-def clip_by_global_norm(grads, max_norm):
-    return OrderedDict(correct(grads, max_norm))
+def scale_tree(tree, factor):
+    out = correct(tree, factor)
+    return OrderedDict(out) if isinstance(out, dict) else out
 """
 )
 CUSTOM_NODE = (
@@ -554,32 +550,31 @@ from dataclasses import dataclass
 
 @jax.tree_util.register_dataclass
 @dataclass
-class Clipped:
-    clipped: object
-    global_norm: object
+class Scaled:
+    tree: object
 
 
-def clip_by_global_norm(grads, max_norm):
-    return Clipped(**correct(grads, max_norm))
+def scale_tree(tree, factor):
+    return Scaled(correct(tree, factor))
 """
 )
 
 
 def test_container_subclasses_count_as_their_base(pool: GradingPool, problems: ProblemSet) -> None:
-    assert run(pool, problems.get("sgd-momentum"), NAMED_TUPLE).verdict is Verdict.ACCEPTED
-    assert run(pool, problems.get("global-norm-clipping"), ORDERED_DICT).verdict is Verdict.ACCEPTED
-    other = run(pool, problems.get("global-norm-clipping"), CUSTOM_NODE)
+    assert run(pool, problems.get(TUPLE_SLUG), NAMED_TUPLE).verdict is Verdict.ACCEPTED
+    assert run(pool, problems.get(FIXTURE_SLUG), ORDERED_DICT).verdict is Verdict.ACCEPTED
+    other = run(pool, problems.get(FIXTURE_SLUG), CUSTOM_NODE)
     assert other.verdict is Verdict.WRONG_ANSWER and other.cases[0].reason is WrongAnswerReason.STRUCTURE
-    assert "Clipped" in other.cases[0].message
+    assert "Scaled" in other.cases[0].message
 
 
 def test_a_run_streams_each_case_as_soon_as_it_is_known(pool: GradingPool, problems: ProblemSet) -> None:
-    problem = problems.get("sgd-momentum")
+    problem = problems.get(TUPLE_SLUG)
     seen: list[tuple[str, Verdict, str]] = []
     result = run(
         pool,
         problem,
-        SGD + "\nsgd_momentum = correct\n",
+        LERP + "\nlerp_trees = correct\n",
         on_case=lambda c: seen.append((c.name, c.verdict, c.message)),
     )
     assert [name for name, _, _ in seen] == [c.name for c in result.cases]

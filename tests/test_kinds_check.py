@@ -1,5 +1,6 @@
-"""``judge check`` understands the argument kinds: copies of the data problems, each broken in one way, get
-the finding that names it (no sandbox: solutions are not graded here)."""
+"""``judge check`` understands the argument kinds: copies of the fixture problem shift-tokens (int32 and bool
+arrays, a traced int32 scalar, static ints and tuples), each broken in one way, get the finding that names it
+(no sandbox: solutions are not graded here)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any
 import pytest
 
 from judge.check import CheckReport, run_checks
-from tests.conftest import ROOT
+from tests.conftest import FIXTURES, KINDS_SLUG
 
 
 @pytest.fixture(autouse=True)
@@ -21,14 +22,14 @@ def _private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("JUDGE_CACHE_DIR", str(tmp_path / "cache"))
 
 
-def copy_problem(tmp_path: Path, slug: str) -> Path:
-    """A copy of a problem and its reference under ``tmp_path``, without its generator (so edits of the
-    hidden cases are not reported as drift) and without its EDGE inputs (fewer reference runs)."""
+def copy_problem(tmp_path: Path, slug: str = KINDS_SLUG) -> Path:
+    """A copy of a fixture problem and its reference under ``tmp_path``, without its generator (so edits of
+    the hidden cases are not reported as drift) and without its EDGE inputs (fewer reference runs)."""
     root = tmp_path / "problems" / slug
-    shutil.copytree(ROOT / "problems" / slug, root, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(FIXTURES / slug, root, ignore=shutil.ignore_patterns("__pycache__"))
     module = tomllib.loads((root / "problem.toml").read_text())["reference"]
     (tmp_path / "reference").mkdir(exist_ok=True)
-    shutil.copy(ROOT / "reference" / f"{module}.py", tmp_path / "reference" / f"{module}.py")
+    shutil.copy(FIXTURES.parent / "reference" / f"{module}.py", tmp_path / "reference" / f"{module}.py")
     (root / "generate_cases.py").unlink()
     validator = root / "validator.py"
     validator.write_text(validator.read_text() + "\nEDGE = []\n")
@@ -57,15 +58,16 @@ def findings(report: CheckReport, check_name: str) -> list[str]:
 
 
 def test_array_and_static_arguments_get_no_tree_warnings(tmp_path: Path) -> None:
-    report = check(copy_problem(tmp_path, "pad-to-bucket"))
+    report = check(copy_problem(tmp_path))
     assert report.errors == 0 and report.warnings == 0, "\n".join(str(f) for f in report.findings)
     (note,) = report.problems[0].check("coverage").notes
     assert "`tokens`: an int32 array with 2 dimensions, ranks 2" in note
-    assert "`buckets`: 13 distinct static values" in note
+    assert "`offset`: an int32 array with 0 dimensions (a scalar), ranks 0" in note
+    assert "`widths`: 7 distinct static values" in note and "`pad_id`: 4 distinct static values" in note
 
 
 def test_a_static_argument_that_never_varies_is_a_warning(tmp_path: Path) -> None:
-    root = copy_problem(tmp_path, "pad-to-bucket")
+    root = copy_problem(tmp_path)
 
     def same_pad_id(case: dict[str, Any]) -> None:
         case["args"]["pad_id"] = 0
@@ -78,34 +80,25 @@ def test_a_static_argument_that_never_varies_is_a_warning(tmp_path: Path) -> Non
 
 
 def test_a_rank_the_spec_allows_but_no_hidden_case_uses_is_a_warning(tmp_path: Path) -> None:
-    root = copy_problem(tmp_path, "lr-schedule")
+    root = copy_problem(tmp_path)
     edit(root / "problem.toml", "ndim = [0]", "ndim = [0, 1]")
     (warning,) = findings(check(root), "coverage")
-    assert "argument step" in warning and "`step` may have 1 dimension (ndim [0, 1])" in warning
+    assert "argument offset" in warning and "`offset` may have 1 dimension (ndim [0, 1])" in warning
 
 
 def test_a_traced_static_kind_is_a_spec_error_naming_the_field(tmp_path: Path) -> None:
-    root = copy_problem(tmp_path, "lr-schedule")
+    root = copy_problem(tmp_path)
     edit(
-        root / "problem.toml",
-        'name = "warmup_steps"\nkind = "int"',
-        'name = "warmup_steps"\nkind = "int"\ntraced = true',
+        root / "problem.toml", 'name = "pad_id"\nkind = "int"', 'name = "pad_id"\nkind = "int"\ntraced = true'
     )
     (error,) = findings(check(root), "spec")
-    assert error.startswith("error") and "args.3" in error and "static_argnames" in error
+    assert error.startswith("error") and "args.4" in error and "static_argnames" in error
 
 
 def test_int_and_bool_outputs_need_exact_dtypes_in_the_spec(tmp_path: Path) -> None:
-    root = copy_problem(tmp_path, "pad-to-bucket")
+    root = copy_problem(tmp_path)
     edit(root / "problem.toml", 'exact_dtypes = ["int32", "bool"]\n', "")
     errors = findings(check(root), "reference")
     assert errors and all(e.startswith("error") for e in errors)
-    assert any("returns dtype int32 in padded (expected one of float32;" in e for e in errors), errors
+    assert any("returns dtype int32 in ids (expected one of float32;" in e for e in errors), errors
     assert any("returns dtype bool in mask (expected one of float32;" in e for e in errors), errors
-
-
-def test_adamw_checks_clean_without_a_sandbox(tmp_path: Path) -> None:
-    report = check(copy_problem(tmp_path, "adamw"))
-    assert report.errors == 0 and report.warnings == 0, "\n".join(str(f) for f in report.findings)
-    (note,) = report.problems[0].check("coverage").notes
-    assert "`step`: an int32 array with 0 dimensions (a scalar), ranks 0" in note

@@ -26,19 +26,24 @@ from judge.pytree_json import (
 from judge.spec import ArgSpec, CompareSpec, OutputSpec
 from judge.verdicts import WrongAnswerReason
 from sandbox.inside.tracer import static_value
-from tests.conftest import ROOT
+from tests.conftest import FIXTURE_SLUG, FIXTURES, KINDS_SLUG
 
-_PROBLEMS = ProblemSet(ROOT / "problems")
+_PROBLEMS = ProblemSet(FIXTURES)
 
 
 @pytest.fixture(scope="module")
-def lr() -> Problem:
-    return _PROBLEMS.get("lr-schedule")
+def scale() -> Problem:
+    """A pytree and a traced number: no int, static or exact argument."""
+    return _PROBLEMS.get(FIXTURE_SLUG)
 
 
 @pytest.fixture(scope="module")
 def pad() -> Problem:
-    return _PROBLEMS.get("pad-to-bucket")
+    """int32 arrays of rank 2 and 1, a traced int32 scalar, a static tuple and int, exact outputs."""
+    return _PROBLEMS.get(KINDS_SLUG)
+
+
+BASE = {"tokens": [[5, 6, 7], [8, 9, 1]], "lengths": [3, 1], "offset": 0, "widths": [2, 4, 8], "pad_id": 0}
 
 
 # ---------------------------------------------------------------------------------------------- the spec
@@ -132,29 +137,28 @@ def test_static_values_are_python_ints_and_tuples() -> None:
 @pytest.mark.parametrize(
     ("args", "path", "reason"),
     [
-        ({"step": 1.5}, "step", "1.5 is not an integer"),
-        ({"step": [3]}, "step", "expected an integer, got an array"),
-        ({"warmup_steps": [10]}, "warmup_steps", "expected an integer, got an array"),
-        ({"warmup_steps": 0}, "warmup_steps", "0, must be at least 1"),
-        ({"total_steps": 5}, "total_steps", "must be larger than warmup_steps = 10"),
-        ({"step": -1}, "step", "-1, must be at least 0"),
+        ({"offset": 1.5}, "offset", "1.5 is not an integer"),
+        ({"offset": [3]}, "offset", "expected an integer, got an array"),
+        ({"pad_id": [10]}, "pad_id", "expected an integer, got an array"),
+        ({"pad_id": -2}, "pad_id", "-2, must be at least -1"),
+        ({"widths": [2]}, "widths[0]", "2, must be at least the length 3"),
+        ({"offset": 1001}, "offset", "1001, must be at least -1000 and at most 1000"),
     ],
 )
-def test_run_panel_inputs_of_lr_schedule_are_refused_by_path(
-    lr: Problem, args: dict[str, Any], path: str, reason: str
+def test_run_panel_ints_and_statics_are_refused_by_path(
+    pad: Problem, args: dict[str, Any], path: str, reason: str
 ) -> None:
-    base = {"step": 3, "peak_lr": 0.1, "final_lr": 0.0, "warmup_steps": 10, "total_steps": 100}
     with pytest.raises(InputError) as caught:
-        lr.custom_case({**base, **args})
+        pad.custom_case({**BASE, **args})
     assert caught.value.path == path and reason in caught.value.reason, str(caught.value)
 
 
 @pytest.mark.parametrize(
     ("args", "path", "reason"),
     [
-        ({"buckets": [2, [4], 8]}, "buckets[1]", "expected an integer, got an array"),
-        ({"buckets": 4}, "buckets", "expected an array of integers"),
-        ({"buckets": [4, 2]}, "buckets[1]", "must be larger than buckets[0] = 4"),
+        ({"widths": [2, [4], 8]}, "widths[1]", "expected an integer, got an array"),
+        ({"widths": 4}, "widths", "expected an array of integers"),
+        ({"widths": [4, 2]}, "widths[1]", "must be larger than widths[0] = 4"),
         ({"pad_id": [0]}, "pad_id", "expected an integer, got an array"),
         ({"tokens": [[5, 6.5, 7], [8, 9, 1]]}, "tokens[0][1]", "6.5 is not an integer"),
         ({"tokens": [5, 6, 7]}, "tokens", "expected an array with 2 dimensions"),
@@ -162,20 +166,19 @@ def test_run_panel_inputs_of_lr_schedule_are_refused_by_path(
         ({"lengths": [4, 1]}, "lengths[0]", "4, must be at least 0 and at most 3"),
     ],
 )
-def test_run_panel_inputs_of_pad_to_bucket_are_refused_by_path(
+def test_run_panel_arrays_are_refused_by_path(
     pad: Problem, args: dict[str, Any], path: str, reason: str
 ) -> None:
-    base = {"tokens": [[5, 6, 7], [8, 9, 1]], "lengths": [3, 1], "buckets": [2, 4, 8], "pad_id": 0}
     with pytest.raises(InputError) as caught:
-        pad.custom_case({**base, **args})
+        pad.custom_case({**BASE, **args})
     assert caught.value.path == path and reason in caught.value.reason, str(caught.value)
 
 
 def test_a_valid_custom_case_carries_python_statics(pad: Problem) -> None:
-    case = pad.custom_case({"tokens": [[1, 2]], "lengths": [1], "buckets": [2, 4], "pad_id": -1})
-    tokens, lengths, buckets, pad_id = case.inputs
-    assert tokens.dtype == np.int32 and lengths.shape == (1,)
-    assert buckets == (2, 4) and type(pad_id) is int
+    case = pad.custom_case({"tokens": [[1, 2]], "lengths": [1], "offset": 3, "widths": [2, 4], "pad_id": -1})
+    tokens, lengths, offset, widths, pad_id = case.inputs
+    assert tokens.dtype == np.int32 and lengths.shape == (1,) and offset.shape == ()
+    assert widths == (2, 4) and type(pad_id) is int
 
 
 # ---------------------------------------------------------------------------------------------- the plan
@@ -183,30 +186,34 @@ def test_a_valid_custom_case_carries_python_statics(pad: Problem) -> None:
 
 def test_static_values_are_part_of_the_signature_and_tuples_survive_the_wire(pad: Problem) -> None:
     make = pad.custom_case
-    a = make({"tokens": [[1, 2]], "lengths": [1], "buckets": [2, 4], "pad_id": 0}, "a")
-    b = make({"tokens": [[3, 4]], "lengths": [2], "buckets": [2, 4], "pad_id": 0}, "b")
-    c = make({"tokens": [[3, 4]], "lengths": [2], "buckets": [4, 8], "pad_id": 0}, "c")
-    d = make({"tokens": [[3, 4]], "lengths": [2], "buckets": [2, 4], "pad_id": 5}, "d")
+    a = make({"tokens": [[1, 2]], "lengths": [1], "offset": 0, "widths": [2, 4], "pad_id": 0}, "a")
+    b = make({"tokens": [[3, 4]], "lengths": [2], "offset": 1, "widths": [2, 4], "pad_id": 0}, "b")
+    c = make({"tokens": [[3, 4]], "lengths": [2], "offset": 1, "widths": [4, 8], "pad_id": 0}, "c")
+    d = make({"tokens": [[3, 4]], "lengths": [2], "offset": 1, "widths": [2, 4], "pad_id": 5}, "d")
     job = build_session(pad, "x = 1\n", [a, b, c, d], [False] * 4, 1 << 20)
     assert [plan.sig for plan in job.cases] == [0, 0, 1, 2]  # same statics share a compile; others do not
     args = job.sigs[1].args
-    assert args[2] == {"static": [4, 8], "tuple": True} and args[3] == {"static": 0}
-    assert static_value(args[2]) == (4, 8) and static_value(args[3]) == 0
-    # Only traced leaves reach the executor: tokens and lengths, never the statics.
-    assert [leaf.dtype.name for leaf in job.cases[2].leaves] == ["int32", "int32"]
+    assert args[3] == {"static": [4, 8], "tuple": True} and args[4] == {"static": 0}
+    assert static_value(args[3]) == (4, 8) and static_value(args[4]) == 0
+    # Only traced leaves reach the executor: tokens, lengths and offset, never the statics.
+    assert [leaf.dtype.name for leaf in job.cases[2].leaves] == ["int32", "int32", "int32"]
     assert signature(pad.spec.args, a.inputs, "float32") != signature(pad.spec.args, d.inputs, "float32")
     assert signature(pad.spec.args, a.inputs, "float32") == signature(pad.spec.args, b.inputs, "float32")
 
 
-def test_a_traced_int_step_is_an_int32_leaf_not_a_weak_number(lr: Problem) -> None:
-    case = lr.custom_case(
-        {"step": 3, "peak_lr": 0.1, "final_lr": 0.0, "warmup_steps": 10, "total_steps": 100}
-    )
-    job = build_session(lr, "x = 1\n", [case], [False], 1 << 20)
+def test_a_traced_int_step_is_an_int32_leaf_not_a_weak_number(pad: Problem, scale: Problem) -> None:
+    case = pad.custom_case({**BASE, "offset": 3, "pad_id": 10})
+    job = build_session(pad, "x = 1\n", [case], [False], 1 << 20)
     (sig,) = job.sigs
-    assert sig.args[0] == {"tree": {"aval": {"dtype": "int32", "shape": []}}}
-    assert sig.args[1] == {"number": True} and sig.args[3] == {"static": 10}
-    assert [x["dtype"] for x in sig.inputs] == ["int32", "float32", "float32"]
+    assert sig.args[2] == {"tree": {"aval": {"dtype": "int32", "shape": []}}}
+    assert sig.args[4] == {"static": 10}
+    assert [x["dtype"] for x in sig.inputs] == ["int32", "int32", "int32"]
+    # A number argument is a weakly typed float, not an array.
+    number = build_session(
+        scale, "x = 1\n", [scale.custom_case({"tree": [1.0], "factor": 2.0})], [False], 1 << 20
+    )
+    assert number.sigs[0].args[1] == {"number": True}
+    assert [x["dtype"] for x in number.sigs[0].inputs] == ["float32", "float32"]
 
 
 # ---------------------------------------------------------------------------------------------- helpers
@@ -245,15 +252,16 @@ def test_int32_and_bool_leaves_compare_exactly_with_their_dtype() -> None:
 # ---------------------------------------------------------------------------------------------- statement
 
 
-def test_the_generated_rules_describe_int_steps_statics_and_exact_outputs(lr: Problem, pad: Problem) -> None:
+def test_the_generated_rules_describe_int_steps_statics_and_exact_outputs(
+    scale: Problem, pad: Problem
+) -> None:
     from judge.statement import stated_rules
 
-    lr_rules = " ".join(stated_rules(lr.spec))
-    assert "`step` arrives traced as an int32 array with 0 dimensions" in lr_rules
-    assert "`warmup_steps` and `total_steps` arrive as plain Python values" in lr_rules
-    assert "static_argnames" in lr_rules and "compiled on its own" in lr_rules
-    assert "Integer and boolean leaves" not in lr_rules  # a float output: no exact-leaf rule
     pad_rules = " ".join(stated_rules(pad.spec))
-    assert "`buckets` is a tuple of Python ints" in pad_rules
+    assert "`offset` arrives traced as an int32 array with 0 dimensions" in pad_rules
+    assert "`widths` and `pad_id` arrive as plain Python values" in pad_rules
+    assert "static_argnames" in pad_rules and "compiled on its own" in pad_rules
+    assert "Integer and boolean leaves" not in " ".join(stated_rules(scale.spec))  # float output only
+    assert "`widths` is a tuple of Python ints" in pad_rules
     assert "its shape (`tokens.shape`) is a plain tuple of ints" in pad_rules
     assert "Integer and boolean leaves (int32 ids, bool masks) must match exactly" in pad_rules

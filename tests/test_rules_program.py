@@ -15,7 +15,7 @@ from judge.rules import ProgramSummary, RequireLoop, declared_rule, precheck_for
 from judge.spec import ForbidOpsRule, LoopRule, ProblemSpec
 from judge.statement import render_rules
 from judge.verdicts import Verdict, WrongAnswerReason
-from tests.conftest import ROOT
+from tests.conftest import FIXTURE_SLUG, FIXTURES, PROGRAM_SLUG
 from tests.program_pool import pooled_grader
 
 #: The sandbox gradings of the three program-feature modules run in one xdist worker, one pool at a time
@@ -32,7 +32,9 @@ def graded() -> Iterator[Callable[[Problem, str], GradeResult]]:
         yield grader
 
 
-SCAN_PROBLEM = "grad-accumulation-scan"
+#: The fixture problem with a ``require_loop`` rule (sum each row inside the loop).
+SCAN_PROBLEM = PROGRAM_SLUG
+PROBLEMS = ProblemSet(FIXTURES)
 NEEDS_LOOP = RequireLoop(
     "accumulate with jax.lax.scan", frozenset({"stablehlo.reduce", "stablehlo.dot_general"}), "a reduction"
 )
@@ -160,21 +162,21 @@ def test_declared_rules_become_rule_objects() -> None:
 
 
 def test_the_scan_problem_declares_its_loop_rule() -> None:
-    problem = ProblemSet(ROOT / "problems").get(SCAN_PROBLEM)
+    problem = PROBLEMS.get(SCAN_PROBLEM)
     rules = rules_for(problem)
     assert len(rules) == 2 and isinstance(rules[1], RequireLoop)
-    assert rules[1].body_has_any == {"stablehlo.reduce", "stablehlo.dot_general"}
+    assert rules[1].body_has_any == {"stablehlo.reduce"}
     # Problems without [[rules]] keep only the host-callback rule.
-    assert len(rules_for(ProblemSet(ROOT / "problems").get("sgd-momentum"))) == 1
+    assert len(rules_for(PROBLEMS.get(FIXTURE_SLUG))) == 1
 
 
 def test_the_statement_states_the_rule() -> None:
-    spec = ProblemSet(ROOT / "problems").get(SCAN_PROBLEM).spec
+    spec = PROBLEMS.get(SCAN_PROBLEM).spec
     text = render_rules(spec)
-    assert "This problem asks you to accumulate over the microbatches with jax.lax.scan" in text
+    assert "This problem asks you to sum each row inside jax.lax.scan" in text
     assert "A Python `for` loop is unrolled" in text and "(`rule`)" in text
     # ... and only there.
-    assert "asks you to" not in render_rules(ProblemSet(ROOT / "problems").get("sgd-momentum").spec)
+    assert "asks you to" not in render_rules(PROBLEMS.get(FIXTURE_SLUG).spec)
 
 
 @pytest.mark.parametrize(
@@ -188,7 +190,7 @@ def test_the_statement_states_the_rule() -> None:
     ],
 )
 def test_malformed_rules_are_refused_at_load(rule: dict[str, Any]) -> None:
-    base = ProblemSet(ROOT / "problems").get(SCAN_PROBLEM).spec.model_dump()
+    base = PROBLEMS.get(SCAN_PROBLEM).spec.model_dump()
     ProblemSpec.model_validate(base)  # the real spec round-trips
     with pytest.raises(ValidationError):
         ProblemSpec.model_validate({**base, "rules": [rule]})
@@ -197,10 +199,10 @@ def test_malformed_rules_are_refused_at_load(rule: dict[str, Any]) -> None:
 def test_the_executor_refuses_before_compiling_what_a_rule_rejects() -> None:
     from sandbox.inside.executor import _precheck
 
-    problem = ProblemSet(ROOT / "problems").get(SCAN_PROBLEM)
+    problem = PROBLEMS.get(SCAN_PROBLEM)
     precheck = precheck_for(problem)
-    assert precheck == {"require_loop_any": ["stablehlo.dot_general", "stablehlo.reduce"]}
-    assert precheck_for(ProblemSet(ROOT / "problems").get("sgd-momentum")) == {}
+    assert precheck == {"require_loop_any": ["stablehlo.reduce"]}
+    assert precheck_for(PROBLEMS.get(FIXTURE_SLUG)) == {}
     no_loop = {"ops": {"stablehlo.reduce": 4}, "loop_ops": {}}
     idle_loop = {"ops": {"stablehlo.while": 1, "stablehlo.reduce": 4}, "loop_ops": {"stablehlo.add": 1}}
     working = {"ops": {"stablehlo.while": 1}, "loop_ops": {"stablehlo.reduce": 1}}
@@ -215,18 +217,18 @@ def test_the_executor_refuses_before_compiling_what_a_rule_rejects() -> None:
 
 
 def _solution(name: str) -> str:
-    return (ROOT / "problems" / SCAN_PROBLEM / "solutions" / name).read_text()
+    return (FIXTURES / SCAN_PROBLEM / "solutions" / name).read_text()
 
 
 @pytest.mark.slow
 def test_a_python_loop_is_a_rule_violation_on_every_case(
     graded: Callable[[Problem, str], GradeResult],
 ) -> None:
-    problem = ProblemSet(ROOT / "problems").get(SCAN_PROBLEM)
+    problem = PROBLEMS.get(SCAN_PROBLEM)
     result = graded(problem, _solution("wrong_answer/python_loop.py"))
     assert result.verdict is Verdict.WRONG_ANSWER
     assert {c.reason for c in result.cases} == {WrongAnswerReason.RULE}
-    assert "accumulate over the microbatches with jax.lax.scan; your program has no loop" in result.message
+    assert "sum each row inside jax.lax.scan; your program has no loop" in result.message
     hidden = next(c for c in result.cases if c.visibility == "hidden")
     assert "your program has no loop" in hidden.message and hidden.output is None
 
@@ -235,15 +237,15 @@ def test_a_python_loop_is_a_rule_violation_on_every_case(
 def test_a_cheat_with_an_empty_scan_is_told_where_the_work_must_go(
     graded: Callable[[Problem, str], GradeResult],
 ) -> None:
-    problem = ProblemSet(ROOT / "problems").get(SCAN_PROBLEM)
+    problem = PROBLEMS.get(SCAN_PROBLEM)
     result = graded(problem, _solution("wrong_answer/empty_scan_beside_python_loop.py"))
     assert result.verdict is Verdict.WRONG_ANSWER and result.cases[0].reason is WrongAnswerReason.RULE
-    assert "your program has a loop, but no a reduction or a dot product" in result.message
+    assert "your program has a loop, but no a sum over a row" in result.message
 
 
 @pytest.mark.slow
 def test_fori_loop_passes_the_rule(graded: Callable[[Problem, str], GradeResult]) -> None:
-    problem = ProblemSet(ROOT / "problems").get(SCAN_PROBLEM)
+    problem = PROBLEMS.get(SCAN_PROBLEM)
     result = graded(problem, _solution("accepted/fori_loop_indexing.py"))
     assert result.verdict is Verdict.ACCEPTED, result.message
 
@@ -280,7 +282,7 @@ UNROLLED = {"ops": {"stablehlo.reduce": 4, "stablehlo.add": 9}, "loop_ops": {}}
 
 
 def test_a_program_refused_by_the_precheck_gets_the_rule_message() -> None:
-    problem = ProblemSet(ROOT / "problems").get(SCAN_PROBLEM)
+    problem = PROBLEMS.get(SCAN_PROBLEM)
     refused = {"kind": "rule", "message": "the program has no loop", "summary": UNROLLED}
     result = _interpret(problem, {"refused": refused})
     assert result.verdict is Verdict.WRONG_ANSWER
@@ -290,10 +292,10 @@ def test_a_program_refused_by_the_precheck_gets_the_rule_message() -> None:
 
 def test_a_compiled_program_that_breaks_the_rule_is_still_rejected() -> None:
     # An executor without the precheck (or a rule only the judge knows) compiles it: the judge decides.
-    problem = ProblemSet(ROOT / "problems").get(SCAN_PROBLEM)
+    problem = PROBLEMS.get(SCAN_PROBLEM)
     compiled = {"summary": UNROLLED, "compile_ms": 1.0, "cached": False, "key": "k"}
     result = _interpret(problem, {"compiled": compiled})
     assert {c.reason for c in result.cases} == {WrongAnswerReason.RULE}
-    working = {"ops": {"stablehlo.while": 1}, "loop_ops": {"stablehlo.dot_general": 2}}
+    working = {"ops": {"stablehlo.while": 1}, "loop_ops": {"stablehlo.reduce": 2}}
     passing = _interpret(problem, {"compiled": {**compiled, "summary": working}})
     assert WrongAnswerReason.RULE not in {c.reason for c in passing.cases}

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from judge.check import run_checks
@@ -71,6 +72,73 @@ def test_new_with_a_signature_fails_check_naming_what_is_left_to_write(tmp_path:
     assert "NotImplementedError" in reference.message and reference.line is not None
 
 
+def test_new_writes_cases_for_every_argument_kind(tmp_path: Path) -> None:
+    """Arrays (float, int32, bool; given ranks), static ints and tuples, a menu function and a number: the
+    package's cases fit its validator, JUNK is refused, EDGE accepted, every rank and static value is
+    covered and the examples have look-alikes; once a reference exists only the author's parts are left."""
+    declared = ["x:array", "y:array:1,2", "step:array:int32:0", "mask:array:bool:2"]
+    declared += ["n:int", "sizes:int_tuple", "f:function", "c:number"]
+    out = judge("new", "mix-kinds", "--problems", "problems", *[f"--arg={d}" for d in declared], cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    root = tmp_path / "problems" / "mix-kinds"
+    spec = load_spec(root)
+    assert [(a.name, a.kind, a.traced, a.dtype, a.ndim) for a in spec.args] == [
+        ("x", "array", True, "case", [1]),
+        ("y", "array", True, "case", [1, 2]),
+        ("step", "array", True, "int32", [0]),
+        ("mask", "array", True, "bool", [2]),
+        ("n", "int", False, "case", []),
+        ("sizes", "int_tuple", False, "case", []),
+        ("f", "function", False, "case", []),
+        ("c", "number", True, "case", []),
+    ]
+    assert spec.functions == "functions.py" and spec.args[6].choices == ["square", "sine"]
+    assert "problems/mix-kinds/functions.py" in out.stdout
+    problem = load_problem(root)
+    assert all(problem.violations(case) == [] for case in problem.cases)
+    ranks = {len(np.shape(case.inputs[1])) for case in problem.hidden_cases}
+    assert ranks == {1, 2}
+    assert {case.inputs[2].dtype.name for case in problem.cases} == {"int32"}
+    assert {case.inputs[3].dtype.name for case in problem.cases} == {"bool"}
+    assert {type(case.inputs[4]) for case in problem.cases} == {int}
+    assert {type(case.inputs[5]) for case in problem.cases} == {tuple}
+    (tmp_path / "reference" / "mix_kinds.py").write_text(
+        "import jax.numpy as jnp\n\n\ndef mix_kinds(x, y, step, mask, n, sizes, f, c):\n"
+        "    shift = jnp.sum(mask) + step + n * sum(sizes)\n"
+        "    return {'x': f(x) * c + shift.astype(x.dtype), 'y': jnp.sum(y)}\n"
+    )
+    report = run_checks([root], separate_runs=False)
+    left = {(f.check, f.severity.value) for f in report.findings}
+    # What is left is the author's: solutions to write, explanations of the examples.
+    assert left == {("rules", "error"), ("examples", "warning")}, [str(f) for f in report.findings]
+    assert all("rule signature" not in f.message for f in report.findings)
+    checks = {c.name: c.status for c in report.problems[0].checks}
+    for name in ("spec", "statement", "starter", "cases", "reference", "coverage", "lookalikes"):
+        assert checks[name] == "passed", (name, checks[name])
+    (note,) = report.problems[0].check("coverage").notes
+    assert "`y`: a float array with 1 or 2 dimensions, ranks 1, 2" in note
+    assert (
+        "`mask`: a bool array with 2 dimensions, ranks 2" in note and "`f`: 2 distinct static values" in note
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "declared"),
+    [
+        ("x:array", ArgDecl("x", "array", dtype="case", ndim=(1,))),
+        ("x:array:2", ArgDecl("x", "array", dtype="case", ndim=(2,))),
+        ("step:array:int32:0", ArgDecl("step", "array", dtype="int32", ndim=(0,))),
+        ("m:array:1,2:bool", ArgDecl("m", "array", dtype="bool", ndim=(1, 2))),
+        ("n:int", ArgDecl("n", "int", traced=False)),
+        ("s:int_tuple", ArgDecl("s", "int_tuple", traced=False)),
+        ("f:function", ArgDecl("f", "function", traced=False)),
+        ("c:number:static", ArgDecl("c", "number", traced=False)),
+    ],
+)
+def test_arg_declarations_of_every_kind(text: str, declared: ArgDecl) -> None:
+    assert ArgDecl.parse(text) == declared
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -81,6 +149,12 @@ def test_new_with_a_signature_fails_check_naming_what_is_left_to_write(tmp_path:
         (["--arg", "x:number:dynamic"], "may only be 'static'"),
         (["--dtype", "float64"], "--dtype 'float64'"),
         (["--dtype", "bfloat16"], "float32 is required"),
+        (["--arg", "x:array:float64"], "'float64' is neither a dtype"),
+        (["--arg", "x:array:9"], "rank 9 is more than 8 dimensions"),
+        (["--arg", "x:array:1,1"], "a rank repeats"),
+        (["--arg", "x:array:1:2"], "'2' is neither a dtype"),
+        (["--arg", "n:int:static"], "kind 'int' takes no options"),
+        ([f"--arg=a{i}:number" for i in range(9)], "9 arguments, at most 8"),
     ],
 )
 def test_new_refuses_a_bad_signature_and_writes_nothing(

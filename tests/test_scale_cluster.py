@@ -26,22 +26,23 @@ from judge.dispatch.events import FINAL_KINDS
 from judge.service.apikeys import hash_key
 from judge.store import NodeState, Status, Store
 from tests import postgres, redis_server
+from tests.conftest import FIXTURE_SLUG
 from tests.scale_support import FAST_CLOCKS, WorkerProcess, wait_until
 from tests.service_support import ServeProcess, solution, sse_events
 
 # Its own xdist group: the cluster runs beside the seed-check group, not after it (suite time).
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("scale")]
 
-GNC, SGD = "global-norm-clipping", "sgd-momentum"
+SCALE = FIXTURE_SLUG  # served from the fixture problems (ServeProcess, WorkerProcess)
 OPERATOR_KEY, LEARNER_KEY = "jj_operator-test-key-0123456789", "jj_learner-test-key-0123456789"
 #: (problem, expected verdict, code): every submission is made unique by a trailing comment.
 MIX = [
-    (GNC, "accepted", solution(GNC, "accepted", "tree_map_minimum.py")),
-    (GNC, "wrong_answer", solution(GNC, "wrong_answer", "l1_norm.py")),
-    (GNC, "accepted", solution(GNC, "accepted", "optax_style.py")),
+    (SCALE, "accepted", solution(SCALE, "accepted", "tree_util_map.py")),
+    (SCALE, "wrong_answer", solution(SCALE, "wrong_answer", "adds_factor.py")),
+    (SCALE, "accepted", solution(SCALE, "accepted", "float32_then_cast.py")),
 ]
 # Loading sleeps 3 s, so a grading is surely running when its node is killed.
-SLOW_ACCEPTED = "import time\ntime.sleep(3)\n" + solution(GNC, "accepted", "tree_map_minimum.py")
+SLOW_ACCEPTED = "import time\ntime.sleep(3)\n" + solution(SCALE, "accepted", "tree_util_map.py")
 
 _why = redis_server.why_unavailable() or postgres.why_unavailable()
 if _why:
@@ -181,7 +182,7 @@ def test_broker_restart_with_submissions_queued_loses_nothing(cluster: Cluster) 
 
     broker = redis.Redis.from_url(cluster.redis.url)
     with cluster.client(0) as a, cluster.client(1) as b:
-        ids = [submit((a, b)[n % 2], GNC, MIX[0][2]) for n in range(12)]
+        ids = [submit((a, b)[n % 2], SCALE, MIX[0][2]) for n in range(12)]
         waiting = int(broker.llen(SUBMISSIONS_QUEUE))
         queued = sum(1 for sid in ids if (r := cluster.store.get(sid)) and r.status is Status.QUEUED)
         assert waiting > 0 and queued > 0, (waiting, queued)
@@ -192,7 +193,7 @@ def test_broker_restart_with_submissions_queued_loses_nothing(cluster: Cluster) 
             assert a.get(f"/api/submissions/{sid}").json()["verdict"] == "accepted"
     assert_graded_once(cluster.store, ids)
     with cluster.client(0) as a:  # the service works on afterwards
-        after = submit(a, GNC, MIX[0][2])
+        after = submit(a, SCALE, MIX[0][2])
         body = a.get(f"/api/submissions/{after}", params={"wait": 60}).json()
         assert body["verdict"] == "accepted", body
 
@@ -200,7 +201,7 @@ def test_broker_restart_with_submissions_queued_loses_nothing(cluster: Cluster) 
 def test_sigkill_a_grading_node_its_work_is_graded_once_elsewhere(cluster: Cluster) -> None:
     victim, survivor = cluster.workers
     with cluster.client(0) as a:
-        ids = [submit(a, GNC, SLOW_ACCEPTED) for _ in range(6)]
+        ids = [submit(a, SCALE, SLOW_ACCEPTED) for _ in range(6)]
         wait_until(lambda: bool(cluster.store.held_by(victim.name)), 120, "the victim node to be grading")
         held = cluster.store.held_by(victim.name)
         started = time.monotonic()
@@ -233,7 +234,7 @@ def log_redelivery(seconds: float) -> None:
 def test_sigterm_finishes_the_running_grading_and_takes_nothing_more(cluster: Cluster) -> None:
     survivor = cluster.workers[1]
     with cluster.client(0) as a:
-        running, waiting = submit(a, GNC, SLOW_ACCEPTED), submit(a, GNC, SLOW_ACCEPTED)
+        running, waiting = submit(a, SCALE, SLOW_ACCEPTED), submit(a, SCALE, SLOW_ACCEPTED)
         wait_until(lambda: cluster.store.held_by(survivor.name) == [running], 120, "the node to be grading")
         assert survivor.stop(timeout=120) == 0  # SIGTERM: a clean exit
         body = a.get(f"/api/submissions/{running}").json()

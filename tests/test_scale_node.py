@@ -29,6 +29,7 @@ from judge.service.settings import Settings
 from judge.store import NewSubmission, NodeState, Status, Store, sqlite_url
 from sandbox.backends import get_backend
 from tests import redis_server
+from tests.conftest import FIXTURE_SLUG, FIXTURES
 from tests.scale_support import wait_until
 from tests.service_support import FakeEngine, make_settings, running
 
@@ -36,7 +37,7 @@ pytestmark = pytest.mark.skipif(
     redis_server.why_unavailable() is not None, reason=str(redis_server.why_unavailable())
 )
 
-GNC = "global-norm-clipping"
+SCALE = FIXTURE_SLUG
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +69,7 @@ def store(tmp_path: Path) -> Iterator[Store]:
 
 def new(store: Store) -> str:
     record = store.create(
-        NewSubmission(problem=GNC, code="def f(): pass\n", manifest={}, key_name=None, client_address="t")
+        NewSubmission(problem=SCALE, code="def f(): pass\n", manifest={}, key_name=None, client_address="t")
     )
     return record.id
 
@@ -228,8 +229,10 @@ def test_workers_endpoint_with_in_process_dispatch(tmp_path: Path) -> None:
         assert ready["dispatch"] == "local" and ready["database"] == "ok" and ready["queue"] is None
 
 
-def test_problem_set_loads_for_nodes() -> None:
-    assert GNC in {p.slug for p in ProblemSet(None)}
+def test_problem_set_loads_for_nodes(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A node loads the problems folder it is configured with, as the service does.
+    monkeypatch.setenv("JUDGE_PROBLEMS_DIR", str(FIXTURES))
+    assert SCALE in {p.slug for p in ProblemSet(None)}
 
 
 def test_a_node_hands_back_only_its_own_work_and_a_late_result_is_refused(store: Store) -> None:

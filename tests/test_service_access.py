@@ -15,10 +15,11 @@ import pytest
 from judge.service.apikeys import KeyFileError, generate_key, hash_key, identify, read_keys_file
 from judge.service.settings import Settings
 from sandbox.backends import get_backend
+from tests.conftest import FIXTURE_SLUG
 from tests.service_support import FakeEngine, make_settings, running
 
-GNC = "global-norm-clipping"
-CODE = "def clip_by_global_norm(grads, max_norm):\n    return grads\n"
+SCALE = FIXTURE_SLUG  # served from the fixture problems (make_settings)
+CODE = "def scale_tree(tree, factor):\n    return tree\n"
 PROCESS = get_backend("process")  # never started: the fake engine grades
 
 
@@ -58,7 +59,7 @@ def test_api_keys_and_anonymous_access(tmp_path: Path) -> None:
         a = {"Authorization": f"Bearer {key_a}"}
         b = {"Authorization": f"Bearer {key_b}"}
         assert client.get("/api/problems", headers=a).status_code == 200
-        sid = client.post("/api/submissions", json={"problem": GNC, "code": CODE}, headers=a).json()["id"]
+        sid = client.post("/api/submissions", json={"problem": SCALE, "code": CODE}, headers=a).json()["id"]
         assert client.get(f"/api/submissions/{sid}?wait=60", headers=a).json()["status"] == "done"
         # Another key cannot see it, nor can anyone without a key.
         assert client.get(f"/api/submissions/{sid}", headers=b).status_code == 404
@@ -73,10 +74,10 @@ def test_stored_submission_records_who_sent_it(tmp_path: Path) -> None:
     with running(settings, backend=PROCESS, engine=FakeEngine()) as (client, services):
         mine = client.post(
             "/api/submissions",
-            json={"problem": GNC, "code": CODE},
+            json={"problem": SCALE, "code": CODE},
             headers={"Authorization": f"Bearer {key}"},
         ).json()["id"]
-        anon = client.post("/api/submissions", json={"problem": GNC, "code": CODE}).json()["id"]
+        anon = client.post("/api/submissions", json={"problem": SCALE, "code": CODE}).json()["id"]
         record, other = services.store.get(mine), services.store.get(anon)
         assert record is not None and record.key_name == "lms"
         assert other is not None and other.key_name is None and other.client_address == "testclient"
@@ -110,7 +111,7 @@ def test_cors_allows_configured_origins_only(tmp_path: Path) -> None:
     assert settings.cors_origins == ["https://learn.example", "https://lms.example"]
     with running(settings, backend=PROCESS, engine=FakeEngine()) as (client, _):
         preflight = client.options(
-            f"/api/problems/{GNC}/run",
+            f"/api/problems/{SCALE}/run",
             headers={
                 "Origin": "https://learn.example",
                 "Access-Control-Request-Method": "POST",
@@ -128,13 +129,13 @@ def test_full_queue_is_429_with_retry_after_and_nothing_accepted_is_lost(tmp_pat
     engine = FakeEngine(delay=lambda: gate.wait(30))
     settings = make_settings(tmp_path, queue_size=3, submission_concurrency=1)
     with running(settings, backend=PROCESS, engine=engine) as (client, services):
-        first = client.post("/api/submissions", json={"problem": GNC, "code": f"# 0\n{CODE}"})
+        first = client.post("/api/submissions", json={"problem": SCALE, "code": f"# 0\n{CODE}"})
         deadline = time.monotonic() + 60
         while services.dispatcher.running() == 0:  # the first one is being graded (and blocked)
             assert time.monotonic() < deadline
             time.sleep(0.01)
         answers = [first] + [
-            client.post("/api/submissions", json={"problem": GNC, "code": f"# {i}\n{CODE}"})
+            client.post("/api/submissions", json={"problem": SCALE, "code": f"# {i}\n{CODE}"})
             for i in range(1, 8)
         ]
         accepted = [r.json()["id"] for r in answers if r.status_code == 202]
@@ -173,17 +174,17 @@ def test_settings_reject_bad_values(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 def test_input_size_count_and_wait_limits_name_their_setting(tmp_path: Path) -> None:
     settings = make_settings(tmp_path, max_input_bytes=2000, max_input_elements=50, max_wait_s=5)
     with running(settings, backend=PROCESS, engine=FakeEngine()) as (client, _):
-        many = {"grads": {"a": [1.0] * 30, "b": [[2.0] * 5] * 5}, "max_norm": 1.0}
-        response = client.post(f"/api/problems/{GNC}/run", json={"code": CODE, "inputs": many})
+        many = {"tree": {"a": [1.0] * 30, "b": [[2.0] * 5] * 5}, "factor": 1.0}
+        response = client.post(f"/api/problems/{SCALE}/run", json={"code": CODE, "inputs": many})
         error = response.json()["error"]
         assert response.status_code == 422 and error["limit"] == "max_input_elements"
-        assert error["argument"] == "grads" and error["path"].startswith("grads[")
-        large = {"grads": {"a": [0.123456789] * 190}, "max_norm": 1.0}
-        response = client.post(f"/api/problems/{GNC}/run", json={"code": CODE, "inputs": large})
+        assert error["argument"] == "tree" and error["path"].startswith("tree[")
+        large = {"tree": {"a": [0.123456789] * 190}, "factor": 1.0}
+        response = client.post(f"/api/problems/{SCALE}/run", json={"code": CODE, "inputs": large})
         assert response.status_code == 422 and response.json()["error"]["limit"] == "max_input_bytes"
-        sid = client.post("/api/submissions", json={"problem": GNC, "code": CODE}).json()["id"]
+        sid = client.post("/api/submissions", json={"problem": SCALE, "code": CODE}).json()["id"]
         response = client.get(f"/api/submissions/{sid}", params={"wait": 6})
         error = response.json()["error"]
         assert response.status_code == 422 and error["limit"] == "max_wait_s" and error["path"] == "wait"
-        ok = {"grads": {"a": [1.0, 2.0]}, "max_norm": 1.0}
-        assert client.post(f"/api/problems/{GNC}/run", json={"code": CODE, "inputs": ok}).status_code == 200
+        ok = {"tree": {"a": [1.0, 2.0]}, "factor": 1.0}
+        assert client.post(f"/api/problems/{SCALE}/run", json={"code": CODE, "inputs": ok}).status_code == 200

@@ -16,10 +16,11 @@ import pytest
 from judge.dispatch.callbacks import SIGNATURE_HEADER, callback_refusal, sign, verify
 from judge.store import CallbackState
 from sandbox.backends import get_backend
+from tests.conftest import FIXTURE_SLUG
 from tests.service_support import FakeEngine, make_settings, running
 
-GNC = "global-norm-clipping"
-CODE = "def clip_by_global_norm(grads, max_norm):\n    return grads\n"
+SCALE = FIXTURE_SLUG  # served from the fixture problems (make_settings)
+CODE = "def scale_tree(tree, factor):\n    return tree\n"
 SECRET = "s3cret-for-tests"
 
 
@@ -114,7 +115,7 @@ def test_callback_is_signed_retried_with_backoff_and_recorded(
     )
     with running(settings, backend=get_backend("process"), engine=FakeEngine()) as (client, services):
         sid = client.post(
-            "/api/submissions", json={"problem": GNC, "code": CODE, "callback_url": receiver.url}
+            "/api/submissions", json={"problem": SCALE, "code": CODE, "callback_url": receiver.url}
         ).json()["id"]
         receiver.wait_for(3)
         deadline = time.monotonic() + 60
@@ -150,7 +151,7 @@ def test_callback_gives_up_after_its_attempts(
     )
     with running(settings, backend=get_backend("process"), engine=FakeEngine()) as (client, services):
         sid = client.post(
-            "/api/submissions", json={"problem": GNC, "code": CODE, "callback_url": receiver.url}
+            "/api/submissions", json={"problem": SCALE, "code": CODE, "callback_url": receiver.url}
         ).json()["id"]
         deadline = time.monotonic() + 60
         while services.store.get(sid).callback_state is not CallbackState.FAILED:  # type: ignore[union-attr]
@@ -164,7 +165,7 @@ def test_callback_url_off_the_allowlist_is_refused_before_storing(tmp_path: Path
     with running(settings, backend=get_backend("process"), engine=FakeEngine()) as (client, services):
         for url in ("http://127.0.0.1:1/x", "gopher://hooks.example/", "http://10.0.0.1/"):
             response = client.post(
-                "/api/submissions", json={"problem": GNC, "code": CODE, "callback_url": url}
+                "/api/submissions", json={"problem": SCALE, "code": CODE, "callback_url": url}
             )
             assert response.status_code == 422
             error = response.json()["error"]
@@ -181,7 +182,7 @@ def test_pending_callbacks_are_delivered_after_a_restart(
         assert services.callbacks is not None
         services.callbacks.close()  # the first run dies before it can deliver anything
         sid = client.post(
-            "/api/submissions", json={"problem": GNC, "code": CODE, "callback_url": receiver.url}
+            "/api/submissions", json={"problem": SCALE, "code": CODE, "callback_url": receiver.url}
         ).json()["id"]
         assert client.get(f"/api/submissions/{sid}?wait=60").json()["status"] == "done"
     assert receiver.requests == []

@@ -14,11 +14,13 @@ import pytest
 from fastapi.testclient import TestClient
 
 from judge.service.apikeys import identify
-from tests.conftest import ROOT, default_backend
+from tests.conftest import FIXTURE_SLUG, FIXTURES, ROOT, default_backend
 from tests.service_support import HEAVY, SOLUTIONS, make_settings, running
 
-GNC = "global-norm-clipping"
-ACCEPTED = SOLUTIONS[GNC] / "accepted" / "tree_map_minimum.py"
+SCALE = FIXTURE_SLUG
+ACCEPTED = SOLUTIONS[SCALE] / "accepted" / "tree_util_map.py"
+#: `judge run` grades the fixture problems, as the services of these tests serve them.
+PROBLEMS = ["--problems", str(FIXTURES)]
 TIMES = ("compile_ms", "run_ms", "elapsed_ms")
 
 
@@ -52,8 +54,8 @@ def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
 @HEAVY
 @pytest.mark.parametrize("custom", [False, True])
 def test_judge_run_json_equals_the_run_endpoint(client: TestClient, custom: bool) -> None:
-    inputs = {"grads": {"a": [6.0, 8.0], "b": [[0.0]]}, "max_norm": 5.0}
-    args = ["run", GNC, str(ACCEPTED), "--json", "--sandbox", default_backend().name]
+    inputs = {"tree": {"a": [6.0, 8.0], "b": [[0.0]]}, "factor": 0.5}
+    args = ["run", SCALE, str(ACCEPTED), *PROBLEMS, "--json", "--sandbox", default_backend().name]
     if default_backend().insecure:
         args.append("--insecure")
     body: dict[str, Any] = {"code": ACCEPTED.read_text()}
@@ -63,22 +65,22 @@ def test_judge_run_json_equals_the_run_endpoint(client: TestClient, custom: bool
     out = judge(*args)
     assert out.returncode == 0, out.stderr
     cli = json.loads(out.stdout)
-    api = client.post(f"/api/problems/{GNC}/run", json=body).json()
+    api = client.post(f"/api/problems/{SCALE}/run", json=body).json()
     assert without_times(cli) == without_times(api)
-    assert cli["verdict"] == "accepted" and cli["total"] == (1 if custom else 3)
+    assert cli["verdict"] == "accepted" and cli["total"] == (1 if custom else 2)
 
 
 @pytest.mark.parametrize(
     ("inputs", "needle"),
     [
-        (['grads={"a": [1, [2]]}', "max_norm=1"], 'grads["a"][1]: list mixes'),
-        (["grads=", "max_norm=1"], "--input grads: not valid JSON"),
-        (["max_norm"], "expected NAME=JSON"),
-        (['grads={"a": [1]}'], "max_norm: missing argument"),
+        (['tree={"a": [1, [2]]}', "factor=1"], 'tree["a"][1]: list mixes'),
+        (["tree=", "factor=1"], "--input tree: not valid JSON"),
+        (["factor"], "expected NAME=JSON"),
+        (['tree={"a": [1]}'], "factor: missing argument"),
     ],
 )
 def test_judge_run_bad_inputs_exit_2_naming_the_path(inputs: list[str], needle: str) -> None:
-    args = ["run", GNC, str(ACCEPTED), "--sandbox", "process", "--insecure"]
+    args = ["run", SCALE, str(ACCEPTED), *PROBLEMS, "--sandbox", "process", "--insecure"]
     out = judge(*args, *(f"--input={i}" for i in inputs))
     assert out.returncode == 2 and needle in out.stderr, out.stderr
 

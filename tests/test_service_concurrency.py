@@ -11,11 +11,12 @@ import httpx
 import pytest
 
 from judge.store import Status, Store, sqlite_url
+from tests.conftest import FIXTURE_SLUG
 from tests.service_support import HEAVY, ServeProcess, solution
 
 pytestmark = [pytest.mark.slow, HEAVY]
 
-GNC = "global-norm-clipping"
+SCALE = FIXTURE_SLUG  # served from the fixture problems (ServeProcess)
 COUNT = 50
 
 
@@ -34,13 +35,13 @@ def test_fifty_concurrent_submissions_are_all_graded_once(tmp_path: Path) -> Non
     server = ServeProcess(tmp_path, JUDGE_QUEUE_SIZE="64", JUDGE_SANDBOX_SLOT_BASE="400")
     try:
         server.start()
-        accepted_code = solution(GNC, "accepted", "tree_map_minimum.py")
+        accepted_code = solution(SCALE, "accepted", "tree_util_map.py")
         # Mostly submissions that fail to compile (each still takes a sandbox worker and a result), a few
         # that run every case; each text is unique so every stored row can be matched to its request.
         bodies = [
             {
-                "problem": GNC,
-                "code": (accepted_code if i % 10 == 0 else "def clip_by_global_norm(:\n") + f"\n# {i}\n",
+                "problem": SCALE,
+                "code": (accepted_code if i % 10 == 0 else "def scale_tree(:\n") + f"\n# {i}\n",
             }
             for i in range(COUNT)
         ]

@@ -10,13 +10,14 @@ import httpx
 import pytest
 
 from judge.store import Status, Store, sqlite_url
+from tests.conftest import FIXTURE_SLUG
 from tests.service_support import HEAVY, ServeProcess, solution
 
 pytestmark = [pytest.mark.slow, HEAVY]
 
-GNC = "global-norm-clipping"
+SCALE = FIXTURE_SLUG  # served from the fixture problems (ServeProcess)
 # Loading takes ~2 s (a sleep at import), so a grading is surely running when the server dies.
-SLOW_ACCEPTED = "import time\ntime.sleep(2)\n" + solution(GNC, "accepted", "tree_map_minimum.py")
+SLOW_ACCEPTED = "import time\ntime.sleep(2)\n" + solution(SCALE, "accepted", "tree_util_map.py")
 
 
 def test_sigkill_with_queued_and_running_work_loses_nothing(tmp_path: Path) -> None:
@@ -27,7 +28,7 @@ def test_sigkill_with_queued_and_running_work_loses_nothing(tmp_path: Path) -> N
         with httpx.Client(base_url=first.url, timeout=30) as client:
             ids = [
                 client.post(
-                    "/api/submissions", json={"problem": GNC, "code": f"{SLOW_ACCEPTED}\n# {i}\n"}
+                    "/api/submissions", json={"problem": SCALE, "code": f"{SLOW_ACCEPTED}\n# {i}\n"}
                 ).json()["id"]
                 for i in range(4)
             ]

@@ -6,7 +6,7 @@ import pytest
 
 from judge.check import known_problems
 from judge.problems import ProblemSet
-from judge.spec import ProblemSpec
+from judge.spec import ArgSpec, ProblemSpec
 from judge.statement import (
     RULES_HEADING,
     RULES_PLACEHOLDER,
@@ -16,13 +16,14 @@ from judge.statement import (
     statement_html,
     statement_markdown,
 )
-from tests.conftest import ROOT
+from tests.conftest import FIXTURES, ROOT, TUPLE_SLUG
 
 PROBLEMS = ProblemSet(ROOT / "problems")
 
 
 def _spec(**changes: object) -> ProblemSpec:
-    base = PROBLEMS.get("sgd-momentum").spec.model_dump()
+    """lerp-trees's spec (two trees that must stay unchanged, a number, a tuple output), changed."""
+    base = ProblemSet(FIXTURES).get(TUPLE_SLUG).spec.model_dump()
     for dotted, value in changes.items():
         target = base
         *parents, last = dotted.split("__")
@@ -50,10 +51,13 @@ def test_every_statement_shows_every_rule_of_its_spec(slug: str) -> None:
 
 
 def test_rules_follow_the_spec() -> None:
-    sgd = stated_rules(_spec())
-    assert any("`params`, `grads` and `velocity` must be left exactly as they were" in r for r in sgd)
-    assert any("`learning_rate` and `momentum` are passed as Python floats" in r for r in sgd)
-    assert any("a list where a tuple is expected" in r for r in sgd)
+    stated = stated_rules(_spec())
+    assert any("`start` and `end` must be left exactly as they were" in r for r in stated)
+    assert any("`weight` is passed as a Python float" in r for r in stated)
+    assert any("a list where a tuple is expected" in r for r in stated)
+    two = _spec()
+    two = two.model_copy(update={"args": [*two.args, ArgSpec(name="rate", kind="number")]})
+    assert any("`weight` and `rate` are passed as Python floats" in r for r in stated_rules(two))
 
     relaxed = stated_rules(_spec(compare__checks=[], compare__forbid_host_callbacks=False))
     assert not any("must be left exactly" in r for r in relaxed)
@@ -62,12 +66,11 @@ def test_rules_follow_the_spec() -> None:
     lists = stated_rules(_spec(compare__tuple_as_list=True))
     assert any("a list may stand for an expected tuple" in r for r in lists)
 
-    static = _spec()
-    args = [a.model_copy(update={"traced": a.name != "momentum"}) for a in static.args]
-    rules = stated_rules(static.model_copy(update={"args": args}))
-    assert any("`momentum` arrives as plain Python values (static arguments of `jax.jit`" in r for r in rules)
-    assert any("`learning_rate` is passed as a Python float" in r for r in rules)
-    assert any("`params`, `grads`, `velocity` and `learning_rate` arrive traced" in r for r in rules)
+    static = [*two.args[:-1], ArgSpec(name="rate", kind="number", traced=False)]
+    rules = stated_rules(two.model_copy(update={"args": static}))
+    assert any("`rate` arrives as plain Python values (static arguments of `jax.jit`" in r for r in rules)
+    assert any("`weight` is passed as a Python float" in r for r in rules)
+    assert any("`start`, `end` and `weight` arrive traced" in r for r in rules)
 
 
 def test_only_allowed_dtypes_are_described() -> None:
@@ -77,6 +80,6 @@ def test_only_allowed_dtypes_are_described() -> None:
 
 def test_render_and_fill() -> None:
     section = render_rules(_spec())
-    assert section.startswith(RULES_HEADING + "\n\n- The judge calls `sgd_momentum` inside `jax.jit`")
+    assert section.startswith(RULES_HEADING + "\n\n- The judge calls `lerp_trees` inside `jax.jit`")
     filled = fill_placeholder("a\n  {{rules}}  \nb", RULES_PLACEHOLDER, "X")
     assert filled == "a\nX\nb"

@@ -23,7 +23,7 @@ from judge.results import GradeResult
 from judge.spec import CompareSpec, OutputSpec, ProblemSpec
 from judge.statement import render_rules
 from judge.verdicts import Verdict, WrongAnswerReason
-from tests.conftest import ROOT
+from tests.conftest import FIXTURE_SLUG, FIXTURES, PROGRAM_SLUG
 from tests.program_pool import pooled_grader
 
 #: The sandbox gradings of the three program-feature modules run in one xdist worker, one pool at a time
@@ -40,12 +40,13 @@ def graded() -> Iterator[Callable[[Problem, str], GradeResult]]:
         yield grader
 
 
-STE = "straight-through-estimator"
+#: The fixture problem with a ``[gradient]`` check (w.r.t. ``x``, the pattern cotangent).
+STE = PROGRAM_SLUG
 PATTERN = [1.0, 1.25, 1.5, 1.75, -1.0, -1.25, -1.5, -1.75, 1.0]
 
 
 def _problem(slug: str = STE) -> Problem:
-    return ProblemSet(ROOT / "problems").get(slug)
+    return ProblemSet(FIXTURES).get(slug)
 
 
 # ------------------------------------------------------------------------------------- the program
@@ -153,47 +154,80 @@ def test_malformed_gradient_specs_are_refused(gradient: dict[str, Any], words: s
 
 
 def test_a_gradient_wrt_a_number_argument_is_refused() -> None:
-    base = _problem("global-norm-clipping").spec.model_dump()
+    base = _problem(FIXTURE_SLUG).spec.model_dump()
     with pytest.raises(ValidationError, match="not a traced array argument"):
-        ProblemSpec.model_validate({**base, "gradient": {"wrt": ["max_norm"]}})
+        ProblemSpec.model_validate({**base, "gradient": {"wrt": ["factor"]}})
 
 
 def test_the_statement_states_the_gradient_check() -> None:
     text = render_rules(_problem().spec)
-    assert "the judge checks the gradient of `ste_round` with respect to `x`" in text
+    assert "the judge checks the gradient of `running_total` with respect to `x`" in text
     assert "1, 1.25, 1.5, 1.75, -1" in text and "`gradient of the output w.r.t.`" in text
-    assert "jax.vjp" not in render_rules(_problem("sgd-momentum").spec)
+    assert "jax.vjp" not in render_rules(_problem(FIXTURE_SLUG).spec)
 
 
-def test_the_reference_gradient_is_the_cotangent_itself() -> None:
+def test_the_reference_gradient_is_the_vjp_with_the_pattern_cotangent() -> None:
     problem = _problem()
-    case = problem.public_cases[1]  # x = [1.5, 2.5, -1.5, 3.49]
+    case = problem.public_cases[0]  # f = square, x = [[1, 2], [3, 0]]: y = [5, 14]
+    # y_t sums x_sj**2 over rows s <= t, so d/dx_sj of sum_t ct_t y_t is 2 x_sj (ct_s + ... + ct_T-1):
+    # with ct = 1, 1.25 that is 2 x * 2.25 on row 0 and 2 x * 1.25 on row 1.
+    want = [[4.5, 9.0], [7.5, 0.0]]
     (gradient,) = reference_outputs(problem, [case], "gradient")
-    assert np.asarray(gradient["x"]).tolist() == PATTERN[:4]
+    assert np.asarray(gradient["x"]).tolist() == want
     cached = expected_gradients(problem, [case])
     assert cached is not None
     first: Any = cached[0]
-    assert np.asarray(first["x"]).tolist() == PATTERN[:4]
-    assert expected_gradients(_problem("sgd-momentum"), []) is None
+    assert np.asarray(first["x"]).tolist() == want
+    assert expected_gradients(_problem(FIXTURE_SLUG), []) is None
 
 
 # ------------------------------------------------------------------------------------- end to end
 
 Grader = Callable[[Problem, str], GradeResult]
 
+#: A row sum with a custom_vjp: ``correct`` says whether its backward rule is the true one (the cotangent
+#: times f'(row), got from jax.vjp) or one that ignores the cotangent and returns ones.
+_CUSTOM_VJP = """
+import jax
+import jax.numpy as jnp
+
+
+def running_total(f, x):
+    @jax.custom_vjp
+    def row_sum(row):
+        return jnp.sum(f(row))
+
+    def forward(row):
+        return row_sum(row), row
+
+    def backward(row, ct):
+        slope = jax.vjp(f, row)[1](jnp.ones_like(row))[0]
+        return ({correct},)
+
+    row_sum.defvjp(forward, backward)
+
+    def step(total, row):
+        total = total + row_sum(row)
+        return total, total
+
+    return jax.lax.scan(step, jnp.zeros((), x.dtype), x)[1]
+"""
+CUSTOM_VJP = _CUSTOM_VJP.replace("{correct}", "ct * slope")
+BACKWARD_RETURNS_ONES = _CUSTOM_VJP.replace("{correct}", "jnp.ones_like(row)")
+
 
 def _solution(name: str) -> str:
-    return (ROOT / "problems" / STE / "solutions" / name).read_text()
+    return (FIXTURES / STE / "solutions" / name).read_text()
 
 
 @pytest.mark.slow
-def test_the_true_gradient_of_round_fails_with_a_gradient_message(graded: Grader) -> None:
-    result = graded(_problem(), _solution("wrong_answer/plain_round.py"))
+def test_a_stopped_gradient_fails_with_a_gradient_message(graded: Grader) -> None:
+    result = graded(_problem(), _solution("wrong_answer/stops_the_gradient.py"))
     assert result.verdict is Verdict.WRONG_ANSWER
     assert all(c.verdict is Verdict.WRONG_ANSWER for c in result.cases)
-    first = result.cases[0]
-    assert first.message.startswith('gradient of the output w.r.t. x["b"]: got 0, expected 1')
-    assert first.output is not None and first.output.json_value == {"b": 0.0, "w": [0.0, 2.0, -2.0]}
+    first = result.cases[0]  # the values are right: only the gradient differs
+    assert first.message.startswith("gradient of the output w.r.t. x[0, 1]: got 0, expected 9")
+    assert first.output is not None and first.output.json_value == [5.0, 14.0]
     hidden = [c for c in result.cases if c.visibility == "hidden"]
     assert all(c.message.startswith("gradient of the output w.r.t. x") for c in hidden)
     assert all("expected" not in c.message and c.output is None for c in hidden)
@@ -201,15 +235,19 @@ def test_the_true_gradient_of_round_fails_with_a_gradient_message(graded: Grader
 
 @pytest.mark.slow
 def test_a_backward_rule_that_ignores_the_cotangent_fails(graded: Grader) -> None:
-    result = graded(_problem(), _solution("wrong_answer/backward_returns_ones.py"))
+    result = graded(_problem(), BACKWARD_RETURNS_ONES)
     assert result.verdict is Verdict.WRONG_ANSWER
     assert "gradient of the output w.r.t." in result.message
 
 
 @pytest.mark.slow
-def test_a_custom_vjp_straight_through_is_accepted(graded: Grader) -> None:
-    result = graded(_problem(), _solution("accepted/custom_vjp_per_leaf.py"))
+def test_a_custom_vjp_with_the_true_backward_rule_is_accepted(graded: Grader) -> None:
+    result = graded(_problem(), CUSTOM_VJP)
     assert result.verdict is Verdict.ACCEPTED, result.message
+
+
+#: A program summary that meets the problem's loop rule (a sum inside the loop).
+LOOP = {"ops": {"stablehlo.while": 1}, "loop_ops": {"stablehlo.reduce": 1}}
 
 
 def test_verdicts_from_a_fabricated_run_with_a_zero_gradient() -> None:
@@ -221,15 +259,16 @@ def test_verdicts_from_a_fabricated_run_with_a_zero_gradient() -> None:
     problem = _problem()
     cases = [problem.public_cases[1], problem.hidden_cases[1]]  # example_2 and its lookalike: one signature
     job = build_session(problem, "def f(): pass\n", cases, [False, True], 1 << 24)
-    assert job.gradient == {"wrt": [0], "names": ["x"], "cotangent": "pattern"}
-    expected = [np.round(c.inputs[0]) for c in cases]
-    gradients = [{"x": np.array(PATTERN[:4], np.float32)} for _ in cases]
+    assert job.gradient == {"wrt": [1], "names": ["x"], "cotangent": "pattern"}
+    x = cases[0].inputs[1]  # shape (3, 1), as its lookalike's
+    expected = [np.array([2.0, 2.0, -2.0], np.float32) for _ in cases]
+    gradients = [{"x": np.array([[0.0], [0.0], [1.75]], np.float32)} for _ in cases]
     raw = RawRun(load={"type": "loaded"}, executor_healthy=True)
     for i in range(len(cases)):
-        skeleton, leaves = skeletonize((expected[i], {"x": np.zeros(4, np.float32)}))
+        skeleton, leaves = skeletonize((expected[i], {"x": np.zeros(x.shape, np.float32)}))
         raw.programs.setdefault(
             job.cases[i].sig,
-            ProgramReport(job.cases[i].sig, skeleton=skeleton, compiled={"summary": {}, "compile_ms": 1.0}),
+            ProgramReport(job.cases[i].sig, skeleton=skeleton, compiled={"summary": LOOP, "compile_ms": 1.0}),
         )
         raw.runs[i] = CaseReport(i, outputs=leaves, run_ms=1.0)
     visibility: Any = ["public", "hidden"]
@@ -247,9 +286,9 @@ def test_verdicts_from_a_fabricated_run_with_a_zero_gradient() -> None:
     )
     public, hidden = result.cases
     assert public.verdict is Verdict.WRONG_ANSWER and public.message.startswith(
-        PREFIX + "x[3]: got 0, expected 1.75"
+        PREFIX + "x[2, 0]: got 0, expected 1.75"
     )
-    assert public.output is not None and public.output.json_value == [2.0, 2.0, -2.0, 3.0]
+    assert public.output is not None and public.output.json_value == [2.0, 2.0, -2.0]
     assert hidden.message.startswith(PREFIX + "x: wrong values") and "expected" not in hidden.message
     # The same run with the right gradient is accepted.
     for i in (0, 1):
@@ -277,12 +316,13 @@ def test_judge_check_reports_a_reference_gradient_that_is_not_finite(
 
     monkeypatch.setenv("JUDGE_CACHE_DIR", str(tmp_path / "cache"))
     root = tmp_path / "problems" / STE
-    shutil.copytree(ROOT / "problems" / STE, root, ignore=shutil.ignore_patterns("solutions", "__pycache__"))
+    shutil.copytree(FIXTURES / STE, root, ignore=shutil.ignore_patterns("solutions", "__pycache__"))
     (tmp_path / "reference").mkdir()
-    reference = (ROOT / "reference" / "straight_through_estimator.py").read_text()
-    broken = reference.replace("return (g,)", "return (g / 0.0,)")
+    reference = (FIXTURES.parent / "reference" / "running_total.py").read_text()
+    # The same values, but the square root's slope at 0 is infinite: a non-finite gradient.
+    broken = reference.replace("jnp.sum(f(row))", "jnp.sum(f(row) + jnp.sqrt(row * 0.0))")
     assert broken != reference
-    (tmp_path / "reference" / "straight_through_estimator.py").write_text(broken)
+    (tmp_path / "reference" / "running_total.py").write_text(broken)
     report = run_checks([root], backend=None, concurrency=1)
     found = [f for f in report.findings if f.check == "reference" and f.severity is Severity.ERROR]
     assert found and all("non-finite gradient at gradient" in f.message for f in found), found

@@ -16,29 +16,36 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, Playwright, expect, sync_playwright
 
+from tests.conftest import FIXTURE_SLUG, FIXTURES, TUPLE_SLUG
 from tests.webtools import ARTIFACTS, JudgeServer, Watched, launch_browser
 
-ROOT = Path(__file__).resolve().parent.parent
-CLIPPING = "global-norm-clipping"
-SOLUTIONS = ROOT / "problems" / CLIPPING / "solutions"
+#: The server serves the suite's fixture problems (``tests/webtools.py``); the page is tested on scale-tree.
+SCALE = FIXTURE_SLUG
+SOLUTIONS = FIXTURES / SCALE / "solutions"
 #: Seconds to wait for a Run or a whole submission: generous, so a busy machine only makes it slower.
 GRADE_TIMEOUT_MS = 120_000
 
 # One server and one browser for the module: keep every test on the same xdist worker.
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("web")]
 
-#: Returns float32 leaves whatever the gradients' dtype (no cast back): wrong on the bfloat16 cases.
+#: Returns float32 leaves whatever the tree's dtype (no cast back): wrong on the bfloat16 cases.
 NO_CAST_BACK = """\
 import jax
 import jax.numpy as jnp
 
 
-def clip_by_global_norm(grads, max_norm):
-    leaves = jax.tree.leaves(grads)
-    norm = jnp.sqrt(sum(jnp.sum(jnp.square(leaf.astype(jnp.float32))) for leaf in leaves))
-    scale = jnp.minimum(1.0, max_norm / jnp.maximum(norm, 1e-30))
-    clipped = jax.tree.map(lambda g: g.astype(jnp.float32) * scale, grads)
-    return {"clipped": clipped, "global_norm": norm}
+def scale_tree(tree, factor):
+    return jax.tree.map(lambda leaf: leaf.astype(jnp.float32) * factor, tree)
+"""
+#: Scales the leaves of a top-level dict only, not those in its lists: right on example 1, wrong on example 2.
+SHALLOW = """\
+import jax
+
+
+def scale_tree(tree, factor):
+    if isinstance(tree, dict):
+        return {k: v if isinstance(v, (dict, list)) else v * factor for k, v in tree.items()}
+    return jax.tree.map(lambda leaf: leaf * factor, tree)
 """
 
 
@@ -107,7 +114,7 @@ def phone(browser: Browser, artifacts: Path, request: pytest.FixtureRequest) -> 
 # --------------------------------------------------------------------------------------------- helpers
 
 
-def open_problem(web: Watched, server: JudgeServer, slug: str = CLIPPING) -> Page:
+def open_problem(web: Watched, server: JudgeServer, slug: str = SCALE) -> Page:
     page = web.page
     page.goto(f"{server.url}/problems/{slug}")
     expect(page.locator("body")).to_have_attribute("data-ready", "true")
@@ -151,54 +158,54 @@ def test_problem_list_shows_problems_and_the_last_verdict(web: Watched, server: 
     expect(page.locator("body")).to_have_attribute("data-ready", "true")
     rows = page.locator(".problem-row")
     expect(rows).to_have_count(len(server.get_json("/api/problems")))
-    clipping = page.locator(f'.problem-row[data-slug="{CLIPPING}"]')
-    expect(clipping.locator(".problem-link")).to_have_text("Global Norm Gradient Clipping")
-    expect(clipping.locator(".difficulty")).to_have_text("medium")
-    expect(clipping.locator(".tag")).to_contain_text(["pytree", "jit"])
-    expect(clipping.locator(".last-verdict")).to_have_text("not submitted yet")
+    row = page.locator(f'.problem-row[data-slug="{SCALE}"]')
+    expect(row.locator(".problem-link")).to_have_text("Scale a Tree")
+    expect(row.locator(".difficulty")).to_have_text("easy")
+    expect(row.locator(".tag")).to_contain_text(["pytree", "jit"])
+    expect(row.locator(".last-verdict")).to_have_text("not submitted yet")
     web.shot("list-fresh")
 
     page.evaluate(
         """slug => localStorage.setItem(`jax-judge:verdict:${slug}`,
              JSON.stringify({verdict: "wrong_answer", passed: 3, total: 19, at: 0}))""",
-        CLIPPING,
+        SCALE,
     )
     page.reload()
-    expect(clipping.locator(".last-verdict .verdict")).to_have_text("Wrong answer")
+    expect(row.locator(".last-verdict .verdict")).to_have_text("Wrong answer")
     web.shot("list-with-verdict")
-    clipping.locator(".problem-link").click()
-    expect(page).to_have_url(f"{server.url}/problems/{CLIPPING}")
+    row.locator(".problem-link").click()
+    expect(page).to_have_url(f"{server.url}/problems/{SCALE}")
 
 
 def test_statement_math_examples_hints_and_starter(web: Watched, server: JudgeServer) -> None:
     page = open_problem(web, server)
-    expect(page).to_have_title("Global Norm Gradient Clipping · JAX practice judge")
+    expect(page).to_have_title("Scale a Tree · JAX practice judge")
     statement = page.locator("#statement")
     # Math is MathML rendered by the server: no TeX left over, nothing fetched from elsewhere.
-    assert statement.locator("math").count() >= 5
+    assert statement.locator("math").count() >= 3
     expect(statement.locator('math[display="block"]')).to_have_count(1)
-    assert "\\sqrt" not in statement.inner_text()
+    assert "\\ell" not in statement.inner_text()
     for heading in ("Example 1", "Example 2", "Requirements", "Constraints"):
         expect(statement.get_by_role("heading", name=heading)).to_be_visible()
-    expect(statement).to_contain_text('Output: {"clipped": {"b": 0.8, "w": [0.6, 0.0]}, "global_norm": 5.0}')
-    expect(statement).to_contain_text("Squaring every entry gives 9, 0 and 16")
+    expect(statement).to_contain_text('Output: {"b": 1.5, "w": [3.0, 6.0]}')
+    expect(statement).to_contain_text("Every entry is multiplied by 3")
 
     hints = page.locator("#hint-list li")
     expect(hints).to_have_count(0)
     page.get_by_role("button", name="Show hint 1 of 3").click()
     expect(hints).to_have_count(1)
-    expect(hints.nth(0).locator("code")).to_have_text("jax.tree.leaves(grads)")
+    expect(hints.nth(0).locator("code").first).to_have_text("jax.tree.map(f, tree)")
     page.get_by_role("button", name="Show hint 2 of 3").click()
     page.get_by_role("button", name="Show hint 3 of 3").click()
     expect(hints).to_have_count(3)
     expect(page.locator("#next-hint")).to_be_hidden()
 
-    starter = (ROOT / "problems" / CLIPPING / "starter.py").read_text().rstrip("\n")
+    starter = (FIXTURES / SCALE / "starter.py").read_text().rstrip("\n")
     assert editor_text(page).rstrip("\n") == starter
-    grads = page.get_by_label("grads")
-    assert grads.input_value() == '{"w": [3, 0], "b": 4}'
-    expect(page.locator("#arg-grads-kinds")).to_have_text("accepts object, array, number")
-    expect(page.locator("#arg-max_norm-kinds")).to_have_text("accepts number")
+    tree = page.get_by_label("tree", exact=True)
+    assert tree.input_value() == '{"w": [1, 2], "b": 0.5}'
+    expect(page.locator("#arg-tree-kinds")).to_have_text("accepts object, array, number")
+    expect(page.locator("#arg-factor-kinds")).to_have_text("accepts number")
     expect(page.locator("#json-rule")).to_contain_text("A list whose items are all objects is a list node")
     web.shot("statement-hints")
 
@@ -207,14 +214,14 @@ def test_run_the_examples_and_see_the_expected_output(web: Watched, server: Judg
     page = open_problem(web, server)
     expect(page.locator("#submit")).to_be_disabled()
     expect(page.locator("#submit-why")).to_contain_text("Run your code first")
-    type_code(page, solution("accepted", "tree_map_minimum.py"))
+    type_code(page, solution("accepted", "tree_util_map.py"))
     web.shot("code-typed")
     run(page)
-    expect(page.locator("#run-results .summary")).to_contain_text("3 of 3 examples passed")
+    expect(page.locator("#run-results .summary")).to_contain_text("2 of 2 examples passed")
     first = page.locator('.case[data-case="example_1"]')
     expect(first.locator(".verdict")).to_have_text("Accepted")
     expect(first.locator(".times")).to_contain_text(re.compile(r"compile [\d.]+ ms · run [\d.]+ ms"))
-    expected = '{"clipped": {"b": 0.8, "w": [0.6, 0.0]}, "global_norm": 5.0}'
+    expected = '{"b": 1.5, "w": [3.0, 6.0]}'
     panes = first.locator(".pane .value")
     expect(panes.nth(0)).to_have_text(expected)
     expect(panes.nth(1)).to_have_text(expected)
@@ -231,9 +238,9 @@ def test_run_the_examples_and_see_the_expected_output(web: Watched, server: Judg
 
 def test_run_shows_what_the_code_printed(web: Watched, server: JudgeServer) -> None:
     page = open_problem(web, server)
-    code = solution("accepted", "tree_map_minimum.py").replace(
-        "    leaves = jax.tree.leaves(grads)\n",
-        '    leaves = jax.tree.leaves(grads)\n    print("leaves:", len(leaves), "<b>not markup</b>")\n',
+    code = solution("accepted", "tree_util_map.py").replace(
+        "    return ",
+        '    print("leaves:", len(jax.tree.leaves(tree)), "<b>not markup</b>")\n    return ',
     )
     type_code(page, code)
     run(page)
@@ -246,23 +253,23 @@ def test_run_shows_what_the_code_printed(web: Watched, server: JudgeServer) -> N
 
 def test_wrong_output_marks_the_differing_leaves(web: Watched, server: JudgeServer) -> None:
     page = open_problem(web, server)
-    type_code(page, solution("wrong_answer", "always_rescale.py"))
+    type_code(page, SHALLOW)
     run(page)
-    # Example 2 has a norm under max_norm: every leaf must come back unchanged, but is rescaled.
+    # Example 2 holds its leaves in a list of dicts: they must be scaled, but come back unchanged.
     failing = page.locator('.case[data-case="example_2"]')
     expect(failing.locator(".verdict")).to_have_text("Wrong answer (value)")
-    expect(failing.locator(".message")).to_contain_text('clipped["dense"]["b"][0]: got 1.24939, expected 0.4')
+    expect(failing.locator(".message")).to_contain_text('layers[0]["w"][1]: got -1, expected -0.5')
     yours = failing.locator(".pane").nth(0)
-    leaf = yours.locator(""".leaf.diff[data-path='clipped["dense"]["b"]'] mark""")
-    expect(leaf.first).to_have_text("1.24939")
-    expect(failing.locator(".differs")).to_contain_text('clipped["dense"]["b"]')
+    leaf = yours.locator(""".leaf.diff[data-path='layers[0]["w"]'] mark""")
+    expect(leaf.first).to_have_text("0.5")
+    expect(failing.locator(".differs")).to_contain_text('layers[0]["w"]')
     expect(page.locator('.case[data-case="example_1"] .tree .diff')).to_have_count(0)
     web.shot("run-wrong-answer")
 
 
 def test_submit_a_correct_solution_and_see_accepted(web: Watched, server: JudgeServer) -> None:
     page = open_problem(web, server)
-    type_code(page, solution("accepted", "optax_style.py"))
+    type_code(page, solution("accepted", "float32_then_cast.py"))
     page.locator(".cm-content").press("Control+Enter")  # Ctrl+Enter runs
     expect(page.locator("#run-results .summary")).to_be_visible(timeout=GRADE_TIMEOUT_MS)
     web.shot("ran")
@@ -277,9 +284,7 @@ def test_submit_a_correct_solution_and_see_accepted(web: Watched, server: JudgeS
     web.shot("submitted-accepted")
 
     page.goto(server.url)
-    expect(page.locator(f'.problem-row[data-slug="{CLIPPING}"] .last-verdict .verdict')).to_have_text(
-        "Accepted"
-    )
+    expect(page.locator(f'.problem-row[data-slug="{SCALE}"] .last-verdict .verdict')).to_have_text("Accepted")
     web.shot("list-accepted")
 
 
@@ -294,7 +299,7 @@ def test_submit_float32_for_bfloat16_names_the_leaf(web: Watched, server: JudgeS
         has_text="dtype float32, expected bfloat16"
     )
     expect(hidden_dtype.first.locator(".message")).to_contain_text(
-        re.compile(r"clipped(\[[^\]]+\])*: dtype float32, expected bfloat16")
+        re.compile(r"(\[[^\]]+\])*: dtype float32, expected bfloat16")
     )
     expect(hidden_dtype.first.locator(".verdict")).to_have_text("Wrong answer (dtype)")
     # Hidden cases show a verdict and a message, never their data.
@@ -304,22 +309,20 @@ def test_submit_float32_for_bfloat16_names_the_leaf(web: Watched, server: JudgeS
 
 def test_python_if_on_a_traced_value_shows_the_line_and_the_hint(web: Watched, server: JudgeServer) -> None:
     page = open_problem(web, server)
-    type_code(page, solution("trace_error", "python_if.py"))
+    type_code(page, solution("trace_error", "python_if_on_factor.py"))
     run(page)
     first = page.locator('.case[data-case="example_1"]')
     expect(first.locator(".verdict")).to_have_text("Trace error")
-    expect(first.locator(".message")).to_contain_text("line 9: `if norm > max_norm:`")
+    expect(first.locator(".message")).to_contain_text("line 6: `if factor == 0:`")
     # The line is marked in the editor.
     marked = page.locator(".cm-line.cm-error-line")
     expect(marked).to_have_count(1)
-    expect(marked).to_have_text("    if norm > max_norm:")
+    expect(marked).to_have_text("    if factor == 0:")
     # Why it failed and what to write instead, in the learner's own terms.
     explain = first.locator(".explain")
     expect(explain).to_contain_text("A tracer knows its shape and dtype but not its values")
-    expect(explain).to_contain_text("result = jnp.where(norm > max_norm, value_if_true, value_if_false)")
-    expect(explain).to_contain_text(
-        "result = jax.lax.cond(norm > max_norm, if_true_fn, if_false_fn, *operands)"
-    )
+    expect(explain).to_contain_text("result = jnp.where(factor == 0, value_if_true, value_if_false)")
+    expect(explain).to_contain_text("result = jax.lax.cond(factor == 0, if_true_fn, if_false_fn, *operands)")
     # One explanation is enough; the other examples say it is the same message.
     expect(page.locator("#run-results .explain")).to_have_count(1)
     expect(page.locator('.case[data-case="example_2"] .same-message')).to_have_text(
@@ -327,62 +330,62 @@ def test_python_if_on_a_traced_value_shows_the_line_and_the_hint(web: Watched, s
     )
     web.shot("run-trace-error")
 
-    first.get_by_role("button", name="Show line 9 in the editor").click()
+    first.get_by_role("button", name="Show line 6 in the editor").click()
     expect(page.locator(".cm-content")).to_be_focused()
 
     submit(page)
     expect(page.locator("#submission .summary .verdict")).to_have_text("Trace error")
-    expect(page.locator("#submission .explain")).to_contain_text("jax.lax.cond(norm > max_norm")
+    expect(page.locator("#submission .explain")).to_contain_text("jax.lax.cond(factor == 0")
     expect(page.locator("#submission .final-message")).to_contain_text("jnp.where(cond, a, b)")
     web.shot("submitted-trace-error")
 
 
 def test_malformed_inputs_show_the_error_under_their_box(web: Watched, server: JudgeServer) -> None:
     page = open_problem(web, server)
-    grads = page.get_by_label("grads")
-    max_norm = page.get_by_label("max_norm")
+    tree = page.get_by_label("tree", exact=True)
+    factor = page.get_by_label("factor", exact=True)
 
     # JSON the browser cannot parse: caught before any request, with line and column.
-    grads.fill('{"w": [1, 2,], "b": 4}')
+    tree.fill('{"w": [1, 2,], "b": 4}')
     expect(page.get_by_role("radio", name="my input below")).to_be_checked()
     page.locator("#run").click()
-    expect(page.locator("#arg-grads-error")).to_have_text(
-        "grads: not valid JSON: expected a value at line 1 column 13"
+    expect(page.locator("#arg-tree-error")).to_have_text(
+        "tree: not valid JSON: expected a value at line 1 column 13"
     )
-    expect(grads).to_have_attribute("aria-invalid", "true")
-    expect(page.locator("#arg-max_norm-error")).to_be_hidden()
+    expect(tree).to_have_attribute("aria-invalid", "true")
+    expect(page.locator("#arg-factor-error")).to_be_hidden()
     web.shot("input-json-error")
 
     # Valid JSON the judge rejects: a ragged leaf, named by its JSON path.
     web.allow(r"status of 422")
-    grads.fill('{"w": [[1, 2], [3]], "b": 4}')
-    expect(page.locator("#arg-grads-error")).to_be_hidden()
+    tree.fill('{"w": [[1, 2], [3]], "b": 4}')
+    expect(page.locator("#arg-tree-error")).to_be_hidden()
     page.locator("#run").click()
-    expect(page.locator("#arg-grads-error")).to_contain_text('grads["w"]')
-    expect(page.locator("#arg-grads-error")).to_be_visible()
+    expect(page.locator("#arg-tree-error")).to_contain_text('tree["w"]')
+    expect(page.locator("#arg-tree-error")).to_be_visible()
     web.shot("input-path-error")
 
-    max_norm.fill('"one"')
-    grads.fill('{"w": [3, 0], "b": 4}')
+    factor.fill('"one"')
+    tree.fill('{"w": [3, 0], "b": 4}')
     page.locator("#run").click()
-    expect(page.locator("#arg-max_norm-error")).to_contain_text("max_norm")
-    expect(page.locator("#arg-grads-error")).to_be_hidden()
+    expect(page.locator("#arg-factor-error")).to_contain_text("factor")
+    expect(page.locator("#arg-tree-error")).to_be_hidden()
     web.shot("input-number-error")
 
     # Fixed inputs run as one custom case, with its expected output from the reference; Ctrl+Enter runs
     # from an input box too.
-    max_norm.fill("10")
-    max_norm.press("Control+Enter")
+    factor.fill("10")
+    factor.press("Control+Enter")
     expect(page.locator("#run-results .summary")).to_be_visible(timeout=GRADE_TIMEOUT_MS)
     custom = page.locator('.case[data-case="custom"]')
     expect(custom.locator("h3")).to_have_text("Your input")
-    expect(custom.locator(".pane .value").nth(1)).to_contain_text('"global_norm": 5.0')
+    expect(custom.locator(".pane .value").nth(1)).to_contain_text('"b": 40.0')
     web.shot("custom-run")
 
 
 def test_reload_keeps_the_code_and_reset_restores_the_starter(web: Watched, server: JudgeServer) -> None:
     page = open_problem(web, server)
-    code = solution("accepted", "flatten_where.py")
+    code = solution("accepted", "float32_then_cast.py")
     type_code(page, code)
     page.reload()
     expect(page.locator("body")).to_have_attribute("data-ready", "true")
@@ -391,7 +394,7 @@ def test_reload_keeps_the_code_and_reset_restores_the_starter(web: Watched, serv
     web.shot("reloaded")
 
     page.get_by_role("button", name="Reset to starter code").click()
-    starter = (ROOT / "problems" / CLIPPING / "starter.py").read_text()
+    starter = (FIXTURES / SCALE / "starter.py").read_text()
     assert editor_text(page).rstrip("\n") == starter.rstrip("\n")
     page.reload()
     expect(page.locator("body")).to_have_attribute("data-ready", "true")
@@ -400,10 +403,8 @@ def test_reload_keeps_the_code_and_reset_restores_the_starter(web: Watched, serv
 
     # Another problem keeps its own code.
     type_code(page, code)
-    other = open_problem(web, server, "sgd-momentum")
-    assert editor_text(other).rstrip("\n") == (
-        ROOT / "problems" / "sgd-momentum" / "starter.py"
-    ).read_text().rstrip("\n")
+    other = open_problem(web, server, TUPLE_SLUG)
+    assert editor_text(other).rstrip("\n") == (FIXTURES / TUPLE_SLUG / "starter.py").read_text().rstrip("\n")
 
 
 def test_editor_indents_and_matches_brackets(web: Watched, server: JudgeServer) -> None:
@@ -461,7 +462,7 @@ def test_usable_at_phone_width(phone: Watched, server: JudgeServer) -> None:
 
     assert overflow() <= 0, "the problem page scrolls sideways at 390 px"
     phone.shot("phone-problem")
-    type_code(page, solution("wrong_answer", "l1_norm.py"))
+    type_code(page, solution("wrong_answer", "adds_factor.py"))
     page.get_by_role("button", name="Run examples").scroll_into_view_if_needed()
     run(page)
     expect(page.locator('.case[data-case="example_1"] .verdict')).to_have_text("Wrong answer (value)")
@@ -484,4 +485,4 @@ def test_assets_come_from_this_server_only(web: Watched, server: JudgeServer) ->
     foreign = [url for url in seen if not (url.startswith(server.url) or url.startswith("data:"))]
     assert foreign == []
     # The problem's JSON is preloaded by the HTML and then used, not fetched twice.
-    assert seen.count(f"{server.url}/api/problems/{CLIPPING}") == 1
+    assert seen.count(f"{server.url}/api/problems/{SCALE}") == 1

@@ -14,6 +14,7 @@ from judge.problems import ProblemSet
 from judge.web import mount
 from judge.web.assets import DIST_DIR, Assets, load_assets
 from judge.web.static import IMMUTABLE, cache_control
+from tests.conftest import FIXTURE_SLUG, TUPLE_SLUG
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -44,16 +45,16 @@ def test_problem_list_page_is_a_shell_that_loads_hashed_assets(client: TestClien
 
 
 def test_problem_page_names_the_problem(client: TestClient) -> None:
-    response = client.get("/problems/global-norm-clipping")
+    response = client.get(f"/problems/{FIXTURE_SLUG}")
     assert response.status_code == 200
-    assert 'data-slug="global-norm-clipping"' in response.text
-    assert "<title>Global Norm Gradient Clipping · JAX practice judge</title>" in response.text
+    assert f'data-slug="{FIXTURE_SLUG}"' in response.text
+    assert "<title>Scale a Tree · JAX practice judge</title>" in response.text
     assert "no-cache" in response.headers["cache-control"]
 
 
 def test_head_requests_are_answered(client: TestClient) -> None:
     assert client.head("/").status_code == 200
-    assert client.head("/problems/sgd-momentum").status_code == 200
+    assert client.head(f"/problems/{TUPLE_SLUG}").status_code == 200
 
 
 def test_unknown_problem_is_a_404_page_naming_it(client: TestClient) -> None:
@@ -71,7 +72,7 @@ def test_slug_is_escaped_in_the_404_page(client: TestClient) -> None:
 
 
 def test_hashed_assets_are_immutable_and_gzip_when_accepted(client: TestClient) -> None:
-    url = next(u for u in asset_urls(client.get("/problems/sgd-momentum").text) if u.endswith(".js"))
+    url = next(u for u in asset_urls(client.get(f"/problems/{TUPLE_SLUG}").text) if u.endswith(".js"))
     plain = client.get(url, headers={"Accept-Encoding": "identity"})
     assert plain.status_code == 200
     assert plain.headers["cache-control"] == IMMUTABLE
@@ -121,7 +122,7 @@ def test_without_a_build_pages_say_how_to_build_and_the_api_is_untouched(problem
 
     mount(app, lambda: problems, assets=Assets(problem="the page's assets are not built: run scripts/setup"))
     client = TestClient(app)
-    response = client.get("/problems/sgd-momentum")
+    response = client.get(f"/problems/{TUPLE_SLUG}")
     assert response.status_code == 503
     assert "run scripts/setup" in response.text
     assert "<script" not in response.text
@@ -155,8 +156,10 @@ def test_the_built_bundle_matches_the_sources() -> None:
 
 def test_pages_announce_chunks_and_the_api_call_they_will_make(client: TestClient) -> None:
     manifest = json.loads((DIST_DIR / "manifest.json").read_text())
-    html = client.get("/problems/sgd-momentum").text
+    html = client.get(f"/problems/{TUPLE_SLUG}").text
     for chunk in manifest["preload"]["problem.js"]:
         assert f'<link rel="modulepreload" href="/static/{chunk}">' in html
-    assert '<link rel="preload" href="/api/problems/sgd-momentum" as="fetch" crossorigin="anonymous">' in html
+    assert (
+        f'<link rel="preload" href="/api/problems/{TUPLE_SLUG}" as="fetch" crossorigin="anonymous">' in html
+    )
     assert '<link rel="preload" href="/api/problems" as="fetch"' in client.get("/").text

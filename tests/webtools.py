@@ -28,6 +28,8 @@ from typing import Any
 from playwright.sync_api import Browser, ConsoleMessage, Page, Playwright, Request
 
 ROOT = Path(__file__).resolve().parent.parent
+#: The problems the pages serve: the suite's fixture problems (``tests.conftest.FIXTURES``).
+FIXTURES = ROOT / "tests" / "fixtures" / "problems"
 CHROMIUM = Path(os.environ.get("JUDGE_TEST_CHROMIUM", "/usr/bin/chromium"))
 #: Where screenshots go (gitignored); JUDGE_TEST_ARTIFACTS moves it.
 ARTIFACTS = Path(os.environ.get("JUDGE_TEST_ARTIFACTS", ROOT / "test-artifacts")) / "web"
@@ -62,6 +64,7 @@ class JudgeServer:
         env = {
             **os.environ,
             "JUDGE_DATA_DIR": str(data_dir),
+            "JUDGE_PROBLEMS_DIR": str(FIXTURES),  # the suite's fixture problems
             "JUDGE_HOST": "127.0.0.1",
             "JUDGE_PORT": "0",
             **{f"JUDGE_{k.upper()}": v for k, v in settings.items()},
