@@ -137,7 +137,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-page-") as tmp:
         folder = Path(tmp)
         server = JudgeServer.start(
-            folder / "data", folder / "serve.log", anonymous_rate_limit="100000/minute"
+            folder / "data",
+            folder / "serve.log",
+            anonymous_rate_limit="100000/minute",
+            problems_dir=str(ROOT / "problems"),  # a learner's page, not the test suite's fixtures
         )
         static = None
         try:
