@@ -1,0 +1,37 @@
+"""Loading problems maps case files to lines only when a defect needs a line: every process that loads the
+problems (judge grade, the service, each worker) paid seconds for line maps nobody read."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from judge import positions
+from judge.errors import ProblemError
+from judge.problems import ProblemSet, load_problem
+from tests.conftest import FIXTURE_SLUG, FIXTURES
+
+
+def test_a_sound_problem_set_loads_without_line_maps(monkeypatch: pytest.MonkeyPatch) -> None:
+    mapped: list[str] = []
+    # The JSON source map every line map is made from (json_lines swallows its errors: count the calls).
+    monkeypatch.setattr(positions, "calculate", lambda text: mapped.append(text) or {})
+    assert FIXTURE_SLUG in {p.slug for p in ProblemSet(FIXTURES)}
+    assert mapped == [], "a case file was mapped to lines though nothing was wrong"
+
+
+def test_a_defect_in_a_case_file_still_names_its_line(tmp_path: Path) -> None:
+    root = tmp_path / "problems" / FIXTURE_SLUG
+    shutil.copytree(FIXTURES / FIXTURE_SLUG, root)
+    hidden = root / "cases" / "hidden.json"
+    data = json.loads(hidden.read_text())
+    data["cases"][1]["dtype"] = "float16"
+    hidden.write_text(json.dumps(data, indent=1))
+    with pytest.raises(ProblemError) as caught:
+        load_problem(root)
+    line = next(n for n, text in enumerate(hidden.read_text().splitlines(), 1) if '"float16"' in text)
+    assert caught.value.line == line
+    assert "float16" in str(caught.value)
