@@ -10,7 +10,7 @@ line of the key that holds it.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from json_source_map import calculate
 
@@ -108,30 +108,6 @@ def json_lines(text: str) -> dict[Path, int]:
             tuple(int(p) if isinstance(p, str) and p.isdigit() else p for p in path), start.line + 1
         )
     return lines
-
-
-class LazyJsonLines(Mapping[Path, int]):
-    """``json_lines(text)``, computed on first use. Only a defect needs a line, and mapping every value of a
-    case file costs far more than loading it (seconds for a catalog, paid by every process that loads the
-    problems otherwise)."""
-
-    def __init__(self, text: str) -> None:
-        self._text = text
-        self._lines: dict[Path, int] | None = None
-
-    def _get(self) -> dict[Path, int]:
-        if self._lines is None:
-            self._lines = json_lines(self._text)
-        return self._lines
-
-    def __getitem__(self, key: Path) -> int:
-        return self._get()[key]
-
-    def __iter__(self) -> Iterator[Path]:
-        return iter(self._get())
-
-    def __len__(self) -> int:
-        return len(self._get())
 
 
 def _unescape(part: str) -> str:

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ValidationError
 from judge.constraints import split_violation
 from judge.errors import InputError, ProblemError, ProblemNotFound
 from judge.menu import MenuError, menu_functions, to_choice
-from judge.positions import LazyJsonLines, line_of, toml_lines
+from judge.positions import json_lines, line_of, toml_lines
 from judge.pytree_json import (
     ConversionError,
     json_to_array,
@@ -287,15 +287,17 @@ def load_spec(root: Path) -> ProblemSpec:
 
 def _case_error(
     file: Path,
-    lines: Mapping[tuple[str | int, ...], int],
+    text: str,
     index: int,
     message: str,
     *field: str | int,
     at: str = "",
 ) -> ProblemError:
-    """A defect of case ``index`` of a case file, at the line of ``field`` in it."""
+    """A defect of case ``index`` of a case file (``text``), at the line of ``field`` in it. The file is
+    mapped to lines only here: mapping every value costs far more than loading it (seconds for a catalog)."""
     where = _where(file, ("cases", index, *([at] if at else [])))
-    return ProblemError(where, message, file=str(file), line=line_of(lines, ("cases", index, *field)))
+    line = line_of(json_lines(text), ("cases", index, *field))
+    return ProblemError(where, message, file=str(file), line=line)
 
 
 def load_cases(root: Path, spec: ProblemSpec) -> tuple[Case, ...]:
@@ -313,25 +315,24 @@ def load_cases(root: Path, spec: ProblemSpec) -> tuple[Case, ...]:
             ) from None
         except json.JSONDecodeError as exc:
             raise ProblemError(str(file), f"not valid JSON: {exc}", file=str(file), line=exc.lineno) from None
-        lines = LazyJsonLines(text)  # only a defect below needs a line
         try:
             parsed = CaseFile.model_validate(data)
         except ValidationError as exc:
-            raise _validation_message(file, exc, CaseFile, lines) from None
+            raise _validation_message(file, exc, CaseFile, json_lines(text)) from None
         for i, definition in enumerate(parsed.cases):
             if definition.name in seen:
-                raise _case_error(file, lines, i, f"case name {definition.name!r} repeats", "name")
+                raise _case_error(file, text, i, f"case name {definition.name!r} repeats", "name")
             seen.add(definition.name)
             if definition.dtype not in spec.dtypes.allowed:
                 raise _case_error(
-                    file, lines, i, f"dtype {definition.dtype} is not in dtypes.allowed", "dtype"
+                    file, text, i, f"dtype {definition.dtype} is not in dtypes.allowed", "dtype"
                 )
             try:
                 inputs = convert_args(spec, definition.args, definition.dtype)
             except InputError as exc:
                 argument = re.match(r"[A-Za-z_][A-Za-z0-9_]*", exc.path)
                 field = ["args", *([argument.group(0)] if argument else [])]
-                raise _case_error(file, lines, i, str(exc), *field, at="args") from None
+                raise _case_error(file, text, i, str(exc), *field, at="args") from None
             cases.append(Case(definition, inputs))
     if not cases:
         raise ProblemError(str(root), "the problem has no cases")

@@ -240,7 +240,7 @@ class Services:
             log.exception("preparing the problems failed")
             self._prepared = f"preparing the problems failed ({type(exc).__name__})"
         while not self._stop.is_set():
-            # A view whose close() keeps the zygote the warm pool forks its tracers from.
+            # self_test leaves the backend open: the warm pool forks its tracers from its zygote.
             result = self._sandbox_check(self.backend)
             if result.ok:
                 self._self_test = None
