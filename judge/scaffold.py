@@ -21,10 +21,10 @@ import typing
 from dataclasses import dataclass
 from pathlib import Path
 
+from judge.check.rules_check import MAX_ARGS  # the package rule `signature`
 from judge.scaffold_kinds import (
     INT_BOUND,
     INT_TUPLES,
-    MAX_ARGS,
     ArgDecl,
     ScaffoldError,
     menu_module,

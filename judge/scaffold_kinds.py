@@ -21,10 +21,10 @@ import typing
 from dataclasses import dataclass, field
 
 from judge.errors import JudgeError
-from judge.spec import MAX_ARRAY_NDIM, ArgSpec
+from judge.spec import MAX_ARRAY_NDIM, ArgSpec, ArrayDtype
 
 KINDS: tuple[str, ...] = typing.get_args(ArgSpec.model_fields["kind"].annotation)
-ARRAY_DTYPES = ("case", "int32", "bool")
+ARRAY_DTYPES: tuple[str, ...] = typing.get_args(ArrayDtype)
 #: The menu ``judge new`` writes for ``function`` arguments (``functions.py``).
 MENU = ("square", "sine")
 #: Bounds the scaffold's validator puts on static ints (and tuple items) and on int32 array elements.
@@ -34,8 +34,6 @@ INT_BOUND = 1000
 INT_TUPLES = ([2, 4], [1, 3, 5], [1, 2, 4, 8], [3], [2, 3, 7])
 #: At most this many ranks in an array's ndim: the generator's 8 float32 cases must cover each.
 MAX_RANKS = 8
-#: At most this many arguments (the package rule ``signature``).
-MAX_ARGS = 8
 
 
 class ScaffoldError(JudgeError):
