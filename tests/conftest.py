@@ -24,9 +24,8 @@ from sandbox.command import FAST_COMPILE_XLA_FLAGS
 from tests.leftovers import Snapshot
 
 #: JAX in this process compiles with the sandbox's XLA flags, as the judge's trusted side does
-#: (``judge.expected`` sets them only when it imports JAX first). Without this, a test that imports JAX
-#: before a ``judge check`` in the same worker runs the reference in-process with other flags than the
-#: check's separate runs, and the reference check reports a correct reference as not deterministic.
+#: (``judge.expected`` sets them only when it imports JAX first): a test that imports JAX before the judge
+#: code it tests must not change the flags the judge's expected outputs are computed with.
 os.environ.setdefault("XLA_FLAGS", FAST_COMPILE_XLA_FLAGS)
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from judge import positions
+from judge.check import reference_check
 from judge.errors import ProblemError
 from judge.problems import ProblemSet, load_problem
 from tests.conftest import FIXTURE_SLUG, FIXTURES
@@ -35,3 +36,28 @@ def test_a_defect_in_a_case_file_still_names_its_line(tmp_path: Path) -> None:
     line = next(n for n, text in enumerate(hidden.read_text().splitlines(), 1) if '"float16"' in text)
     assert caught.value.line == line
     assert "float16" in str(caught.value)
+
+
+def test_the_reference_s_separate_runs_get_this_process_s_xla_flags(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Even none: a caller that imported JAX before the judge runs the reference in-process without the
+    sandbox's flags, and separate runs that set them differed in the last bits (a false "not
+    deterministic")."""
+    started: list[dict[str, str]] = []
+
+    class Never:
+        returncode = 0
+
+        def __init__(self, *args: object, env: dict[str, str], **kwargs: object) -> None:
+            started.append(env)
+
+        def poll(self) -> int:
+            return 0
+
+        def communicate(self, timeout: float | None = None) -> tuple[bytes, bytes]:
+            return b"", b""
+
+    monkeypatch.delenv("XLA_FLAGS", raising=False)
+    monkeypatch.setattr(reference_check.subprocess, "Popen", Never)
+    with reference_check.SeparateRuns(FIXTURES / FIXTURE_SLUG, timeout_s=1.0):
+        pass
+    assert [env["XLA_FLAGS"] for env in started] == ["", ""]

@@ -180,7 +180,14 @@ class SeparateRuns:
         for seed in self.seeds:
             out = Path(self._temp.name) / str(seed)
             out.mkdir()
-            env = {**os.environ, "PYTHONHASHSEED": str(seed), "PYTHONDONTWRITEBYTECODE": "1"}
+            env = {
+                **os.environ,
+                "PYTHONHASHSEED": str(seed),
+                "PYTHONDONTWRITEBYTECODE": "1",
+                # This process's XLA flags, even none: the run compares with the in-process one, which has
+                # them (judge.expected sets the sandbox's only when it imports JAX first; a caller may have).
+                "XLA_FLAGS": os.environ.get("XLA_FLAGS", ""),
+            }
             process = subprocess.Popen(
                 [sys.executable, "-m", "judge.check.reference_run", str(self.root), str(out)],
                 stdin=subprocess.DEVNULL,
