@@ -1,11 +1,11 @@
 """Expected outputs: the reference solution run under ``jax.jit`` on the trusted side, cached on disk.
 
 The reference is repository code, so it runs in the judge's own process where user code cannot reach it.
-Results are cached per (reference source, case inputs, JAX version) as wire-encoded trees (one frame of
-data, never pickle), so a grade usually needs no JAX at all on this side. The reference's output goes through
-``sandbox.tree.to_host``, the same container rule as the user's (a NamedTuple reads as a tuple). A
-reference that raises is the judge's
-fault: the case is graded ``internal_error`` (``ReferenceFailure``), never blamed on the user.
+Results are cached per (reference source, case inputs, JAX version, XLA flags) as wire-encoded trees
+(one frame of data, never pickle), so a grade usually needs no JAX at all on this side. The reference's
+output goes through ``sandbox.tree.to_host``, the same container rule as the user's (a NamedTuple reads
+as a tuple). A reference that raises is the judge's fault: the case is graded ``internal_error``
+(``ReferenceFailure``), never blamed on the user.
 """
 
 from __future__ import annotations
@@ -50,6 +50,9 @@ def case_key(problem: Problem, case: Case, what: str = "output") -> str:
     digest = hashlib.sha256()
     parts = [
         _jax_version(),
+        # The flags this process compiles with (set before JAX loads, see _import_jax): compiler options
+        # are part of what a number was computed with.
+        os.environ.get("XLA_FLAGS", FAST_COMPILE_XLA_FLAGS),
         problem.spec.function,
         problem.reference_source,
         case.dtype,
