@@ -414,10 +414,14 @@ class Pair:
         tracer: Worker,
         executor: Worker,
         on_release: Callable[[Worker, bool], None] | None = None,
+        close_tracer: Callable[[Worker], None] | None = None,
     ) -> None:
+        """``close_tracer``: who closes the used tracer (a pool closes it on its own thread, off the
+        grading's clock); default: closed here, before ``release`` returns."""
         self.tracer = tracer
         self.executor = executor
         self._on_release = on_release
+        self._close_tracer = close_tracer
         self._released = False
 
     @property
@@ -429,7 +433,10 @@ class Pair:
             return
         self._released = True
         with contextlib.suppress(Exception):
-            self.tracer.close()
+            if self._close_tracer is not None:
+                self._close_tracer(self.tracer)
+            else:
+                self.tracer.close()
         if self._on_release is not None:
             self._on_release(self.executor, executor_healthy)
         else:

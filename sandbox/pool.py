@@ -92,6 +92,8 @@ class WorkerPool:
         #: slot -> the worker using it (None: leased, starting)
         self._owners: dict[int, Worker | None] = {}
         self._handed: list[Worker] = []
+        #: Used workers waiting for the refill thread to close them (``close_later``).
+        self._closing: deque[Worker] = deque()
         self._next_slot = 0
         self._closed = False
         self._waiting = 0
@@ -125,6 +127,21 @@ class WorkerPool:
             # The backend cannot tighten this worker: start one with the job's own limits.
             self._retire(worker)
             return self._fresh(job, max(1.0, deadline - time.monotonic()))
+
+    def close_later(self, worker: Worker) -> None:
+        """Close a handed-out worker whose job is over on the pool's own thread, so the caller does not
+        wait for the kill, the exit and the cgroup removal (tens of milliseconds). Its slot stays taken
+        until it is closed; ``close`` closes whatever is still waiting."""
+        with self._cond:
+            if worker in self._handed:
+                self._handed.remove(worker)
+            later = not self._closed
+            if later:
+                self._closing.append(worker)
+        if later:
+            self._wake()
+        else:
+            _close(worker)
 
     def stats(self) -> dict[str, int | str | None]:
         with self._cond:
@@ -164,8 +181,9 @@ class WorkerPool:
         self._wake()
         self._thread.join(timeout=60)
         with self._cond:
-            workers = [*self._idle, *self._pending]
+            workers = [*self._closing, *self._idle, *self._pending]
             handed = [w for w in self._handed if not _finished(w)]
+            self._closing.clear()
             self._idle.clear()
             self._pending.clear()
             self._handed.clear()
@@ -311,7 +329,16 @@ class WorkerPool:
                 self._retire(worker)
             if need > 0 and may_start:
                 self._start(need)
+            self._close_used()
             self._wait_events()
+
+    def _close_used(self) -> None:
+        while True:
+            with self._cond:
+                if not self._closing:
+                    return
+                worker = self._closing.popleft()
+            _close(worker)
 
     def _start(self, count: int) -> None:
         for _ in range(count):
@@ -537,7 +564,7 @@ class GradingPool:
         except BaseException:
             _close(tracer)
             raise
-        return Pair(tracer, executor, self.executors.give_back)
+        return Pair(tracer, executor, self.executors.give_back, self.tracers.close_later)
 
     def stats(self) -> dict[str, int | str | None]:
         tracers = self.tracers.stats()
