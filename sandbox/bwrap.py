@@ -78,6 +78,7 @@ from sandbox.cgroups import (
 )
 from sandbox.command import (
     EXECUTOR,
+    FAST_COMPILE_XLA_FLAGS,
     MIB,
     TRACER,
     ZYGOTE,
@@ -168,6 +169,9 @@ class BwrapSettings:
     #: ``job``: compiled programs are cached within one grading; ``process``: across an executor's jobs
     #: (``JUDGE_EXECUTOR_CACHE``; see docs/architecture-sandbox.md for the trade-off).
     executor_cache_scope: str = field(default_factory=lambda: os.environ.get("JUDGE_EXECUTOR_CACHE", "job"))
+    #: ``XLA_FLAGS`` of every sandboxed program. The expected outputs are computed with the same flags
+    #: (``judge.expected``); only a benchmark that replays an older design sets others.
+    xla_flags: str = FAST_COMPILE_XLA_FLAGS
     #: The zygote's cgroup: itself (JAX imported) plus its children until each moves to its own cgroup.
     zygote_memory_mb: int = 4096
     zygote_processes: int = 4096
@@ -523,7 +527,7 @@ class BwrapBackend(Backend):
         if seccomp_fd is not None:
             args += ["--seccomp", str(seccomp_fd)]
         args += ["--clearenv"]
-        for key, value in program_env(s.inside_root).items():
+        for key, value in program_env(s.inside_root, {"XLA_FLAGS": s.xla_flags}).items():
             args += ["--setenv", key, value]
         return [*args, "--"]
 
