@@ -36,6 +36,7 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, BinaryIO
@@ -163,10 +164,14 @@ class Executor:
         self.allowed = allowed_custom_calls()
         self.jobs = 0
         self.lock = threading.Lock()  # replies come from the compile threads and the main thread
-        #: One MLIR context per compile thread and job (making one costs ~5 ms; a job's modules go with it).
-        self.generation = 0
-        self.contexts = threading.local()
-        self.compiler = ThreadPoolExecutor(max_workers=compile_threads, thread_name_prefix="compile")
+        #: MLIR contexts for the current job, one per compile thread, made while the executor is idle
+        #: (between jobs): making one and loading its dialects costs 5-30 ms that would otherwise fall on the
+        #: first programs of a job. A context holds one program at a time; a job's contexts (and the
+        #: attributes its modules uniqued in them) are dropped when it ends.
+        self.compile_threads = max(1, compile_threads)
+        self.contexts: list[Any] = []
+        self.warm_module: bytes | None = None
+        self.compiler = ThreadPoolExecutor(max_workers=self.compile_threads, thread_name_prefix="compile")
 
     # ------------------------------------------------------------------------------------------ requests
 
@@ -187,12 +192,12 @@ class Executor:
             for future in self.programs.values():
                 future.result()  # a reply per request, all sent before "ended"
             self.programs.clear()
-            self.generation += 1  # the next job's programs go into fresh MLIR contexts
             self.jobs += 1
             if self.cache_scope != "process":
                 with self.lock:
                     self.cache.clear()
             self.send({"type": "ended", "jobs": self.jobs})
+            self.prepare_contexts()  # the next job's, while nobody waits
         else:
             raise ProtocolError(f"unknown request {kind!r}")
 
@@ -218,7 +223,7 @@ class Executor:
         started = time.perf_counter()
         try:
             data = bytes(frame.blob(message["module"]))
-            with self.ir_context():
+            with self.ir_context() as context, context:
                 module = self._deserialize(data)
                 summary = self.summarize(module)
                 self.check(module, summary, message)
@@ -271,13 +276,32 @@ class Executor:
         )
         return cached
 
-    def ir_context(self) -> Any:
-        """This thread's MLIR context for the current job."""
-        local = self.contexts
-        if getattr(local, "generation", -1) != self.generation:
-            local.context = self.mlir.make_ir_context()
-            local.generation = self.generation
-        return local.context
+    @contextlib.contextmanager
+    def ir_context(self) -> Iterator[Any]:
+        """A prepared MLIR context of the current job, this thread's until the block ends."""
+        with self.lock:
+            context = self.contexts.pop() if self.contexts else None
+        if context is None:  # more programs at once than compile threads: not expected; costs only time
+            context = self._new_context()
+        try:
+            yield context
+        finally:
+            with self.lock:
+                self.contexts.append(context)
+
+    def prepare_contexts(self) -> None:
+        """Fresh MLIR contexts for the next job (the current job's are dropped with their modules)."""
+        fresh = [self._new_context() for _ in range(self.compile_threads)]
+        with self.lock:
+            self.contexts = fresh
+
+    def _new_context(self) -> Any:
+        """A context whose dialects are loaded: deserializing the warm-up program loads the ones JAX uses."""
+        context = self.mlir.make_ir_context()
+        if self.warm_module is not None:
+            with context:
+                self.deserialize(self.warm_module)
+        return context
 
     def _deserialize(self, data: bytes) -> Any:
         try:
@@ -397,7 +421,9 @@ class Executor:
         data = export.export(self.jax.jit(lambda x: [x * 2 + 1]), platforms=["cpu"])(
             spec
         ).mlir_module_serialized
-        with self.mlir.make_ir_context():
+        self.warm_module = data
+        self.prepare_contexts()
+        with self.ir_context() as context, context:
             module = self.deserialize(data)
             self.summarize(module)
             executable = self.backend.compile_and_load(
