@@ -33,6 +33,7 @@ import linecache
 import logging
 import os
 import sys
+import threading
 import time
 import traceback
 import types
@@ -148,8 +149,11 @@ class Captured:
         CPU backend) now, not on the user's clock: our own signature and skeleton code, pytree utilities, and
         the primitives a typical submission uses, in float32 and bfloat16.
 
-        The zygote calls it without ``lower`` (tracing does not start the XLA backend, lowering does); each
-        child then exports the same jitted function, whose trace it inherited, so only lowering is paid.
+        The zygote calls it without ``lower``: it traces, then lowers the trace without a backend
+        (``_prelower``), which starts no thread; ``jit(...).lower`` and export would start the XLA backend
+        and its threads, and forking after that deadlocks. Each child then exports the same jitted function,
+        whose trace and lowering rules it inherited, so it pays mostly for its own backend (measured here:
+        a child's warm-up 75 -> 40 ms of CPU).
         """
         global _WARM
         if _WARM is None:
@@ -165,6 +169,8 @@ class Captured:
         find_callbacks(traced.jaxpr)
         if lower:
             assert self.export(jitted, platforms=["cpu"])(*sig.avals).mlir_module_serialized
+        else:
+            _prelower(traced.jaxpr)
 
     def restore_config(self) -> None:
         for key, value in self.config.items():
@@ -233,6 +239,31 @@ def _warm_function(tree: Any, scale: Any) -> Any:
 _WARM: tuple[Any, Any] | None = None
 
 
+def _prelower(jaxpr: Any) -> None:
+    """Lower a traced jaxpr to StableHLO with no backend, in the process's shared MLIR context made
+    single-threaded first (MLIR would otherwise start its thread pool to verify the module). Raises if a
+    thread was started all the same: the zygote must never fork with threads."""
+    from jax._src import sharding_impls
+    from jax._src.interpreters import mlir
+
+    threads = threading.active_count(), len(os.listdir("/proc/self/task"))
+    mlir.make_ir_context().enable_multithreading(False)
+    mlir.lower_jaxpr_to_module(
+        "warm_up",
+        jaxpr,
+        num_const_args=0,
+        in_avals=jaxpr.in_avals,
+        ordered_effects=[],
+        platforms=("cpu",),
+        backend=None,
+        axis_context=sharding_impls.ShardingContext(1, None, None),
+        donated_args=[False] * len(jaxpr.in_avals),
+        lowering_parameters=mlir.LoweringParameters(),
+    )
+    if (threading.active_count(), len(os.listdir("/proc/self/task"))) != threads:
+        raise RuntimeError("lowering without a backend started a thread: this JAX cannot be forked after it")
+
+
 def _share_ir_context() -> None:
     """Make JAX lower every program of this process in one MLIR context.
 
@@ -240,7 +271,8 @@ def _share_ir_context() -> None:
     lowering and exporting one signature makes two, ~10 ms of the ~40 ms an export costs here (measured:
     41 -> 20 ms per signature). The modules are the same (their text without locations is identical); the
     context's uniqued attributes stay until the tracer exits, which bounds them by one submission. The
-    context is made lazily, in the process that lowers (never in the zygote, which only traces).
+    zygote makes it (single-threaded, see ``_prelower``) and its children inherit it; a tracer started on
+    its own makes it when it first lowers.
     """
     from jax._src.interpreters import mlir
 

@@ -13,9 +13,11 @@ It never runs user code and reads commands only from the judge, on its control s
 - every child or orphan that exits is reaped and reported as ``exit`` {pid, code} (the zygote is a child
   subreaper, so a tracer's orphaned grandchildren come back to it).
 
-Before reporting ``ready`` it imports JAX and traces one function (``jit(f).trace``), which warms the tracing
-machinery WITHOUT starting the XLA backend: it never lowers, compiles or creates an array, so it has no XLA
-threads and its children can start their own backend safely (forking after the backend started deadlocks).
+Before reporting ``ready`` it imports JAX, traces one function (``jit(f).trace``) and lowers that trace to
+StableHLO without a backend, in a single-threaded MLIR context its children inherit. This warms the tracing
+and lowering machinery WITHOUT starting the XLA backend: it never compiles or creates an array, so it has no
+XLA or MLIR threads and its children can start their own backend safely (forking after the backend started
+deadlocks; the warm-up raises if a thread appeared).
 It exits when the control socket closes.
 """
 
@@ -40,7 +42,7 @@ PR_SET_CHILD_SUBREAPER = 36
 
 def _warm() -> Any:
     cap = tracer.Captured()
-    cap.warm_up(lower=False)  # tracing only: it starts no XLA backend, so forking stays safe
+    cap.warm_up(lower=False)  # tracing and backend-free lowering: no thread, so forking stays safe
     return cap
 
 
