@@ -40,6 +40,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import fields, replace
 
 from sandbox.base import Backend, Pair, SlotBusy, Worker
@@ -92,8 +93,9 @@ class WorkerPool:
         #: slot -> the worker using it (None: leased, starting)
         self._owners: dict[int, Worker | None] = {}
         self._handed: list[Worker] = []
-        #: Used workers waiting for the refill thread to close them (``close_later``).
-        self._closing: deque[Worker] = deque()
+        #: Closes used workers (``close_later``) on a thread of its own, so that neither the caller nor the
+        #: refill thread waits for a kill, an exit and a cgroup removal.
+        self._closer = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"sandbox-close-{backend.name}")
         self._next_slot = 0
         self._closed = False
         self._waiting = 0
@@ -129,19 +131,18 @@ class WorkerPool:
             return self._fresh(job, max(1.0, deadline - time.monotonic()))
 
     def close_later(self, worker: Worker) -> None:
-        """Close a handed-out worker whose job is over on the pool's own thread, so the caller does not
+        """Close a handed-out worker whose job is over on the pool's closing thread, so the caller does not
         wait for the kill, the exit and the cgroup removal (tens of milliseconds). Its slot stays taken
-        until it is closed; ``close`` closes whatever is still waiting."""
+        until it is closed; ``close`` waits for every close still queued."""
         with self._cond:
             if worker in self._handed:
                 self._handed.remove(worker)
-            later = not self._closed
-            if later:
-                self._closing.append(worker)
-        if later:
-            self._wake()
-        else:
-            _close(worker)
+            try:
+                self._closer.submit(_close, worker)
+                return
+            except RuntimeError:  # the pool is closing: its closer takes no more work
+                pass
+        _close(worker)
 
     def stats(self) -> dict[str, int | str | None]:
         with self._cond:
@@ -180,10 +181,10 @@ class WorkerPool:
             self._cond.notify_all()
         self._wake()
         self._thread.join(timeout=60)
+        self._closer.shutdown(wait=True)  # every used worker queued for closing is closed
         with self._cond:
-            workers = [*self._closing, *self._idle, *self._pending]
+            workers = [*self._idle, *self._pending]
             handed = [w for w in self._handed if not _finished(w)]
-            self._closing.clear()
             self._idle.clear()
             self._pending.clear()
             self._handed.clear()
@@ -329,16 +330,7 @@ class WorkerPool:
                 self._retire(worker)
             if need > 0 and may_start:
                 self._start(need)
-            self._close_used()
             self._wait_events()
-
-    def _close_used(self) -> None:
-        while True:
-            with self._cond:
-                if not self._closing:
-                    return
-                worker = self._closing.popleft()
-            _close(worker)
 
     def _start(self, count: int) -> None:
         for _ in range(count):
