@@ -594,3 +594,19 @@ def test_without_script_the_statement_and_the_starter_code_are_there(
         page.screenshot(path=str(folder / "01-no-script.png"), full_page=True)
     finally:
         context.close()
+
+
+def test_if_codemirror_cannot_load_the_plain_editor_stays_and_runs(web: Watched, server: JudgeServer) -> None:
+    """The CodeMirror chunk fails (a proxy dropped it, say): the page says so and keeps working."""
+    page = web.page
+    page.route(f"**{editor_chunk()}", lambda route: route.abort())
+    web.allow(re.escape(editor_chunk()))  # the aborted request itself, and the browser's lines about it
+    web.allow(r"Failed to load resource|Failed to fetch dynamically imported module")
+    page.goto(f"{server.url}/problems/{SCALE}")
+    expect(page.locator("#save-state")).to_have_text("Plain editor (the code editor did not load)")
+    expect(page.locator("body")).to_have_attribute("data-editor", "textarea")
+    box = page.get_by_role("textbox", name=re.compile("Code editor"))
+    box.fill(solution("accepted", "tree_util_map.py"))
+    run(page)
+    expect(page.locator("#run-results .summary")).to_contain_text("2 of 2 examples passed")
+    web.shot("plain-editor-only")

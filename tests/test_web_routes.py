@@ -103,6 +103,20 @@ def test_problem_page_escapes_the_starter_code(problems: ProblemSet) -> None:
     assert "x = &#39;&lt;/textarea&gt;&lt;script&gt;alert(1)&lt;/script&gt;&#39;" in page
 
 
+def test_a_problem_without_hints_has_no_hint_section(problems: ProblemSet) -> None:
+    bare = Catalog(problems).detail(FIXTURE_SLUG).model_copy(update={"hints": []})
+
+    class Bodies:
+        def detail(self, slug: str) -> ProblemDetail:
+            return bare
+
+    app = FastAPI()
+    mount(app, lambda: Bodies())
+    page = TestClient(app).get(f"/problems/{FIXTURE_SLUG}").text
+    assert 'id="hints"' not in page and "Show hint" not in page
+    assert '<textarea id="code"' in page
+
+
 def test_a_problem_the_judge_cannot_prepare_is_a_503_page(problems: ProblemSet) -> None:
     class Failing:
         def detail(self, slug: str) -> ProblemDetail:
