@@ -18,13 +18,6 @@ export function lineStart(text, number) {
   return offset;
 }
 
-/** The 1-based line number of `offset` in `text`. */
-export function lineOf(text, offset) {
-  let line = 1;
-  for (let i = text.indexOf("\n"); i >= 0 && i < offset; i = text.indexOf("\n", i + 1)) line += 1;
-  return line;
-}
-
 /** What Enter inserts at `offset`: a newline, the line's indentation, one level more after a `:`. */
 export function newlineAt(text, offset) {
   const start = text.lastIndexOf("\n", offset - 1) + 1;

@@ -442,7 +442,7 @@ async function start() {
     problem = await api(`/api/problems/${encodeURIComponent(slug)}`);
   } catch (error) {
     announce(`The Run panel could not be loaded: ${error.message}`, "error");
-    upgradeEditor();
+    afterNextPaint(upgradeEditor);
     return;
   }
   state.problem = problem;
@@ -454,7 +454,13 @@ async function start() {
   document.body.dataset.ready = "true";
   // Navigation start to a usable page: statement, an editor to type in, the Run panel (bench_page reads it).
   performance.mark("judge:ready");
-  upgradeEditor();
+  afterNextPaint(upgradeEditor);
+}
+
+/** Run `task` once the browser has painted what is on the page now (CodeMirror's start-up must not hold
+ * back the first paint of the usable page). */
+function afterNextPaint(task) {
+  requestAnimationFrame(() => setTimeout(task, 0));
 }
 
 start();

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { lineOf, lineStart, newlineAt, tabAt } from "../src/code.js";
+import { lineStart, newlineAt, tabAt } from "../src/code.js";
 
 const CODE = "def f(x):\n    if x:\n        return 1\n    return 2";
 
@@ -13,11 +13,6 @@ test("lineStart finds each line and nothing past the last", () => {
   assert.equal(lineStart(CODE, 5), null);
   assert.equal(lineStart(CODE, 0), null);
   assert.equal(lineStart("", 1), 0);
-});
-
-test("lineOf is the inverse of lineStart", () => {
-  for (const line of [1, 2, 3, 4]) assert.equal(lineOf(CODE, lineStart(CODE, line)), line);
-  assert.equal(lineOf(CODE, CODE.length), 4);
 });
 
 test("Enter keeps the indentation and opens a block after a colon", () => {
