@@ -8,7 +8,9 @@ the browser's work but for none of the app. Measured, interleaved so machine noi
   http      the page's critical path over HTTP with a cold cache, on one kept-alive connection as a
             browser does: the HTML, every asset it names (gzip accepted), then the problem JSON
   cold      Chromium (Debian's) in a fresh context: navigation start to the page being usable (statement,
-            editor and Run panel filled: the page's ``judge:ready`` mark), and to the load event
+            an editor to type in and Run from, the Run panel: the page's ``judge:ready`` mark), to the
+            first contentful paint, to CodeMirror having taken over the server-rendered textarea
+            (``judge:editor``), and to the load event
   warm      the same after a reload in that context: the hashed assets come from the cache unasked
 
   floor     a blank static page (one paragraph, no script) in a fresh context: the browser's own cost of
@@ -46,6 +48,8 @@ from tests.webtools import JudgeServer, launch_browser  # noqa: E402
 
 TARGET_MS = 300.0
 READY = "() => performance.getEntriesByName('judge:ready')[0]?.startTime ?? null"
+EDITOR = "() => performance.getEntriesByName('judge:editor')[0]?.startTime ?? null"
+PAINT = "() => performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? null"
 
 
 def fetch(conn: http.client.HTTPConnection, path: str) -> bytes:
@@ -73,19 +77,21 @@ def critical_path_ms(base: str, page: str, api: str) -> float:
 LOAD = "() => performance.getEntriesByType('navigation')[0].loadEventEnd"
 
 
-def browser_ms(browser: Browser, url: str) -> list[tuple[float, float]]:
-    """[(ready, load) cold, (ready, load) warm]: milliseconds from navigation start."""
+def browser_ms(browser: Browser, url: str) -> list[tuple[float, float, float, float]]:
+    """[(ready, paint, editor, load) cold, (...) warm]: milliseconds from navigation start."""
     context = browser.new_context()
     page = context.new_page()
-    results: list[tuple[float, float]] = []
+    results: list[tuple[float, float, float, float]] = []
     for _ in range(2):
         if results:
             page.reload()
         else:
             page.goto(url)
-        page.wait_for_selector("body[data-ready=true]", timeout=30_000)
+        page.wait_for_selector("body[data-ready=true][data-editor=codemirror]", timeout=30_000)
         page.wait_for_load_state("load")
-        results.append((float(page.evaluate(READY)), float(page.evaluate(LOAD))))
+        marks = (READY, PAINT, EDITOR, LOAD)
+        ready, paint, editor, load = (float(page.evaluate(mark)) for mark in marks)
+        results.append((ready, paint, editor, load))
     context.close()
     return results
 
@@ -159,7 +165,8 @@ def main() -> None:
             api = f"/api/problems/{args.slug}"
             static_page, static_api = f"{page}/", f"{api}/"
 
-            names = ("http", "cold", "cold-load", "warm", "warm-load")
+            names = ("http", "cold", "cold-paint", "cold-editor", "cold-load")
+            names += ("warm", "warm-paint", "warm-editor", "warm-load")
             timings: dict[str, list[float]] = {f"{n}{side}": [] for n in names for side in ("", "-base")}
             timings["floor"] = []
             with sync_playwright() as driver:
@@ -173,11 +180,11 @@ def main() -> None:
                         ("-base", baseline_url, static_page, static_api),
                     ):
                         timings[f"http{side}"].append(critical_path_ms(base, html, json_path))
-                        (cold, cold_load), (warm, warm_load) = browser_ms(browser, base + html)
-                        timings[f"cold{side}"].append(cold)
-                        timings[f"cold-load{side}"].append(cold_load)
-                        timings[f"warm{side}"].append(warm)
-                        timings[f"warm-load{side}"].append(warm_load)
+                        cold_marks, warm_marks = browser_ms(browser, base + html)
+                        for when, marks in (("cold", cold_marks), ("warm", warm_marks)):
+                            suffixes = ("", "-paint", "-editor", "-load")
+                            for suffix, value in zip(suffixes, marks, strict=True):
+                                timings[f"{when}{suffix}{side}"].append(value)
                     timings["floor"].append(blank_ms(browser, f"{baseline_url}/blank.html"))
                 browser.close()
         finally:
@@ -190,8 +197,12 @@ def main() -> None:
     rows = (
         ("http critical path", "http"),
         ("browser cold: ready", "cold"),
+        ("browser cold: 1st paint", "cold-paint"),
+        ("browser cold: editor", "cold-editor"),
         ("browser cold: load", "cold-load"),
         ("browser warm: ready", "warm"),
+        ("browser warm: 1st paint", "warm-paint"),
+        ("browser warm: editor", "warm-editor"),
         ("browser warm: load", "warm-load"),
     )
     for label, key in rows:

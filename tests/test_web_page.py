@@ -8,14 +8,16 @@ error, threw, or had a request fail. Each state is saved as a screenshot under `
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, Playwright, expect, sync_playwright
+from playwright.sync_api import Browser, Page, Playwright, Route, expect, sync_playwright
 
+from judge.web.assets import DIST_DIR
 from tests.conftest import FIXTURE_SLUG, FIXTURES, TUPLE_SLUG
 from tests.webtools import ARTIFACTS, JudgeServer, Watched, launch_browser
 
@@ -115,10 +117,16 @@ def phone(browser: Browser, artifacts: Path, request: pytest.FixtureRequest) -> 
 
 
 def open_problem(web: Watched, server: JudgeServer, slug: str = SCALE) -> Page:
+    """Open a problem and wait until it is usable and CodeMirror has taken over the textarea."""
     page = web.page
     page.goto(f"{server.url}/problems/{slug}")
-    expect(page.locator("body")).to_have_attribute("data-ready", "true")
+    wait_for_codemirror(page)
     return page
+
+
+def wait_for_codemirror(page: Page) -> None:
+    expect(page.locator("body")).to_have_attribute("data-ready", "true")
+    expect(page.locator("body")).to_have_attribute("data-editor", "codemirror")
 
 
 def type_code(page: Page, code: str) -> None:
@@ -190,7 +198,7 @@ def test_statement_math_examples_hints_and_starter(web: Watched, server: JudgeSe
     expect(statement).to_contain_text('Output: {"b": 1.5, "w": [3.0, 6.0]}')
     expect(statement).to_contain_text("Every entry is multiplied by 3")
 
-    hints = page.locator("#hint-list li")
+    hints = page.locator("#hint-list li:visible")
     expect(hints).to_have_count(0)
     page.get_by_role("button", name="Show hint 1 of 3").click()
     expect(hints).to_have_count(1)
@@ -388,7 +396,7 @@ def test_reload_keeps_the_code_and_reset_restores_the_starter(web: Watched, serv
     code = solution("accepted", "float32_then_cast.py")
     type_code(page, code)
     page.reload()
-    expect(page.locator("body")).to_have_attribute("data-ready", "true")
+    wait_for_codemirror(page)
     assert editor_text(page).rstrip("\n") == code.rstrip("\n")
     expect(page.locator("#save-state")).to_have_text("Restored from this browser")
     web.shot("reloaded")
@@ -397,7 +405,7 @@ def test_reload_keeps_the_code_and_reset_restores_the_starter(web: Watched, serv
     starter = (FIXTURES / SCALE / "starter.py").read_text()
     assert editor_text(page).rstrip("\n") == starter.rstrip("\n")
     page.reload()
-    expect(page.locator("body")).to_have_attribute("data-ready", "true")
+    wait_for_codemirror(page)
     assert editor_text(page).rstrip("\n") == starter.rstrip("\n")
     web.shot("reset")
 
@@ -486,3 +494,119 @@ def test_assets_come_from_this_server_only(web: Watched, server: JudgeServer) ->
     assert foreign == []
     # The problem's JSON is preloaded by the HTML and then used, not fetched twice.
     assert seen.count(f"{server.url}/api/problems/{SCALE}") == 1
+
+
+# ------------------------------------------------------------------- before CodeMirror: the plain editor
+
+
+def editor_chunk() -> str:
+    """The URL path of the CodeMirror chunk the problem page loads on demand."""
+    manifest = json.loads((DIST_DIR / "manifest.json").read_text())
+    return f"/static/{manifest['files']['editor.js']}"
+
+
+def test_the_page_is_usable_before_codemirror_and_hands_over_the_text_cursor_and_mark(
+    web: Watched, server: JudgeServer
+) -> None:
+    """Hold the CodeMirror chunk back: the server-rendered textarea edits, saves, runs and marks the error
+    line; once the chunk arrives CodeMirror carries on with the same text, cursor, focus and mark."""
+    page = web.page
+    held: list[Route] = []
+    page.route(f"**{editor_chunk()}", lambda route: held.append(route))
+    page.goto(f"{server.url}/problems/{SCALE}")
+    expect(page.locator("body")).to_have_attribute("data-ready", "true")
+    expect(page.locator("body")).to_have_attribute("data-editor", "textarea")
+    assert page.evaluate("performance.getEntriesByName('judge:ready').length") == 1
+    assert page.evaluate("performance.getEntriesByName('judge:editor').length") == 0
+    box = page.get_by_role("textbox", name=re.compile("Code editor: your scale_tree in Python"))
+    starter = (FIXTURES / SCALE / "starter.py").read_text()
+    assert box.input_value() == starter
+    expect(page.locator(".cm-content")).to_have_count(0)
+    web.shot("plain-editor")
+
+    # A trace error, typed the way a learner types: Enter keeps the indentation (one level more after a
+    # colon), Tab indents by four.
+    box.fill("")
+    box.press_sequentially("import jax\n\n\ndef scale_tree(tree, factor):\nif factor == 0:\n")
+    page.keyboard.press("Tab")
+    assert box.input_value().endswith("    if factor == 0:\n" + " " * 12)
+    for _ in range(4):
+        page.keyboard.press("Backspace")
+    page.keyboard.type("return tree\n")
+    for _ in range(4):
+        page.keyboard.press("Backspace")
+    page.keyboard.type("return jax.tree.map(lambda leaf: leaf * factor, tree)")
+    code = box.input_value()
+    assert code == (
+        "import jax\n\n\ndef scale_tree(tree, factor):\n    if factor == 0:\n        return tree\n"
+        "    return jax.tree.map(lambda leaf: leaf * factor, tree)"
+    )
+    expect(page.locator("#save-state")).to_have_text("Saved in this browser")
+    page.wait_for_function(
+        "([key, code]) => localStorage.getItem(key) === code", arg=[f"jax-judge:code:{SCALE}", code]
+    )
+
+    # Ctrl+Enter runs from the textarea; the trace error's line is remembered for the editor.
+    box.press("Control+Enter")
+    first = page.locator('.case[data-case="example_1"]')
+    expect(first.locator(".verdict")).to_have_text("Trace error", timeout=GRADE_TIMEOUT_MS)
+    expect(first.locator(".message")).to_contain_text("line 5: `if factor == 0:`")
+    expect(box).to_have_attribute("data-error-line", "5")
+    expect(page.locator("#submit")).to_be_enabled()
+    web.shot("plain-editor-ran")
+
+    # "Show line 5" puts the cursor on that line; then CodeMirror arrives and carries on from there.
+    first.get_by_role("button", name="Show line 5 in the editor").click()
+    expect(box).to_be_focused()
+    assert box.evaluate("b => b.selectionStart") == code.index("    if factor")
+    assert len(held) == 1, "the page asked for the CodeMirror chunk once"
+    held[0].continue_()
+    expect(page.locator("body")).to_have_attribute("data-editor", "codemirror")
+    assert page.evaluate("performance.getEntriesByName('judge:editor').length") == 1
+    expect(page.locator("#code")).to_have_count(0)
+    assert editor_text(page) == code
+    content = page.get_by_role("textbox", name=re.compile("Code editor: your scale_tree in Python"))
+    expect(content).to_be_focused()
+    expect(page.locator(".cm-line.cm-error-line")).to_have_text("    if factor == 0:")
+    page.keyboard.type("#")  # the cursor came along: at the start of line 5
+    expect(page.locator(".cm-content .cm-line").nth(4)).to_have_text("#    if factor == 0:")
+    expect(page.locator(".cm-error-line")).to_have_count(0)  # an edit clears the mark, as before
+    expect(page.locator("#submit")).to_be_disabled()  # and the last Run is stale
+    web.shot("codemirror-took-over")
+
+
+def test_without_script_the_statement_and_the_starter_code_are_there(
+    browser: Browser, artifacts: Path, server: JudgeServer, request: pytest.FixtureRequest
+) -> None:
+    context = browser.new_context(java_script_enabled=False)
+    try:
+        page = context.new_page()
+        page.goto(f"{server.url}/problems/{SCALE}")
+        expect(page.get_by_role("heading", name="Scale a Tree", level=1)).to_be_visible()
+        expect(page.locator("#statement math").first).to_be_attached()
+        expect(page.locator("#statement")).to_contain_text("Every entry is multiplied by 3")
+        expect(page.locator("#hint-list li:visible")).to_have_count(0)
+        box = page.get_by_role("textbox", name=re.compile("Code editor"))
+        assert box.input_value() == (FIXTURES / SCALE / "starter.py").read_text()
+        folder = artifacts / request.node.name
+        folder.mkdir(parents=True, exist_ok=True)
+        print(f"screenshots: {folder}")
+        page.screenshot(path=str(folder / "01-no-script.png"), full_page=True)
+    finally:
+        context.close()
+
+
+def test_if_codemirror_cannot_load_the_plain_editor_stays_and_runs(web: Watched, server: JudgeServer) -> None:
+    """The CodeMirror chunk fails (a proxy dropped it, say): the page says so and keeps working."""
+    page = web.page
+    page.route(f"**{editor_chunk()}", lambda route: route.abort())
+    web.allow(re.escape(editor_chunk()))  # the aborted request itself, and the browser's lines about it
+    web.allow(r"Failed to load resource|Failed to fetch dynamically imported module")
+    page.goto(f"{server.url}/problems/{SCALE}")
+    expect(page.locator("#save-state")).to_have_text("Plain editor (the code editor did not load)")
+    expect(page.locator("body")).to_have_attribute("data-editor", "textarea")
+    box = page.get_by_role("textbox", name=re.compile("Code editor"))
+    box.fill(solution("accepted", "tree_util_map.py"))
+    run(page)
+    expect(page.locator("#run-results .summary")).to_contain_text("2 of 2 examples passed")
+    web.shot("plain-editor-only")

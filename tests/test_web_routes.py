@@ -1,7 +1,9 @@
-"""judge.web without a browser: the HTML routes, the asset manifest, and the static files' cache headers."""
+"""judge.web without a browser: the HTML routes (what the server renders into the problem page), the asset
+manifest, and the static files' cache headers."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from pathlib import Path
@@ -10,7 +12,10 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
+from judge.errors import ProblemNotFound
 from judge.problems import ProblemSet
+from judge.service.catalog import Catalog
+from judge.service.schemas import ProblemDetail
 from judge.web import mount
 from judge.web.assets import DIST_DIR, Assets, load_assets
 from judge.web.static import IMMUTABLE, cache_control
@@ -20,9 +25,14 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
-def client(problems: ProblemSet) -> TestClient:
+def catalog(problems: ProblemSet) -> Catalog:
+    return Catalog(problems)
+
+
+@pytest.fixture(scope="module")
+def client(catalog: Catalog) -> TestClient:
     app = FastAPI()
-    assets = mount(app, lambda: problems)
+    assets = mount(app, lambda: catalog)
     assert assets.ready, assets.problem
     return TestClient(app)
 
@@ -50,6 +60,90 @@ def test_problem_page_names_the_problem(client: TestClient) -> None:
     assert f'data-slug="{FIXTURE_SLUG}"' in response.text
     assert "<title>Scale a Tree · JAX practice judge</title>" in response.text
     assert "no-cache" in response.headers["cache-control"]
+
+
+def test_problem_page_renders_the_api_body_without_script(client: TestClient, catalog: Catalog) -> None:
+    """Statement, meta, signature, hints and the starter code are in the HTML, from the API's own body."""
+    page = client.get(f"/problems/{FIXTURE_SLUG}").text
+    detail = catalog.detail(FIXTURE_SLUG)
+    # The statement is the API's statement_html, byte for byte (math as MathML, no TeX left).
+    assert f'<div id="statement" class="prose">{detail.statement_html}</div>' in page
+    assert "<math" in detail.statement_html
+    assert f'<h1 id="problem-title">{html.escape(detail.title)}</h1>' in page
+    assert f'<span class="difficulty difficulty-{detail.difficulty}">{detail.difficulty}</span>' in page
+    for tag in detail.tags:
+        assert f'<span class="tag">{html.escape(tag)}</span>' in page
+    assert f"<code>{html.escape(detail.signature)}</code>" in page
+    # Hints are there, hidden until asked for, with their inline Markdown rendered.
+    hints = re.findall(r'<li tabindex="-1" hidden>(.*?)</li>', page)
+    assert len(hints) == len(detail.hints) == 3
+    assert "<code>jax.tree.map(f, tree)</code>" in hints[0]
+    assert f"Show hint 1 of {len(detail.hints)}" in page
+    # The starter code is in a labelled textarea, escaped as text (the newline after the tag is dropped
+    # by HTML parsers, so the text is exactly the starter).
+    match = re.search(r'<textarea id="code"[^>]*aria-label="([^"]+)"[^>]*>\n(.*?)</textarea>', page, re.S)
+    assert match is not None
+    assert match.group(1) == f"Code editor: your {detail.function} in Python"
+    assert html.unescape(match.group(2)) == detail.starter_code
+
+
+def test_problem_page_escapes_the_starter_code(problems: ProblemSet) -> None:
+    """Starter code is text: a ``</textarea>`` in it cannot end the editor or inject markup."""
+    real = Catalog(problems).detail(FIXTURE_SLUG)
+    hostile = real.model_copy(update={"starter_code": "x = '</textarea><script>alert(1)</script>'\n"})
+
+    class Bodies:
+        def detail(self, slug: str) -> ProblemDetail:
+            return hostile
+
+    app = FastAPI()
+    mount(app, lambda: Bodies())
+    page = TestClient(app).get(f"/problems/{FIXTURE_SLUG}").text
+    assert "<script>alert(1)" not in page
+    assert "x = &#39;&lt;/textarea&gt;&lt;script&gt;alert(1)&lt;/script&gt;&#39;" in page
+
+
+def test_a_problem_without_hints_has_no_hint_section(problems: ProblemSet) -> None:
+    bare = Catalog(problems).detail(FIXTURE_SLUG).model_copy(update={"hints": []})
+
+    class Bodies:
+        def detail(self, slug: str) -> ProblemDetail:
+            return bare
+
+    app = FastAPI()
+    mount(app, lambda: Bodies())
+    page = TestClient(app).get(f"/problems/{FIXTURE_SLUG}").text
+    assert 'id="hints"' not in page and "Show hint" not in page
+    assert '<textarea id="code"' in page
+
+
+def test_a_problem_the_judge_cannot_prepare_is_a_503_page(problems: ProblemSet) -> None:
+    class Failing:
+        def detail(self, slug: str) -> ProblemDetail:
+            if slug != FIXTURE_SLUG:
+                raise ProblemNotFound(slug, "no such problem")
+            raise RuntimeError("the reference failed on example 1")
+
+    app = FastAPI()
+    mount(app, lambda: Failing())
+    client = TestClient(app, raise_server_exceptions=False)
+    response = client.get(f"/problems/{FIXTURE_SLUG}")
+    assert response.status_code == 503
+    assert "cannot be shown now" in response.text
+    assert "the reference failed" not in response.text  # the judge's internals stay in its log
+    assert client.get("/problems/other").status_code == 404
+
+
+def test_pages_say_they_are_off_when_the_api_needs_a_key(catalog: Catalog) -> None:
+    """Without anonymous access the page's scripts could not call the API: the pages show no problem."""
+    app = FastAPI()
+    mount(app, lambda: catalog, anonymous=lambda: False)
+    client = TestClient(app)
+    for path in ("/", f"/problems/{FIXTURE_SLUG}"):
+        response = client.get(path)
+        assert response.status_code == 403
+        assert "anonymous access" in response.text
+        assert "Scale a Tree" not in response.text and "<textarea" not in response.text
 
 
 def test_head_requests_are_answered(client: TestClient) -> None:
@@ -120,7 +214,11 @@ def test_without_a_build_pages_say_how_to_build_and_the_api_is_untouched(problem
     def ping() -> dict[str, str]:
         return {"ok": "yes"}
 
-    mount(app, lambda: problems, assets=Assets(problem="the page's assets are not built: run scripts/setup"))
+    mount(
+        app,
+        lambda: Catalog(problems),
+        assets=Assets(problem="the page's assets are not built: run scripts/setup"),
+    )
     client = TestClient(app)
     response = client.get(f"/problems/{TUPLE_SLUG}")
     assert response.status_code == 503
@@ -156,10 +254,28 @@ def test_the_built_bundle_matches_the_sources() -> None:
 
 def test_pages_announce_chunks_and_the_api_call_they_will_make(client: TestClient) -> None:
     manifest = json.loads((DIST_DIR / "manifest.json").read_text())
-    html = client.get(f"/problems/{TUPLE_SLUG}").text
+    page = client.get(f"/problems/{TUPLE_SLUG}").text
     for chunk in manifest["preload"]["problem.js"]:
-        assert f'<link rel="modulepreload" href="/static/{chunk}">' in html
+        assert f'<link rel="modulepreload" href="/static/{chunk}">' in page
     assert (
-        f'<link rel="preload" href="/api/problems/{TUPLE_SLUG}" as="fetch" crossorigin="anonymous">' in html
+        f'<link rel="preload" href="/api/problems/{TUPLE_SLUG}" as="fetch" crossorigin="anonymous">' in page
     )
     assert '<link rel="preload" href="/api/problems" as="fetch"' in client.get("/").text
+
+
+def test_the_problem_entry_leaves_codemirror_and_jsonc_to_later_chunks(client: TestClient) -> None:
+    """What the page loads first holds no CodeMirror and no JSON error locator; the editor is loaded on
+    demand and announced nowhere in the HTML."""
+    manifest = json.loads((DIST_DIR / "manifest.json").read_text())
+    first = [manifest["files"]["problem.js"], *manifest["preload"]["problem.js"]]
+    for name in first:
+        text = (DIST_DIR / name).read_text()
+        assert "cm-content" not in text, name  # a class name CodeMirror's view sets
+        assert "<unknown ParseErrorCode>" not in text, name  # a string of jsonc-parser's
+    editor = manifest["files"]["editor.js"]
+    assert "cm-content" in (DIST_DIR / editor).read_text()
+    assert editor in (DIST_DIR / manifest["files"]["problem.js"]).read_text()  # import("./editor-HASH.js")
+    page = client.get(f"/problems/{FIXTURE_SLUG}").text
+    assert editor not in page
+    loaded = sum((DIST_DIR / name).stat().st_size for name in first)
+    assert loaded < 64_000, f"the problem page's first scripts grew to {loaded} bytes"

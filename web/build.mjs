@@ -4,7 +4,7 @@
 //
 // Writes one file per entry point and shared chunk (name-HASH.js / name-HASH.css), a gzip copy of each
 // (served when the browser accepts gzip), and manifest.json, which maps each entry ("problem.js",
-// "list.js", "style.css") to its hashed file and records the source hash the files were built from.
+// "editor.js", "list.js", "style.css") to its hashed file and records the source hash the files were built from.
 // The server reads only manifest.json; hashed names let it serve every file with a one-year max-age.
 import { build } from "esbuild";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -20,13 +20,24 @@ const sourceHash = hashFlag > 0 ? process.argv[hashFlag + 1] : null;
 rmSync(outdir, { recursive: true, force: true });
 mkdirSync(outdir, { recursive: true });
 
+const entryPoints = {
+  list: join(here, "src", "list.js"),
+  problem: join(here, "src", "problem.js"),
+  // Loaded by problem.js with import() once the page is usable; an entry of its own so the manifest
+  // names it (the tests hold it back to use the page before CodeMirror arrives).
+  editor: join(here, "src", "editor.js"),
+  style: join(here, "src", "style.css"),
+};
+// The manifest's keys: "problem.js" for web/src/problem.js, ... (chunks that dynamic imports of packages
+// produce, such as jsonc-parser's, are loaded by the scripts themselves and are not listed).
+const entryNames = new Map(
+  Object.values(entryPoints).map((path) => [relative(here, path).replaceAll("\\", "/"), basename(path)]),
+);
+
 const result = await build({
-  entryPoints: {
-    list: join(here, "src", "list.js"),
-    problem: join(here, "src", "problem.js"),
-    style: join(here, "src", "style.css"),
-  },
+  entryPoints,
   outdir,
+  absWorkingDir: here, // the metafile's paths (and so entryNames' keys) are relative to web/
   bundle: true,
   splitting: true,
   format: "esm",
@@ -48,9 +59,10 @@ for (const [file, meta] of Object.entries(result.metafile.outputs)) {
   const name = basename(file);
   const data = readFileSync(file);
   if (/\.(js|css)$/.test(name)) writeFileSync(`${file}.gz`, gzipSync(data, { level: 9 }));
-  if (meta.entryPoint) {
-    manifest.files[basename(meta.entryPoint)] = relative(outdir, file);
-    manifest.preload[basename(meta.entryPoint)] = meta.imports
+  const entry = meta.entryPoint ? entryNames.get(meta.entryPoint) : undefined;
+  if (entry) {
+    manifest.files[entry] = relative(outdir, file);
+    manifest.preload[entry] = meta.imports
       .filter((item) => item.kind === "import-statement")
       .map((item) => relative(outdir, item.path));
   }

@@ -71,7 +71,11 @@ def create_app(
     errors.install(app)
     for router in (problems.router, runs.router, submissions.router, workers.router, health.router):
         app.include_router(router)
-    web.mount(app, lambda: app.state.services.catalog.problems)
+    web.mount(
+        app,
+        lambda: app.state.services.catalog,
+        anonymous=lambda: app.state.services.settings.allow_anonymous,
+    )
     if settings.cors_origins:
         app.add_middleware(
             CORSMiddleware,

@@ -63,6 +63,12 @@ def to_html(markdown: str) -> str:
     return html_text
 
 
+def inline_to_html(markdown: str) -> str:
+    """One line of Markdown (a hint, a list item) as inline HTML: no enclosing paragraph; math as above."""
+    html_text: str = _parser().renderInline(markdown)
+    return html_text
+
+
 def section_items(markdown: str, title: str) -> list[str]:
     """The top-level bullet items of the ``## <title>`` section, each as its Markdown source (one line)."""
     tokens = _parser().parse(markdown)

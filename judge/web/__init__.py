@@ -1,9 +1,11 @@
 """The browser page: a problem list and a problem page with an editor, a Run panel and Submit.
 
-``mount(app, problems)`` adds the HTML routes (``/``, ``/problems/{slug}``) and the built assets
-(``/static/...``) to the service's FastAPI app. The page's scripts call the REST API under ``/api``; the
-page has no other path to the engine. Sources live in ``web/`` at the repository root and are bundled into
-``judge/web/static/dist`` by ``scripts/build-web`` (``scripts/setup`` runs it when they change).
+``mount(app, catalog)`` adds the HTML routes (``/``, ``/problems/{slug}``) and the built assets
+(``/static/...``) to the service's FastAPI app. The problem page is rendered from the catalog's problem
+body, the one ``GET /api/problems/{slug}`` returns; the page's scripts call the REST API under ``/api``
+for everything else and have no other path to the engine. Sources live in ``web/`` at the repository
+root and are bundled into ``judge/web/static/dist`` by ``scripts/build-web`` (``scripts/setup`` runs it
+when they change).
 """
 
 from __future__ import annotations
@@ -13,24 +15,31 @@ from collections.abc import Callable
 
 from fastapi import FastAPI
 
-from judge.problems import ProblemSet
 from judge.web.assets import DIST_DIR, STATIC_PREFIX, Assets, load_assets
-from judge.web.routes import build_router
+from judge.web.routes import ProblemBodies, build_router
 from judge.web.static import CachedStaticFiles
 
-__all__ = ["mount"]
+__all__ = ["ProblemBodies", "mount"]
 
 log = logging.getLogger(__name__)
 
 
-def mount(app: FastAPI, problems: Callable[[], ProblemSet], *, assets: Assets | None = None) -> Assets:
+def mount(
+    app: FastAPI,
+    catalog: Callable[[], ProblemBodies],
+    *,
+    anonymous: Callable[[], bool] = lambda: True,
+    assets: Assets | None = None,
+) -> Assets:
     """Serve the page from ``app``; returns the assets it serves (``assets.problem`` says if none).
 
+    ``catalog()`` gives the problem bodies (the service's ``Catalog``); ``anonymous()`` says whether the
+    API serves callers without a key (when not, the pages answer 403: their scripts could not call it).
     Without a build the pages answer 503 naming the fix, and the API is unaffected.
     """
     assets = assets if assets is not None else load_assets()
     if not assets.ready:
         log.warning("%s", assets.problem)
-    app.include_router(build_router(problems, assets))
+    app.include_router(build_router(catalog, assets, anonymous=anonymous))
     app.mount(STATIC_PREFIX, CachedStaticFiles(directory=DIST_DIR, check_dir=False), name="static")
     return assets

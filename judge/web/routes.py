@@ -1,24 +1,35 @@
 """The page's HTML routes: ``/`` (the problem list) and ``/problems/{slug}`` (one problem).
 
-The HTML is a shell: the scripts it loads fill it from the REST API (``/api/problems``...), the same
-endpoints platforms call. The routes only know which problems exist (an unknown slug is a 404 page) and
-which hashed asset files to reference. Pages are never cached (they name the current assets) and carry a
-Content-Security-Policy that allows nothing from another host.
+The problem page is rendered on the server from the same ``ProblemDetail`` that
+``GET /api/problems/{slug}`` returns (the catalog's one cached copy), so page and API cannot disagree:
+title, difficulty and tags, signature, statement HTML, hints (hidden; the script reveals them one at a
+time) and the starter code in a plain ``<textarea>`` that works as an editor before any script runs. The
+scripts then fill the Run panel from that API body and upgrade the textarea to CodeMirror. The list page
+is a shell its script fills from ``/api/problems``.
+
+An unknown slug is a 404 page; a problem whose body cannot be built (its reference failed) a 503 page, as
+the API answers. When the service refuses anonymous callers, the pages (whose scripts call the API without
+a key) say so with a 403 instead of showing the problems. Pages are never cached (they name the current
+hashed assets) and carry a Content-Security-Policy that allows nothing from another host.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
 from judge.errors import ProblemNotFound
-from judge.problems import ProblemSet
+from judge.service.markdown import inline_to_html
+from judge.service.schemas import ProblemDetail
 from judge.web.assets import Assets
+
+log = logging.getLogger(__name__)
 
 TEMPLATES_DIR = Path(__file__).parent / "templates"
 
@@ -48,17 +59,39 @@ PAGE_HEADERS = {
 }
 
 
-def build_router(problems: Callable[[], ProblemSet], assets: Assets) -> APIRouter:
-    """The HTML routes, reading the problem set through ``problems`` (called per request)."""
+class ProblemBodies(Protocol):
+    """Where the pages get a problem's body: the service's catalog (``judge.service.catalog.Catalog``)."""
+
+    def detail(self, slug: str) -> ProblemDetail:
+        """The body ``GET /api/problems/{slug}`` returns; raises ProblemNotFound for an unknown slug."""
+        ...
+
+
+def build_router(
+    catalog: Callable[[], ProblemBodies],
+    assets: Assets,
+    *,
+    anonymous: Callable[[], bool] = lambda: True,
+) -> APIRouter:
+    """The HTML routes. ``catalog`` and ``anonymous`` (whether the API serves callers without a key) are
+    called per request."""
     templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
     templates.env.globals["asset"] = assets.url
     templates.env.globals["preloads"] = assets.preloads
+    templates.env.filters["inline_markdown"] = inline_to_html
     router = APIRouter(include_in_schema=False)
 
     def page(request: Request, name: str, context: dict[str, Any], status_code: int = 200) -> HTMLResponse:
         if not assets.ready:
             name, status_code = "error.html", 503
             context = {"heading": "The page is not available", "message": assets.problem}
+        elif not anonymous():
+            name, status_code = "error.html", 403
+            context = {
+                "heading": "The page is not available",
+                "message": "This judge serves API clients with a key only: its browser page, which calls "
+                "the API without one, is switched off (the operator disabled anonymous access).",
+            }
         return templates.TemplateResponse(
             request, name, context, status_code=status_code, headers=PAGE_HEADERS
         )
@@ -70,13 +103,20 @@ def build_router(problems: Callable[[], ProblemSet], assets: Assets) -> APIRoute
     @router.api_route("/problems/{slug}", methods=["GET", "HEAD"], response_class=HTMLResponse)
     def problem_page(request: Request, slug: str) -> HTMLResponse:
         try:
-            problem = problems().get(slug)
+            problem = catalog().detail(slug)
         except ProblemNotFound:
             context = {
                 "heading": "No such problem",
                 "message": f"There is no problem named “{slug}”.",
             }
             return page(request, "error.html", context, status_code=404)
-        return page(request, "problem.html", {"slug": problem.slug, "title": problem.spec.title})
+        except Exception:  # the reference failed on an example: the judge's fault, as the API says it
+            log.exception("the page of problem %r cannot be built", slug)
+            context = {
+                "heading": "The problem cannot be shown now",
+                "message": f"The judge could not prepare the problem “{slug}”; try again later.",
+            }
+            return page(request, "error.html", context, status_code=503)
+        return page(request, "problem.html", {"problem": problem, "title": problem.title})
 
     return router

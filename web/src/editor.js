@@ -2,6 +2,9 @@
 // bracket matching and closing, code folding, undo history and search, plus a marker for the line an
 // error names. CodeMirror's basicSetup without autocompletion and lint: completions would compete with
 // Enter and Tab while a learner types, and the judge is the linter.
+//
+// This module is loaded on demand (a chunk of its own): the page is usable with the server-rendered
+// textarea first, and web/src/code.js calls `replaceTextarea` once this chunk has arrived.
 import { closeBrackets, closeBracketsKeymap } from "@codemirror/autocomplete";
 import { defaultKeymap, history, historyKeymap, indentWithTab } from "@codemirror/commands";
 import { python } from "@codemirror/lang-python";
@@ -71,14 +74,18 @@ const errorLineField = StateField.define({
 });
 
 /**
- * Create the editor in `parent` holding `doc`. `onChange(code)` follows every edit; `keys` are extra
- * bindings ({key: "Mod-Enter", run}) that take precedence over the editor's own.
+ * Replace `textarea` by CodeMirror, carrying on where it stopped: `text`, the selection (`anchor`, `head`:
+ * offsets), the focus, the first visible line (`topLine`) and the error-line mark (`errorLine`, or null).
+ * `onChange(code)` follows every edit; `keys` are extra bindings ({key: "Mod-Enter", run}) that take
+ * precedence over the editor's own. The editor keeps the textarea's accessible name. Returns the CodeBox
+ * backend (see web/src/code.js): get, set, markErrorLine, focusLine, focus.
  */
-export function createEditor(parent, { doc, onChange, keys = [], label }) {
-  return new EditorView({
-    parent,
+export function replaceTextarea(textarea, { text, anchor, head, focused, topLine, errorLine, onChange, keys }) {
+  const clamp = (offset) => Math.max(0, Math.min(text.length, offset));
+  const view = new EditorView({
     state: EditorState.create({
-      doc,
+      doc: text,
+      selection: { anchor: clamp(anchor), head: clamp(head) },
       extensions: [
         Prec.highest(keymap.of(keys)),
         setup,
@@ -88,27 +95,39 @@ export function createEditor(parent, { doc, onChange, keys = [], label }) {
         EditorState.tabSize.of(4),
         errorLineField,
         EditorView.lineWrapping,
-        EditorView.contentAttributes.of({ "aria-label": label, "aria-multiline": "true" }),
+        EditorView.contentAttributes.of({
+          "aria-label": textarea.getAttribute("aria-label") ?? "Code editor",
+          "aria-multiline": "true",
+        }),
         EditorView.updateListener.of((update) => {
           if (update.docChanged) onChange(update.state.doc.toString());
         }),
       ],
     }),
   });
-}
-
-/** The whole text of the editor. */
-export function getCode(view) {
-  return view.state.doc.toString();
-}
-
-/** Replace the whole text (one undoable change). */
-export function setCode(view, code) {
-  view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: code } });
+  textarea.replaceWith(view.dom);
+  const effects = [];
+  if (errorLine !== null && errorLine >= 1 && errorLine <= view.state.doc.lines) {
+    effects.push(setErrorLine.of(errorLine));
+  }
+  if (topLine > 1 && topLine <= view.state.doc.lines) {
+    effects.push(EditorView.scrollIntoView(view.state.doc.line(topLine).from, { y: "start" }));
+  } else if (focused) {
+    effects.push(EditorView.scrollIntoView(view.state.selection.main.head));
+  }
+  if (effects.length) view.dispatch({ effects });
+  if (focused) view.focus();
+  return {
+    get: () => view.state.doc.toString(),
+    set: (code) => view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: code } }),
+    markErrorLine: (number) => markErrorLine(view, number),
+    focusLine: (number) => focusLine(view, number),
+    focus: () => view.focus(),
+  };
 }
 
 /** Mark line `number` (1-based) as the one an error names and scroll to it; null clears the mark. */
-export function markErrorLine(view, number) {
+function markErrorLine(view, number) {
   if (number === null || number < 1 || number > view.state.doc.lines) {
     view.dispatch({ effects: setErrorLine.of(null) });
     return false;
@@ -121,7 +140,7 @@ export function markErrorLine(view, number) {
 }
 
 /** Put the cursor at the start of line `number` and focus the editor. */
-export function focusLine(view, number) {
+function focusLine(view, number) {
   if (number < 1 || number > view.state.doc.lines) return;
   const line = view.state.doc.line(number);
   view.dispatch({ selection: { anchor: line.from }, scrollIntoView: true });

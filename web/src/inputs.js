@@ -1,6 +1,5 @@
-// The Run panel's input boxes: their text, and how it becomes the request's `inputs`.
-import { parse as parseLenient, printParseErrorCode } from "jsonc-parser";
-
+// The Run panel's input boxes: their text, and how it becomes the request's `inputs`. The tolerant JSON
+// parser that locates a syntax error is loaded only when a box holds malformed JSON.
 import { isDict } from "./tree.js";
 
 /** Indented JSON for a box: leaves (numbers, arrays of numbers) stay on one line, nodes open up. */
@@ -29,10 +28,10 @@ export function formatInput(value, depth = 0) {
 }
 
 /**
- * Parse every box: `{inputs}` when all hold JSON, else `{errors}` mapping an argument name to a message
- * (the box is empty, or the JSON is malformed and where).
+ * Parse every box; resolves to `{inputs}` when all hold JSON, else `{errors}` mapping an argument name to
+ * a message (the box is empty, or the JSON is malformed and where).
  */
-export function parseInputs(texts) {
+export async function parseInputs(texts) {
   const inputs = {};
   const errors = {};
   for (const [name, text] of Object.entries(texts)) {
@@ -43,7 +42,7 @@ export function parseInputs(texts) {
     try {
       inputs[name] = JSON.parse(text);
     } catch (error) {
-      errors[name] = `${name}: not valid JSON: ${jsonErrorText(error, text)}`;
+      errors[name] = `${name}: not valid JSON: ${await jsonErrorText(error, text)}`;
     }
   }
   return Object.keys(errors).length ? { errors } : { inputs };
@@ -69,7 +68,8 @@ const READABLE = {
   InvalidCharacter: "invalid character in a string",
 };
 
-function jsonErrorText(error, text) {
+async function jsonErrorText(error, text) {
+  const { parse: parseLenient, printParseErrorCode } = await import("jsonc-parser");
   const errors = [];
   parseLenient(text, errors, { disallowComments: true, allowTrailingComma: false });
   if (errors.length === 0) return String(error.message ?? error);

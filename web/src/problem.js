@@ -1,8 +1,14 @@
-// The problem page: statement and hints, the editor, the Run panel, and Submit with live progress.
-// Everything it shows comes from the judge's REST API (/api/problems/{slug}, .../run, /api/submissions).
+// The problem page: hints, the editor, the Run panel, and Submit with live progress.
+//
+// The server renders what needs no script (statement, hints, signature, and the starter code in a plain
+// <textarea>), from the same problem body GET /api/problems/{slug} returns. This entry stays small: it wires
+// the textarea as an editor, fills the Run panel from that API body (preloaded by the HTML), and marks the
+// page usable (`judge:ready`). Then it loads CodeMirror (web/src/editor.js, a chunk of its own) and hands the
+// textarea over to it (`judge:editor`, body[data-editor=codemirror]). Runs and submissions go through the
+// REST API (.../run, /api/submissions).
 import { api, ApiError } from "./api.js";
+import { CodeBox } from "./code.js";
 import { el, replace } from "./dom.js";
-import { createEditor, focusLine, getCode, markErrorLine, setCode } from "./editor.js";
 import { userLine } from "./explain.js";
 import { formatInput, parseInputs } from "./inputs.js";
 import {
@@ -24,7 +30,7 @@ const runUrl = `/api/problems/${encodeURIComponent(slug)}/run`;
 
 const state = {
   problem: null,
-  view: null,
+  code: null,
   lastRunCode: null,
   running: false,
   submitting: false,
@@ -37,44 +43,22 @@ function announce(text, kind = "info") {
   status.dataset.kind = kind;
 }
 
-// --- statement and hints --------------------------------------------------------------------------------
+// --- hints -----------------------------------------------------------------------------------------------
 
-/** Text with `code` spans (hints are short Markdown: only inline code matters). */
-function inlineCode(text) {
-  return String(text)
-    .split(/(`[^`]+`)/)
-    .filter(Boolean)
-    .map((part) => (part.startsWith("`") && part.endsWith("`") ? el("code", {}, part.slice(1, -1)) : part));
-}
-
-function showProblem(problem) {
-  document.title = `${problem.title} · JAX practice judge`;
-  $("problem-title").textContent = problem.title;
-  replace(
-    $("problem-meta"),
-    el("span", { class: `difficulty difficulty-${problem.difficulty}` }, problem.difficulty),
-    ...problem.tags.map((tag) => el("span", { class: "tag" }, tag)),
-  );
-  replace($("signature"), el("code", {}, problem.signature));
-  // Server-rendered from the problem's own Markdown (raw HTML disabled, math as MathML).
-  $("statement").innerHTML = problem.statement_html;
-  showHints(problem.hints ?? []);
-}
-
-function showHints(hints) {
-  const section = $("hints");
-  section.hidden = hints.length === 0;
-  const list = $("hint-list");
+/** The server renders the hints hidden; each click shows the next one. */
+function wireHints() {
+  if (!$("hints")) return; // a problem without hints has no section
+  const items = [...$("hint-list").querySelectorAll("li")];
   const button = $("next-hint");
-  let shown = 0;
+  let shown = items.filter((item) => !item.hidden).length;
   const update = () => {
-    button.hidden = shown >= hints.length;
-    button.textContent = shown === 0 ? `Show hint 1 of ${hints.length}` : `Show hint ${shown + 1} of ${hints.length}`;
+    button.hidden = shown >= items.length;
+    button.textContent = `Show hint ${shown + 1} of ${items.length}`;
   };
   button.addEventListener("click", () => {
-    if (shown >= hints.length) return;
-    const item = el("li", { tabindex: "-1" }, ...inlineCode(hints[shown]));
-    list.append(item);
+    if (shown >= items.length) return;
+    const item = items[shown];
+    item.hidden = false;
     shown += 1;
     update();
     item.focus();
@@ -84,29 +68,34 @@ function showHints(hints) {
 
 // --- editor -------------------------------------------------------------------------------------------
 
-function showEditor(problem) {
+function setUpEditor() {
+  const textarea = $("code");
+  const starter = textarea.defaultValue;
   const saved = loadCode(slug);
-  state.view = createEditor($("editor"), {
-    doc: saved ?? problem.starter_code,
-    label: `Code editor: your ${problem.function} in Python`,
+  // Restore what this browser kept, unless the learner typed before this script ran (then keep that).
+  const typed = textarea.value !== starter;
+  if (saved !== null && !typed) textarea.value = saved;
+  state.code = new CodeBox(textarea, {
+    onChange: codeChanged,
     keys: [
       { key: "Mod-Enter", run: () => (run(), true) },
       { key: "Mod-Shift-Enter", run: () => (submit(), true) },
     ],
-    onChange: codeChanged,
   });
-  $("save-state").textContent = saved === null ? "Starter code" : "Restored from this browser";
+  if (typed) codeChanged(textarea.value);
+  else $("save-state").textContent = saved === null ? "Starter code" : "Restored from this browser";
   $("reset").addEventListener("click", () => {
-    setCode(state.view, problem.starter_code);
+    state.code.focus();
+    state.code.set(starter);
     saveCode(slug, null);
     $("save-state").textContent = "Starter code restored (Ctrl+Z undoes)";
-    state.view.focus();
   });
 }
 
 function codeChanged(code) {
   clearTimeout(state.saveTimer);
   state.saveTimer = setTimeout(() => {
+    state.saveTimer = null;
     const kept = saveCode(slug, code);
     $("save-state").textContent = kept ? "Saved in this browser" : "Not saved: this browser refused storage";
   }, SAVE_DELAY_MS);
@@ -115,8 +104,23 @@ function codeChanged(code) {
 
 // Keep the last keystrokes when the page is left before the save delay ran out.
 window.addEventListener("pagehide", () => {
-  if (state.view && state.saveTimer !== null) saveCode(slug, getCode(state.view));
+  if (state.code && state.saveTimer !== null) saveCode(slug, state.code.get());
 });
+
+/** Load CodeMirror and hand the textarea over to it; the page works on without it if that fails. */
+async function upgradeEditor() {
+  try {
+    const editor = await import("./editor.js");
+    await state.code.upgrade(editor);
+  } catch (error) {
+    // The plain textarea stays: still an editor, still saved, still runs and submits.
+    $("save-state").textContent = "Plain editor (the code editor did not load)";
+    console.warn("the code editor did not load:", error);
+    return;
+  }
+  document.body.dataset.editor = "codemirror";
+  performance.mark("judge:editor");
+}
 
 // --- Run panel inputs --------------------------------------------------------------------------------
 
@@ -221,13 +225,13 @@ function setBusy(button, busy, text) {
 }
 
 async function run() {
-  if (state.running || !state.view) return;
-  const code = getCode(state.view);
+  if (state.running || !state.code || !state.problem) return;
+  const code = state.code.get();
   const body = { code };
   clearInputErrors();
   if (mode() === "custom") {
     const boxes = Object.fromEntries(state.problem.arguments.map((arg) => [arg.name, $(boxId(arg.name)).value]));
-    const parsed = parseInputs(boxes);
+    const parsed = await parseInputs(boxes);
     if (parsed.errors) {
       for (const [name, message] of Object.entries(parsed.errors)) showInputError(name, message);
       announce("Fix the input marked below its box, then run again.", "error");
@@ -264,7 +268,7 @@ async function run() {
 }
 
 function showRunResult(result) {
-  const options = { onShowLine: (line) => focusLine(state.view, line) };
+  const options = { onShowLine: (line) => state.code.focusLine(line) };
   replace($("run-results"), ...renderRun(result, options));
   $("run-results").hidden = false;
   markFirstLine(result);
@@ -273,13 +277,13 @@ function showRunResult(result) {
 /** Mark in the editor the line named by the first failing case's message. */
 function markFirstLine(result) {
   const failing = result.cases.find((item) => item.verdict !== "accepted" && userLine(item.message));
-  markErrorLine(state.view, failing ? userLine(failing.message).line : null);
+  state.code.markErrorLine(failing ? userLine(failing.message).line : null);
 }
 
 // --- Submit -------------------------------------------------------------------------------------------
 
 function canSubmit() {
-  return Boolean(state.view) && !state.submitting && state.lastRunCode === getCode(state.view);
+  return Boolean(state.code) && !state.submitting && state.lastRunCode === state.code.get();
 }
 
 function updateSubmit() {
@@ -297,7 +301,7 @@ async function submit() {
     if (!state.submitting) announce("Run your code first: Submit grades the code you last ran.", "error");
     return;
   }
-  const code = getCode(state.view);
+  const code = state.code.get();
   state.submitting = true;
   updateSubmit();
   const panel = $("submission");
@@ -337,7 +341,7 @@ function follow(id, head, rows) {
     explained ||= explain;
     const sameAs = item.message ? (firstWithMessage.get(item.message) ?? null) : null;
     if (item.message && !sameAs) firstWithMessage.set(item.message, caseTitle(item));
-    const onShowLine = (line) => focusLine(state.view, line);
+    const onShowLine = (line) => state.code.focusLine(line);
     rows.append(renderProgressRow(item, { explain, sameAs, onShowLine }));
     head.textContent = `Submission ${id}: ${seen.size} case${seen.size === 1 ? "" : "s"} graded…`;
   };
@@ -410,7 +414,7 @@ function finishSubmission(result, panel, head) {
   if (prints) panel.append(prints);
   saveVerdict(slug, { verdict: result.verdict, passed: result.passed, total: result.total, at: Date.now() });
   const failing = result.cases.find((item) => item.verdict !== "accepted" && userLine(item.message));
-  if (failing) markErrorLine(state.view, userLine(failing.message).line);
+  if (failing) state.code.markErrorLine(userLine(failing.message).line);
   announce(`Submission graded. ${verdictSentence(result)}`, result.verdict === "accepted" ? "ok" : "error");
 }
 
@@ -431,26 +435,32 @@ document.addEventListener("keydown", (event) => {
 
 async function start() {
   shortcutsForPlatform();
+  wireHints();
+  setUpEditor();
   let problem;
   try {
     problem = await api(`/api/problems/${encodeURIComponent(slug)}`);
   } catch (error) {
-    $("problem-title").textContent = error.status === 404 ? "No such problem" : "The problem could not be loaded";
-    replace($("statement"), el("p", {}, error.message), el("p", {}, el("a", { href: "/" }, "All problems")));
-    announce(error.message, "error");
+    announce(`The Run panel could not be loaded: ${error.message}`, "error");
+    afterNextPaint(upgradeEditor);
     return;
   }
   state.problem = problem;
-  showProblem(problem);
-  showEditor(problem);
   showInputs(problem);
   setMode("examples");
   $("run").addEventListener("click", run);
   $("submit").addEventListener("click", submit);
   updateSubmit();
   document.body.dataset.ready = "true";
-  // Navigation start to a usable page (bench/bench_page.py reads it).
+  // Navigation start to a usable page: statement, an editor to type in, the Run panel (bench_page reads it).
   performance.mark("judge:ready");
+  afterNextPaint(upgradeEditor);
+}
+
+/** Run `task` once the browser has painted what is on the page now (CodeMirror's start-up must not hold
+ * back the first paint of the usable page). */
+function afterNextPaint(task) {
+  requestAnimationFrame(() => setTimeout(task, 0));
 }
 
 start();
