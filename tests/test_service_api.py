@@ -15,6 +15,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from judge.service.state import Services
+from judge.statement import RULES_HEADING
 from tests.conftest import FIXTURE_SLUG, FIXTURES, KINDS_SLUG, TUPLE_SLUG, default_backend
 from tests.service_support import HEAVY, make_settings, running, solution, sse_events
 
@@ -60,6 +61,8 @@ def test_problem_list_and_detail(client: TestClient) -> None:
     assert (
         "{{examples}}" not in detail["statement_markdown"] and "### Example 1" in detail["statement_markdown"]
     )
+    # The generated rules section replaces {{rules}} (the page shows this statement as it is).
+    assert "{{" not in detail["statement_markdown"] and RULES_HEADING in detail["statement_markdown"]
     html = detail["statement_html"]
     assert "<math" in html and 'encoding="application/x-tex"' in html and "$" not in html.split("<pre")[0]
     assert detail["examples"][0]["expected"]["json"] == {"b": 1.5, "w": [3.0, 6.0]}

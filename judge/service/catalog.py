@@ -39,12 +39,12 @@ def summary(problem: Problem) -> ProblemSummary:
 def detail(problem: Problem) -> ProblemDetail:
     """Everything a page needs to show the problem (expected example outputs from the reference)."""
     from judge.expected import expected_outputs
-    from judge.statement import fill_examples, render_examples
+    from judge.statement import fill_statement, render_examples
 
     spec = problem.spec
     public = problem.public_cases
     outputs = expected_outputs(problem, public)
-    statement = fill_examples(problem.statement_source, render_examples(problem, outputs))
+    statement = fill_statement(problem, render_examples(problem, outputs))
     examples = [
         ExamplePublic(
             name=case.name,
