@@ -485,14 +485,30 @@ class DockerBackend(Backend):
         return len(ids)
 
 
-def _remove(api: Any, container_id: str) -> str | None:
-    try:
-        api.remove_container(container_id, force=True)
-    except Exception as exc:
-        if getattr(getattr(exc, "response", None), "status_code", None) == 404:
-            return None
-        return f"could not remove container {container_id[:12]}: {exc}"
-    return None
+def _remove(api: Any, container_id: str, attempts: int = 20) -> str | None:
+    """Remove a container (forced: killed first if it runs) and make sure it is gone. A container that is
+    exiting on its own when the removal comes can make Podman refuse it ("could not be stopped ... container
+    state improper") and leave it behind as exited: so the removal is checked and repeated, a few tens of
+    milliseconds at most. The last error, if it never went."""
+    problem = f"container {container_id[:12]} was still there after {attempts} removals"
+    for _ in range(attempts):
+        try:
+            api.remove_container(container_id, force=True)
+        except Exception as exc:
+            if _status(exc) != 404:
+                problem = f"could not remove container {container_id[:12]}: {exc}"
+        try:
+            api.inspect_container(container_id)
+        except Exception as exc:
+            if _status(exc) == 404:
+                return None
+        time.sleep(0.05)
+    return problem
+
+
+def _status(exc: BaseException) -> int | None:
+    status = getattr(getattr(exc, "response", None), "status_code", None)
+    return status if isinstance(status, int) else None
 
 
 # ------------------------------------------------------------------------------------------ the worker
