@@ -623,7 +623,7 @@ class DockerWorker(Worker):
         try:
             state = self.api.inspect_container(self.container_id)["State"]
         except Exception as exc:
-            if getattr(getattr(exc, "response", None), "status_code", None) == 404:
+            if _status(exc) == 404:
                 self._notes.append("the container disappeared before its exit code was read")
                 self._returncode = -1
                 return self._returncode

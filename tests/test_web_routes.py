@@ -87,32 +87,31 @@ def test_problem_page_renders_the_api_body_without_script(client: TestClient, ca
     assert html.unescape(match.group(2)) == detail.starter_code
 
 
+def page_of(body: ProblemDetail) -> str:
+    """The problem page rendered from ``body`` (a catalog that answers it for any slug)."""
+
+    class Bodies:
+        def detail(self, slug: str) -> ProblemDetail:
+            return body
+
+    app = FastAPI()
+    mount(app, lambda: Bodies())
+    text: str = TestClient(app).get(f"/problems/{FIXTURE_SLUG}").text
+    return text
+
+
 def test_problem_page_escapes_the_starter_code(problems: ProblemSet) -> None:
     """Starter code is text: a ``</textarea>`` in it cannot end the editor or inject markup."""
     real = Catalog(problems).detail(FIXTURE_SLUG)
     hostile = real.model_copy(update={"starter_code": "x = '</textarea><script>alert(1)</script>'\n"})
-
-    class Bodies:
-        def detail(self, slug: str) -> ProblemDetail:
-            return hostile
-
-    app = FastAPI()
-    mount(app, lambda: Bodies())
-    page = TestClient(app).get(f"/problems/{FIXTURE_SLUG}").text
+    page = page_of(hostile)
     assert "<script>alert(1)" not in page
     assert "x = &#39;&lt;/textarea&gt;&lt;script&gt;alert(1)&lt;/script&gt;&#39;" in page
 
 
 def test_a_problem_without_hints_has_no_hint_section(problems: ProblemSet) -> None:
     bare = Catalog(problems).detail(FIXTURE_SLUG).model_copy(update={"hints": []})
-
-    class Bodies:
-        def detail(self, slug: str) -> ProblemDetail:
-            return bare
-
-    app = FastAPI()
-    mount(app, lambda: Bodies())
-    page = TestClient(app).get(f"/problems/{FIXTURE_SLUG}").text
+    page = page_of(bare)
     assert 'id="hints"' not in page and "Show hint" not in page
     assert '<textarea id="code"' in page
 
@@ -139,7 +138,7 @@ def test_pages_say_they_are_off_when_the_api_needs_a_key(catalog: Catalog) -> No
     app = FastAPI()
     mount(app, lambda: catalog, anonymous=lambda: False)
     client = TestClient(app)
-    for path in ("/", f"/problems/{FIXTURE_SLUG}"):
+    for path in ("/", f"/problems/{FIXTURE_SLUG}", "/problems/no-such-problem"):
         response = client.get(path)
         assert response.status_code == 403
         assert "anonymous access" in response.text

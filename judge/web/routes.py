@@ -102,6 +102,8 @@ def build_router(
 
     @router.api_route("/problems/{slug}", methods=["GET", "HEAD"], response_class=HTMLResponse)
     def problem_page(request: Request, slug: str) -> HTMLResponse:
+        if not anonymous():  # the 403 page, before any problem is looked up or prepared
+            return page(request, "error.html", {})
         try:
             problem = catalog().detail(slug)
         except ProblemNotFound:
