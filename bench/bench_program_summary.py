@@ -19,12 +19,11 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
-from jax import export
 from jax._src.interpreters import mlir
-from jax._src.lib import _jax  # type: ignore[attr-defined]
 from jax._src.lib.mlir import ir  # type: ignore[attr-defined]
 
 from sandbox.inside.executor import loop_ops
+from sandbox.inside.lowering import Lowerer, parse
 
 
 def _clip(tree: Any) -> Any:  # global-norm-clipping's shape of program
@@ -61,9 +60,9 @@ def main() -> None:
     specs = jax.tree.map(lambda x: struct(x.shape, x.dtype), tree)
     print(f"{'program':10} {'ops':>6} {'histogram p50':>14} {'+ loop walk p50':>16} {'ratio':>6}")
     for name, fn in PROGRAMS.items():
-        data = export.export(jax.jit(fn), platforms=["cpu"])(specs).mlir_module_serialized
+        data = Lowerer()(jax.jit(fn).trace(specs).jaxpr)
         with mlir.make_ir_context():
-            module = _jax.mlir.deserialize_portable_artifact(data)
+            module = parse(ir, data)
             base: list[float] = []
             full: list[float] = []
             count = 0

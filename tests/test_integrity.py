@@ -176,24 +176,28 @@ HIDDEN_CALLBACK = (
     + """
 import gc, sys
 import numpy as np
-from jax._src.export._export import _module_to_bytecode
+from jax._src.core import jaxpr_as_fun
+from jax._src.interpreters import mlir
 
 T = sys.modules.get("sandbox.inside.tracer") or sys.modules["__main__"]  # forked, or run as a script
-# Blind the tracer's own check, and export by lowering (which keeps host callbacks) instead of jax.export
-# (which refuses them): the program that reaches the judge calls back into this process.
+# Blind the tracer's own check, and lower through jit (which keeps host callbacks, registering them with a
+# backend) instead of the tracer's own lowering: the program that reaches the judge calls back into this
+# process.
 T.find_callbacks = lambda *args, **kwargs: set()
 gc.unfreeze()  # the tracer's own objects were frozen out of gc.get_objects(); thaw them
 cap = next(o for o in gc.get_objects() if isinstance(o, T.Captured))
 
 
-class Lowered:
-    def __init__(self, data):
-        self.mlir_module_serialized = data
+class Lower:
+    def ordered_effects(self, jaxpr):
+        return []
+
+    def __call__(self, jaxpr):
+        lowered = jax.jit(jaxpr_as_fun(jaxpr)).lower(*jaxpr.in_avals)
+        return mlir.module_to_bytecode(lowered.compiler_ir("stablehlo"))
 
 
-cap.export = lambda jitted, platforms: (
-    lambda *avals: Lowered(_module_to_bytecode(jitted.lower(*avals).compiler_ir("stablehlo")))
-)
+cap.lower = Lower()
 
 
 def scale_tree(tree, factor):

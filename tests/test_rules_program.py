@@ -44,21 +44,20 @@ NEEDS_LOOP = RequireLoop(
 
 
 def _summary_of(fn: Callable[..., Any], *shapes: tuple[int, ...]) -> ProgramSummary:
-    """Export ``fn`` as the tracer does and summarize it as the executor does (in this process)."""
+    """Lower ``fn`` as the tracer does and summarize it as the executor does (in this process)."""
     import jax
     import jax.numpy as jnp
-    from jax import export
     from jax._src.interpreters import mlir
-    from jax._src.lib import _jax  # type: ignore[attr-defined]
     from jax._src.lib.mlir import ir  # type: ignore[attr-defined]
 
     from sandbox.inside.executor import loop_ops
+    from sandbox.inside.lowering import Lowerer, parse
 
     struct: Any = jax.ShapeDtypeStruct
     specs = [struct(shape, jnp.float32) for shape in shapes]
-    data = export.export(jax.jit(fn), platforms=["cpu"])(*specs).mlir_module_serialized
+    data = Lowerer()(jax.jit(fn).trace(*specs).jaxpr)
     with mlir.make_ir_context():
-        module = _jax.mlir.deserialize_portable_artifact(data)
+        module = parse(ir, data)
         ops: dict[str, int] = {}
 
         def visit(op: Any) -> Any:

@@ -6,13 +6,14 @@ Long-lived: it imports JAX once, reports ``ready`` on the private result channel
 job after job, until stdin closes (the judge recycles it after a bounded number of jobs or on
 any failure). Requests and replies:
 
-- ``program`` {id, module (blob), inputs: [{dtype, shape}], max_output_bytes}: deserialize the StableHLO
-  portable artifact, walk every op (nested regions and private functions included) into a summary, refuse
-  what must never be compiled (a custom call outside the allowlist, a Python host callback above all: it
-  would call an address the program chose; host I/O ops; ops of other dialects), check the main function's
-  inputs against the case's leaves and its outputs against the output cap, then compile it with XLA.
-  Replies ``compiled`` {id, summary, compile_ms, cached} or ``refused`` {id, kind, message, summary}.
-  Programs compile on a small thread pool (XLA releases the GIL), so replies may come in any order.
+- ``program`` {id, module (blob), inputs: [{dtype, shape}], max_output_bytes}: read the StableHLO module (MLIR
+  bytecode, ``sandbox.inside.lowering``; MLIR verifies it as it reads), walk every op (nested regions and
+  private functions included) into a summary, refuse what must never be compiled (a custom call outside the
+  allowlist, a Python host callback above all: it would call an address the program chose; host I/O ops; ops
+  of other dialects), check the main function's inputs against the case's leaves and its outputs against the
+  output cap, then compile it with XLA. Replies ``compiled`` {id, summary, compile_ms, cached} or ``refused``
+  {id, kind, message, summary}. Programs compile on a small thread pool (XLA releases the GIL), so replies may
+  come in any order.
 - ``run`` {program, case, leaves (blobs)}: run a compiled program on concrete inputs (on the main thread,
   in request order). Replies ``result`` {case, outputs (leaves as blobs), run_ms} or ``run_error``
   {case, kind, message}.
@@ -43,6 +44,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
+from sandbox.inside.lowering import Lowerer, parse
 from sandbox.protocol import (
     DTYPES,
     Blobs,
@@ -139,7 +141,6 @@ class Executor:
         import jax
         from jax._src import compiler, xla_bridge
         from jax._src.interpreters import mlir
-        from jax._src.lib import _jax  # type: ignore[attr-defined]
         from jax._src.lib import xla_client as xc  # type: ignore[attr-defined]
         from jax._src.lib.mlir import ir  # type: ignore[attr-defined]
 
@@ -147,7 +148,6 @@ class Executor:
         self.jax: Any = jax
         self.ir: Any = ir
         self.mlir: Any = mlir
-        self.deserialize: Any = _jax.mlir.deserialize_portable_artifact
         self.backend: Any = xla_bridge.get_backend("cpu")
         self.device = self.backend.local_devices()[0]
         self.devices: Any = xc.DeviceList((self.device,))
@@ -300,16 +300,14 @@ class Executor:
         context = self.mlir.make_ir_context()
         if self.warm_module is not None:
             with context:
-                self.deserialize(self.warm_module)
+                parse(self.ir, self.warm_module)
         return context
 
     def _deserialize(self, data: bytes) -> Any:
         try:
-            return self.deserialize(data)
+            return parse(self.ir, data)
         except Exception as exc:
-            raise Refused(
-                "unreadable", f"the program is not a StableHLO portable artifact: {_first(exc)}"
-            ) from None
+            raise Refused("unreadable", f"the program is not a valid MLIR module: {_first(exc)}") from None
 
     def _main(self, module: Any) -> Any:
         mains = [
@@ -415,16 +413,13 @@ class Executor:
     def warm(self) -> None:
         """Deserialize, compile and run one tiny program now, not on the first job's clock."""
         import jax.numpy as jnp
-        from jax import export
 
         spec = self.jax.ShapeDtypeStruct((2,), jnp.float32)
-        data = export.export(self.jax.jit(lambda x: [x * 2 + 1]), platforms=["cpu"])(
-            spec
-        ).mlir_module_serialized
+        data = Lowerer()(self.jax.jit(lambda x: [x * 2 + 1]).trace(spec).jaxpr)
         self.warm_module = data
         self.prepare_contexts()
         with self.ir_context() as context, context:
-            module = self.deserialize(data)
+            module = parse(self.ir, data)
             self.summarize(module)
             executable = self.backend.compile_and_load(
                 module, executable_devices=self.devices, compile_options=self.options

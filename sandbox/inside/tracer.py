@@ -3,17 +3,18 @@
     python -m sandbox.inside.tracer --result-fd N     (standalone: one process per submission)
     sandbox.inside.zygote forks it instead and calls ``serve_forked``
 
-1. captures its own references to ``jax.jit``, ``jax.export`` and the config BEFORE user code loads, starts
-   the CPU backend and reports ``ready`` on the private result channel (fd N, never stdout);
+1. captures its own references to ``jax.jit``, the lowering (``sandbox.inside.lowering``) and the config
+   BEFORE user code loads and reports ``ready`` on the private result channel (fd N, never stdout);
 2. reads the job on stdin: code, function name, argument specs and, per distinct signature, the ABSTRACT
    inputs only (structure, shapes, dtypes, weak types, static values) of the public and custom cases,
    plus the concrete values of public and custom cases (for ``jax.debug.print`` only);
 3. loads the code (``loaded`` or ``load_error``), then for each signature traces the function through the
    captured ``jit`` on abstract inputs, checking that no tracer escaped the call, with ``jax.debug.print`` and
-   ``jax.debug.callback`` stripped (they cannot be exported), and sends ``program``: the serialized
-   StableHLO (``jax.export``) as a blob, a JSON skeleton of the output, whether the function used a debug
-   primitive, and what the mutation check saw (advisory: it runs beside user code). A function that cannot
-   be traced gets ``trace_failed`` with a verdict and a message naming the user's line;
+   ``jax.debug.callback`` stripped (a compiled program cannot call back into Python), and sends ``program``:
+   the trace lowered to StableHLO (MLIR bytecode; no XLA backend is involved) as a blob, a JSON skeleton of
+   the output, whether the function used a debug primitive, and what the mutation check saw (advisory: it runs
+   beside user code). A function that cannot be traced gets ``trace_failed`` with a verdict and a message
+   naming the user's line;
 4. runs the function (jit as usual) on the public and custom values of every signature that printed with
    ``jax.debug``, purely for the printed output, then sends ``public_done`` and waits;
 5. receives the hidden signatures (abstract only) and traces them the same way; then traces one signature
@@ -42,6 +43,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
+from sandbox.inside.lowering import Lowerer
 from sandbox.protocol import (
     ADVICE,
     DTYPES,
@@ -120,7 +122,6 @@ class Captured:
     def __init__(self) -> None:
         import jax
         import jax.numpy as jnp
-        from jax import export
         from jax._src import debugging
 
         self.jax: Any = jax
@@ -128,7 +129,7 @@ class Captured:
         self.jit: Callable[..., Any] = jax.jit
         self.vjp: Callable[..., Any] = jax.vjp
         self.tree_map: Callable[..., Any] = jax.tree_util.tree_map
-        self.export: Callable[..., Any] = export.export
+        self.lower = Lowerer()
         self.shape_dtype: Callable[..., Any] = jax.ShapeDtypeStruct
         self.device_put: Callable[..., Any] = jax.device_put
         self.block_until_ready: Callable[[Any], Any] = jax.block_until_ready
@@ -143,18 +144,15 @@ class Captured:
         self.debug_callback_p = debugging.debug_callback_p
         _share_ir_context()
 
-    def warm_up(self, *, lower: bool) -> None:
-        """Pay the first-use costs of tracing (and, with ``lower``, of lowering, exporting and starting the
-        CPU backend) now, not on the user's clock: our own signature and skeleton code, pytree utilities, and
-        the primitives a typical submission uses, in float32 and bfloat16.
-
-        The zygote calls it without ``lower``: it traces, then lowers the trace without a backend
-        (``_prelower``), which starts no thread; ``jit(...).lower`` and export would start the XLA backend
-        and its threads, and forking after that deadlocks. Each child then exports the same jitted function,
-        whose trace and lowering rules it inherited, so it pays mostly for its own backend (measured here:
-        a child's warm-up 75 -> 40 ms of CPU).
+    def warm_up(self) -> None:
+        """Pay the first-use costs of tracing and lowering now, not on the user's clock: our own signature
+        and skeleton code, pytree utilities, and the primitives a typical submission uses, in float32 and
+        bfloat16. Lowering needs no XLA backend, so this starts none, nor any thread: the zygote warms up
+        before it forks (forking after the backend started deadlocks), and raises if a thread appeared all
+        the same. Its children inherit the warm machinery and need no warm-up of their own.
         """
         global _WARM
+        threads = len(os.listdir("/proc/self/task"))  # every thread of the process, Python's or not
         if _WARM is None:
             tree = {"dict": [["a", {"aval": {"dtype": "float32", "shape": [3]}}]]}
             tree["dict"].append(["b", {"list": [{"aval": {"dtype": "bfloat16", "shape": [2, 2]}}]}])
@@ -166,10 +164,9 @@ class Captured:
         sig, jitted = _WARM
         traced = jitted.trace(*sig.avals)
         find_callbacks(traced.jaxpr)
-        if lower:
-            assert self.export(jitted, platforms=["cpu"])(*sig.avals).mlir_module_serialized
-        else:
-            _prelower(traced.jaxpr)
+        assert self.lower(traced.jaxpr)
+        if len(os.listdir("/proc/self/task")) != threads:
+            raise RuntimeError("tracing or lowering started a thread: this JAX cannot be forked after it")
 
     def restore_config(self) -> None:
         for key, value in self.config.items():
@@ -238,31 +235,6 @@ def _warm_function(tree: Any, scale: Any) -> Any:
 _WARM: tuple[Any, Any] | None = None
 
 
-def _prelower(jaxpr: Any) -> None:
-    """Lower a traced jaxpr to StableHLO with no backend, in the process's shared MLIR context made
-    single-threaded first (MLIR would otherwise start its thread pool to verify the module). Raises if a
-    thread was started all the same: the zygote must never fork with threads."""
-    from jax._src import sharding_impls
-    from jax._src.interpreters import mlir
-
-    threads = len(os.listdir("/proc/self/task"))  # every thread of the process, Python's or not
-    mlir.make_ir_context().enable_multithreading(False)
-    mlir.lower_jaxpr_to_module(
-        "warm_up",
-        jaxpr,
-        num_const_args=0,
-        in_avals=jaxpr.in_avals,
-        ordered_effects=[],
-        platforms=("cpu",),
-        backend=None,
-        axis_context=sharding_impls.ShardingContext(1, None, None),
-        donated_args=[False] * len(jaxpr.in_avals),
-        lowering_parameters=mlir.LoweringParameters(),
-    )
-    if len(os.listdir("/proc/self/task")) != threads:
-        raise RuntimeError("lowering without a backend started a thread: this JAX cannot be forked after it")
-
-
 def freeze_heap() -> None:
     """Move every object alive now (JAX and the judge's own code, before any user code) out of the
     collector's reach (``gc.freeze``). A full collection in a tracer then walks only what the submission
@@ -277,11 +249,12 @@ def _share_ir_context() -> None:
     """Make JAX lower every program of this process in one MLIR context.
 
     ``jax._src.interpreters.mlir.make_ir_context`` builds a context and loads every dialect on each call;
-    lowering and exporting one signature makes two, ~10 ms of the ~40 ms an export costs here (measured:
-    41 -> 20 ms per signature). The modules are the same (their text without locations is identical); the
-    context's uniqued attributes stay until the tracer exits, which bounds them by one submission. The
-    zygote makes it (single-threaded, see ``_prelower``) and its children inherit it; a tracer started on
-    its own makes it when it first lowers.
+    lowering one signature through ``jit(...).lower`` or ``jax.export`` made one or two, ~10 ms of the ~40 ms
+    an export cost here (measured: 41 -> 20 ms per signature). The modules are the same (their text without
+    locations is identical); the context's uniqued attributes stay until the tracer exits, which bounds them
+    by one submission. The context is single-threaded (MLIR would otherwise start a thread pool to verify a
+    module, and the zygote must not have threads when it forks). The zygote makes it and its children
+    inherit it; a tracer started on its own makes it when it first lowers.
     """
     from jax._src.interpreters import mlir
 
@@ -292,7 +265,9 @@ def _share_ir_context() -> None:
 
     def shared_context() -> Any:
         if not shared:
-            shared.append(make())
+            context = make()
+            context.enable_multithreading(False)
+            shared.append(context)
         return shared[0]
 
     shared_context.judge_shared = True  # type: ignore[attr-defined]
@@ -808,8 +783,14 @@ class Tracer:
                         f"the function calls {', '.join(sorted(callbacks))}. {ADVICE['host_callback']}",
                         advice="host_callback",
                     )
-                exported = self.cap.export(jitted, platforms=["cpu"])(*sig.avals)
-                module = exported.mlir_module_serialized
+                effects = self.cap.lower.ordered_effects(traced.jaxpr)
+                if effects:
+                    raise CaseFailure(
+                        "trace_error",
+                        f"the function has ordered side effects ({', '.join(map(str, effects))}), which a "
+                        "graded function cannot have: return every result instead",
+                    )
+                module = self.cap.lower(traced.jaxpr)
         except BaseException as exc:
             failure = classify(exc, self.cap.errors, at="while tracing the function")
             failed = f"{kind}_failed" if kind == "retrace" else "trace_failed"
@@ -924,8 +905,9 @@ def _run(cap: Captured, channel: int) -> None:
 
 
 def serve_forked(cap: Captured, channel: int) -> None:
-    """Entry point of a tracer forked by the zygote (fds 0-3 set up, already confined). Never returns."""
-    cap.warm_up(lower=True)
+    """Entry point of a tracer forked by the zygote (fds 0-3 set up, already confined; the zygote warmed
+    tracing and lowering up, and no backend is needed until the function runs for its prints). Never
+    returns."""
     _run(cap, channel)
 
 
@@ -934,7 +916,7 @@ def main() -> None:
     parser.add_argument("--result-fd", type=int, required=True)
     opts = parser.parse_args()
     cap = Captured()
-    cap.warm_up(lower=True)
+    cap.warm_up()
     freeze_heap()
     _run(cap, opts.result_fd)
 

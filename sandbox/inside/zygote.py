@@ -8,7 +8,8 @@ It never runs user code and reads commands only from the judge, on its control s
 - ``fork`` {id, confine, uid, rlimits, tmp_bytes, shm_bytes} with three descriptors (the child's stdin, result
   channel and output): forks a child that makes them its fds 0, 3 and 1+2, closes everything else, confines
   itself (``sandbox.inside.confine``: its own mounts, uid, no capabilities, no_new_privs, seccomp) when
-  ``confine`` is set, starts its own XLA backend and serves one job as a tracer. Replies ``forked`` {id, pid}
+  ``confine`` is set and serves one job as a tracer (it starts an XLA backend of its own only if it runs the
+  function for its prints). Replies ``forked`` {id, pid}
   with the child's pid also as ``SCM_CREDENTIALS`` (the kernel translates it into the judge's PID namespace);
 - every child or orphan that exits is reaped and reported as ``exit`` {pid, code} (the zygote is a child
   subreaper, so a tracer's orphaned grandchildren come back to it).
@@ -42,7 +43,7 @@ PR_SET_CHILD_SUBREAPER = 36
 
 def _warm() -> Any:
     cap = tracer.Captured()
-    cap.warm_up(lower=False)  # tracing and backend-free lowering: no thread, so forking stays safe
+    cap.warm_up()  # tracing and lowering need no backend: no thread, so forking stays safe
     tracer.freeze_heap()
     return cap
 
