@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib.util
-import json
 import os
 import sys
 import threading
@@ -56,7 +55,7 @@ def case_key(problem: Problem, case: Case, what: str = "output") -> str:
         problem.spec.function,
         problem.reference_source,
         case.dtype,
-        json.dumps(case.definition.args, sort_keys=True, separators=(",", ":")),
+        case.args_json,
     ]
     if problem.menu_source is not None:
         parts.append(problem.menu_source)

@@ -81,6 +81,11 @@ class Case:
     def hidden(self) -> bool:
         return self.definition.visibility == "hidden"
 
+    @cached_property
+    def args_json(self) -> str:
+        """The definition's arguments as canonical JSON, made once per case (a part of cache keys)."""
+        return json.dumps(self.definition.args, sort_keys=True, separators=(",", ":"))
+
 
 def convert_args(spec: ProblemSpec, args: dict[str, Any], dtype: str, *, where: str = "") -> tuple[Any, ...]:
     """Run-panel JSON for every argument -> inputs in signature order. Raises InputError naming the path."""
