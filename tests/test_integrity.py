@@ -216,6 +216,55 @@ def test_a_host_callback_cannot_be_hidden(pool: GradingPool, problems: ProblemSe
     assert first.reason is WrongAnswerReason.RULE and "host" in first.message, first.message
 
 
+FORGED_MODULE = (
+    CORRECT
+    + """
+import gc, sys
+
+T = sys.modules.get("sandbox.inside.tracer") or sys.modules["__main__"]  # forked, or run as a script
+gc.unfreeze()  # the tracer's own objects were frozen out of gc.get_objects(); thaw them
+cap = next(o for o in gc.get_objects() if isinstance(o, T.Captured))
+FORGED = FORGED_BYTES
+
+
+class Lower:
+    def ordered_effects(self, jaxpr):
+        return []
+
+    def __call__(self, jaxpr):
+        return FORGED
+
+
+cap.lower = Lower()
+scale_tree = correct
+"""
+)
+#: A module of a dialect XLA would lower to host code (``arith`` parses in the executor's context).
+OTHER_DIALECT = (
+    "module { func.func public @main() -> tensor<f32> { %0 = arith.constant dense<1.0> : tensor<f32>\n"
+    "return %0 : tensor<f32> } }"
+)
+
+
+@pytest.mark.parametrize(
+    ("forged", "verdict", "needle"),
+    [
+        (b"\x00\xffnot MLIR at all", Verdict.RUNTIME_ERROR, "not a valid MLIR module"),
+        (b"ML\xefR\x00truncated bytecode", Verdict.RUNTIME_ERROR, "not a valid MLIR module"),
+        (OTHER_DIALECT.encode(), Verdict.WRONG_ANSWER, "arith.constant"),
+    ],
+    ids=["garbage", "truncated-bytecode", "other-dialect"],
+)
+def test_a_forged_program_is_refused_before_it_compiles(
+    pool: GradingPool, problems: ProblemSet, forged: bytes, verdict: Verdict, needle: str
+) -> None:
+    """Whatever bytes the tracer claims as a program, the executor parses and checks them first: garbage
+    is unreadable, and a module of another dialect is refused by name, never compiled."""
+    result = run(pool, problems.get(FIXTURE_SLUG), FORGED_MODULE.replace("FORGED_BYTES", repr(forged)))
+    assert result.verdict is verdict, result.message
+    assert needle in shown(result), shown(result)
+
+
 # ------------------------------------------------------------------------------------------ hidden values
 
 
