@@ -252,14 +252,18 @@ OTHER_DIALECT = (
         (b"\x00\xffnot MLIR at all", Verdict.RUNTIME_ERROR, "not a valid MLIR module"),
         (b"ML\xefR\x00truncated bytecode", Verdict.RUNTIME_ERROR, "not a valid MLIR module"),
         (OTHER_DIALECT.encode(), Verdict.WRONG_ANSWER, "arith.constant"),
+        # MLIR's parser recurses: nesting this deep overflows the executor's stack, and the judge reports it
+        # as this submission's crash (the executor is replaced; nothing else is affected).
+        (b"module {" * 20_000 + b"}" * 20_000, Verdict.RUNTIME_ERROR, "crashed"),
     ],
-    ids=["garbage", "truncated-bytecode", "other-dialect"],
+    ids=["garbage", "truncated-bytecode", "other-dialect", "nested-too-deep"],
 )
 def test_a_forged_program_is_refused_before_it_compiles(
     pool: GradingPool, problems: ProblemSet, forged: bytes, verdict: Verdict, needle: str
 ) -> None:
     """Whatever bytes the tracer claims as a program, the executor parses and checks them first: garbage
-    is unreadable, and a module of another dialect is refused by name, never compiled."""
+    is unreadable, a module of another dialect is refused by name, never compiled, and one that crashes the
+    parser is this submission's runtime error."""
     result = run(pool, problems.get(FIXTURE_SLUG), FORGED_MODULE.replace("FORGED_BYTES", repr(forged)))
     assert result.verdict is verdict, result.message
     assert needle in shown(result), shown(result)
