@@ -68,7 +68,6 @@ _MAX_NAME_CHARS = 40
 # A failing element's ratio is at least this, so that ``ok`` iff ``max_error_ratio <= 1`` even when
 # ``err / bound`` rounds down to 1.0.
 _JUST_OVER_ONE = float(np.nextafter(1.0, 2.0))
-_EXACT = Tolerance(rtol=0.0, atol=0.0)
 # ml_dtypes ships no type hints; these raise ValueError for a dtype of the other kind.
 _ml_finfo: Callable[[np.dtype[Any]], object] = ml_dtypes.finfo
 _ml_iinfo: Callable[[np.dtype[Any]], object] = ml_dtypes.iinfo
@@ -456,14 +455,13 @@ def _group(pair: _Pair) -> tuple[object, str]:
 
 
 def _float_ratios(
-    exp: np.ndarray, got: np.ndarray, tol: Tolerance, magnitude: float
+    exp: np.ndarray, got: np.ndarray, bound: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Per element: (failing mask, error ratio), in float64."""
+    """Per element, given each element's bound (``_bounds``): (failing mask, error ratio), in float64."""
     e = exp.astype(np.float64)
     g = got.astype(np.float64)
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         err = np.abs(g - e)
-        bound, _ = _bounds(exp, tol, magnitude)
         same = (e == g) | (np.isnan(e) & np.isnan(g))
         finite = np.isfinite(e) & np.isfinite(g)
         failing = ~same & ~(finite & (err <= bound))
@@ -479,14 +477,15 @@ def _check_leaf(pair: _Pair, path: str, tolerance: Mapping[str, Tolerance], magn
     if exp.size == 0:
         return _LeafCheck(0, 0, None)
     if _is_float(exp.dtype):
-        tol = tolerance[exp.dtype.name]
-        failing, ratio = _float_ratios(exp, got, tol, magnitude)
+        with np.errstate(invalid="ignore", over="ignore"):
+            bounds = _bounds(exp, tolerance[exp.dtype.name], magnitude)
+        failing, ratio = _float_ratios(exp, got, bounds[0])
     else:
-        tol = _EXACT
+        bounds = None
         failing = np.asarray(got != exp)
         ratio = np.where(failing, np.inf, 0.0)
     index = tuple(int(i) for i in np.unravel_index(int(np.argmax(ratio)), exp.shape))
-    worst = _element(path, index, exp, got, tol, float(ratio[index]), magnitude)
+    worst = _element(path, index, exp, got, float(ratio[index]), bounds)
     return _LeafCheck(int(np.count_nonzero(failing)), exp.size, worst)
 
 
@@ -495,17 +494,16 @@ def _element(
     index: tuple[int, ...],
     exp: np.ndarray,
     got: np.ndarray,
-    tol: Tolerance,
     ratio: float,
-    magnitude: float,
+    bounds: tuple[np.ndarray, np.ndarray] | None,
 ) -> LeafError:
-    if _is_float(exp.dtype):
+    """The element at ``index``; ``bounds`` are a float leaf's (bound, ulp) per element, None if exact."""
+    if bounds is not None:
         e: float = float(exp[index])
         g: float = float(got[index])
         abs_err = 0.0 if e == g else abs(g - e)
-        with np.errstate(invalid="ignore", over="ignore"):
-            bounds, spacing = _bounds(exp, tol, magnitude)
-        return LeafError(path, index, g, e, abs_err, float(bounds[index]), ratio, float(spacing[index]))
+        bound, spacing = bounds
+        return LeafError(path, index, g, e, abs_err, float(bound[index]), ratio, float(spacing[index]))
     e_exact: int = exp[index].item()
     g_exact: int = got[index].item()
     return LeafError(path, index, g_exact, e_exact, float(abs(g_exact - e_exact)), 0.0, ratio)
