@@ -3,7 +3,7 @@
     server = ForkServer("bwrap", launch, confine=True)      # launch(control_fd) starts the zygote process
     server.start(timeout=60)                                # it imports JAX once
     tracer = ForkedTracer(server, limits, uid=60007, ...)   # a Worker: pipes of its own, forked at once
-    tracer.wait_ready(30)                                   # the child started its own backend
+    tracer.wait_ready(30)                                   # the child confined itself and is ready
 
 The control channel is a Unix ``SOCK_SEQPACKET`` pair; the judge's end has ``SO_PASSCRED`` on, so the kernel
 tells it the zygote's pid and each child's pid in the judge's own PID namespace (the zygote names the child

@@ -1,10 +1,10 @@
 """The programs that run INSIDE a sandbox. Nothing here is trusted by the judge.
 
-- ``tracer``: the only process that runs user Python. It loads the submission, traces the function on
-  ABSTRACT inputs (structure, shapes, dtypes, weak types, static values) through its own captured
-  ``jax.jit`` and sends each program back as data (the trace lowered to StableHLO, as MLIR bytecode:
-  ``lowering``) with a JSON skeleton of the output. It never receives a hidden case's values; it runs the function on public and custom Run
-  values only to show the learner's ``jax.debug.print`` output. One tracer serves one submission.
+- ``tracer``: the only process that runs user Python. It loads the submission, traces the function on ABSTRACT
+  inputs (structure, shapes, dtypes, weak types, static values) through its own captured ``jax.jit`` and sends
+  each program back as data (the trace lowered to StableHLO, as MLIR bytecode: ``lowering``) with a JSON
+  skeleton of the output. It never receives a hidden case's values; it runs the function on public and custom
+  Run values only to show the learner's ``jax.debug.print`` output. One tracer serves one submission.
 - ``executor``: runs NO user Python. It reads each program, checks it (custom calls, host callbacks,
   input and output types), compiles it with XLA and runs it on the concrete inputs, hidden ones included.
   Long-lived: it serves job after job, as its own uid, and is recycled after a bounded number.

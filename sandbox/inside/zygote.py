@@ -17,8 +17,8 @@ It never runs user code and reads commands only from the judge, on its control s
 Before reporting ``ready`` it imports JAX, traces one function (``jit(f).trace``) and lowers that trace to
 StableHLO without a backend, in a single-threaded MLIR context its children inherit. This warms the tracing
 and lowering machinery WITHOUT starting the XLA backend: it never compiles or creates an array, so it has no
-XLA or MLIR threads and its children can start their own backend safely (forking after the backend started
-deadlocks; the warm-up raises if a thread appeared).
+XLA or MLIR threads and its children can start a backend of their own safely (forking after the backend
+started deadlocks; the warm-up raises if a thread appeared).
 It exits when the control socket closes.
 """
 
