@@ -454,9 +454,7 @@ def _group(pair: _Pair) -> tuple[object, str]:
     return (pair.at[0] if pair.at else None, pair.expected.dtype.name)
 
 
-def _float_ratios(
-    exp: np.ndarray, got: np.ndarray, bound: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
+def _float_ratios(exp: np.ndarray, got: np.ndarray, bound: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per element, given each element's bound (``_bounds``): (failing mask, error ratio), in float64."""
     e = exp.astype(np.float64)
     g = got.astype(np.float64)
