@@ -21,6 +21,15 @@ under 300 ms (cold, p95). The browser's share (parsing the editor bundle, laying
 the machine's load (the floor shows how much); the ratio to the baseline is what the app adds.
 
     .venv/bin/python bench/bench_page.py [--repeats 20] [--slug global-norm-clipping]
+
+With ``--trace N`` it instead records N cold loads of the app's page with Chromium's tracing and prints
+where the renderer's main thread spent the time from navigation start to ``judge:ready``, by phase (each
+trace event's self time goes to its nearest ancestor of a known kind: committing the navigation, parsing
+HTML, parsing CSS, style, layout, paint, running script, font lookups), the idle gaps (waiting for bytes
+or for other processes), and the font families and sizes looked up (each new family, size and weight is a
+synchronous request to the browser process):
+
+    .venv/bin/python bench/bench_page.py --trace 5
 """
 
 from __future__ import annotations
@@ -36,7 +45,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -125,6 +136,134 @@ def static_copy(server: JudgeServer, slug: str, folder: Path) -> None:
     conn.close()
 
 
+#: Trace event name -> phase; an event's self time is charged to its nearest ancestor named here.
+PHASES = {
+    "Frame::Detach": "navigation commit",
+    "DocumentLoader::CommitNavigation": "navigation commit",
+    "ParseHTML": "HTML parse",
+    "ParseAuthorStyleSheet": "CSS parse",
+    "UpdateLayoutTree": "style",
+    "Layout": "layout",
+    "PrePaint": "paint",
+    "Paint": "paint",
+    "Commit": "paint",
+    "LocalFrameView::RunPaintLifecyclePhase": "paint",
+    "v8.compile": "script",
+    "v8.compileModule": "script",
+    "v8.evaluateModule": "script",
+    "FunctionCall": "script",
+    "RunMicrotasks": "script",
+    "EventDispatch": "script",
+    "TimerFire": "script",
+    "FireAnimationFrame": "script",
+    "InlineNode::ShapeTextIncludingFirstLine": "text shaping",
+    "FontCache::GetFontPlatformData": "font lookup",
+    "WebSandboxSupportLinux::GetWebFontRenderStyleForStrike": "font lookup",
+}
+TRACE_CATEGORIES = [
+    "devtools.timeline",
+    "disabled-by-default-devtools.timeline",
+    "blink",
+    "blink.user_timing",
+    "loading",
+    "v8.execute",
+    "toplevel",
+    "fonts",
+]
+
+
+@dataclass
+class TraceCosts:
+    """One traced load: milliseconds from navigation start to judge:ready on the renderer's main thread."""
+
+    total: float
+    idle: float  # no task running: waiting for bytes, or for the browser's other processes
+    phases: dict[str, float]  # self time per PHASES value ("other": tasks of no known kind)
+    others: dict[str, float]  # self time of the "other" events, by trace event name
+    families: list[str]  # font families matched, in order (a synchronous request each)
+    strikes: int  # font strikes (family x size x weight x style) asked for
+
+
+def trace_costs(events: list[dict[str, Any]]) -> TraceCosts:
+    """Where the page's renderer main thread spent navigation start .. judge:ready, from one trace."""
+    ready = next(e for e in events if e.get("name") == "judge:ready")
+    pid, tid = ready["pid"], ready["tid"]
+    end = float(ready["ts"])
+    begin = max(
+        float(e["ts"])
+        for e in events
+        if e.get("name") == "navigationStart" and e["pid"] == pid and float(e["ts"]) < end
+    )
+    spans = sorted(
+        (e for e in events if e.get("ph") == "X" and e["pid"] == pid and e["tid"] == tid),
+        key=lambda e: (float(e["ts"]), -float(e.get("dur", 0))),
+    )
+    costs = TraceCosts(total=(end - begin) / 1000, idle=0.0, phases={}, others={}, families=[], strikes=0)
+    stack: list[tuple[float, str, str]] = []  # (end, phase of it or its nearest known ancestor, name)
+    busy_until = begin
+
+    def charge(phase: str, name: str, us: float) -> None:
+        costs.phases[phase] = costs.phases.get(phase, 0.0) + us / 1000
+        if phase == "other":
+            costs.others[name] = costs.others.get(name, 0.0) + us / 1000
+
+    for event in spans:
+        ts, dur, name = float(event["ts"]), float(event.get("dur", 0)), str(event["name"])
+        while stack and ts >= stack[-1][0]:
+            stack.pop()
+        lo, hi = max(ts, begin), min(ts + dur, end)  # clipped to the window
+        phase = PHASES.get(name) or (stack[-1][1] if stack else "other")
+        if hi > lo:
+            if not stack:
+                costs.idle += max(0.0, lo - busy_until) / 1000
+                busy_until = max(busy_until, hi)
+            charge(phase, name, hi - lo)
+            if stack:  # the parent's self time shrinks by this child's
+                charge(stack[-1][1], stack[-1][2], -(hi - lo))
+            if name == "FontDataManager::onMatchFamilyStyle":
+                costs.families.append(str(event.get("args", {}).get("family_name", "?")))
+            elif name == "WebSandboxSupportLinux::GetWebFontRenderStyleForStrike":
+                costs.strikes += 1
+        stack.append((ts + dur, phase, name))
+    costs.idle += max(0.0, end - busy_until) / 1000
+    return costs
+
+
+def trace_report(browser: Browser, url: str, loads: int) -> None:
+    """Print the median phase costs of ``loads`` cold loads (after one untraced warm-up load)."""
+    results: list[TraceCosts] = []
+    for index in range(loads + 1):
+        context = browser.new_context()
+        page = context.new_page()
+        if index:
+            browser.start_tracing(page=page, categories=TRACE_CATEGORIES)
+        page.goto(url)
+        page.wait_for_selector("body[data-ready=true][data-editor=codemirror]", timeout=30_000)
+        if index:
+            raw = json.loads(browser.stop_tracing())
+            results.append(trace_costs(raw["traceEvents"] if isinstance(raw, dict) else raw))
+        context.close()
+    median = statistics.median
+    print(f"{loads} traced cold loads of {url}")
+    print("renderer main thread, navigation start to judge:ready; medians (tracing itself slows the page):")
+    print(f"  {'total':<22} {median(r.total for r in results):7.1f} ms")
+    print(f"  {'idle (waiting)':<22} {median(r.idle for r in results):7.1f} ms")
+    names = {name for r in results for name in r.phases}
+    rows = sorted(((median(r.phases.get(n, 0.0) for r in results), n) for n in names), reverse=True)
+    for value, name in rows:
+        print(f"  {name:<22} {value:7.1f} ms")
+    others: dict[str, float] = {}
+    for r in results:
+        for name, ms in r.others.items():
+            others[name] = others.get(name, 0.0) + ms / len(results)
+    largest = sorted(others.items(), key=lambda item: -item[1])[:5]
+    print("  'other', largest (mean): " + ", ".join(f"{name} {ms:.1f} ms" for name, ms in largest))
+    print(f"font strikes (family x size x weight x style) per load: {median(r.strikes for r in results)}")
+    families = max((r.families for r in results), key=len)
+    print(f"font families matched (the load with most): {', '.join(families) or 'none'}")
+    print(f"load average: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+
+
 def summary(name: str, values: list[float], baseline: list[float] | None) -> str:
     p50 = statistics.median(values)
     p95 = sorted(values)[max(0, round(0.95 * len(values)) - 1)]
@@ -134,11 +273,33 @@ def summary(name: str, values: list[float], baseline: list[float] | None) -> str
     return line
 
 
+def trace_only(slug: str, loads: int) -> None:
+    with tempfile.TemporaryDirectory(prefix="bench-page-") as tmp:
+        folder = Path(tmp)
+        server = JudgeServer.start(
+            folder / "data",
+            folder / "serve.log",
+            anonymous_rate_limit="100000/minute",
+            problems_dir=str(ROOT / "problems"),
+        )
+        try:
+            with sync_playwright() as driver:
+                browser = launch_browser(driver)
+                trace_report(browser, f"{server.url}/problems/{slug}", loads)
+                browser.close()
+        finally:
+            server.stop()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--slug", default="global-norm-clipping")
+    parser.add_argument("--trace", type=int, default=0, metavar="N", help="trace N cold loads instead")
     args = parser.parse_args()
+    if args.trace:
+        trace_only(args.slug, args.trace)
+        return
 
     with tempfile.TemporaryDirectory(prefix="bench-page-") as tmp:
         folder = Path(tmp)
@@ -165,7 +326,7 @@ def main() -> None:
             api = f"/api/problems/{args.slug}"
             static_page, static_api = f"{page}/", f"{api}/"
 
-            names = ("http", "cold", "cold-paint", "cold-editor", "cold-load")
+            names: tuple[str, ...] = ("http", "cold", "cold-paint", "cold-editor", "cold-load")
             names += ("warm", "warm-paint", "warm-editor", "warm-load")
             timings: dict[str, list[float]] = {f"{n}{side}": [] for n in names for side in ("", "-base")}
             timings["floor"] = []
