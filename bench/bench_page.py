@@ -6,11 +6,12 @@ saved as files). The page's scripts run the same way against both, so the baseli
 the browser's work but for none of the app. Measured, interleaved so machine noise hits both alike:
 
   http      the page's critical path over HTTP with a cold cache, on one kept-alive connection as a
-            browser does: the HTML, every asset it names (gzip accepted), then the problem JSON
+            browser does: the HTML, every asset it names (gzip accepted), the problem JSON if preloaded
   cold      Chromium (Debian's) in a fresh context: navigation start to the page being usable (statement,
             an editor to type in and Run from, the Run panel: the page's ``judge:ready`` mark), to the
             first contentful paint, to CodeMirror having taken over the server-rendered textarea
-            (``judge:editor``), and to the load event
+            (``judge:editor``), and to the load event; "ready+shown" is the later of ready and the
+            first paint in each load (the script can wire the page before the browser has shown it)
   warm      the same after a reload in that context: the hashed assets come from the cache unasked
 
   floor     a blank static page (one paragraph, no script) in a fresh context: the browser's own cost of
@@ -21,6 +22,13 @@ under 300 ms (cold, p95). The browser's share (parsing the editor bundle, laying
 the machine's load (the floor shows how much); the ratio to the baseline is what the app adds.
 
     .venv/bin/python bench/bench_page.py [--repeats 20] [--slug global-norm-clipping]
+
+Before and after a change, side by side: save the old page as a static site and make it the baseline
+(the "x of the static baseline" ratios then compare the two versions of the page; the baseline's HTTP
+side is Python's file server, so read the browser rows):
+
+    git stash; scripts/build-web; .venv/bin/python bench/bench_page.py --capture /tmp/page-before
+    git stash pop; scripts/build-web; .venv/bin/python bench/bench_page.py --baseline-dir /tmp/page-before
 
 With ``--trace N`` it instead records N cold loads of the app's page with Chromium's tracing and prints
 where the renderer's main thread spent the time from navigation start to ``judge:ready``, by phase (each
@@ -73,14 +81,16 @@ def fetch(conn: http.client.HTTPConnection, path: str) -> bytes:
 
 
 def critical_path_ms(base: str, page: str, api: str) -> float:
-    """HTML, then its assets (and the font the stylesheet names), then the problem JSON; one connection."""
+    """HTML, then the assets it names, then the problem JSON if the HTML preloads it (pages before the
+    server rendered the Run panel did); one connection."""
     parts = urlsplit(base)
     start = time.perf_counter()
-    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+    conn = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=30)
     html = fetch(conn, page).decode()
     for asset in re.findall(r'(?:src|href)="(/static/[^"]+)"', html):
         fetch(conn, asset)
-    fetch(conn, api)
+    if 'rel="preload" href="/api/' in html:
+        fetch(conn, api)
     conn.close()
     return (time.perf_counter() - start) * 1000
 
@@ -124,7 +134,9 @@ def static_copy(server: JudgeServer, slug: str, folder: Path) -> None:
     (folder / "blank.html").write_text("<!doctype html><title>blank</title><p>blank</p>\n")
     dist = ROOT / "judge" / "web" / "static" / "dist"
     shutil.copytree(dist, folder / "static", dirs_exist_ok=True)
-    conn = http.client.HTTPConnection(urlsplit(server.url).hostname, urlsplit(server.url).port, timeout=30)
+    conn = http.client.HTTPConnection(
+        urlsplit(server.url).hostname or "127.0.0.1", urlsplit(server.url).port, timeout=30
+    )
     conn.request("GET", f"/problems/{slug}")
     html = conn.getresponse().read()
     (folder / "problems" / slug).mkdir(parents=True)
@@ -273,7 +285,8 @@ def summary(name: str, values: list[float], baseline: list[float] | None) -> str
     return line
 
 
-def trace_only(slug: str, loads: int) -> None:
+def trace_only(slug: str, loads: int, capture: Path | None) -> None:
+    """--trace and --capture: one server, no baseline."""
     with tempfile.TemporaryDirectory(prefix="bench-page-") as tmp:
         folder = Path(tmp)
         server = JudgeServer.start(
@@ -283,10 +296,14 @@ def trace_only(slug: str, loads: int) -> None:
             problems_dir=str(ROOT / "problems"),
         )
         try:
-            with sync_playwright() as driver:
-                browser = launch_browser(driver)
-                trace_report(browser, f"{server.url}/problems/{slug}", loads)
-                browser.close()
+            if capture is not None:
+                static_copy(server, slug, capture)
+                print(f"saved the page of {slug} as a static site in {capture}")
+            if loads:
+                with sync_playwright() as driver:
+                    browser = launch_browser(driver)
+                    trace_report(browser, f"{server.url}/problems/{slug}", loads)
+                    browser.close()
         finally:
             server.stop()
 
@@ -296,9 +313,13 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--slug", default="global-norm-clipping")
     parser.add_argument("--trace", type=int, default=0, metavar="N", help="trace N cold loads instead")
+    parser.add_argument("--capture", type=Path, metavar="DIR", help="save the page as a static site in DIR")
+    parser.add_argument(
+        "--baseline-dir", type=Path, metavar="DIR", help="serve DIR (from --capture) as the baseline"
+    )
     args = parser.parse_args()
-    if args.trace:
-        trace_only(args.slug, args.trace)
+    if args.trace or args.capture:
+        trace_only(args.slug, args.trace, args.capture)
         return
 
     with tempfile.TemporaryDirectory(prefix="bench-page-") as tmp:
@@ -311,9 +332,11 @@ def main() -> None:
         )
         static = None
         try:
-            static_copy(server, args.slug, folder / "site")
+            site = args.baseline_dir or folder / "site"
+            if args.baseline_dir is None:
+                static_copy(server, args.slug, site)
             static = subprocess.Popen(
-                [sys.executable, "-m", "http.server", "0", "--bind", "127.0.0.1", "-d", str(folder / "site")],
+                [sys.executable, "-m", "http.server", "0", "--bind", "127.0.0.1", "-d", str(site)],
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
                 text=True,
@@ -327,7 +350,7 @@ def main() -> None:
             static_page, static_api = f"{page}/", f"{api}/"
 
             names: tuple[str, ...] = ("http", "cold", "cold-paint", "cold-editor", "cold-load")
-            names += ("warm", "warm-paint", "warm-editor", "warm-load")
+            names += ("warm", "warm-paint", "warm-editor", "warm-load", "cold-shown", "warm-shown")
             timings: dict[str, list[float]] = {f"{n}{side}": [] for n in names for side in ("", "-base")}
             timings["floor"] = []
             with sync_playwright() as driver:
@@ -346,6 +369,8 @@ def main() -> None:
                             suffixes = ("", "-paint", "-editor", "-load")
                             for suffix, value in zip(suffixes, marks, strict=True):
                                 timings[f"{when}{suffix}{side}"].append(value)
+                            # usable and on screen: whichever of the two came last in this load
+                            timings[f"{when}-shown{side}"].append(max(marks[0], marks[1]))
                     timings["floor"].append(blank_ms(browser, f"{baseline_url}/blank.html"))
                 browser.close()
         finally:
@@ -359,10 +384,12 @@ def main() -> None:
         ("http critical path", "http"),
         ("browser cold: ready", "cold"),
         ("browser cold: 1st paint", "cold-paint"),
+        ("browser cold: ready+shown", "cold-shown"),
         ("browser cold: editor", "cold-editor"),
         ("browser cold: load", "cold-load"),
         ("browser warm: ready", "warm"),
         ("browser warm: 1st paint", "warm-paint"),
+        ("browser warm: ready+shown", "warm-shown"),
         ("browser warm: editor", "warm-editor"),
         ("browser warm: load", "warm-load"),
     )
@@ -370,9 +397,10 @@ def main() -> None:
         print(summary(label, timings[key], timings[f"{key}-base"]))
         print(summary("  static baseline", timings[f"{key}-base"], None))
     print(summary("blank page: load (floor)", timings["floor"], None))
-    p95 = sorted(timings["cold"])[max(0, round(0.95 * len(timings["cold"])) - 1)]
-    verdict = "met" if p95 < TARGET_MS else "MISSED"
-    print(f"target: usable in under {TARGET_MS:.0f} ms with a cold cache (p95 {p95:.1f} ms): {verdict}")
+    for key, what in (("cold", "usable (judge:ready)"), ("cold-shown", "usable and painted")):
+        p95 = sorted(timings[key])[max(0, round(0.95 * len(timings[key])) - 1)]
+        verdict = "met" if p95 < TARGET_MS else "MISSED"
+        print(f"target: {what} in under {TARGET_MS:.0f} ms with a cold cache (p95 {p95:.1f} ms): {verdict}")
     load = os.getloadavg()[0]
     print(f"load average during the run: {load:.1f} on {os.cpu_count()} cores")
 
