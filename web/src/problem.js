@@ -421,13 +421,37 @@ function start() {
   document.body.dataset.ready = "true";
   // Navigation start to a usable page: statement, an editor to type in, the Run panel (bench_page reads it).
   performance.mark("judge:ready");
-  afterNextPaint(upgradeEditor);
+  afterFirstPaint(upgradeEditor);
 }
 
-/** Run `task` once the browser has painted what is on the page now (CodeMirror's start-up must not hold
- * back the first paint of the usable page). */
-function afterNextPaint(task) {
-  requestAnimationFrame(() => setTimeout(task, 0));
+/** Longest wait for the first paint before loading CodeMirror anyway (a tab opened in the background
+ * paints only once shown). */
+const PAINT_WAIT_MS = 3000;
+
+/**
+ * Run `task` once the browser has shown the page: after the first contentful paint has reached the screen
+ * (not just after the main thread's part of a frame, which is what requestAnimationFrame marks: fetching,
+ * compiling and starting CodeMirror then competes with rasterizing that frame and delays what the learner
+ * sees). Where paint timing is not available, after the next frame.
+ */
+function afterFirstPaint(task) {
+  if (!PerformanceObserver.supportedEntryTypes?.includes("paint")) {
+    requestAnimationFrame(() => setTimeout(task, 0));
+    return;
+  }
+  let done = false;
+  const once = () => {
+    if (done) return;
+    done = true;
+    observer.disconnect();
+    clearTimeout(timer);
+    setTimeout(task, 0);
+  };
+  const observer = new PerformanceObserver((list) => {
+    if (list.getEntriesByName("first-contentful-paint").length) once();
+  });
+  observer.observe({ type: "paint", buffered: true });
+  const timer = setTimeout(once, PAINT_WAIT_MS);
 }
 
 start();
