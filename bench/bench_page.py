@@ -31,7 +31,8 @@ side is Python's file server, so read the browser rows):
     git stash pop; scripts/build-web; .venv/bin/python bench/bench_page.py --baseline-dir /tmp/page-before
 
 With ``--trace N`` it instead records N cold loads of the app's page with Chromium's tracing and prints
-where the renderer's main thread spent the time from navigation start to ``judge:ready``, by phase (each
+where the renderer's main thread spent the time from navigation start to ``judge:ready`` or the first
+paint, whichever came last, by phase (each
 trace event's self time goes to its nearest ancestor of a known kind: committing the navigation, parsing
 HTML, parsing CSS, style, layout, paint, running script, font lookups), the idle gaps (waiting for bytes
 or for other processes), and the font families and sizes looked up (each new family, size and weight is a
@@ -186,9 +187,12 @@ TRACE_CATEGORIES = [
 
 @dataclass
 class TraceCosts:
-    """One traced load: milliseconds from navigation start to judge:ready on the renderer's main thread."""
+    """One traced load: milliseconds from navigation start to judge:ready and the first paint, whichever
+    came last, on the renderer's main thread."""
 
-    total: float
+    total: float  # to the later of judge:ready and the first contentful paint
+    ready: float
+    paint: float | None
     idle: float  # no task running: waiting for bytes, or for the browser's other processes
     phases: dict[str, float]  # self time per PHASES value ("other": tasks of no known kind)
     others: dict[str, float]  # self time of the "other" events, by trace event name
@@ -200,17 +204,32 @@ def trace_costs(events: list[dict[str, Any]]) -> TraceCosts:
     """Where the page's renderer main thread spent navigation start .. judge:ready, from one trace."""
     ready = next(e for e in events if e.get("name") == "judge:ready")
     pid, tid = ready["pid"], ready["tid"]
-    end = float(ready["ts"])
     begin = max(
         float(e["ts"])
         for e in events
-        if e.get("name") == "navigationStart" and e["pid"] == pid and float(e["ts"]) < end
+        if e.get("name") == "navigationStart" and e["pid"] == pid and float(e["ts"]) < float(ready["ts"])
     )
+    paints = [
+        float(e["ts"])
+        for e in events
+        if e.get("name") == "firstContentfulPaint" and e["pid"] == pid and float(e["ts"]) > begin
+    ]
+    # the window ends when the page is both usable and painted
+    end = max([float(ready["ts"]), *paints[:1]])
     spans = sorted(
         (e for e in events if e.get("ph") == "X" and e["pid"] == pid and e["tid"] == tid),
         key=lambda e: (float(e["ts"]), -float(e.get("dur", 0))),
     )
-    costs = TraceCosts(total=(end - begin) / 1000, idle=0.0, phases={}, others={}, families=[], strikes=0)
+    costs = TraceCosts(
+        total=(end - begin) / 1000,
+        ready=(float(ready["ts"]) - begin) / 1000,
+        paint=(paints[0] - begin) / 1000 if paints else None,
+        idle=0.0,
+        phases={},
+        others={},
+        families=[],
+        strikes=0,
+    )
     stack: list[tuple[float, str, str]] = []  # (end, phase of it or its nearest known ancestor, name)
     busy_until = begin
 
@@ -257,8 +276,13 @@ def trace_report(browser: Browser, url: str, loads: int) -> None:
         context.close()
     median = statistics.median
     print(f"{loads} traced cold loads of {url}")
-    print("renderer main thread, navigation start to judge:ready; medians (tracing itself slows the page):")
+    print("renderer main thread, navigation start to judge:ready and the first paint, whichever came last;")
+    print("medians (tracing itself slows the page):")
     print(f"  {'total':<22} {median(r.total for r in results):7.1f} ms")
+    print(f"  {'(judge:ready at)':<22} {median(r.ready for r in results):7.1f} ms")
+    painted = [r.paint for r in results if r.paint is not None]
+    if painted:
+        print(f"  {'(first paint at)':<22} {median(painted):7.1f} ms")
     print(f"  {'idle (waiting)':<22} {median(r.idle for r in results):7.1f} ms")
     names = {name for r in results for name in r.phases}
     rows = sorted(((median(r.phases.get(n, 0.0) for r in results), n) for n in names), reverse=True)
@@ -285,8 +309,21 @@ def summary(name: str, values: list[float], baseline: list[float] | None) -> str
     return line
 
 
-def trace_only(slug: str, loads: int, capture: Path | None) -> None:
-    """--trace and --capture: one server, no baseline."""
+def file_server(site: Path) -> tuple[subprocess.Popen[str], str]:
+    """Python's http.server serving ``site`` on a free loopback port, and its base URL."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "http.server", "0", "--bind", "127.0.0.1", "-d", str(site)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    assert process.stdout is not None
+    port = int(re.search(r"port (\d+)", process.stdout.readline()).group(1))  # type: ignore[union-attr]
+    return process, f"http://127.0.0.1:{port}"
+
+
+def trace_only(slug: str, loads: int, capture: Path | None, baseline: Path | None) -> None:
+    """--trace and --capture: the app's page (and, with --baseline-dir, the saved page's traces after)."""
     with tempfile.TemporaryDirectory(prefix="bench-page-") as tmp:
         folder = Path(tmp)
         server = JudgeServer.start(
@@ -303,6 +340,14 @@ def trace_only(slug: str, loads: int, capture: Path | None) -> None:
                 with sync_playwright() as driver:
                     browser = launch_browser(driver)
                     trace_report(browser, f"{server.url}/problems/{slug}", loads)
+                    if baseline is not None:
+                        static, url = file_server(baseline)
+                        try:
+                            print(f"\nthe baseline, {baseline}:")
+                            trace_report(browser, f"{url}/problems/{slug}/", loads)
+                        finally:
+                            static.terminate()
+                            static.wait()
                     browser.close()
         finally:
             server.stop()
@@ -319,7 +364,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.trace or args.capture:
-        trace_only(args.slug, args.trace, args.capture)
+        trace_only(args.slug, args.trace, args.capture, args.baseline_dir)
         return
 
     with tempfile.TemporaryDirectory(prefix="bench-page-") as tmp:
@@ -335,16 +380,7 @@ def main() -> None:
             site = args.baseline_dir or folder / "site"
             if args.baseline_dir is None:
                 static_copy(server, args.slug, site)
-            static = subprocess.Popen(
-                [sys.executable, "-m", "http.server", "0", "--bind", "127.0.0.1", "-d", str(site)],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-                text=True,
-            )
-            assert static.stdout is not None
-            banner = static.stdout.readline()
-            port = int(re.search(r"port (\d+)", banner).group(1))  # type: ignore[union-attr]
-            baseline_url = f"http://127.0.0.1:{port}"
+            static, baseline_url = file_server(site)
             page = f"/problems/{args.slug}"
             api = f"/api/problems/{args.slug}"
             static_page, static_api = f"{page}/", f"{api}/"
