@@ -244,6 +244,47 @@ def test_run_the_examples_and_see_the_expected_output(web: Watched, server: Judg
     expect(page.locator("#submit-why")).to_contain_text("Run your code first")
 
 
+def test_fill_puts_an_example_in_the_boxes(web: Watched, server: JudgeServer) -> None:
+    """The server-rendered boxes hold example 1; Fill with example 2 writes its values (as the statement
+    shows them, numbers as JavaScript writes them) and switches to running on my input."""
+    page = open_problem(web, server)
+    tree = page.get_by_label("tree", exact=True)
+    factor = page.get_by_label("factor", exact=True)
+    assert (tree.input_value(), factor.input_value()) == ('{"w": [1, 2], "b": 0.5}', "3")
+    expect(page.get_by_role("radio", name="the examples")).to_be_checked()
+    expect(page.locator("#example-select option")).to_have_text(["Example 1", "Example 2"])
+    page.get_by_label("Fill the boxes with").select_option(label="Example 2")
+    page.get_by_role("button", name="Fill", exact=True).click()
+    assert json.loads(tree.input_value()) == {"layers": [{"w": [0.5, -1.0]}, {"w": [2.0, 0.25]}]}
+    assert factor.input_value() == "0.5"
+    expect(page.get_by_role("radio", name="my input below")).to_be_checked()
+    expect(page.locator("#run")).to_have_text("Run on my input")
+    page.get_by_label("Fill the boxes with").select_option(label="Example 1")
+    page.get_by_role("button", name="Fill", exact=True).click()
+    assert tree.input_value() == '{"w": [1, 2], "b": 0.5}'
+    web.shot("filled")
+
+
+def test_a_box_typed_in_before_the_script_ran_is_kept_and_run(web: Watched, server: JudgeServer) -> None:
+    """The boxes work before the page's script arrives: what was typed stays, and Run uses it."""
+    page = web.page
+    held: list[Route] = []
+    page.route(re.compile(r"/static/problem-[A-Z0-9]{8}\.js$"), lambda route: held.append(route))
+    page.goto(f"{server.url}/problems/{SCALE}", wait_until="commit")  # "load" waits for the script
+    factor = page.get_by_label("factor", exact=True)
+    factor.fill("10")
+    expect(page.locator("body")).not_to_have_attribute("data-ready", "true")
+    assert len(held) == 1
+    held[0].continue_()
+    wait_for_codemirror(page)
+    assert factor.input_value() == "10"
+    expect(page.get_by_role("radio", name="my input below")).to_be_checked()
+    page.locator("#run").click()
+    custom = page.locator('.case[data-case="custom"]')
+    expect(custom.locator(".pane .value").nth(1)).to_contain_text('"b": 5.0', timeout=GRADE_TIMEOUT_MS)
+    web.shot("typed-before-script")
+
+
 def test_run_shows_what_the_code_printed(web: Watched, server: JudgeServer) -> None:
     page = open_problem(web, server)
     code = solution("accepted", "tree_util_map.py").replace(
@@ -492,8 +533,9 @@ def test_assets_come_from_this_server_only(web: Watched, server: JudgeServer) ->
     assert seen, "no requests recorded"
     foreign = [url for url in seen if not (url.startswith(server.url) or url.startswith("data:"))]
     assert foreign == []
-    # The problem's JSON is preloaded by the HTML and then used, not fetched twice.
-    assert seen.count(f"{server.url}/api/problems/{SCALE}") == 1
+    # The page is rendered with everything the Run panel needs: the only API call is the Run itself.
+    api = [url for url in seen if url.startswith(f"{server.url}/api/")]
+    assert api == [f"{server.url}/api/problems/{SCALE}/run"]
 
 
 # ------------------------------------------------------------------- before CodeMirror: the plain editor

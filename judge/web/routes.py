@@ -3,9 +3,10 @@
 The problem page is rendered on the server from the same ``ProblemDetail`` that
 ``GET /api/problems/{slug}`` returns (the catalog's one cached copy), so page and API cannot disagree:
 title, difficulty and tags, signature, statement HTML, hints (hidden; the script reveals them one at a
-time) and the starter code in a plain ``<textarea>`` that works as an editor before any script runs. The
-scripts then fill the Run panel from that API body and upgrade the textarea to CodeMirror. The list page
-is a shell its script fills from ``/api/problems``.
+time), the starter code in a plain ``<textarea>`` that works as an editor before any script runs, and the
+Run panel (``judge.web.run_panel``: a box per argument holding the first example, the examples to fill
+them with). The page asks the API for nothing before a Run; its script wires the controls and upgrades
+the textarea to CodeMirror. The list page is a shell its script fills from ``/api/problems``.
 
 An unknown slug is a 404 page; a problem whose body cannot be built (its reference failed) a 503 page, as
 the API answers. When the service refuses anonymous callers, the pages (whose scripts call the API without
@@ -28,6 +29,7 @@ from judge.errors import ProblemNotFound
 from judge.service.markdown import inline_to_html
 from judge.service.schemas import ProblemDetail
 from judge.web.assets import Assets
+from judge.web.run_panel import run_panel
 
 log = logging.getLogger(__name__)
 
@@ -119,6 +121,7 @@ def build_router(
                 "message": f"The judge could not prepare the problem “{slug}”; try again later.",
             }
             return page(request, "error.html", context, status_code=503)
-        return page(request, "problem.html", {"problem": problem, "title": problem.title})
+        shown = {"problem": problem, "panel": run_panel(problem), "title": problem.title}
+        return page(request, "problem.html", shown)
 
     return router

@@ -1,31 +1,6 @@
-// The Run panel's input boxes: their text, and how it becomes the request's `inputs`. The tolerant JSON
-// parser that locates a syntax error is loaded only when a box holds malformed JSON.
-import { isDict } from "./tree.js";
-
-/** Indented JSON for a box: leaves (numbers, arrays of numbers) stay on one line, nodes open up. */
-/** One-line JSON with a space after each comma and colon: `{"w": [3, 0], "b": 4}`. */
-export function compactJSON(value) {
-  if (isDict(value)) {
-    return `{${Object.keys(value).map((k) => `${JSON.stringify(k)}: ${compactJSON(value[k])}`).join(", ")}}`;
-  }
-  if (Array.isArray(value)) return `[${value.map(compactJSON).join(", ")}]`;
-  return JSON.stringify(value) ?? "null";
-}
-
-export function formatInput(value, depth = 0) {
-  const compact = compactJSON(value);
-  if (compact.length + depth * 2 <= 60) return compact;
-  const pad = "  ".repeat(depth + 1);
-  const end = "  ".repeat(depth);
-  if (isDict(value)) {
-    const items = Object.keys(value).map((k) => `${pad}${JSON.stringify(k)}: ${formatInput(value[k], depth + 1)}`);
-    return items.length ? `{\n${items.join(",\n")}\n${end}}` : "{}";
-  }
-  if (Array.isArray(value) && value.some((item) => isDict(item) || Array.isArray(item))) {
-    return `[\n${value.map((item) => pad + formatInput(item, depth + 1)).join(",\n")}\n${end}]`;
-  }
-  return compact;
-}
+// The Run panel's input boxes: how their text becomes the request's `inputs`. (The server writes the text
+// they are filled with: judge/web/run_panel.py.) The tolerant JSON parser that locates a syntax error is
+// loaded only when a box holds malformed JSON.
 
 /**
  * Parse every box; resolves to `{inputs}` when all hold JSON, else `{errors}` mapping an argument name to

@@ -1,16 +1,17 @@
 // The problem page: hints, the editor, the Run panel, and Submit with live progress.
 //
-// The server renders what needs no script (statement, hints, signature, and the starter code in a plain
-// <textarea>), from the same problem body GET /api/problems/{slug} returns. This entry stays small: it wires
-// the textarea as an editor, fills the Run panel from that API body (preloaded by the HTML), and marks the
-// page usable (`judge:ready`). Then it loads CodeMirror (web/src/editor.js, a chunk of its own) and hands the
-// textarea over to it (`judge:editor`, body[data-editor=codemirror]). Runs and submissions go through the
-// REST API (.../run, /api/submissions).
+// The server renders what needs no script (statement, hints, signature, the starter code in a plain
+// <textarea>, and the Run panel: one box per argument prefilled with the first example, the examples to fill
+// them with), from the same problem body GET /api/problems/{slug} returns (judge/web/run_panel.py). This
+// entry stays small: it wires the textarea as an editor and the Run panel's controls, and marks the page
+// usable (`judge:ready`) without waiting for any request. Then it loads CodeMirror (web/src/editor.js, a
+// chunk of its own) and hands the textarea over to it (`judge:editor`, body[data-editor=codemirror]). Runs
+// and submissions go through the REST API (.../run, /api/submissions).
 import { api, ApiError } from "./api.js";
 import { CodeBox } from "./code.js";
 import { el, replace } from "./dom.js";
 import { userLine } from "./explain.js";
-import { formatInput, parseInputs } from "./inputs.js";
+import { parseInputs } from "./inputs.js";
 import {
   caseTitle,
   renderPrints,
@@ -29,7 +30,7 @@ const slug = document.body.dataset.slug;
 const runUrl = `/api/problems/${encodeURIComponent(slug)}/run`;
 
 const state = {
-  problem: null,
+  args: [], // the argument names, in the order of the boxes
   code: null,
   lastRunCode: null,
   running: false,
@@ -128,58 +129,31 @@ function boxId(name) {
   return `arg-${name}`;
 }
 
-function showInputs(problem) {
-  const container = $("inputs");
-  const first = problem.examples[0]?.input ?? {};
-  for (const arg of problem.arguments) {
-    const id = boxId(arg.name);
-    const accepts = arg.accepts.join(", ");
-    const text = first[arg.name] === undefined ? "" : formatInput(first[arg.name]);
-    const box = el("textarea", {
-      id,
-      name: arg.name,
-      class: "input-box",
-      rows: Math.min(12, Math.max(2, text.split("\n").length)),
-      spellcheck: "false",
-      autocapitalize: "off",
-      autocomplete: "off",
-      "aria-describedby": `${id}-kinds ${id}-description ${id}-error${arg.kind === "pytree" ? " json-rule" : ""}`,
-    });
-    box.value = text;
-    box.addEventListener("input", () => {
+/** Wire the server-rendered boxes: typing in one switches to "my input" and clears its error. */
+function wireInputs() {
+  state.args = [...$("inputs").querySelectorAll(".arg[data-arg]")].map((node) => node.dataset.arg);
+  for (const name of state.args) {
+    $(boxId(name)).addEventListener("input", () => {
       setMode("custom");
-      showInputError(arg.name, null);
+      showInputError(name, null);
     });
-    container.append(
-      el(
-        "div",
-        { class: "arg", "data-arg": arg.name },
-        el("label", { for: id }, el("code", {}, arg.name)),
-        el("span", { class: "kinds", id: `${id}-kinds` }, `accepts ${accepts}`),
-        el("p", { class: "arg-description", id: `${id}-description` }, arg.description ?? ""),
-        box,
-        el("p", { class: "input-error", id: `${id}-error`, role: "alert", hidden: true }),
-      ),
-    );
   }
-  $("json-rule").hidden = !problem.arguments.some((arg) => arg.kind === "pytree");
-  $("run-dtype").textContent = problem.run_panel_dtype;
   const select = $("example-select");
-  problem.examples.forEach((example, i) => select.append(el("option", { value: String(i) }, `Example ${i + 1}`)));
-  $("fill-example").addEventListener("click", () => fillExample(Number(select.value)));
+  $("fill-example").addEventListener("click", () => fillExample(select.selectedOptions[0]));
   for (const radio of document.querySelectorAll("input[name=run-on]")) {
     radio.addEventListener("change", () => setMode(radio.value));
   }
 }
 
-function fillExample(index) {
-  const example = state.problem.examples[index];
-  if (!example) return;
-  for (const arg of state.problem.arguments) {
-    const box = $(boxId(arg.name));
-    box.value = formatInput(example.input[arg.name]);
+/** Put an example's texts (the option's data-inputs: {argument: text}) in the boxes. */
+function fillExample(option) {
+  if (!option) return;
+  const texts = JSON.parse(option.dataset.inputs);
+  for (const name of state.args) {
+    const box = $(boxId(name));
+    box.value = texts[name] ?? "";
     box.rows = Math.min(12, Math.max(2, box.value.split("\n").length));
-    showInputError(arg.name, null);
+    showInputError(name, null);
   }
   setMode("custom");
 }
@@ -204,7 +178,7 @@ function showInputError(name, message) {
 }
 
 function clearInputErrors() {
-  for (const arg of state.problem.arguments) showInputError(arg.name, null);
+  for (const name of state.args) showInputError(name, null);
 }
 
 /** The argument a 422 body is about: its `argument`, else the first name of its JSON `path`. */
@@ -225,12 +199,12 @@ function setBusy(button, busy, text) {
 }
 
 async function run() {
-  if (state.running || !state.code || !state.problem) return;
+  if (state.running || !state.code) return;
   const code = state.code.get();
   const body = { code };
   clearInputErrors();
   if (mode() === "custom") {
-    const boxes = Object.fromEntries(state.problem.arguments.map((arg) => [arg.name, $(boxId(arg.name)).value]));
+    const boxes = Object.fromEntries(state.args.map((name) => [name, $(boxId(name)).value]));
     const parsed = await parseInputs(boxes);
     if (parsed.errors) {
       for (const [name, message] of Object.entries(parsed.errors)) showInputError(name, message);
@@ -433,34 +407,51 @@ document.addEventListener("keydown", (event) => {
   else run();
 });
 
-async function start() {
+function start() {
   shortcutsForPlatform();
   wireHints();
   setUpEditor();
-  let problem;
-  try {
-    problem = await api(`/api/problems/${encodeURIComponent(slug)}`);
-  } catch (error) {
-    announce(`The Run panel could not be loaded: ${error.message}`, "error");
-    afterNextPaint(upgradeEditor);
-    return;
-  }
-  state.problem = problem;
-  showInputs(problem);
-  setMode("examples");
+  wireInputs();
+  // Run on the examples, unless the learner typed in a box before this script ran.
+  const typed = state.args.some((name) => $(boxId(name)).value !== $(boxId(name)).defaultValue);
+  setMode(typed ? "custom" : "examples");
   $("run").addEventListener("click", run);
   $("submit").addEventListener("click", submit);
   updateSubmit();
   document.body.dataset.ready = "true";
   // Navigation start to a usable page: statement, an editor to type in, the Run panel (bench_page reads it).
   performance.mark("judge:ready");
-  afterNextPaint(upgradeEditor);
+  afterFirstPaint(upgradeEditor);
 }
 
-/** Run `task` once the browser has painted what is on the page now (CodeMirror's start-up must not hold
- * back the first paint of the usable page). */
-function afterNextPaint(task) {
-  requestAnimationFrame(() => setTimeout(task, 0));
+/** Longest wait for the first paint before loading CodeMirror anyway (a tab opened in the background
+ * paints only once shown). */
+const PAINT_WAIT_MS = 3000;
+
+/**
+ * Run `task` once the browser has shown the page: after the first contentful paint has reached the screen
+ * (not just after the main thread's part of a frame, which is what requestAnimationFrame marks: fetching,
+ * compiling and starting CodeMirror then competes with rasterizing that frame and delays what the learner
+ * sees). Where paint timing is not available, after the next frame.
+ */
+function afterFirstPaint(task) {
+  if (!PerformanceObserver.supportedEntryTypes?.includes("paint")) {
+    requestAnimationFrame(() => setTimeout(task, 0));
+    return;
+  }
+  let done = false;
+  const once = () => {
+    if (done) return;
+    done = true;
+    observer.disconnect();
+    clearTimeout(timer);
+    setTimeout(task, 0);
+  };
+  const observer = new PerformanceObserver((list) => {
+    if (list.getEntriesByName("first-contentful-paint").length) once();
+  });
+  observer.observe({ type: "paint", buffered: true });
+  const timer = setTimeout(once, PAINT_WAIT_MS);
 }
 
 start();

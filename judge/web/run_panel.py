@@ -1,0 +1,181 @@
+"""The Run panel of the problem page, as the server renders it: one box per argument, prefilled.
+
+Pure functions of the ``ProblemDetail`` that ``GET /api/problems/{slug}`` returns, so the page needs no
+script (and no second request) to show the panel: each argument's label, the JSON kinds it accepts, its
+description, and a box holding the first example's value; the list of examples the "Fill" button offers,
+each with the text it puts in every box; whether the list-of-objects rule applies (a pytree argument);
+and the dtype typed leaves become. The page's script only wires these.
+
+A box's text is the value as a learner would type it (``format_input``): JSON with a space after each
+comma and colon, on one line when it fits in 60 characters, else dicts and lists of nodes opened up one
+item per line with leaves kept on one line; numbers are written as JavaScript writes them (``3`` for 3.0,
+``1e-7``), because the text is what the page sends back after ``JSON.parse``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from decimal import Decimal
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from judge.service.schemas import ProblemDetail
+
+#: A value whose one-line text (plus its indentation) is at most this long stays on one line.
+LINE_WIDTH = 60
+#: A box shows at least MIN_ROWS and at most MAX_ROWS lines without scrolling.
+MIN_ROWS, MAX_ROWS = 2, 12
+
+
+class ArgumentBox(BaseModel):
+    """One argument's box: ``id`` is ``arg-NAME``; ``describedby`` lists the ids that explain it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    id: str
+    accepts: str
+    description: str
+    text: str
+    rows: int
+    describedby: str
+
+
+class ExampleChoice(BaseModel):
+    """An entry of the "Fill the boxes with" list: its label and each box's text (``inputs_json``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    index: int
+    label: str
+    inputs_json: str
+
+
+class RunPanel(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    boxes: list[ArgumentBox]
+    examples: list[ExampleChoice]
+    pytree_rule: bool
+    dtype: str
+
+
+def box_id(name: str) -> str:
+    """The id of argument ``name``'s box (its error line is ``{id}-error``, its kinds ``{id}-kinds``)."""
+    return f"arg-{name}"
+
+
+def box_rows(text: str) -> int:
+    """How many lines a box holding ``text`` shows."""
+    return min(MAX_ROWS, max(MIN_ROWS, len(text.split("\n"))))
+
+
+def js_number(value: int | float) -> str:
+    """``value`` as JavaScript writes the number (``String(n)``, ``JSON.stringify(n)``) after parsing it
+    from JSON: ``3`` for 3.0, ``1e-7``, ``1e+21``; NaN, infinities and ints beyond a double as ``null``."""
+    try:
+        number = float(value)
+    except OverflowError:
+        return "null"
+    if not math.isfinite(number):
+        return "null"
+    if number == 0:
+        return "0"
+    # repr gives the shortest digits that round-trip, as JavaScript's algorithm does; only the layout
+    # (where the point goes, when to use an exponent) differs between the two languages.
+    _, digit_tuple, exponent = Decimal(repr(abs(number))).as_tuple()
+    digits = "".join(map(str, digit_tuple)).lstrip("0")
+    assert isinstance(exponent, int)  # finite
+    stripped = digits.rstrip("0")
+    exponent += len(digits) - len(stripped)
+    digits = stripped
+    k = len(digits)
+    n = k + exponent  # the value is 0.DIGITS x 10^n
+    if k <= n <= 21:
+        text = digits + "0" * (n - k)
+    elif 0 < n <= 21:
+        text = f"{digits[:n]}.{digits[n:]}"
+    elif -6 < n <= 0:
+        text = "0." + "0" * -n + digits
+    else:
+        power = n - 1
+        text = digits[0] + (f".{digits[1:]}" if k > 1 else "") + f"e{'+' if power >= 0 else '-'}{abs(power)}"
+    return ("-" if number < 0 else "") + text
+
+
+def compact_json(value: Any) -> str:
+    """One-line JSON with a space after each comma and colon: ``{"w": [3, 0], "b": 4}``."""
+    if isinstance(value, dict):
+        items = ", ".join(
+            f"{json.dumps(str(k), ensure_ascii=False)}: {compact_json(v)}" for k, v in value.items()
+        )
+        return "{" + items + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(compact_json(item) for item in value) + "]"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return js_number(value)
+    return json.dumps(value, ensure_ascii=False)
+
+
+def format_input(value: Any, depth: int = 0) -> str:
+    """A box's text for ``value`` (see the module docstring); ``json.loads`` of it gives ``value`` back."""
+    compact = compact_json(value)
+    if len(compact) + depth * 2 <= LINE_WIDTH:
+        return compact
+    pad, end = "  " * (depth + 1), "  " * depth
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        items = [
+            f"{pad}{json.dumps(str(k), ensure_ascii=False)}: {format_input(v, depth + 1)}"
+            for k, v in value.items()
+        ]
+        return "{\n" + ",\n".join(items) + "\n" + end + "}"
+    if isinstance(value, list | tuple) and any(isinstance(item, dict | list | tuple) for item in value):
+        return "[\n" + ",\n".join(pad + format_input(item, depth + 1) for item in value) + "\n" + end + "]"
+    return compact
+
+
+def run_panel(problem: ProblemDetail) -> RunPanel:
+    """The Run panel of ``problem``'s page: boxes prefilled with the first example, the examples to fill."""
+    first = problem.examples[0].input if problem.examples else {}
+    boxes = []
+    for arg in problem.arguments:
+        ident = box_id(arg.name)
+        text = format_input(first[arg.name]) if arg.name in first else ""
+        described = f"{ident}-kinds {ident}-description {ident}-error"
+        boxes.append(
+            ArgumentBox(
+                name=arg.name,
+                id=ident,
+                accepts=", ".join(arg.accepts),
+                description=arg.description,
+                text=text,
+                rows=box_rows(text),
+                describedby=described + (" json-rule" if arg.kind == "pytree" else ""),
+            )
+        )
+    examples = [
+        ExampleChoice(
+            index=index,
+            label=f"Example {index + 1}",
+            inputs_json=json.dumps(
+                {
+                    arg.name: format_input(example.input[arg.name]) if arg.name in example.input else ""
+                    for arg in problem.arguments
+                },
+                ensure_ascii=False,
+            ),
+        )
+        for index, example in enumerate(problem.examples)
+    ]
+    return RunPanel(
+        boxes=boxes,
+        examples=examples,
+        pytree_rule=any(arg.kind == "pytree" for arg in problem.arguments),
+        dtype=problem.run_panel_dtype,
+    )
