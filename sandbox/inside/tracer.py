@@ -905,9 +905,14 @@ def _run(cap: Captured, channel: int) -> None:
 
 
 def serve_forked(cap: Captured, channel: int) -> None:
-    """Entry point of a tracer forked by the zygote (fds 0-3 set up, already confined; the zygote warmed
-    tracing and lowering up, and no backend is needed until the function runs for its prints). Never
-    returns."""
+    """Entry point of a tracer forked by the zygote (fds 0-3 set up, already confined). Never returns.
+
+    It traces and lowers the warm-up function once more before it reports ready: the zygote warmed that
+    machinery, but this process shares the zygote's pages copy-on-write, and the first trace after a fork
+    pays for copying every page it touches. Doing it here, while the tracer waits in the pool, keeps that
+    cost off the first program of a submission. No backend is needed until the function runs for its
+    prints."""
+    cap.warm_up()
     _run(cap, channel)
 
 
