@@ -149,7 +149,8 @@ class Captured:
         and skeleton code, pytree utilities, and the primitives a typical submission uses, in float32 and
         bfloat16. Lowering needs no XLA backend, so this starts none, nor any thread: the zygote warms up
         before it forks (forking after the backend started deadlocks), and raises if a thread appeared all
-        the same. Its children inherit the warm machinery and need no warm-up of their own.
+        the same. Its children inherit the warm machinery and run this once more only to copy the pages it
+        touches before a submission's clock starts (``serve_forked``).
         """
         global _WARM
         threads = len(os.listdir("/proc/self/task"))  # every thread of the process, Python's or not
