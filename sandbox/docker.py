@@ -517,6 +517,10 @@ def _status(exc: BaseException) -> int | None:
 class DockerWorker(Worker):
     """One container; its multiplexed attach stream split into the monitor's three pipes."""
 
+    #: The engine relays the container's stdout (results) and stderr (prints) from separate pipes, so a
+    #: print can arrive after a result frame the program wrote later.
+    relayed_output = True
+
     def __init__(
         self,
         backend: str,

@@ -27,6 +27,7 @@ import bisect
 import contextlib
 import errno
 import os
+import select
 import selectors
 import time
 from collections.abc import Callable
@@ -56,6 +57,10 @@ Party = Literal["tracer", "executor"]
 MAX_MODULE_BYTES = 16 * 1024 * 1024
 #: Most bytes read from one channel per select round.
 READ_CHUNK = 1 << 20
+#: A relayed output (``Worker.relayed_output``) is read at the end of the public phase until it has been quiet
+#: this long, for at most the budget.
+RELAY_QUIET_S = 0.1
+RELAY_BUDGET_S = 1.0
 #: Largest message or claim text kept from the tracer.
 MAX_TEXT = 4000
 #: Program id of the fresh re-trace (real signatures are numbered from 0).
@@ -486,8 +491,15 @@ class _Session:
         return report
 
     def _hidden_phase(self) -> None:
-        """The tracer finished everything public: mark the output, then give it the hidden signatures."""
-        self._drain_output(budget_s=0.05)
+        """The tracer finished everything public: mark the output, then give it the hidden signatures.
+
+        Everything read before ``continue`` is sent was printed before the tracer could know a hidden
+        signature, so waiting here for output still on its way is safe: a relayed output (a container's)
+        is read until it has been quiet for a moment, so the public prints are not cut off as hidden."""
+        if self.pair.tracer.relayed_output:
+            self._drain_output(budget_s=RELAY_BUDGET_S, quiet_s=RELAY_QUIET_S)
+        else:
+            self._drain_output(budget_s=0.05)
         if self.has_secret:
             self.raw.output_cut = len(self.output)
         message = {
@@ -824,16 +836,22 @@ class _Session:
             return
         self._capture(chunk)
 
-    def _drain_output(self, budget_s: float = 0.5) -> None:
-        """Take what output is buffered now (bounded in time: a flood cannot hold the judge)."""
+    def _drain_output(self, budget_s: float = 0.5, quiet_s: float = 0.0) -> None:
+        """Take what output is buffered now (bounded in time: a flood cannot hold the judge); with
+        ``quiet_s``, also what arrives until the output has been quiet that long."""
         fd = self.pair.tracer.output_fd
         deadline = time.monotonic() + budget_s
         with contextlib.suppress(OSError):
             os.set_blocking(fd, False)
-        while time.monotonic() < deadline:
+        while (now := time.monotonic()) < deadline:
             try:
                 chunk = os.read(fd, READ_CHUNK)
-            except (BlockingIOError, OSError):
+            except BlockingIOError:
+                wait = min(quiet_s, deadline - now)
+                if wait <= 0 or not select.select([fd], [], [], wait)[0]:
+                    return
+                continue
+            except OSError:
                 return
             if not chunk:
                 return
