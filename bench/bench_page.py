@@ -44,6 +44,7 @@ synchronous request to the browser process):
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import json
 import os
@@ -54,6 +55,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -309,48 +311,54 @@ def summary(name: str, values: list[float], baseline: list[float] | None) -> str
     return line
 
 
-def file_server(site: Path) -> tuple[subprocess.Popen[str], str]:
-    """Python's http.server serving ``site`` on a free loopback port, and its base URL."""
+@contextlib.contextmanager
+def file_server(site: Path) -> Iterator[str]:
+    """Python's http.server serving ``site`` on a free loopback port, for the block: its base URL."""
     process = subprocess.Popen(
         [sys.executable, "-m", "http.server", "0", "--bind", "127.0.0.1", "-d", str(site)],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
     )
-    assert process.stdout is not None
-    port = int(re.search(r"port (\d+)", process.stdout.readline()).group(1))  # type: ignore[union-attr]
-    return process, f"http://127.0.0.1:{port}"
+    try:
+        assert process.stdout is not None
+        port = int(re.search(r"port (\d+)", process.stdout.readline()).group(1))  # type: ignore[union-attr]
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        process.wait()
+
+
+@contextlib.contextmanager
+def judge_server(folder: Path) -> Iterator[JudgeServer]:
+    """The judge serving the repository's problems (a learner's page, not the test suite's fixtures)."""
+    server = JudgeServer.start(
+        folder / "data",
+        folder / "serve.log",
+        anonymous_rate_limit="100000/minute",
+        problems_dir=str(ROOT / "problems"),
+    )
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 def trace_only(slug: str, loads: int, capture: Path | None, baseline: Path | None) -> None:
     """--trace and --capture: the app's page (and, with --baseline-dir, the saved page's traces after)."""
-    with tempfile.TemporaryDirectory(prefix="bench-page-") as tmp:
-        folder = Path(tmp)
-        server = JudgeServer.start(
-            folder / "data",
-            folder / "serve.log",
-            anonymous_rate_limit="100000/minute",
-            problems_dir=str(ROOT / "problems"),
-        )
-        try:
-            if capture is not None:
-                static_copy(server, slug, capture)
-                print(f"saved the page of {slug} as a static site in {capture}")
-            if loads:
-                with sync_playwright() as driver:
-                    browser = launch_browser(driver)
-                    trace_report(browser, f"{server.url}/problems/{slug}", loads)
-                    if baseline is not None:
-                        static, url = file_server(baseline)
-                        try:
-                            print(f"\nthe baseline, {baseline}:")
-                            trace_report(browser, f"{url}/problems/{slug}/", loads)
-                        finally:
-                            static.terminate()
-                            static.wait()
-                    browser.close()
-        finally:
-            server.stop()
+    with tempfile.TemporaryDirectory(prefix="bench-page-") as tmp, judge_server(Path(tmp)) as server:
+        if capture is not None:
+            static_copy(server, slug, capture)
+            print(f"saved the page of {slug} as a static site in {capture}")
+        if loads:
+            with sync_playwright() as driver:
+                browser = launch_browser(driver)
+                trace_report(browser, f"{server.url}/problems/{slug}", loads)
+                if baseline is not None:
+                    with file_server(baseline) as url:
+                        print(f"\nthe baseline, {baseline}:")
+                        trace_report(browser, f"{url}/problems/{slug}/", loads)
+                browser.close()
 
 
 def main() -> None:
@@ -367,20 +375,11 @@ def main() -> None:
         trace_only(args.slug, args.trace, args.capture, args.baseline_dir)
         return
 
-    with tempfile.TemporaryDirectory(prefix="bench-page-") as tmp:
-        folder = Path(tmp)
-        server = JudgeServer.start(
-            folder / "data",
-            folder / "serve.log",
-            anonymous_rate_limit="100000/minute",
-            problems_dir=str(ROOT / "problems"),  # a learner's page, not the test suite's fixtures
-        )
-        static = None
-        try:
-            site = args.baseline_dir or folder / "site"
-            if args.baseline_dir is None:
-                static_copy(server, args.slug, site)
-            static, baseline_url = file_server(site)
+    with tempfile.TemporaryDirectory(prefix="bench-page-") as tmp, judge_server(Path(tmp)) as server:
+        site = args.baseline_dir or Path(tmp) / "site"
+        if args.baseline_dir is None:
+            static_copy(server, args.slug, site)
+        with file_server(site) as baseline_url:
             page = f"/problems/{args.slug}"
             api = f"/api/problems/{args.slug}"
             static_page, static_api = f"{page}/", f"{api}/"
@@ -409,11 +408,6 @@ def main() -> None:
                             timings[f"{when}-shown{side}"].append(max(marks[0], marks[1]))
                     timings["floor"].append(blank_ms(browser, f"{baseline_url}/blank.html"))
                 browser.close()
-        finally:
-            if static is not None:
-                static.terminate()
-                static.wait()
-            server.stop()
 
     print(f"problem page {args.slug}, {args.repeats} interleaved repeats, loopback")
     rows = (

@@ -74,10 +74,10 @@ class Worker(ABC):
     stdin_fd: int
     result_fd: int
     output_fd: int
-    #: The output reaches ``output_fd`` through a relay that does not keep its order with the result
-    #: channel (a container engine's attach stream): what the worker printed before a frame may still be
-    #: on its way when the frame arrives. Direct pipes (False) keep that order.
-    relayed_output: bool = False
+    #: How long what the worker printed before a result frame may still be on its way when the frame
+    #: arrives: 0 for direct pipes, which keep that order; more for a relay that does not (a container
+    #: engine's attach stream).
+    output_lag_s: float = 0.0
 
     def __init__(self) -> None:
         self.ready_info: dict[str, Any] | None = None

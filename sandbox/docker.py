@@ -519,7 +519,7 @@ class DockerWorker(Worker):
 
     #: The engine relays the container's stdout (results) and stderr (prints) from separate pipes, so a
     #: print can arrive after a result frame the program wrote later.
-    relayed_output = True
+    output_lag_s = 0.1
 
     def __init__(
         self,

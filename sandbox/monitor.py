@@ -57,10 +57,6 @@ Party = Literal["tracer", "executor"]
 MAX_MODULE_BYTES = 16 * 1024 * 1024
 #: Most bytes read from one channel per select round.
 READ_CHUNK = 1 << 20
-#: A relayed output (``Worker.relayed_output``) is read at the end of the public phase until it has been quiet
-#: this long, for at most the budget.
-RELAY_QUIET_S = 0.1
-RELAY_BUDGET_S = 1.0
 #: Largest message or claim text kept from the tracer.
 MAX_TEXT = 4000
 #: Program id of the fresh re-trace (real signatures are numbered from 0).
@@ -494,12 +490,11 @@ class _Session:
         """The tracer finished everything public: mark the output, then give it the hidden signatures.
 
         Everything read before ``continue`` is sent was printed before the tracer could know a hidden
-        signature, so waiting here for output still on its way is safe: a relayed output (a container's)
-        is read until it has been quiet for a moment, so the public prints are not cut off as hidden."""
-        if self.pair.tracer.relayed_output:
-            self._drain_output(budget_s=RELAY_BUDGET_S, quiet_s=RELAY_QUIET_S)
-        else:
-            self._drain_output(budget_s=0.05)
+        signature, so waiting here for output still on its way is safe: output that may trail the frames
+        (``Worker.output_lag_s``, a container's) is read until it has been quiet that long (for at most ten
+        such periods), so the public prints are not cut off as hidden."""
+        lag = self.pair.tracer.output_lag_s
+        self._drain_output(budget_s=0.05 + 10 * lag, quiet_s=lag)
         if self.has_secret:
             self.raw.output_cut = len(self.output)
         message = {

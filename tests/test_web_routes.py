@@ -20,6 +20,7 @@ from judge.web import mount
 from judge.web.assets import DIST_DIR, Assets, load_assets
 from judge.web.static import IMMUTABLE, cache_control
 from tests.conftest import FIXTURE_SLUG, TUPLE_SLUG
+from tests.webtools import page_of
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -85,19 +86,6 @@ def test_problem_page_renders_the_api_body_without_script(client: TestClient, ca
     assert match is not None
     assert match.group(1) == f"Code editor: your {detail.function} in Python"
     assert html.unescape(match.group(2)) == detail.starter_code
-
-
-def page_of(body: ProblemDetail) -> str:
-    """The problem page rendered from ``body`` (a catalog that answers it for any slug)."""
-
-    class Bodies:
-        def detail(self, slug: str) -> ProblemDetail:
-            return body
-
-    app = FastAPI()
-    mount(app, lambda: Bodies())
-    text: str = TestClient(app).get(f"/problems/{FIXTURE_SLUG}").text
-    return text
 
 
 def test_problem_page_escapes_the_starter_code(problems: ProblemSet) -> None:

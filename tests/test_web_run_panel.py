@@ -10,15 +10,12 @@ import shutil
 import subprocess
 
 import pytest
-from fastapi import FastAPI
-from fastapi.testclient import TestClient
 
 from judge.problems import ProblemSet
 from judge.service.catalog import Catalog
-from judge.service.schemas import ProblemDetail
-from judge.web import mount
 from judge.web.run_panel import compact_json, format_input, js_number, run_panel
 from tests.conftest import FIXTURE_SLUG
+from tests.webtools import page_of
 
 #: Numbers whose JavaScript text differs from Python's repr in every way it can: integral floats, the
 #: thresholds of the exponent form, negative zero, the extremes of a double, ints past 2**53.
@@ -102,17 +99,6 @@ def test_every_argument_gets_a_box_with_the_first_example(catalog: Catalog, slug
     for choice, example in zip(panel.examples, detail.examples, strict=True):
         texts = json.loads(choice.inputs_json)
         assert {name: json.loads(text) for name, text in texts.items()} == example.input
-
-
-def page_of(body: ProblemDetail) -> str:
-    class Bodies:
-        def detail(self, slug: str) -> ProblemDetail:
-            return body
-
-    app = FastAPI()
-    mount(app, lambda: Bodies())
-    text: str = TestClient(app).get(f"/problems/{FIXTURE_SLUG}").text
-    return text
 
 
 def test_the_page_holds_the_boxes_labels_and_examples(catalog: Catalog) -> None:

@@ -25,7 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
 from playwright.sync_api import Browser, ConsoleMessage, Page, Playwright, Request
+
+from judge.service.schemas import ProblemDetail
+from judge.web import mount
 
 ROOT = Path(__file__).resolve().parent.parent
 #: The problems the pages serve: the suite's fixture problems (``tests.conftest.FIXTURES``).
@@ -189,3 +194,16 @@ class Watched:
         path = self.folder / f"{self._shots:02d}-{label}.png"
         self.page.screenshot(path=str(path), full_page=True)
         return path
+
+
+def page_of(body: ProblemDetail) -> str:
+    """The problem page of ``body`` rendered from it (by a catalog that answers it for any slug)."""
+
+    class Bodies:
+        def detail(self, slug: str) -> ProblemDetail:
+            return body
+
+    app = FastAPI()
+    mount(app, lambda: Bodies())
+    text: str = TestClient(app).get(f"/problems/{body.slug}").text
+    return text

@@ -224,7 +224,7 @@ class Executor:
         try:
             data = bytes(frame.blob(message["module"]))
             with self.ir_context() as context, context:
-                module = self._deserialize(data)
+                module = self._parse(data)
                 summary = self.summarize(module)
                 self.check(module, summary, message)
                 key = hashlib.sha256(module.operation.get_asm(enable_debug_info=False).encode()).hexdigest()
@@ -303,7 +303,7 @@ class Executor:
                 parse(self.ir, self.warm_module)
         return context
 
-    def _deserialize(self, data: bytes) -> Any:
+    def _parse(self, data: bytes) -> Any:
         try:
             return parse(self.ir, data)
         except Exception as exc:
@@ -411,7 +411,7 @@ class Executor:
         )
 
     def warm(self) -> None:
-        """Deserialize, compile and run one tiny program now, not on the first job's clock."""
+        """Read, compile and run one tiny program now, not on the first job's clock."""
         import jax.numpy as jnp
 
         spec = self.jax.ShapeDtypeStruct((2,), jnp.float32)
