@@ -17,9 +17,9 @@ from pathlib import Path
 
 from judge.errors import ReferenceFailure
 from judge.problems import Problem
-from judge.web.assets import DIST_DIR, load_assets
+from judge.web.assets import DIST_DIR, STATIC_PREFIX, load_assets
 
-_FONT_URL = re.compile(r"""url\(["']?\./([A-Za-z0-9_.-]+\.woff2)["']?\)""")
+_FONT_URL = re.compile(rf"""url\(["']?{STATIC_PREFIX}/([A-Za-z0-9_.-]+\.woff2)["']?\)""")
 
 
 class PreviewError(Exception):
@@ -87,10 +87,9 @@ def render(problem: Problem) -> Preview:
 def _stylesheet() -> tuple[str, str | None]:
     """The page's built CSS with its fonts inlined; ("", why) when the page's assets are not built."""
     assets = load_assets()
-    name = assets.files.get("style.css")
-    if not assets.ready or name is None:
+    if not assets.ready or not assets.stylesheet:
         return "", assets.problem or "the page's build has no style.css"
-    css = (DIST_DIR / name).read_text()
+    css = assets.stylesheet
 
     def inline(match: re.Match[str]) -> str:
         font = DIST_DIR / match.group(1)

@@ -208,6 +208,9 @@ def test_preview_renders_the_statement_as_learners_see_it(tmp_path: Path) -> Non
     assert "How your function is run and judged" in page  # the rules, generated from the spec
     assert "{{examples}}" not in page and "{{rules}}" not in page
     assert "<script" not in page  # nothing runs: the page is static
+    # Self-contained: the page's stylesheet is in it, its math font as a data URL, nothing served.
+    assert "content-visibility" in page and "data:font/woff2;base64," in page
+    assert "/static/" not in page
 
 
 def test_preview_of_an_unknown_problem_is_a_usage_error(tmp_path: Path) -> None:

@@ -50,9 +50,27 @@ def test_problem_list_page_is_a_shell_that_loads_hashed_assets(client: TestClien
     csp = response.headers["content-security-policy"]
     assert "default-src 'self'" in csp and "script-src 'self'" in csp
     urls = asset_urls(response.text)
-    assert any(u.endswith(".js") for u in urls) and any(u.endswith(".css") for u in urls)
+    assert any(u.endswith(".js") for u in urls)
     for url in urls:
-        assert re.search(r"-[A-Z0-9]{8}\.(js|css)$", url), url
+        assert re.search(r"-[A-Z0-9]{8}\.js$", url), url
+
+
+def test_pages_inline_the_built_stylesheet_whose_urls_resolve(client: TestClient) -> None:
+    """The stylesheet is in the page's <head>, byte for byte the build's, and not linked (a linked one
+    holds the first paint until it arrives); the font URLs in it are absolute and served."""
+    css = load_assets().stylesheet
+    assert css
+    for path in ("/", f"/problems/{TUPLE_SLUG}"):
+        page = client.get(path).text
+        head = page.split("</head>", 1)[0]
+        assert f"<style>{css}</style>" in head, path
+        assert 'rel="stylesheet"' not in page
+    fonts = re.findall(r'url\("?(/static/[^")]+)"?\)', css)
+    assert fonts, "the stylesheet names its math font"
+    for url in fonts:
+        response = client.get(url)
+        assert response.status_code == 200, url
+        assert response.headers["cache-control"] == IMMUTABLE
 
 
 def test_problem_page_names_the_problem(client: TestClient) -> None:
@@ -172,7 +190,7 @@ def test_hashed_assets_are_immutable_and_gzip_when_accepted(client: TestClient) 
 
 
 def test_assets_revalidate_with_etag(client: TestClient) -> None:
-    url = next(u for u in asset_urls(client.get("/").text) if u.endswith(".css"))
+    url = next(u for u in asset_urls(client.get("/").text) if u.endswith(".js"))
     first = client.get(url, headers={"Accept-Encoding": "identity"})
     again = client.get(url, headers={"Accept-Encoding": "identity", "If-None-Match": first.headers["etag"]})
     assert again.status_code == 304
@@ -223,7 +241,15 @@ def test_load_assets_reports_a_missing_or_broken_build(tmp_path: Path) -> None:
     (tmp_path / "problem-AAAAAAAA.js").write_text("")
     assets = load_assets(tmp_path)
     assert assets.ready and assets.url("problem.js") == "/static/problem-AAAAAAAA.js"
-    assert assets.url("other.js") == ""
+    assert assets.url("other.js") == "" and assets.stylesheet == ""
+    files = {"problem.js": "problem-AAAAAAAA.js", "style.css": "style-AAAAAAAA.css"}
+    (tmp_path / "manifest.json").write_text(json.dumps({"files": files}))
+    (tmp_path / "style-AAAAAAAA.css").write_text("body{color:red}")
+    assert load_assets(tmp_path).stylesheet == "body{color:red}"
+    # The stylesheet is inlined in a <style> element: text that would end it is a broken build.
+    (tmp_path / "style-AAAAAAAA.css").write_text('a::after{content:"</STYLE><script>x()</script>"}')
+    broken = load_assets(tmp_path)
+    assert not broken.ready and "'</style'" in (broken.problem or "")
 
 
 def test_the_built_bundle_matches_the_sources() -> None:

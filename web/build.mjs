@@ -47,6 +47,9 @@ const result = await build({
   entryNames: "[name]-[hash]",
   chunkNames: "chunk-[hash]",
   assetNames: "[name]-[hash]",
+  // Where the served bundle lives: the stylesheet is inlined into each page's <head>, so the font URLs
+  // it holds must not be relative to the CSS file.
+  publicPath: "/static/",
   loader: { ".woff2": "file" },
   metafile: true,
   logLevel: "warning",

@@ -8,6 +8,11 @@ it from the npm lock file; ``scripts/setup`` calls that) and writes ``manifest.j
 
 Every file but the manifest has a content hash in its name, so it can be cached for a year: a new build
 gives new names, and the pages (never cached) point to them.
+
+The stylesheet is not linked but inlined into each page's ``<head>`` (``Assets.stylesheet``): it is small
+(about 9 KB), and a linked one is a request the browser must finish before it can draw anything, which
+on a busy host was the largest single wait before the first paint. Its font URLs are absolute
+(``/static/...``, the build's ``publicPath``), so they resolve from any page.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ DIST_DIR = Path(__file__).parent / "static" / "dist"
 #: URL prefix the bundle is served under.
 STATIC_PREFIX = "/static"
 MANIFEST = "manifest.json"
+#: The manifest entry of the page's stylesheet.
+STYLESHEET = "style.css"
 
 
 @dataclass(frozen=True)
@@ -31,6 +38,8 @@ class Assets:
     preload: dict[str, list[str]] = field(default_factory=dict)
     source_hash: str | None = None
     problem: str | None = None
+    #: The text of the built ``style.css``, which every page inlines ("" without a build).
+    stylesheet: str = ""
 
     def url(self, entry: str) -> str:
         """The URL of ``entry`` (``"problem.js"``), or "" when the build lacks it."""
@@ -68,9 +77,18 @@ def load_assets(directory: Path = DIST_DIR) -> Assets:
         if isinstance(preload, dict)
         else {}
     )
+    stylesheet = ""
+    if STYLESHEET in files:
+        try:
+            stylesheet = (directory / files[STYLESHEET]).read_text()
+        except (OSError, UnicodeDecodeError) as exc:
+            return Assets(problem=f"the page's stylesheet is unreadable ({exc}): {hint}")
+        if "</style" in stylesheet.lower():  # it is inlined in a <style> element, which this would end
+            return Assets(problem=f"the page's stylesheet contains '</style': {hint}")
     source_hash = raw.get("source_hash")
     return Assets(
         files=dict(files),
         preload=chunks,
         source_hash=source_hash if isinstance(source_hash, str) else None,
+        stylesheet=stylesheet,
     )

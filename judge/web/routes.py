@@ -11,7 +11,8 @@ the textarea to CodeMirror. The list page is a shell its script fills from ``/ap
 An unknown slug is a 404 page; a problem whose body cannot be built (its reference failed) a 503 page, as
 the API answers. When the service refuses anonymous callers, the pages (whose scripts call the API without
 a key) say so with a 403 instead of showing the problems. Pages are never cached (they name the current
-hashed assets) and carry a Content-Security-Policy that allows nothing from another host.
+hashed assets and inline the stylesheet) and carry a Content-Security-Policy that allows nothing from
+another host.
 """
 
 from __future__ import annotations
@@ -80,6 +81,7 @@ def build_router(
     templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
     templates.env.globals["asset"] = assets.url
     templates.env.globals["preloads"] = assets.preloads
+    templates.env.globals["stylesheet"] = assets.stylesheet  # our build's CSS, checked when loaded
     templates.env.filters["inline_markdown"] = inline_to_html
     router = APIRouter(include_in_schema=False)
 
