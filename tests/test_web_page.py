@@ -538,6 +538,41 @@ def test_assets_come_from_this_server_only(web: Watched, server: JudgeServer) ->
     assert api == [f"{server.url}/api/problems/{SCALE}/run"]
 
 
+#: Every laid-out element under <main>: (what it is, top in the document, height), in document order.
+LAYOUT = """() => [...document.querySelectorAll('main *')].filter(e => e.offsetParent !== null).map(e => {
+  const box = e.getBoundingClientRect();
+  return [`${e.tagName}#${e.id}.${e.className}`, Math.round(box.top + scrollY), Math.round(box.height)];
+})"""
+
+
+def lazy_blocks_move_nothing(page: Page) -> None:
+    """Bring every lazily laid-out block on screen, then check that no element moves when the lazy layout
+    (content-visibility, which contains each block) is switched off: a contained block stops the margins
+    of its first and last child collapsing through it, which would."""
+    assert page.locator(".prose > p").first.evaluate("e => getComputedStyle(e).contentVisibility") == "auto"
+    height = int(page.evaluate("document.documentElement.scrollHeight"))
+    for top in range(0, height + 300, 300):
+        page.evaluate("top => window.scrollTo(0, top)", top)
+        page.wait_for_timeout(20)
+    lazy = page.evaluate(LAYOUT)
+    page.add_style_tag(content="* { content-visibility: visible !important; contain: none !important; }")
+    eager = page.evaluate(LAYOUT)
+    assert len(lazy) == len(eager) > 100
+    moved = [(before, after) for before, after in zip(lazy, eager, strict=True) if before != after]
+    assert moved == [], "lazily laid-out blocks moved (what, top, height): lazy vs eager"
+
+
+@pytest.mark.parametrize("slug", [SCALE, TUPLE_SLUG])
+def test_lazily_laid_out_blocks_sit_where_they_would(web: Watched, server: JudgeServer, slug: str) -> None:
+    lazy_blocks_move_nothing(open_problem(web, server, slug))
+
+
+def test_lazily_laid_out_blocks_sit_where_they_would_at_phone_width(
+    phone: Watched, server: JudgeServer
+) -> None:
+    lazy_blocks_move_nothing(open_problem(phone, server))
+
+
 # ------------------------------------------------------------------- before CodeMirror: the plain editor
 
 
