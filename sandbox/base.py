@@ -74,10 +74,6 @@ class Worker(ABC):
     stdin_fd: int
     result_fd: int
     output_fd: int
-    #: How long what the worker printed before a result frame may still be on its way when the frame
-    #: arrives: 0 for direct pipes, which keep that order; more for a relay that does not (a container
-    #: engine's attach stream).
-    output_lag_s: float = 0.0
 
     def __init__(self) -> None:
         self.ready_info: dict[str, Any] | None = None

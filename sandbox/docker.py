@@ -517,10 +517,6 @@ def _status(exc: BaseException) -> int | None:
 class DockerWorker(Worker):
     """One container; its multiplexed attach stream split into the monitor's three pipes."""
 
-    #: The engine relays the container's stdout (results) and stderr (prints) from separate pipes, so a
-    #: print can arrive after a result frame the program wrote later.
-    output_lag_s = 0.1
-
     def __init__(
         self,
         backend: str,

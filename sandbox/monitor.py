@@ -5,8 +5,9 @@
 The tracer gets the job (code, argument specs, the ABSTRACT public signatures, the public values for its
 prints); each program it exports is forwarded to the executor as soon as it arrives, so the tracer traces
 signature k+1 while the executor compiles k. The executor then runs every case of the program on its
-concrete inputs, lowest case first. When the tracer reports ``public_done`` the output captured so far is
-marked (nothing it prints later is shown to the user) and only then does it receive the hidden signatures,
+concrete inputs, lowest case first. Just before the tracer reports ``public_done`` it writes the session's
+mark into its output (``sandbox.output_mark``); the judge cuts the output there (nothing printed after it
+is shown to the user) and only once it has seen the mark does the tracer receive the hidden signatures,
 still abstract. At the end one signature is traced again through a fresh jit and run on the same case.
 
 What the judge trusts: the executor's outputs, timings and program summaries (it runs no user code). What it
@@ -38,6 +39,7 @@ import numpy as np
 
 from sandbox.base import Pair, Worker
 from sandbox.limits import SandboxLimits
+from sandbox.output_mark import MarkScanner, new_mark
 from sandbox.protocol import (
     Blobs,
     Frame,
@@ -53,6 +55,9 @@ from sandbox.protocol import (
 TimeoutKind = Literal["case", "wall"]
 Party = Literal["tracer", "executor"]
 
+#: Longest wait, after ``public_done``, for the tracer's output mark to come through its output relay (it
+#: comes at once unless the tracer closed or redirected its output, which costs only its own session).
+MARK_WAIT_S = 2.0
 #: Largest serialized program a tracer may send.
 MAX_MODULE_BYTES = 16 * 1024 * 1024
 #: Most bytes read from one channel per select round.
@@ -281,6 +286,9 @@ class _Session:
         secret = [s for s in job.sigs if s.secret]
         self.secret_sigs = secret
         self.has_secret = bool(secret) or any(c.secret for c in job.cases)
+        #: Where the public output ends, when there is anything hidden to keep it from.
+        self.mark = new_mark() if self.has_secret else None
+        self.marks = MarkScanner(self.mark) if self.mark is not None else None
         retrace_sig = job.cases[job.retrace_case].sig if job.retrace_case is not None else None
         self.retrace_sig = retrace_sig
         #: What the tracer must say next, in order: ("load",), ("sig", id), ("public_done",), ...
@@ -411,6 +419,7 @@ class _Session:
             "check_inputs_unchanged": job.check_inputs_unchanged,
             "gradient": job.gradient,
             "functions": job.functions,
+            "output_mark": self.mark.decode("ascii") if self.mark is not None else None,
         }
         self.tracer.send(message, [bytes(b) for b in blobs.items])
 
@@ -487,16 +496,18 @@ class _Session:
         return report
 
     def _hidden_phase(self) -> None:
-        """The tracer finished everything public: mark the output, then give it the hidden signatures.
+        """The tracer finished everything public: find the end of its public output, then give it the
+        hidden signatures.
 
-        Everything read before ``continue`` is sent was printed before the tracer could know a hidden
-        signature, so waiting here for output still on its way is safe: output that may trail the frames
-        (``Worker.output_lag_s``, a container's) is read until it has been quiet that long (for at most ten
-        such periods), so the public prints are not cut off as hidden."""
-        lag = self.pair.tracer.output_lag_s
-        self._drain_output(budget_s=0.05 + 10 * lag, quiet_s=lag)
-        if self.has_secret:
-            self.raw.output_cut = len(self.output)
+        The tracer wrote its mark before ``public_done``, but output may trail the frames (a container
+        engine relays them separately), so the judge reads the output until the mark is there. Waiting is
+        safe: the tracer knows nothing hidden before ``continue``. A mark that does not come (the tracer
+        closed or redirected its output) cuts the output where it stands after ``MARK_WAIT_S``."""
+        if self.marks is not None:
+            self._drain_output(budget_s=MARK_WAIT_S, until=lambda: self.raw.output_cut is not None)
+            if self.raw.output_cut is None:
+                self.raw.output_cut = len(self.output)
+                self.marks = None  # anything later is hidden output; a late mark stays in it, never shown
         message = {
             "type": "continue",
             "signatures": [{"id": s.id, "args": s.args} for s in self.secret_sigs],
@@ -831,19 +842,18 @@ class _Session:
             return
         self._capture(chunk)
 
-    def _drain_output(self, budget_s: float = 0.5, quiet_s: float = 0.0) -> None:
+    def _drain_output(self, budget_s: float = 0.5, until: Callable[[], bool] | None = None) -> None:
         """Take what output is buffered now (bounded in time: a flood cannot hold the judge); with
-        ``quiet_s``, also what arrives until the output has been quiet that long."""
+        ``until``, also what arrives until it holds."""
         fd = self.pair.tracer.output_fd
         deadline = time.monotonic() + budget_s
         with contextlib.suppress(OSError):
             os.set_blocking(fd, False)
-        while (now := time.monotonic()) < deadline:
+        while (now := time.monotonic()) < deadline and not (until is not None and until()):
             try:
                 chunk = os.read(fd, READ_CHUNK)
             except BlockingIOError:
-                wait = min(quiet_s, deadline - now)
-                if wait <= 0 or not select.select([fd], [], [], wait)[0]:
+                if until is None or not select.select([fd], [], [], deadline - now)[0]:
                     return
                 continue
             except OSError:
@@ -853,11 +863,19 @@ class _Session:
             self._capture(chunk)
 
     def _capture(self, chunk: bytes) -> None:
-        """Keep user output up to the cap; count (and drop) the rest, so a flood fills no memory."""
+        """Keep user output up to the cap; count (and drop) the rest, so a flood fills no memory. The
+        first output mark is taken out of the stream and sets where the public output ends."""
         self.raw.output_total += len(chunk)
         room = self.limits.output_bytes - len(self.output)
         if room > 0:
             self.output += chunk[:room]
+        if self.marks is not None and self.raw.output_cut is None:
+            at = self.marks.feed(chunk)
+            if at is not None:
+                # The stream without the mark: the kept output is its first bytes, up to the cap.
+                del self.output[at : at + len(self.marks.mark)]
+                self.raw.output_total -= len(self.marks.mark)
+                self.raw.output_cut = min(at, len(self.output))
 
 
 def run_session(

@@ -91,12 +91,30 @@ def tracer(fd: int, scenario: str) -> None:
             os.write(1, chunk)
     elif scenario == "silent":
         time.sleep(3600)
-    else:  # "good" and every executor scenario
+    else:  # "good", the output scenarios below, and every executor scenario
         send(fd, encode_frame({"type": "loaded"}))
         for sig in job["signatures"]:
             send(fd, program(sig["id"]))
-        send(fd, encode_frame({"type": "public_done"}))
+        # Public prints, then the judge's output mark (as the real tracer writes it), then public_done.
+        mark = str(job.get("output_mark") or "").encode()
+        if scenario == "late_output":  # a relay that delivers the prints after a frame written later
+            send(fd, encode_frame({"type": "public_done"}))
+            time.sleep(0.5)
+            send(1, b"public print\n" + mark)
+        elif scenario == "no_mark":  # the tracer's fd 1 was closed or redirected: no mark comes
+            send(1, b"public print\n")
+            send(fd, encode_frame({"type": "public_done"}))
+        elif scenario == "big_output":  # more public output than the judge keeps
+            send(1, b"p" * 100_000 + mark)
+            send(fd, encode_frame({"type": "public_done"}))
+        elif scenario == "forged_mark":  # the mark written early, by the submission: its later prints hide
+            send(1, b"public print\n" + mark + b"public print after the forged mark\n" + mark)
+            send(fd, encode_frame({"type": "public_done"}))
+        else:
+            send(1, b"public print\n" + mark)
+            send(fd, encode_frame({"type": "public_done"}))
         more = read_frame(stdin, LIMITS).message
+        send(1, b"hidden print\n")
         for sig in more.get("signatures", []):
             send(fd, program(sig["id"]))
         if more.get("retrace") is not None:

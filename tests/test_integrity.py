@@ -340,6 +340,52 @@ def test_printing_or_raising_hidden_values_reveals_none(pool: GradingPool, probl
     assert "hidden cases were traced is not shown" in result.stdout
 
 
+#: Finds the session's output mark in the tracer's memory (the job frame is alive while the code loads)
+#: and writes it early, then prints more: it can only hide its own later prints, never show hidden ones.
+FORGED_MARK = (
+    SNOOP.replace('snoop("load")\n', "")
+    + """
+gc.unfreeze()
+JOBS = [o for o in gc.get_objects() if isinstance(o, dict) and isinstance(o.get("output_mark"), str)]
+MARK = JOBS[0]["output_mark"] if JOBS else None
+print("before the forged mark;", "found it" if MARK else "no mark", flush=True)
+sys.stdout.write(MARK or "")
+print("FORGED-AFTER", flush=True)
+"""
+)
+#: Closes its output, so the tracer cannot write the mark: the judge cuts where the output stands.
+CLOSED_OUTPUT = (
+    CORRECT
+    + """
+import os
+print("printed before closing", flush=True)
+os.close(1)
+os.close(2)
+scale_tree = correct
+"""
+)
+
+
+def test_a_forged_output_mark_hides_only_the_forgers_own_prints(
+    pool: GradingPool, problems: ProblemSet
+) -> None:
+    problem = problems.get(FIXTURE_SLUG)
+    result = run(pool, problem, FORGED_MARK)
+    text = shown(result)
+    assert "before the forged mark; found it" in result.stdout  # the attack had the real mark
+    assert "FORGED-AFTER" not in text and "\x00" not in result.stdout
+    numbers = _hidden_numbers(problem)
+    assert [n for n in numbers if n in text] == []
+
+
+def test_a_submission_that_closes_its_output_is_still_graded_and_cut(
+    pool: GradingPool, problems: ProblemSet
+) -> None:
+    result = run(pool, problems.get(FIXTURE_SLUG), CLOSED_OUTPUT)
+    assert result.verdict is Verdict.ACCEPTED, shown(result)
+    assert result.stdout.startswith("printed before closing")
+
+
 # ------------------------------------------------------------------------------------------ bounded
 
 

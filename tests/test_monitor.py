@@ -16,7 +16,8 @@ from judge.problems import ProblemSet
 from judge.verdicts import Verdict
 from sandbox.base import Pair, PopenWorker
 from sandbox.limits import SandboxLimits
-from sandbox.monitor import RawRun, run_session
+from sandbox.monitor import MARK_WAIT_S, RawRun, run_session
+from sandbox.output_mark import MarkScanner, new_mark
 from tests.conftest import FIXTURE_SLUG, FIXTURES, ROOT
 from tests.sessions import session
 
@@ -78,6 +79,66 @@ def test_a_writer_that_never_pauses_cannot_starve_the_deadline() -> None:
     assert raw.stop is not None and raw.stop.timeout == "case" and raw.stop.case == 0
     assert raw.elapsed_s < LIMITS.case_time_s + 5
     assert len(raw.output) == LIMITS.output_bytes and raw.output_total > LIMITS.output_bytes
+
+
+# ------------------------------------------------------------------------- where the public output ends
+
+
+def shown(raw: RawRun) -> bytes:
+    assert raw.output_cut is not None, "a session with hidden cases must cut its output"
+    return raw.output[: raw.output_cut]
+
+
+def test_the_output_is_cut_at_the_tracers_mark_and_the_mark_is_taken_out() -> None:
+    raw = drive()
+    assert raw.stop is None
+    assert shown(raw) == b"public print\n"
+    assert raw.output == b"public print\nhidden print\n"
+    assert raw.output_total == len(raw.output)  # the mark is not counted as printed either
+
+
+def test_prints_that_arrive_after_public_done_are_still_shown() -> None:
+    """A container engine relays prints and frames separately, so a public print may arrive after the
+    ``public_done`` frame written after it: the judge waits for the mark, not for a quiet moment."""
+    raw = drive(tracer="late_output")
+    assert raw.stop is None
+    assert shown(raw) == b"public print\n"
+    assert b"hidden print" in raw.output[raw.output_cut :]
+
+
+def test_without_a_mark_the_output_is_cut_where_it_stands_after_the_wait() -> None:
+    raw = drive(tracer="no_mark")
+    assert raw.stop is None
+    assert shown(raw) == b"public print\n"  # it was in the pipe before public_done
+    assert b"hidden print" not in shown(raw)
+    assert MARK_WAIT_S <= raw.elapsed_s < MARK_WAIT_S + 10
+
+
+def test_a_forged_early_mark_only_hides_the_forgers_own_prints() -> None:
+    raw = drive(tracer="forged_mark")
+    assert shown(raw) == b"public print\n"
+    assert b"hidden print" not in shown(raw) and b"\x00" not in shown(raw)
+
+
+def test_a_mark_past_the_output_cap_still_cuts_and_is_never_kept() -> None:
+    limits = replace(LIMITS, output_bytes=10_000)
+    raw = drive(limits=limits)
+    assert raw.stop is None and shown(raw) == b"public print\n"
+    raw = drive(tracer="big_output", limits=limits)
+    assert raw.stop is None
+    assert shown(raw) == b"p" * 10_000 and raw.output_cut == len(raw.output) == 10_000
+    assert raw.output_total == 100_000 + len(b"hidden print\n")
+
+
+def test_the_mark_is_found_however_the_stream_is_split() -> None:
+    mark = new_mark()
+    assert mark != new_mark() and b"\x00" in mark
+    stream = b"x" * 37 + mark[:3] + b"y" + mark + b"z" * 5 + mark
+    for size in (1, 2, 3, len(mark) - 1, len(mark), len(mark) + 1, 64, len(stream)):
+        scanner = MarkScanner(mark)
+        found = [scanner.feed(stream[i : i + size]) for i in range(0, len(stream), size)]
+        assert found[-1] == stream.index(mark) == 41, size  # the first whole mark, not the partial one
+    assert MarkScanner(mark).feed(b"nothing here") is None
 
 
 def test_silence_while_loading_is_a_time_limit() -> None:

@@ -752,6 +752,7 @@ class Tracer:
             if self.export_one(sig, "program"):
                 debug_sigs.add(sig.id)
         self.print_runs(job, signatures, debug_sigs)
+        _end_public_output(message.get("output_mark"))
         self.send({"type": "public_done"})
         more = read_frame(self.stdin, JOB_LIMITS).message
         for body in more.get("signatures", []):
@@ -866,6 +867,20 @@ class Tracer:
             debug_log.setLevel(level)
             self.cap.restore_config()
             sys.stdout.flush()
+
+
+def _end_public_output(mark: Any) -> None:
+    """Write the judge's mark into the output where the public phase ends, after every print so far
+    (``sandbox.output_mark``): the judge shows what precedes it and waits for it before anything hidden."""
+    if not isinstance(mark, str) or not mark:
+        return
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+        sys.stderr.flush()
+    data = mark.encode("ascii", "replace")
+    with contextlib.suppress(OSError):  # fd 1 closed by the submission: the judge cuts at its timeout
+        while data:
+            data = data[os.write(1, data) :]
 
 
 @contextlib.contextmanager
