@@ -518,6 +518,9 @@ class _Session:
     def _tracer_finished(self) -> None:
         self.step = len(self.steps) - 1
         self._close_tracer()
+        # Everything it had to say has arrived: end its processes (a child it forked included) now, before
+        # any secret case runs, rather than when the pair is released.
+        self.pair.tracer.kill()
 
     def _close_tracer(self) -> None:
         self.tracer_open = False
@@ -600,7 +603,14 @@ class _Session:
                 self._request_program(sig, self.modules[sig], self.job.sig(sig), index)
                 compiling += 1
         if not any(request.kind == "run" for request in self.outstanding.values()):
-            ready = next((i for i in self.pending if self._compiled_ok(self.job.cases[i].sig)), None)
+            ready = next(
+                (
+                    i
+                    for i in self.pending
+                    if self._compiled_ok(self.job.cases[i].sig) and self._may_run(self.job.cases[i])
+                ),
+                None,
+            )
             if ready is not None:
                 self.pending.remove(ready)
                 case = self.job.cases[ready]
@@ -617,7 +627,7 @@ class _Session:
                 self.retrace_state = "compiling"
                 self._request_program(RETRACE_ID, self.retrace_module, self.job.sig(case.sig), case.index)
                 return
-        if self.retrace_state == "compiled":
+        if self.retrace_state == "compiled" and self._may_run(self.job.cases[retrace_case]):
             self.retrace_state = "running"
             self._request_run(RETRACE_ID, self.job.cases[retrace_case])
             return
@@ -627,6 +637,12 @@ class _Session:
                 "end", -1, -1, time.monotonic() + self.limits.case_time_s
             )
             self.executor.send({"type": "end"})
+
+    def _may_run(self, case: CasePlan) -> bool:
+        """A secret case runs only once the tracer is gone: while user code lives it could time the
+        executor (host-wide CPU counters, its own slowed threads) and carry what it learns out in the
+        prints, the keys or the failures of what it traces next. Compiling is safe: it sees no values."""
+        return not case.secret or not self.tracer_open
 
     def _refused(self, sig: int) -> bool:
         program = self.raw.programs.get(sig)

@@ -126,6 +126,8 @@ def tracer(fd: int, scenario: str) -> None:
                 ),
             )
         send(fd, encode_frame({"type": "done"}))
+        if scenario == "linger":  # user code still alive after done (a thread, a forked child), watching
+            time.sleep(30)
     time.sleep(0.2)
 
 

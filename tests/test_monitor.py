@@ -14,6 +14,7 @@ import pytest
 from judge.grader import build_session, interpret
 from judge.problems import ProblemSet
 from judge.verdicts import Verdict
+from sandbox import monitor
 from sandbox.base import Pair, PopenWorker
 from sandbox.limits import SandboxLimits
 from sandbox.monitor import MARK_WAIT_S, RawRun, run_session
@@ -46,6 +47,32 @@ def test_a_well_behaved_pair_completes() -> None:
     assert raw.stop is None and raw.executor_healthy
     assert sorted(raw.runs) == [0, 1] and raw.retrace_run is not None
     np.testing.assert_array_equal(raw.runs[1].outputs[0], np.arange(4, dtype=np.float32))  # type: ignore[index]
+
+
+def test_no_secret_case_runs_while_the_tracer_lives(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hidden cases that share a public signature are not run while user code could time the executor:
+    the tracer is closed and its processes dead (even one that lingers after ``done``) first."""
+    seen: list[tuple[int, bool, bool, int | None]] = []
+    request_run = monitor._Session._request_run
+
+    def spy(self: monitor._Session, program_id: int, case: monitor.CasePlan) -> None:
+        seen.append((case.index, case.secret, self.tracer_open, self.pair.tracer.wait(0.5)))
+        request_run(self, program_id, case)
+
+    monkeypatch.setattr(monitor._Session, "_request_run", spy)
+    pair = Pair(fake("tracer", "linger"), fake("executor", "good"))
+    try:
+        inputs = [np.arange(3, dtype=np.float32), np.arange(3, dtype=np.float32) + 10]
+        job = session("unused", *inputs, secret=(False, True))
+        assert len(job.sigs) == 1  # the hidden case runs the public program
+        raw = run_session(pair, job, LIMITS)
+    finally:
+        pair.close()
+    assert raw.stop is None and sorted(raw.runs) == [0, 1] and raw.retrace_run is not None
+    assert raw.elapsed_s < 10  # the lingering tracer was ended, not waited for
+    secret = [s for s in seen if s[1]]
+    assert len(secret) == 2  # case 1, and the re-trace run on it
+    assert all(not tracer_open and returncode is not None for _, _, tracer_open, returncode in secret), seen
 
 
 @pytest.mark.parametrize(
