@@ -32,7 +32,6 @@ from judge.expected import expected_gradients, expected_outputs
 from judge.gradients import compare_with_gradient
 from judge.hidden import hidden_message, ratio_bucket
 from judge.problems import Case, Problem
-from judge.pytree_json import format_value, pytree_to_json
 from judge.results import CaseResult, GradeResult, LeafValue, Visibility
 from judge.rules import ProgramSummary, Rule, broken_rule, precheck_for, rules_for
 from judge.verdicts import STOPS_RUN, Verdict, WrongAnswerReason
@@ -765,10 +764,6 @@ def _not_run(case: Case, vis: Visibility) -> CaseResult:
     return CaseResult(name=case.name, visibility=vis, verdict=Verdict.NOT_RUN, message="not run")
 
 
-def _value(tree: Any) -> LeafValue:
-    return LeafValue(json_value=pytree_to_json(tree), text=format_value(tree))
-
-
 def _shown(
     case: Case, vis: Visibility, result: CaseResult, output: Any = None, expected: Any = None
 ) -> CaseResult:
@@ -777,9 +772,9 @@ def _shown(
         return result
     update: dict[str, Any] = {"input": dict(case.definition.args)}
     if output is not None:
-        update["output"] = _value(output)
+        update["output"] = LeafValue.of(output)
     if expected is not None and not isinstance(expected, ReferenceFailure):
-        update["expected"] = _value(expected)
+        update["expected"] = LeafValue.of(expected)
     return result.model_copy(update=update)
 
 

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
+from judge.pytree_json import describe_leaves, format_value, pytree_to_json
 from judge.verdicts import Verdict, WrongAnswerReason
 
 Visibility = Literal["public", "hidden", "custom"]
@@ -21,13 +22,40 @@ def _finite_or_none(value: Any) -> Any:
 FiniteOrNone = Annotated[float | None, BeforeValidator(_finite_or_none)]
 
 
+#: Most numbers one shown value holds. A submission may return up to its output cap (tens of MiB) under a
+#: key nobody asked for; rendering that as JSON and text would take the judge seconds and gigabytes per
+#: Run. Four times the largest custom input (``ConversionLimits.max_elements``) leaves room for any
+#: honest output of a custom case.
+SHOW_MAX_ELEMENTS = 1 << 18
+
+
 class LeafValue(BaseModel):
-    """A value shown to the user: full-precision JSON plus the 6-decimal text the statement uses."""
+    """A value shown to the user: full-precision JSON plus the 6-decimal text the statement uses; or, for a
+    value too large to show (``omitted``), no JSON and a text that says what it holds."""
 
     model_config = ConfigDict(frozen=True)
 
     json_value: Any = Field(serialization_alias="json")
     text: str
+    omitted: bool = False
+
+    @classmethod
+    def of(cls, tree: Any) -> LeafValue:
+        """``tree`` (an output or input tree) as shown, unless it holds more than ``SHOW_MAX_ELEMENTS``."""
+        leaves = describe_leaves(tree)
+        count = sum(math.prod(leaf.shape) for leaf in leaves)
+        if count > SHOW_MAX_ELEMENTS:
+            where = ", ".join(
+                f"{leaf.path or 'the value'} {leaf.dtype}{list(leaf.shape)}" for leaf in leaves[:4]
+            )
+            more = f" and {len(leaves) - 4} more leaves" if len(leaves) > 4 else ""
+            return cls(
+                json_value=None,
+                text=f"not shown: {count:,} numbers ({where}{more}), more than the {SHOW_MAX_ELEMENTS:,} "
+                "a result shows",
+                omitted=True,
+            )
+        return cls(json_value=pytree_to_json(tree), text=format_value(tree))
 
 
 class CaseResult(BaseModel):

@@ -328,6 +328,29 @@ def scale_tree(tree, factor):
 
 
 @pytest.mark.parametrize("backend", ALL)
+def test_a_large_output_under_the_cap_is_graded_but_not_shown(backend: str, problem: Problem) -> None:
+    """24 M numbers under a key nobody asked for: within the output cap, so graded (a wrong structure),
+    but the public case says what it held instead of rendering it (which took the judge gigabytes)."""
+    code = (
+        SOLUTION
+        + """
+_inner = scale_tree
+
+
+def scale_tree(tree, factor):
+    return {"out": _inner(tree, factor), "junk": jnp.zeros((24 * 1024**2,), jnp.uint8)}
+"""
+    )
+    result = run(backend, problem, code, cases=1)
+    assert result.verdict is Verdict.WRONG_ANSWER, result.message
+    (case,) = result.cases
+    assert case.output is not None and case.output.omitted and case.output.json_value is None
+    assert "25,165,8" in case.output.text and "uint8[25165824]" in case.output.text, case.output.text
+    assert case.expected is not None and not case.expected.omitted  # the reference's is small: shown
+    assert len(result.model_dump_json()) < 100_000
+
+
+@pytest.mark.parametrize("backend", ALL)
 @pytest.mark.parametrize(
     "body",
     [

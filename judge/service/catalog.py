@@ -11,7 +11,6 @@ from collections.abc import Iterator
 
 from judge.errors import ReferenceFailure
 from judge.problems import Problem, ProblemSet
-from judge.pytree_json import format_value, pytree_to_json
 from judge.results import LeafValue
 from judge.service import markdown
 from judge.service.schemas import (
@@ -50,9 +49,7 @@ def detail(problem: Problem) -> ProblemDetail:
             name=case.name,
             dtype=case.dtype,
             input=dict(case.definition.args),
-            expected=None
-            if isinstance(output, ReferenceFailure)
-            else LeafValue(json_value=pytree_to_json(output), text=format_value(output)),
+            expected=None if isinstance(output, ReferenceFailure) else LeafValue.of(output),
             explanation=case.definition.explanation,
         )
         for case, output in zip(public, outputs, strict=True)

@@ -65,23 +65,27 @@ function explainTracing(message, where) {
 
 function outputPanes(item) {
   if (!item.output && !item.expected) return null;
-  const mark = item.verdict !== "accepted" && item.output && item.expected;
+  // A value too large to show comes without JSON, with a text that says what it holds.
+  const omitted = item.output?.omitted || item.expected?.omitted;
+  const mark = item.verdict !== "accepted" && item.output && item.expected && !omitted;
   const got = item.output?.json;
   const expected = item.expected?.json;
-  const pane = (title, value, other) =>
+  const pane = (title, shown, other) =>
     el(
       "div",
       { class: "pane" },
       el("h4", {}, title),
-      value === undefined
+      !shown
         ? el("p", { class: "muted" }, "(no output)")
-        : el("pre", { class: "value" }, renderTree(value, { other, mark })),
+        : shown.omitted
+          ? el("p", { class: "muted omitted" }, shown.text)
+          : el("pre", { class: "value" }, renderTree(shown.json, { other, mark })),
     );
   const panes = el(
     "div",
     { class: "panes" },
-    pane("Your output", got, expected),
-    pane("Expected output", expected, got),
+    pane("Your output", item.output, expected),
+    pane("Expected output", item.expected, got),
   );
   const differing = mark ? differingPaths(got, expected) : [];
   return [
