@@ -479,10 +479,15 @@ class _Session:
         message = frame.message
         report = ProgramReport(sig=sig_id)
         if frame.type == failed:
+            error, advice = message.get("error"), message.get("advice")
             report.failure = {
                 "verdict": _text(message.get("verdict"), 40),
                 "message": _text(message.get("message")),
                 "reason": _text(message.get("reason"), 40) if message.get("reason") is not None else None,
+                # As data, for the judge to compose a hidden case's message itself (judge.grader).
+                "line": _int(message.get("line")),
+                "error": _text(error, 60) if isinstance(error, str) else None,
+                "advice": _text(advice, 40) if isinstance(advice, str) else None,
             }
             return report
         module = frame.blob(message.get("module"))

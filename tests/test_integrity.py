@@ -340,6 +340,34 @@ def test_printing_or_raising_hidden_values_reveals_none(pool: GradingPool, probl
     assert "hidden cases were traced is not shown" in result.stdout
 
 
+#: A Python ``if`` on a traced value, reached only for a bare-array tree (hidden cases only).
+IF_ON_HIDDEN_SHAPES = """
+import jax
+import jax.numpy as jnp
+
+
+def scale_tree(tree, factor):
+    if not isinstance(tree, dict | list):
+        if jnp.sum(tree) > 0:
+            tree = tree + 0
+    return jax.tree.map(lambda leaf: leaf * factor, tree)
+"""
+
+
+def test_a_trace_error_on_hidden_cases_names_the_line_and_the_advice(
+    pool: GradingPool, problems: ProblemSet
+) -> None:
+    """The judge composes a hidden case's message itself from the line number (its own copy of the line)
+    and the advice key the tracer sends as data; free text from the sandbox never shows."""
+    result = run(pool, problems.get(FIXTURE_SLUG), IF_ON_HIDDEN_SHAPES)
+    assert result.verdict is Verdict.TRACE_ERROR, result.message
+    failed = [c for c in result.cases if c.verdict is Verdict.TRACE_ERROR]
+    assert failed and all(c.visibility == "hidden" for c in failed)
+    message = failed[0].message
+    assert "line 8: `if jnp.sum(tree) > 0:`" in message, message
+    assert "jnp.where" in message and "details are not shown" not in message, message
+
+
 #: Finds the session's output mark in the tracer's memory (the job frame is alive while the code loads)
 #: and writes it early, then prints more: it can only hide its own later prints, never show hidden ones.
 FORGED_MARK = (
