@@ -29,6 +29,11 @@ def _leaves(tree: Any) -> list[Any]:
     return [tree]
 
 
+def _norm(tree: Any) -> float:
+    """The global L2 norm of a Run-panel JSON tree, in float64."""
+    return float(np.sqrt(sum(np.sum(np.square(np.asarray(leaf, np.float64))) for leaf in _leaves(tree))))
+
+
 def _bf16_sum_gap(tree: Any) -> float:
     """How far (in float32 tolerances) a norm whose sums are rounded to bfloat16 lands from the true norm.
 
@@ -149,6 +154,29 @@ def build_cases() -> list[dict[str, Any]]:
     add("bf16_bare_vector", _bf16_tree(rng, (300,), 1.0), 3.0, "bfloat16")
     # A list node of 8 items and a tower nested 10 containers deep (also in bfloat16 above).
     add("long_list_deep_nesting", random_tree(rng, LONG_DEEP, 1.0, f32), 2.0)
+
+    # The norm, not its square, decides: a global norm between sqrt(c) and c (c > 1) stays unchanged, and
+    # one between c and sqrt(c) (c < 1) is clipped. Comparing the sum of squares with max_norm gets both
+    # wrong (compares_squared_norm.py). These reuse earlier shapes, so they add no compile signature.
+    # 4 + 9 + 36 = 49: norm 7 under max_norm 10, but the sum of squares 49 is over it.
+    add("unchanged_norm_between_sqrt_c_and_c", f32([2.0, -3.0, 6.0]), 10.0)
+    # Norm 0.7 over max_norm 0.6, but the sum of squares 0.49 is under it.
+    below_one = {"a": f32([[[0.2, -0.3]], [[0.0, 0.6]]]), "b": [], "c": f32(0.0)}
+    add("clipped_norm_between_c_and_sqrt_c", below_one, 0.6)
+    # The same with random values: max_norm = norm ** 1.5 lies between the norm and its square.
+    tree = random_tree(rng, NESTED, 0.5, f32)
+    add("nested_unchanged_norm_between_sqrt_c_and_c", tree, _norm(tree) ** 1.5)
+    tree = random_tree(rng, LARGE, 0.01, bf16)
+    add("bf16_large_clipped_norm_between_c_and_sqrt_c", tree, _norm(tree) ** 1.5, "bfloat16")
+    # bfloat16 values near 1e-7 (norms near 1e-6), clipped: the scale must be exactly max_norm / norm. A
+    # "safety" epsilon, max_norm / (norm + 1e-6), shrinks them by a third or more, tens of bfloat16 ulps
+    # (small_epsilon.py); in float32 the absolute tolerance of 1e-6 hides it, in bfloat16 nothing does.
+    # max_norm is an exact bfloat16 number, so scaling in bfloat16 (optax_style.py) rounds once less and
+    # stays within 1 ulp.
+    tree = random_tree(rng, (300,), 1e-7, bf16)
+    add("bf16_tiny_values_clipped", tree, bf16(_norm(tree) / 3.0), "bfloat16")
+    tree = random_tree(rng, LONG_DEEP, 1e-7, bf16)
+    add("bf16_tiny_nested_clipped", tree, bf16(_norm(tree) / 3.0), "bfloat16")
     return cases
 
 
