@@ -50,6 +50,17 @@ def _positive(rng: np.random.Generator, shapes: Any, cast: Callable[[Any], Any])
     return cast(rng.uniform(0.002, 0.05, size=shapes))
 
 
+def _uniform(
+    rng: np.random.Generator, shapes: Any, low: float, high: float, cast: Callable[[Any], Any]
+) -> Any:
+    """Values uniform in [low, high], shaped like ``shapes``."""
+    if isinstance(shapes, dict):
+        return {k: _uniform(rng, v, low, high, cast) for k, v in shapes.items()}
+    if isinstance(shapes, list):
+        return [_uniform(rng, v, low, high, cast) for v in shapes]
+    return cast(rng.uniform(low, high, size=shapes))
+
+
 def build_cases() -> list[dict[str, Any]]:
     rng = np.random.default_rng(SEED)
     cases: list[dict[str, Any]] = []
@@ -105,6 +116,71 @@ def build_cases() -> list[dict[str, Any]]:
     case("bf16_long_list_deep_nesting", LONG_DEEP, 1, 0.1, 0.05, bf16, "bfloat16")
     case("bf16_large", LARGE, 20, 0.02, 0.2, bf16, "bfloat16")
     case("bf16_bare_vector", (40,), 2, 0.05, 0.1, bf16, "bfloat16")
+
+    def custom(name: str, step: int, lr: float, wd: float, dtype: str = "float32", **trees: Any) -> None:
+        args = {**trees, "step": step, "learning_rate": num(lr), "weight_decay": num(wd)}
+        cases.append({"name": name, "visibility": "hidden", "dtype": dtype, "args": args})
+
+    def signed(shapes: Any, low: float, high: float, cast: Callable[[Any], Any]) -> Any:
+        """Magnitudes uniform in [low, high] with random signs, shaped like ``shapes``."""
+        if isinstance(shapes, dict):
+            return {k: signed(v, low, high, cast) for k, v in shapes.items()}
+        if isinstance(shapes, list):
+            return [signed(v, low, high, cast) for v in shapes]
+        return cast(rng.uniform(low, high, size=shapes) * rng.choice([-1.0, 1.0], size=shapes))
+
+    def zeros(shapes: Any, cast: Callable[[Any], Any]) -> Any:
+        return random_tree(rng, shapes, 0.0, cast)
+
+    # Gradients near 1e-6, so sqrt(v_hat) is close to epsilon: epsilon must be added after the square
+    # root, to sqrt(v_hat) itself. Adding it under the root (sqrt(v_hat + eps), eps_inside_sqrt.py) shrinks
+    # the step about a hundredfold, and Kingma and Ba's eps-hat form (eps added to sqrt(v') before the bias
+    # correction, eps_hat_form.py) by up to a quarter. These reuse earlier shapes: no new compile signature.
+    custom(
+        "tiny_grads_first_step",
+        0,
+        0.01,
+        0.01,
+        params=random_tree(rng, MIXED, 1.0, f32),
+        grads=signed(MIXED, 5e-7, 2e-6, f32),
+        mu=zeros(MIXED, f32),
+        nu=zeros(MIXED, f32),
+    )
+    custom(
+        "tiny_moments_step_3",
+        3,
+        0.01,
+        0.0,
+        params=random_tree(rng, LARGE, 1.0, f32),
+        grads=signed(LARGE, 5e-7, 2e-6, f32),
+        mu=signed(LARGE, 5e-7, 2e-6, f32),
+        nu=_uniform(rng, LARGE, 1e-15, 1e-14, f32),
+    )
+    # bfloat16 with learning_rate = weight_decay = 1, so p - lr * (u + wd * p) cancels to -u: computed in
+    # float32 the result is about +-1, but computed in bfloat16 (bf16_arithmetic.py) u + p is rounded to
+    # the spacing of p (0.5 to 2 for |p| in 100..300) and the result is off by up to a whole unit.
+    custom(
+        "bf16_cancelling_decay_first_step",
+        0,
+        1.0,
+        1.0,
+        "bfloat16",
+        params=signed(MIXED, 100.0, 300.0, bf16),
+        grads=signed(MIXED, 0.1, 0.5, bf16),
+        mu=zeros(MIXED, bf16),
+        nu=zeros(MIXED, bf16),
+    )
+    custom(
+        "bf16_cancelling_decay_step_3",
+        3,
+        1.0,
+        1.0,
+        "bfloat16",
+        params=signed((40,), 100.0, 300.0, bf16),
+        grads=signed((40,), 0.1, 0.5, bf16),
+        mu=random_tree(rng, (40,), 0.1, bf16),
+        nu=_positive(rng, (40,), bf16),
+    )
     return cases
 
 
