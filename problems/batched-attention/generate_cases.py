@@ -127,6 +127,27 @@ def build_cases() -> list[dict[str, Any]]:
 
     close_scores("bf16_close_scores_padding", 4, 6, 10, 16, 8, padding(4, 10, [10, 9, 7, 4]))
     close_scores("bf16_close_scores_causal", 2, 8, 8, 8, 4, causal(2, 8))
+
+    # Values of opposite signs with near-equal weights: the output is a small difference of two large
+    # products, so weights rounded to bfloat16 before the weighted sum (the statement keeps it in float32)
+    # leave an error of many ulps of the output. Scores are tiny (q ~ 0.004, k 0 or 1): weights ~ 0.5.
+    tiny_q = [n / 512 for n in (2, 1, -1, -2, -4, 4, -3, 3)]
+    add(
+        "bf16_cancelling_values",
+        "bfloat16",
+        [[[x] for x in tiny_q]],
+        [[[0.0], [1.0]]],
+        [[[96.0], [-96.0]]],
+        [[True, True]],
+    )
+    add(
+        "bf16_cancelling_values_padding",
+        "bfloat16",
+        [[[x, -x] for x in tiny_q[:4]], [[-x, 2 * x] for x in tiny_q[4:]]],
+        [[[0.0, 0.0], [1.0, 1.0], [50.0, -50.0]], [[1.0, 0.0], [0.0, 1.0], [-2.0, 3.0]]],
+        [[[80.0, -48.0], [-80.0, 48.0], [100.0, 100.0]], [[-72.0, 64.0], [72.0, -64.0], [-100.0, 9.0]]],
+        [[True, True, False], [True, True, False]],
+    )
     return cases
 
 
