@@ -96,6 +96,20 @@ def build_cases() -> list[dict[str, Any]]:
     random_case("bf16_large", LARGE, 4, 8, 0.0, bf16, "bfloat16")
     random_case("bf16_bare_vector", (32,), 6, 16, 1.0, bf16, "bfloat16")
     random_case("bf16_deep_nesting", DEEP, 3, 5, -2.0, bf16, "bfloat16")
+    # One large microbatch, then many whose gradients are just under half a bfloat16 ulp of the running
+    # sum: a sum carried in bfloat16 (instead of float32) rounds every later gradient away.
+    small = 1.0 - 2.0**-8
+    add("bf16_one_large_then_small_microbatches", 1.0, [[16.0]] + [[small]] * 47, 0.0, "bfloat16")
+    add(
+        "bf16_list_one_large_then_small_microbatches",
+        [{"w": [1.0, -1.0]}, {"w": 2.0}],
+        [
+            {"w": [[[16.0, 0.0], [0.0, 16.0]]] + [[[small, 0.0], [0.0, small]]] * 47},
+            {"w": [[8.0, 8.0]] + [[0.5, 0.5]] * 47},
+        ],
+        0.0,
+        "bfloat16",
+    )
     return cases
 
 
