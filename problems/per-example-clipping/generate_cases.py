@@ -70,6 +70,42 @@ def build_cases() -> list[dict[str, Any]]:
     add("bf16_example_1_shape", *with_fitted(3, 2, 1), 1.5, "bfloat16")
     add("bf16_fitted_examples", *with_fitted(8, 4, 3), 2.0, "bfloat16")
     add("bf16_mixed_clipping", *batch(32, 24), 1.0, "bfloat16")
+
+    def cancelling(size: int, dim: int) -> tuple[Any, Any, Any]:
+        """x . w close to y: one large coordinate, the others 1 + k/128 (exact in bfloat16), y = x . w
+        rounded to bfloat16. In float32 the residual is a small exact difference; taken in bfloat16 (no
+        upcast) x . w rounds first and the residual, hence every gradient, is far off."""
+        w = rng.choice([-2.0, -1.0, 1.0, 2.0], size=dim)
+        x = 1.0 + rng.integers(1, 64, size=(size, dim)) / 128.0
+        x *= rng.choice([-1.0, 1.0], size=(size, dim))
+        x[:, 0] = rng.integers(50, 200, size=size) * rng.choice([-1.0, 1.0], size=size)
+        y = np.asarray(bf16((x @ w).tolist()))
+        return w, x, y
+
+    # Shapes of the other bfloat16 cases (3 x 2, 8 x 4), so no new compile signature.
+    # The residual cancels: a gradient computed in bfloat16 without the float32 upcast is far off.
+    add(
+        "bf16_cancelling_residual",
+        [1.0, 1.0],
+        [[100.0, 1.0078125], [200.0, 3.015625], [-50.0, 0.5078125]],
+        [101.0, 203.0, -49.5],
+        1000.0,
+        "bfloat16",
+    )
+    add("bf16_cancelling_residual_wide", *cancelling(8, 4), 1000.0, "bfloat16")
+    # Tiny gradients (norms ~1e-8 and ~1e-6) and a tinier max_norm: max_norm / (norm + eps) with a small
+    # eps such as 1e-6 (instead of max_norm / norm) scales them far below max_norm. In bfloat16 only: the
+    # float32 tolerance's atol of 1e-6 accepts any output this small.
+    add(
+        "bf16_tiny_gradients",
+        [1.0, 1.0],
+        [[2.0**-13, 0.0], [0.0, 2.0**-12], [2.0**-12, -(2.0**-13)]],
+        [0.0, 0.0, 0.0],
+        1e-9,
+        "bfloat16",
+    )
+    w, x, y = batch(8, 4, 1e-2)
+    add("bf16_tiny_gradients_batch", w, x, 1e-4 * y, 1e-9, "bfloat16")
     return cases
 
 
