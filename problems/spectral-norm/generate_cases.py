@@ -89,6 +89,14 @@ def build_cases() -> list[dict[str, Any]]:
     add("bf16_zero_matrix", np.zeros((8, 5)), start(8), 3, "bfloat16")
     add("bf16_large_values_square", gaussian(12, 12, 30.0), start(12), 25, "bfloat16")
     add("bf16_wide", with_singular_values(5, 8, [4.0, 3.5, 1.0, 0.5, 0.25]), start(5), 3, "bfloat16")
+    # Appended last, so the random draws of the cases above stay as they were.
+    # Smaller still (norms ~1e-14 and ~1e-12, the constraints allow down to 1e-15): a zero guard such as
+    # `norm > 1e-12` or `norm > 1e-10` (instead of `norm > 0`) zeroes the vectors whose norm is below it
+    # (the 1e-12 guard is certain to fail on the 1e-14 matrices). Well-separated singular values (as for
+    # tiny_values_tall), so honest orders of the products agree to a few ulp.
+    add("tinier_values_tall", 1e-14 * with_singular_values(8, 5, [3.0, 1.5, 1.0, 0.6, 0.2]), start(8), 3)
+    add("tinier_values_wide", 1e-14 * with_singular_values(5, 8, [4.0, 1.0, 0.5, 0.25, 0.1]), start(5), 3)
+    add("tiny_1e-12_values_tall", 1e-12 * with_singular_values(8, 5, [3.0, 1.4, 0.9, 0.5, 0.3]), start(8), 3)
     return cases
 
 
