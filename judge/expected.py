@@ -25,6 +25,7 @@ from typing import Any
 from judge.errors import ProblemError, ReferenceFailure
 from judge.menu import MenuChoice
 from judge.problems import REPO_ROOT, Case, Problem
+from sandbox import transforms
 from sandbox.command import FAST_COMPILE_XLA_FLAGS
 from sandbox.protocol import ProtocolError, dumps_tree, loads_tree
 from sandbox.tree import to_host as tree_to_host
@@ -44,6 +45,11 @@ def _jax_version() -> str:
     return f"jax-{version('jax')}-jaxlib-{version('jaxlib')}"
 
 
+@cache
+def _transforms_source() -> str:
+    return Path(transforms.__file__).read_text(encoding="utf-8")
+
+
 def case_key(problem: Problem, case: Case, what: str = "output") -> str:
     """The cache key of one case's expected ``output`` or ``gradient`` (which includes the gradient spec)."""
     digest = hashlib.sha256()
@@ -61,7 +67,8 @@ def case_key(problem: Problem, case: Case, what: str = "output") -> str:
         parts.append(problem.menu_source)
     if what != "output":
         gradient = problem.spec.gradient
-        parts += [what, gradient.model_dump_json() if gradient is not None else ""]
+        # The code that builds the cotangent and the vjp program is part of what a gradient is.
+        parts += [what, gradient.model_dump_json() if gradient is not None else "", _transforms_source()]
     for part in parts:
         digest.update(part.encode())
         digest.update(b"\0")

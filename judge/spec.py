@@ -350,7 +350,8 @@ class GradientSpec(_Strict):
 
     #: Traced pytree arguments to differentiate with respect to.
     wrt: list[Identifier] = Field(min_length=1)
-    #: ``ones`` (the gradient of the sum of the output) or ``pattern`` (1, 1.25, 1.5, 1.75, then negated).
+    #: ``ones`` (the gradient of the sum of the output) or ``pattern`` (1 to 1.75 times 1/64 to 64, both
+    #: signs, per leaf).
     cotangent: Literal["ones", "pattern"] = "pattern"
 
 

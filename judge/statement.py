@@ -186,8 +186,9 @@ def _gradient_rules(spec: ProblemSpec) -> list[str]:
     cotangent = (
         "a cotangent of ones for every output leaf (the gradient of the sum of all outputs)"
         if gradient.cotangent == "ones"
-        else "a fixed cotangent for every output leaf: the values 1, 1.25, 1.5, 1.75, -1, -1.25, -1.5, "
-        "-1.75, 1, ... in the leaf's flattened order and dtype"
+        else "a fixed cotangent that differs from element to element and from leaf to leaf: 1, 1.25, 1.5 or "
+        "1.75 times 1, 8, 1/8, 64 or 1/64, positive and negative, so from 1/64 to 112 in size, exact in the "
+        "leaf's dtype"
     )
     return [
         f"Besides the value, the judge checks the gradient of `{spec.function}` with respect to "

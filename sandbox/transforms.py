@@ -8,8 +8,10 @@ the program the executor runs, like the output; the judge computes the reference
 function, the reference in place of the user's) and compares the two parts separately.
 
 The cotangent is built inside the program from each output leaf's shape and dtype (``cotangent``):
-``ones``, or ``pattern``: ``1, 1.25, 1.5, 1.75, -1, -1.25, -1.5, -1.75, 1, ...`` in flattened order, exact
-in bfloat16, so a backward pass that ignores the incoming cotangent, or gets its sign or scale wrong, is
+``ones``, or ``pattern``: element ``k`` of leaf ``j`` (flattened order, leaves in flatten order) is
+``(1 + (i % 4) / 4) * SCALES[i % 5]``, negated when ``(i // 4)`` is odd, with ``i = k + 3 j``: magnitudes
+from 1/64 to 112, exact in bfloat16. So a backward pass that ignores the incoming cotangent, gets its sign or
+scale wrong, clips it at any bound up to 112, or swaps the gradients of two leaves of one shape, is
 caught. This module imports nothing from JAX itself: callers pass the modules and functions they trust.
 """
 
@@ -22,16 +24,24 @@ from typing import Any
 COTANGENTS = ("ones", "pattern")
 
 
-def cotangent(jnp: Any, shape: tuple[int, ...], dtype: Any, kind: str) -> Any:
-    """The cotangent for one output leaf (see the module docstring)."""
+#: The pattern's powers of two, cycled with a period (5) prime to the mantissas' and signs' (4 and 8).
+SCALES = (1.0, 8.0, 0.125, 64.0, 0.015625)
+#: How far the pattern moves from one output leaf to the next.
+LEAF_SHIFT = 3
+
+
+def cotangent(jnp: Any, shape: tuple[int, ...], dtype: Any, kind: str, leaf: int = 0) -> Any:
+    """The cotangent for output leaf number ``leaf`` (see the module docstring)."""
     if kind == "ones":
         return jnp.ones(shape, dtype)
     count = 1
     for dim in shape:
         count *= int(dim)
-    k = jnp.arange(count, dtype=jnp.float32)
-    sign = jnp.where((k // 4) % 2 == 0, 1.0, -1.0)
-    return ((1.0 + (k % 4) * 0.25) * sign).astype(dtype).reshape(shape)
+    i = jnp.arange(count, dtype=jnp.int32) + LEAF_SHIFT * leaf
+    sign = jnp.where((i // 4) % 2 == 0, 1.0, -1.0)
+    scale = jnp.asarray(SCALES, jnp.float32)[i % len(SCALES)]
+    mantissa = 1.0 + (i % 4).astype(jnp.float32) * 0.25
+    return (mantissa * scale * sign).astype(dtype).reshape(shape)
 
 
 def with_gradient(
@@ -54,5 +64,6 @@ def with_gradient(
         return fn(*full)
 
     out, pullback = vjp(partial, *(args[i] for i in wrt))
-    grads = pullback(tree_map(lambda leaf: cotangent(jnp, leaf.shape, leaf.dtype, kind), out))
+    numbered = iter(range(1 << 30))  # tree_map visits the leaves in flatten order: each its own stretch
+    grads = pullback(tree_map(lambda leaf: cotangent(jnp, leaf.shape, leaf.dtype, kind, next(numbered)), out))
     return out, dict(zip(names, grads, strict=True))

@@ -48,3 +48,18 @@ def test_custom_run_panel_input_is_converted_or_rejected_with_its_path(problem: 
     with pytest.raises(InputError) as info:
         problem.custom_case({"tree": {"layers": [{"w": [3.0, "4"]}]}, "factor": 2.0})
     assert info.value.path.startswith('tree["layers"][0]["w"]')
+
+
+def test_a_gradients_cache_key_follows_the_code_that_builds_the_cotangent(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Changing how the cotangent is built must not serve gradients cached with the old one."""
+    from judge import expected
+
+    problem = ProblemSet(FIXTURES).get("running-total")
+    case = problem.cases[0]
+    before = expected.case_key(problem, case, "gradient")
+    output = expected.case_key(problem, case, "output")
+    monkeypatch.setattr(expected, "_transforms_source", lambda: "another cotangent")
+    assert expected.case_key(problem, case, "gradient") != before
+    assert expected.case_key(problem, case, "output") == output

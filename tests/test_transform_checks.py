@@ -42,7 +42,7 @@ def graded() -> Iterator[Callable[[Problem, str], GradeResult]]:
 
 #: The fixture problem with a ``[gradient]`` check (w.r.t. ``x``, the pattern cotangent).
 STE = PROGRAM_SLUG
-PATTERN = [1.0, 1.25, 1.5, 1.75, -1.0, -1.25, -1.5, -1.75, 1.0]
+PATTERN = [1.0, 10.0, 0.1875, 112.0, -0.015625, -1.25, -12.0, -0.21875, 64.0]
 
 
 def _problem(slug: str = STE) -> Problem:
@@ -63,6 +63,9 @@ def test_the_pattern_cotangent_is_exact_in_every_dtype() -> None:
     assert grid.dtype == ml_dtypes.bfloat16 and grid.astype(np.float32).ravel().tolist() == PATTERN
     assert np.asarray(cotangent(jnp, (), jnp.float32, "ones")) == 1.0
     assert np.asarray(cotangent(jnp, (0, 2), jnp.float32, "pattern")).shape == (0, 2)
+    # The next leaf gets the pattern three places on, so two leaves of one shape never share a cotangent.
+    second = np.asarray(cotangent(jnp, (6,), jnp.float32, "pattern", leaf=1))
+    assert second.tolist() == PATTERN[3:9]
 
 
 def test_with_gradient_returns_the_output_and_the_vjp_of_the_chosen_arguments() -> None:
@@ -81,8 +84,8 @@ def test_with_gradient_returns_the_output_and_the_vjp_of_the_chosen_arguments() 
         )
     )(*args)
     assert np.asarray(out["y"]).tolist() == [0.0, 2.0, 8.0]
-    # d(ct * 2 w^2)/dw = 4 w ct, with ct = 1, 1.25, 1.5
-    assert set(grads) == {"a"} and np.asarray(grads["a"]["w"]).tolist() == [0.0, 5.0, 12.0]
+    # d(ct * 2 w^2)/dw = 4 w ct, with ct = 1, 10, 0.1875
+    assert set(grads) == {"a"} and np.asarray(grads["a"]["w"]).tolist() == [0.0, 40.0, 1.5]
 
 
 # ------------------------------------------------------------------------------------- comparison
@@ -162,7 +165,7 @@ def test_a_gradient_wrt_a_number_argument_is_refused() -> None:
 def test_the_statement_states_the_gradient_check() -> None:
     text = render_rules(_problem().spec)
     assert "the judge checks the gradient of `running_total` with respect to `x`" in text
-    assert "1, 1.25, 1.5, 1.75, -1" in text and "`gradient of the output w.r.t.`" in text
+    assert "from 1/64 to 112" in text and "`gradient of the output w.r.t.`" in text
     assert "jax.vjp" not in render_rules(_problem(FIXTURE_SLUG).spec)
 
 
@@ -170,8 +173,8 @@ def test_the_reference_gradient_is_the_vjp_with_the_pattern_cotangent() -> None:
     problem = _problem()
     case = problem.public_cases[0]  # f = square, x = [[1, 2], [3, 0]]: y = [5, 14]
     # y_t sums x_sj**2 over rows s <= t, so d/dx_sj of sum_t ct_t y_t is 2 x_sj (ct_s + ... + ct_T-1):
-    # with ct = 1, 1.25 that is 2 x * 2.25 on row 0 and 2 x * 1.25 on row 1.
-    want = [[4.5, 9.0], [7.5, 0.0]]
+    # with ct = 1, 10 that is 2 x * 11 on row 0 and 2 x * 10 on row 1.
+    want = [[22.0, 44.0], [60.0, 0.0]]
     (gradient,) = reference_outputs(problem, [case], "gradient")
     assert np.asarray(gradient["x"]).tolist() == want
     cached = expected_gradients(problem, [case])
@@ -226,7 +229,7 @@ def test_a_stopped_gradient_fails_with_a_gradient_message(graded: Grader) -> Non
     assert result.verdict is Verdict.WRONG_ANSWER
     assert all(c.verdict is Verdict.WRONG_ANSWER for c in result.cases)
     first = result.cases[0]  # the values are right: only the gradient differs
-    assert first.message.startswith("gradient of the output w.r.t. x[0, 1]: got 0, expected 9")
+    assert first.message.startswith("gradient of the output w.r.t. x[1, 0]: got 0, expected 60")
     assert first.output is not None and first.output.json_value == [5.0, 14.0]
     hidden = [c for c in result.cases if c.visibility == "hidden"]
     assert all(c.message.startswith("gradient of the output w.r.t. x") for c in hidden)
