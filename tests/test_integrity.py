@@ -333,9 +333,13 @@ def test_printing_or_raising_hidden_values_reveals_none(pool: GradingPool, probl
     assert len(numbers) > 20
     leaked = sorted(n for n in numbers if n in text)
     assert leaked == [], f"hidden values reached the learner: {leaked[:5]}"
+    source = {line.strip() for line in SNOOP.splitlines()}
     for case in result.cases:
         if case.visibility == "hidden":
-            assert "FOUND" not in case.message and case.run_ms is None and case.error_ratio is None
+            # A hidden trace error quotes the judge's own copy of the user's line, never the exception text.
+            where, _, said = case.message.rpartition("\n")
+            assert not where or (where.startswith("line ") and where.split(": `", 1)[1][:-1] in source), where
+            assert "FOUND" not in said and case.run_ms is None and case.error_ratio is None, case.message
     assert "FOUND" in result.cases[0].message, "public cases show the user's own message"
     assert "hidden cases were traced is not shown" in result.stdout
 
