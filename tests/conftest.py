@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -88,6 +89,30 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     session.config.stash[_LEFTOVERS] = found
     if found and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+class _TempCleanup:
+    """A passing run leaves no temp folders. ``tmp_path_retention_policy = "failed"`` makes pytest remove
+    its base folder after a passing run, but not under xdist, where the controller makes it and hands each
+    worker a folder inside: the controller removes it, last (a failing run keeps it, for a look)."""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        config = session.config
+        if not _controller(config) or config.option.basetemp or session.exitstatus != pytest.ExitCode.OK:
+            return
+        base = getattr(getattr(config, "_tmp_path_factory", None), "_basetemp", None)
+        if isinstance(base, Path):
+            shutil.rmtree(base, ignore_errors=True)
+            current = base.parent / "pytest-current"
+            if current.is_symlink() and not current.exists():
+                current.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):  # pytest's per-user folder, when no other run is using it
+                base.parent.rmdir()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(_TempCleanup(), "judge-temp-cleanup")
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
