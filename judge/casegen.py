@@ -30,13 +30,19 @@ def num(x: float) -> float:
     return float(np.float32(x))
 
 
-def random_tree(rng: np.random.Generator, shapes: Any, scale: float, cast: Callable[[Any], Any]) -> Any:
-    """Fill a tree of shapes (tuples are shapes; dicts and lists are nodes) with scaled normal values."""
+def map_shapes(shapes: Any, leaf: Callable[[tuple[int, ...]], Any]) -> Any:
+    """A tree of shapes (tuples are shapes; dicts and lists are nodes) with each shape replaced by
+    ``leaf(shape)``, called in the tree's order (so a generator's random draws are deterministic)."""
     if isinstance(shapes, dict):
-        return {k: random_tree(rng, v, scale, cast) for k, v in shapes.items()}
+        return {k: map_shapes(v, leaf) for k, v in shapes.items()}
     if isinstance(shapes, list):
-        return [random_tree(rng, v, scale, cast) for v in shapes]
-    return cast(rng.normal(size=shapes) * scale)
+        return [map_shapes(v, leaf) for v in shapes]
+    return leaf(shapes)
+
+
+def random_tree(rng: np.random.Generator, shapes: Any, scale: float, cast: Callable[[Any], Any]) -> Any:
+    """Fill a tree of shapes with scaled normal values."""
+    return map_shapes(shapes, lambda shape: cast(rng.normal(size=shape) * scale))
 
 
 def render(cases: list[dict[str, Any]]) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from judge.casegen import bf16, f32, num, random_tree, write
+from judge.casegen import bf16, f32, map_shapes, num, random_tree, write
 from judge.casegen import render as render  # re-exported: the case check renders with it
 
 SEED = 20_261_132
@@ -41,24 +41,16 @@ LONG_DEEP = [
 LARGE = {"layers": [{"w": (16, 16), "b": (16,)} for _ in range(3)], "head": (16, 4)}
 
 
-def _positive(rng: np.random.Generator, shapes: Any, cast: Callable[[Any], Any]) -> Any:
-    """A second moment bounded away from 0, like one after a few real steps."""
-    if isinstance(shapes, dict):
-        return {k: _positive(rng, v, cast) for k, v in shapes.items()}
-    if isinstance(shapes, list):
-        return [_positive(rng, v, cast) for v in shapes]
-    return cast(rng.uniform(0.002, 0.05, size=shapes))
-
-
 def _uniform(
     rng: np.random.Generator, shapes: Any, low: float, high: float, cast: Callable[[Any], Any]
 ) -> Any:
     """Values uniform in [low, high], shaped like ``shapes``."""
-    if isinstance(shapes, dict):
-        return {k: _uniform(rng, v, low, high, cast) for k, v in shapes.items()}
-    if isinstance(shapes, list):
-        return [_uniform(rng, v, low, high, cast) for v in shapes]
-    return cast(rng.uniform(low, high, size=shapes))
+    return map_shapes(shapes, lambda shape: cast(rng.uniform(low, high, size=shape)))
+
+
+def _positive(rng: np.random.Generator, shapes: Any, cast: Callable[[Any], Any]) -> Any:
+    """A second moment bounded away from 0, like one after a few real steps."""
+    return _uniform(rng, shapes, 0.002, 0.05, cast)
 
 
 def build_cases() -> list[dict[str, Any]]:
@@ -123,11 +115,11 @@ def build_cases() -> list[dict[str, Any]]:
 
     def signed(shapes: Any, low: float, high: float, cast: Callable[[Any], Any]) -> Any:
         """Magnitudes uniform in [low, high] with random signs, shaped like ``shapes``."""
-        if isinstance(shapes, dict):
-            return {k: signed(v, low, high, cast) for k, v in shapes.items()}
-        if isinstance(shapes, list):
-            return [signed(v, low, high, cast) for v in shapes]
-        return cast(rng.uniform(low, high, size=shapes) * rng.choice([-1.0, 1.0], size=shapes))
+
+        def leaf(shape: tuple[int, ...]) -> Any:
+            return cast(rng.uniform(low, high, size=shape) * rng.choice([-1.0, 1.0], size=shape))
+
+        return map_shapes(shapes, leaf)
 
     def zeros(shapes: Any, cast: Callable[[Any], Any]) -> Any:
         return random_tree(rng, shapes, 0.0, cast)

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from judge.casegen import bf16, f32, num, random_tree, write
+from judge.casegen import bf16, f32, map_shapes, num, random_tree, write
 from judge.casegen import render as render  # re-exported: the case check renders with it
 
 SEED = 20_261_130
@@ -35,11 +35,7 @@ LARGE = {"w1": (4, 10), "w2": (10, 4), "b": (10,)}
 
 def _xs(rng: np.random.Generator, shapes: Any, n: int, m: int, scale: float, cast: Any) -> Any:
     """Inputs shaped like ``shapes`` with the leading (n, m) microbatch axes."""
-    if isinstance(shapes, dict):
-        return {k: _xs(rng, v, n, m, scale, cast) for k, v in shapes.items()}
-    if isinstance(shapes, list):
-        return [_xs(rng, v, n, m, scale, cast) for v in shapes]
-    return cast(rng.normal(size=(n, m, *shapes)) * scale)
+    return map_shapes(shapes, lambda shape: cast(rng.normal(size=(n, m, *shape)) * scale))
 
 
 def build_cases() -> list[dict[str, Any]]:

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from judge.casegen import bf16, f32, num, random_tree, write
+from judge.casegen import bf16, f32, map_shapes, num, random_tree, write
 from judge.casegen import render as render  # re-exported: the case check renders with it
 
 SEED = 20_240_612
@@ -20,11 +20,7 @@ OUT = Path(__file__).resolve().parent / "cases" / "hidden.json"
 
 
 def _zeros_tree(shapes: Any) -> Any:
-    if isinstance(shapes, dict):
-        return {k: _zeros_tree(v) for k, v in shapes.items()}
-    if isinstance(shapes, list):
-        return [_zeros_tree(v) for v in shapes]
-    return f32(np.zeros(shapes))
+    return map_shapes(shapes, lambda shape: f32(np.zeros(shape)))
 
 
 # Dicts holding a list of dicts, with 0-d, 1-d, 2-d, 3-d and empty (0,) leaves.

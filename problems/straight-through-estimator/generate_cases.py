@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from judge.casegen import bf16, f32, write
+from judge.casegen import bf16, f32, map_shapes, write
 from judge.casegen import render as render  # re-exported: the case check renders with it
 
 SEED = 20_261_201
@@ -39,11 +39,7 @@ def _values(rng: np.random.Generator, shape: tuple[int, ...], scale: float) -> n
 
 
 def _tree(rng: np.random.Generator, shapes: Any, scale: float, cast: Any) -> Any:
-    if isinstance(shapes, dict):
-        return {k: _tree(rng, v, scale, cast) for k, v in shapes.items()}
-    if isinstance(shapes, list):
-        return [_tree(rng, v, scale, cast) for v in shapes]
-    return cast(_values(rng, shapes, scale))
+    return map_shapes(shapes, lambda shape: cast(_values(rng, shape, scale)))
 
 
 def build_cases() -> list[dict[str, Any]]:
