@@ -90,6 +90,7 @@ from sandbox.base import (
 from sandbox.command import EXECUTOR, MIB, TRACER, program_argv, program_env, rlimit_argv
 from sandbox.errors import WorkerStartError
 from sandbox.limits import SandboxLimits
+from sandbox.protocol import write_all
 from sandbox.slots import EXECUTOR_FIRST_UID, EXECUTOR_SLOTS, FIRST_UID, in_free_slot, lock_uid, unlock
 
 DEFAULT_SOCKET = "/run/jax-judge/podman.sock"
@@ -583,7 +584,7 @@ class DockerWorker(Worker):
                         header.clear()
                         continue
                     piece = view[:remaining]
-                    _write_all(target, piece)
+                    write_all(target, piece)
                     remaining -= len(piece)
                     view = view[len(piece) :]
         except OSError:
@@ -802,12 +803,6 @@ def _cgroup_files(pid: int) -> dict[str, str]:
                 files["current"] = f"/sys/fs/cgroup{path}/memory.current"
             files.setdefault("pids", f"/sys/fs/cgroup{path}/pids.max")
     return {key: file for key, file in files.items() if os.path.exists(file)}
-
-
-def _write_all(fd: int, data: memoryview) -> None:
-    while data:
-        written = os.write(fd, data)
-        data = data[written:]
 
 
 __all__ = [

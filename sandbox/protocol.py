@@ -176,14 +176,20 @@ def encode_frame(message: dict[str, Any], blobs: Sequence[bytes | memoryview] = 
     return b"".join([_HEADER.pack(size, len(data)), data, *(bytes(b) for b in blobs)])
 
 
+def write_all(fd: int, data: bytes | memoryview) -> None:
+    """Write all of ``data`` to a file descriptor, retrying short writes."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
 def write_frame(
     stream: BinaryIO | int, message: dict[str, Any], blobs: Sequence[bytes | memoryview] = ()
 ) -> None:
     """Write one frame to a binary stream or a file descriptor (all of it, retrying short writes)."""
     data = memoryview(encode_frame(message, blobs))
     if isinstance(stream, int):
-        while data:
-            data = data[os.write(stream, data) :]
+        write_all(stream, data)
         return
     stream.write(data)
     stream.flush()

@@ -17,6 +17,7 @@ caught. This module imports nothing from JAX itself: callers pass the modules an
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -64,6 +65,6 @@ def with_gradient(
         return fn(*full)
 
     out, pullback = vjp(partial, *(args[i] for i in wrt))
-    numbered = iter(range(1 << 30))  # tree_map visits the leaves in flatten order: each its own stretch
+    numbered = itertools.count()  # tree_map visits the leaves in flatten order: each its own stretch
     grads = pullback(tree_map(lambda leaf: cotangent(jnp, leaf.shape, leaf.dtype, kind, next(numbered)), out))
     return out, dict(zip(names, grads, strict=True))
