@@ -28,7 +28,6 @@ import bisect
 import contextlib
 import errno
 import os
-import select
 import selectors
 import time
 from collections.abc import Callable
@@ -286,9 +285,10 @@ class _Session:
         secret = [s for s in job.sigs if s.secret]
         self.secret_sigs = secret
         self.has_secret = bool(secret) or any(c.secret for c in job.cases)
-        #: Where the public output ends, when there is anything hidden to keep it from.
-        self.mark = new_mark() if self.has_secret else None
-        self.marks = MarkScanner(self.mark) if self.mark is not None else None
+        #: Finds where the public output ends, when there is anything hidden to keep it from.
+        self.marks = MarkScanner(new_mark()) if self.has_secret else None
+        #: After ``public_done``, while the mark is on its way: when to stop waiting for it.
+        self.mark_deadline: float | None = None
         retrace_sig = job.cases[job.retrace_case].sig if job.retrace_case is not None else None
         self.retrace_sig = retrace_sig
         #: What the tracer must say next, in order: ("load",), ("sig", id), ("public_done",), ...
@@ -351,7 +351,9 @@ class _Session:
                 if self._deadlines(now):
                     continue
                 deadline = min(
-                    d for d in (wall, self.tracer_deadline, self._executor_deadline()) if d is not None
+                    d
+                    for d in (wall, self.tracer_deadline, self.mark_deadline, self._executor_deadline())
+                    if d is not None
                 )
                 for key, _ in sel.select(timeout=max(0.0, min(deadline - now, 0.5))):
                     self._event(str(key.data), sel, key.fd)
@@ -419,7 +421,7 @@ class _Session:
             "check_inputs_unchanged": job.check_inputs_unchanged,
             "gradient": job.gradient,
             "functions": job.functions,
-            "output_mark": self.mark.decode("ascii") if self.mark is not None else None,
+            "output_mark": self.marks.mark.decode("ascii") if self.marks is not None else None,
         }
         self.tracer.send(message, [bytes(b) for b in blobs.items])
 
@@ -505,31 +507,43 @@ class _Session:
         hidden signatures.
 
         The tracer wrote its mark before ``public_done``, but output may trail the frames (a container
-        engine relays them separately), so the judge reads the output until the mark is there. Waiting is
-        safe: the tracer knows nothing hidden before ``continue``. A mark that does not come (the tracer
-        closed or redirected its output) cuts the output where it stands after ``MARK_WAIT_S``."""
-        if self.marks is not None:
-            self._drain_output(budget_s=MARK_WAIT_S, until=lambda: self.raw.output_cut is not None)
-            if self.raw.output_cut is None:
-                self.raw.output_cut = len(self.output)
-                self.marks = None  # anything later is hidden output; a late mark stays in it, never shown
+        engine relays them separately), so ``continue`` waits until the mark has been read (``_capture``);
+        the loop serves the executor meanwhile. Waiting is safe: the tracer knows nothing hidden before
+        ``continue``. A mark that does not come (the tracer closed or redirected its output) cuts the
+        output where it stands, at the output's end or after ``MARK_WAIT_S``."""
+        if self.marks is not None and self.raw.output_cut is None:
+            self.mark_deadline = time.monotonic() + MARK_WAIT_S
+            return
+        self._continue()
+
+    def _mark_missing(self) -> None:
+        self.raw.output_cut = len(self.output)
+        self.marks = None  # anything later is hidden output; a late mark stays in it, never shown
+        self._continue()
+
+    def _continue(self) -> None:
+        """Give the tracer the hidden signatures; its clock starts again now."""
+        self.mark_deadline = None
+        if not self.tracer_open:
+            return
         message = {
             "type": "continue",
             "signatures": [{"id": s.id, "args": s.args} for s in self.secret_sigs],
             "retrace": self.retrace_sig,
         }
         self.tracer.send(message)
+        self.tracer_deadline = time.monotonic() + self.limits.case_time_s
 
     def _tracer_finished(self) -> None:
         self.step = len(self.steps) - 1
         self._close_tracer()
-        # Everything it had to say has arrived: end its processes (a child it forked included) now, before
-        # any secret case runs, rather than when the pair is released.
-        self.pair.tracer.kill()
 
     def _close_tracer(self) -> None:
+        """Stop listening to the tracer and end its processes (a child it forked included) now, not when
+        the pair is released: no user code lives once it is closed, so secret cases may run (``_may_run``)."""
         self.tracer_open = False
         self.tracer_deadline = None
+        self.pair.tracer.kill()
 
     def _current_culprit(self) -> tuple[str, int | None]:
         """The phase the tracer was in and the case a failure there is charged to."""
@@ -551,11 +565,10 @@ class _Session:
         if not self.tracer_open:
             return
         phase, case = self._current_culprit()
-        self._close_tracer()
         worker = self.pair.tracer
         if how == "exit":
             worker.wait(1.0)  # it closed its channel: let it finish dying, so its own exit status is kept
-        worker.kill()
+        self._close_tracer()
         if phase == "done" or (phase == "print" and case is None):
             return  # everything the verdicts need had arrived
         worker.wait(2.0)
@@ -819,6 +832,11 @@ class _Session:
         if deadline is not None and now >= deadline:
             self._executor_stop(timeout="case")
             return True
+        if self.mark_deadline is not None:
+            if now >= self.mark_deadline:
+                self._mark_missing()
+                return True
+            return False  # the tracer waits for the judge: its clock is not running
         if self.tracer_open and self.tracer_deadline is not None and now >= self.tracer_deadline:
             self._tracer_stop("timeout", timeout="case")
             return True
@@ -860,23 +878,22 @@ class _Session:
         if not chunk:
             with contextlib.suppress(KeyError, ValueError):
                 sel.unregister(fd)
+            if self.mark_deadline is not None:
+                self._mark_missing()  # the output ended without the mark: no need to wait for it
             return
         self._capture(chunk)
 
-    def _drain_output(self, budget_s: float = 0.5, until: Callable[[], bool] | None = None) -> None:
-        """Take what output is buffered now (bounded in time: a flood cannot hold the judge); with
-        ``until``, also what arrives until it holds."""
+    def _drain_output(self, budget_s: float = 0.5) -> None:
+        """Take what output is buffered now (bounded in time: a flood cannot hold the judge)."""
         fd = self.pair.tracer.output_fd
         deadline = time.monotonic() + budget_s
         with contextlib.suppress(OSError):
             os.set_blocking(fd, False)
-        while (now := time.monotonic()) < deadline and not (until is not None and until()):
+        while time.monotonic() < deadline:
             try:
                 chunk = os.read(fd, READ_CHUNK)
             except BlockingIOError:
-                if until is None or not select.select([fd], [], [], deadline - now)[0]:
-                    return
-                continue
+                return
             except OSError:
                 return
             if not chunk:
@@ -897,6 +914,8 @@ class _Session:
                 del self.output[at : at + len(self.marks.mark)]
                 self.raw.output_total -= len(self.marks.mark)
                 self.raw.output_cut = min(at, len(self.output))
+                if self.mark_deadline is not None:
+                    self._continue()
 
 
 def run_session(

@@ -144,6 +144,8 @@ def executor(fd: int, scenario: str) -> None:
                 send(fd, b"\x00\x00\x00\x05hello")
             continue
         if kind == "program":
+            if scenario == "slow_compile":
+                time.sleep(1.2)
             send(
                 fd,
                 encode_frame(

@@ -141,6 +141,15 @@ def test_without_a_mark_the_output_is_cut_where_it_stands_after_the_wait() -> No
     assert MARK_WAIT_S <= raw.elapsed_s < MARK_WAIT_S + 10
 
 
+def test_waiting_for_the_mark_does_not_stop_serving_the_executor() -> None:
+    """A compile that ends while the judge waits for the mark is read as it ends: the judge's own wait
+    is never charged to the program as a time limit."""
+    raw = drive(tracer="no_mark", executor="slow_compile")  # 1.2 s per compile; case time 2 s; wait 2 s
+    assert raw.stop is None, raw.stop
+    assert sorted(raw.runs) == [0, 1] and raw.retrace_run is not None
+    assert raw.elapsed_s >= MARK_WAIT_S
+
+
 def test_a_forged_early_mark_only_hides_the_forgers_own_prints() -> None:
     raw = drive(tracer="forged_mark")
     assert shown(raw) == b"public print\n"
