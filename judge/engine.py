@@ -29,6 +29,8 @@ from sandbox.pool import GradingPool
 
 CaseCallback = Callable[[CaseResult], None]
 
+#: The sub-pools of a ``GradingPool`` whose starts ``readiness`` describes.
+_POOLS = ("tracers", "executors", "secrets")
 #: Seconds ``grade``/``run`` wait for a warm pair before they fail with the pool's last start error.
 ACQUIRE_TIMEOUT_S = 60.0
 
@@ -49,8 +51,8 @@ class Engine:
         """How many gradings can run at once without waiting for a worker to start."""
         return self.pool.size
 
-    def _source(self, limits: SandboxLimits) -> Pair:
-        return self.pool.acquire(ACQUIRE_TIMEOUT_S, limits=limits)
+    def _source(self, limits: SandboxLimits, *, secret: bool = False) -> Pair:
+        return self.pool.acquire(ACQUIRE_TIMEOUT_S, limits=limits, secret=secret)
 
     def grade(self, problem: Problem, code: str, *, on_case: CaseCallback | None = None) -> GradeResult:
         """Submit: grade ``code`` on every public and hidden case of ``problem``."""
@@ -75,12 +77,22 @@ class Engine:
         return grade(problem, code, self._source, cases=(), custom=(custom,), on_case=on_case)
 
     def readiness(self) -> str | None:
-        """None when a grading can start now (a warm tracer and a warm executor are ready), else why not."""
+        """None when a grading can start now (a warm tracer and a warm executor are ready), else why not:
+        what each pool is doing (starts under way and for how long, starts waiting for the host's start
+        gate, a backoff after failed starts) and the last start error."""
         stats = self.pool.stats()
         if stats["idle"]:
             return None
+        doing = [
+            f"{name}: {status}"
+            for name in _POOLS
+            if (pool := getattr(self.pool, name, None)) is not None and (status := pool.start_status())
+        ]
         error = stats["last_error"]
-        return f"no warm sandbox pair is ready ({error})" if error else "warm sandbox workers are starting"
+        if not doing:
+            return f"no warm sandbox pair is ready ({error})" if error else "warm sandbox workers are starting"
+        why = "; ".join(doing)
+        return f"warm sandbox workers are starting ({why})"
 
     def wait_ready(self, timeout: float) -> bool:
         return self.pool.wait_full(timeout)

@@ -22,7 +22,7 @@ import signal
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -50,8 +50,16 @@ from sandbox.monitor import (
 from sandbox.protocol import ADVICE, ProtocolError, TreeLimits, decode_key
 from sandbox.tree import BadLeaf, OtherNode, split_input
 
-#: Hands out a tracer + executor pair for the given limits (a pool's ``acquire``, or fresh ones).
-PairSource = Callable[[SandboxLimits], Pair]
+
+class PairSource(Protocol):
+    """Hands out a tracer and executors for the given limits (a pool's ``acquire``, or fresh ones).
+    ``secret``: the job has hidden cases, so the pair should carry a secret executor for them
+    (``sandbox.base.Pair``); a source that cannot give one returns a pair without, and the monitor then
+    runs hidden cases after every shown result in the one executor, which is not reused for shown work."""
+
+    def __call__(self, limits: SandboxLimits, *, secret: bool = False) -> Pair: ...
+
+
 CaseCallback = Callable[[CaseResult], None]
 
 MAX_CODE_BYTES = 256 * 1024
@@ -187,8 +195,9 @@ def grade(
     chosen = [*base, *custom]
     visibility: list[Visibility] = [c.definition.visibility for c in base] + ["custom"] * len(custom)
     limits = sandbox_limits(problem)
-    pair = source(limits)  # may still be starting (importing JAX) while the expected outputs are read
-    healthy = False
+    # May still be starting (importing JAX) while the expected outputs are read.
+    pair = source(limits, secret="hidden" in visibility)
+    lanes: dict[str, bool] = {}
     try:
         expected = expected_outputs(problem, chosen)
         gradients = expected_gradients(problem, chosen)
@@ -204,9 +213,9 @@ def grade(
         )
         streamer = _Streamer(judging, on_case)
         raw = run_session(pair, job, limits, progress=streamer.update)
-        healthy = raw.executor_healthy
+        lanes = raw.lanes_healthy
     finally:
-        pair.release(healthy)
+        pair.release_after(lanes)
     result = judging.result(raw, backend=pair.backend, elapsed_ms=(time.monotonic() - started) * 1000)
     streamer.finish(result)
     return result

@@ -32,12 +32,16 @@ from sandbox.command import rlimit_argv
 from sandbox.errors import WorkerStartError
 from sandbox.limits import SandboxLimits
 from sandbox.protocol import FrameLimits, FrameReader, ProtocolError
+from sandbox.starts import WALL_CAP_FACTOR, StartClock, Ticket, default_gate, session_cpu_s
 
 Role = Literal["tracer", "executor", "zygote"]
 #: What a program may send before and including ``ready``.
 READY_LIMITS = FrameLimits(
     max_frame=64 * 1024, max_json=64 * 1024, max_json_depth=8, max_frames=4, max_total=1 << 20
 )
+
+#: Seconds ``close`` waits for a killed worker's process to exit.
+KILL_WAIT_S = 10.0
 
 #: The folder that holds the ``sandbox`` package: the only project code a worker needs.
 CODE_ROOT = Path(__file__).resolve().parent.parent
@@ -83,6 +87,9 @@ class Worker(ABC):
         #: Jobs served so far (executors serve many).
         self.jobs = 0
         self._tail: collections.deque[bytes] | None = None
+        self._clock: StartClock | None = None
+        #: The start's place at the host's start gate, released once it is ready or has failed.
+        self.admission: Ticket | None = None
 
     @abstractmethod
     def kill(self) -> None:
@@ -102,21 +109,45 @@ class Worker(ABC):
 
     def wait_ready(self, timeout: float) -> dict[str, Any]:
         """Block until the program reports ``ready``; raise WorkerStartError if it dies, hangs or says
-        anything else first. Uses a reader of its own with small limits (never the job's)."""
+        anything else first. Uses a reader of its own with small limits (never the job's).
+
+        ``timeout`` is the start's budget, judged by ``sandbox.starts.StartClock``: CPU seconds the worker's
+        processes got (where the backend can tell, ``start_cpu_s``), with a stall limit and a wall cap, so a
+        start that progresses slowly on a busy host is waited for and one that is stuck is not. Counted from
+        the worker's start: a pool that settles a worker later waits out only what is left."""
+        try:
+            return self._wait_ready(self.start_clock(timeout))
+        finally:
+            self.release_admission()
+
+    def start_clock(self, budget_s: float) -> StartClock:
+        """The clock of this worker's start (one per budget, counted from ``started_at``)."""
+        clock = self._clock
+        if clock is None or clock.budget_s != budget_s:
+            clock = self._clock = StartClock(budget_s, self.start_cpu_s, started_at=self.started_at)
+        return clock
+
+    def start_cpu_s(self) -> float | None:
+        """CPU seconds the worker's processes have used so far; None where the backend cannot tell (the
+        start is then judged by wall time)."""
+        return None
+
+    def release_admission(self) -> None:
+        """Give back the place the start held at the host's start gate (``sandbox.starts``). Idempotent."""
+        ticket, self.admission = self.admission, None
+        if ticket is not None:
+            ticket.release()
+
+    def _wait_ready(self, clock: StartClock) -> dict[str, Any]:
         if self.ready_info is not None:
             return self.ready_info
-        deadline = time.monotonic() + timeout
         reader = FrameReader(READY_LIMITS)
         while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
+            why = clock.overdue()
+            if why is not None:
                 self.kill()
-                # Since it started (a pool waits out only what is left of the start-up limit).
-                waited = time.monotonic() - self.started_at
-                raise WorkerStartError(
-                    f"{self.backend} {self.role} did not report ready within {waited:.0f} s of its start"
-                )
-            ready, _, _ = select.select([self.result_fd], [], [], remaining)
+                raise WorkerStartError(f"{self.backend} {self.role} did not report ready {why}")
+            ready, _, _ = select.select([self.result_fd], [], [], clock.next_check())
             if not ready:
                 continue
             chunk = os.read(self.result_fd, 1 << 16)
@@ -349,13 +380,20 @@ class PopenWorker(Worker):
             return False
         return True
 
+    def start_cpu_s(self) -> float | None:
+        """CPU seconds of the worker's session (it was started in a session of its own)."""
+        return session_cpu_s(self.proc.pid) if self.proc.returncode is None else None
+
     def close(self) -> None:
         if self._closed:
             return
         self._closed = True
+        self.release_admission()
         if self.proc.returncode is None:
             self.kill()
-            self.proc.wait()
+            # Bounded: a process that SIGKILL cannot end (stuck in the kernel) must not hang the judge; it
+            # is reaped later by the Popen object.
+            self.wait(KILL_WAIT_S)
         for fd in (self.stdin_fd, self.result_fd, self.output_fd):
             with contextlib.suppress(OSError):
                 os.close(fd)
@@ -392,13 +430,32 @@ class Backend(ABC):
         """Start one executor (a uid of the executor range on backends that drop privileges)."""
 
     def start_pair(self, limits: SandboxLimits, slot: int = 0) -> Pair:
-        """A fresh tracer and a fresh executor for one grading, both closed after it (CLI, tests)."""
-        tracer = self.start_tracer(limits, slot)
+        """A fresh tracer and a fresh executor for one grading, both closed after it (CLI, tests).
+
+        The two starts are admitted as one at the host's start gate (``sandbox.starts``): it waits for a
+        place as long as the starts it queues behind may take (their wall cap), then fails saying so."""
+        wait_s = WALL_CAP_FACTOR * limits.startup_time_s
+        ticket = default_gate().acquire(wait_s)
+        if ticket is None:
+            raise WorkerStartError(
+                f"no {self.name} start could begin within {wait_s:.0f} s: every place of the host's start "
+                f"gate stayed taken by other starts ({default_gate().dir})"
+            )
+        handles = ticket.split(2)
+        try:
+            tracer = self.start_tracer(limits, slot)
+        except BaseException:
+            for handle in handles:
+                handle.release()
+            raise
+        tracer.admission = handles[0]
         try:
             executor = self.start_executor(limits, slot)
         except BaseException:
+            handles[1].release()
             tracer.close()
             raise
+        executor.admission = handles[1]
         return Pair(tracer, executor)
 
     def close(self) -> None:  # noqa: B027 (a hook: backends without a zygote keep nothing running)
@@ -406,8 +463,13 @@ class Backend(ABC):
 
 
 class Pair:
-    """A tracer and an executor for one grading. ``release`` closes the tracer and gives the executor back
-    (to its pool, when ``on_release`` is set and it is healthy) or closes it."""
+    """A tracer and the executors of one grading. ``release`` closes the tracer and gives each executor back
+    (to its pool, when ``on_release`` is set and it is healthy) or closes it.
+
+    ``executor`` computes what the learner is shown (public and custom cases); ``secret``, when set, the
+    hidden cases, so that nothing shown is ever computed in a process that has held a hidden value (a pool
+    keeps the two kinds apart). Without one, the monitor runs hidden cases in ``executor`` after every shown
+    result, and that executor is then never reused for shown work."""
 
     def __init__(
         self,
@@ -415,12 +477,17 @@ class Pair:
         executor: Worker,
         on_release: Callable[[Worker, bool], None] | None = None,
         close_tracer: Callable[[Worker], None] | None = None,
+        *,
+        secret: Worker | None = None,
+        on_release_secret: Callable[[Worker, bool], None] | None = None,
     ) -> None:
         """``close_tracer``: who closes the used tracer (a pool closes it on its own thread, off the
         grading's clock); default: closed here, before ``release`` returns."""
         self.tracer = tracer
         self.executor = executor
+        self.secret = secret
         self._on_release = on_release
+        self._on_release_secret = on_release_secret
         self._close_tracer = close_tracer
         self._released = False
 
@@ -428,7 +495,12 @@ class Pair:
     def backend(self) -> str:
         return self.tracer.backend
 
-    def release(self, executor_healthy: bool) -> None:
+    @property
+    def executors(self) -> tuple[Worker, ...]:
+        return (self.executor,) if self.secret is None else (self.executor, self.secret)
+
+    def release(self, executor_healthy: bool, secret_healthy: bool | None = None) -> None:
+        """``secret_healthy`` defaults to ``executor_healthy``."""
         if self._released:
             return
         self._released = True
@@ -437,12 +509,23 @@ class Pair:
                 self._close_tracer(self.tracer)
             else:
                 self.tracer.close()
-        if self._on_release is not None:
-            self._on_release(self.executor, executor_healthy)
-        else:
-            with contextlib.suppress(Exception):
-                self.executor.close()
+        _give_back(self.executor, executor_healthy, self._on_release)
+        if self.secret is not None:
+            healthy = executor_healthy if secret_healthy is None else secret_healthy
+            _give_back(self.secret, healthy, self._on_release_secret)
+
+    def release_after(self, lanes_healthy: dict[str, bool]) -> None:
+        """Release with the health the monitor reported per executor (``RawRun.lanes_healthy``)."""
+        self.release(lanes_healthy.get("shown", False), lanes_healthy.get("secret", False))
 
     def close(self) -> None:
-        """Release with the executor closed (after a failure, or when nobody else wants it)."""
+        """Release with the executors closed (after a failure, or when nobody else wants them)."""
         self.release(False)
+
+
+def _give_back(worker: Worker, healthy: bool, on_release: Callable[[Worker, bool], None] | None) -> None:
+    if on_release is not None:
+        on_release(worker, healthy)
+        return
+    with contextlib.suppress(Exception):
+        worker.close()

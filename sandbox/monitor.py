@@ -184,8 +184,12 @@ class RawRun:
     output_total: int = 0
     #: Bytes of output captured before the tracer was given anything hidden (None: nothing hidden).
     output_cut: int | None = None
-    #: True once the executor closed the job cleanly (it may serve another).
+    #: True once every executor closed the job cleanly.
     executor_healthy: bool = False
+    #: Per executor of the session ("shown", and "secret" when the pair has one): it closed the job cleanly
+    #: and may serve another job of its kind. A shown executor that had to run a hidden case (a pair with no
+    #: secret executor) is reported False here: it may never compute shown output again.
+    lanes_healthy: dict[str, bool] = field(default_factory=dict)
     elapsed_s: float = 0.0
     notes: list[str] = field(default_factory=list)
 
@@ -252,6 +256,31 @@ class _Channel:
         return self.reader.feed(data)
 
 
+class _Lane:
+    """One executor of the session and what it has been asked.
+
+    ``shown`` computes everything a learner is shown (public and custom cases, and the re-trace of one);
+    ``secret``, when the pair has one, computes the hidden cases. With no secret executor the shown one runs
+    the hidden cases too, but only after every shown result is in (``_Session._may_run``), and it is then
+    worn out for shown work: nothing a learner sees is computed where a hidden value has been."""
+
+    def __init__(self, name: str, worker: Worker, limits: FrameLimits) -> None:
+        self.name = name
+        self.worker = worker
+        self.channel = _Channel(worker, limits)
+        self.outstanding: dict[tuple[str, int], _Request] = {}  # ("program", id), ("run", case), ("end", -1)
+        self.requested: set[int] = set()  # program ids sent for compiling
+        self.compiled: set[int] = set()  # program ids compiled here
+        self.ending = False
+        self.ended = False
+        self.failed = False
+        #: A hidden case's values were sent to this executor.
+        self.held_secret = False
+
+    def busy(self, kind: str) -> int:
+        return sum(1 for request in self.outstanding.values() if request.kind == kind)
+
+
 def tracer_limits(job: SessionJob) -> FrameLimits:
     steps = len(job.sigs) + 6
     return FrameLimits(
@@ -279,7 +308,10 @@ class _Session:
         self.pair, self.job, self.limits, self.progress = pair, job, limits, progress
         self.raw = RawRun()
         self.tracer = _Channel(pair.tracer, tracer_limits(job))
-        self.executor = _Channel(pair.executor, executor_limits(job))
+        self.shown = _Lane("shown", pair.executor, executor_limits(job))
+        self.lanes = [self.shown]
+        if pair.secret is not None:
+            self.lanes.append(_Lane("secret", pair.secret, executor_limits(job)))
         self.output = bytearray()
         public = [s for s in job.sigs if not s.secret]
         secret = [s for s in job.sigs if s.secret]
@@ -307,12 +339,8 @@ class _Session:
         # Executor scheduling.
         self.modules: dict[int, bytes] = {}
         self.pending: list[int] = []  # case indexes whose program arrived, not yet run (sorted)
-        self.outstanding: dict[tuple[str, int], _Request] = {}  # ("program", id), ("run", case), ("end", -1)
-        self.requested: set[int] = set()  # program ids sent for compiling
         self.retrace_module: bytes | None = None
         self.retrace_state = "none"  # none -> arrived -> compiling -> running -> done
-        self.ending = False
-        self.ended = False
         self.executor_failed = False
         self.case_limit: int | None = None  # after a stop: run no case at or past this index
         self.skeleton_limits = TreeLimits(max_leaves=100_000, max_bytes=job.max_output_bytes)
@@ -322,19 +350,21 @@ class _Session:
     def run(self) -> RawRun:
         started = time.monotonic()
         wall = started + self.limits.wall_time_s
-        self.pair.executor.drain_output()
-        self.executor.send({"type": "begin", "cpu_time_s": self.limits.cpu_time_s})
+        for lane in self.lanes:
+            lane.worker.drain_output()
+            lane.channel.send({"type": "begin", "cpu_time_s": self.limits.cpu_time_s})
         self._send_job()
         self.tracer_deadline = time.monotonic() + self.limits.case_time_s
         self._feed_leftovers()
         with selectors.DefaultSelector() as sel:
             sel.register(self.pair.tracer.result_fd, selectors.EVENT_READ, "tracer")
             sel.register(self.pair.tracer.output_fd, selectors.EVENT_READ, "output")
-            sel.register(self.pair.executor.result_fd, selectors.EVENT_READ, "executor")
+            for number, lane in enumerate(self.lanes):
+                sel.register(lane.worker.result_fd, selectors.EVENT_READ, f"executor:{number}")
             writing: dict[int, bool] = {}
             while not self._finished():
                 self._schedule()
-                for channel in (self.tracer, self.executor):
+                for channel in (self.tracer, *(lane.channel for lane in self.lanes)):
                     channel.flush()
                     fd = channel.worker.stdin_fd
                     want = bool(channel.out) and not channel.write_failed
@@ -365,20 +395,27 @@ class _Session:
                         sel.unregister(fd)
         self._drain_output()
         self.raw.output = bytes(self.output)
-        self.raw.executor_healthy = self.ended and not self.executor_failed
+        self.raw.executor_healthy = self._ended() and not self.executor_failed
+        self.raw.lanes_healthy = {
+            lane.name: lane.ended and not lane.failed and not (lane is self.shown and lane.held_secret)
+            for lane in self.lanes
+        }
         self.raw.elapsed_s = time.monotonic() - started
         return self.raw
 
+    def _ended(self) -> bool:
+        return all(lane.ended for lane in self.lanes)
+
     def _finished(self) -> bool:
-        return self.ended or self.executor_failed
+        return self._ended() or self.executor_failed
 
     def _event(self, kind: str, sel: selectors.BaseSelector, fd: int) -> None:
         if kind == "output":
             self._read_output(sel)
         elif kind == "tracer" and self.tracer_open:
             self._tracer_frames()
-        elif kind == "executor":
-            self._executor_frames()
+        elif kind.startswith("executor:"):
+            self._executor_frames(self.lanes[int(kind.partition(":")[2])])
         elif kind == "tracer":  # closed on our side: stop watching it
             with contextlib.suppress(KeyError, ValueError):
                 sel.unregister(fd)
@@ -393,9 +430,10 @@ class _Session:
                         self._tracer_frame(frame)
             except ProtocolError as exc:
                 self._tracer_stop("protocol", protocol_error=str(exc))
-        data, self.pair.executor.leftover = self.pair.executor.leftover, b""
-        if data:
-            self._executor_stop(protocol_error="the executor spoke before it was asked anything")
+        for lane in self.lanes:
+            data, lane.worker.leftover = lane.worker.leftover, b""
+            if data and not self.executor_failed:
+                self._executor_stop(lane, protocol_error="the executor spoke before it was asked anything")
 
     def _notify(self) -> None:
         if self.progress is not None:
@@ -603,78 +641,123 @@ class _Session:
                 [i for i in self.pending if 0 <= i < self.case_limit] if self.case_limit >= 0 else []
             )
 
+    def _lane(self, case: CasePlan) -> _Lane:
+        """The executor a case runs in: a hidden one in the secret executor, when the pair has one."""
+        return self.lanes[-1] if case.secret else self.shown
+
     def _schedule(self) -> None:
-        """Keep the executor busy: up to ``COMPILE_SLOTS`` compiles at once (it compiles on threads), one run
+        """Keep each executor busy: up to ``COMPILE_SLOTS`` compiles at once (it compiles on threads), one run
         at a time, lowest case first; then the re-trace; then the end of the job."""
-        if self.executor_failed or self.ended or self.ending:
+        if self.executor_failed or self._ended():
             return
         refused = [i for i in self.pending if self._refused(self.job.cases[i].sig)]
         if refused:
             self.pending = [i for i in self.pending if i not in refused]
             self._notify()
-        compiling = sum(1 for request in self.outstanding.values() if request.kind == "program")
-        for index in self.pending:
+        for lane in self.lanes:
+            if not lane.ending:
+                self._schedule_lane(lane)
+        if self._schedule_retrace():
+            return
+        if self.pending or any(lane.outstanding for lane in self.lanes) or self.tracer_open:
+            return
+        if self.retrace_state not in ("none", "done"):
+            return
+        for lane in self.lanes:
+            if not lane.ending:
+                lane.ending = True
+                lane.outstanding[("end", -1)] = _Request(
+                    "end", -1, -1, time.monotonic() + self.limits.case_time_s
+                )
+                lane.channel.send({"type": "end"})
+
+    def _schedule_lane(self, lane: _Lane) -> None:
+        mine = [i for i in self.pending if self._lane(self.job.cases[i]) is lane]
+        compiling = lane.busy("program")
+        for index in mine:
             if compiling >= COMPILE_SLOTS:
                 break
             sig = self.job.cases[index].sig
-            if sig not in self.requested:
-                self._request_program(sig, self.modules[sig], self.job.sig(sig), index)
+            if sig not in lane.requested:
+                self._request_program(lane, sig, self.modules[sig], self.job.sig(sig), index)
                 compiling += 1
-        if not any(request.kind == "run" for request in self.outstanding.values()):
-            ready = next(
-                (
-                    i
-                    for i in self.pending
-                    if self._compiled_ok(self.job.cases[i].sig) and self._may_run(self.job.cases[i])
-                ),
-                None,
-            )
-            if ready is not None:
-                self.pending.remove(ready)
-                case = self.job.cases[ready]
-                self._request_run(case.sig, case)
-        if self.pending or self.outstanding:
+        if lane.busy("run"):
             return
-        retrace_case = self.job.retrace_case if self.job.retrace_case is not None else 0
+        ready = next(
+            (
+                i
+                for i in mine
+                if self.job.cases[i].sig in lane.compiled and self._may_run(self.job.cases[i], lane)
+            ),
+            None,
+        )
+        if ready is not None:
+            self.pending.remove(ready)
+            case = self.job.cases[ready]
+            self._request_run(lane, case.sig, case)
+
+    def _schedule_retrace(self) -> bool:
+        """Compile, then run, the re-trace's program once its case's first run is in. True if it asked."""
+        if self.job.retrace_case is None:
+            return False
+        case = self.job.cases[self.job.retrace_case]
+        lane = self._lane(case)
+        if lane.ending:
+            return False
         if self.retrace_state == "arrived" and self.retrace_module is not None:
-            case = self.job.cases[retrace_case]
+            if case.index in self.pending or any(
+                r.kind == "run" and r.case == case.index for r in lane.outstanding.values()
+            ):
+                return False  # its first run is not in yet
             first = self.raw.runs.get(case.index)
             if self.case_limit is not None or first is None or first.outputs is None:
                 self.retrace_state = "done"  # nothing to compare the second program's result with
-            else:
-                self.retrace_state = "compiling"
-                self._request_program(RETRACE_ID, self.retrace_module, self.job.sig(case.sig), case.index)
-                return
-        if self.retrace_state == "compiled" and self._may_run(self.job.cases[retrace_case]):
+                return False
+            self.retrace_state = "compiling"
+            self._request_program(lane, RETRACE_ID, self.retrace_module, self.job.sig(case.sig), case.index)
+            return True
+        if self.retrace_state == "compiled" and not lane.busy("run") and self._may_run(case, lane):
             self.retrace_state = "running"
-            self._request_run(RETRACE_ID, self.job.cases[retrace_case])
-            return
-        if not self.tracer_open and self.retrace_state in ("none", "done"):
-            self.ending = True
-            self.outstanding[("end", -1)] = _Request(
-                "end", -1, -1, time.monotonic() + self.limits.case_time_s
-            )
-            self.executor.send({"type": "end"})
+            self._request_run(lane, RETRACE_ID, case)
+            return True
+        return False
 
-    def _may_run(self, case: CasePlan) -> bool:
+    def _may_run(self, case: CasePlan, lane: _Lane) -> bool:
         """A secret case runs only once the tracer is gone: while user code lives it could time the
         executor (host-wide CPU counters, its own slowed threads) and carry what it learns out in the
-        prints, the keys or the failures of what it traces next. Compiling is safe: it sees no values."""
-        return not case.secret or not self.tracer_open
+        prints, the keys or the failures of what it traces next. Compiling is safe: it sees no values.
+
+        Where the shown executor must run a secret case too (no secret executor), it does so only once
+        every shown result is in, the re-trace of a shown case included: nothing shown is computed in a
+        process that has held a hidden value."""
+        if not case.secret:
+            return not lane.held_secret
+        if self.tracer_open:
+            return False
+        if lane is not self.shown:
+            return True
+        shown_left = any(not self.job.cases[i].secret for i in self.pending) or any(
+            r.kind == "run" and not self.job.cases[r.case].secret for r in lane.outstanding.values()
+        )
+        retrace = self.job.retrace_case
+        retrace_left = (
+            retrace is not None
+            and not self.job.cases[retrace].secret
+            and self.retrace_state not in ("none", "done")
+        )
+        return not shown_left and not retrace_left
 
     def _refused(self, sig: int) -> bool:
         program = self.raw.programs.get(sig)
         return program is not None and program.refused is not None
 
-    def _compiled_ok(self, sig: int) -> bool:
-        program = self.raw.programs.get(sig)
-        return program is not None and program.compiled is not None
-
-    def _request_program(self, program_id: int, module: bytes, sig: SigPlan, culprit: int) -> None:
-        self.requested.add(program_id)
+    def _request_program(
+        self, lane: _Lane, program_id: int, module: bytes, sig: SigPlan, culprit: int
+    ) -> None:
+        lane.requested.add(program_id)
         deadline = time.monotonic() + self.limits.case_time_s
-        self.outstanding[("program", program_id)] = _Request("program", program_id, culprit, deadline)
-        self.executor.send(
+        lane.outstanding[("program", program_id)] = _Request("program", program_id, culprit, deadline)
+        lane.channel.send(
             {
                 "type": "program",
                 "id": program_id,
@@ -686,31 +769,35 @@ class _Session:
             [module],
         )
 
-    def _request_run(self, program_id: int, case: CasePlan) -> None:
+    def _request_run(self, lane: _Lane, program_id: int, case: CasePlan) -> None:
         deadline = time.monotonic() + self.limits.case_time_s
-        self.outstanding[("run", case.index)] = _Request("run", program_id, case.index, deadline)
+        lane.outstanding[("run", case.index)] = _Request("run", program_id, case.index, deadline)
+        if case.secret:
+            lane.held_secret = True
         blobs = Blobs()
         leaves = [encode_leaf(x, blobs) for x in case.leaves]
-        self.executor.send(
+        lane.channel.send(
             {"type": "run", "program": program_id, "case": case.index, "leaves": leaves},
             [bytes(b) for b in blobs.items],
         )
 
-    def _executor_frames(self) -> None:
+    def _executor_frames(self, lane: _Lane) -> None:
+        if self.executor_failed:
+            return
         try:
-            frames = self.executor.read()
+            frames = lane.channel.read()
             for frame in frames:
-                self._executor_frame(frame)
+                self._executor_frame(lane, frame)
                 if self.executor_failed:
                     return
         except ProtocolError as exc:
-            self._executor_stop(protocol_error=str(exc))
+            self._executor_stop(lane, protocol_error=str(exc))
             return
-        if self.executor.eof and not self.executor_failed:
-            self._executor_stop()
+        if lane.channel.eof and not self.executor_failed:
+            self._executor_stop(lane)
 
-    def _executor_frame(self, frame: Frame) -> None:
-        """A reply must answer an outstanding request (compiles may finish in any order)."""
+    def _executor_frame(self, lane: _Lane, frame: Frame) -> None:
+        """A reply must answer an outstanding request of this executor (compiles may finish in any order)."""
         message = frame.message
         kind = frame.type
         if kind in ("compiled", "refused"):
@@ -721,11 +808,11 @@ class _Session:
             key = ("end", -1)
         else:
             key = ("?", -1)
-        request = self.outstanding.pop(key, None)
+        request = lane.outstanding.pop(key, None)
         if request is None:
             raise ProtocolError(f"the executor sent {kind[:40]!r} that answers no request")
         if request.kind == "program":
-            self._compiled(request.program, kind, message)
+            self._compiled(lane, request.program, kind, message)
         elif request.kind == "run":
             report = CaseReport(request.case)
             if kind == "result":
@@ -742,10 +829,10 @@ class _Session:
             else:
                 self.raw.runs[request.case] = report
         else:
-            self.ended = True
+            lane.ended = True
         self._notify()
 
-    def _compiled(self, program_id: int, kind: str, message: dict[str, Any]) -> None:
+    def _compiled(self, lane: _Lane, program_id: int, kind: str, message: dict[str, Any]) -> None:
         if kind == "compiled":
             reply: dict[str, Any] = {
                 "summary": _summary(message.get("summary")),
@@ -772,22 +859,29 @@ class _Session:
             if same:
                 self.raw.retrace_run = CaseReport(self.job.retrace_case or 0, same_program=True)
                 self.retrace_state = "done"
+            elif kind == "compiled":
+                lane.compiled.add(RETRACE_ID)
+                self.retrace_state = "compiled"
             else:
-                self.retrace_state = "compiled" if kind == "compiled" else "done"
+                self.retrace_state = "done"
             return
         program = self.raw.programs[program_id]
         if kind == "compiled":
-            program.compiled = reply
+            lane.compiled.add(program_id)
+            if program.compiled is None:  # the first executor's reply (the same program in either)
+                program.compiled = reply
         else:
             program.refused = reply
 
     def _executor_stop(
-        self, *, protocol_error: str | None = None, timeout: TimeoutKind | None = None
+        self, lane: _Lane, *, protocol_error: str | None = None, timeout: TimeoutKind | None = None
     ) -> None:
-        """The executor failed (died, hung, said nonsense): the run stops at the lowest case it was working
-        on (or, if it was asked nothing, the first case without an outcome)."""
+        """An executor failed (died, hung, said nonsense): the run stops at the lowest case it was working
+        on (or, if it was asked nothing, the first case without an outcome). The other executor's requests
+        are abandoned: it closes no job cleanly and is not reused."""
         self.executor_failed = True
-        worker = self.pair.executor
+        lane.failed = True
+        worker = lane.worker
         if protocol_error is None and timeout is None:
             worker.wait(1.0)  # it closed its channel: let it finish dying, so its own exit status is kept
         worker.kill()
@@ -795,10 +889,13 @@ class _Session:
         info = worker.exit_info()
         tail = worker.output_tail().strip()
         notes = list(info.notes) + ([f"executor output: {tail[-500:]}"] if tail else [])
+        for other in self.lanes:
+            if other is not lane and not other.ended:
+                other.failed = True
         working = sorted(
-            (r for r in self.outstanding.values() if r.kind != "end"), key=lambda r: (r.case < 0, r.case)
+            (r for r in lane.outstanding.values() if r.kind != "end"), key=lambda r: (r.case < 0, r.case)
         )
-        if not working and self.ending:
+        if not working and lane.ending:
             # Every case had its result: the executor failed only while closing the job.
             self.raw.notes.extend(notes)
             return
@@ -824,14 +921,15 @@ class _Session:
     # -------------------------------------------------------------------------------------- time
 
     def _executor_deadline(self) -> float | None:
-        return min((r.deadline for r in self.outstanding.values()), default=None)
+        return min((r.deadline for lane in self.lanes for r in lane.outstanding.values()), default=None)
 
     def _deadlines(self, now: float) -> bool:
         """Act on an expired deadline; True if one expired."""
-        deadline = self._executor_deadline()
-        if deadline is not None and now >= deadline:
-            self._executor_stop(timeout="case")
-            return True
+        for lane in self.lanes:
+            deadline = min((r.deadline for r in lane.outstanding.values()), default=None)
+            if deadline is not None and now >= deadline:
+                self._executor_stop(lane, timeout="case")
+                return True
         if self.mark_deadline is not None:
             if now >= self.mark_deadline:
                 self._mark_missing()
@@ -844,9 +942,12 @@ class _Session:
 
     def _wall_timeout(self) -> None:
         culprit = next((c.index for c in self.job.cases if not self._final(c)), None)
-        working = [r for r in self.outstanding.values() if r.kind != "end"]
+        working = [r for lane in self.lanes for r in lane.outstanding.values() if r.kind != "end"]
         self.pair.tracer.kill()
-        self.pair.executor.kill()
+        for lane in self.lanes:
+            lane.worker.kill()
+            if not lane.ended:
+                lane.failed = True
         self._close_tracer()
         self.executor_failed = True
         if self.raw.stop is None:
@@ -924,6 +1025,8 @@ def run_session(
     """Run one grading to the end (or to a limit). The pair is released by the caller."""
     pair.tracer.wait_ready(limits.startup_time_s)
     pair.executor.wait_ready(limits.startup_time_s)
+    if pair.secret is not None:
+        pair.secret.wait_ready(limits.startup_time_s)
     return _Session(pair, job, limits, progress).run()
 
 

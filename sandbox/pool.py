@@ -12,9 +12,13 @@ has one) and an ``ExecutorPool`` of long-lived executors. The rest of this docst
 ``WorkerPool``, which keeps one-shot workers of any kind (``start`` chooses which):
 
 One background thread keeps ``size`` ready workers: it starts them, waits for their ``ready``, drops idle
-workers that died, and starts replacements after every hand-out. A worker that fails to become ready is
-closed and replaced after a backoff that doubles on each consecutive failure (0.5 s up to 30 s), so a
-broken backend does not spin; ``acquire`` then fails after its timeout with the last start error.
+workers that died, and starts replacements after every hand-out. Each start first takes a place at the
+host's start gate (``sandbox.starts.StartGate``: a bounded number of starts at once over every judge process
+of the host); the others wait for a place. A start is waited for while it progresses
+(``sandbox.starts.StartClock``: the CPU time its processes got, a stall limit, a wall cap), never killed
+for being slow on a busy host. A worker that fails to become ready is closed and replaced after a backoff
+that doubles on each consecutive failure (0.5 s up to 30 s), so a broken backend does not spin; ``acquire``
+then fails after its timeout with the last start error, and ``start_status`` says why the pool is not full.
 
 Limits: workers start with the pool's limits, which act as a ceiling, and get them re-applied with
 ``Worker.apply_limits`` once ready (the CPU-time limit then counts from there, so JAX's import is not
@@ -46,8 +50,11 @@ from dataclasses import fields, replace
 from sandbox.base import Backend, Pair, SlotBusy, Worker
 from sandbox.errors import SandboxError, WorkerStartError
 from sandbox.limits import SandboxLimits
+from sandbox.starts import StartGate, Ticket, default_gate
 
 BACKOFF_FIRST_S = 0.5
+#: Seconds between two tries for a place at the start gate while starts wait for one.
+GATE_RETRY_S = 0.25
 BACKOFF_MAX_S = 30.0
 #: How long ``close`` lets the holders of handed-out workers close them before it does.
 HANDED_CLOSE_GRACE_S = 2.0
@@ -75,11 +82,16 @@ class WorkerPool:
         slots: int | None = None,
         start: Callable[[SandboxLimits, int], Worker] | None = None,
         reusable: bool = False,
+        gate: StartGate | None = None,
     ) -> None:
         """``start(limits, slot)`` starts one worker (default: ``backend.fork_tracer``). ``reusable``: workers
-        come back after a job (``_put_back``), so those handed out count toward ``size``."""
+        come back after a job (``_put_back``), so those handed out count toward ``size``. ``gate``: admits
+        starts (default: the host-wide one of ``sandbox.starts``)."""
         self.backend = backend
         self._start_worker = start or backend.fork_tracer
+        self.gate = gate or default_gate()
+        #: Starts wanted but not begun because every place of the start gate was taken.
+        self._gated = 0
         self.reusable = reusable
         self.limits = limits
         self.size = max(1, size if size is not None else (os.cpu_count() or 1))
@@ -153,8 +165,28 @@ class WorkerPool:
                 "started": self.started,
                 "handed_out": self.handed_out,
                 "discarded": self.discarded,
+                "gated": self._gated,
                 "last_error": self.last_error,
             }
+
+    def start_status(self) -> str | None:
+        """Why the pool is not full yet, in words (for ``/readyz``); None when it is."""
+        with self._cond:
+            if len(self._idle) >= self.size or self._closed:
+                return None
+            pending = list(self._pending)
+            gated, failures, error = self._gated, self._failures, self.last_error
+            backoff = self._backoff_until - time.monotonic()
+        parts: list[str] = []
+        if pending:
+            clocks = [w.start_clock(self.limits.startup_time_s).progress() for w in pending]
+            slowest = max(clocks, key=lambda p: p.wall_s)
+            parts.append(f"{len(pending)} starting (the oldest for {slowest.describe()})")
+        if gated:
+            parts.append(f"{gated} waiting for a place at the host's start gate ({self.gate.limit} at once)")
+        if backoff > 0 and failures:
+            parts.append(f"next start in {backoff:.0f} s after {failures} failed start(s): {error}")
+        return "; ".join(parts) or None
 
     def idle(self) -> tuple[Worker, ...]:
         """The ready workers waiting now (a snapshot: for health checks and tests)."""
@@ -249,13 +281,13 @@ class WorkerPool:
 
     def _fresh(self, limits: SandboxLimits, timeout: float) -> Worker:
         """A worker started now with the job's own limits (the pool's cannot be tightened to them)."""
-        worker = self._start_one(limits)
+        worker = self._start_one(limits, self.gate.acquire(timeout))
         if worker is None:
             raise WorkerStartError(f"cannot start a {self.backend.name} worker: {self.last_error}")
         with self._cond:
             self._handed.append(worker)
         try:
-            worker.wait_ready(max(timeout, 1.0))
+            worker.wait_ready(max(timeout, self.limits.startup_time_s))
         except BaseException:
             self._retire(worker)
             raise
@@ -333,16 +365,39 @@ class WorkerPool:
             self._wait_events()
 
     def _start(self, count: int) -> None:
-        for _ in range(count):
-            worker = self._start_one(self.limits)
-            if worker is None:
+        """Begin up to ``count`` starts, each admitted by the start gate; the rest wait for a place."""
+        for begun in range(count):
+            ticket = self.gate.try_acquire()
+            if ticket is None:
+                with self._cond:
+                    self._gated = count - begun
                 return
+            worker = self._start_one(self.limits, ticket)
+            if worker is None:
+                break
             with self._cond:
                 self._pending.append(worker)
                 self.started += 1
+        with self._cond:
+            self._gated = 0
 
-    def _start_one(self, limits: SandboxLimits) -> Worker | None:
-        """Start a worker in the next free slot, skipping slots busy elsewhere; None after a failure."""
+    def _start_one(self, limits: SandboxLimits, ticket: Ticket | None = None) -> Worker | None:
+        """Start a worker in the next free slot, skipping slots busy elsewhere; None after a failure. The
+        worker holds ``ticket`` (its place at the start gate) until it is ready or closed."""
+        try:
+            worker = self._start_in_slot(limits)
+        except BaseException:
+            if ticket is not None:
+                ticket.release()
+            raise
+        if worker is None:
+            if ticket is not None:
+                ticket.release()
+            return None
+        worker.admission = ticket
+        return worker
+
+    def _start_in_slot(self, limits: SandboxLimits) -> Worker | None:
         for _ in range(self.slots):
             slot = self._lease_slot()
             if slot is None:
@@ -364,13 +419,17 @@ class WorkerPool:
         return None
 
     def _wait_events(self) -> None:
-        """Sleep until a starting worker speaks, one overruns its start-up time, or someone wakes us."""
+        """Sleep until a starting worker speaks, one's start has had its chance (``StartClock``: CPU time it
+        got, a stall, a wall cap), a place at the start gate may be free, or someone wakes us."""
         now = time.monotonic()
+        budget = self.limits.startup_time_s
         with self._cond:
             pending = list(self._pending)
-            wake_at = [w.started_at + self.limits.startup_time_s for w in pending]
+            wake_at = [now + w.start_clock(budget).next_check() for w in pending]
             if self._backoff_until > now:
                 wake_at.append(self._backoff_until)
+            if self._gated:
+                wake_at.append(now + GATE_RETRY_S)
         timeout = max(0.0, min([*wake_at, now + 1.0]) - now)
         fds = {w.result_fd: w for w in pending}
         try:
@@ -382,15 +441,15 @@ class WorkerPool:
                 while os.read(self._wake_r, 4096):
                     pass
         for worker in pending:
-            overdue = time.monotonic() >= worker.started_at + self.limits.startup_time_s
-            if worker.result_fd in readable or overdue:
+            overdue = worker.start_clock(budget).overdue()
+            if worker.result_fd in readable or overdue is not None:
                 self._settle(worker)
 
     def _settle(self, worker: Worker) -> None:
-        """The worker's first bytes arrived (or its time is up): ready, or closed and counted as a failure."""
+        """The worker's first bytes arrived (or its start has had its chance): ready, or closed and counted
+        as a failure (a backoff before the next start)."""
         try:
-            remaining = worker.started_at + self.limits.startup_time_s - time.monotonic()
-            worker.wait_ready(max(remaining, 0.05))
+            worker.wait_ready(self.limits.startup_time_s)
             # Idle from now on: count the CPU time limit from here, not from before JAX's import (an
             # executor's job sets its own, see sandbox.inside.executor).
             if not self.reusable:
@@ -437,6 +496,7 @@ def _differ(a: SandboxLimits, b: SandboxLimits) -> bool:
 
 
 def _close(worker: Worker) -> None:
+    worker.release_admission()
     with contextlib.suppress(Exception):
         worker.kill()
     with contextlib.suppress(Exception):
@@ -452,6 +512,11 @@ def _close(worker: Worker) -> None:
 MAX_EXECUTOR_JOBS = 100
 #: CPU seconds an executor may use over its whole life (each job's own limit is set by ``begin``).
 EXECUTOR_CPU_S = 100_000
+
+
+def executor_slots(size: int) -> int:
+    """Slots an executor pool of ``size`` uses (its live and its closing executors)."""
+    return max(2 * size, 8)
 
 
 class ExecutorPool:
@@ -476,7 +541,7 @@ class ExecutorPool:
             started,
             size,
             slot_base=slot_base,
-            slots=max(2 * size, 8),
+            slots=executor_slots(size),
             start=backend.start_executor,
             reusable=True,
         )
@@ -514,6 +579,9 @@ class ExecutorPool:
     def wait_full(self, timeout: float) -> bool:
         return self._pool.wait_full(timeout)
 
+    def start_status(self) -> str | None:
+        return self._pool.start_status()
+
     def idle(self) -> tuple[Worker, ...]:
         return self._pool.idle()
 
@@ -522,7 +590,13 @@ class ExecutorPool:
 
 
 class GradingPool:
-    """Warm tracers and warm executors, handed out in pairs (one grading each)."""
+    """Warm tracers and warm executors, handed out in pairs (one grading each).
+
+    Two pools of executors: ``executors`` compute what a learner is shown (public and custom cases) and never
+    receive a hidden value; ``secrets`` compute hidden cases. An executor is reused across jobs, so keeping
+    them apart is what guarantees that nothing shown is computed in a process that has held a hidden value,
+    of this job or of any before it (``sandbox.monitor`` routes each case). A Run takes no secret executor.
+    """
 
     def __init__(
         self,
@@ -539,28 +613,47 @@ class GradingPool:
         self.limits = limits
         self.tracers = WorkerPool(backend, limits, size, slot_base=slot_base, slots=slots)
         self.size = self.tracers.size
+        executor_base = slot_base if executor_slot_base is None else executor_slot_base
         self.executors = ExecutorPool(
+            backend, limits, self.size, slot_base=executor_base, max_jobs=max_executor_jobs
+        )
+        self.secrets = ExecutorPool(
             backend,
             limits,
             self.size,
-            slot_base=slot_base if executor_slot_base is None else executor_slot_base,
+            slot_base=executor_base + executor_slots(self.size),
             max_jobs=max_executor_jobs,
         )
 
-    def acquire(self, timeout: float, limits: SandboxLimits | None = None) -> Pair:
-        """A tracer nobody else has and an executor lent for the grading; ``Pair.release`` gives it back."""
+    def acquire(self, timeout: float, limits: SandboxLimits | None = None, *, secret: bool = False) -> Pair:
+        """A tracer nobody else has and an executor lent for the grading (and a secret executor for the hidden
+        cases when ``secret``); ``Pair.release`` gives them back."""
         deadline = time.monotonic() + timeout
         tracer = self.tracers.acquire(timeout, limits)
+        taken: list[tuple[ExecutorPool, Worker]] = []
         try:
-            executor = self.executors.acquire(max(0.5, deadline - time.monotonic()), limits)
+            for pool in (self.executors, self.secrets) if secret else (self.executors,):
+                taken.append((pool, pool.acquire(max(0.5, deadline - time.monotonic()), limits)))
         except BaseException:
             _close(tracer)
+            for pool, worker in taken:
+                pool.give_back(worker, False)
             raise
-        return Pair(tracer, executor, self.executors.give_back, self.tracers.close_later)
+        shown = taken[0][1]
+        hidden = taken[1][1] if secret else None
+        return Pair(
+            tracer,
+            shown,
+            self.executors.give_back,
+            self.tracers.close_later,
+            secret=hidden,
+            on_release_secret=self.secrets.give_back,
+        )
 
     def stats(self) -> dict[str, int | str | None]:
         tracers = self.tracers.stats()
         executors = self.executors.stats()
+        secrets = self.secrets.stats()
         return {
             **tracers,
             "idle": min(int(tracers["idle"] or 0), int(executors["idle"] or 0)),
@@ -568,18 +661,23 @@ class GradingPool:
             "executors_idle": executors["idle"],
             "executors_started": executors["started"],
             "executors_retired": executors["retired"],
-            "last_error": tracers["last_error"] or executors["last_error"],
+            "secret_executors_idle": secrets["idle"],
+            "secret_executors_started": secrets["started"],
+            "last_error": tracers["last_error"] or executors["last_error"] or secrets["last_error"],
         }
 
     def wait_full(self, timeout: float) -> bool:
         deadline = time.monotonic() + timeout
-        return self.tracers.wait_full(timeout) and self.executors.wait_full(
-            max(0.0, deadline - time.monotonic())
+        return (
+            self.tracers.wait_full(timeout)
+            and self.executors.wait_full(max(0.0, deadline - time.monotonic()))
+            and self.secrets.wait_full(max(0.0, deadline - time.monotonic()))
         )
 
     def close(self) -> None:
         self.tracers.close()
         self.executors.close()
+        self.secrets.close()
 
     def __enter__(self) -> GradingPool:
         return self

@@ -165,7 +165,7 @@ Grader = Callable[[Problem, str], GradeResult]
 @pytest.fixture(scope="session")
 def grade_with(backend: Backend) -> Grader:
     def run(problem: Problem, code: str) -> GradeResult:
-        return grade(problem, code, lambda limits: backend.start_pair(limits))
+        return grade(problem, code, lambda limits, **_: backend.start_pair(limits))
 
     return run
 

@@ -13,6 +13,7 @@ import json
 import os
 import struct
 import sys
+import threading
 import time
 from typing import Any
 
@@ -34,10 +35,14 @@ def raw_frame(json_text: bytes, blobs: bytes = b"") -> bytes:
     return struct.pack(">II", 4 + len(json_text) + len(blobs), len(json_text)) + json_text + blobs
 
 
+_SEND = threading.Lock()
+
+
 def send(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
+    with _SEND:  # whole frames, also from a timer thread
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
 
 
 def program(sig: int, **extra: Any) -> bytes:
@@ -133,6 +138,10 @@ def tracer(fd: int, scenario: str) -> None:
 
 def executor(fd: int, scenario: str) -> None:
     stdin = os.fdopen(0, "rb", buffering=0)
+    #: ``leaky``: every value this process was ever given, returned with each result (the worst a kernel
+    #: bug that hands out stale buffers could do); ``slow_first``: program 0 compiles slowly, so a later one
+    #: (a hidden signature's) is ready first.
+    held: list[Any] = []
     while True:
         try:
             frame = read_frame(stdin, LIMITS)
@@ -146,18 +155,20 @@ def executor(fd: int, scenario: str) -> None:
         if kind == "program":
             if scenario == "slow_compile":
                 time.sleep(1.2)
-            send(
-                fd,
-                encode_frame(
-                    {
-                        "type": "compiled",
-                        "id": frame.message["id"],
-                        "summary": {},
-                        "compile_ms": 1.0,
-                        "key": str(frame.message["id"]),
-                    }
-                ),
+            reply = encode_frame(
+                {
+                    "type": "compiled",
+                    "id": frame.message["id"],
+                    "summary": {},
+                    "compile_ms": 1.0,
+                    "key": str(frame.message["id"]),
+                }
             )
+            if scenario.endswith("slow_first") and frame.message["id"] == 0:
+                # Compiled on a thread of its own, as the real executor does: later requests go on.
+                threading.Timer(1.2, send, (fd, reply)).start()
+                continue
+            send(fd, reply)
         elif kind == "run":
             case = frame.message["case"]
             if scenario in ("huge_shape", "big_dim"):
@@ -176,7 +187,13 @@ def executor(fd: int, scenario: str) -> None:
                 time.sleep(3600)
             leaves = decode_leaves(frame.message["leaves"], frame)
             blobs = Blobs()
-            node = encode_leaf(leaves[0], blobs)
+            if scenario.startswith("leaky"):
+                import numpy as np
+
+                held.extend(leaves)
+                node = encode_leaf(np.concatenate([np.ravel(x) for x in held]), blobs)
+            else:
+                node = encode_leaf(leaves[0], blobs)
             send(
                 fd,
                 encode_frame({"type": "result", "case": case, "outputs": [node], "run_ms": 1.0}, blobs.items),

@@ -17,7 +17,7 @@ from judge.verdicts import Verdict
 from sandbox import monitor
 from sandbox.base import Pair, PopenWorker
 from sandbox.limits import SandboxLimits
-from sandbox.monitor import MARK_WAIT_S, RawRun, run_session
+from sandbox.monitor import MARK_WAIT_S, RawRun, SessionJob, run_session
 from sandbox.output_mark import MarkScanner, new_mark
 from tests.conftest import FIXTURE_SLUG, FIXTURES, ROOT
 from tests.sessions import session
@@ -49,15 +49,73 @@ def test_a_well_behaved_pair_completes() -> None:
     np.testing.assert_array_equal(raw.runs[1].outputs[0], np.arange(4, dtype=np.float32))  # type: ignore[index]
 
 
+HIDDEN_VALUES = np.arange(4, dtype=np.float32) + 1000  # planted in the hidden case: a canary
+
+
+def _shown_values(raw: RawRun, job: SessionJob) -> np.ndarray:
+    shown = [raw.runs[c.index].outputs for c in job.cases if not c.secret and c.index in raw.runs]
+    return np.concatenate([np.ravel(x) for outputs in shown for x in outputs or []])
+
+
+def test_a_secret_executor_computes_the_hidden_cases_and_nothing_shown() -> None:
+    """With a secret executor in the pair, hidden values never reach the shown one: even an executor that
+    returns every value it ever held, whose public program compiles last, shows only public values."""
+    pair = Pair(
+        fake("tracer", "good"), fake("executor", "leaky_slow_first"), secret=fake("executor", "leaky")
+    )
+    try:
+        job = session("unused", np.arange(3, dtype=np.float32), HIDDEN_VALUES, secret=(False, True))
+        raw = run_session(pair, job, LIMITS)
+    finally:
+        pair.close()
+    assert raw.stop is None and raw.executor_healthy
+    assert raw.lanes_healthy == {"shown": True, "secret": True}
+    assert not np.isin(HIDDEN_VALUES, _shown_values(raw, job)).any()
+    assert np.isin(HIDDEN_VALUES, raw.runs[1].outputs[0]).all()  # type: ignore[index]
+
+
+def test_one_executor_runs_hidden_cases_only_after_every_shown_result() -> None:
+    """Without a secret executor, the public program compiling last does not let a hidden case run first,
+    and the executor is then reported unfit for shown work (its pool retires it)."""
+    pair = Pair(fake("tracer", "good"), fake("executor", "leaky_slow_first"))
+    try:
+        job = session("unused", np.arange(3, dtype=np.float32), HIDDEN_VALUES, secret=(False, True))
+        raw = run_session(pair, job, LIMITS)
+    finally:
+        pair.close()
+    assert raw.stop is None and raw.executor_healthy
+    assert raw.lanes_healthy == {"shown": False}
+    assert not np.isin(HIDDEN_VALUES, _shown_values(raw, job)).any()
+
+
+def test_no_hidden_value_of_an_earlier_job_reaches_a_later_jobs_shown_output() -> None:
+    """Executors are reused across jobs: the shown one of job 2 never held job 1's hidden values."""
+    shown, secret = fake("executor", "leaky"), fake("executor", "leaky")
+    tracers = [fake("tracer", "good"), fake("tracer", "good")]
+    try:
+        first = session("unused", np.arange(3, dtype=np.float32), HIDDEN_VALUES, secret=(False, True))
+        raw = run_session(Pair(tracers[0], shown, secret=secret), first, LIMITS)
+        assert raw.lanes_healthy == {"shown": True, "secret": True}
+        second = session(
+            "unused", np.arange(3, dtype=np.float32) + 7, np.ones(4, np.float32), secret=(False, False)
+        )
+        raw = run_session(Pair(tracers[1], shown, secret=secret), second, LIMITS)
+    finally:
+        for worker in (shown, secret, *tracers):
+            worker.close()
+    assert raw.stop is None
+    assert not np.isin(HIDDEN_VALUES, _shown_values(raw, second)).any()
+
+
 def test_no_secret_case_runs_while_the_tracer_lives(monkeypatch: pytest.MonkeyPatch) -> None:
     """Hidden cases that share a public signature are not run while user code could time the executor:
     the tracer is closed and its processes dead (even one that lingers after ``done``) first."""
     seen: list[tuple[int, bool, bool, int | None]] = []
     request_run = monitor._Session._request_run
 
-    def spy(self: monitor._Session, program_id: int, case: monitor.CasePlan) -> None:
+    def spy(self: monitor._Session, lane: monitor._Lane, program_id: int, case: monitor.CasePlan) -> None:
         seen.append((case.index, case.secret, self.tracer_open, self.pair.tracer.wait(0.5)))
-        request_run(self, program_id, case)
+        request_run(self, lane, program_id, case)
 
     monkeypatch.setattr(monitor._Session, "_request_run", spy)
     pair = Pair(fake("tracer", "linger"), fake("executor", "good"))

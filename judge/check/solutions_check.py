@@ -66,8 +66,8 @@ def _grade_one(ctx: CheckContext, pool: GradingPool, folder: str, file: Path) ->
     except (OSError, SourceError) as exc:
         return SolutionGrade(folder, file, None, f"cannot read it: {exc}")
 
-    def start(limits: SandboxLimits) -> Pair:
-        return pool.acquire(_ACQUIRE_TIMEOUT_S, limits)
+    def start(limits: SandboxLimits, *, secret: bool = False) -> Pair:
+        return pool.acquire(_ACQUIRE_TIMEOUT_S, limits, secret=secret)
 
     try:
         # author=True: the margins need every case's error ratio and time, hidden ones included.
