@@ -36,8 +36,10 @@ from judge.results import CaseResult, GradeResult, LeafValue, Visibility
 from judge.rules import ProgramSummary, Rule, broken_rule, precheck_for, rules_for
 from judge.verdicts import STOPS_RUN, Verdict, WrongAnswerReason
 from sandbox.base import Pair
+from sandbox.errors import HostOverloaded
 from sandbox.limits import SandboxLimits
 from sandbox.monitor import (
+    OVERLOAD_FACTOR,
     CasePlan,
     CaseReport,
     ProgramReport,
@@ -216,6 +218,12 @@ def grade(
         lanes = raw.lanes_healthy
     finally:
         pair.release_after(lanes)
+    if raw.stop is not None and raw.stop.timeout == "overload":
+        raise HostOverloaded(
+            f"the machine is too busy: the {raw.stop.party} got too little CPU to finish "
+            f"{raw.stop.phase} within {OVERLOAD_FACTOR:g} times the time limit (the submission was not at "
+            "fault)"
+        )
     result = judging.result(raw, backend=pair.backend, elapsed_ms=(time.monotonic() - started) * 1000)
     streamer.finish(result)
     return result

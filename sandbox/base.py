@@ -179,6 +179,12 @@ class Worker(ABC):
     def on_ready(self) -> None:  # noqa: B027 (a hook: most workers need nothing)
         """Called once the program reported ready (e.g. to move it into its cgroups)."""
 
+    def clock_root(self) -> int | None:
+        """The host pid every process of the worker descends from (``sandbox.schedclock`` reads its tasks'
+        run-queue waits), or None where the backend cannot tell: its time is then wall time."""
+        pid = getattr(self, "pid", None)
+        return pid if isinstance(pid, int) and pid > 0 else None
+
     def alive(self) -> bool:
         return self.wait(0) is None
 

@@ -542,6 +542,7 @@ class DockerWorker(Worker):
         self._oom_reported = False
         self._killed_by_judge = False
         self._closed = False
+        self._clock_root: int | None = None
         #: The uid's slot lock, released by close once the container is gone.
         self.lock_fd: int | None = None
         self._notes: list[str] = []
@@ -673,6 +674,17 @@ class DockerWorker(Worker):
             return False  # e.g. EBUSY: the worker already uses more memory than the job may
         self.limits = limits
         return True
+
+    def clock_root(self) -> int | None:
+        """The container's first process, read once from the engine (None where it runs on another host)."""
+        if self._clock_root is None:
+            try:
+                pid = int(self.api.inspect_container(self.container_id)["State"]["Pid"])
+                ours = pid > 0 and self.container_id in Path(f"/proc/{pid}/cgroup").read_text()
+                self._clock_root = pid if ours else 0
+            except Exception:
+                self._clock_root = 0
+        return self._clock_root or None
 
     def _program_pid(self) -> int | None:
         """The host pid of the program (the one child of the container's shell), if it runs on this host."""

@@ -3,6 +3,7 @@
 SandboxError
 +-- SandboxUnavailable   the configured backend cannot run on this host (fail closed)
 +-- WorkerStartError     a worker died or hung before it reported ready
++-- HostOverloaded       the machine kept a grading waiting far past its limits (not the learner's fault)
 """
 
 
@@ -16,3 +17,8 @@ class SandboxUnavailable(SandboxError):
 
 class WorkerStartError(SandboxError):
     pass
+
+
+class HostOverloaded(SandboxError):
+    """A case (or the job) was still short of its time limit in charged time when the overload cap came: the
+    machine, not the program, made it slow. The grading is the judge's failure, to be retried."""

@@ -50,8 +50,11 @@ from sandbox.protocol import (
     encode_frame,
     encode_leaf,
 )
+from sandbox.schedclock import Mark, TreeClock
 
-TimeoutKind = Literal["case", "wall"]
+#: ``case``/``wall``: the submission used its time; ``overload``: the machine kept it waiting so long that
+#: the judge gave up (its own failure, never the learner's verdict).
+TimeoutKind = Literal["case", "wall", "overload"]
 Party = Literal["tracer", "executor"]
 
 #: Longest wait, after ``public_done``, for the tracer's output mark to come through its output relay (it
@@ -67,6 +70,11 @@ MAX_TEXT = 4000
 RETRACE_ID = 1 << 30
 #: Programs an executor compiles at once (on threads: XLA releases the GIL), while it runs cases.
 COMPILE_SLOTS = 2
+#: Time limits count charged time (``sandbox.schedclock``: wall time minus the time the machine kept the
+#: worker waiting on a run queue), so load changes how long an answer takes, never what it is. A request (or
+#: the whole job) still short of its limit in charged time after this many times the limit in wall time is
+#: stopped as the judge's own failure (``overload``): every wait has a deadline.
+OVERLOAD_FACTOR = 10.0
 
 
 # ------------------------------------------------------------------------------------------ the plan
@@ -211,7 +219,11 @@ class _Request:
     kind: str  # "program" | "run" | "end"
     program: int
     case: int
+    #: When to look at the request's time again: its limit in charged time cannot have run out before.
     deadline: float
+    #: The executor's clock when the request was sent, and the request's limit in charged seconds.
+    mark: Mark | None = None
+    limit: float = 0.0
 
 
 class _Channel:
@@ -268,6 +280,7 @@ class _Lane:
         self.name = name
         self.worker = worker
         self.channel = _Channel(worker, limits)
+        self.clock = TreeClock(worker.clock_root)
         self.outstanding: dict[tuple[str, int], _Request] = {}  # ("program", id), ("run", case), ("end", -1)
         self.requested: set[int] = set()  # program ids sent for compiling
         self.compiled: set[int] = set()  # program ids compiled here
@@ -279,6 +292,11 @@ class _Lane:
 
     def busy(self, kind: str) -> int:
         return sum(1 for request in self.outstanding.values() if request.kind == kind)
+
+    def ask(self, key: tuple[str, int], kind: str, program: int, case: int, limit: float) -> None:
+        """Record a request (sent next), timed from now in this executor's charged time."""
+        now = time.monotonic()
+        self.outstanding[key] = _Request(kind, program, case, now + limit, self.clock.mark(), limit)
 
 
 def tracer_limits(job: SessionJob) -> FrameLimits:
@@ -336,6 +354,13 @@ class _Session:
         self.step = 0
         self.tracer_open = True
         self.tracer_deadline: float | None = None
+        #: The tracer's clock when its current step began (user code: its CPU time counts in full).
+        self.tracer_clock = TreeClock(pair.tracer.clock_root)
+        self.tracer_mark: Mark | None = None
+        #: The job's limit in wall time, pushed back while the machine (not the job) makes it slow.
+        self.wall_deadline = 0.0
+        self.started = 0.0
+        self.start_marks: list[tuple[TreeClock, Mark]] = []
         # Executor scheduling.
         self.modules: dict[int, bytes] = {}
         self.pending: list[int] = []  # case indexes whose program arrived, not yet run (sorted)
@@ -348,13 +373,14 @@ class _Session:
     # -------------------------------------------------------------------------------------- driving
 
     def run(self) -> RawRun:
-        started = time.monotonic()
-        wall = started + self.limits.wall_time_s
+        started = self.started = time.monotonic()
+        self.wall_deadline = started + self.limits.wall_time_s
         for lane in self.lanes:
             lane.worker.drain_output()
             lane.channel.send({"type": "begin", "cpu_time_s": self.limits.cpu_time_s})
         self._send_job()
-        self.tracer_deadline = time.monotonic() + self.limits.case_time_s
+        self.start_marks = [(c, c.mark()) for c in (self.tracer_clock, *(lane.clock for lane in self.lanes))]
+        self._restart_tracer_clock()
         self._feed_leftovers()
         with selectors.DefaultSelector() as sel:
             sel.register(self.pair.tracer.result_fd, selectors.EVENT_READ, "tracer")
@@ -375,14 +401,19 @@ class _Session:
                             sel.unregister(fd)
                         writing[fd] = want
                 now = time.monotonic()
-                if now >= wall:
+                if now >= self.wall_deadline and self._wall_expired(now):
                     self._wall_timeout()
                     break
                 if self._deadlines(now):
                     continue
                 deadline = min(
                     d
-                    for d in (wall, self.tracer_deadline, self.mark_deadline, self._executor_deadline())
+                    for d in (
+                        self.wall_deadline,
+                        self.tracer_deadline,
+                        self.mark_deadline,
+                        self._executor_deadline(),
+                    )
                     if d is not None
                 )
                 for key, _ in sel.select(timeout=max(0.0, min(deadline - now, 0.5))):
@@ -513,7 +544,7 @@ class _Session:
             self._tracer_stop("protocol", protocol_error=str(exc))
             return
         self.step += 1
-        self.tracer_deadline = time.monotonic() + self.limits.case_time_s
+        self._restart_tracer_clock()
 
     def _program_report(self, frame: Frame, sig_id: int, failed: str) -> ProgramReport:
         message = frame.message
@@ -570,6 +601,11 @@ class _Session:
             "retrace": self.retrace_sig,
         }
         self.tracer.send(message)
+        self._restart_tracer_clock()
+
+    def _restart_tracer_clock(self) -> None:
+        """The tracer's next step starts now: it has ``case_time_s`` of charged time for it."""
+        self.tracer_mark = self.tracer_clock.mark()
         self.tracer_deadline = time.monotonic() + self.limits.case_time_s
 
     def _tracer_finished(self) -> None:
@@ -666,9 +702,7 @@ class _Session:
         for lane in self.lanes:
             if not lane.ending:
                 lane.ending = True
-                lane.outstanding[("end", -1)] = _Request(
-                    "end", -1, -1, time.monotonic() + self.limits.case_time_s
-                )
+                lane.ask(("end", -1), "end", -1, -1, self.limits.case_time_s)
                 lane.channel.send({"type": "end"})
 
     def _schedule_lane(self, lane: _Lane) -> None:
@@ -755,8 +789,7 @@ class _Session:
         self, lane: _Lane, program_id: int, module: bytes, sig: SigPlan, culprit: int
     ) -> None:
         lane.requested.add(program_id)
-        deadline = time.monotonic() + self.limits.case_time_s
-        lane.outstanding[("program", program_id)] = _Request("program", program_id, culprit, deadline)
+        lane.ask(("program", program_id), "program", program_id, culprit, self.limits.case_time_s)
         lane.channel.send(
             {
                 "type": "program",
@@ -770,8 +803,7 @@ class _Session:
         )
 
     def _request_run(self, lane: _Lane, program_id: int, case: CasePlan) -> None:
-        deadline = time.monotonic() + self.limits.case_time_s
-        lane.outstanding[("run", case.index)] = _Request("run", program_id, case.index, deadline)
+        lane.ask(("run", case.index), "run", program_id, case.index, self.limits.case_time_s)
         if case.secret:
             lane.held_secret = True
         blobs = Blobs()
@@ -924,11 +956,19 @@ class _Session:
         return min((r.deadline for lane in self.lanes for r in lane.outstanding.values()), default=None)
 
     def _deadlines(self, now: float) -> bool:
-        """Act on an expired deadline; True if one expired."""
+        """Act on an expired deadline; True if one expired. A request's deadline is when its limit could
+        have run out in wall time; there its charged time is read, and the deadline moves by what is left
+        (the machine, not the program, took the rest), until the limit or the overload cap is reached."""
         for lane in self.lanes:
-            deadline = min((r.deadline for r in lane.outstanding.values()), default=None)
-            if deadline is not None and now >= deadline:
-                self._executor_stop(lane, timeout="case")
+            for request in list(lane.outstanding.values()):
+                if now < request.deadline or request.mark is None:
+                    continue
+                verdict = _over(lane.clock, request.mark, request.limit, now, cpu_counts=False)
+                if verdict is None:
+                    left = request.limit - lane.clock.charged_s(request.mark)
+                    request.deadline = now + max(0.05, left)
+                    continue
+                self._executor_stop(lane, timeout=verdict)
                 return True
         if self.mark_deadline is not None:
             if now >= self.mark_deadline:
@@ -936,8 +976,30 @@ class _Session:
                 return True
             return False  # the tracer waits for the judge: its clock is not running
         if self.tracer_open and self.tracer_deadline is not None and now >= self.tracer_deadline:
-            self._tracer_stop("timeout", timeout="case")
+            assert self.tracer_mark is not None
+            limit = self.limits.case_time_s
+            verdict = _over(self.tracer_clock, self.tracer_mark, limit, now, cpu_counts=True)
+            if verdict is None:
+                left = limit - self.tracer_clock.charged_s(self.tracer_mark, cpu_counts=True)
+                self.tracer_deadline = now + max(0.05, left)
+                return False
+            self._tracer_stop("timeout", timeout=verdict)
             return True
+        return False
+
+    def _wall_expired(self, now: float) -> bool:
+        """The job's wall limit came: True if the job used it (or the overload cap came), else it moves.
+
+        The job's charged time is its wall time less the longest run-queue wait any of its processes had
+        since the job began. That is lenient where they worked in parallel; the per-case limits are what
+        stop a program that loops, this one bounds the job as a whole.
+        """
+        limit = self.limits.wall_time_s
+        stolen = min(clock.charged_s(mark) - (now - mark.wall) for clock, mark in self.start_marks)
+        charged = (now - self.started) + stolen  # stolen is <= 0 here: minus the longest wait
+        if charged >= limit or now - self.started >= OVERLOAD_FACTOR * limit:
+            return True
+        self.wall_deadline = now + max(0.05, limit - charged)
         return False
 
     def _wall_timeout(self) -> None:
@@ -950,13 +1012,17 @@ class _Session:
                 lane.failed = True
         self._close_tracer()
         self.executor_failed = True
+        now = time.monotonic()
+        kind: TimeoutKind = (
+            "overload" if now - self.started >= OVERLOAD_FACTOR * self.limits.wall_time_s else "wall"
+        )
         if self.raw.stop is None:
             if working:
                 first = min(working, key=lambda r: r.case)
                 phase = "compile" if first.kind == "program" else "run"
-                self.raw.stop = Stop("executor", phase, culprit, timeout="wall")
+                self.raw.stop = Stop("executor", phase, culprit, timeout=kind)
             else:
-                self.raw.stop = Stop("tracer", self._current_culprit()[0], culprit, timeout="wall")
+                self.raw.stop = Stop("tracer", self._current_culprit()[0], culprit, timeout=kind)
         self._notify()
 
     def _final(self, case: CasePlan) -> bool:
@@ -1017,6 +1083,16 @@ class _Session:
                 self.raw.output_cut = min(at, len(self.output))
                 if self.mark_deadline is not None:
                     self._continue()
+
+
+def _over(clock: TreeClock, mark: Mark, limit: float, now: float, *, cpu_counts: bool) -> TimeoutKind | None:
+    """``case`` once ``limit`` charged seconds have passed since ``mark``; ``overload`` once the wall time
+    since then reached ``OVERLOAD_FACTOR`` times the limit first; else None."""
+    if clock.charged_s(mark, cpu_counts=cpu_counts) >= limit:
+        return "case"
+    if now - mark.wall >= OVERLOAD_FACTOR * limit:
+        return "overload"
+    return None
 
 
 def run_session(

@@ -185,6 +185,11 @@ def executor(fd: int, scenario: str) -> None:
                 continue
             if scenario == "hang":
                 time.sleep(3600)
+            if scenario in ("busy_600ms", "spin"):
+                # A run that needs 0.6 s of CPU (or never ends), however long the machine makes that take.
+                until = time.thread_time() + (0.6 if scenario == "busy_600ms" else 3600.0)
+                while time.thread_time() < until:
+                    pass
             leaves = decode_leaves(frame.message["leaves"], frame)
             blobs = Blobs()
             if scenario.startswith("leaky"):

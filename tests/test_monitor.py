@@ -4,8 +4,13 @@ pause, forged progress, or nothing at all. Every run ends with a clean record in
 
 from __future__ import annotations
 
+import contextlib
+import os
 import resource
+import subprocess
 import sys
+import time
+from collections.abc import Iterator
 from dataclasses import replace
 
 import numpy as np
@@ -105,6 +110,59 @@ def test_no_hidden_value_of_an_earlier_job_reaches_a_later_jobs_shown_output() -
             worker.close()
     assert raw.stop is None
     assert not np.isin(HIDDEN_VALUES, _shown_values(raw, second)).any()
+
+
+@contextlib.contextmanager
+def crowded_cpu(*workers: PopenWorker, hogs: int = 3) -> Iterator[None]:
+    """The workers share one CPU with ``hogs`` busy loops: each gets about 1/(hogs+1) of it."""
+    cpu = min(os.sched_getaffinity(0))
+    loops = [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"], stdin=subprocess.DEVNULL)
+        for _ in range(hogs)
+    ]
+    try:
+        for pid in [w.pid for w in workers] + [p.pid for p in loops]:
+            os.sched_setaffinity(pid, {cpu})
+        yield
+    finally:
+        for loop in loops:
+            loop.kill()
+            loop.wait()
+
+
+def test_a_case_is_charged_only_the_time_its_executor_ran() -> None:
+    """A run needing 0.6 s of CPU, on a CPU shared four ways, takes over 2 s of wall time: against a 1 s case
+    limit it is not the learner's time limit (the machine kept it waiting), and it completes."""
+    limits = replace(LIMITS, case_time_s=1.0)
+    tracer, executor = fake("tracer", "good"), fake("executor", "busy_600ms")
+    pair = Pair(tracer, executor)
+    try:
+        with crowded_cpu(executor):
+            started = time.monotonic()
+            raw = run_session(pair, session("unused", np.arange(3, dtype=np.float32)), limits)
+            took = time.monotonic() - started
+    finally:
+        pair.close()
+    assert raw.stop is None, raw.stop
+    assert took > 1.0  # the wall time alone would have been a time limit
+    assert raw.runs[0].outputs is not None
+
+
+def test_a_spinning_case_is_still_a_time_limit_under_load() -> None:
+    """An endless run on a crowded CPU still stops as the case's time limit, after about its limit in
+    charged time (a few times that in wall time), never as the judge's failure."""
+    limits = replace(LIMITS, case_time_s=0.5, wall_time_s=30.0)
+    tracer, executor = fake("tracer", "good"), fake("executor", "spin")
+    pair = Pair(tracer, executor)
+    try:
+        with crowded_cpu(executor):
+            started = time.monotonic()
+            raw = run_session(pair, session("unused", np.arange(3, dtype=np.float32)), limits)
+            took = time.monotonic() - started
+    finally:
+        pair.close()
+    assert raw.stop is not None and raw.stop.timeout == "case" and raw.stop.phase == "run"
+    assert took < monitor.OVERLOAD_FACTOR * limits.case_time_s
 
 
 def test_no_secret_case_runs_while_the_tracer_lives(monkeypatch: pytest.MonkeyPatch) -> None:
