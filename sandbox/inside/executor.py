@@ -44,6 +44,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
+from sandbox.inside.contracts import BrokenContract, Contracts
 from sandbox.inside.lowering import Lowerer, parse
 from sandbox.protocol import (
     DTYPES,
@@ -162,6 +163,8 @@ class Executor:
         #: This job's programs, by id: compiling (a future) or done.
         self.programs: dict[int, Future[Compiled | None]] = {}
         self.allowed = allowed_custom_calls()
+        #: Every custom call must be one JAX's own lowering makes (``sandbox.inside.contracts``).
+        self.contracts = Contracts(self.allowed, Lowerer())
         self.jobs = 0
         self.lock = threading.Lock()  # replies come from the compile threads and the main thread
         #: MLIR contexts for the current job, one per compile thread, made while the executor is idle
@@ -351,12 +354,10 @@ class Executor:
                 "host_callback",
                 f"the program calls back into Python on the host ({', '.join(summary['host_callbacks'])})",
             )
-        unknown = [t for t in summary["custom_calls"] if t not in self.allowed]
-        if unknown:
-            raise Refused(
-                "custom_call",
-                f"the program uses the custom call {unknown[0]!r}, which the judge does not run",
-            )
+        try:
+            self.contracts.check(module)  # every call's target, types and attributes, before any compile
+        except BrokenContract as exc:
+            raise Refused("custom_call", str(exc)) from None
         for name in summary["ops"]:
             if name in FORBIDDEN_OPS or not (name in ALLOWED_OPS or name.startswith(ALLOWED_PREFIXES)):
                 raise Refused("op", f"the program uses the operation {name!r}, which the judge does not run")
