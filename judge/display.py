@@ -19,7 +19,7 @@ import math
 import re
 from typing import Any
 
-__all__ = ["escape_text", "sanitize_json", "strict_json"]
+__all__ = ["escape_surrogates", "escape_text", "sanitize_json", "strict_json"]
 
 #: C0 controls but tab and newline, DEL, C1 controls (0x9b is a one-byte CSI), the bidirectional marks,
 #: embeddings, overrides and isolates, the line and paragraph separators, the byte-order mark, and lone
@@ -43,6 +43,24 @@ def escape_text(text: str, *, newlines: bool = True) -> str:
     """
     escaped = _UNSAFE.sub(_escape, text)
     return escaped if newlines else escaped.replace("\n", "\\x0a")
+
+
+_SCALARS = frozenset({int, float, bool, type(None)})
+
+
+def escape_surrogates(value: Any) -> Any:
+    """A JSON-ready value with every lone surrogate in a string or key written as its visible escape, and
+    nothing else changed (bidirectional marks stay: this is a raw value, not display text). Lists of
+    numbers, the bulk of any value, are passed over without a walk."""
+    if isinstance(value, str):
+        return _SURROGATE.sub(_escape, value) if _SURROGATE.search(value) else value
+    if isinstance(value, dict):
+        return {escape_surrogates(k): escape_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        if {type(item) for item in value} <= _SCALARS:
+            return value
+        return [escape_surrogates(item) for item in value]
+    return value
 
 
 def sanitize_json(value: Any) -> Any:

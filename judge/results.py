@@ -1,12 +1,20 @@
-"""Typed results of grading: one per case and one for the submission (shared by the CLI and the API)."""
+"""Typed results of grading: one per case and one for the submission (shared by the CLI and the API).
+
+These models are where what a sandbox reported becomes the judge's data, so they are the one place that
+makes user-controlled text safe (``judge.display``): every display text (messages, prints, a value's
+text) has control characters, bidirectional overrides and lone surrogates written as visible escapes,
+and the raw JSON of a value (``LeafValue.json_value``, a case's ``input``) keeps what the user sent except
+lone surrogates, which no encoder can hold (JSON, UTF-8, PostgreSQL) and which become their escapes too.
+"""
 
 from __future__ import annotations
 
 import math
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
+from judge.display import escape_surrogates, escape_text
 from judge.pytree_json import describe_leaves, format_value, pytree_to_json
 from judge.verdicts import Verdict, WrongAnswerReason
 
@@ -20,6 +28,11 @@ def _finite_or_none(value: Any) -> Any:
 #: A measurement that is a finite number or absent: NaN and infinities become None, so a result always
 #: serializes to standard JSON (strict parsers, browsers included, reject NaN and Infinity).
 FiniteOrNone = Annotated[float | None, BeforeValidator(_finite_or_none)]
+
+#: Text shown to a reader (a message, the prints, a value's text): user-controlled, so made inert.
+DisplayText = Annotated[str, AfterValidator(escape_text)]
+#: A JSON value that may hold user-chosen keys: kept raw but for lone surrogates (see the module doc).
+RawJson = Annotated[Any, AfterValidator(escape_surrogates)]
 
 
 #: Most numbers one shown value holds. A submission may return up to its output cap (tens of MiB) under a
@@ -35,8 +48,8 @@ class LeafValue(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    json_value: Any = Field(serialization_alias="json")
-    text: str
+    json_value: RawJson = Field(serialization_alias="json")
+    text: DisplayText
     omitted: bool = False
 
     @classmethod
@@ -65,11 +78,11 @@ class CaseResult(BaseModel):
     visibility: Visibility
     verdict: Verdict
     reason: WrongAnswerReason | None = None
-    message: str = ""
+    message: DisplayText = ""
     compile_ms: FiniteOrNone = None
     run_ms: FiniteOrNone = None
     #: Public and custom cases only; always None for hidden cases.
-    input: dict[str, Any] | None = None
+    input: Annotated[dict[str, Any] | None, AfterValidator(escape_surrogates)] = None
     output: LeafValue | None = None
     expected: LeafValue | None = None
     #: Largest element error as a multiple of the tolerance (for authors' margins). None when no finite
@@ -86,10 +99,10 @@ class GradeResult(BaseModel):
     verdict: Verdict
     passed: int
     total: int
-    message: str = ""
+    message: DisplayText = ""
     cases: list[CaseResult]
     #: What the submission printed (stdout and stderr), capped; hidden-case output is withheld.
-    stdout: str = ""
+    stdout: DisplayText = ""
     stdout_truncated: bool = False
     backend: str
     elapsed_ms: float

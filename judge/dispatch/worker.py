@@ -7,11 +7,16 @@ failure of the judge itself (the sandbox cannot start, a bug) gives the submissi
 attempt, up to ``max_attempts``, and then marks it ``failed`` with a reason that holds no server detail.
 Once ``abandon()`` is called (shutdown) nothing more is stored: a grading cut short by the shutdown must
 not be reported as the user's failure; it stays ``running`` and the next start queues it again.
+
+A result that cannot be serialized or stored because of what the submission put in it (text no encoder
+holds, a value the database refuses) is the submission's outcome, not the judge's failure: it is stored
+once, as ``runtime_error`` with a message that says so (``unstorable``), never retried.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 import logging
 import threading
 import time
@@ -26,8 +31,43 @@ from judge.results import CaseResult, GradeResult
 from judge.store import Claim, Store
 from judge.store.jsonsafe import case_json, result_json
 from judge.store.manifest import manifest
+from judge.verdicts import Verdict
 
 log = logging.getLogger(__name__)
+
+#: Errors that serializing or storing a result raises when its content is at fault, not the judge.
+CONTENT_ERRORS: tuple[type[BaseException], ...] = (ValueError, TypeError, UnicodeError, RecursionError)
+
+
+def _content_errors() -> tuple[type[BaseException], ...]:
+    """CONTENT_ERRORS plus the database's own refusal of a value (SQLAlchemy's DataError)."""
+    from sqlalchemy.exc import DataError
+
+    return (*CONTENT_ERRORS, DataError)
+
+
+def unstorable(result: GradeResult, exc: BaseException) -> GradeResult:
+    """What is stored instead of a result its own content kept from being stored: the verdict is the
+    submission's (``runtime_error``), and nothing of the offending content is kept."""
+    cases = [
+        CaseResult(name=c.name, visibility=c.visibility, verdict=Verdict.NOT_RUN, message="not stored")
+        for c in result.cases
+    ]
+    message = (
+        f"the result could not be stored ({type(exc).__name__}): the output, a message or the prints hold "
+        "a value that cannot be stored as text"
+    )
+    return GradeResult(
+        problem=result.problem,
+        verdict=Verdict.RUNTIME_ERROR,
+        passed=0,
+        total=result.total,
+        message=message,
+        cases=cases,
+        backend=result.backend,
+        elapsed_ms=result.elapsed_ms,
+    )
+
 
 DEFAULT_MAX_ATTEMPTS = 3
 
@@ -117,8 +157,13 @@ class GradingWorker:
         counter = itertools.count()
 
         def on_case(case: CaseResult) -> None:
-            data = {"index": next(counter), "case": case_json(case)}
-            self.feed.publish(claim, CASE, data)
+            index = next(counter)
+            try:
+                self.feed.publish(claim, CASE, {"index": index, "case": case_json(case)})
+            except _content_errors() as exc:  # the case's content, not the judge: say so and go on
+                bare = CaseResult(name=case.name, visibility=case.visibility, verdict=case.verdict)
+                log.warning("case %d of %s not storable (%s)", index, submission_id, type(exc).__name__)
+                self.feed.publish(claim, CASE, {"index": index, "case": case_json(bare)})
 
         started = time.monotonic()
         self._observe("grading_started")
@@ -138,15 +183,23 @@ class GradingWorker:
         self._observe("grading_finished", result.verdict.value, time.monotonic() - started)
         if self._abandoned.is_set():
             return Outcome.ABANDONED
-        data = result_json(result)
-        final = (RESULT, {"status": "done", "verdict": result.verdict.value, "result": data})
-        stored = self.store.finish(claim, data, result.verdict.value, self.manifest(problem), final)
+        try:
+            stored = self._finish(claim, problem, result)
+        except _content_errors() as exc:
+            log.warning("result of %s not storable (%s): stored as its verdict", submission_id, exc)
+            stored = self._finish(claim, problem, unstorable(result, exc))
         self.feed.announce(submission_id)
         if not stored:
             return Outcome.SKIPPED
         if record.callback_url and self.callbacks is not None:
             self.callbacks.submit(submission_id)
         return Outcome.GRADED
+
+    def _finish(self, claim: Claim, problem: Problem, result: GradeResult) -> bool:
+        data = result_json(result)
+        json.dumps(data, allow_nan=False).encode()  # what every store and client must be able to take
+        final = (RESULT, {"status": "done", "verdict": result.verdict.value, "result": data})
+        return self.store.finish(claim, data, result.verdict.value, self.manifest(problem), final)
 
     def _give_up(self, claim: Claim, error: str) -> Outcome:
         stored = self.store.fail(claim, error, (FAILED, {"status": "failed", "error": error}))
