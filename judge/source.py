@@ -6,6 +6,10 @@ before anything reaches a sandbox:
 - the encoding is found like Python finds it (``tokenize.detect_encoding``): a UTF-8 byte-order mark, else a
   PEP 263 ``coding:`` line, else UTF-8; the byte-order mark is dropped, so a file saved by an editor that
   writes one grades like any other;
+- only the text encodings editors save source in are accepted (``ACCEPTED``: UTF-8, ASCII, Latin-1,
+  ISO-8859-15, Windows-1252, under any of their names); any other codec a coding line names (``punycode``,
+  ``rot13``, ``utf-16``, ``unicode_escape``...) is refused with the line, since such codecs transform the
+  text or fail with errors of their own;
 - bytes that are not valid in that encoding, a NUL byte (Python refuses to compile source holding one), a
   malformed coding line and an over-long source each raise ``SourceError``, an ``InputError`` whose path
   names the line (``line 3``), so the learner sees where the problem is.
@@ -13,13 +17,25 @@ before anything reaches a sandbox:
 
 from __future__ import annotations
 
+import codecs
 import io
 import re
 import tokenize
 
 from judge.errors import InputError
 
-__all__ = ["SourceError", "decode_source"]
+__all__ = ["ACCEPTED", "SourceError", "decode_source"]
+
+#: The source encodings accepted, by their codec names (``codecs.lookup(name).name``), with how to say them.
+ACCEPTED = {
+    "utf-8": "UTF-8",
+    "utf-8-sig": "UTF-8",
+    "ascii": "ASCII",
+    "iso8859-1": "Latin-1",
+    "iso8859-15": "ISO-8859-15",
+    "cp1252": "Windows-1252",
+}
+_ACCEPTED_TEXT = "UTF-8 (the default), ASCII, Latin-1, ISO-8859-15 or Windows-1252"
 
 _BOM = b"\xef\xbb\xbf"
 #: PEP 263: a comment on line 1 or 2 that names the encoding.
@@ -58,6 +74,15 @@ def decode_source(data: bytes, *, max_bytes: int | None = None) -> str:
             raise SourceError(line, f"cannot tell the source encoding: {exc.msg or exc}") from None
         # No coding line: the first lines are not UTF-8, and decoding pinpoints the byte below.
         encoding = "utf-8-sig" if data.startswith(_BOM) else "utf-8"
+    try:
+        codec = codecs.lookup(encoding).name
+    except LookupError:
+        raise SourceError(_cookie_line(data) or 1, f"unknown source encoding {encoding!r}") from None
+    if codec not in ACCEPTED:
+        raise SourceError(
+            _cookie_line(data) or 1,
+            f"the source encoding {encoding!r} is not accepted; declare {_ACCEPTED_TEXT}",
+        )
     # Decode past a byte-order mark with the plain codec, so error offsets count from the file's start.
     skip = len(_BOM) if encoding == "utf-8-sig" and data.startswith(_BOM) else 0
     try:
@@ -71,8 +96,6 @@ def decode_source(data: bytes, *, max_bytes: int | None = None) -> str:
             f"byte 0x{data[start]:02x} at column {column} is not valid {exc.encoding} text; "
             "save the file as UTF-8",
         ) from None
-    except LookupError:
-        raise SourceError(_cookie_line(data) or 1, f"unknown source encoding {encoding!r}") from None
     nul = text.find("\0")
     if nul >= 0:
         line = text.count("\n", 0, nul) + 1
