@@ -46,6 +46,10 @@ def make_settings(data_dir: Path, **overrides: Any) -> Settings:
         "problems_dir": FIXTURES,
         "rate_limit": "100000/minute",
         "anonymous_rate_limit": "100000/minute",
+        # One test client is one client address: per-client shares as generous as the rate limits.
+        "runs_per_client": 1024,
+        "submissions_per_client": 100_000,
+        "streams_per_client": 100_000,
         "submission_concurrency": 1,
         "run_reserve": 1,
         "spare_workers": 0,  # fewer sandboxes on a busy test machine; the spare only adds throughput
@@ -246,6 +250,9 @@ class ServeProcess(JudgeProcess):
         quiet = {
             "JUDGE_RATE_LIMIT": "100000/minute",
             "JUDGE_ANONYMOUS_RATE_LIMIT": "100000/minute",
+            "JUDGE_RUNS_PER_CLIENT": "1024",
+            "JUDGE_SUBMISSIONS_PER_CLIENT": "100000",
+            "JUDGE_STREAMS_PER_CLIENT": "100000",
             "JUDGE_LOG_LEVEL": "warning",
         }
         super().__init__(data_dir, {**quiet, **env})

@@ -95,11 +95,14 @@ def test_allowlist_rules() -> None:
     assert "not enabled" in (callback_refusal("https://hooks.example/x", []) or "")
 
 
-def test_signature_is_hmac_sha256_of_the_body() -> None:
-    body = b'{"id": "x"}'
-    header = sign(b"k", body)
-    assert header.startswith("sha256=") and verify(b"k", body, header)
-    assert not verify(b"k", body + b" ", header) and not verify(b"other", body, header)
+def test_signature_is_hmac_sha256_of_timestamp_delivery_and_body() -> None:
+    body, stamp, delivery = b'{"id": "x"}', int(time.time()), "d-1"
+    header = sign(b"k", body, timestamp=stamp, delivery=delivery)
+    assert header.startswith("sha256=")
+    assert verify(b"k", body, header, timestamp=str(stamp), delivery=delivery)
+    assert not verify(b"k", body + b" ", header, timestamp=str(stamp), delivery=delivery)
+    assert not verify(b"other", body, header, timestamp=str(stamp), delivery=delivery)
+    assert not verify(b"k", body, header, timestamp=str(stamp), delivery="d-2")
 
 
 def test_callback_is_signed_retried_with_backoff_and_recorded(
@@ -131,7 +134,14 @@ def test_callback_is_signed_retried_with_backoff_and_recorded(
             and payload["result"]["verdict"] == "accepted"
         )
         assert payload == client.get(f"/api/submissions/{sid}").json()
-        assert verify(SECRET.encode(), body, h3[SIGNATURE_HEADER])
+        assert verify(
+            SECRET.encode(),
+            body,
+            h3[SIGNATURE_HEADER],
+            timestamp=h3["X-Judge-Timestamp"],
+            delivery=h3["X-Judge-Delivery"],
+        )
+        assert h1["X-Judge-Delivery"] == h2["X-Judge-Delivery"] == h3["X-Judge-Delivery"]
         assert [h["X-Judge-Delivery-Attempt"] for h in (h1, h2, h3)] == ["1", "2", "3"]
         assert t2 - t1 >= 0.2 and t3 - t2 >= 0.4  # exponential backoff
         attempts = services.store.callback_attempts(sid)

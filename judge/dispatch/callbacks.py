@@ -1,9 +1,19 @@
 """Result callbacks: POST a finished submission to its ``callback_url``, signed, retried, recorded.
 
 Only URLs whose host is on the operator's allowlist are ever called (checked when the submission is
-accepted and again before each delivery). The body is the submission as ``GET /api/submissions/{id}``
-returns it; the header ``X-Judge-Signature: sha256=<hex>`` is the HMAC-SHA256 of the exact body bytes with
-the operator's secret, so the receiver can verify it came from this judge. A delivery that fails with a
+accepted and again before each delivery). An allowlisted host NAME is resolved at delivery, every address
+it resolves to must be public (not loopback, private, link-local, reserved or multicast: DNS rebinding
+must not turn an allowed name into the judge's own network), and the connection goes to that checked
+address (pinned; ``Host`` and TLS's server name stay the name). An allowlisted IP address is called as
+the operator wrote it.
+
+The body is the submission as ``GET /api/submissions/{id}`` returns it. Each try carries
+``X-Judge-Timestamp`` (Unix seconds) and ``X-Judge-Delivery`` (one id per submission's callback, the same
+on every retry), and ``X-Judge-Signature: sha256=<hex>``, the HMAC-SHA256 of
+``<timestamp>.<delivery>.<body bytes>`` with the operator's secret; while a secret is rotated, one
+``sha256=`` value per secret, comma-separated. A receiver (``verify``) recomputes it, refuses a timestamp
+outside its tolerance window (replays of a captured callback) and drops a delivery id it has already
+processed (duplicates within the window). A delivery that fails with a
 network error, a timeout, 408, 429 or 5xx is retried after ``backoff_s * 2**(attempt - 1)`` seconds, up to
 ``attempts`` tries; redirects are never followed. Every try is recorded (``Store.record_callback_attempt``)
 and the submission's ``callback_state`` ends ``delivered`` or ``failed``. Pending deliveries survive a
@@ -15,11 +25,14 @@ from __future__ import annotations
 import hashlib
 import heapq
 import hmac
+import ipaddress
 import logging
+import socket
 import threading
 import time
-from collections.abc import Callable, Iterable
-from urllib.parse import urlsplit
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
@@ -28,18 +41,104 @@ from judge.store import CallbackState, Store, SubmissionRecord
 log = logging.getLogger(__name__)
 
 SIGNATURE_HEADER = "X-Judge-Signature"
+TIMESTAMP_HEADER = "X-Judge-Timestamp"
+DELIVERY_HEADER = "X-Judge-Delivery"
+#: Seconds a receiver accepts a callback's timestamp off its own clock (``verify``'s default).
+TOLERANCE_S = 300
 _RETRYABLE_STATUS = frozenset({408, 425, 429})
 MAX_URL_LENGTH = 2048
+_DELIVERY_NAMESPACE = uuid.UUID("6f1c1b0e-8a55-4a49-9d3f-2f3f0d6c5a11")
+
+Resolver = Callable[[str, int], list[str]]
 
 
-def sign(secret: bytes, body: bytes) -> str:
-    """The signature header's value for ``body``: ``sha256=<hex HMAC-SHA256>``."""
-    return "sha256=" + hmac.new(secret, body, hashlib.sha256).hexdigest()
+def delivery_id(submission_id: str) -> str:
+    """The callback's delivery id: the same on every try, so a receiver can drop duplicates."""
+    return str(uuid.uuid5(_DELIVERY_NAMESPACE, f"{submission_id}/result"))
 
 
-def verify(secret: bytes, body: bytes, header: str) -> bool:
-    """What a receiver does: recompute the signature and compare in constant time."""
-    return hmac.compare_digest(sign(secret, body), header)
+def _signed(timestamp: int, delivery: str, body: bytes) -> bytes:
+    return f"{timestamp}.{delivery}.".encode() + body
+
+
+def sign(secret: bytes, body: bytes, *, timestamp: int, delivery: str) -> str:
+    """One signature: ``sha256=<hex HMAC-SHA256 of "<timestamp>.<delivery>.<body>">``."""
+    return "sha256=" + hmac.new(secret, _signed(timestamp, delivery, body), hashlib.sha256).hexdigest()
+
+
+def signature_header(secrets: Sequence[bytes], body: bytes, *, timestamp: int, delivery: str) -> str:
+    """The header's value: one signature per secret (two while a secret is rotated), comma-separated."""
+    return ", ".join(sign(s, body, timestamp=timestamp, delivery=delivery) for s in secrets)
+
+
+def verify(
+    secret: bytes,
+    body: bytes,
+    header: str,
+    *,
+    timestamp: str,
+    delivery: str,
+    tolerance_s: float = TOLERANCE_S,
+    now: float | None = None,
+) -> bool:
+    """What a receiver does with the three headers: the timestamp must be within ``tolerance_s`` of its
+    clock, and one of the header's signatures must match ``secret`` (constant-time compare). It must then
+    also drop a ``delivery`` id it has processed before (kept for the tolerance window)."""
+    try:
+        stamp = int(timestamp)
+    except ValueError:
+        return False
+    if abs((time.time() if now is None else now) - stamp) > tolerance_s:
+        return False
+    expected = sign(secret, body, timestamp=stamp, delivery=delivery)
+    return any(hmac.compare_digest(expected, part.strip()) for part in header.split(","))
+
+
+def _public(address: str) -> bool:
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_global and not ip.is_multicast
+
+
+def resolve(host: str, port: int) -> list[str]:
+    """Every address ``host`` resolves to now (TCP)."""
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return list(dict.fromkeys(str(info[4][0]) for info in infos))
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
+def pinned_target(url: str, resolver: Resolver = resolve) -> tuple[str, str | None, str | None]:
+    """(URL to connect to, Host header, TLS server name) for a callback, or raises ValueError naming why
+    not. An IP literal is used as written; a name is resolved once, all its addresses must be public, and
+    the URL is rewritten to the first, so the connection cannot go anywhere the check did not see."""
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    if _is_ip(host):
+        return url, None, None
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        addresses = resolver(host, port)
+    except OSError as exc:
+        raise ValueError(f"{host!r} does not resolve ({exc})") from None
+    if not addresses:
+        raise ValueError(f"{host!r} does not resolve")
+    blocked = [a for a in addresses if not _public(a)]
+    if blocked:
+        raise ValueError(f"{host!r} resolves to a non-public address ({blocked[0]})")
+    ip = addresses[0]
+    shown = f"[{ip}]" if ":" in ip else ip
+    netloc = f"{shown}:{parts.port}" if parts.port else shown
+    host_header = parts.netloc.rsplit("@", 1)[-1]
+    target = urlunsplit((parts.scheme, netloc, parts.path or "/", parts.query, ""))
+    return target, host_header, host if parts.scheme == "https" else None
 
 
 def _authority(url: str) -> tuple[str, str, int | None]:
@@ -78,15 +177,19 @@ class CallbackSender:
         store: Store,
         *,
         secret: bytes,
+        previous_secret: bytes | None = None,
         allowed_hosts: Iterable[str],
         render: Callable[[SubmissionRecord], bytes],
         attempts: int = 5,
         backoff_s: float = 1.0,
         timeout_s: float = 10.0,
         threads: int = 2,
+        resolver: Resolver = resolve,
     ) -> None:
         self.store = store
         self.secret = secret
+        self.secrets = [secret] if not previous_secret else [secret, previous_secret]
+        self.resolver = resolver
         self.allowed_hosts = tuple(allowed_hosts)
         self.render = render
         self.attempts = attempts
@@ -160,9 +263,12 @@ class CallbackSender:
             self.store.set_callback_state(submission_id, CallbackState.FAILED)
             return
         body = self.render(record)
+        timestamp, delivery = int(time.time()), delivery_id(submission_id)
         headers = {
             "Content-Type": "application/json",
-            SIGNATURE_HEADER: sign(self.secret, body),
+            SIGNATURE_HEADER: signature_header(self.secrets, body, timestamp=timestamp, delivery=delivery),
+            TIMESTAMP_HEADER: str(timestamp),
+            DELIVERY_HEADER: delivery,
             "X-Judge-Submission": submission_id,
             "X-Judge-Delivery-Attempt": str(attempt),
             "User-Agent": "jax-judge-callback",
@@ -170,10 +276,18 @@ class CallbackSender:
         status: int | None = None
         error: str | None = None
         try:
-            response = self._client.post(url, content=body, headers=headers)
-            status = response.status_code
-        except httpx.HTTPError as exc:
-            error = f"{type(exc).__name__}: {exc}"[:500]
+            target, host_header, server_name = pinned_target(url, self.resolver)
+        except ValueError as exc:  # the name resolves nowhere, or somewhere private: a network error
+            target, error = "", f"not sent: {exc}"[:500]
+        if not error:
+            if host_header is not None:
+                headers["Host"] = host_header
+            extensions = {"sni_hostname": server_name} if server_name else None
+            try:
+                response = self._client.post(target, content=body, headers=headers, extensions=extensions)
+                status = response.status_code
+            except httpx.HTTPError as exc:
+                error = f"{type(exc).__name__}: {exc}"[:500]
         self.store.record_callback_attempt(submission_id, attempt, url, status, error)
         if status is not None and 200 <= status < 300:
             self.store.set_callback_state(submission_id, CallbackState.DELIVERED)

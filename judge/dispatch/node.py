@@ -182,6 +182,11 @@ class GradingNode:
         return CallbackSender(
             self.store,
             secret=settings.callback_secret.get_secret_value().encode(),
+            previous_secret=(
+                settings.callback_secret_previous.get_secret_value().encode()
+                if settings.callback_secret_previous is not None
+                else None
+            ),
             allowed_hosts=settings.callback_hosts,
             render=lambda record: json.dumps(submission_json(record)).encode(),
             attempts=settings.callback_attempts,

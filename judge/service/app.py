@@ -23,8 +23,10 @@ from starlette.concurrency import run_in_threadpool
 from judge import __version__, web
 from judge.service import errors
 from judge.service.bodylimit import BodySizeLimit
+from judge.service.bodytimeout import BodyTimeout
 from judge.service.routes import health, problems, runs, submissions, workers
 from judge.service.settings import Settings
+from judge.service.shares import ClientShares
 from judge.service.state import Services
 
 log = logging.getLogger(__name__)
@@ -68,6 +70,9 @@ def create_app(
     )
     if services is not None:
         app.state.services = services
+    # Per-client shares of this process's Run capacity and event streams (judge/service/shares.py).
+    app.state.run_shares = ClientShares(settings.runs_per_client, what="Runs", retry_after=2)
+    app.state.stream_shares = ClientShares(settings.streams_per_client, what="event streams", retry_after=5)
     errors.install(app)
     for router in (problems.router, runs.router, submissions.router, workers.router, health.router):
         app.include_router(router)
@@ -86,4 +91,5 @@ def create_app(
             max_age=600,
         )
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(BodyTimeout, timeout_s=settings.body_timeout_s)
     return app

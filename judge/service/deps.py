@@ -29,6 +29,21 @@ def _unauthorized(message: str) -> ApiError:
     return ApiError(401, "unauthorized", message, headers={"WWW-Authenticate": "Bearer"})
 
 
+def _failed(services: Services, address: str, message: str) -> ApiError:
+    """A failed authentication: 401, or 429 once this address has failed too often (key guessing)."""
+    retry_after = services.limiter.hit_failed_auth(address)
+    if retry_after is None:
+        return _unauthorized(message)
+    services.metrics.rejected.labels("failed_auth").inc()
+    return ApiError(
+        429,
+        "rate_limited",
+        f"too many failed authentications from client {address}; retry in {retry_after} s",
+        limit="failed_auth_rate_limit",
+        headers={"Retry-After": str(retry_after)},
+    )
+
+
 def get_principal(
     request: Request,
     services: ServicesDep,
@@ -38,10 +53,10 @@ def get_principal(
     address = request.client.host if request.client else "unknown"
     if request.headers.get("authorization") is not None:
         if credentials is None or credentials.scheme.lower() != "bearer" or not credentials.credentials:
-            raise _unauthorized("the Authorization header must be 'Bearer <API key>'")
+            raise _failed(services, address, "the Authorization header must be 'Bearer <API key>'")
         name = identify(credentials.credentials, services.api_keys)
         if name is None:
-            raise _unauthorized("unknown API key")
+            raise _failed(services, address, "unknown API key")
         return Principal(name, address)
     if not services.settings.allow_anonymous:
         raise _unauthorized("an API key is required (Authorization: Bearer <API key>)")

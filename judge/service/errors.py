@@ -29,6 +29,7 @@ _HTTP_CODES = {
     403: "forbidden",
     404: "not_found",
     405: "method_not_allowed",
+    408: "request_timeout",
     413: "limit_exceeded",
     415: "unsupported_media_type",
     429: "rate_limited",

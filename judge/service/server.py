@@ -2,11 +2,16 @@
 
 One process: the in-process dispatcher and the warm pool live in it. SIGTERM or Ctrl-C stop it cleanly
 (running gradings get ``shutdown_grace_s`` to finish; the rest are graded after the next start).
+
+The server bounds slow and hostile clients itself (``judge.service.protocol``, ``bodytimeout``,
+``logflood``): header and body timeouts, an idle keep-alive limit, a connection limit kept below the
+open-files limit, and logs that a flood of connections cannot flood.
 """
 
 from __future__ import annotations
 
 import logging
+import resource
 import signal
 import socket
 import sys
@@ -15,6 +20,10 @@ from judge.errors import JudgeError, ProblemError, SandboxRefused
 from judge.service.settings import Settings
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+#: Largest request line plus headers (h11 answers 400 past it).
+H11_MAX_HEADER_BYTES = 16 * 1024
+#: File descriptors kept free beside the connections: the sandbox pool's pipes, the database, logs.
+FD_RESERVE = 256
 
 
 def _say(message: str) -> None:
@@ -36,17 +45,36 @@ def url_of(sock: socket.socket) -> str:
     return f"http://{shown}:{port}"
 
 
+def connection_limit(wanted: int) -> int:
+    """``wanted``, lowered to fit the open-files limit (raised to its hard limit first) minus FD_RESERVE."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or hard > soft:
+        target = hard if hard != resource.RLIM_INFINITY else max(soft, 65536)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+        except (ValueError, OSError):
+            pass
+    fits = max(16, soft - FD_RESERVE)
+    if wanted > fits:
+        _say(f"max_connections {wanted} lowered to {fits}: the open-files limit is {soft}")
+    return min(wanted, fits)
+
+
 def serve(settings: Settings) -> int:
     import uvicorn
     from sqlalchemy.exc import SQLAlchemyError
 
+    from judge.service import logflood
     from judge.service.apikeys import KeyFileError
     from judge.service.app import create_app
+    from judge.service.protocol import GuardedH11Protocol
     from judge.service.state import Services
 
     logging.basicConfig(
         level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    logflood.install()
     try:
         services = Services.build(settings)
     except SandboxRefused as exc:
@@ -69,8 +97,15 @@ def serve(settings: Settings) -> int:
         _say(f"cannot listen on {settings.host}:{settings.port}: {exc.strerror}")
         return EXIT_FAILED
     app = create_app(services=services, manage=True)
+    protocol = GuardedH11Protocol.configured(
+        max_connections=connection_limit(settings.max_connections),
+        header_timeout_s=settings.header_timeout_s,
+    )
     config = uvicorn.Config(
         app,
+        http=protocol,
+        timeout_keep_alive=max(1, round(settings.keep_alive_s)),
+        h11_max_incomplete_event_size=H11_MAX_HEADER_BYTES,
         log_level=settings.log_level,
         proxy_headers=settings.forwarded_allow_ips is not None,
         forwarded_allow_ips=settings.forwarded_allow_ips,

@@ -46,6 +46,16 @@ class Settings(BaseSettings):
     #: Addresses of reverse proxies whose X-Forwarded-For is trusted for the client address ("*": any).
     forwarded_allow_ips: str | None = None
     log_level: Literal["critical", "error", "warning", "info", "debug"] = "info"
+    #: Connections served at once; past it a new connection is closed at once. Keep it below the
+    #: open-files limit (``ulimit -n``) minus what the sandbox pool and the database use.
+    max_connections: int = Field(default=2048, ge=16, le=1_000_000)
+    #: Seconds a client may take to send a request's headers (from the connection or the previous
+    #: response); then the connection is closed.
+    header_timeout_s: float = Field(default=10.0, gt=0, le=600)
+    #: Seconds a client may take between two pieces of a request body (then 408).
+    body_timeout_s: float = Field(default=10.0, gt=0, le=600)
+    #: Seconds an idle keep-alive connection stays open.
+    keep_alive_s: float = Field(default=5.0, gt=0, le=600)
 
     # ---- storage
     #: Where the SQLite database lives (created when missing).
@@ -78,6 +88,14 @@ class Settings(BaseSettings):
     run_wait_s: float = Field(default=30.0, gt=0, le=600)
     #: Submissions that may wait in the queue; past it POST /api/submissions gets 429 with Retry-After.
     queue_size: int = Field(default=100, ge=1, le=100_000)
+    #: Runs one API key, or one client address without a key, may have running or waiting at once.
+    runs_per_client: int = Field(default=2, ge=1, le=1024)
+    #: Submissions one API key, or one client address without a key, may have queued or running at once.
+    submissions_per_client: int = Field(default=20, ge=1, le=100_000)
+    #: Event streams one API key, or one client address without a key, may hold open at once.
+    streams_per_client: int = Field(default=16, ge=1, le=100_000)
+    #: Seconds an event stream stays open at most (a client that still wants events reconnects).
+    stream_max_s: float = Field(default=900.0, gt=0, le=86400)
     #: Tries per submission when the judge itself fails (the sandbox cannot start, ...).
     max_attempts: int = Field(default=3, ge=1, le=10)
     #: Seconds running gradings may finish in at shutdown (the rest are graded after the next start).
@@ -121,6 +139,8 @@ class Settings(BaseSettings):
     #: ``limits`` notation, e.g. ``120/minute`` or ``10/second;500/hour``: per key, and per client address.
     rate_limit: str = "240/minute"
     anonymous_rate_limit: str = "60/minute"
+    #: Requests with a wrong or malformed API key, per client address (key guessing is slowed too).
+    failed_auth_rate_limit: str = "20/minute"
     #: Where rate-limit counters live: ``memory://`` (one process) or e.g. ``redis://host:6379``.
     rate_limit_storage: str = "memory://"
     #: Origins allowed to call the API from a browser (CORS); empty: none besides the judge's own.
@@ -131,6 +151,8 @@ class Settings(BaseSettings):
     callback_hosts: StrList = Field(default_factory=list)
     #: HMAC-SHA256 key of the ``X-Judge-Signature`` header (required when callback_hosts is set).
     callback_secret: SecretStr | None = None
+    #: The previous key while a secret is rotated: callbacks then carry a signature with each key.
+    callback_secret_previous: SecretStr | None = None
     callback_attempts: int = Field(default=5, ge=1, le=20)
     callback_backoff_s: float = Field(default=1.0, gt=0, le=3600)
     callback_timeout_s: float = Field(default=10.0, gt=0, le=120)
@@ -145,7 +167,7 @@ class Settings(BaseSettings):
             return [part.strip() for part in text.split(",") if part.strip()]
         return value
 
-    @field_validator("rate_limit", "anonymous_rate_limit")
+    @field_validator("rate_limit", "anonymous_rate_limit", "failed_auth_rate_limit")
     @classmethod
     def _rate(cls, value: str) -> str:
         from limits import parse_many

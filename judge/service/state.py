@@ -95,7 +95,10 @@ class Services:
         self.api_keys = settings.all_api_keys()
         self.limits = RequestLimits.from_settings(settings)
         self.limiter = RateLimiter(
-            settings.rate_limit_storage, settings.rate_limit, settings.anonymous_rate_limit
+            settings.rate_limit_storage,
+            settings.rate_limit,
+            settings.anonymous_rate_limit,
+            settings.failed_auth_rate_limit,
         )
         # Distributed: submissions are graded by ``judge worker`` nodes; this node's own warm pool serves
         # Run only (run_reserve workers), so Run never waits behind the queue.
@@ -114,6 +117,11 @@ class Services:
             self.callbacks = CallbackSender(
                 store,
                 secret=settings.callback_secret.get_secret_value().encode(),
+                previous_secret=(
+                    settings.callback_secret_previous.get_secret_value().encode()
+                    if settings.callback_secret_previous is not None
+                    else None
+                ),
                 allowed_hosts=settings.callback_hosts,
                 render=lambda record: json.dumps(submission_json(record)).encode(),
                 attempts=settings.callback_attempts,

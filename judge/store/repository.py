@@ -188,6 +188,21 @@ class Store:
         with self._session() as session:
             return int(session.scalar(query) or 0)
 
+    def unfinished_of(self, key_name: str | None, address: str) -> int:
+        """Queued or running submissions of one API key, or of one client address without a key (the
+        status index bounds the scan to unfinished rows)."""
+        query = (
+            select(func.count())
+            .select_from(Submission)
+            .where(Submission.status.in_((Status.QUEUED.value, Status.RUNNING.value)))
+        )
+        if key_name is not None:
+            query = query.where(Submission.key_name == key_name)
+        else:
+            query = query.where(Submission.key_name.is_(None), Submission.client_address == address)
+        with self._session() as session:
+            return int(session.scalar(query) or 0)
+
     def unfinished(self) -> list[str]:
         """Ids of queued submissions, oldest first."""
         query = (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from judge.errors import InputError, JudgeError
@@ -14,6 +14,7 @@ from judge.service.errors import ApiError, input_error
 from judge.service.gate import RunBusy
 from judge.service.limits import check_inputs, checked_code
 from judge.service.schemas import API_ERRORS, ErrorBody, RunRequest, error_responses
+from judge.service.shares import ClientShares, ShareExceeded
 from judge.store.jsonsafe import result_json
 from sandbox.errors import SandboxError
 
@@ -38,7 +39,9 @@ router = APIRouter(prefix="/api/problems", tags=["runs"], responses=API_ERRORS)
         429: {"model": ErrorBody, "description": "Rate limit, or every sandbox worker busy (Retry-After)."},
     },
 )
-def run(body: RunRequest, problem: ProblemDep, services: ServicesDep, _caller: CallerDep) -> JSONResponse:
+def run(
+    request: Request, body: RunRequest, problem: ProblemDep, services: ServicesDep, caller: CallerDep
+) -> JSONResponse:
     code = checked_code(body.code, services.limits)
     if body.inputs is not None:
         check_inputs(body.inputs, services.limits)
@@ -47,9 +50,16 @@ def run(body: RunRequest, problem: ProblemDep, services: ServicesDep, _caller: C
         except InputError as exc:
             raise input_error(exc) from None
     started = time.monotonic()
+    shares: ClientShares = request.app.state.run_shares
     try:
-        with services.run_gate.slot():
+        # One client's share first (running or waiting), so it cannot queue every other client out.
+        with shares.hold(caller), services.run_gate.slot():
             result = services.engine.run(problem, code, body.inputs)
+    except ShareExceeded as exc:
+        services.metrics.rejected.labels("run_busy").inc()
+        raise ApiError(
+            429, "run_busy", str(exc), limit="runs_per_client", headers={"Retry-After": str(exc.retry_after)}
+        ) from None
     except RunBusy as exc:
         services.metrics.rejected.labels("run_busy").inc()
         raise ApiError(429, "run_busy", str(exc), headers={"Retry-After": str(exc.retry_after)}) from None

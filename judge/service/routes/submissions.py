@@ -8,15 +8,17 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, Query
-from fastapi.responses import JSONResponse
+from fastapi import APIRouter, Header, Query, Request
+from fastapi.responses import JSONResponse, Response
 from sse_starlette import EventSourceResponse, ServerSentEvent
+from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 
 from judge.dispatch import QueueFull
 from judge.dispatch.callbacks import callback_refusal
 from judge.dispatch.events import FINAL_KINDS, STATUS
 from judge.errors import ProblemNotFound
+from judge.service import eventids
 from judge.service.deps import CallerDep, ServicesDep
 from judge.service.errors import ApiError
 from judge.service.limits import checked_code
@@ -31,6 +33,7 @@ from judge.service.schemas import (
     error_responses,
 )
 from judge.service.settings import WAIT_CAP_S
+from judge.service.shares import ClientShares, KeyedLocks, ShareExceeded, who
 from judge.service.state import Services
 from judge.service.views import submission_json, submission_links
 from judge.store import NewSubmission, SubmissionRecord
@@ -40,8 +43,11 @@ router = APIRouter(prefix="/api/submissions", tags=["submissions"], responses=AP
 _NOT_FOUND: dict[int | str, dict[str, Any]] = {
     404: {"model": ErrorBody, "description": "No such submission (or not yours)."}
 }
+_CLIENT_LOCKS = KeyedLocks()
 #: Seconds between keep-alive comments on an idle event stream.
 PING_S = 15
+#: Milliseconds an EventSource waits before it reconnects (the ``retry:`` field every stream opens with).
+RETRY_MS = 3000
 
 
 def _not_found(submission_id: str) -> ApiError:
@@ -50,10 +56,10 @@ def _not_found(submission_id: str) -> ApiError:
 
 def _load(services: Services, submission_id: str, caller: Principal) -> SubmissionRecord:
     try:
-        uuid.UUID(submission_id)
+        canonical = str(uuid.UUID(submission_id))  # lower case, as stored: an id's case does not matter
     except ValueError:
         raise _not_found(submission_id) from None
-    record = services.store.get(submission_id)
+    record = services.store.get(canonical)
     # A submission made with an API key is visible to that key only; anonymous ones to whoever has the id.
     if record is None or (record.key_name is not None and record.key_name != caller.key_name):
         raise _not_found(submission_id)
@@ -85,25 +91,40 @@ def create_submission(body: SubmissionCreate, services: ServicesDep, caller: Cal
         refusal = callback_refusal(body.callback_url, services.settings.callback_hosts)
         if refusal is not None:
             raise ApiError(422, "invalid_callback_url", f"callback_url: {refusal}", path="callback_url")
-    try:
-        reservation = services.dispatcher.reserve()
-    except QueueFull as exc:
-        services.metrics.rejected.labels("queue_full").inc()
-        raise ApiError(429, "queue_full", str(exc), headers={"Retry-After": str(exc.retry_after)}) from None
-    try:
-        record = services.store.create(
-            NewSubmission(
-                problem=problem.slug,
-                code=code,
-                manifest=services.worker.manifest(problem),
-                key_name=caller.key_name,
-                client_address=caller.address,
-                callback_url=body.callback_url,
+    with _CLIENT_LOCKS.holding(caller):  # count and store atomically for this client
+        unfinished = services.store.unfinished_of(caller.key_name, caller.address)
+        cap = services.settings.submissions_per_client
+        if unfinished >= cap:
+            services.metrics.rejected.labels("client_queue_full").inc()
+            raise ApiError(
+                429,
+                "queue_full",
+                f"{who(caller)} has {unfinished} submissions queued or running, the most one client "
+                "may have; wait for one to finish",
+                limit="submissions_per_client",
+                headers={"Retry-After": "5"},
             )
-        )
-    except BaseException:
-        reservation.cancel()
-        raise
+        try:
+            reservation = services.dispatcher.reserve()
+        except QueueFull as exc:
+            services.metrics.rejected.labels("queue_full").inc()
+            raise ApiError(
+                429, "queue_full", str(exc), headers={"Retry-After": str(exc.retry_after)}
+            ) from None
+        try:
+            record = services.store.create(
+                NewSubmission(
+                    problem=problem.slug,
+                    code=code,
+                    manifest=services.worker.manifest(problem),
+                    key_name=caller.key_name,
+                    client_address=caller.address,
+                    callback_url=body.callback_url,
+                )
+            )
+        except BaseException:
+            reservation.cancel()
+            raise
     reservation.commit(record.id)
     links = submission_links(record.id)
     accepted = SubmissionAccepted(
@@ -162,45 +183,84 @@ async def get_submission(
     "`attempt`), one `case` per finished case (`{index, case}`; hidden cases carry verdict and message "
     "only), "
     "then `result` (`{status: done, verdict, result}`) or `failed` (`{status: failed, error}`), after which "
-    "the stream ends. Each stored event has an `id`; reconnect with `Last-Event-ID` to resume after it. "
+    "the stream ends. Every event has an `id` of this submission (`<id>/<n>`, the first `<id>/0`); "
+    "reconnect with `Last-Event-ID` to resume after it (an id of another submission is a 422). A stream "
+    "resumed after the final event is answered 204 (an EventSource stops reconnecting). A stream lasts at "
+    "most `stream_max_s` seconds (resume it), and one client may hold `streams_per_client` at once (429). "
     "If the judge restarted mid-grading, a new `status` event with a higher `attempt` starts the cases over.",
     response_class=EventSourceResponse,
     responses={
         200: {"content": {"text/event-stream": {"schema": {"type": "string"}}}, "description": "The stream."},
+        204: {"description": "Resumed after the final event: nothing more will come."},
         **_NOT_FOUND,
+        422: {"model": ErrorBody, "description": "Last-Event-ID is malformed or another submission's."},
+        429: {"model": ErrorBody, "description": "Rate limit, or this client holds too many streams."},
     },
 )
 async def submission_events(
+    request: Request,
     submission_id: str,
     services: ServicesDep,
     caller: CallerDep,
     last_event_id: Annotated[str | None, Header(description="Resume after this event id.")] = None,
-) -> EventSourceResponse:
+) -> Response:
     record = await run_in_threadpool(_load, services, submission_id, caller)
-    try:
-        after = max(0, int(last_event_id)) if last_event_id else 0
-    except ValueError:
-        raise ApiError(
-            422,
-            "invalid_request",
-            "Last-Event-ID must be an event id (an integer)",
-            path="header.last-event-id",
-        ) from None
+    after = eventids.parse(last_event_id, record.id)
+    resumed = last_event_id is not None and bool(last_event_id.strip())
     feed = services.feed
+    events = await run_in_threadpool(feed.read, record.id, after)
+    if resumed and not events and record.finished:
+        return Response(status_code=204)  # the client has every event: tell it to stop reconnecting
+    shares: ClientShares = request.app.state.stream_shares
+    try:
+        shares.acquire(caller)
+    except ShareExceeded as exc:
+        services.metrics.rejected.labels("stream_limit").inc()
+        raise ApiError(
+            429, "too_many_streams", str(exc), headers={"Retry-After": str(exc.retry_after)}
+        ) from None
+    lease = _Lease(shares, caller)
+    deadline = time.monotonic() + services.settings.stream_max_s
 
     async def stream() -> AsyncIterator[ServerSentEvent]:
-        nonlocal after
-        if after == 0:
-            yield ServerSentEvent(data=json.dumps({"status": record.status.value}), event=STATUS)
-        with feed.subscribe(record.id) as subscription:
-            while True:
-                events = await run_in_threadpool(feed.read, record.id, after)
-                for event in events:
-                    after = event.id
-                    yield ServerSentEvent(data=json.dumps(event.data), event=event.kind, id=str(event.id))
-                    if event.kind in FINAL_KINDS:
-                        return
-                if not events:
-                    await subscription.wait(feed.poll_s)
+        nonlocal after, events
+        try:
+            yield ServerSentEvent(retry=RETRY_MS)
+            if not resumed:
+                data = json.dumps({"status": record.status.value})
+                yield ServerSentEvent(data=data, event=STATUS, id=eventids.event_id(record.id, 0))
+            with feed.subscribe(record.id) as subscription:
+                while True:
+                    for event in events:
+                        after = event.id
+                        yield ServerSentEvent(
+                            data=json.dumps(event.data),
+                            event=event.kind,
+                            id=eventids.event_id(record.id, event.id),
+                        )
+                        if event.kind in FINAL_KINDS:
+                            return
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        return  # the longest a stream lives: the client resumes with Last-Event-ID
+                    if not events:
+                        await subscription.wait(min(feed.poll_s, remaining))
+                    events = await run_in_threadpool(feed.read, record.id, after)
+        finally:
+            lease.release()
 
-    return EventSourceResponse(stream(), ping=PING_S)
+    return EventSourceResponse(stream(), ping=PING_S, background=BackgroundTask(lease.release))
+
+
+class _Lease:
+    """One stream's share, released once: when the stream ends, or after the response if it never ran."""
+
+    def __init__(self, shares: ClientShares, caller: Principal) -> None:
+        self._shares = shares
+        self._caller = caller
+        self._held = True
+
+    def release(self) -> None:
+        if self._held:
+            self._held = False
+            self._shares.release(self._caller)

@@ -1,0 +1,118 @@
+"""The HTTP/1.1 protocol ``judge serve`` runs: uvicorn's h11 protocol with the bounds a server on the open
+internet needs, whether or not a reverse proxy sits in front.
+
+- a connection limit (``max_connections``, kept below the open-files limit by ``server.py``): a connection
+  past it is closed at once, before it can hold a file descriptor for long;
+- a header timeout (``header_timeout_s``): a client that has not sent a whole request line and headers
+  this long after connecting, or after the previous response, gets a 408 and the connection is closed
+  (uvicorn itself bounds only the idle time between requests, and any byte received cancels that);
+- a malformed request (``Content-Length: -1``, a bad request line, headers past the h11 size limit) is
+  answered 400 in the API's error shape, not uvicorn's plain text.
+
+The request body's own timeout is the ASGI middleware ``judge.service.bodytimeout``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any, ClassVar
+
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+log = logging.getLogger("judge.service.protocol")
+
+
+def error_bytes(status: int, reason: str, code: str, message: str) -> bytes:
+    """A whole HTTP/1.1 response in the API's error shape that closes the connection."""
+    body = json.dumps({"error": {"code": code, "message": message}}).encode()
+    head = (
+        f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\n"
+        f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
+    )
+    return head.encode("ascii") + body
+
+
+_BAD_REQUEST = error_bytes(
+    400,
+    "Bad Request",
+    "bad_request",
+    "the request is not valid HTTP/1.1 (request line, a header, its size, or Content-Length)",
+)
+
+
+class GuardedH11Protocol(H11Protocol):
+    """Set the class attributes with ``configured`` (uvicorn builds one instance per connection)."""
+
+    max_connections: ClassVar[int] = 2048
+    header_timeout_s: ClassVar[float] = 10.0
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._header_timer: asyncio.TimerHandle | None = None
+
+    @classmethod
+    def configured(cls, *, max_connections: int, header_timeout_s: float) -> type[GuardedH11Protocol]:
+        return type(
+            "GuardedH11Protocol",
+            (cls,),
+            {"max_connections": max_connections, "header_timeout_s": header_timeout_s},
+        )
+
+    # ------------------------------------------------------------------------------ connection limit
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        if len(self.connections) >= self.max_connections:
+            log.warning("connection refused: %d connections open, the most allowed", len(self.connections))
+            self.transport = transport
+            transport.abort()
+            return
+        super().connection_made(transport)
+        self._arm_header_timer()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._cancel_header_timer()
+        if self not in self.connections:  # refused at connection_made: nothing of ours was set up
+            return
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        if self not in self.connections:
+            return
+        cycle = self.cycle
+        super().data_received(data)
+        if self.cycle is not cycle:  # a whole request line and headers arrived
+            self._cancel_header_timer()
+
+    # ------------------------------------------------------------------------------ header timeout
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if not self.transport.is_closing():
+            self._arm_header_timer()  # the next request's headers must come in time too
+
+    def _arm_header_timer(self) -> None:
+        self._cancel_header_timer()
+        self._header_timer = self.loop.call_later(self.header_timeout_s, self._headers_too_slow)
+
+    def _cancel_header_timer(self) -> None:
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+            self._header_timer = None
+
+    def _headers_too_slow(self) -> None:
+        self._header_timer = None
+        if self.transport.is_closing():
+            return
+        if self.cycle is not None and not self.cycle.response_complete:
+            return  # a request is being served (pipelined data arrived meanwhile)
+        message = f"the request's headers did not arrive within {self.header_timeout_s:g} s"
+        self.transport.write(error_bytes(408, "Request Timeout", "request_timeout", message))
+        self.transport.close()
+
+    # ------------------------------------------------------------------------------ malformed requests
+
+    def send_400_response(self, msg: str) -> None:
+        self.transport.write(_BAD_REQUEST)
+        self.transport.close()
