@@ -71,7 +71,7 @@ class New:
         self.pool = GradingPool(self.backend, LIMITS, size=2, slot_base=slot_base, slots=32)
 
     def submit(self, problem: Problem, code: str, cases: Any = None) -> bool:
-        result = grade(problem, code, lambda limits: self.pool.acquire(120, limits), cases=cases)
+        result = grade(problem, code, lambda limits, **kw: self.pool.acquire(120, limits, **kw), cases=cases)
         return result.accepted
 
     def settle(self) -> None:

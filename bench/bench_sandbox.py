@@ -82,10 +82,10 @@ def main() -> None:
     pool = GradingPool(backend, LIMITS, size=2, slot_base=720, slots=16)
 
     def warm() -> bool:
-        return grade(problem, code, lambda limits: pool.acquire(60, limits), cases=cases).accepted
+        return grade(problem, code, lambda limits, **kw: pool.acquire(60, limits, **kw), cases=cases).accepted
 
     def cold() -> bool:
-        return grade(problem, code, lambda limits: backend.start_pair(limits, 740), cases=cases).accepted
+        return grade(problem, code, lambda limits, **_: backend.start_pair(limits, 740), cases=cases).accepted
 
     def fork_ready() -> bool:
         tracer = backend.fork_tracer(LIMITS, 760)

@@ -1,0 +1,238 @@
+"""This checkout's grading engine against another's, side by side in one run, plus an in-process floor.
+
+Each checkout runs in a child process of its own (same interpreter, its own ``judge`` and ``sandbox`` on
+``sys.path``) that keeps a warm ``GradingPool`` on the bwrap backend, as the service does; the driver sends
+both children the same requests, interleaved, so machine noise hits them alike:
+
+  1. Submit wall time (every public and hidden case), warm pools: p50 of each, ratio this/baseline;
+  2. Run of the public examples: p50 of each, and this checkout against the in-process floor (the
+     solution under a fresh jax.jit on each public case, in the driver, with the sandbox's XLA flags);
+  3. Submits per second at concurrency 2 (a burst of submissions from two threads), best of ``--blocks``.
+
+    git worktree add /tmp/baseline <commit>
+    .venv/bin/python bench/bench_checkouts.py --baseline /tmp/baseline [--repeats 9] [--burst 10] [--blocks 3]
+                                              [--problem global-norm-clipping]
+    git worktree remove /tmp/baseline
+
+Runs as root (bwrap drops sandboxed code to its own uids). ``--child ROOT`` is the child's entry point.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+SOLUTIONS = {
+    "global-norm-clipping": "problems/global-norm-clipping/solutions/accepted/tree_map_minimum.py",
+    "sgd-momentum": "problems/sgd-momentum/solutions/accepted/two_tree_maps.py",
+}
+
+
+# ------------------------------------------------------------------------------------------ the child
+
+
+def child(root: Path, slug: str, slot_base: int) -> None:
+    """Serve timing requests on stdin (one JSON line each) with ``root``'s engine; answer on stdout."""
+    sys.path.insert(0, str(root))
+    import inspect
+
+    from judge.grader import grade
+    from judge.problems import ProblemSet
+    from sandbox.bwrap import BwrapBackend
+    from sandbox.limits import SandboxLimits
+    from sandbox.pool import GradingPool
+
+    backend = BwrapBackend()
+    pool = GradingPool(backend, SandboxLimits(), size=2, slot_base=slot_base, slots=32)
+    takes_secret = "secret" in inspect.signature(pool.acquire).parameters
+
+    def source(limits: Any, **options: Any) -> Any:
+        extra = {"secret": options.get("secret", False)} if takes_secret else {}
+        return pool.acquire(180, limits, **extra)
+
+    problem = ProblemSet(root / "problems").get(slug)
+    code = (root / SOLUTIONS[slug]).read_text()
+
+    def once(public_only: bool) -> float:
+        started = time.perf_counter()
+        result = grade(problem, code, source, cases=problem.public_cases if public_only else None)
+        if not result.accepted:
+            raise SystemExit(f"{root}: {result.verdict} {result.message}")
+        return time.perf_counter() - started
+
+    pool.wait_full(600)
+    once(False)
+    once(True)
+    print(json.dumps({"ready": True}), flush=True)
+    try:
+        for line in sys.stdin:
+            request = json.loads(line)
+            pool.wait_full(600)
+            if request["do"] == "submit":
+                reply: dict[str, Any] = {"s": once(False)}
+            elif request["do"] == "run":
+                reply = {"s": once(True)}
+            else:  # a burst from two threads
+                reply = {"per_s": burst(int(request["count"]), lambda: once(False))}
+            print(json.dumps(reply), flush=True)
+    finally:
+        pool.close()
+        backend.close()
+
+
+def burst(count: int, submit: Any) -> float:
+    """Submissions per second when two threads share ``count`` submissions."""
+    import threading
+
+    left = [count]
+    lock = threading.Lock()
+
+    def worker() -> None:
+        while True:
+            with lock:
+                if left[0] <= 0:
+                    return
+                left[0] -= 1
+            submit()
+
+    started = time.perf_counter()
+    threads = [threading.Thread(target=worker) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return count / (time.perf_counter() - started)
+
+
+# ------------------------------------------------------------------------------------------ the driver
+
+
+class Child:
+    def __init__(self, root: Path, slug: str, slot_base: int) -> None:
+        self.root = root
+        self.proc = subprocess.Popen(
+            [
+                *(sys.executable, str(ROOT / "bench" / "bench_checkouts.py"), "--child", str(root)),
+                *("--problem", slug, "--slot-base", str(slot_base)),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=root,
+        )
+
+    def wait_ready(self) -> None:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line or not json.loads(line).get("ready"):
+            raise SystemExit(f"{self.root}: the child did not start")
+
+    def ask(self, **request: Any) -> dict[str, Any]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(json.dumps(request) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise SystemExit(f"{self.root}: the child died")
+        reply: dict[str, Any] = json.loads(line)
+        return reply
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def floor_s(slug: str, repeats: int) -> float:
+    """The in-process floor of a Run: the solution under a fresh jax.jit on each public case."""
+    from sandbox.command import program_env
+
+    for key in ("XLA_FLAGS", "JAX_PLATFORMS", "JAX_ENABLE_X64", "TF_CPP_MIN_LOG_LEVEL"):
+        os.environ[key] = program_env(str(ROOT))[key]
+    sys.path.insert(0, str(ROOT))
+    from judge.expected import _import_jax
+    from judge.problems import ProblemSet
+
+    jax = _import_jax()
+    problem = ProblemSet(ROOT / "problems").get(slug)
+    scope: dict[str, Any] = {}
+    exec(compile((ROOT / SOLUTIONS[slug]).read_text(), "solution.py", "exec"), scope)
+    times = []
+    for _ in range(repeats + 1):
+        started = time.perf_counter()
+        fn = jax.jit(scope[problem.spec.function])
+        for case in problem.public_cases:
+            args = [a if isinstance(a, float) else jax.device_put(a) for a in case.inputs]
+            jax.block_until_ready(fn(*args))
+        times.append(time.perf_counter() - started)
+    return statistics.median(times[1:])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--baseline", type=Path)
+    parser.add_argument("--repeats", type=int, default=9)
+    parser.add_argument("--burst", type=int, default=10)
+    parser.add_argument("--blocks", type=int, default=3)
+    parser.add_argument("--problem", default="global-norm-clipping", choices=sorted(SOLUTIONS))
+    parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--slot-base", type=int, default=600, help=argparse.SUPPRESS)
+    opts = parser.parse_args()
+    if opts.child is not None:
+        child(opts.child.resolve(), opts.problem, opts.slot_base)
+        return
+    if opts.baseline is None:
+        parser.error("--baseline DIR is required (another checkout of the judge)")
+    children = {
+        "this": Child(ROOT, opts.problem, 600),
+        "baseline": Child(opts.baseline.resolve(), opts.problem, 700),
+    }
+    try:
+        for one in children.values():
+            one.wait_ready()
+        times: dict[str, dict[str, list[float]]] = {
+            n: {"submit": [], "run": [], "per_s": []} for n in children
+        }
+        for _ in range(opts.repeats):
+            for name, one in children.items():
+                times[name]["submit"].append(one.ask(do="submit")["s"])
+                times[name]["run"].append(one.ask(do="run")["s"])
+        for _ in range(opts.blocks):
+            for name, one in children.items():
+                times[name]["per_s"].append(one.ask(do="burst", count=opts.burst)["per_s"])
+    finally:
+        for one in children.values():
+            one.close()
+    floor = floor_s(opts.problem, opts.repeats)
+    p50 = {n: {k: statistics.median(v) for k, v in t.items() if k != "per_s"} for n, t in times.items()}
+    best = {n: max(t["per_s"]) for n, t in times.items()}
+    print(f"{opts.problem}: repeats={opts.repeats} burst={opts.burst} blocks={opts.blocks}")
+    for name in children:
+        print(
+            f"  {name:<8} Submit p50 {p50[name]['submit'] * 1000:7.1f} ms"
+            f"   Run p50 {p50[name]['run'] * 1000:6.1f} ms"
+            f"   Submits/s at concurrency 2 (best block) {best[name]:.2f}"
+        )
+    print(f"  in-process floor of the Run: {floor * 1000:.1f} ms")
+    print(f"  Submit wall time this/baseline {p50['this']['submit'] / p50['baseline']['submit']:.2f}x")
+    print(f"  Submits/s this/baseline        {best['this'] / best['baseline']:.2f}x")
+    print(
+        f"  Run this/floor {p50['this']['run'] / floor:.2f}x"
+        f"   baseline/floor {p50['baseline']['run'] / floor:.2f}x"
+    )
+
+
+if __name__ == "__main__":
+    main()
