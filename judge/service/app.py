@@ -7,7 +7,7 @@
 Routes: ``/api/problems``, ``/api/problems/{slug}``, ``/api/problems/{slug}/run``, ``/api/submissions``,
 ``/api/submissions/{id}``, ``/api/submissions/{id}/events``, ``/api/workers`` (operators), ``/healthz``,
 ``/readyz``, ``/metrics``;
-the OpenAPI schema at ``/openapi.json`` and its pages at ``/docs``.
+the OpenAPI schema at ``/openapi.json`` and its pages at ``/docs`` (Swagger UI from a package, no CDN).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from starlette.concurrency import run_in_threadpool
 
 from judge import __version__, web
-from judge.service import errors
+from judge.service import apidocs, errors
 from judge.service.bodylimit import BodySizeLimit
 from judge.service.bodytimeout import BodyTimeout
 from judge.service.routes import health, problems, runs, submissions, workers
@@ -67,6 +67,8 @@ def create_app(
         version=__version__,
         description=DESCRIPTION,
         lifespan=lifespan,
+        docs_url=None,  # served by apidocs from the package, not from a CDN
+        redoc_url=None,
     )
     if services is not None:
         app.state.services = services
@@ -74,6 +76,7 @@ def create_app(
     app.state.run_shares = ClientShares(settings.runs_per_client, what="Runs", retry_after=2)
     app.state.stream_shares = ClientShares(settings.streams_per_client, what="event streams", retry_after=5)
     errors.install(app)
+    apidocs.mount(app, title=app.title)
     for router in (problems.router, runs.router, submissions.router, workers.router, health.router):
         app.include_router(router)
     web.mount(
