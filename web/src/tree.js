@@ -11,6 +11,20 @@ export const DISPLAY_TOLERANCE = { rtol: 1e-5, atol: 1e-6 };
 
 const INLINE_WIDTH = 72;
 
+// Characters a submission could use to make a shown key or string lie about itself: C1 controls, the
+// bidirectional marks, embeddings, overrides and isolates, the line and paragraph separators, the
+// byte-order mark (JSON.stringify already escapes C0 controls and lone surrogates). The same set the
+// judge's text report escapes (judge/display.py).
+const INVISIBLE = /[\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ufeff]/g;
+
+/** A key or string as shown: JSON-quoted, with every invisible or reordering character as `\uXXXX`. */
+export function quote(text) {
+  return JSON.stringify(String(text)).replace(
+    INVISIBLE,
+    (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+}
+
 export function isDict(value) {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }
@@ -82,7 +96,7 @@ export function leafDiff(got, expected, tol = DISPLAY_TOLERANCE) {
 export function formatPath(entries) {
   if (entries.length === 0) return "output";
   const [head, ...rest] = entries;
-  const step = (entry) => (typeof entry === "number" ? `[${entry}]` : `[${JSON.stringify(entry)}]`);
+  const step = (entry) => (typeof entry === "number" ? `[${entry}]` : `[${quote(entry)}]`);
   const root = typeof head === "string" && /^[A-Za-z_][A-Za-z0-9_]*$/.test(head) ? head : `output${step(head)}`;
   return root + rest.map(step).join("");
 }
@@ -117,7 +131,7 @@ function walkDiff(got, expected, path, tol, report) {
 /** Six decimals in shortest form, like the statement's examples: 0.8, 5.0, -0.333333, NaN. */
 export function formatNumber(value) {
   const number = numberValue(value);
-  if (number === null) return JSON.stringify(value);
+  if (number === null) return typeof value === "string" ? quote(value) : JSON.stringify(value);
   if (Number.isNaN(number)) return "NaN";
   if (!Number.isFinite(number)) return number > 0 ? "Infinity" : "-Infinity";
   const rounded = Number(number.toFixed(6));
@@ -125,9 +139,9 @@ export function formatNumber(value) {
   return Number.isInteger(rounded) && Math.abs(rounded) < 1e16 ? rounded.toFixed(1) : String(rounded);
 }
 
-function compactText(value) {
+export function compactText(value) {
   if (isDict(value)) {
-    return `{${sortedKeys(value).map((k) => `${JSON.stringify(k)}: ${compactText(value[k])}`).join(", ")}}`;
+    return `{${sortedKeys(value).map((k) => `${quote(k)}: ${compactText(value[k])}`).join(", ")}}`;
   }
   if (Array.isArray(value)) return `[${value.map(compactText).join(", ")}]`;
   return formatNumber(value);
@@ -181,7 +195,7 @@ function renderDict(value, other, mark, tol, path, depth) {
     parts.push(span(null, inline ? (i ? ", " : "") : `${i ? "," : ""}\n${"  ".repeat(depth + 1)}`));
     const childPath = [...path, key];
     const missingInOther = mark && other !== undefined && !(key in other);
-    const keySpan = span(missingInOther ? "key diff" : "key", JSON.stringify(key));
+    const keySpan = span(missingInOther ? "key diff" : "key", quote(key));
     if (missingInOther) keySpan.title = `${formatPath(childPath)} is only on this side`;
     parts.push(keySpan, span(null, ": "));
     if (missingInOther) parts.push(span("diff", compactText(value[key])));
