@@ -27,6 +27,7 @@ from judge.problems import ProblemSet
 from judge.results import GradeResult
 from judge.verdicts import Verdict, WrongAnswerReason
 from sandbox.backends import get_backend
+from sandbox.command import MALLOC_PERTURB
 from sandbox.inside import contracts
 from sandbox.inside.contracts import BrokenContract, Contracts
 from sandbox.inside.executor import allowed_custom_calls
@@ -416,3 +417,17 @@ def test_the_same_submission_through_jax_own_lowering_is_accepted(pool: GradingP
     )
     result = run(pool, ATTACK.replace("{body}", body))
     assert result.verdict is Verdict.ACCEPTED, f"{result.verdict}: {result.message}"
+
+
+@pytest.mark.slow
+def test_sandboxed_programs_run_with_malloc_perturb(pool: GradingPool) -> None:
+    """Defence in depth: glibc scrubs what malloc hands out and what is freed (``sandbox.command``), so an
+    uninitialised buffer holds fill bytes, never an earlier case's values. The tracer shows its environment,
+    which is the executor's (one ``program_env`` per backend)."""
+    code = (
+        ATTACK.replace("{body}", "jnp.zeros(1)")
+        + "\nimport os\nprint('perturb', os.environ.get('MALLOC_PERTURB_'))\n"
+    )
+    result = run(pool, code)
+    assert result.verdict is Verdict.ACCEPTED, f"{result.verdict}: {result.message}"
+    assert f"perturb {MALLOC_PERTURB}" in result.stdout, result.stdout
