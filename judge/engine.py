@@ -88,11 +88,10 @@ class Engine:
             for name in _POOLS
             if (pool := getattr(self.pool, name, None)) is not None and (status := pool.start_status())
         ]
+        if doing:
+            return f"warm sandbox workers are starting ({'; '.join(doing)})"
         error = stats["last_error"]
-        if not doing:
-            return f"no warm sandbox pair is ready ({error})" if error else "warm sandbox workers are starting"
-        why = "; ".join(doing)
-        return f"warm sandbox workers are starting ({why})"
+        return f"no warm sandbox pair is ready ({error})" if error else "warm sandbox workers are starting"
 
     def wait_ready(self, timeout: float) -> bool:
         return self.pool.wait_full(timeout)

@@ -102,6 +102,7 @@ from sandbox.slots import (
     lock_uid,
     unlock,
 )
+from sandbox.starts import session_cpu_s, uid_cpu_s
 
 #: Joins every cgroup.procs file given, then execs the rest: bwrap and everything under it start inside.
 _JOIN = (
@@ -612,7 +613,11 @@ class BwrapBackend(Backend):
             if cgroups is not None:
                 cgroups.remove()
 
-        return ZygoteProcess(proc.pid, kill, wait, cleanup, output_r)
+        def cpu() -> float | None:
+            used = cgroups.cpu_seconds() if cgroups is not None else None
+            return used if used is not None else session_cpu_s(proc.pid)
+
+        return ZygoteProcess(proc.pid, kill, wait, cleanup, output_r, cpu)
 
     def _fork_in(self, limits: SandboxLimits, slot: int) -> Worker:
         uid = self.uid(slot)
@@ -846,6 +851,17 @@ class BwrapWorker(PopenWorker):
             self.cgroups.set_cpu_shares(DEFAULT_CPU_SHARES)
             self.startup_shares = False
         return info
+
+    def start_cpu_s(self) -> float | None:
+        """CPU seconds of the worker: its cgroup's account, else its session plus its uid's processes
+        (``--new-session`` gives the program a session of its own)."""
+        if self.cgroups is not None:
+            used = self.cgroups.cpu_seconds()
+            if used is not None:
+                return used
+        if self.proc.returncode is not None:
+            return None
+        return session_cpu_s(self.proc.pid) + uid_cpu_s(self.uid)
 
     def kill(self) -> None:
         if self.cgroups is not None and self.startup_shares:

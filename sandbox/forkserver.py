@@ -35,9 +35,13 @@ from typing import Any
 from sandbox.base import ExitInfo, Worker, apply_rlimits, rlimit_plan
 from sandbox.errors import WorkerStartError
 from sandbox.limits import SandboxLimits
+from sandbox.starts import StartClock, process_cpu_s
 
-#: Seconds a zygote may take to import JAX and report ready.
+#: CPU seconds a zygote may take to import JAX and report ready (``sandbox.starts.StartClock``: a slow start
+#: on a busy host is waited for while it progresses, up to its wall cap).
 ZYGOTE_START_S = 90.0
+#: Seconds the launch itself (creating the process, not its start-up) may take.
+LAUNCH_S = 60.0
 _MAX_MESSAGE = 1 << 16
 
 
@@ -51,6 +55,8 @@ class ZygoteProcess:
     cleanup: Callable[[], None] = lambda: None
     #: The zygote's own output (warnings, a traceback if it dies), read by the server.
     output_fd: int | None = None
+    #: CPU seconds the zygote's processes used so far (None: unknown, its start is judged by wall time).
+    cpu: Callable[[], float | None] = lambda: None
 
 
 @dataclass
@@ -120,17 +126,21 @@ class ForkServer:
             self._closing.wait()
 
         threading.Thread(target=keeper, name=f"{self.backend}-zygote-keeper", daemon=True).start()
-        done.wait()
+        if not done.wait(LAUNCH_S):
+            ours.close()
+            self._closing.set()
+            raise WorkerStartError(
+                f"{self.backend} zygote: its launch did not return within {LAUNCH_S:.0f} s"
+            )
         if "error" in launched:
             ours.close()
             self._closing.set()
             raise launched["error"]
         self._process = launched["process"]
         self._sock = ours
-        ours.settimeout(timeout)
         try:
-            message, pid = self._receive()
-        except (OSError, ValueError) as exc:
+            message, pid = self._receive_ready(StartClock(timeout, self._process.cpu))
+        except (OSError, ValueError, WorkerStartError) as exc:
             self.close()
             raise WorkerStartError(
                 f"{self.backend} zygote did not start: {exc}; {self._drain_output()}"
@@ -145,6 +155,19 @@ class ForkServer:
         ours.settimeout(None)
         self._reader = threading.Thread(target=self._read_loop, name=f"{self.backend}-zygote", daemon=True)
         self._reader.start()
+
+    def _receive_ready(self, clock: StartClock) -> tuple[dict[str, Any] | None, int | None]:
+        """The zygote's first message, waited for while its start progresses (``StartClock``)."""
+        assert self._sock is not None
+        while True:
+            why = clock.overdue()
+            if why is not None:
+                raise WorkerStartError(f"it did not report ready {why}")
+            self._sock.settimeout(max(0.05, clock.next_check()))
+            try:
+                return self._receive()
+            except TimeoutError:
+                continue
 
     def alive(self) -> bool:
         return self._sock is not None and not self._dead.is_set()
@@ -346,6 +369,10 @@ class ForkedTracer(Worker):
     @property
     def closed(self) -> bool:
         return self._closed
+
+    def start_cpu_s(self) -> float | None:
+        """CPU seconds of the forked child (it has no children of its own before it is ready)."""
+        return process_cpu_s(self.pid) if self.pid else None
 
     def on_ready(self) -> None:
         if self._on_ready is not None:

@@ -19,6 +19,7 @@ from sandbox.base import CODE_ROOT, Backend, PopenWorker, Protection, Worker
 from sandbox.command import EXECUTOR, TRACER, ZYGOTE, program_argv, program_env, rlimit_argv, rlimit_values
 from sandbox.forkserver import ForkedTracer, ForkServer, ZygoteProcess
 from sandbox.limits import SandboxLimits
+from sandbox.starts import session_cpu_s
 
 
 class ProcessBackend(Backend):
@@ -100,7 +101,7 @@ def _launch_zygote(control_fd: int) -> ZygoteProcess:
         except subprocess.TimeoutExpired:
             return None
 
-    return ZygoteProcess(proc.pid, kill, wait, output_fd=output_r)
+    return ZygoteProcess(proc.pid, kill, wait, output_fd=output_r, cpu=lambda: session_cpu_s(proc.pid))
 
 
 def _kill_group(tracer: ForkedTracer) -> None:

@@ -268,7 +268,10 @@ class Services:
         """None when ready, else the reason: the problems are prepared, the sandbox self-test passed and
         warm workers came up; afterwards, not ready while no worker is idle because starting them fails
         (all workers merely busy is still ready: Run has its reserve, submissions queue)."""
-        checks = (self._prepared, self._self_test, self._warm, self.database_status(), self.queue_status())
+        # While the first warm workers come up, the engine says what its starts are doing (on a busy host
+        # they are slow, not failed: /readyz says so instead of a fixed sentence).
+        warm = None if self._warm is None else (self.engine.readiness() or self._warm)
+        checks = (self._prepared, self._self_test, warm, self.database_status(), self.queue_status())
         for reason in checks:
             if reason is not None and reason != "ok":
                 return reason

@@ -1,0 +1,320 @@
+"""Starting a worker on a busy host: when to give up on a start, and how many run at once.
+
+Importing JAX costs a worker ~1-3 s of CPU. On a host whose run queue is long (other judges starting and
+compiling, a test suite, a neighbour) it gets that CPU slowly: every judge's workers share the CPU weight of
+one cgroup (``jax-judge``, beside every other process), and a start runs at a quarter of a job's weight. A
+wall-clock limit on the start then kills starts that were progressing, begins them again from zero, and N
+parallel starts that each get 1/N of the share never finish: a livelock. So:
+
+- :class:`StartClock` judges a start by the CPU time its processes actually got, not by wall time alone: it
+  fails when the start used its whole CPU budget (``startup_time_s``) without reporting ready (a spinning or
+  broken start), when it got no CPU at all for ``stall_s`` (stuck, e.g. blocked for good), or after a wall
+  cap of :data:`WALL_CAP_FACTOR` times the budget (every wait has a deadline). Where a backend cannot tell
+  the CPU time (a container seen through its client), the budget is wall time, as before.
+- :class:`StartGate` admits at most ``limit`` starts at once on the host, whatever process asks (one lock
+  file per place in ``gate_dir``; ``flock`` releases a place when its holder dies), so the start storm of
+  several restarted judges queues instead of sharing out the CPU until nobody finishes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+#: The wall cap of a start, in multiples of its CPU budget.
+WALL_CAP_FACTOR = 10.0
+#: CPU seconds that count as progress within a stall window.
+MIN_PROGRESS_S = 0.01
+#: Seconds between two readings of a start's CPU time.
+POLL_S = 0.5
+#: Where the host-wide start places live (``JUDGE_START_GATE_DIR``), and how many there are
+#: (``JUDGE_START_CONCURRENCY``; default: the CPU count, at least 2).
+GATE_DIR_ENV = "JUDGE_START_GATE_DIR"
+GATE_LIMIT_ENV = "JUDGE_START_CONCURRENCY"
+
+CpuReader = Callable[[], float | None]
+
+
+@dataclass(frozen=True)
+class StartProgress:
+    """Where a start stands: seconds since it began, CPU seconds it got (None: unknown), seconds since its
+    CPU time last moved."""
+
+    wall_s: float
+    cpu_s: float | None
+    idle_s: float
+
+    def describe(self) -> str:
+        if self.cpu_s is None:
+            return f"{self.wall_s:.0f} s"
+        return f"{self.wall_s:.0f} s, {self.cpu_s:.1f} s of CPU"
+
+
+class StartClock:
+    """Decides when a starting worker has had its chance (see the module docstring)."""
+
+    def __init__(
+        self,
+        budget_s: float,
+        cpu: CpuReader,
+        *,
+        started_at: float | None = None,
+        stall_s: float | None = None,
+        wall_cap_s: float | None = None,
+    ) -> None:
+        self.budget_s = budget_s
+        self.stall_s = stall_s if stall_s is not None else budget_s
+        self.wall_cap_s = wall_cap_s if wall_cap_s is not None else WALL_CAP_FACTOR * budget_s
+        self._cpu = cpu
+        self.started_at = time.monotonic() if started_at is None else started_at
+        self._last_cpu: float | None = None
+        self._moved_at = self.started_at
+        self.known = True
+
+    def progress(self) -> StartProgress:
+        now = time.monotonic()
+        cpu = None
+        with contextlib.suppress(OSError, ValueError):
+            cpu = self._cpu()
+        if cpu is None:
+            self.known = False
+        elif self._last_cpu is None or cpu - self._last_cpu >= MIN_PROGRESS_S:
+            if self._last_cpu is not None or cpu >= MIN_PROGRESS_S:
+                self._moved_at = now
+            self._last_cpu = cpu
+        return StartProgress(now - self.started_at, cpu, now - self._moved_at)
+
+    def overdue(self) -> str | None:
+        """None while the start may go on; else why it has had its chance (for the error message)."""
+        p = self.progress()
+        if p.cpu_s is None or not self.known:
+            if p.wall_s >= self.budget_s:
+                return f"within {p.wall_s:.0f} s of its start"
+            return None
+        if p.cpu_s >= self.budget_s:
+            return f"after {p.cpu_s:.1f} s of CPU ({p.wall_s:.0f} s since its start)"
+        if p.idle_s >= self.stall_s:
+            return (
+                f"and got no CPU time for {p.idle_s:.0f} s ({p.cpu_s:.1f} s of CPU in {p.wall_s:.0f} s since "
+                "its start): it is stuck"
+            )
+        if p.wall_s >= self.wall_cap_s:
+            return f"within {p.wall_s:.0f} s of its start ({p.cpu_s:.1f} s of CPU: the host is overloaded)"
+        return None
+
+    def next_check(self) -> float:
+        """Seconds until ``overdue`` may change its answer (bounded by the poll interval)."""
+        if not self.known:
+            return max(0.0, min(POLL_S, self.started_at + self.budget_s - time.monotonic()))
+        return POLL_S
+
+
+# ------------------------------------------------------------------------------------------ CPU readers
+
+
+def _ticks(stat: bytes) -> int:
+    fields = stat.rpartition(b")")[2].split()
+    return int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of stat)
+
+
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def process_cpu_s(pid: int) -> float | None:
+    """CPU seconds of one process (all its threads); None if it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return _ticks(handle.read()) / _TICK
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def session_cpu_s(sid: int) -> float:
+    """CPU seconds of the processes of session ``sid`` (a worker started in a session of its own)."""
+    want = str(sid).encode()
+    total = 0
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as handle:
+                stat = handle.read()
+            if stat.rpartition(b")")[2].split()[3] == want:  # field 6: the session id
+                total += _ticks(stat)
+        except (OSError, ValueError, IndexError):
+            continue
+    return total / _TICK
+
+
+def uid_cpu_s(uid: int) -> float:
+    """CPU seconds of the processes whose real uid is ``uid`` (a slot's uid belongs to one worker)."""
+    total = 0
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/status", "rb") as handle:
+                status = handle.read(4096)
+            start = status.index(b"\nUid:") + 5
+            if int(status[start : status.index(b"\n", start)].split()[0]) != uid:
+                continue
+            with open(f"/proc/{entry.name}/stat", "rb") as handle:
+                total += _ticks(handle.read())
+        except (OSError, ValueError, IndexError):
+            continue
+    return total / _TICK
+
+
+# ------------------------------------------------------------------------------------------ admission
+
+
+def default_gate_dir() -> Path:
+    return Path(os.environ.get(GATE_DIR_ENV) or Path(tempfile.gettempdir()) / "jax-judge-starts")
+
+
+def default_gate_limit() -> int:
+    text = os.environ.get(GATE_LIMIT_ENV, "")
+    if text.isdigit() and int(text) > 0:
+        return int(text)
+    return max(2, os.cpu_count() or 1)
+
+
+class Ticket:
+    """One admitted start: holds a place of the gate until ``release`` (idempotent; also on garbage
+    collection, and by the kernel when the process dies)."""
+
+    def __init__(self, fd: int, place: int, gate: StartGate) -> None:
+        self.place = place
+        self._fd: int | None = fd
+        self._gate = gate
+        self._lock = threading.Lock()
+
+    def release(self) -> None:
+        with self._lock:
+            fd, self._fd = self._fd, None
+        if fd is not None:
+            self._gate._released(fd)
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None
+
+    def __del__(self) -> None:
+        self.release()
+
+    def split(self, count: int) -> list[Ticket]:
+        """``count`` handles of this one place (a pair started as one admission): the place is released
+        when every handle is."""
+        shared = _Shared(self, count)
+        return [_Handle(shared) for _ in range(count)]
+
+
+class _Shared:
+    def __init__(self, ticket: Ticket, count: int) -> None:
+        self.ticket = ticket
+        self.left = count
+        self.lock = threading.Lock()
+
+    def release_one(self) -> None:
+        with self.lock:
+            self.left -= 1
+            last = self.left == 0
+        if last:
+            self.ticket.release()
+
+
+class _Handle(Ticket):
+    def __init__(self, shared: _Shared) -> None:  # a handle of a shared place: no file of its own
+        self.place = shared.ticket.place
+        self._shared: _Shared | None = shared
+        self._lock = threading.Lock()
+
+    def release(self) -> None:
+        with self._lock:
+            shared, self._shared = self._shared, None
+        if shared is not None:
+            shared.release_one()
+
+    @property
+    def held(self) -> bool:
+        return self._shared is not None
+
+
+class StartGate:
+    """At most ``limit`` starts at once on the host (one ``flock``ed file per place). Thread-safe."""
+
+    def __init__(self, gate_dir: Path | None = None, limit: int | None = None) -> None:
+        self.dir = gate_dir or default_gate_dir()
+        self.limit = limit or default_gate_limit()
+        self._lock = threading.Lock()
+        self._held = 0
+        #: Starts that asked and were refused since the last admission (for readiness messages).
+        self.refused = 0
+
+    def try_acquire(self) -> Ticket | None:
+        """A place now, or None when every place is taken (by this process or another)."""
+        try:
+            self.dir.mkdir(mode=0o1777, parents=True, exist_ok=True)
+        except OSError:
+            return None
+        for place in range(self.limit):
+            path = self.dir / f"place-{place}.lock"
+            try:
+                fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+            except OSError:
+                continue
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)
+                continue
+            with self._lock:
+                self._held += 1
+                self.refused = 0
+            return Ticket(fd, place, self)
+        with self._lock:
+            self.refused += 1
+        return None
+
+    def acquire(self, timeout: float) -> Ticket | None:
+        """A place within ``timeout`` seconds, or None."""
+        deadline = time.monotonic() + timeout
+        delay = 0.02
+        while True:
+            ticket = self.try_acquire()
+            if ticket is not None or time.monotonic() >= deadline:
+                return ticket
+            time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
+            delay = min(delay * 2, 0.25)
+
+    @property
+    def held(self) -> int:
+        """Places this process holds now."""
+        with self._lock:
+            return self._held
+
+    def _released(self, fd: int) -> None:
+        with contextlib.suppress(OSError):
+            os.close(fd)  # closing the only descriptor of the open file releases its flock
+        with self._lock:
+            self._held -= 1
+
+
+_DEFAULT_GATE: StartGate | None = None
+_DEFAULT_LOCK = threading.Lock()
+
+
+def default_gate() -> StartGate:
+    """The gate every pool and one-shot start of this process uses (settings read once)."""
+    global _DEFAULT_GATE
+    with _DEFAULT_LOCK:
+        if _DEFAULT_GATE is None:
+            _DEFAULT_GATE = StartGate()
+        return _DEFAULT_GATE
