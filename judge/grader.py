@@ -72,6 +72,12 @@ _CLAIMABLE = frozenset(
 _LOAD_VERDICTS = frozenset({Verdict.COMPILE_ERROR, Verdict.RUNTIME_ERROR, Verdict.MEMORY_LIMIT_EXCEEDED})
 _CLAIMABLE_REASONS = frozenset({WrongAnswerReason.STRUCTURE, WrongAnswerReason.TYPE})
 _MEMORY_WORDS = ("bad_alloc", "Out of memory", "RESOURCE_EXHAUSTED", "MemoryError", "Cannot allocate memory")
+#: Why a compile takes too long or too much, and what to do instead.
+_LARGE_PROGRAM_ADVICE = (
+    "This usually means the traced program is very large: a Python loop is unrolled into one copy of its "
+    "body per iteration (and a jitted helper called in a loop into one copy per call). Use "
+    "jax.lax.fori_loop or jax.lax.scan for loops, and jax.vmap instead of looping over array elements"
+)
 _STATE_ADVICE = (
     "the function gave another result when called a second time (traced again through a fresh jax.jit): "
     "it must not keep state across calls (globals, caches, counters)"
@@ -632,6 +638,12 @@ class Judging:
                 return Verdict.TIME_LIMIT_EXCEEDED, (
                     f"loading the code took longer than the {limits.case_time_s:g} s limit; no case was run"
                 )
+            if stop.phase == "compile":
+                return Verdict.TIME_LIMIT_EXCEEDED, (
+                    f"compiling the program, not running it, took longer than the {limits.case_time_s:g} s "
+                    "limit for one case (with every compiler setting the judge tries); the remaining cases "
+                    f"were not run. {_LARGE_PROGRAM_ADVICE}"
+                )
             return Verdict.TIME_LIMIT_EXCEEDED, (
                 f"took longer than the {limits.case_time_s:g} s limit for one case {phase}; "
                 "the remaining cases "
@@ -653,6 +665,14 @@ class Judging:
                 Verdict.TIME_LIMIT_EXCEEDED,
                 f"used more than the {limits.cpu_time_s:g} s CPU time limit {phase}",
             )
+        if stop.party == "executor" and stop.phase == "compile":
+            if any(w in note for note in stop.notes for w in _MEMORY_WORDS):
+                return Verdict.MEMORY_LIMIT_EXCEEDED, (
+                    f"compiling the program, not running it, used more than the {limits.memory_mb} MiB "
+                    f"memory limit. {_LARGE_PROGRAM_ADVICE}"
+                )
+            what = f"signal {sig.name}" if sig is not None else f"exit code {rc}"
+            return Verdict.RUNTIME_ERROR, f"the compiler crashed ({what}) {phase}. {_LARGE_PROGRAM_ADVICE}"
         if stop.party == "executor":
             what = f"signal {sig.name}" if sig is not None else f"exit code {rc}"
             return Verdict.RUNTIME_ERROR, f"the compiled program crashed ({what}) {phase}"

@@ -862,6 +862,8 @@ class _Session:
                 self.raw.runs[request.case] = report
         else:
             lane.ended = True
+            if message.get("recycle") is True:  # a compile that lost a race still runs: it exits, retire it
+                lane.failed = True
         self._notify()
 
     def _compiled(self, lane: _Lane, program_id: int, kind: str, message: dict[str, Any]) -> None:
@@ -869,6 +871,8 @@ class _Session:
             reply: dict[str, Any] = {
                 "summary": _summary(message.get("summary")),
                 "compile_ms": _ms(message.get("compile_ms")),
+                "compile_wall_ms": _ms(message.get("compile_wall_ms")),
+                "pipeline": _text(message.get("pipeline"), 16),  # sandbox.inside.compiling
                 "cached": message.get("cached") is True,
                 "key": _text(message.get("key"), 64),
             }

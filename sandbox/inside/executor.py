@@ -11,15 +11,17 @@ any failure). Requests and replies:
   private functions included) into a summary, refuse what must never be compiled (a custom call outside the
   allowlist, a Python host callback above all: it would call an address the program chose; host I/O ops; ops
   of other dialects), check the main function's inputs against the case's leaves and its outputs against the
-  output cap, then compile it with XLA. Replies ``compiled`` {id, summary, compile_ms, cached} or ``refused``
-  {id, kind, message, summary}. Programs compile on a small thread pool (XLA releases the GIL), so replies may
-  come in any order.
+  output cap, then compile it with XLA (``sandbox.inside.compiling`` chooses the pipeline, racing two when
+  the fast one is slow). Replies ``compiled`` {id, summary, compile_ms (charged time), compile_wall_ms,
+  pipeline, raced, cached} or ``refused`` {id, kind, message, summary}. Programs compile on a small thread
+  pool (XLA releases the GIL), so replies may come in any order.
 - ``run`` {program, case, leaves (blobs)}: run a compiled program on concrete inputs (on the main thread,
-  in request order). Replies ``result`` {case, outputs (leaves as blobs), run_ms} or ``run_error``
-  {case, kind, message}.
+  in request order). Replies ``result`` {case, outputs (leaves as blobs), run_ms (charged time)} or
+  ``run_error`` {case, kind, message}.
 - ``begin`` {cpu_time_s}: a job starts; its CPU time limit (the soft RLIMIT_CPU) counts from now.
 - ``end``: the job is over; its programs are dropped (compiled programs stay cached by content only with
-  ``--cache-scope process``). Replies ``ended``.
+  ``--cache-scope process``). Replies ``ended`` {jobs, recycle}; ``recycle``: a compile that lost a race
+  still runs, so the executor exits after this reply and the judge must not lend it again.
 
 The cache key is the module's text with locations stripped, so a program traced twice (the judge's fresh
 re-trace) or the same code submitted again compiles once. The executor runs no user code, so a cached
@@ -37,13 +39,14 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 import numpy as np
 
+from sandbox.inside.compiling import FAST, STANDARD, STANDARD_OVERRIDES, Pipelines, measure
 from sandbox.inside.contracts import BrokenContract, Contracts
 from sandbox.inside.lowering import Lowerer, parse
 from sandbox.protocol import (
@@ -58,6 +61,7 @@ from sandbox.protocol import (
     read_frame,
     write_frame,
 )
+from sandbox.schedclock import thread_now
 
 REQUEST_LIMITS = FrameLimits(max_frame=256 * 1024 * 1024, max_json=16 * 1024 * 1024, max_json_depth=64)
 INPUT_LIMITS = TreeLimits(max_depth=4, max_leaves=100_000, max_bytes=256 * 1024 * 1024, max_ndim=16)
@@ -199,8 +203,11 @@ class Executor:
             if self.cache_scope != "process":
                 with self.lock:
                     self.cache.clear()
-            self.send({"type": "ended", "jobs": self.jobs})
-            self.prepare_contexts()  # the next job's, while nobody waits
+            # A compile that lost a race still runs and cannot be stopped: retire this process after the job.
+            self.retiring = self.pipelines.lingering()
+            self.send({"type": "ended", "jobs": self.jobs, "recycle": self.retiring})
+            if not self.retiring:
+                self.prepare_contexts()  # the next job's, while nobody waits
         else:
             raise ProtocolError(f"unknown request {kind!r}")
 
@@ -224,6 +231,10 @@ class Executor:
         program_id = int(message["id"])
         summary: dict[str, Any] = {}
         started = time.perf_counter()
+        clock = thread_now()
+        #: While XLA compiled (on threads of ``compiling``): this thread's charged wait, and what the
+        #: pipeline charged for took (the winner's own charged time).
+        waited_s, compile_s, pipeline, raced = 0.0, 0.0, "cached", False
         try:
             data = bytes(frame.blob(message["module"]))
             with self.ir_context() as context, context:
@@ -235,15 +246,18 @@ class Executor:
                     cached = self.cache.get(key)
                 if cached is None:
                     outputs = _types(self.ir, self._main(module), "results")
+                    before = thread_now()
                     try:
-                        executable = self.backend.compile_and_load(
-                            module, executable_devices=self.devices, compile_options=self.options
+                        outcome = self.pipelines.compile_program(
+                            self._compiler_of(data), measure(self.ir, module)
                         )
                     except Exception as exc:
                         raise Refused(
                             "compile", f"XLA could not compile the program: {_first(exc)}"
                         ) from None
-                    cached = Compiled(executable, summary, outputs, key)
+                    waited_s = before.charged_s(thread_now())
+                    compile_s, pipeline, raced = outcome.charged_s, outcome.pipeline, outcome.raced
+                    cached = Compiled(outcome.executable, summary, outputs, key)
                     with self.lock:
                         self.cache[key] = cached
                         while len(self.cache) > self.cache_entries:
@@ -267,17 +281,31 @@ class Executor:
         except Exception as exc:  # the executor's own failure on this program: reported, never fatal
             self.send({"type": "refused", "id": program_id, "kind": "internal", "message": _first(exc)})
             return None
+        charged_s = clock.charged_s(thread_now()) - waited_s + compile_s
         self.send(
             {
                 "type": "compiled",
                 "id": program_id,
                 "summary": summary,
-                "compile_ms": round((time.perf_counter() - started) * 1000, 3),
+                "compile_ms": round(max(0.0, charged_s) * 1000, 3),
+                "compile_wall_ms": round((time.perf_counter() - started) * 1000, 3),
+                "pipeline": pipeline,
+                "raced": raced,
                 "cached": hit,
                 "key": cached.key[:16],
             }
         )
         return cached
+
+    def _compiler_of(self, data: bytes) -> Callable[[str], Any]:
+        """Compiles this module's bytes with a pipeline's options (XLA parses them in its own context)."""
+
+        def compile(pipeline: str) -> Any:
+            return self.backend.compile_and_load(
+                data, executable_devices=self.devices, compile_options=self.pipeline_options[pipeline]
+            )
+
+        return compile
 
     @contextlib.contextmanager
     def ir_context(self) -> Iterator[Any]:
@@ -393,7 +421,7 @@ class Executor:
         if compiled is None:
             raise ProtocolError(f"run of refused program {message['program']!r}")
         leaves = decode_leaves(message["leaves"], frame, INPUT_LIMITS)
-        started = time.perf_counter()
+        started = thread_now()  # charged time: a busy machine's run-queue waits are not the program's
         try:
             arguments = [self.jax.device_put(np.array(leaf), self.device) for leaf in leaves]
             results = compiled.executable.execute(arguments)
@@ -403,7 +431,7 @@ class Executor:
             kind = "memory" if "RESOURCE_EXHAUSTED" in text or "Out of memory" in text else "runtime"
             self.send({"type": "run_error", "case": case, "kind": kind, "message": _first(exc)})
             return
-        run_ms = (time.perf_counter() - started) * 1000
+        run_ms = started.charged_s(thread_now()) * 1000
         blobs = Blobs()
         nodes = [encode_leaf(out, blobs) for out in outputs]
         self.send(
@@ -414,18 +442,32 @@ class Executor:
     def warm(self) -> None:
         """Read, compile and run one tiny program now, not on the first job's clock."""
         import jax.numpy as jnp
+        from jax._src import compiler
 
         spec = self.jax.ShapeDtypeStruct((2,), jnp.float32)
         data = Lowerer()(self.jax.jit(lambda x: [x * 2 + 1]).trace(spec).jaxpr)
         self.warm_module = data
+        #: The fast pipeline is this process's XLA flags; the standard one overrides them per compile.
+        self.pipeline_options: dict[str, Any] = {
+            FAST: self.options,
+            STANDARD: compiler.get_compile_options(
+                num_replicas=1,
+                num_partitions=1,
+                backend=self.backend,
+                detailed_logging=False,
+                # XLA wants each option's own type: a bool, not jax's declared str ("true" is refused).
+                env_options_overrides=STANDARD_OVERRIDES,  # type: ignore[arg-type]
+            ),
+        }
+        self.pipelines = Pipelines()
+        #: Set at the end of a job that left a losing compile running: serve no other job.
+        self.retiring = False
         self.prepare_contexts()
         with self.ir_context() as context, context:
             module = parse(self.ir, data)
             self.summarize(module)
-            executable = self.backend.compile_and_load(
-                module, executable_devices=self.devices, compile_options=self.options
-            )
-        executable.execute([self.jax.device_put(np.ones(2, np.float32), self.device)])
+            outcome = self.pipelines.compile_program(self._compiler_of(data), measure(self.ir, module))
+        outcome.executable.execute([self.jax.device_put(np.ones(2, np.float32), self.device)])
 
 
 def loop_ops(ir: Any, module: Any) -> collections.Counter[str]:
@@ -521,7 +563,7 @@ def _first(exc: BaseException, limit: int = 300) -> str:
 
 
 def serve(executor: Executor, stdin: BinaryIO) -> None:
-    while True:
+    while not executor.retiring:
         try:
             frame = read_frame(stdin, REQUEST_LIMITS)
         except EOFError:

@@ -1,0 +1,275 @@
+"""Compile time the judge chose is never the learner's fault (``sandbox.inside.compiling``).
+
+Correct programs that the sandbox's fast XLA pipeline compiles pathologically (a hypot fold takes time
+exponential in its length, a long unrolled chain crashes the compiler) are accepted on every backend; a
+program too large for every pipeline still gets ``time_limit_exceeded``, and its message says compiling
+took the time and what usually causes it.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from judge.grader import grade
+from judge.problems import Problem, ProblemSet
+from judge.results import GradeResult
+from judge.verdicts import Verdict
+from sandbox.backends import get_backend
+from sandbox.inside.compiling import (
+    FAST,
+    STANDARD,
+    Pipelines,
+    ProcessClock,
+    ProgramShape,
+    measure,
+)
+from sandbox.limits import SandboxLimits
+from sandbox.pool import GradingPool
+from tests.conftest import FIXTURE_SLUG, FIXTURES, available_backends
+
+SLOT_BASE = 520
+ROOT = Path(__file__).resolve().parent.parent
+HYPOT_FOLD = ROOT / "problems/global-norm-clipping/solutions/accepted/hypot_fold.py"
+
+#: Correct for scale-tree: 3000 exact doublings and halvings (6000 multiplies in one elementwise chain),
+#: which the fast pipeline's emitters overflow their thread's stack on.
+LONG_CHAIN = """
+import jax
+
+
+def scale_tree(tree, factor):
+    def scale(leaf):
+        for _ in range(3000):
+            leaf = leaf * 2.0
+            leaf = leaf * 0.5
+        return leaf * factor
+    return jax.tree.map(scale, tree)
+"""
+
+#: A jitted helper of 1000 ops called 60 times: cheap to trace, 60,000 ops for XLA once calls are inlined
+#: (about 14 s to compile with the standard pipeline, in about 500 MiB).
+HUGE = """
+import jax
+
+
+@jax.jit
+def step(x):
+    for _ in range(500):
+        x = x * 1.0001
+        x = x + 1e-4
+    return x
+
+
+def scale_tree(tree, factor):
+    def scale(leaf):
+        for _ in range(60):
+            leaf = step(leaf)
+        return leaf * factor
+    return jax.tree.map(scale, tree)
+"""
+
+
+# ------------------------------------------------------------------------------------------ the measure
+
+
+def _shape(fn: Any, *args: Any) -> ProgramShape:
+    import jax
+    from jax._src.interpreters import mlir
+    from jax._src.lib.mlir import ir  # type: ignore[attr-defined]
+
+    from sandbox.inside.lowering import Lowerer, parse
+
+    data = Lowerer()(jax.jit(fn).trace(*args).jaxpr)
+    with mlir.make_ir_context():
+        return measure(ir, parse(ir, data))
+
+
+def test_the_measure_sees_a_hypot_fold_and_inlined_calls() -> None:
+    import jax
+    import jax.numpy as jnp
+
+    struct: Any = jax.ShapeDtypeStruct
+    leaves = [struct((3,), jnp.float32)] * 10
+
+    def fold(xs: list[Any]) -> Any:
+        return functools.reduce(jnp.hypot, [jnp.linalg.norm(x) for x in xs])
+
+    def plain(xs: list[Any]) -> Any:
+        return jnp.sqrt(sum(jnp.sum(x * x) for x in xs))
+
+    folded, ordinary = _shape(fold, leaves), _shape(plain, leaves)
+    assert folded.expansion > 1e6 > 100 > ordinary.expansion
+    assert ordinary.ops < 200
+
+    @jax.jit
+    def helper(x: Any) -> Any:
+        for _ in range(10):
+            x = x * 2.0
+        return x
+
+    def called(x: Any) -> Any:
+        for _ in range(50):
+            x = helper(x)
+        return x
+
+    def unrolled(x: Any) -> Any:
+        for _ in range(500):
+            x = x * 2.0
+        return x
+
+    # 50 call sites of one 10-multiply function: XLA compiles 500 multiplies, as if unrolled in place.
+    inlined, flat = _shape(called, leaves[0]).ops, _shape(unrolled, leaves[0]).ops
+    assert flat > 500 and abs(inlined - flat) < 0.1 * flat
+
+
+def test_a_call_cycle_counts_as_larger_than_any_bound() -> None:
+    from jax._src.interpreters import mlir
+    from jax._src.lib.mlir import ir  # type: ignore[attr-defined]
+
+    text = """
+    func.func public @main(%x: tensor<f32>) -> tensor<f32> {
+      %0 = func.call @loop(%x) : (tensor<f32>) -> tensor<f32>
+      return %0 : tensor<f32>
+    }
+    func.func private @loop(%x: tensor<f32>) -> tensor<f32> {
+      %0 = func.call @loop(%x) : (tensor<f32>) -> tensor<f32>
+      return %0 : tensor<f32>
+    }
+    """
+    with mlir.make_ir_context():
+        shape = measure(ir, ir.Module.parse(text))
+    assert shape.ops > 10**12
+
+
+# ------------------------------------------------------------------------------------------ the race
+
+
+def _compiles(fast: Any, standard: Any) -> Any:
+    def compile(pipeline: str) -> Any:
+        return fast() if pipeline == FAST else standard()
+
+    return compile
+
+
+def test_a_slow_fast_compile_loses_to_the_standard_one_and_lingers() -> None:
+    release = threading.Event()
+
+    def slow() -> str:
+        release.wait(30)
+        return "fast"
+
+    pipelines = Pipelines(race_after_s=0.05)
+    try:
+        outcome = pipelines.compile_program(_compiles(slow, lambda: "standard"), ProgramShape(10, 1.0))
+        assert (outcome.executable, outcome.pipeline, outcome.raced) == ("standard", STANDARD, True)
+        assert outcome.charged_s < outcome.wall_s
+        assert pipelines.lingering()  # the loser still runs: the executor must not serve another job
+    finally:
+        release.set()
+    deadline = time.monotonic() + 10
+    while pipelines.lingering() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not pipelines.lingering()
+
+
+def test_a_quick_fast_compile_never_starts_a_standard_one() -> None:
+    def never() -> str:
+        raise AssertionError("the standard pipeline was started")
+
+    pipelines = Pipelines(race_after_s=5.0)
+    outcome = pipelines.compile_program(_compiles(lambda: "fast", never), ProgramShape(10, 1.0))
+    assert (outcome.executable, outcome.pipeline, outcome.raced) == ("fast", FAST, False)
+    assert not pipelines.lingering()
+
+
+@pytest.mark.parametrize("shape", [ProgramShape(10**6, 1.0), ProgramShape(10, 1e12)])
+def test_a_large_or_expanding_program_goes_straight_to_the_standard_pipeline(shape: ProgramShape) -> None:
+    def never() -> str:
+        raise AssertionError("the fast pipeline was started")
+
+    outcome = Pipelines().compile_program(_compiles(never, lambda: "standard"), shape)
+    assert (outcome.executable, outcome.pipeline, outcome.raced) == ("standard", STANDARD, False)
+
+
+def test_a_failing_fast_compile_is_tried_again_the_standard_way() -> None:
+    def broken() -> str:
+        raise RuntimeError("fast pipeline bug")
+
+    outcome = Pipelines().compile_program(_compiles(broken, lambda: "standard"), ProgramShape(10, 1.0))
+    assert outcome.pipeline == STANDARD
+    with pytest.raises(RuntimeError, match="fast pipeline bug"):
+
+        def also_broken() -> str:
+            raise ValueError("standard too")
+
+        Pipelines().compile_program(_compiles(broken, also_broken), ProgramShape(10, 1.0))
+
+
+def test_charged_time_subtracts_the_run_queue_wait() -> None:
+    start = ProcessClock(0, {1: (0, 0), 2: (0, 0)})
+    # Two threads runnable for 1 s of wall time, each ran 0.25 s and waited 0.75 s: a machine of its own
+    # would have taken 0.25 s.
+    loaded = ProcessClock(10**9, {1: (250_000_000, 750_000_000), 2: (250_000_000, 750_000_000)})
+    assert start.charged_s(loaded) == pytest.approx(0.25)
+    # Mostly asleep (a thread ran 0.1 s and waited 0.1 s in 1 s): the wall time less the wait.
+    idle = ProcessClock(10**9, {1: (100_000_000, 100_000_000)})
+    assert start.charged_s(idle) == pytest.approx(0.9)
+    assert start.charged_s(ProcessClock(10**9, {})) == pytest.approx(1.0)
+
+
+# ------------------------------------------------------------------------------------------ real sandboxes
+
+
+@pytest.fixture(scope="module", params=available_backends())
+def pool(request: pytest.FixtureRequest) -> Iterator[GradingPool]:
+    backend = get_backend(str(request.param))
+    pool = GradingPool(backend, SandboxLimits(), size=1, slot_base=SLOT_BASE, slots=16)
+    try:
+        yield pool
+    finally:
+        pool.close()
+        backend.close()
+
+
+def _run(pool: GradingPool, problem: Problem, code: str, inputs: dict[str, Any]) -> GradeResult:
+    return grade(
+        problem,
+        code,
+        lambda limits, secret=False: pool.acquire(180, limits, secret=secret),
+        cases=(),
+        custom=(problem.custom_case(inputs),),
+    )
+
+
+def test_a_hypot_fold_is_accepted(pool: GradingPool) -> None:
+    problem = ProblemSet().get("global-norm-clipping")
+    grads = {f"layer{i}": [0.5 * i, -0.25, 1.0] for i in range(12)}
+    result = _run(pool, problem, HYPOT_FOLD.read_text(), {"grads": grads, "max_norm": 1.0})
+    assert result.verdict is Verdict.ACCEPTED, result.message
+    # 12 leaves took the fast pipeline about 25 s; the standard one compiles it in well under the limit.
+    compile_ms = result.cases[0].compile_ms
+    assert compile_ms is not None and compile_ms < problem.spec.limits.case_time_s * 1000
+
+
+def test_a_long_unrolled_chain_is_accepted(pool: GradingPool) -> None:
+    problem = ProblemSet(FIXTURES).get(FIXTURE_SLUG)
+    result = _run(pool, problem, LONG_CHAIN, {"tree": {"w": [1.0, -2.0, 3.5]}, "factor": 3.0})
+    assert result.verdict is Verdict.ACCEPTED, result.message
+
+
+def test_a_program_too_large_for_every_pipeline_names_the_compile(pool: GradingPool) -> None:
+    base = ProblemSet(FIXTURES).get(FIXTURE_SLUG)
+    spec = base.spec.model_copy(update={"limits": base.spec.limits.model_copy(update={"case_time_s": 4})})
+    problem = Problem(spec, base.root, base.statement_source, base.starter, base.cases)
+    result = _run(pool, problem, HUGE, {"tree": [1.0, 2.0], "factor": 2.0})
+    assert result.verdict is Verdict.TIME_LIMIT_EXCEEDED, result.message
+    message = result.cases[0].message
+    assert "compiling" in message and "not running" in message
+    assert "lax.fori_loop" in message and "lax.scan" in message
