@@ -17,9 +17,13 @@ from typing import Any
 
 import pytest
 
+from judge.check import margins
+from judge.check.compile_share import COMPILE_SHARE_WARN
+from judge.check.context import CheckContext, SolutionGrade
+from judge.check.diagnostics import Diagnostics
 from judge.grader import grade
 from judge.problems import Problem, ProblemSet
-from judge.results import GradeResult
+from judge.results import CaseResult, GradeResult
 from judge.verdicts import Verdict
 from sandbox.backends import get_backend
 from sandbox.inside.compiling import (
@@ -32,10 +36,9 @@ from sandbox.inside.compiling import (
 )
 from sandbox.limits import SandboxLimits
 from sandbox.pool import GradingPool
-from tests.conftest import FIXTURE_SLUG, FIXTURES, available_backends
+from tests.conftest import FIXTURE_SLUG, FIXTURES, ROOT, available_backends
 
 SLOT_BASE = 520
-ROOT = Path(__file__).resolve().parent.parent
 HYPOT_FOLD = ROOT / "problems/global-norm-clipping/solutions/accepted/hypot_fold.py"
 
 #: Correct for scale-tree: 3000 exact doublings and halvings (6000 multiplies in one elementwise chain),
@@ -222,6 +225,40 @@ def test_charged_time_subtracts_the_run_queue_wait() -> None:
     idle = ProcessClock(10**9, {1: (100_000_000, 100_000_000)})
     assert start.charged_s(idle) == pytest.approx(0.9)
     assert start.charged_s(ProcessClock(10**9, {})) == pytest.approx(1.0)
+
+
+# ------------------------------------------------------------------------------------------ judge check
+
+
+def _margins(compile_ms: list[float]) -> list[str]:
+    problem = ProblemSet(FIXTURES).get(FIXTURE_SLUG)
+    names = [c.name for c in problem.cases][: len(compile_ms)]
+    cases = [
+        CaseResult(name=n, visibility="hidden", verdict=Verdict.ACCEPTED, error_ratio=0.0, compile_ms=ms)
+        for n, ms in zip(names, compile_ms, strict=True)
+    ]
+    result = GradeResult(
+        problem=problem.slug,
+        verdict=Verdict.ACCEPTED,
+        passed=len(cases),
+        total=len(cases),
+        cases=cases,
+        backend="test",
+        elapsed_ms=1.0,
+    )
+    ctx = CheckContext(root=problem.root, diag=Diagnostics(problem.slug, ROOT), problem=problem)
+    ctx.diag.check = "margins"
+    ctx.grades.append(SolutionGrade("accepted", Path("/x/accepted/slow.py"), result))
+    margins.check(ctx)
+    return [f.message for f in ctx.diag.findings]
+
+
+def test_judge_check_warns_when_an_accepted_solution_compiles_for_long() -> None:
+    limit_ms = ProblemSet(FIXTURES).get(FIXTURE_SLUG).spec.limits.case_time_s * 1000
+    assert _margins([40.0, COMPILE_SHARE_WARN * limit_ms - 1]) == []
+    (warning,) = _margins([40.0, COMPILE_SHARE_WARN * limit_ms + 500])
+    assert "compiling its program for case" in warning and "charged time" in warning
+    assert f"warned above {COMPILE_SHARE_WARN:.0%}" in warning
 
 
 # ------------------------------------------------------------------------------------------ real sandboxes

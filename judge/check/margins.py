@@ -6,7 +6,8 @@ bits that an honest rounding and a 2% error are only a few ulps apart (0.7x and 
 
 - Every accepted solution: the largest error on any leaf of any case, in tolerances. Above the case
   dtype's ``well_inside``, a harmless reformulation (another summation order, another dtype for an
-  intermediate) may fail. Also the slowest case's compile + run time as a share of the case time limit.
+  intermediate) may fail. Also the slowest case's compile + run time as a share of the case time limit,
+  and, on its own, its slowest compile (``judge.check.compile_share``).
 - Every wrong_answer solution: which cases reject it and by how many tolerances. Fewer than
   ``STRONG_KILLS`` (2) hidden cases rejecting it by the case dtype's ``well_outside`` or more means an edit
   of one case, or a slightly looser tolerance, would let it pass (public cases do not count: a submission
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import math
 
+from judge.check.compile_share import compile_warning
 from judge.check.context import CheckContext, MarginRow, MarginTarget, SolutionGrade
 from judge.results import CaseResult, GradeResult
 from judge.spec import Tolerance
@@ -39,6 +41,10 @@ def check(ctx: CheckContext) -> None:
         rows.append(row)
         if row.warning:
             ctx.diag.warning(row.warning, file=graded.file)
+        if graded.folder == Verdict.ACCEPTED.value and graded.result.verdict is Verdict.ACCEPTED:
+            compiling = compile_warning(graded.result, ctx.loaded.spec.limits.case_time_s)
+            if compiling:
+                ctx.diag.warning(compiling, file=graded.file)
     ctx.margins = rows
 
 

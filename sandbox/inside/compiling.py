@@ -70,12 +70,13 @@ RACE_AFTER_S = 0.5
 LARGE_PROGRAM_OPS = 2000
 #: Programs whose largest elementwise expression, counted as a tree, passes this are compiled with the
 #: standard pipeline only (``ProgramShape.expansion``).
-EXPANSION_LIMIT = 10_000.0
+EXPANSION_LIMIT = 5_000.0
 
 Compile = Callable[[str], Any]
 
 
-#: Ops whose result XLA materializes (no elementwise fusion through them), besides ops with regions.
+#: Ops whose result the old emitters never regenerate per use, besides ops with regions: XLA materializes
+#: these, or (the expensive elementwise ones) fuses them into a consumer only when it has one.
 _UNFUSED = frozenset(
     {
         "stablehlo.dot_general",
@@ -83,6 +84,22 @@ _UNFUSED = frozenset(
         "stablehlo.convolution",
         "stablehlo.custom_call",
         "stablehlo.fft",
+        "stablehlo.divide",
+        "stablehlo.remainder",
+        "stablehlo.sqrt",
+        "stablehlo.rsqrt",
+        "stablehlo.cbrt",
+        "stablehlo.exponential",
+        "stablehlo.exponential_minus_one",
+        "stablehlo.log",
+        "stablehlo.log_plus_one",
+        "stablehlo.logistic",
+        "stablehlo.power",
+        "stablehlo.atan2",
+        "stablehlo.tanh",
+        "stablehlo.sine",
+        "stablehlo.cosine",
+        "stablehlo.tan",
     }
 )
 #: Expansions past this are all alike (floats, so a crafted module cannot make a number overflow).
