@@ -41,18 +41,19 @@ from tests.conftest import FIXTURE_SLUG, FIXTURES, ROOT, available_backends
 SLOT_BASE = 520
 HYPOT_FOLD = ROOT / "problems/global-norm-clipping/solutions/accepted/hypot_fold.py"
 
-#: Correct for scale-tree: 3000 exact doublings and halvings (6000 multiplies in one elementwise chain),
-#: which the fast pipeline's emitters overflow their thread's stack on.
+#: Correct for scale-tree: 3000 steps of ``y = y * 0.5 + 1`` reach exactly 2 from any finite start, so the
+#: result is exactly ``factor * leaf``. One elementwise chain of 6000 ops on the input, which XLA cannot
+#: simplify away: the fast pipeline's emitters overflow their thread's stack on it (SIGSEGV).
 LONG_CHAIN = """
 import jax
 
 
 def scale_tree(tree, factor):
     def scale(leaf):
+        y = leaf
         for _ in range(3000):
-            leaf = leaf * 2.0
-            leaf = leaf * 0.5
-        return leaf * factor
+            y = y * 0.5 + 1.0
+        return factor * leaf * (y / 2.0)
     return jax.tree.map(scale, tree)
 """
 
