@@ -251,7 +251,9 @@ def check(
             backend = choose_backend(sandbox, allow_insecure=insecure or insecure_from_env())
         except SandboxRefused as exc:
             raise _fail(f"{exc} (or pass --skip-solutions)", kind="no_sandbox") from None
-    progress = None if quiet else (lambda line: typer.echo(line, err=True))
+    # Progress on stderr, a line per check and per graded solution; none for machine-read formats.
+    machine = fmt in (CheckFormat.JSON, CheckFormat.JUNIT)
+    progress = None if quiet or machine else (lambda line: typer.echo(line, err=True))
     try:
         report = run_checks(roots, backend=backend, concurrency=jobs, werror=werror, progress=progress)
     finally:

@@ -744,6 +744,7 @@ class DockerWorker(Worker):
         if self._closed:
             return
         self._closed = True
+        self.release_admission()
         problem = _remove(self.api, self.container_id)  # forced: kills it first if it still runs
         if problem:
             self._notes.append(problem)

@@ -419,6 +419,7 @@ class ForkedTracer(Worker):
         if self._closed:
             return
         self._closed = True
+        self.release_admission()
         self.kill()
         self.wait(5.0)
         if self._on_close is not None:

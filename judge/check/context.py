@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -79,6 +80,8 @@ class CheckContext:
     slot_base: int = 0
     #: Also run the reference in two separate processes with different hash seeds (``reference`` check).
     separate_runs: bool = True
+    #: Where progress lines go while the checks run (one per graded solution); None: nowhere.
+    progress: Callable[[str], None] | None = None
     problem: Problem | None = None
     validator: ModuleType | None = None
     #: The validator's EDGE inputs as cases (label, case), once the cases check accepted them.

@@ -217,6 +217,7 @@ def check_problem(
         concurrency=concurrency,
         slot_base=slot_base,
         separate_runs=separate_runs,
+        progress=progress,
     )
     timings: dict[str, float] = {}
     skipped: dict[str, str] = {}

@@ -10,9 +10,9 @@ when one fails to start, so a grading fails only when no pair is ready within ``
 from __future__ import annotations
 
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from judge.check.bounded import run_bounded
 from judge.check.context import CheckContext, SolutionGrade
 from judge.errors import JudgeError
 from judge.grader import MAX_CODE_BYTES, grade
@@ -30,6 +30,9 @@ NAME = "solutions"
 
 #: Seconds a grading waits for a warm tracer + executor pair.
 _ACQUIRE_TIMEOUT_S = 120.0
+#: Seconds a grading may take in all before it is given up as the judge's failure (its wait for a pair,
+#: its run on a busy host, and the monitor's own wall limit several times over).
+_GRADING_BUDGET_S = 900.0
 
 
 def check(ctx: CheckContext) -> None:
@@ -53,10 +56,23 @@ def grade_files(ctx: CheckContext, backend: Backend, jobs: list[tuple[str, Path]
         def run(job: tuple[str, Path]) -> SolutionGrade:
             return _grade_one(ctx, pool, job[0], job[1])
 
-        if workers == 1:
-            return [run(job) for job in jobs]
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="judge-check") as threads:
-            return list(threads.map(run, jobs))
+        def lost(job: tuple[str, Path], waited: float) -> SolutionGrade:
+            why = f"the grading did not finish within {waited:.0f} s (a lost tracer or executor); judge error"
+            return SolutionGrade(job[0], job[1], None, why, waited)
+
+        def done(index: int, graded: SolutionGrade) -> None:
+            if ctx.progress is not None:
+                ctx.progress(f"{ctx.root.name}: solutions {index + 1}/{len(jobs)} {_progress_line(graded)}")
+
+        # Every grading ends: one past its budget is reported as the judge's failure and the pool is closed
+        # (which ends its stuck wait); a hang cannot stop judge check.
+        return run_bounded(jobs, run, workers=workers, budget_s=_GRADING_BUDGET_S, lost=lost, done=done)
+
+
+def _progress_line(graded: SolutionGrade) -> str:
+    if graded.result is None:
+        return f"{graded.name}: not graded ({graded.error}) in {graded.elapsed_s:.1f} s"
+    return f"{graded.name}: {graded.result.verdict.value} in {graded.elapsed_s:.1f} s"
 
 
 def _grade_one(ctx: CheckContext, pool: GradingPool, folder: str, file: Path) -> SolutionGrade:
