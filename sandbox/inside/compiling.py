@@ -40,8 +40,9 @@ spends the learner's CPU time (the judge's per-request and wall deadlines still 
 ``lingering`` says so: the executor then tells the judge to retire it and exits after the job, which ends
 the loser with it.
 
-Both compiles read the module from its bytes (XLA parses them in a context of its own), so neither shares
-an MLIR context with the executor's threads, whichever outlives the other.
+The fast compile reads the module the executor parsed (XLA converts it to HLO in its first milliseconds);
+the standard one reads its bytes (XLA parses them in a context of its own), so the two never share an MLIR
+context while both read it, whichever outlives the other.
 """
 
 from __future__ import annotations

@@ -249,7 +249,7 @@ class Executor:
                     before = thread_now()
                     try:
                         outcome = self.pipelines.compile_program(
-                            self._compiler_of(data), measure(self.ir, module)
+                            self._compiler_of(module, data), measure(self.ir, module)
                         )
                     except Exception as exc:
                         raise Refused(
@@ -297,12 +297,16 @@ class Executor:
         )
         return cached
 
-    def _compiler_of(self, data: bytes) -> Callable[[str], Any]:
-        """Compiles this module's bytes with a pipeline's options (XLA parses them in its own context)."""
+    def _compiler_of(self, module: Any, data: bytes) -> Callable[[str], Any]:
+        """Compiles the program with a pipeline's options: the fast one from the parsed module (XLA converts
+        it to HLO in its first milliseconds, long before any race starts, so a losing compile no longer
+        reads this thread's MLIR context), the standard one from the bytes (XLA parses them in a context
+        of its own, ~1 ms), so it never shares the context with a compile still running."""
 
         def compile(pipeline: str) -> Any:
+            source = module if pipeline == FAST else data
             return self.backend.compile_and_load(
-                data, executable_devices=self.devices, compile_options=self.pipeline_options[pipeline]
+                source, executable_devices=self.devices, compile_options=self.pipeline_options[pipeline]
             )
 
         return compile
@@ -466,7 +470,9 @@ class Executor:
         with self.ir_context() as context, context:
             module = parse(self.ir, data)
             self.summarize(module)
-            outcome = self.pipelines.compile_program(self._compiler_of(data), measure(self.ir, module))
+            outcome = self.pipelines.compile_program(
+                self._compiler_of(module, data), measure(self.ir, module)
+            )
         outcome.executable.execute([self.jax.device_put(np.ones(2, np.float32), self.device)])
 
 
