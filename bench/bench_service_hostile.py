@@ -41,6 +41,23 @@ from bench_service import SOLUTIONS, Server, Tally, pct  # noqa: E402
 from judge.service.apikeys import generate_key, hash_key  # noqa: E402
 
 CLIENTS = 16
+#: Loopback source addresses: client k (and the streams that follow its submissions) connects from
+#: 127.0.0.(10+k); the slow connections come from SLOW_ADDRESSES, so the per-address connection limit
+#: meets them as it would meet a few hostile hosts.
+SLOW_ADDRESSES = [f"127.0.1.{n}" for n in range(1, 6)]
+
+
+def source(k: int) -> str:
+    return f"127.0.0.{10 + k}"
+
+
+def http_client(url: str, key: str, k: int, timeout: httpx.Timeout | float) -> httpx.Client:
+    return httpx.Client(
+        base_url=url,
+        timeout=timeout,
+        headers={"Authorization": f"Bearer {key}"},
+        transport=httpx.HTTPTransport(local_address=source(k)),
+    )
 
 
 class Submissions:
@@ -88,8 +105,7 @@ def client_loop(
     runs: list[float],
     subs: Submissions,
 ) -> None:
-    headers = {"Authorization": f"Bearer {key}"}
-    with httpx.Client(base_url=url, timeout=180, headers=headers) as client:
+    with http_client(url, key, k, 180) as client:
         for j in range(per_client):
             started = time.perf_counter()
             response = client.post(f"/api/problems/{slug}/run", json={"code": code})
@@ -118,8 +134,7 @@ def stream_loop(
     ended: list[int],
 ) -> None:
     """Follow client ``k``'s unfinished submissions, one stream after another, until ``stop``."""
-    headers = {"Authorization": f"Bearer {key}"}
-    with httpx.Client(base_url=url, timeout=httpx.Timeout(30, read=120), headers=headers) as client:
+    with http_client(url, key, k, httpx.Timeout(30, read=120)) as client:
         while not stop.is_set():
             sid = subs.follow(k)
             if sid is None:
@@ -149,19 +164,29 @@ def stream_loop(
 
 
 def slow_loop(url: str, count: int, stop: threading.Event, held: list[int], opened: list[int]) -> None:
-    """Hold ``count`` connections that send a request line and one header, then a byte now and then."""
+    """Keep trying to hold ``count`` connections, spread over SLOW_ADDRESSES, each sending a request line
+    and one header, then a byte now and then. Each one the server closes (its header timeout, or a
+    connection limit) is opened again a second later. ``held``: connections open for over a second."""
     host, port = url.removeprefix("http://").split(":")
     selector = selectors.DefaultSelector()
-    socks: set[socket.socket] = set()
+    socks: dict[socket.socket, float] = {}
+    due: list[float] = []
 
     def open_one() -> None:
         sock = socket.socket()
+        sock.bind((SLOW_ADDRESSES[opened[0] % len(SLOW_ADDRESSES)], 0))
         sock.setblocking(False)
         with contextlib.suppress(BlockingIOError):
             sock.connect((host, int(port)))
-        socks.add(sock)
+        socks[sock] = time.monotonic()
         selector.register(sock, selectors.EVENT_READ | selectors.EVENT_WRITE, "new")
         opened[0] += 1
+
+    def close(sock: socket.socket) -> None:
+        selector.unregister(sock)
+        del socks[sock]
+        sock.close()
+        due.append(time.monotonic() + 1.0)
 
     for _ in range(count):
         open_one()
@@ -171,25 +196,28 @@ def slow_loop(url: str, count: int, stop: threading.Event, held: list[int], open
             sock = item.fileobj
             assert isinstance(sock, socket.socket)
             if item.data == "new" and events & selectors.EVENT_WRITE:
-                with contextlib.suppress(OSError):
+                try:
                     sock.send(b"GET /api/problems HTTP/1.1\r\nHost: judge\r\n")
-                selector.modify(sock, selectors.EVENT_READ, "sent")
+                    selector.modify(sock, selectors.EVENT_READ, "sent")
+                except OSError:
+                    close(sock)
             elif events & selectors.EVENT_READ:
                 try:
                     data = sock.recv(4096)
                 except OSError:
                     data = b""
-                if not data:  # closed by the server (its header timeout): open another
-                    selector.unregister(sock)
-                    socks.discard(sock)
-                    sock.close()
-                    open_one()
-        if time.monotonic() - last_drip > 2:
-            last_drip = time.monotonic()
+                if not data:
+                    close(sock)
+        now = time.monotonic()
+        while due and due[0] <= now:
+            due.pop(0)
+            open_one()
+        if now - last_drip > 2:
+            last_drip = now
             for sock in list(socks):
                 with contextlib.suppress(OSError):
                     sock.send(b"X")  # a byte of a header that never ends
-        held[0] = len(socks)
+        held[0] = sum(now - since > 1.0 for since in socks.values())
     for sock in socks:
         sock.close()
     selector.close()
@@ -225,12 +253,13 @@ def check_all(url: str, keys: list[str], subs: Submissions) -> tuple[int, int]:
     more than once or its stream holds more than one final event."""
     lost = duplicated = 0
     for sid in subs.accepted:
-        headers = {"Authorization": f"Bearer {keys[subs.owner[sid]]}"}
-        body = httpx.get(f"{url}/api/submissions/{sid}", headers=headers, timeout=30).json()
+        k = subs.owner[sid]
+        with http_client(url, keys[k], k, 30) as client:
+            body = client.get(f"/api/submissions/{sid}").json()
+            events = client.get(f"/api/submissions/{sid}/events").text
         if body.get("status") != "done":
             lost += 1
             continue
-        events = httpx.get(f"{url}/api/submissions/{sid}/events", headers=headers, timeout=30).text
         finals = sum(line in ("event: result", "event: failed") for line in events.splitlines())
         if body.get("attempts") != 1 or finals != 1:
             duplicated += 1
@@ -243,6 +272,7 @@ def main() -> int:
     parser.add_argument("--streams", type=int, default=200)
     parser.add_argument("--slow", type=int, default=1000)
     parser.add_argument("--problem", default="global-norm-clipping", choices=sorted(SOLUTIONS))
+    parser.add_argument("--log", type=Path, help="copy the server's log here at the end")
     args = parser.parse_args()
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # this process holds the slow connections
@@ -333,6 +363,8 @@ def main() -> int:
             lost, duplicated = check_all(url, client_keys, subs)
         finally:
             server.stop()
+            if args.log is not None:
+                args.log.write_bytes(server.log.read_bytes())
     quiet = rounds["quiet-1"] + rounds["quiet-2"]
     ratio = pct(rounds["hostile"], 0.95) / pct(quiet, 0.95)
     print("\n== Run p95 under hostile load vs quiet")
@@ -351,7 +383,7 @@ def main() -> int:
     )
     print(
         f"  slow connections held: median {median(held_slow):.0f} of {args.slow}; "
-        f"{opened_slow[0]} opened in all (the header timeout closed the rest)"
+        f"{opened_slow[0]} opened in all (the header timeout and the connection limits closed the rest)"
     )
     fives = sum(n for s, n in tally.statuses.items() if s >= 500)
     print("\n== Integrity over all rounds")

@@ -394,12 +394,37 @@ def test_slow_clients_are_timed_out_and_connections_capped(tmp_path: Path) -> No
                 sock.close()
 
 
+def test_one_address_cannot_take_every_connection(tmp_path: Path) -> None:
+    with serving(make_settings(tmp_path), max_connections=64, max_per_address=5, header_timeout_s=5) as (
+        url,
+        _,
+    ):
+        host, port = url.removeprefix("http://").split(":")
+        held = [socket.create_connection((host, int(port))) for _ in range(5)]
+        try:
+            for sock in held:
+                sock.sendall(b"GET /healthz HTTP/1.1\r\n")
+            time.sleep(0.2)
+            with pytest.raises(httpx.HTTPError):
+                httpx.get(f"{url}/healthz", timeout=2)  # a sixth from the same address: closed at once
+            other = httpx.HTTPTransport(local_address="127.0.0.2")
+            with httpx.Client(transport=other, timeout=5) as client:
+                assert client.get(f"{url}/healthz").status_code == 200  # another address is served
+        finally:
+            for sock in held:
+                sock.close()
+
+
 def test_the_connection_limit_stays_below_the_open_files_limit() -> None:
     import resource
+
+    from judge.service.server import FD_RESERVE, FD_SETSIZE
 
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     limit = connection_limit(10**9)
     assert limit < resource.getrlimit(resource.RLIMIT_NOFILE)[0] and limit >= 16
+    # The sandbox pool's select() needs descriptors below FD_SETSIZE: connections leave them room.
+    assert limit <= FD_SETSIZE - FD_RESERVE
     assert connection_limit(100) == 100
     resource.setrlimit(resource.RLIMIT_NOFILE, (soft, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
 

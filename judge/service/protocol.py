@@ -1,8 +1,10 @@
 """The HTTP/1.1 protocol ``judge serve`` runs: uvicorn's h11 protocol with the bounds a server on the open
 internet needs, whether or not a reverse proxy sits in front.
 
-- a connection limit (``max_connections``, kept below the open-files limit by ``server.py``): a connection
-  past it is closed at once, before it can hold a file descriptor for long;
+- a connection limit (``max_connections``, kept below the open-files limit by ``server.py``) and a
+  per-address one (``max_per_address``; addresses in ``exempt``, the trusted proxies, are not counted,
+  and ``exempt=None`` exempts every address): a connection past either is closed at once, before it can
+  hold a file descriptor for long, so one address cannot take every connection;
 - a header timeout (``header_timeout_s``): a client that has not sent a whole request line and headers
   this long after connecting, or after the previous response, gets a 408 and the connection is closed
   (uvicorn itself bounds only the idle time between requests, and any byte received cancels that);
@@ -45,34 +47,73 @@ _BAD_REQUEST = error_bytes(
 class GuardedH11Protocol(H11Protocol):
     """Set the class attributes with ``configured`` (uvicorn builds one instance per connection)."""
 
-    max_connections: ClassVar[int] = 2048
+    max_connections: ClassVar[int] = 768
+    max_per_address: ClassVar[int] = 64
+    exempt: ClassVar[frozenset[str] | None] = frozenset()
     header_timeout_s: ClassVar[float] = 10.0
+    #: Open connections per client address, shared by every connection of this configured class.
+    per_address: ClassVar[dict[str, int]] = {}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._header_timer: asyncio.TimerHandle | None = None
+        self._counted: str | None = None
 
     @classmethod
-    def configured(cls, *, max_connections: int, header_timeout_s: float) -> type[GuardedH11Protocol]:
+    def configured(
+        cls,
+        *,
+        max_connections: int,
+        header_timeout_s: float,
+        max_per_address: int = 64,
+        exempt: frozenset[str] | None = frozenset(),
+    ) -> type[GuardedH11Protocol]:
         return type(
             "GuardedH11Protocol",
             (cls,),
-            {"max_connections": max_connections, "header_timeout_s": header_timeout_s},
+            {
+                "max_connections": max_connections,
+                "max_per_address": max_per_address,
+                "exempt": exempt,
+                "header_timeout_s": header_timeout_s,
+                "per_address": {},
+            },
         )
 
-    # ------------------------------------------------------------------------------ connection limit
+    # ------------------------------------------------------------------------------ connection limits
+
+    def _refusal(self, address: str | None) -> str | None:
+        if len(self.connections) >= self.max_connections:
+            return f"{len(self.connections)} connections open, the most allowed"
+        counted = address is not None and self.exempt is not None and address not in self.exempt
+        if counted and self.per_address.get(str(address), 0) >= self.max_per_address:
+            return f"{address} holds {self.max_per_address} connections, the most one address may"
+        return None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        if len(self.connections) >= self.max_connections:
-            log.warning("connection refused: %d connections open, the most allowed", len(self.connections))
+        peer = transport.get_extra_info("peername")
+        address = str(peer[0]) if isinstance(peer, tuple) and peer else None
+        refusal = self._refusal(address)
+        if refusal is not None:
+            log.warning("connection refused: %s", refusal)
             self.transport = transport
             transport.abort()
             return
         super().connection_made(transport)
+        if address is not None and self.exempt is not None and address not in self.exempt:
+            self._counted = address
+            self.per_address[address] = self.per_address.get(address, 0) + 1
         self._arm_header_timer()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._cancel_header_timer()
+        if self._counted is not None:
+            left = self.per_address.get(self._counted, 1) - 1
+            if left > 0:
+                self.per_address[self._counted] = left
+            else:
+                self.per_address.pop(self._counted, None)
+            self._counted = None
         if self not in self.connections:  # refused at connection_made: nothing of ours was set up
             return
         super().connection_lost(exc)

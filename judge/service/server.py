@@ -24,6 +24,11 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 H11_MAX_HEADER_BYTES = 16 * 1024
 #: File descriptors kept free beside the connections: the sandbox pool's pipes, the database, logs.
 FD_RESERVE = 256
+#: The sandbox pool's host side waits on some of its pipes with select(), which cannot watch a
+#: descriptor numbered FD_SETSIZE or above (measured: with 1,100 descriptors open, no worker starts).
+#: Every connection is a descriptor and takes the lowest free number, so connections must leave the
+#: numbers below FD_SETSIZE to the pool: at most FD_SETSIZE - FD_RESERVE of them.
+FD_SETSIZE = 1024
 
 
 def _say(message: str) -> None:
@@ -46,7 +51,8 @@ def url_of(sock: socket.socket) -> str:
 
 
 def connection_limit(wanted: int) -> int:
-    """``wanted``, lowered to fit the open-files limit (raised to its hard limit first) minus FD_RESERVE."""
+    """``wanted``, lowered to fit the open-files limit (raised to its hard limit first) and FD_SETSIZE,
+    minus FD_RESERVE."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if hard == resource.RLIM_INFINITY or hard > soft:
         target = hard if hard != resource.RLIM_INFINITY else max(soft, 65536)
@@ -55,10 +61,20 @@ def connection_limit(wanted: int) -> int:
             soft = target
         except (ValueError, OSError):
             pass
-    fits = max(16, soft - FD_RESERVE)
+    fits = max(16, min(soft, FD_SETSIZE) - FD_RESERVE)
     if wanted > fits:
-        _say(f"max_connections {wanted} lowered to {fits}: the open-files limit is {soft}")
+        why = f"the open-files limit is {soft}" if soft < FD_SETSIZE else "the sandbox pool needs the rest"
+        _say(f"max_connections {wanted} lowered to {fits}: {why}")
     return min(wanted, fits)
+
+
+def proxies(forwarded_allow_ips: str | None) -> frozenset[str] | None:
+    """Addresses exempt from the per-address connection limit: the trusted reverse proxies, through
+    which every client connects (None: every address is exempt, ``*``)."""
+    if forwarded_allow_ips is None:
+        return frozenset()
+    names = frozenset(part.strip() for part in forwarded_allow_ips.split(",") if part.strip())
+    return None if "*" in names else names
 
 
 def serve(settings: Settings) -> int:
@@ -99,6 +115,8 @@ def serve(settings: Settings) -> int:
     app = create_app(services=services, manage=True)
     protocol = GuardedH11Protocol.configured(
         max_connections=connection_limit(settings.max_connections),
+        max_per_address=settings.max_connections_per_address,
+        exempt=proxies(settings.forwarded_allow_ips),
         header_timeout_s=settings.header_timeout_s,
     )
     config = uvicorn.Config(

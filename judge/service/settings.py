@@ -46,9 +46,11 @@ class Settings(BaseSettings):
     #: Addresses of reverse proxies whose X-Forwarded-For is trusted for the client address ("*": any).
     forwarded_allow_ips: str | None = None
     log_level: Literal["critical", "error", "warning", "info", "debug"] = "info"
-    #: Connections served at once; past it a new connection is closed at once. Keep it below the
-    #: open-files limit (``ulimit -n``) minus what the sandbox pool and the database use.
-    max_connections: int = Field(default=2048, ge=16, le=1_000_000)
+    #: Connections served at once; past it a new connection is closed at once. Lowered at start to fit
+    #: the open-files limit and what the sandbox pool needs (``judge.service.server.connection_limit``).
+    max_connections: int = Field(default=768, ge=16, le=1_000_000)
+    #: Connections one client address may hold at once (trusted proxies, forwarded_allow_ips, exempt).
+    max_connections_per_address: int = Field(default=64, ge=1, le=1_000_000)
     #: Seconds a client may take to send a request's headers (from the connection or the previous
     #: response); then the connection is closed.
     header_timeout_s: float = Field(default=10.0, gt=0, le=600)
