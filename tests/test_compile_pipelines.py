@@ -21,7 +21,7 @@ from judge.check import margins
 from judge.check.compile_share import COMPILE_SHARE_WARN
 from judge.check.context import CheckContext, SolutionGrade
 from judge.check.diagnostics import Diagnostics
-from judge.grader import grade
+from judge.grader import build_session, grade, interpret
 from judge.problems import Problem, ProblemSet
 from judge.results import CaseResult, GradeResult
 from judge.verdicts import Verdict
@@ -35,6 +35,7 @@ from sandbox.inside.compiling import (
     measure,
 )
 from sandbox.limits import SandboxLimits
+from sandbox.monitor import RawRun, Stop
 from sandbox.pool import GradingPool
 from tests.conftest import FIXTURE_SLUG, FIXTURES, ROOT, available_backends
 
@@ -226,6 +227,43 @@ def test_charged_time_subtracts_the_run_queue_wait() -> None:
     idle = ProcessClock(10**9, {1: (100_000_000, 100_000_000)})
     assert start.charged_s(idle) == pytest.approx(0.9)
     assert start.charged_s(ProcessClock(10**9, {})) == pytest.approx(1.0)
+
+
+# ------------------------------------------------------------------------------------------ messages
+
+
+def _stopped(stop: Stop) -> str:
+    """The first case's message when the run stopped with ``stop`` on it (no sandbox)."""
+    problem = ProblemSet(FIXTURES).get(FIXTURE_SLUG)
+    cases = list(problem.cases)
+    job = build_session(problem, "def f(): pass\n", cases, [c.hidden for c in cases], 1 << 24)
+    raw = RawRun(load={"type": "loaded"}, stop=stop)
+    expected = [case.inputs[0] for case in cases]
+    limits = SandboxLimits(case_time_s=2.0, memory_mb=1024)
+    visibility: Any = [c.visibility for c in cases]
+    result = interpret(problem, cases, visibility, expected, raw, limits, job, backend="fake", elapsed_ms=1.0)
+    return result.cases[0].message
+
+
+def test_compile_phase_stops_say_compiling_took_it_and_why() -> None:
+    timeout = _stopped(Stop("executor", "compile", 0, timeout="case", returncode=-9))
+    assert timeout.startswith("compiling the program, not running it, took longer than the 2 s limit")
+    memory = _stopped(
+        Stop(
+            "executor",
+            "compile",
+            0,
+            returncode=-6,
+            notes=["executor output: terminate called after throwing an instance of 'std::bad_alloc'"],
+        )
+    )
+    assert memory.startswith("compiling the program, not running it, used more than the 1024 MiB memory")
+    crash = _stopped(Stop("executor", "compile", 0, returncode=-11))
+    assert crash.startswith("the compiler crashed (signal SIGSEGV) while compiling the program")
+    for message in (timeout, memory, crash):
+        assert "Python loop is unrolled" in message and "jax.lax.scan" in message
+    # A crash while running is still the compiled program's.
+    assert "compiled program crashed" in _stopped(Stop("executor", "run", 0, returncode=-11))
 
 
 # ------------------------------------------------------------------------------------------ judge check
