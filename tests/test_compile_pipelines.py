@@ -29,6 +29,7 @@ from sandbox.backends import get_backend
 from sandbox.inside.compiling import (
     FAST,
     STANDARD,
+    Outcome,
     Pipelines,
     ProcessClock,
     ProgramShape,
@@ -163,6 +164,24 @@ def _compiles(fast: Any, standard: Any) -> Any:
     return compile
 
 
+def _race(pipelines: Pipelines, fast: Any, standard: Any, shape: ProgramShape) -> Outcome:
+    """What ``compile_program`` delivers (waiting for a delivery from another thread, if need be)."""
+    got: list[Outcome | BaseException] = []
+    arrived = threading.Event()
+
+    def deliver(result: Outcome | BaseException) -> None:
+        got.append(result)
+        arrived.set()
+
+    pipelines.compile_program(_compiles(fast, standard), shape, deliver)
+    assert arrived.wait(30)
+    time.sleep(0.05)
+    assert len(got) == 1, "delivered more than once"
+    if isinstance(got[0], BaseException):
+        raise got[0]
+    return got[0]
+
+
 def test_a_slow_fast_compile_loses_to_the_standard_one_and_lingers() -> None:
     release = threading.Event()
 
@@ -171,16 +190,21 @@ def test_a_slow_fast_compile_loses_to_the_standard_one_and_lingers() -> None:
         return "fast"
 
     pipelines = Pipelines(race_after_s=0.05)
+    outcome: list[Outcome] = []
+    caller = threading.Thread(
+        target=lambda: outcome.append(_race(pipelines, slow, lambda: "standard", ProgramShape(10, 1.0)))
+    )
+    caller.start()  # the fast compile runs on the caller's thread, which the loser holds
     try:
-        outcome = pipelines.compile_program(_compiles(slow, lambda: "standard"), ProgramShape(10, 1.0))
-        assert (outcome.executable, outcome.pipeline, outcome.raced) == ("standard", STANDARD, True)
-        assert outcome.charged_s < outcome.wall_s
+        deadline = time.monotonic() + 10
+        while not pipelines.lingering() and time.monotonic() < deadline:
+            time.sleep(0.01)
         assert pipelines.lingering()  # the loser still runs: the executor must not serve another job
     finally:
         release.set()
-    deadline = time.monotonic() + 10
-    while pipelines.lingering() and time.monotonic() < deadline:
-        time.sleep(0.01)
+    caller.join(10)
+    ((executable, pipeline, raced),) = [(o.executable, o.pipeline, o.raced) for o in outcome]
+    assert (executable, pipeline, raced) == ("standard", STANDARD, True)
     assert not pipelines.lingering()
 
 
@@ -189,7 +213,7 @@ def test_a_quick_fast_compile_never_starts_a_standard_one() -> None:
         raise AssertionError("the standard pipeline was started")
 
     pipelines = Pipelines(race_after_s=5.0)
-    outcome = pipelines.compile_program(_compiles(lambda: "fast", never), ProgramShape(10, 1.0))
+    outcome = _race(pipelines, lambda: "fast", never, ProgramShape(10, 1.0))
     assert (outcome.executable, outcome.pipeline, outcome.raced) == ("fast", FAST, False)
     assert not pipelines.lingering()
 
@@ -199,7 +223,7 @@ def test_a_large_or_expanding_program_goes_straight_to_the_standard_pipeline(sha
     def never() -> str:
         raise AssertionError("the fast pipeline was started")
 
-    outcome = Pipelines().compile_program(_compiles(never, lambda: "standard"), shape)
+    outcome = _race(Pipelines(), never, lambda: "standard", shape)
     assert (outcome.executable, outcome.pipeline, outcome.raced) == ("standard", STANDARD, False)
 
 
@@ -207,14 +231,13 @@ def test_a_failing_fast_compile_is_tried_again_the_standard_way() -> None:
     def broken() -> str:
         raise RuntimeError("fast pipeline bug")
 
-    outcome = Pipelines().compile_program(_compiles(broken, lambda: "standard"), ProgramShape(10, 1.0))
-    assert outcome.pipeline == STANDARD
+    def also_broken() -> str:
+        raise ValueError("standard too")
+
+    outcome = _race(Pipelines(), broken, lambda: "standard", ProgramShape(10, 1.0))
+    assert (outcome.pipeline, outcome.raced) == (STANDARD, True)
     with pytest.raises(RuntimeError, match="fast pipeline bug"):
-
-        def also_broken() -> str:
-            raise ValueError("standard too")
-
-        Pipelines().compile_program(_compiles(broken, also_broken), ProgramShape(10, 1.0))
+        _race(Pipelines(), broken, also_broken, ProgramShape(10, 1.0))
 
 
 def test_charged_time_subtracts_the_run_queue_wait() -> None:

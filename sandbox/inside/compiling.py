@@ -272,50 +272,111 @@ class ProcessClock:
         return max(0.0, wall_ns - waited * share) / 1e9
 
 
-class _Attempt:
-    """One compile with one pipeline, on a thread of its own (daemon: it may outlive the job)."""
+Deliver = Callable[[Outcome | BaseException], None]
 
-    def __init__(self, pipeline: str, compile: Compile, done: threading.Condition) -> None:
-        self.pipeline = pipeline
-        self._compile = compile
-        self._done = done
-        self.finished = False
-        self.executable: Any = None
-        self.error: BaseException | None = None
-        self.charged_s = 0.0
-        self.start_clock = ProcessClock.now()
-        self.thread = threading.Thread(target=self._run, name=f"compile-{pipeline}", daemon=True)
 
-    def start(self) -> None:
-        self.thread.start()
+class _Race:
+    """One program's compiles: the fast one on the caller's thread, a standard one on a thread of its own
+    if the watchdog or a fast failure starts it. ``deliver`` is called exactly once: with the first success,
+    or with the fast compile's error once every compile tried has failed."""
 
-    def _run(self) -> None:
+    def __init__(self, compile: Compile, deliver: Deliver, race_after_s: float) -> None:
+        self.compile = compile
+        self.deliver = deliver
+        self.race_after_s = race_after_s
+        self.lock = threading.Lock()
+        self.start = ProcessClock.now()
+        self.started = time.monotonic()
+        self.delivered = False
+        self.fast_running = True
+        self.fast_error: BaseException | None = None
+        self.standard: threading.Thread | None = None
+        self.standard_running = False
+        self.standard_error: BaseException | None = None
+
+    def due(self) -> float | None:
+        """Seconds until the fast compile may have used its budget (charged time never runs faster than
+        wall time), 0 once it has, or None when no standard compile is needed any more."""
+        if not self.fast_running or self.standard is not None:
+            return None
+        left = self.race_after_s - self.start.charged_s(ProcessClock.now())
+        return max(0.0, left)
+
+    def start_standard(self) -> None:
+        with self.lock:
+            if self.standard is not None or self.delivered:
+                return
+            self.standard_running = True
+            self.standard = threading.Thread(target=self._standard, name="compile-standard", daemon=True)
+        self.standard.start()
+
+    def _standard(self) -> None:
+        begin = ProcessClock.now()
         try:
-            self.executable = self._compile(self.pipeline)
-        except BaseException as exc:  # reported to the caller, which decides
-            self.error = exc
-        end = ProcessClock.now()
-        with self._done:
-            self.charged_s = self.start_clock.charged_s(end)
-            self.finished = True
-            self._done.notify_all()
+            executable = self.compile(STANDARD)
+        except BaseException as exc:  # decided below, with the fast compile's outcome
+            with self.lock:
+                self.standard_running, self.standard_error = False, exc
+                give_up = not self.delivered and not self.fast_running
+                self.delivered = self.delivered or give_up
+            if give_up:
+                self.deliver(self.fast_error or exc)
+            return
+        charged = begin.charged_s(ProcessClock.now())
+        with self.lock:
+            self.standard_running = False
+            won = not self.delivered
+            self.delivered = True
+        if won:
+            if self.fast_running:
+                _spare_cpu_limit()
+            self.deliver(Outcome(executable, STANDARD, charged, time.monotonic() - self.started, True))
 
-    @property
-    def succeeded(self) -> bool:
-        return self.finished and self.error is None
+    def run_fast(self) -> None:
+        """The fast compile, on the caller's thread; it delivers unless a standard compile won meanwhile."""
+        try:
+            executable = self.compile(FAST)
+        except BaseException as exc:  # a fast pipeline's failure is tried the standard way
+            with self.lock:
+                self.fast_running, self.fast_error = False, exc
+                tried = self.standard is not None
+                give_up = tried and not self.standard_running and not self.delivered
+                self.delivered = self.delivered or give_up
+            if give_up:
+                self.deliver(exc)
+            elif not tried:
+                self.start_standard()
+            return
+        charged = self.start.charged_s(ProcessClock.now())
+        with self.lock:
+            self.fast_running = False
+            won = not self.delivered
+            self.delivered = True
+            raced = self.standard is not None
+            if won and self.standard_running:
+                _spare_cpu_limit()
+        if won:
+            self.deliver(Outcome(executable, FAST, charged, time.monotonic() - self.started, raced))
 
-    def charged_so_far(self) -> float:
-        return self.start_clock.charged_s(ProcessClock.now())
+    def lingering(self) -> bool:
+        with self.lock:
+            return self.delivered and (self.fast_running or self.standard_running)
 
-    def abandon(self) -> None:
-        """It lost: never let it spend the job's CPU-time limit (the soft one is lifted to the hard one)."""
-        with contextlib.suppress(OSError, ValueError):
-            _, hard = resource.getrlimit(resource.RLIMIT_CPU)
-            resource.setrlimit(resource.RLIMIT_CPU, (hard, hard))
+
+def _spare_cpu_limit() -> None:
+    """A losing compile still runs: lift the job's soft CPU-time limit to the hard one, so that the judge's
+    own compile never spends the learner's CPU time."""
+    with contextlib.suppress(OSError, ValueError):
+        _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+        resource.setrlimit(resource.RLIMIT_CPU, (hard, hard))
 
 
 class Pipelines:
-    """Compiles programs with the fast pipeline, the standard one, or both in a race; remembers losers."""
+    """Compiles programs with the fast pipeline, the standard one, or both in a race; remembers losers.
+
+    A watchdog thread (started with the first race) starts the standard compile of a race whose fast
+    compile has used its budget; a fast compile runs on its caller's thread, so a program that compiles in
+    time costs no thread switch."""
 
     def __init__(
         self,
@@ -327,47 +388,48 @@ class Pipelines:
         self.race_after_s = race_after_s
         self.large_program_ops = large_program_ops
         self.expansion_limit = expansion_limit
-        self._losers: list[_Attempt] = []
-        self._lock = threading.Lock()
+        self._races: list[_Race] = []
+        self._cond = threading.Condition()
+        self._watchdog: threading.Thread | None = None
 
     def lingering(self) -> bool:
         """A compile that lost a race is still running (it cannot be stopped: the process must end)."""
-        with self._lock:
-            self._losers = [a for a in self._losers if a.thread.is_alive()]
-            return bool(self._losers)
+        with self._cond:
+            return any(race.lingering() for race in self._races)
 
-    def compile_program(self, compile: Compile, shape: ProgramShape) -> Outcome:
-        """Compile one program; ``compile(pipeline)`` compiles it with ``FAST`` or ``STANDARD`` options.
-        Raises the fast pipeline's error when every pipeline tried failed."""
-        started = time.monotonic()
+    def compile_program(self, compile: Compile, shape: ProgramShape, deliver: Deliver) -> None:
+        """Compile one program; ``compile(pipeline)`` compiles it with ``FAST`` or ``STANDARD`` options, and
+        ``deliver`` gets the first ``Outcome``, or the fast pipeline's error when every pipeline tried
+        failed. Returns once the caller's thread is done with it (``deliver`` may come later, from the
+        standard compile's thread, when the fast one failed first)."""
         if shape.ops > self.large_program_ops or shape.expansion > self.expansion_limit:
-            begin = ProcessClock.now()
-            executable = compile(STANDARD)
+            started, begin = time.monotonic(), ProcessClock.now()
+            try:
+                executable = compile(STANDARD)
+            except BaseException as exc:
+                deliver(exc)
+                return
             charged = begin.charged_s(ProcessClock.now())
-            return Outcome(executable, STANDARD, charged, time.monotonic() - started, False)
-        done = threading.Condition()
-        fast = _Attempt(FAST, compile, done)
-        fast.start()
-        with done:
-            while not fast.finished:
-                left = self.race_after_s - fast.charged_so_far()
-                if left <= 0:
-                    break
-                done.wait(left)  # charged time never runs faster than wall time
-        if fast.succeeded:
-            return Outcome(fast.executable, FAST, fast.charged_s, time.monotonic() - started, False)
-        standard = _Attempt(STANDARD, compile, done)
-        standard.start()
-        with done:
-            while not (fast.succeeded or standard.succeeded or (fast.finished and standard.finished)):
-                done.wait()
-        winner = fast if fast.succeeded else standard if standard.succeeded else None
-        if winner is None:
-            assert fast.error is not None
-            raise fast.error
-        loser = standard if winner is fast else fast
-        if not loser.finished:
-            loser.abandon()
-            with self._lock:
-                self._losers.append(loser)
-        return Outcome(winner.executable, winner.pipeline, winner.charged_s, time.monotonic() - started, True)
+            deliver(Outcome(executable, STANDARD, charged, time.monotonic() - started, False))
+            return
+        race = _Race(compile, deliver, self.race_after_s)
+        with self._cond:
+            self._races = [r for r in self._races if r.fast_running or r.standard_running]
+            self._races.append(race)
+            if self._watchdog is None:
+                self._watchdog = threading.Thread(target=self._watch, name="compile-watchdog", daemon=True)
+                self._watchdog.start()
+            self._cond.notify_all()
+        race.run_fast()
+
+    def _watch(self) -> None:
+        while True:
+            with self._cond:
+                due = [(race.due(), race) for race in self._races]
+                waiting = [(d, race) for d, race in due if d is not None]
+                ready = [race for d, race in waiting if d <= 0]
+                if not ready:
+                    self._cond.wait(min((d for d, _ in waiting), default=None))
+                    continue
+            for race in ready:
+                race.start_standard()

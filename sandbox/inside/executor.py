@@ -46,7 +46,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from sandbox.inside.compiling import FAST, STANDARD, STANDARD_OVERRIDES, Pipelines, measure
+from sandbox.inside.compiling import FAST, STANDARD, STANDARD_OVERRIDES, Outcome, Pipelines, measure
 from sandbox.inside.contracts import BrokenContract, Contracts
 from sandbox.inside.lowering import Lowerer, parse
 from sandbox.protocol import (
@@ -192,7 +192,9 @@ class Executor:
             self.begin(frame.message)
         elif kind == "program":
             program_id = int(frame.message["id"])
-            self.programs[program_id] = self.compiler.submit(self.program, frame)
+            done: Future[Compiled | None] = Future()  # set by whichever compile wins (``program``)
+            self.programs[program_id] = done
+            self.compiler.submit(self.program, frame, done)
         elif kind == "run":
             self.run(frame)
         elif kind == "end":
@@ -225,16 +227,15 @@ class Executor:
             with contextlib.suppress(ValueError, OSError):
                 resource.setrlimit(resource.RLIMIT_CPU, (wanted, hard))
 
-    def program(self, frame: Frame) -> Compiled | None:
-        """Compile one program (on a compile thread) and reply; the compiled program, or None if refused."""
+    def program(self, frame: Frame, done: Future[Compiled | None]) -> None:
+        """Compile one program (on a compile thread) and reply; ``done`` gets the compiled program, or None
+        if refused. With a race (``sandbox.inside.compiling``) the reply and ``done`` may come from the
+        standard compile's thread while this one still runs the losing fast compile."""
         message = frame.message
         program_id = int(message["id"])
         summary: dict[str, Any] = {}
         started = time.perf_counter()
         clock = thread_now()
-        #: While XLA compiled (on threads of ``compiling``): this thread's charged wait, and what the
-        #: pipeline charged for took (the winner's own charged time).
-        waited_s, compile_s, pipeline, raced = 0.0, 0.0, "cached", False
         try:
             data = bytes(frame.blob(message["module"]))
             with self.ir_context() as context, context:
@@ -244,44 +245,54 @@ class Executor:
                 key = hashlib.sha256(module.operation.get_asm(enable_debug_info=False).encode()).hexdigest()
                 with self.lock:
                     cached = self.cache.get(key)
-                if cached is None:
-                    outputs = _types(self.ir, self._main(module), "results")
-                    before = thread_now()
-                    try:
-                        outcome = self.pipelines.compile_program(
-                            self._compiler_of(module, data), measure(self.ir, module)
-                        )
-                    except Exception as exc:
-                        raise Refused(
-                            "compile", f"XLA could not compile the program: {_first(exc)}"
-                        ) from None
-                    waited_s = before.charged_s(thread_now())
-                    compile_s, pipeline, raced = outcome.charged_s, outcome.pipeline, outcome.raced
-                    cached = Compiled(outcome.executable, summary, outputs, key)
-                    with self.lock:
-                        self.cache[key] = cached
-                        while len(self.cache) > self.cache_entries:
-                            self.cache.popitem(last=False)
-                    hit = False
-                else:
+                if cached is not None:
                     with self.lock:
                         self.cache.move_to_end(key)
-                    hit = True
+                    self._reply_compiled(program_id, summary, cached, clock.charged_s(thread_now()), started)
+                    done.set_result(cached)
+                    return
+                outputs = _types(self.ir, self._main(module), "results")
+                shape = measure(self.ir, module)
+                before = clock.charged_s(thread_now())  # this thread's part; XLA's threads compile
+
+                def finish(result: Outcome | BaseException) -> None:
+                    if isinstance(result, BaseException):
+                        text = f"XLA could not compile the program: {_first(result)}"
+                        self._refuse(program_id, "compile", text, summary)
+                        done.set_result(None)
+                        return
+                    compiled = Compiled(result.executable, summary, outputs, key)
+                    with self.lock:
+                        self.cache[key] = compiled
+                        while len(self.cache) > self.cache_entries:
+                            self.cache.popitem(last=False)
+                    self._reply_compiled(
+                        program_id, summary, compiled, before + result.charged_s, started, result
+                    )
+                    done.set_result(compiled)
+
+                self.pipelines.compile_program(self._compiler_of(module, data), shape, finish)
         except Refused as exc:
-            self.send(
-                {
-                    "type": "refused",
-                    "id": program_id,
-                    "kind": exc.kind,
-                    "message": exc.message,
-                    "summary": summary,
-                }
-            )
-            return None
+            self._refuse(program_id, exc.kind, exc.message, summary)
+            done.set_result(None)
         except Exception as exc:  # the executor's own failure on this program: reported, never fatal
-            self.send({"type": "refused", "id": program_id, "kind": "internal", "message": _first(exc)})
-            return None
-        charged_s = clock.charged_s(thread_now()) - waited_s + compile_s
+            if not done.done():
+                self.send({"type": "refused", "id": program_id, "kind": "internal", "message": _first(exc)})
+                done.set_result(None)
+
+    def _refuse(self, program_id: int, kind: str, message: str, summary: dict[str, Any]) -> None:
+        self.send({"type": "refused", "id": program_id, "kind": kind, "message": message, "summary": summary})
+
+    def _reply_compiled(
+        self,
+        program_id: int,
+        summary: dict[str, Any],
+        compiled: Compiled,
+        charged_s: float,
+        started: float,
+        outcome: Outcome | None = None,
+    ) -> None:
+        """``compile_ms`` is charged time: this thread's part plus the winning compile's (``compiling``)."""
         self.send(
             {
                 "type": "compiled",
@@ -289,13 +300,12 @@ class Executor:
                 "summary": summary,
                 "compile_ms": round(max(0.0, charged_s) * 1000, 3),
                 "compile_wall_ms": round((time.perf_counter() - started) * 1000, 3),
-                "pipeline": pipeline,
-                "raced": raced,
-                "cached": hit,
-                "key": cached.key[:16],
+                "pipeline": outcome.pipeline if outcome is not None else "cached",
+                "raced": outcome.raced if outcome is not None else False,
+                "cached": outcome is None,
+                "key": compiled.key[:16],
             }
         )
-        return cached
 
     def _compiler_of(self, module: Any, data: bytes) -> Callable[[str], Any]:
         """Compiles the program with a pipeline's options: the fast one from the parsed module (XLA converts
@@ -467,12 +477,16 @@ class Executor:
         #: Set at the end of a job that left a losing compile running: serve no other job.
         self.retiring = False
         self.prepare_contexts()
+        warmed: list[Outcome | BaseException] = []
         with self.ir_context() as context, context:
             module = parse(self.ir, data)
             self.summarize(module)
-            outcome = self.pipelines.compile_program(
-                self._compiler_of(module, data), measure(self.ir, module)
+            self.pipelines.compile_program(
+                self._compiler_of(module, data), measure(self.ir, module), warmed.append
             )
+        (outcome,) = warmed  # a tiny program: the fast compile, delivered on this thread
+        if isinstance(outcome, BaseException):
+            raise outcome
         outcome.executable.execute([self.jax.device_put(np.ones(2, np.float32), self.device)])
 
 
