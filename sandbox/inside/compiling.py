@@ -16,8 +16,9 @@ over the module before any compile, under 1 ms for an ordinary program):
 - one whose largest elementwise expression, counted as a tree, passes ``EXPANSION_LIMIT`` (the first
   shape), or of more than ``LARGE_PROGRAM_OPS`` ops once its calls are inlined (the second: a jitted helper
   called a thousand times is a thousand copies to XLA), goes straight to the standard pipeline;
-- any other starts with the fast pipeline; when that compile has run ``RACE_AFTER_S`` of charged time (or
-  failed), a standard compile starts beside it on another thread, and the first to succeed wins. This is
+- any other starts with the fast pipeline, on the caller's thread (no thread switch when it compiles in
+  time); when that compile has run ``RACE_AFTER_S`` of charged time (a watchdog thread checks) or failed,
+  a standard compile starts beside it on another thread, and the first to succeed is delivered. This is
   the fallback for shapes the measure does not foresee. XLA:CPU runs at most as many compiles at once as
   the process has CPUs (two here) and queues the others, so a race is only as quick as a free slot, and a
   losing compile holds its slot until it ends: the measure, not the race, is what keeps the known shapes
@@ -56,17 +57,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sandbox.schedclock import read_task
-
 FAST = "fast"
 STANDARD = "standard"
 #: Per-compile XLA debug options that turn the sandbox's fast pipeline into the standard one: XLA's own
 #: fusion emitters. The other fast settings (optimization level 0, no expensive LLVM passes, one LLVM
-#: module) stay: they never made a program of the benchmark's corpus more than 1.1x slower to compile.
+#: module) stay: so set, every shape of bench/bench_compile.py compiled in 0.23-1.35x the time XLA's
+#: defaults took.
 STANDARD_OVERRIDES: dict[str, bool | int | str] = {"xla_cpu_use_fusion_emitters": True}
-#: Charged seconds a fast compile runs before a standard one starts beside it. Every shipped solution of
-#: every problem compiles in under 0.25 s with the fast pipeline (bench/bench_compile.py).
+#: Charged seconds a fast compile runs before a standard one starts beside it. No program of a shipped
+#: solution took the fast pipeline more than 0.27 s (bench/bench_compile.py).
 RACE_AFTER_S = 0.5
+#: How often the watchdog looks at the fast compiles running.
+WATCH_S = 0.05
 #: Programs with more ops than this (calls inlined) are compiled with the standard pipeline only.
 LARGE_PROGRAM_OPS = 2000
 #: Programs whose largest elementwise expression, counted as a tree, passes this are compiled with the
@@ -249,13 +251,7 @@ class ProcessClock:
     @staticmethod
     def now() -> ProcessClock:
         wall = time.monotonic_ns()
-        tasks: dict[int, tuple[int, int]] = {}
-        with contextlib.suppress(OSError):
-            for name in os.listdir("/proc/self/task"):
-                clock = read_task(f"/proc/self/task/{name}/schedstat")
-                if clock is not None and name.isdigit():
-                    tasks[int(name)] = (clock.run_ns, clock.wait_ns)
-        return ProcessClock(wall, tasks)
+        return ProcessClock(wall, _TASKS.read())
 
     def charged_s(self, later: ProcessClock) -> float:
         """Seconds of wall time from here to ``later`` less the process's run-queue wait per runnable
@@ -273,6 +269,39 @@ class ProcessClock:
 
 
 Deliver = Callable[[Outcome | BaseException], None]
+
+
+class _TaskFiles:
+    """Open ``schedstat`` files of this process's threads, read again with ``pread`` (opening them is most
+    of the cost of a reading: 18 threads take ~0.05 ms this way, ~0.12 ms opening each)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._fds: dict[int, int] = {}
+
+    def read(self) -> dict[int, tuple[int, int]]:
+        tasks: dict[int, tuple[int, int]] = {}
+        with self._lock:
+            try:
+                alive = {int(name) for name in os.listdir("/proc/self/task") if name.isdigit()}
+            except OSError:
+                return tasks
+            for tid in [t for t in self._fds if t not in alive]:
+                os.close(self._fds.pop(tid))
+            for tid in alive:
+                fd = self._fds.get(tid)
+                try:
+                    if fd is None:
+                        fd = self._fds[tid] = os.open(f"/proc/self/task/{tid}/schedstat", os.O_RDONLY)
+                    parts = os.pread(fd, 128, 0).split()
+                    tasks[tid] = (int(parts[0]), int(parts[1]))
+                except (OSError, ValueError, IndexError):  # gone meanwhile, or no schedstat
+                    if tid in self._fds:
+                        os.close(self._fds.pop(tid))
+        return tasks
+
+
+_TASKS = _TaskFiles()
 
 
 class _Race:
@@ -389,12 +418,12 @@ class Pipelines:
         self.large_program_ops = large_program_ops
         self.expansion_limit = expansion_limit
         self._races: list[_Race] = []
-        self._cond = threading.Condition()
+        self._lock = threading.Lock()
         self._watchdog: threading.Thread | None = None
 
     def lingering(self) -> bool:
         """A compile that lost a race is still running (it cannot be stopped: the process must end)."""
-        with self._cond:
+        with self._lock:
             return any(race.lingering() for race in self._races)
 
     def compile_program(self, compile: Compile, shape: ProgramShape, deliver: Deliver) -> None:
@@ -413,23 +442,23 @@ class Pipelines:
             deliver(Outcome(executable, STANDARD, charged, time.monotonic() - started, False))
             return
         race = _Race(compile, deliver, self.race_after_s)
-        with self._cond:
+        with self._lock:
             self._races = [r for r in self._races if r.fast_running or r.standard_running]
             self._races.append(race)
             if self._watchdog is None:
                 self._watchdog = threading.Thread(target=self._watch, name="compile-watchdog", daemon=True)
                 self._watchdog.start()
-            self._cond.notify_all()
         race.run_fast()
 
     def _watch(self) -> None:
+        """Every ``WATCH_S``: start the standard compile of each race whose fast compile used its budget
+        (a poll, so that registering a race wakes no thread; a race younger than its budget in wall time
+        costs no reading)."""
         while True:
-            with self._cond:
-                due = [(race.due(), race) for race in self._races]
-                waiting = [(d, race) for d, race in due if d is not None]
-                ready = [race for d, race in waiting if d <= 0]
-                if not ready:
-                    self._cond.wait(min((d for d, _ in waiting), default=None))
-                    continue
-            for race in ready:
-                race.start_standard()
+            time.sleep(WATCH_S)
+            with self._lock:
+                races = list(self._races)
+            now = time.monotonic()
+            for race in races:
+                if now - race.started >= race.race_after_s and race.due() == 0:
+                    race.start_standard()
