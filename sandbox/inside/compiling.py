@@ -107,6 +107,9 @@ _UNFUSED = frozenset(
 )
 #: Expansions past this are all alike (floats, so a crafted module cannot make a number overflow).
 _CAP = 1e30
+#: No dependence on a function's arguments (shared, never written to), and a materialized value.
+_NONE: dict[int, float] = {}
+_LEAF: tuple[float, dict[int, float]] = (1.0, _NONE)
 
 
 @dataclass(frozen=True)
@@ -148,8 +151,10 @@ def measure(ir: Any, module: Any) -> ProgramShape:
             return summaries[name]  # None: on the stack, a cycle
         summaries[name] = None
         block = functions[name].regions[0].blocks[0]
+        # ``main``'s arguments are parameters, materialized: it needs no linear map, only numbers.
         values: dict[Any, tuple[float, dict[int, float]]] = {
-            argument: (0.0, {i: 1.0}) for i, argument in enumerate(block.arguments)
+            argument: (0.0, _NONE if name == "main" else {i: 1.0})
+            for i, argument in enumerate(block.arguments)
         }
         results: list[tuple[float, dict[int, float]]] = []
         ops = 0
@@ -160,9 +165,12 @@ def measure(ir: Any, module: Any) -> ProgramShape:
                 operation = op.operation
                 kind = operation.name
                 ops += 1
+                if kind == "stablehlo.constant":
+                    values[operation.result] = _LEAF
+                    continue
                 if kind == "func.return":
                     if top:
-                        results = [values.get(v, (1.0, {})) for v in operation.operands]
+                        results = [values.get(v, _LEAF) for v in operation.operands]
                     continue
                 if kind == "func.call":
                     callee = str(ir.FlatSymbolRefAttr(operation.attributes["callee"]).value)
@@ -170,31 +178,38 @@ def measure(ir: Any, module: Any) -> ProgramShape:
                     if called is None and callee in functions:
                         raise _CallCycle(callee)
                     ops += called.ops if called is not None else 0
-                    inputs = [values.get(v, (1.0, {})) for v in operation.operands]
+                    inputs = [values.get(v, _LEAF) for v in operation.operands]
                     for k, result in enumerate(operation.results):
                         if called is None or k >= len(called.results):
-                            values[result] = (1.0, {})
+                            values[result] = _LEAF
                             continue
                         values[result] = _apply(called.results[k], inputs)
                         worst[0] = max(worst[0], values[result][0])
                     continue
-                if len(operation.regions):
-                    for region in operation.regions:
+                regions = operation.regions
+                if len(regions):
+                    for region in regions:
                         for inner in region.blocks:
                             for argument in inner.arguments:
-                                values[argument] = (1.0, {})
+                                values[argument] = _LEAF
                             todo.append((inner, False))
-                if len(operation.regions) or kind in _UNFUSED:
+                if len(regions) or kind in _UNFUSED:
                     for result in operation.results:
-                        values[result] = (1.0, {})
+                        values[result] = _LEAF
                     continue
-                const, coefs = 1.0, dict[int, float]()
+                const, coefs = 1.0, _NONE
                 for value in operation.operands:
-                    c, vector = values.get(value, (1.0, {}))
-                    const = min(_CAP, const + c)
-                    for i, x in vector.items():
-                        coefs[i] = min(_CAP, coefs.get(i, 0.0) + x)
-                worst[0] = max(worst[0], const)
+                    c, vector = values.get(value, _LEAF)
+                    const += c
+                    if vector:
+                        if coefs is _NONE:
+                            coefs = dict(vector)
+                        else:
+                            for i, x in vector.items():
+                                coefs[i] = min(_CAP, coefs.get(i, 0.0) + x)
+                const = min(_CAP, const)
+                if const > worst[0]:
+                    worst[0] = const
                 for result in operation.results:
                     values[result] = (const, coefs)
         summary = _Summary(results, ops)
