@@ -25,9 +25,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from fastapi.testclient import TestClient
 
 from judge.engine import Engine
 from judge.problems import load_problem
+from judge.service.app import create_app
+from judge.service.state import Services
 from judge.verdicts import Verdict
 from sandbox.backends import get_backend
 from sandbox.base import Backend, PopenWorker, Worker
@@ -37,6 +40,7 @@ from sandbox.pool import WorkerPool
 from sandbox.starts import StartClock, StartGate
 from tests.conftest import FIXTURE_SLUG, FIXTURES, ROOT
 from tests.load import LoadSpec, machine_load
+from tests.service_support import make_settings
 
 #: A program that burns ``CPU`` seconds of CPU (its own thread time), then reports ready and waits.
 _START = textwrap.dedent(
@@ -390,6 +394,28 @@ def test_under_load_an_executor_killed_mid_grading_ends_it_and_is_replaced(warm:
     assert victims, "no executor was handed out to kill"
     assert warm.engine.pool.wait_full(300), warm.engine.pool.stats()
     assert executors.started > started, "the killed executor was not replaced"
+
+
+@pytest.mark.slow
+def test_under_load_the_service_becomes_ready_and_readyz_says_why_until_then(
+    loaded: None, bwrap: Backend, tmp_path: Path
+) -> None:
+    settings = make_settings(tmp_path / "data", sandbox_slot_base=960)
+    services = Services.build(settings, backend=bwrap)
+    app = create_app(services=services, manage=True)
+    reasons: list[str] = []
+    with TestClient(app, raise_server_exceptions=False) as client:
+        deadline = time.monotonic() + 600
+        while (response := client.get("/readyz")).status_code != 200 and time.monotonic() < deadline:
+            assert response.status_code == 503
+            reasons.append(str(response.json()["reason"]))
+            time.sleep(0.25)
+        assert response.status_code == 200, reasons[-3:]
+        code = (FIXTURES / FIXTURE_SLUG / "solutions" / "accepted" / "tree_util_map.py").read_text()
+        run = client.post(f"/api/problems/{FIXTURE_SLUG}/run", json={"code": code})
+        assert run.status_code == 200, run.text
+    assert reasons, "ready at once: the load did not slow the start, the test proves nothing"
+    assert not any("did not report ready" in r or "failed" in r for r in reasons), reasons
 
 
 @pytest.mark.slow
