@@ -8,13 +8,14 @@ any failure). Requests and replies:
 
 - ``program`` {id, module (blob), inputs: [{dtype, shape}], max_output_bytes}: read the StableHLO module (MLIR
   bytecode, ``sandbox.inside.lowering``; MLIR verifies it as it reads), walk every op (nested regions and
-  private functions included) into a summary, refuse what must never be compiled (a custom call outside the
-  allowlist, a Python host callback above all: it would call an address the program chose; host I/O ops; ops
-  of other dialects), check the main function's inputs against the case's leaves and its outputs against the
-  output cap, then compile it with XLA (``sandbox.inside.compiling`` chooses the pipeline, racing two when
-  the fast one is slow). Replies ``compiled`` {id, summary, compile_ms (charged time), compile_wall_ms,
-  pipeline, raced, cached} or ``refused`` {id, kind, message, summary}. Programs compile on a small thread
-  pool (XLA releases the GIL), so replies may come in any order.
+  private functions included) into a summary, refuse what must never be compiled (a custom call that is not
+  exactly one JAX's own lowering makes, ``sandbox.inside.contracts``; a Python host callback above all: it
+  would call an address the program chose; host I/O ops; ops of other dialects), check the main function's
+  inputs against the case's leaves and its outputs against the output cap, then compile it with XLA
+  (``sandbox.inside.compiling`` chooses the pipeline, racing two when the fast one is slow). Replies
+  ``compiled`` {id, summary, compile_ms (charged time), compile_wall_ms, pipeline, raced, cached} or
+  ``refused`` {id, kind, message, summary}. Programs compile on a small thread pool (XLA releases the GIL), so
+  replies may come in any order.
 - ``run`` {program, case, leaves (blobs)}: run a compiled program on concrete inputs (on the main thread,
   in request order). Replies ``result`` {case, outputs (leaves as blobs), run_ms (charged time)} or
   ``run_error`` {case, kind, message}.
