@@ -400,7 +400,7 @@ def test_under_load_an_executor_killed_mid_grading_ends_it_and_is_replaced(warm:
 def test_under_load_the_service_becomes_ready_and_readyz_says_why_until_then(
     loaded: None, bwrap: Backend, tmp_path: Path
 ) -> None:
-    settings = make_settings(tmp_path / "data", sandbox_slot_base=960)
+    settings = make_settings(tmp_path / "data", sandbox_slot_base=880)
     services = Services.build(settings, backend=bwrap)
     app = create_app(services=services, manage=True)
     reasons: list[str] = []
