@@ -17,7 +17,6 @@ import collections
 import contextlib
 import os
 import resource
-import select
 import signal
 import subprocess
 import threading
@@ -33,6 +32,7 @@ from sandbox.errors import WorkerStartError
 from sandbox.limits import SandboxLimits
 from sandbox.protocol import FrameLimits, FrameReader, ProtocolError
 from sandbox.starts import WALL_CAP_FACTOR, StartClock, Ticket, default_gate, session_cpu_s
+from sandbox.waitfd import readable
 
 Role = Literal["tracer", "executor", "zygote"]
 #: What a program may send before and including ``ready``.
@@ -147,7 +147,7 @@ class Worker(ABC):
             if why is not None:
                 self.kill()
                 raise WorkerStartError(f"{self.backend} {self.role} did not report ready {why}")
-            ready, _, _ = select.select([self.result_fd], [], [], clock.next_check())
+            ready = readable([self.result_fd], clock.next_check())
             if not ready:
                 continue
             chunk = os.read(self.result_fd, 1 << 16)
@@ -304,7 +304,7 @@ def cpu_seconds_used(pid: int) -> int:
 def _drain(fd: int, limit: int = 4000) -> str:
     chunks = b""
     try:
-        while len(chunks) < limit and select.select([fd], [], [], 0.2)[0]:
+        while len(chunks) < limit and readable([fd], 0.2):
             data = os.read(fd, limit)
             if not data:
                 break

@@ -65,7 +65,6 @@ import hashlib
 import json
 import os
 import secrets
-import select
 import shutil
 import socket
 import stat
@@ -92,6 +91,7 @@ from sandbox.errors import WorkerStartError
 from sandbox.limits import SandboxLimits
 from sandbox.protocol import write_all
 from sandbox.slots import EXECUTOR_FIRST_UID, EXECUTOR_SLOTS, FIRST_UID, in_free_slot, lock_uid, unlock
+from sandbox.waitfd import readable
 
 DEFAULT_SOCKET = "/run/jax-judge/podman.sock"
 DEFAULT_URL = f"unix://{DEFAULT_SOCKET}"
@@ -600,7 +600,7 @@ class DockerWorker(Worker):
         """Copy the stdin pipe to the container; its end of file half-closes the socket."""
         try:
             while not self._closed:
-                if not select.select([self._stdin_r], [], [], 0.5)[0]:
+                if not readable([self._stdin_r], 0.5):
                     continue
                 data = os.read(self._stdin_r, 1 << 16)
                 if not data:

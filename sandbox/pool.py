@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import select
 import threading
 import time
 from collections import deque
@@ -51,6 +50,7 @@ from sandbox.base import Backend, Pair, SlotBusy, Worker
 from sandbox.errors import SandboxError, WorkerStartError
 from sandbox.limits import SandboxLimits
 from sandbox.starts import StartGate, Ticket, default_gate
+from sandbox.waitfd import readable
 
 BACKOFF_FIRST_S = 0.5
 #: Seconds between two tries for a place at the start gate while starts wait for one.
@@ -433,16 +433,16 @@ class WorkerPool:
         timeout = max(0.0, min([*wake_at, now + 1.0]) - now)
         fds = {w.result_fd: w for w in pending}
         try:
-            readable, _, _ = select.select([self._wake_r, *fds], [], [], timeout)
+            ready = readable([self._wake_r, *fds], timeout)
         except (OSError, ValueError):
-            readable = []
-        if self._wake_r in readable:
+            ready = []
+        if self._wake_r in ready:
             with contextlib.suppress(OSError):
                 while os.read(self._wake_r, 4096):
                     pass
         for worker in pending:
             overdue = worker.start_clock(budget).overdue()
-            if worker.result_fd in readable or overdue is not None:
+            if worker.result_fd in ready or overdue is not None:
                 self._settle(worker)
 
     def _settle(self, worker: Worker) -> None:
