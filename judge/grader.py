@@ -658,6 +658,13 @@ class Judging:
                 Verdict.MEMORY_LIMIT_EXCEEDED,
                 f"used more than the {limits.memory_mb} MiB memory limit {phase}",
             )
+        if stop.party == "executor" and sig == signal.SIGKILL:
+            # An executor's CPU limit is its soft RLIMIT_CPU (SIGXCPU); its hard one is a lifetime far above
+            # any job's. A SIGKILL the judge did not send came from outside: the judge's failure.
+            return Verdict.INTERNAL_ERROR, (
+                f"the process that runs the compiled program was killed from outside the judge {phase}; "
+                "this is not a fault of your code (submit again)"
+            )
         if sig in (signal.SIGXCPU, signal.SIGKILL):
             # Our own kills are reported as timeouts above; the kernel sends SIGXCPU at the CPU rlimit and
             # SIGKILL at its hard limit.

@@ -74,7 +74,7 @@ COMPILE_SLOTS = 2
 #: worker waiting on a run queue), so load changes how long an answer takes, never what it is. A request (or
 #: the whole job) still short of its limit in charged time after this many times the limit in wall time is
 #: stopped as the judge's own failure (``overload``): every wait has a deadline.
-OVERLOAD_FACTOR = 10.0
+OVERLOAD_FACTOR = 30.0
 
 
 # ------------------------------------------------------------------------------------------ the plan

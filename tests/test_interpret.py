@@ -163,6 +163,17 @@ def test_executor_crash_is_the_programs_runtime_error(problem: Problem) -> None:
     assert "jax.lax.fori_loop" in result.cases[0].message
 
 
+def test_an_executor_killed_from_outside_is_the_judges_failure(problem: Problem) -> None:
+    """An executor's CPU limit is SIGXCPU (its soft limit); a SIGKILL the judge did not send (an operator, a
+    host's OOM killer without a cgroup) is never the learner's time limit."""
+    raw = RawRun(load={"type": "loaded"}, stop=Stop("executor", "run", 0, returncode=-int(signal.SIGKILL)))
+    result = _grade(problem, raw)
+    assert result.verdict is Verdict.INTERNAL_ERROR
+    assert "killed from outside the judge" in result.cases[0].message
+    xcpu = RawRun(load={"type": "loaded"}, stop=Stop("executor", "run", 0, returncode=-int(signal.SIGXCPU)))
+    assert _grade(problem, xcpu).verdict is Verdict.TIME_LIMIT_EXCEEDED
+
+
 def test_protocol_error_is_a_runtime_error_not_a_time_limit(problem: Problem) -> None:
     # The judge kills a process that sends junk (SIGKILL): that must not read as the CPU time limit.
     raw = RawRun(

@@ -43,7 +43,13 @@ def _grade(
     cases: Sequence[Case] | None = None,
     custom: Sequence[Case] = (),
 ) -> GradeResult:
-    return grade(problem, code, lambda limits: pool.acquire(180, limits), cases=cases, custom=custom)
+    return grade(
+        problem,
+        code,
+        lambda limits, secret=False: pool.acquire(180, limits, secret=secret),
+        cases=cases,
+        custom=custom,
+    )
 
 
 def _some(problem: Problem, *names: str) -> list[Case]:
