@@ -28,10 +28,9 @@ import pytest
 from judge.grader import grade
 from judge.problems import Case, Problem, ProblemSet
 from judge.results import GradeResult
-from sandbox.backends import get_backend
-from sandbox.limits import SandboxLimits
 from sandbox.pool import GradingPool
 from tests.conftest import FIXTURE_SLUG, FIXTURES, available_backends
+from tests.program_pool import backend_pool, pool_source
 
 pytestmark = pytest.mark.slow
 
@@ -101,13 +100,8 @@ def problem() -> Problem:
 
 @pytest.fixture(scope="module", params=available_backends())
 def pool(request: pytest.FixtureRequest) -> Iterator[GradingPool]:
-    backend = get_backend(str(request.param))
-    pool = GradingPool(backend, SandboxLimits(), size=1, slot_base=SLOT_BASE, slots=32)
-    try:
+    with backend_pool(str(request.param), SLOT_BASE, slots=32) as pool:
         yield pool
-    finally:
-        pool.close()
-        backend.close()
 
 
 def _canary_cases(problem: Problem) -> list[Case]:
@@ -122,10 +116,7 @@ def _canary_cases(problem: Problem) -> list[Case]:
 
 
 def _grade(pool: GradingPool, problem: Problem, code: str, cases: list[Case]) -> GradeResult:
-    def source(limits: SandboxLimits, *, secret: bool = False) -> Any:
-        return pool.acquire(180, limits, secret=secret)
-
-    return grade(problem, code, source, cases=cases)
+    return grade(problem, code, pool_source(pool), cases=cases)
 
 
 def _leaks(result: GradeResult) -> list[str]:

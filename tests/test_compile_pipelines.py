@@ -25,7 +25,6 @@ from judge.grader import build_session, grade, interpret
 from judge.problems import Problem, ProblemSet
 from judge.results import CaseResult, GradeResult
 from judge.verdicts import Verdict
-from sandbox.backends import get_backend
 from sandbox.inside.compiling import (
     FAST,
     STANDARD,
@@ -39,6 +38,7 @@ from sandbox.limits import SandboxLimits
 from sandbox.monitor import RawRun, Stop
 from sandbox.pool import GradingPool
 from tests.conftest import FIXTURE_SLUG, FIXTURES, ROOT, available_backends
+from tests.program_pool import backend_pool
 
 SLOT_BASE = 520
 HYPOT_FOLD = ROOT / "problems/global-norm-clipping/solutions/accepted/hypot_fold.py"
@@ -328,13 +328,8 @@ def test_judge_check_warns_when_an_accepted_solution_compiles_for_long() -> None
 
 @pytest.fixture(scope="module", params=available_backends())
 def pool(request: pytest.FixtureRequest) -> Iterator[GradingPool]:
-    backend = get_backend(str(request.param))
-    pool = GradingPool(backend, SandboxLimits(), size=1, slot_base=SLOT_BASE, slots=16)
-    try:
+    with backend_pool(str(request.param), SLOT_BASE, slots=16) as pool:
         yield pool
-    finally:
-        pool.close()
-        backend.close()
 
 
 def _run(pool: GradingPool, problem: Problem, code: str, inputs: dict[str, Any]) -> GradeResult:

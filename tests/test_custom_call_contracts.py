@@ -26,15 +26,14 @@ from judge.grader import grade
 from judge.problems import ProblemSet
 from judge.results import GradeResult
 from judge.verdicts import Verdict, WrongAnswerReason
-from sandbox.backends import get_backend
 from sandbox.command import MALLOC_PERTURB
 from sandbox.inside import contracts
 from sandbox.inside.contracts import BrokenContract, Contracts
 from sandbox.inside.executor import allowed_custom_calls
 from sandbox.inside.lowering import Lowerer, parse
-from sandbox.limits import SandboxLimits
 from sandbox.pool import GradingPool
 from tests.conftest import FIXTURE_SLUG, FIXTURES, available_backends
+from tests.program_pool import backend_pool
 
 #: Tracer slots of these pools (others are skipped while busy).
 SLOT_BASE = 340
@@ -382,13 +381,8 @@ ATTACKS = {
 
 @pytest.fixture(scope="module", params=available_backends())
 def pool(request: pytest.FixtureRequest) -> Iterator[GradingPool]:
-    backend = get_backend(str(request.param))
-    pool = GradingPool(backend, SandboxLimits(), size=1, slot_base=SLOT_BASE, slots=16)
-    try:
+    with backend_pool(str(request.param), SLOT_BASE, slots=16) as pool:
         yield pool
-    finally:
-        pool.close()
-        backend.close()
 
 
 def run(pool: GradingPool, code: str) -> GradeResult:

@@ -21,10 +21,9 @@ from judge.grader import grade
 from judge.problems import Problem, ProblemSet
 from judge.results import GradeResult
 from judge.verdicts import Verdict, WrongAnswerReason
-from sandbox.backends import get_backend
-from sandbox.limits import SandboxLimits
 from sandbox.pool import GradingPool
 from tests.conftest import FIXTURE_SLUG, FIXTURES, TUPLE_SLUG, available_backends
+from tests.program_pool import backend_pool
 
 pytestmark = pytest.mark.slow
 
@@ -58,13 +57,8 @@ def problems() -> ProblemSet:
 
 @pytest.fixture(scope="module", params=available_backends())
 def pool(request: pytest.FixtureRequest) -> Iterator[GradingPool]:
-    backend = get_backend(str(request.param))
-    pool = GradingPool(backend, SandboxLimits(), size=1, slot_base=SLOT_BASE, slots=32)
-    try:
+    with backend_pool(str(request.param), SLOT_BASE, slots=32) as pool:
         yield pool
-    finally:
-        pool.close()
-        backend.close()
 
 
 def run(pool: GradingPool, problem: Problem, code: str, **options: Any) -> GradeResult:

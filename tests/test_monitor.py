@@ -130,19 +130,23 @@ def crowded_cpu(*workers: PopenWorker, hogs: int = 3) -> Iterator[None]:
             loop.wait()
 
 
-def test_a_case_is_charged_only_the_time_its_executor_ran() -> None:
-    """A run needing 0.6 s of CPU, on a CPU shared four ways, takes over 2 s of wall time: against a 1 s case
-    limit it is not the learner's time limit (the machine kept it waiting), and it completes."""
-    limits = replace(LIMITS, case_time_s=1.0)
-    tracer, executor = fake("tracer", "good"), fake("executor", "busy_600ms")
-    pair = Pair(tracer, executor)
+def _crowded_run(executor_scenario: str, limits: SandboxLimits) -> tuple[RawRun, float]:
+    """One public case on a fake executor that shares its CPU with busy loops: the raw run, its wall time."""
+    executor = fake("executor", executor_scenario)
+    pair = Pair(fake("tracer", "good"), executor)
     try:
         with crowded_cpu(executor):
             started = time.monotonic()
             raw = run_session(pair, session("unused", np.arange(3, dtype=np.float32)), limits)
-            took = time.monotonic() - started
+            return raw, time.monotonic() - started
     finally:
         pair.close()
+
+
+def test_a_case_is_charged_only_the_time_its_executor_ran() -> None:
+    """A run needing 0.6 s of CPU, on a CPU shared four ways, takes over 2 s of wall time: against a 1 s case
+    limit it is not the learner's time limit (the machine kept it waiting), and it completes."""
+    raw, took = _crowded_run("busy_600ms", replace(LIMITS, case_time_s=1.0))
     assert raw.stop is None, raw.stop
     assert took > 1.0  # the wall time alone would have been a time limit
     assert raw.runs[0].outputs is not None
@@ -152,15 +156,7 @@ def test_a_spinning_case_is_still_a_time_limit_under_load() -> None:
     """An endless run on a crowded CPU still stops as the case's time limit, after about its limit in
     charged time (a few times that in wall time), never as the judge's failure."""
     limits = replace(LIMITS, case_time_s=0.5, wall_time_s=30.0)
-    tracer, executor = fake("tracer", "good"), fake("executor", "spin")
-    pair = Pair(tracer, executor)
-    try:
-        with crowded_cpu(executor):
-            started = time.monotonic()
-            raw = run_session(pair, session("unused", np.arange(3, dtype=np.float32)), limits)
-            took = time.monotonic() - started
-    finally:
-        pair.close()
+    raw, took = _crowded_run("spin", limits)
     assert raw.stop is not None and raw.stop.timeout == "case" and raw.stop.phase == "run"
     assert took < monitor.OVERLOAD_FACTOR * limits.case_time_s
 
