@@ -769,7 +769,9 @@ class _Session:
         if self.tracer_open:
             return False
         if lane is not self.shown:
-            return True
+            # Cases run in case order across both executors: a hidden case waits for every shown case
+            # before it, so a time limit there stops the run where the one-executor order would.
+            return all(self._final(c) for c in self.job.cases[: case.index] if not c.secret)
         shown_left = any(not self.job.cases[i].secret for i in self.pending) or any(
             r.kind == "run" and not self.job.cases[r.case].secret for r in lane.outstanding.values()
         )

@@ -79,6 +79,20 @@ def test_a_secret_executor_computes_the_hidden_cases_and_nothing_shown() -> None
     assert np.isin(HIDDEN_VALUES, raw.runs[1].outputs[0]).all()  # type: ignore[index]
 
 
+def test_cases_run_in_case_order_across_the_two_executors() -> None:
+    """A public case over its time limit stops the run there, as with one executor: the hidden case after it
+    is never run in the secret executor meanwhile (its verdict would otherwise decide the submission)."""
+    limits = replace(LIMITS, case_time_s=0.5)
+    pair = Pair(fake("tracer", "good"), fake("executor", "spin"), secret=fake("executor", "good"))
+    try:
+        job = session("unused", np.arange(3, dtype=np.float32), HIDDEN_VALUES, secret=(False, True))
+        raw = run_session(pair, job, limits)
+    finally:
+        pair.close()
+    assert raw.stop is not None and raw.stop.timeout == "case" and raw.stop.case == 0
+    assert 1 not in raw.runs
+
+
 def test_one_executor_runs_hidden_cases_only_after_every_shown_result() -> None:
     """Without a secret executor, the public program compiling last does not let a hidden case run first,
     and the executor is then reported unfit for shown work (its pool retires it)."""
