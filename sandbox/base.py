@@ -30,8 +30,9 @@ from typing import Any, ClassVar, Literal
 from sandbox.command import rlimit_argv
 from sandbox.errors import WorkerStartError
 from sandbox.limits import SandboxLimits
+from sandbox.procfs import session_cpu_s
 from sandbox.protocol import FrameLimits, FrameReader, ProtocolError
-from sandbox.starts import WALL_CAP_FACTOR, StartClock, Ticket, default_gate, session_cpu_s
+from sandbox.starts import WALL_CAP_FACTOR, StartClock, Ticket, default_gate
 from sandbox.waitfd import readable
 
 Role = Literal["tracer", "executor", "zygote"]

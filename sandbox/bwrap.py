@@ -90,6 +90,7 @@ from sandbox.command import (
 from sandbox.errors import WorkerStartError
 from sandbox.forkserver import ForkedTracer, ForkServer, ZygoteProcess
 from sandbox.limits import SandboxLimits
+from sandbox.procfs import processes_of_uid, session_cpu_s, uid_cpu_s, uid_of
 from sandbox.seccomp_filter import SYSTEM_PYTHON, CompiledFilter, SeccompUnavailable, build_filter, data_fd
 from sandbox.slots import (
     EXECUTOR_FIRST_UID,
@@ -102,7 +103,6 @@ from sandbox.slots import (
     lock_uid,
     unlock,
 )
-from sandbox.starts import session_cpu_s, uid_cpu_s
 
 #: Joins every cgroup.procs file given, then execs the rest: bwrap and everything under it start inside.
 _JOIN = (
@@ -753,7 +753,7 @@ _ZYGOTE_CAPS = ("CAP_SYS_ADMIN", *_SETPRIV_CAPS)
 def _adopt(tracer: ForkedTracer, cgroups: WorkerCgroups | None) -> None:
     """A forked tracer reported ready (confined, nothing of the user's run yet): check that its host pid is
     the slot's uid, then move it into its own cgroups before it is handed out."""
-    if _uid_of(tracer.pid) != tracer.uid:
+    if uid_of(tracer.pid) != tracer.uid:
         tracer.kill()
         raise WorkerStartError(f"forked tracer {tracer.pid} is not uid {tracer.uid}")
     if cgroups is None:
@@ -819,11 +819,6 @@ def _remember_verified(fingerprint: str) -> None:
         Path(tmp).write_text(fingerprint)
         os.chmod(tmp, 0o600)
         os.replace(tmp, _VERIFIED_FILE)
-
-
-def processes_of_uid(uid: int) -> set[int]:
-    """Host pids whose real uid is ``uid`` (a scan of /proc; owners of /proc/PID can lie, status does not)."""
-    return {int(e.name) for e in os.scandir("/proc") if e.name.isdigit() and _uid_of(int(e.name)) == uid}
 
 
 def _sweep_stale(states: dict[str, ControllerState]) -> None:
@@ -895,7 +890,7 @@ class BwrapWorker(PopenWorker):
     def program_pid(self) -> int:
         """Host pid of the program: the one process of the worker's uid once it is ready."""
         candidates = self.cgroups.members() if self.cgroups is not None else processes_of_uid(self.uid)
-        mine = [pid for pid in candidates if _uid_of(pid) == self.uid]
+        mine = [pid for pid in candidates if uid_of(pid) == self.uid]
         if len(mine) != 1:
             raise ProcessLookupError(f"expected one process of uid {self.uid}, found {mine}")
         return mine[0]
@@ -933,18 +928,3 @@ def tighten(pid: int, uid: int, limits: SandboxLimits, cgroups: WorkerCgroups | 
     except (OSError, CgroupError, subprocess.SubprocessError):
         return False
     return True
-
-
-def _uid_of(pid: int) -> int | None:
-    """Real uid of a process, or None if it is gone. One raw read of ``/proc/PID/status`` (a scan of /proc
-    reads every process's, several times per tracer: no text-file layer)."""
-    try:
-        fd = os.open(f"/proc/{pid}/status", os.O_RDONLY | os.O_CLOEXEC)
-        try:
-            status = os.read(fd, 8192)
-        finally:
-            os.close(fd)
-        start = status.index(b"\nUid:") + 5
-        return int(status[start : status.index(b"\n", start)].split()[0])
-    except (OSError, ValueError, IndexError):
-        return None

@@ -35,7 +35,8 @@ from typing import Any
 from sandbox.base import ExitInfo, Worker, apply_rlimits, rlimit_plan
 from sandbox.errors import WorkerStartError
 from sandbox.limits import SandboxLimits
-from sandbox.starts import StartClock, process_cpu_s
+from sandbox.procfs import process_cpu_s
+from sandbox.starts import StartClock
 
 #: CPU seconds a zygote may take to import JAX and report ready (``sandbox.starts.StartClock``: a slow start
 #: on a busy host is waited for while it progresses, up to its wall cap).

@@ -19,7 +19,7 @@ from sandbox.base import CODE_ROOT, Backend, PopenWorker, Protection, Worker
 from sandbox.command import EXECUTOR, TRACER, ZYGOTE, program_argv, program_env, rlimit_argv, rlimit_values
 from sandbox.forkserver import ForkedTracer, ForkServer, ZygoteProcess
 from sandbox.limits import SandboxLimits
-from sandbox.starts import session_cpu_s
+from sandbox.procfs import session_cpu_s
 
 
 class ProcessBackend(Backend):

@@ -119,59 +119,6 @@ class StartClock:
 # ------------------------------------------------------------------------------------------ CPU readers
 
 
-def _ticks(stat: bytes) -> int:
-    fields = stat.rpartition(b")")[2].split()
-    return int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of stat)
-
-
-_TICK = os.sysconf("SC_CLK_TCK")
-
-
-def process_cpu_s(pid: int) -> float | None:
-    """CPU seconds of one process (all its threads); None if it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            return _ticks(handle.read()) / _TICK
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def session_cpu_s(sid: int) -> float:
-    """CPU seconds of the processes of session ``sid`` (a worker started in a session of its own)."""
-    want = str(sid).encode()
-    total = 0
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat", "rb") as handle:
-                stat = handle.read()
-            if stat.rpartition(b")")[2].split()[3] == want:  # field 6: the session id
-                total += _ticks(stat)
-        except (OSError, ValueError, IndexError):
-            continue
-    return total / _TICK
-
-
-def uid_cpu_s(uid: int) -> float:
-    """CPU seconds of the processes whose real uid is ``uid`` (a slot's uid belongs to one worker)."""
-    total = 0
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/status", "rb") as handle:
-                status = handle.read(4096)
-            start = status.index(b"\nUid:") + 5
-            if int(status[start : status.index(b"\n", start)].split()[0]) != uid:
-                continue
-            with open(f"/proc/{entry.name}/stat", "rb") as handle:
-                total += _ticks(handle.read())
-        except (OSError, ValueError, IndexError):
-            continue
-    return total / _TICK
-
-
 # ------------------------------------------------------------------------------------------ admission
 
 

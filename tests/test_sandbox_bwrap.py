@@ -26,10 +26,11 @@ import numpy as np
 import pytest
 
 from sandbox.base import CODE_ROOT, Pair
-from sandbox.bwrap import BwrapBackend, BwrapWorker, processes_of_uid, project_copies
+from sandbox.bwrap import BwrapBackend, BwrapWorker, project_copies
 from sandbox.cgroups import discover
 from sandbox.limits import SandboxLimits
 from sandbox.monitor import RawRun, run_session
+from sandbox.procfs import processes_of_uid
 from sandbox.seccomp_filter import build_filter
 from tests.sessions import outputs, session
 
