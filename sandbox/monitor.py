@@ -969,9 +969,8 @@ class _Session:
             for request in list(lane.outstanding.values()):
                 if now < request.deadline or request.mark is None:
                     continue
-                verdict = _over(lane.clock, request.mark, request.limit, now, cpu_counts=False)
+                verdict, left = _over(lane.clock, request.mark, request.limit, now, cpu_counts=False)
                 if verdict is None:
-                    left = request.limit - lane.clock.charged_s(request.mark)
                     request.deadline = now + max(0.05, left)
                     continue
                 self._executor_stop(lane, timeout=verdict)
@@ -984,9 +983,8 @@ class _Session:
         if self.tracer_open and self.tracer_deadline is not None and now >= self.tracer_deadline:
             assert self.tracer_mark is not None
             limit = self.limits.case_time_s
-            verdict = _over(self.tracer_clock, self.tracer_mark, limit, now, cpu_counts=True)
+            verdict, left = _over(self.tracer_clock, self.tracer_mark, limit, now, cpu_counts=True)
             if verdict is None:
-                left = limit - self.tracer_clock.charged_s(self.tracer_mark, cpu_counts=True)
                 self.tracer_deadline = now + max(0.05, left)
                 return False
             self._tracer_stop("timeout", timeout=verdict)
@@ -1091,14 +1089,17 @@ class _Session:
                     self._continue()
 
 
-def _over(clock: TreeClock, mark: Mark, limit: float, now: float, *, cpu_counts: bool) -> TimeoutKind | None:
-    """``case`` once ``limit`` charged seconds have passed since ``mark``; ``overload`` once the wall time
-    since then reached ``OVERLOAD_FACTOR`` times the limit first; else None."""
-    if clock.charged_s(mark, cpu_counts=cpu_counts) >= limit:
-        return "case"
+def _over(
+    clock: TreeClock, mark: Mark, limit: float, now: float, *, cpu_counts: bool
+) -> tuple[TimeoutKind | None, float]:
+    """(``case`` once ``limit`` charged seconds have passed since ``mark``; ``overload`` once the wall time
+    since then reached ``OVERLOAD_FACTOR`` times the limit first; else None) and the charged seconds left."""
+    left = limit - clock.charged_s(mark, cpu_counts=cpu_counts)
+    if left <= 0:
+        return "case", left
     if now - mark.wall >= OVERLOAD_FACTOR * limit:
-        return "overload"
-    return None
+        return "overload", left
+    return None, left
 
 
 def run_session(

@@ -33,12 +33,6 @@ class TaskClock:
         waited = max(0, later.wait_ns - self.wait_ns)
         return max(0, wall - waited) / 1e9
 
-    def waited_s(self, later: TaskClock) -> float:
-        return max(0, later.wait_ns - self.wait_ns) / 1e9
-
-    def cpu_s(self, later: TaskClock) -> float:
-        return max(0, later.run_ns - self.run_ns) / 1e9
-
 
 def _parse(text: str, wall_ns: int) -> TaskClock | None:
     parts = text.split()
