@@ -687,3 +687,34 @@ def test_if_codemirror_cannot_load_the_plain_editor_stays_and_runs(web: Watched,
     run(page)
     expect(page.locator("#run-results .summary")).to_contain_text("2 of 2 examples passed")
     web.shot("plain-editor-only")
+
+
+# ------------------------------------------------------------------------ learner page v2 (issue 24)
+
+#: A syntax error on line 4 (the colon is missing): the code never reaches a case.
+MISSING_COLON = """\
+import jax
+
+
+def scale_tree(tree, factor)
+    return jax.tree.map(lambda leaf: leaf * factor, tree)
+"""
+
+
+def test_a_syntax_error_on_run_shows_the_message_and_marks_the_line(web: Watched, server: JudgeServer) -> None:
+    page = open_problem(web, server)
+    type_code(page, MISSING_COLON)
+    run(page)
+    results = page.locator("#run-results")
+    expect(results.locator(".summary .verdict")).to_have_text("Compile error")
+    message = results.locator(".result-message .message")
+    expect(message).to_contain_text("line 4")
+    expect(message).to_contain_text("SyntaxError")
+    expect(message).to_contain_text("expected ':'")
+    # The line is marked in the editor, and the result has the focus and is on screen.
+    expect(page.locator(".cm-line.cm-error-line")).to_have_text("def scale_tree(tree, factor)")
+    expect(results).to_be_focused()
+    expect(results.locator(".summary")).to_be_in_viewport()
+    web.shot("run-syntax-error")
+    results.get_by_role("button", name="Show line 4 in the editor").click()
+    expect(page.locator(".cm-content")).to_be_focused()

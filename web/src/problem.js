@@ -208,6 +208,7 @@ async function run() {
     const parsed = await parseInputs(boxes);
     if (parsed.errors) {
       for (const [name, message] of Object.entries(parsed.errors)) showInputError(name, message);
+      clearRunResult();
       announce("Fix the input marked below its box, then run again.", "error");
       $(boxId(Object.keys(parsed.errors)[0])).focus();
       return;
@@ -228,6 +229,7 @@ async function run() {
   } catch (error) {
     const input = error instanceof ApiError && error.status === 422 ? inputErrorOf(error.body) : null;
     if (input && showInputError(input.argument, input.message)) {
+      clearRunResult();
       announce("The judge rejected an input: see the message below its box.", "error");
       $(boxId(input.argument)).focus();
     } else {
@@ -243,15 +245,37 @@ async function run() {
 
 function showRunResult(result) {
   const options = { onShowLine: (line) => state.code.focusLine(line) };
-  replace($("run-results"), ...renderRun(result, options));
-  $("run-results").hidden = false;
+  const panel = $("run-results");
+  replace(panel, ...renderRun(result, options));
+  panel.hidden = false;
   markFirstLine(result);
+  showNewResult(panel);
 }
 
-/** Mark in the editor the line named by the first failing case's message. */
-function markFirstLine(result) {
+/** Bring a new result into view and give it the focus (its summary is what a screen reader reads). */
+function showNewResult(panel) {
+  panel.focus({ preventScroll: true });
+  // After the editor's own scroll to a marked line, which CodeMirror makes in its next frame.
+  requestAnimationFrame(() => panel.scrollIntoView({ block: "start" }));
+}
+
+/** Results of an earlier Run no longer answer the current inputs once an input is rejected. */
+function clearRunResult() {
+  const panel = $("run-results");
+  panel.replaceChildren();
+  panel.hidden = true;
+}
+
+/** The line (1-based) the result's first failing message names: a case's, else the whole result's. */
+function firstErrorLine(result) {
   const failing = result.cases.find((item) => item.verdict !== "accepted" && userLine(item.message));
-  state.code.markErrorLine(failing ? userLine(failing.message).line : null);
+  if (failing) return userLine(failing.message).line;
+  return result.verdict !== "accepted" ? (userLine(result.message)?.line ?? null) : null;
+}
+
+/** Mark in the editor the line named by the first failing message. */
+function markFirstLine(result) {
+  state.code.markErrorLine(firstErrorLine(result));
 }
 
 // --- Submit -------------------------------------------------------------------------------------------
@@ -387,8 +411,8 @@ function finishSubmission(result, panel, head) {
   const prints = renderPrints(result);
   if (prints) panel.append(prints);
   saveVerdict(slug, { verdict: result.verdict, passed: result.passed, total: result.total, at: Date.now() });
-  const failing = result.cases.find((item) => item.verdict !== "accepted" && userLine(item.message));
-  if (failing) state.code.markErrorLine(userLine(failing.message).line);
+  const line = firstErrorLine(result);
+  if (line !== null) state.code.markErrorLine(line);
   announce(`Submission graded. ${verdictSentence(result)}`, result.verdict === "accepted" ? "ok" : "error");
 }
 

@@ -150,6 +150,18 @@ export function renderSummary(result, what) {
   return summary;
 }
 
+/**
+ * The message of the whole result when no case carries it (a syntax error, a missing function: the code
+ * never reached a case, so every case is "not run"), with the button that shows its line; else null.
+ */
+export function renderResultMessage(result, options = {}) {
+  if (!result.message || result.cases.some((item) => item.message === result.message)) return null;
+  const box = el("div", { class: "result-message", "data-verdict": result.verdict });
+  box.append(...renderMessage({ message: result.message, verdict: result.verdict }, options));
+  box.firstElementChild?.classList.add("final-message");
+  return box;
+}
+
 /** The whole result of a Run. */
 export function renderRun(result, options = {}) {
   const what = result.cases.some((c) => c.visibility === "custom") ? "cases" : "examples";
@@ -157,6 +169,7 @@ export function renderRun(result, options = {}) {
   const explained = result.cases.find((item) => item.verdict === "trace_error");
   return [
     renderSummary(result, what),
+    renderResultMessage(result, options),
     ...result.cases.map((item, i) => {
       const first = result.cases.findIndex((other) => other.message && other.message === item.message);
       const sameAs = first >= 0 && first < i ? caseTitle(result.cases[first]) : null;
