@@ -17,9 +17,14 @@ from __future__ import annotations
 import json
 import math
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["escape_surrogates", "escape_text", "sanitize_json", "strict_json"]
+import numpy as np
+
+from sandbox.tree import NonStrKey, OtherNode
+
+__all__ = ["TreeLayout", "escape_surrogates", "escape_text", "sanitize_json", "strict_json", "tree_layout"]
 
 #: C0 controls but tab and newline, DEL, C1 controls (0x9b is a one-byte CSI), the bidirectional marks,
 #: embeddings, overrides and isolates, the line and paragraph separators, the byte-order mark, and lone
@@ -80,3 +85,53 @@ def sanitize_json(value: Any) -> Any:
 def strict_json(value: Any, *, indent: int | None = None) -> str:
     """``value`` as standard JSON text (see ``sanitize_json``), ASCII only."""
     return json.dumps(sanitize_json(value), allow_nan=False, ensure_ascii=True, indent=indent)
+
+
+#: One step of a path into a shown tree: a dict key's text or a list/tuple index.
+PathStep = str | int
+
+
+@dataclass(frozen=True)
+class TreeLayout:
+    """What a tree's JSON cannot say, for the page to show it as Python would: each leaf's dtype (by its
+    path: dict keys as text, list and tuple positions as ints) and the paths of the tuple nodes (JSON
+    writes a tuple as a list, though a list where a tuple is expected fails the comparison)."""
+
+    leaves: list[tuple[list[PathStep], str]] = field(default_factory=list)
+    tuples: list[list[PathStep]] = field(default_factory=list)
+
+
+def tree_layout(tree: object) -> TreeLayout:
+    """The ``TreeLayout`` of a tree of numpy arrays and numbers in dicts, lists, tuples and other nodes
+    (``OtherNode`` counts as a tuple: its children are positional)."""
+    layout = TreeLayout()
+    _walk_layout(tree, [], layout)
+    return layout
+
+
+def _walk_layout(tree: object, path: list[PathStep], layout: TreeLayout) -> None:
+    if tree is None:
+        return
+    if isinstance(tree, dict):
+        for key, child in tree.items():
+            text = key.text if isinstance(key, NonStrKey) else str(key)
+            _walk_layout(child, [*path, text], layout)
+        return
+    if isinstance(tree, list | tuple | OtherNode):
+        children = tree.children if isinstance(tree, OtherNode) else tree
+        if not isinstance(tree, list):
+            layout.tuples.append(path)
+        for index, child in enumerate(children):
+            _walk_layout(child, [*path, index], layout)
+        return
+    if isinstance(tree, np.ndarray | np.generic):
+        dtype = str(tree.dtype)
+    elif isinstance(tree, bool):
+        dtype = "bool"
+    elif isinstance(tree, int):
+        dtype = "int"
+    elif isinstance(tree, float):
+        dtype = "float"
+    else:
+        dtype = type(tree).__name__
+    layout.leaves.append((path, dtype))

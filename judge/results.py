@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
-from judge.display import escape_surrogates, escape_text
+from judge.display import escape_surrogates, escape_text, tree_layout
 from judge.pytree_json import describe_leaves, format_value, pytree_to_json
 from judge.verdicts import Verdict, WrongAnswerReason
 
@@ -42,6 +42,15 @@ RawJson = Annotated[Any, AfterValidator(escape_surrogates)]
 SHOW_MAX_ELEMENTS = 1 << 18
 
 
+class ShownLeaf(BaseModel):
+    """One leaf of a shown value: where it is and its dtype (which the JSON cannot say)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    path: list[RawJson]
+    dtype: str
+
+
 class LeafValue(BaseModel):
     """A value shown to the user: full-precision JSON plus the 6-decimal text the statement uses; or, for a
     value too large to show (``omitted``), no JSON and a text that says what it holds."""
@@ -51,6 +60,10 @@ class LeafValue(BaseModel):
     json_value: RawJson = Field(serialization_alias="json")
     text: DisplayText
     omitted: bool = False
+    #: Each leaf's path (dict keys as text, list and tuple positions as ints) and dtype, in tree order.
+    leaves: list[ShownLeaf] = Field(default_factory=list)
+    #: The paths of the tuple nodes, which ``json`` writes as lists.
+    tuples: list[list[RawJson]] = Field(default_factory=list)
 
     @classmethod
     def of(cls, tree: Any) -> LeafValue:
@@ -68,7 +81,13 @@ class LeafValue(BaseModel):
                 "a result shows",
                 omitted=True,
             )
-        return cls(json_value=pytree_to_json(tree), text=format_value(tree))
+        layout = tree_layout(tree)
+        return cls(
+            json_value=pytree_to_json(tree),
+            text=format_value(tree),
+            leaves=[ShownLeaf(path=path, dtype=dtype) for path, dtype in layout.leaves],
+            tuples=list(layout.tuples),
+        )
 
 
 class CaseResult(BaseModel):

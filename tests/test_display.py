@@ -187,3 +187,41 @@ def test_any_bytes_give_text_or_a_source_error(data: bytes) -> None:
         assert exc.path == "code" or exc.path.startswith("line ")
     else:
         assert "\0" not in text
+
+
+def test_tree_layout_names_each_leaf_dtype_and_every_tuple_node() -> None:
+    import ml_dtypes
+    import numpy as np
+
+    from judge.display import tree_layout
+    from sandbox.tree import NonStrKey, OtherNode
+
+    tree = (
+        {"b": np.array([1, 2], dtype=np.int32), NonStrKey("3", "int"): np.float32(0.5)},
+        [np.array(1.5, dtype=ml_dtypes.bfloat16), (np.array([True]),)],
+        OtherNode("Point", (1.0, 2)),
+        None,
+    )
+    layout = tree_layout(tree)
+    assert layout.leaves == [
+        ([0, "b"], "int32"),
+        ([0, "3"], "float32"),
+        ([1, 0], "bfloat16"),
+        ([1, 1, 0], "bool"),
+        ([2, 0], "float"),
+        ([2, 1], "int"),
+    ]
+    assert layout.tuples == [[], [1, 1], [2]]
+    assert tree_layout(np.zeros(3, np.float32)).leaves == [([], "float32")]
+    assert tree_layout(np.zeros(3, np.float32)).tuples == []
+
+
+def test_a_shown_value_carries_its_layout() -> None:
+    import numpy as np
+
+    from judge.results import LeafValue
+
+    shown = LeafValue.of((np.array([1, 2], dtype=np.int32), [np.float32(0.25)])).model_dump(by_alias=True)
+    assert shown["json"] == [[1, 2], [0.25]]
+    assert shown["leaves"] == [{"path": [0], "dtype": "int32"}, {"path": [1, 0], "dtype": "float32"}]
+    assert shown["tuples"] == [[]]

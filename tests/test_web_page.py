@@ -18,7 +18,7 @@ import pytest
 from playwright.sync_api import Browser, Page, Playwright, Route, expect, sync_playwright
 
 from judge.web.assets import DIST_DIR
-from tests.conftest import FIXTURE_SLUG, FIXTURES, TUPLE_SLUG
+from tests.conftest import FIXTURE_SLUG, FIXTURES, KINDS_SLUG, PROGRAM_SLUG, TUPLE_SLUG
 from tests.webtools import ARTIFACTS, JudgeServer, Watched, launch_browser
 
 #: The server serves the suite's fixture problems (``tests/webtools.py``); the page is tested on scale-tree.
@@ -229,10 +229,12 @@ def test_run_the_examples_and_see_the_expected_output(web: Watched, server: Judg
     first = page.locator('.case[data-case="example_1"]')
     expect(first.locator(".verdict")).to_have_text("Accepted")
     expect(first.locator(".times")).to_contain_text(re.compile(r"compile [\d.]+ ms · run [\d.]+ ms"))
-    expected = '{"b": 1.5, "w": [3.0, 6.0]}'
+    # Each leaf with its dtype beside it (JSON cannot say bfloat16).
+    expected = '{"b": 1.5 float32, "w": [3.0, 6.0] float32}'
     panes = first.locator(".pane .value")
     expect(panes.nth(0)).to_have_text(expected)
     expect(panes.nth(1)).to_have_text(expected)
+    expect(panes.nth(0).locator(".dtype")).to_have_text(["float32", "float32"])
     expect(first.locator(".tree .diff")).to_have_count(0)
     expect(page.locator("#submit")).to_be_enabled()
     web.shot("run-accepted")
@@ -701,7 +703,9 @@ def scale_tree(tree, factor)
 """
 
 
-def test_a_syntax_error_on_run_shows_the_message_and_marks_the_line(web: Watched, server: JudgeServer) -> None:
+def test_a_syntax_error_on_run_shows_the_message_and_marks_the_line(
+    web: Watched, server: JudgeServer
+) -> None:
     page = open_problem(web, server)
     type_code(page, MISSING_COLON)
     run(page)
@@ -718,3 +722,99 @@ def test_a_syntax_error_on_run_shows_the_message_and_marks_the_line(web: Watched
     web.shot("run-syntax-error")
     results.get_by_role("button", name="Show line 4 in the editor").click()
     expect(page.locator(".cm-content")).to_be_focused()
+
+
+#: Returns a list where the problem's tuple (mix, gap) is expected: a structure mismatch.
+LIST_NOT_TUPLE = """\
+import jax
+
+
+def lerp_trees(start, end, weight):
+    gap = jax.tree.map(lambda a, b: b - a, start, end)
+    return [jax.tree.map(lambda a, d: a + weight * d, start, gap), gap]
+"""
+
+
+def test_display_tuples_as_tuples_names_leaves_once_and_shows_dtypes(
+    web: Watched, server: JudgeServer
+) -> None:
+    """A tuple output reads as a tuple, a list where it is expected is marked, a leaf's path uses the
+    output's names as the judge's message does, and each output leaf shows its dtype."""
+    page = open_problem(web, server, TUPLE_SLUG)
+    type_code(page, (FIXTURES / TUPLE_SLUG / "solutions" / "wrong_answer" / "weight_from_end.py").read_text())
+    run(page)
+    card = page.locator('.case[data-case="example_1"]')
+    expect(card.locator(".verdict")).to_have_text("Wrong answer (value)")
+    expected = card.locator(".pane").nth(1).locator(".value")
+    expect(expected).to_contain_text(re.compile(r"^\("))  # a tuple, not a JSON list
+    expect(expected.locator(".dtype").first).to_have_text("float32")
+    message = card.locator(".message").inner_text()
+    root = message.split("[")[0].split(":")[0]
+    assert root in ("mix", "gap"), message
+    differs = card.locator(".differs code").inner_text()
+    assert differs.startswith(root), (message, differs)  # one leaf, one name in the card
+    assert "output[" not in differs
+    web.shot("tuple-names")
+
+    type_code(page, LIST_NOT_TUPLE)
+    run(page)
+    card = page.locator('.case[data-case="example_1"]')
+    expect(card.locator(".verdict")).to_have_text("Wrong answer (structure)")
+    expect(card.locator(".pane").nth(0).locator(".value")).to_contain_text(re.compile(r"^\["))
+    expect(card.locator(".pane").nth(1).locator(".value")).to_contain_text(re.compile(r"^\("))
+    expect(card.locator(".differs code")).to_have_text("output")
+    web.shot("list-for-tuple")
+
+
+def test_display_integers_as_integers_and_int_arguments_say_int32(web: Watched, server: JudgeServer) -> None:
+    page = open_problem(web, server, KINDS_SLUG)
+    # An int32 argument's box says its leaves are int32, not the case's float dtype.
+    expect(page.locator('.arg[data-arg="tokens"] .leaf-dtype')).to_have_text("leaves: int32")
+    expect(page.locator('.arg[data-arg="pad_id"] .leaf-dtype')).to_have_count(0)
+    type_code(page, (FIXTURES / KINDS_SLUG / "solutions" / "accepted" / "full_then_set.py").read_text())
+    run(page)
+    card = page.locator('.case[data-case="example_1"]')
+    expect(card.locator(".verdict")).to_have_text("Accepted")
+    ids = card.locator(".pane").nth(0).locator('.leaf[data-path="ids"]')
+    expect(ids).not_to_contain_text(".0")
+    expect(ids).to_contain_text(re.compile(r"\[\[\d+, \d+"))
+    expect(card.locator(".pane").nth(0).locator('.leaf[data-path="mask"]')).to_contain_text("True")
+    expect(card.locator(".pane").nth(0).locator(".dtype")).to_have_text(["int32", "bool"])
+    web.shot("int-output")
+
+
+def test_display_enough_digits_and_rejected_inputs_clear_old_results(
+    web: Watched, server: JudgeServer
+) -> None:
+    page = open_problem(web, server)
+    type_code(page, solution("accepted", "tree_util_map.py"))
+    tree = page.get_by_label("tree", exact=True)
+    factor = page.get_by_label("factor", exact=True)
+    tree.fill('{"w": [0.00059988, 0.0006], "b": 1}')
+    factor.fill("1")
+    run(page)
+    leaf = page.locator('.case[data-case="custom"] .pane').nth(0).locator('.leaf[data-path="w"]')
+    expect(leaf).to_have_text("[0.00059988, 0.0006]")  # six decimals would show 0.0006 twice
+    web.allow(r"status of 422")
+    tree.fill('{"w": [[1, 2], [3]], "b": 4}')
+    page.locator("#run").click()
+    expect(page.locator("#arg-tree-error")).to_contain_text('tree["w"]')
+    expect(page.locator("#run-results")).to_be_hidden()  # no old result under a rejected input
+    web.shot("rejected-input-clears")
+
+
+def test_a_function_argument_is_a_choice_of_its_options(web: Watched, server: JudgeServer) -> None:
+    page = open_problem(web, server, PROGRAM_SLUG)
+    choice = page.get_by_label("f", exact=True)
+    expect(choice.locator("option")).to_have_text(["square", "sine"])
+    assert choice.evaluate("e => e.tagName") == "SELECT"
+    type_code(page, (FIXTURES / PROGRAM_SLUG / "solutions" / "accepted" / "scan_over_rows.py").read_text())
+    choice.focus()
+    page.keyboard.press("ArrowDown")  # pick with the keyboard
+    expect(choice).to_have_value("sine")
+    expect(page.get_by_role("radio", name="my input below")).to_be_checked()
+    run(page)
+    card = page.locator('.case[data-case="custom"]')
+    expect(card.locator(".verdict")).to_have_text("Accepted")
+    expect(card.locator("details.input")).to_contain_text('"sine"')
+    web.shot("function-choice")

@@ -85,7 +85,14 @@ def test_every_argument_gets_a_box_with_the_first_example(catalog: Catalog, slug
     first = detail.examples[0].input
     for box, arg in zip(panel.boxes, detail.arguments, strict=True):
         assert box.id == f"arg-{arg.name}"
-        assert box.accepts == ", ".join(arg.accepts)
+        if arg.choices:  # a function argument: a list of its choices, the example's selected
+            assert box.accepts == "one of the listed functions"
+            assert box.choices == arg.choices and box.selected == first[arg.name]
+        else:
+            assert box.accepts == ", ".join(arg.accepts)
+            assert box.choices == []
+        expected_dtype = {"pytree": "case", "array": arg.dtype or "case"}.get(arg.kind, "")
+        assert box.leaf_dtype == expected_dtype
         assert box.description == arg.description
         assert json.loads(box.text) == first[arg.name]
         assert box.rows == min(12, max(2, box.text.count("\n") + 1))
@@ -117,7 +124,21 @@ def test_the_page_holds_the_boxes_labels_and_examples(catalog: Catalog) -> None:
     for (_, data, _), choice in zip(options, panel.examples, strict=True):
         assert html.unescape(data) == choice.inputs_json
     assert '<aside id="json-rule" class="json-rule" aria-labelledby="json-rule-title">' in page
-    assert f'<code id="run-dtype">{detail.run_panel_dtype}</code>' in page
+    assert f"Float leaves you type here are <code data-case-dtype>{detail.run_panel_dtype}</code>" in page
+
+
+def test_a_function_argument_is_a_select_and_an_int32_argument_says_int32(catalog: Catalog) -> None:
+    page = page_of(catalog.detail("running-total"))
+    select = re.search(r'<select id="arg-f" name="f"[^>]*>(.*?)</select>', page, re.S)
+    assert select is not None
+    assert re.findall(r'<option value="(\w+)"( selected)?>', select.group(1)) == [
+        ("square", " selected"),
+        ("sine", ""),
+    ]
+    assert '<textarea id="arg-f"' not in page
+    kinds = page_of(catalog.detail("shift-tokens"))
+    assert '<span class="leaf-dtype">leaves: <code>int32</code></span>' in kinds
+    assert kinds.count('class="leaf-dtype"') == 3  # tokens, lengths, offset; not widths or pad_id
 
 
 def test_a_problem_without_pytree_arguments_hides_the_list_rule(catalog: Catalog) -> None:

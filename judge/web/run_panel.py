@@ -41,6 +41,12 @@ class ArgumentBox(BaseModel):
     text: str
     rows: int
     describedby: str
+    #: A function argument's choices (the box is a list to pick from), the one selected first.
+    choices: list[str] = []
+    selected: str = ""
+    #: The dtype of the leaves typed here: "case" (the dtype chosen for the Run), "int32", "bool", or ""
+    #: for an argument that has no array leaves (a number, a static int, a function).
+    leaf_dtype: str = ""
 
 
 class ExampleChoice(BaseModel):
@@ -140,6 +146,14 @@ def format_input(value: Any, depth: int = 0) -> str:
     return compact
 
 
+def _leaf_dtype(kind: str, dtype: str | None) -> str:
+    if kind == "pytree":
+        return "case"
+    if kind == "array":
+        return dtype or "case"
+    return ""
+
+
 def run_panel(problem: ProblemDetail) -> RunPanel:
     """The Run panel of ``problem``'s page: boxes prefilled with the first example, the examples to fill."""
     first = problem.examples[0].input if problem.examples else {}
@@ -148,15 +162,20 @@ def run_panel(problem: ProblemDetail) -> RunPanel:
         ident = box_id(arg.name)
         text = format_input(first[arg.name]) if arg.name in first else ""
         described = f"{ident}-kinds {ident}-description {ident}-error"
+        value = first.get(arg.name)
+        selected = value if isinstance(value, str) and value in arg.choices else ""
         boxes.append(
             ArgumentBox(
                 name=arg.name,
                 id=ident,
-                accepts=", ".join(arg.accepts),
+                accepts="one of the listed functions" if arg.choices else ", ".join(arg.accepts),
                 description=arg.description,
                 text=text,
                 rows=box_rows(text),
                 describedby=described + (" json-rule" if arg.kind == "pytree" else ""),
+                choices=list(arg.choices),
+                selected=selected or (arg.choices[0] if arg.choices else ""),
+                leaf_dtype=_leaf_dtype(arg.kind, arg.dtype),
             )
         )
     examples = [

@@ -28,6 +28,8 @@ const POLL_WAIT_S = 20;
 const $ = (id) => document.getElementById(id);
 const slug = document.body.dataset.slug;
 const runUrl = `/api/problems/${encodeURIComponent(slug)}/run`;
+/** A tuple output's element names, which the judge's messages use as the roots of leaf paths. */
+const rootNames = JSON.parse(document.body.dataset.outputNames || "[]");
 
 const state = {
   args: [], // the argument names, in the order of the boxes
@@ -129,6 +131,17 @@ function boxId(name) {
   return `arg-${name}`;
 }
 
+/** A function argument's box is a list of its choices; its value is the chosen name. */
+function isChoice(box) {
+  return box.tagName === "SELECT";
+}
+
+/** Whether the learner changed a box from what the server rendered in it. */
+function changed(box) {
+  if (isChoice(box)) return [...box.options].some((option) => option.selected !== option.defaultSelected);
+  return box.value !== box.defaultValue;
+}
+
 /** Wire the server-rendered boxes: typing in one switches to "my input" and clears its error. */
 function wireInputs() {
   state.args = [...$("inputs").querySelectorAll(".arg[data-arg]")].map((node) => node.dataset.arg);
@@ -151,8 +164,18 @@ function fillExample(option) {
   const texts = JSON.parse(option.dataset.inputs);
   for (const name of state.args) {
     const box = $(boxId(name));
-    box.value = texts[name] ?? "";
-    box.rows = Math.min(12, Math.max(2, box.value.split("\n").length));
+    if (isChoice(box)) {
+      let chosen = null;
+      try {
+        chosen = JSON.parse(texts[name] ?? "null");
+      } catch {
+        chosen = null;
+      }
+      if (typeof chosen === "string") box.value = chosen;
+    } else {
+      box.value = texts[name] ?? "";
+      box.rows = Math.min(12, Math.max(2, box.value.split("\n").length));
+    }
     showInputError(name, null);
   }
   setMode("custom");
@@ -204,8 +227,12 @@ async function run() {
   const body = { code };
   clearInputErrors();
   if (mode() === "custom") {
-    const boxes = Object.fromEntries(state.args.map((name) => [name, $(boxId(name)).value]));
+    const typed = state.args.filter((name) => !isChoice($(boxId(name))));
+    const boxes = Object.fromEntries(typed.map((name) => [name, $(boxId(name)).value]));
     const parsed = await parseInputs(boxes);
+    if (!parsed.errors) {
+      for (const name of state.args) if (isChoice($(boxId(name)))) parsed.inputs[name] = $(boxId(name)).value;
+    }
     if (parsed.errors) {
       for (const [name, message] of Object.entries(parsed.errors)) showInputError(name, message);
       clearRunResult();
@@ -244,7 +271,7 @@ async function run() {
 }
 
 function showRunResult(result) {
-  const options = { onShowLine: (line) => state.code.focusLine(line) };
+  const options = { onShowLine: (line) => state.code.focusLine(line), rootNames };
   const panel = $("run-results");
   replace(panel, ...renderRun(result, options));
   panel.hidden = false;
@@ -340,7 +367,7 @@ function follow(id, head, rows) {
     const sameAs = item.message ? (firstWithMessage.get(item.message) ?? null) : null;
     if (item.message && !sameAs) firstWithMessage.set(item.message, caseTitle(item));
     const onShowLine = (line) => state.code.focusLine(line);
-    rows.append(renderProgressRow(item, { explain, sameAs, onShowLine }));
+    rows.append(renderProgressRow(item, { explain, sameAs, onShowLine, rootNames }));
     head.textContent = `Submission ${id}: ${seen.size} case${seen.size === 1 ? "" : "s"} graded…`;
   };
   return new Promise((resolve, reject) => {
@@ -437,7 +464,7 @@ function start() {
   setUpEditor();
   wireInputs();
   // Run on the examples, unless the learner typed in a box before this script ran.
-  const typed = state.args.some((name) => $(boxId(name)).value !== $(boxId(name)).defaultValue);
+  const typed = state.args.some((name) => changed($(boxId(name))));
   setMode(typed ? "custom" : "examples");
   $("run").addEventListener("click", run);
   $("submit").addEventListener("click", submit);

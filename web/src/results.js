@@ -1,7 +1,7 @@
 // Render grading results: a Run's cases in full, a submission's cases as they arrive, the overall verdict.
 import { cloneTemplate, el } from "./dom.js";
 import { conditionOf, tracingRule, userLine } from "./explain.js";
-import { differingPaths, renderTree } from "./tree.js";
+import { differingPaths, layoutOf, renderTree } from "./tree.js";
 import { verdictBadge, verdictLabel } from "./verdicts.js";
 
 function milliseconds(value) {
@@ -63,14 +63,17 @@ function explainTracing(message, where) {
   return box;
 }
 
-function outputPanes(item) {
+/** Your output beside the expected one; `rootNames` names a tuple output's elements in the paths. */
+function outputPanes(item, { rootNames = [] } = {}) {
   if (!item.output && !item.expected) return null;
   // A value too large to show comes without JSON, with a text that says what it holds.
   const omitted = item.output?.omitted || item.expected?.omitted;
   const mark = item.verdict !== "accepted" && item.output && item.expected && !omitted;
   const got = item.output?.json;
   const expected = item.expected?.json;
-  const pane = (title, shown, other) =>
+  const gotLayout = layoutOf(item.output);
+  const expectedLayout = layoutOf(item.expected);
+  const pane = (title, shown, other, layout, otherLayout) =>
     el(
       "div",
       { class: "pane" },
@@ -79,15 +82,15 @@ function outputPanes(item) {
         ? el("p", { class: "muted" }, "(no output)")
         : shown.omitted
           ? el("p", { class: "muted omitted" }, shown.text)
-          : el("pre", { class: "value" }, renderTree(shown.json, { other, mark })),
+          : el("pre", { class: "value" }, renderTree(shown.json, { other, mark, layout, otherLayout, rootNames })),
     );
   const panes = el(
     "div",
     { class: "panes" },
-    pane("Your output", item.output, expected),
-    pane("Expected output", item.expected, got),
+    pane("Your output", item.output, expected, gotLayout, expectedLayout),
+    pane("Expected output", item.expected, got, expectedLayout, gotLayout),
   );
-  const differing = mark ? differingPaths(got, expected) : [];
+  const differing = mark ? differingPaths(got, expected, { gotLayout, expectedLayout, rootNames }) : [];
   return [
     panes,
     differing.length
@@ -122,7 +125,7 @@ export function renderCase(item, options = {}) {
       ),
     );
   }
-  const panes = outputPanes(item);
+  const panes = outputPanes(item, options);
   if (panes) card.append(...panes.filter(Boolean));
   return card;
 }
@@ -155,7 +158,8 @@ export function renderSummary(result, what) {
  * never reached a case, so every case is "not run"), with the button that shows its line; else null.
  */
 export function renderResultMessage(result, options = {}) {
-  if (!result.message || result.cases.some((item) => item.message === result.message)) return null;
+  const told = (item) => item.message && item.verdict !== "not_run" && result.message.includes(item.message);
+  if (!result.message || result.cases.some(told)) return null;
   const box = el("div", { class: "result-message", "data-verdict": result.verdict });
   box.append(...renderMessage({ message: result.message, verdict: result.verdict }, options));
   box.firstElementChild?.classList.add("final-message");
@@ -199,7 +203,7 @@ export function renderProgressRow(item, options = {}) {
   if (item.visibility !== "hidden" && item.verdict !== "accepted" && (item.output || item.expected)) {
     const details = el("details", {}, el("summary", {}, "Input and outputs"));
     if (item.input) details.append(el("pre", { class: "value" }, renderTree(item.input)));
-    details.append(...outputPanes(item).filter(Boolean));
+    details.append(...outputPanes(item, options).filter(Boolean));
     row.append(details);
   }
   return row;

@@ -38,6 +38,43 @@ export function isNode(value) {
   return isDict(value) || isListNode(value);
 }
 
+/**
+ * What the API says of a shown value beyond its JSON (`leaves`: each leaf's path and dtype; `tuples`: the
+ * paths of its tuple nodes), as lookups by path; null when it says nothing (an input, an old result).
+ */
+export function layoutOf(shown) {
+  if (!shown || !Array.isArray(shown.leaves) || shown.leaves.length === 0) return null;
+  return {
+    dtypes: new Map(shown.leaves.map((leaf) => [pathKey(leaf.path), leaf.dtype])),
+    tuples: new Set((shown.tuples ?? []).map(pathKey)),
+  };
+}
+
+function pathKey(path) {
+  return JSON.stringify(path);
+}
+
+/**
+ * What the JSON `value` at `path` is: "dict", "list", "tuple" or "leaf". With a layout the judge's own
+ * tree decides (a list of arrays is a list node, a tuple is a tuple); without one, the Run-panel rule.
+ */
+export function kindAt(value, path, layout) {
+  if (isDict(value)) return "dict";
+  if (layout) {
+    const key = pathKey(path);
+    if (layout.dtypes.has(key)) return "leaf";
+    if (layout.tuples.has(key)) return "tuple";
+    if (Array.isArray(value)) return "list";
+    return "leaf";
+  }
+  return isListNode(value) ? "list" : "leaf";
+}
+
+/** The dtype of the leaf at `path`, or null when the layout does not say. */
+export function dtypeAt(path, layout) {
+  return layout?.dtypes.get(pathKey(path)) ?? null;
+}
+
 /** A number from JSON, including the non-finite spellings; null for anything else. */
 export function numberValue(value) {
   if (typeof value === "number") return value;
@@ -92,19 +129,30 @@ export function leafDiff(got, expected, tol = DISPLAY_TOLERANCE) {
   return { differs: elements.size > 0, elements };
 }
 
-/** A leaf path as the judge writes it: `clipped["dense"]["w"]`, `output[0]`, `global_norm`. */
-export function formatPath(entries) {
+/**
+ * A leaf path as the judge writes it: `clipped["dense"]["w"]`, `output[0]`, `global_norm`; with the
+ * output's `rootNames` (a tuple output's element names) `[0, "b"]` is `new_params["b"]`, as in messages.
+ */
+export function formatPath(entries, rootNames = []) {
   if (entries.length === 0) return "output";
   const [head, ...rest] = entries;
   const step = (entry) => (typeof entry === "number" ? `[${entry}]` : `[${quote(entry)}]`);
-  const root = typeof head === "string" && /^[A-Za-z_][A-Za-z0-9_]*$/.test(head) ? head : `output${step(head)}`;
+  let root;
+  if (typeof head === "number" && head >= 0 && head < rootNames.length) root = rootNames[head];
+  else if (typeof head === "string" && /^[A-Za-z_][A-Za-z0-9_]*$/.test(head)) root = head;
+  else root = `output${step(head)}`;
   return root + rest.map(step).join("");
 }
 
-/** The paths of every leaf or node where `got` and `expected` differ, in display order. */
-export function differingPaths(got, expected, tol = DISPLAY_TOLERANCE) {
+/**
+ * The paths of every leaf or node where `got` and `expected` differ, in display order. `options`: the
+ * `tol`, each side's layout (`gotLayout`, `expectedLayout`: see layoutOf) and the output's `rootNames`.
+ */
+export function differingPaths(got, expected, options = {}) {
+  const { tol = DISPLAY_TOLERANCE, gotLayout = null, expectedLayout = null, rootNames = [] } = options;
   const found = [];
-  walkDiff(got, expected, [], tol, (path) => found.push(formatPath(path)));
+  const sides = { gotLayout, expectedLayout };
+  walkDiff(got, expected, [], tol, sides, (path) => found.push(formatPath(path, rootNames)));
   return found;
 }
 
@@ -112,49 +160,108 @@ function sortedKeys(dict) {
   return Object.keys(dict).sort();
 }
 
-function walkDiff(got, expected, path, tol, report) {
-  if (isDict(got) && isDict(expected)) {
+function walkDiff(got, expected, path, tol, sides, report) {
+  const gotKind = kindAt(got, path, sides.gotLayout);
+  const expectedKind = kindAt(expected, path, sides.expectedLayout);
+  if (gotKind !== expectedKind) {
+    report(path);
+  } else if (gotKind === "dict") {
     const keys = [...new Set([...Object.keys(got), ...Object.keys(expected)])].sort();
     for (const key of keys) {
       if (!(key in got) || !(key in expected)) report([...path, key]);
-      else walkDiff(got[key], expected[key], [...path, key], tol, report);
+      else walkDiff(got[key], expected[key], [...path, key], tol, sides, report);
     }
-  } else if (isListNode(got) && isListNode(expected) && got.length === expected.length) {
-    got.forEach((item, i) => walkDiff(item, expected[i], [...path, i], tol, report));
-  } else if (isNode(got) || isNode(expected)) {
-    report(path);
-  } else if (leafDiff(got, expected, tol).differs) {
+  } else if (gotKind !== "leaf") {
+    if (got.length !== expected.length) report(path);
+    else got.forEach((item, i) => walkDiff(item, expected[i], [...path, i], tol, sides, report));
+  } else if (
+    leafDiff(got, expected, tol).differs ||
+    dtypeAt(path, sides.gotLayout) !== dtypeAt(path, sides.expectedLayout)
+  ) {
     report(path);
   }
 }
 
-/** Six decimals in shortest form, like the statement's examples: 0.8, 5.0, -0.333333, NaN. */
-export function formatNumber(value) {
+const F32 = new Float32Array(1);
+const U32 = new Uint32Array(F32.buffer);
+
+/** `x` rounded to bfloat16 (round to nearest even on float32's bits), as a number. */
+export function toBfloat16(x) {
+  F32[0] = x;
+  const bits = U32[0];
+  if ((bits & 0x7f800000) === 0x7f800000) return F32[0]; // NaN and infinities stay
+  U32[0] = (bits + 0x7fff + ((bits >>> 16) & 1)) & 0xffff0000;
+  return F32[0];
+}
+
+/** The rounding of each float dtype the page shows, for the shortest text that reads back the same. */
+const ROUNDING = { float32: Math.fround, float16: Math.fround, bfloat16: toBfloat16 };
+
+/**
+ * A number as its dtype holds it, in the shortest text that reads back as the same value of that dtype,
+ * like Python's repr: integer dtypes as integers (`55`), floats with a point (`5.0`), `0.00059988` for a
+ * float32 that six decimals would show as 0.0006. Without a dtype (an input as typed): float32's.
+ */
+export function formatNumber(value, dtype = null) {
+  if (typeof value === "boolean") return value ? "True" : "False";
   const number = numberValue(value);
   if (number === null) return typeof value === "string" ? quote(value) : JSON.stringify(value);
   if (Number.isNaN(number)) return "NaN";
   if (!Number.isFinite(number)) return number > 0 ? "Infinity" : "-Infinity";
-  const rounded = Number(number.toFixed(6));
-  if (Object.is(rounded, -0)) return "-0.0";
-  return Number.isInteger(rounded) && Math.abs(rounded) < 1e16 ? rounded.toFixed(1) : String(rounded);
+  if (dtype && /^u?int|^int$/.test(dtype)) return String(number);
+  if (dtype === "bool") return number ? "True" : "False";
+  let text;
+  if (dtype === "float64" || dtype === "float") {
+    text = String(number);
+  } else {
+    const round = ROUNDING[dtype] ?? Math.fround;
+    const target = round(number);
+    text = String(number);
+    for (let digits = 1; digits <= 17; digits += 1) {
+      const candidate = Number(number.toPrecision(digits));
+      if (round(candidate) === target) {
+        text = String(candidate);
+        break;
+      }
+    }
+  }
+  if (Object.is(Number(text), -0)) return "-0.0";
+  return /^-?\d+$/.test(text) ? `${text}.0` : text;
 }
 
-export function compactText(value) {
-  if (isDict(value)) {
-    return `{${sortedKeys(value).map((k) => `${quote(k)}: ${compactText(value[k])}`).join(", ")}}`;
+/** One-line text of a value (with its layout: tuples in parentheses, numbers by dtype). */
+export function compactText(value, layout = null, path = []) {
+  const kind = kindAt(value, path, layout);
+  if (kind === "dict") {
+    const items = sortedKeys(value).map((k) => `${quote(k)}: ${compactText(value[k], layout, [...path, k])}`);
+    return `{${items.join(", ")}}`;
   }
-  if (Array.isArray(value)) return `[${value.map(compactText).join(", ")}]`;
-  return formatNumber(value);
+  if (kind === "list" || kind === "tuple") {
+    const items = value.map((item, i) => compactText(item, layout, [...path, i]));
+    if (kind === "tuple") return items.length === 1 ? `(${items[0]},)` : `(${items.join(", ")})`;
+    return `[${items.join(", ")}]`;
+  }
+  return leafText(value, dtypeAt(path, layout));
+}
+
+function leafText(value, dtype) {
+  if (Array.isArray(value)) return `[${value.map((item) => leafText(item, dtype)).join(", ")}]`;
+  return formatNumber(value, dtype);
 }
 
 /**
  * Render `value` as a tree of spans; with `other` (the tree it is compared with) and `mark`, differing
- * leaves get class "diff" and differing elements a <mark>, extra or missing keys class "diff".
+ * leaves get class "diff" and differing elements a <mark>, extra or missing keys class "diff". `layout`
+ * and `otherLayout` (layoutOf each side) show tuples as tuples, numbers by dtype and each leaf's dtype;
+ * `rootNames` names a tuple output's elements in the paths (as the judge's messages do).
  */
-export function renderTree(value, { other, mark = false, tol = DISPLAY_TOLERANCE } = {}) {
+export function renderTree(value, options = {}) {
+  const { other, mark = false, tol = DISPLAY_TOLERANCE, layout = null, otherLayout = null, rootNames = [] } =
+    options;
+  const context = { mark, tol, layout, otherLayout, rootNames };
   const root = document.createElement("code");
   root.className = "tree";
-  root.append(...renderNode(value, other, mark, tol, [], 0));
+  root.append(...renderNode(value, other, context, [], 0));
   return root;
 }
 
@@ -165,64 +272,73 @@ function span(className, text) {
   return node;
 }
 
-function renderNode(value, other, mark, tol, path, depth) {
-  if (other === undefined) mark = false;
-  if (mark && isNode(value) !== isNode(other)) {
-    const node = span("diff", compactText(value));
-    node.title = `${formatPath(path)} differs`;
+function renderNode(value, other, context, path, depth) {
+  const mark = context.mark && other !== undefined;
+  const kind = kindAt(value, path, context.layout);
+  const where = formatPath(path, context.rootNames);
+  if (mark && kind !== kindAt(other, path, context.otherLayout)) {
+    const node = span("diff", compactText(value, context.layout, path));
+    node.title = `${where} differs`;
     return [node];
   }
-  if (isDict(value)) return renderDict(value, isDict(other) ? other : undefined, mark, tol, path, depth);
-  if (isListNode(value)) {
-    const peer = isListNode(other) && other.length === value.length ? other : undefined;
+  if (kind === "dict") return renderDict(value, isDict(other) ? other : undefined, context, path, depth);
+  if (kind === "list" || kind === "tuple") {
+    const peer = Array.isArray(other) && other.length === value.length ? other : undefined;
     if (mark && peer === undefined) {
-      const node = span("diff", compactText(value));
-      node.title = `${formatPath(path)}: a list of ${value.length}, the other has ${
-        Array.isArray(other) ? other.length : "none"
-      }`;
+      const node = span("diff", compactText(value, context.layout, path));
+      node.title = `${where}: ${value.length} items, the other has ${Array.isArray(other) ? other.length : "none"}`;
       return [node];
     }
-    return renderList(value, peer, mark, tol, path, depth);
+    return renderList(value, peer, kind, context, path, depth);
   }
-  return [renderLeaf(value, other, mark, tol, path)];
+  return renderLeaf(value, mark ? other : undefined, context, path);
 }
 
-function renderDict(value, other, mark, tol, path, depth) {
+function inlineFits(value, context, path, depth) {
+  return compactText(value, context.layout, path).length + depth * 2 <= INLINE_WIDTH;
+}
+
+function renderDict(value, other, context, path, depth) {
   const keys = sortedKeys(value);
-  const inline = compactText(value).length + depth * 2 <= INLINE_WIDTH;
+  const inline = inlineFits(value, context, path, depth);
   const parts = [span(null, "{")];
   keys.forEach((key, i) => {
     parts.push(span(null, inline ? (i ? ", " : "") : `${i ? "," : ""}\n${"  ".repeat(depth + 1)}`));
     const childPath = [...path, key];
-    const missingInOther = mark && other !== undefined && !(key in other);
+    const missingInOther = context.mark && other !== undefined && !(key in other);
     const keySpan = span(missingInOther ? "key diff" : "key", quote(key));
-    if (missingInOther) keySpan.title = `${formatPath(childPath)} is only on this side`;
+    if (missingInOther) keySpan.title = `${formatPath(childPath, context.rootNames)} is only on this side`;
     parts.push(keySpan, span(null, ": "));
-    if (missingInOther) parts.push(span("diff", compactText(value[key])));
-    else parts.push(...renderNode(value[key], other?.[key], mark, tol, childPath, depth + 1));
+    if (missingInOther) parts.push(span("diff", compactText(value[key], context.layout, childPath)));
+    else parts.push(...renderNode(value[key], other?.[key], context, childPath, depth + 1));
   });
   parts.push(span(null, inline || keys.length === 0 ? "}" : `\n${"  ".repeat(depth)}}`));
   return parts;
 }
 
-function renderList(value, other, mark, tol, path, depth) {
-  const inline = compactText(value).length + depth * 2 <= INLINE_WIDTH;
-  const parts = [span(null, "[")];
+function renderList(value, other, kind, context, path, depth) {
+  const inline = inlineFits(value, context, path, depth);
+  const [open, close] = kind === "tuple" ? ["(", value.length === 1 ? ",)" : ")"] : ["[", "]"];
+  const parts = [span(null, open)];
   value.forEach((item, i) => {
     parts.push(span(null, inline ? (i ? ", " : "") : `${i ? "," : ""}\n${"  ".repeat(depth + 1)}`));
-    parts.push(...renderNode(item, other?.[i], mark, tol, [...path, i], depth + 1));
+    parts.push(...renderNode(item, other?.[i], context, [...path, i], depth + 1));
   });
-  parts.push(span(null, inline ? "]" : `\n${"  ".repeat(depth)}]`));
+  parts.push(span(null, inline ? close : `\n${"  ".repeat(depth)}${close}`));
   return parts;
 }
 
-function renderLeaf(value, other, mark, tol, path) {
+function renderLeaf(value, other, context, path) {
   const leaf = span("leaf");
-  leaf.dataset.path = formatPath(path);
-  const diff = mark && other !== undefined ? leafDiff(value, other, tol) : null;
-  if (diff?.differs) {
+  const where = formatPath(path, context.rootNames);
+  leaf.dataset.path = where;
+  const dtype = dtypeAt(path, context.layout);
+  const otherDtype = other !== undefined ? dtypeAt(path, context.otherLayout) : null;
+  const diff = other !== undefined ? leafDiff(value, other, context.tol) : null;
+  const dtypeDiffers = other !== undefined && dtype !== otherDtype;
+  if (diff?.differs || dtypeDiffers) {
     leaf.classList.add("diff");
-    leaf.title = `${formatPath(path)} differs`;
+    leaf.title = dtypeDiffers ? `${where}: dtype ${dtype}, the other ${otherDtype}` : `${where} differs`;
   }
   let index = 0;
   const write = (item) => {
@@ -235,7 +351,7 @@ function renderLeaf(value, other, mark, tol, path) {
       leaf.append("]");
       return;
     }
-    const text = formatNumber(item);
+    const text = formatNumber(item, dtype);
     if (diff?.elements.has(index)) {
       const marked = document.createElement("mark");
       marked.textContent = text;
@@ -246,5 +362,8 @@ function renderLeaf(value, other, mark, tol, path) {
     index += 1;
   };
   write(value);
-  return leaf;
+  if (!dtype) return [leaf];
+  // The leaf's dtype beside it (JSON cannot say bfloat16); marked when the other side's differs.
+  const tag = span(dtypeDiffers ? "dtype diff" : "dtype", dtype);
+  return [leaf, span(null, " "), tag];
 }

@@ -4,12 +4,16 @@ import { test } from "node:test";
 
 import {
   closeEnough,
+  compactText,
   differingPaths,
   formatNumber,
   formatPath,
   isListNode,
+  kindAt,
+  layoutOf,
   leafDiff,
   leafShape,
+  toBfloat16,
 } from "../src/tree.js";
 
 test("a list holding objects is a node; lists of numbers are leaves", () => {
@@ -65,11 +69,50 @@ test("differingPaths finds value, missing-key and structure differences", () => 
   assert.deepEqual(differingPaths([{ w: 1 }, { w: 3 }], [{ w: 1 }, { w: 2 }]), ['output[1]["w"]']);
 });
 
-test("numbers show six decimals in shortest form, like the statement", () => {
+test("numbers show the shortest text their dtype reads back the same (float32 without a dtype)", () => {
   assert.equal(formatNumber(0.800000011920929), "0.8");
   assert.equal(formatNumber(5), "5.0");
-  assert.equal(formatNumber(-1 / 3), "-0.333333");
+  assert.equal(formatNumber(-1 / 3), "-0.33333333");
   assert.equal(formatNumber("NaN"), "NaN");
   assert.equal(formatNumber("-Infinity"), "-Infinity");
-  assert.equal(formatNumber(1e-9), "0.0");
+  assert.equal(formatNumber(1e-9), "1e-9");
+  // Six decimals would show 0.0006 for both, hiding the difference.
+  assert.equal(formatNumber(0.00059988, "float32"), "0.00059988");
+  assert.notEqual(formatNumber(0.00059988, "float32"), formatNumber(0.0006, "float32"));
+  // Integer dtypes are integers, not floats.
+  assert.equal(formatNumber(55, "int32"), "55");
+  assert.equal(formatNumber(55, "float32"), "55.0");
+  assert.equal(formatNumber(true, "bool"), "True");
+  // bfloat16 keeps 8 bits of mantissa: 0.1 is 0.10009765625, shown as 0.1; 1.0078125 as 1.01 (the same bfloat16).
+  assert.equal(formatNumber(0.10009765625, "bfloat16"), "0.1");
+  assert.equal(formatNumber(1.0078125, "bfloat16"), "1.01");
+  assert.equal(toBfloat16(1.01), 1.0078125);
+  assert.equal(formatNumber(0.1, "float64"), "0.1");
+});
+
+test("with the judge's layout: tuples, leaves that are lists of arrays, dtypes and root names", () => {
+  const shown = {
+    json: [{ b: [1, 2] }, [[1, 2], [3, 4]]],
+    leaves: [
+      { path: [0, "b"], dtype: "int32" },
+      { path: [1, 0], dtype: "float32" },
+      { path: [1, 1], dtype: "float32" },
+    ],
+    tuples: [[]],
+  };
+  const layout = layoutOf(shown);
+  assert.equal(kindAt(shown.json, [], layout), "tuple");
+  assert.equal(kindAt(shown.json[1], [1], layout), "list"); // a list of two arrays, not one 2x2 leaf
+  assert.equal(kindAt(shown.json[1], [1], null), "leaf"); // which the JSON alone would say
+  assert.equal(compactText(shown.json, layout), '({"b": [1, 2]}, [[1.0, 2.0], [3.0, 4.0]])');
+  assert.equal(compactText([[1, 2]], layoutOf({ leaves: [{ path: [0], dtype: "int32" }], tuples: [[]] })), "([1, 2],)");
+  assert.equal(formatPath([0, "b"], ["new_params", "state"]), 'new_params["b"]');
+  // A list where a tuple is expected, and a float32 leaf where a bfloat16 one is expected, differ.
+  const asList = layoutOf({ ...shown, tuples: [] });
+  assert.deepEqual(differingPaths(shown.json, shown.json, { gotLayout: asList, expectedLayout: layout }), ["output"]);
+  const bf16 = layoutOf({ ...shown, leaves: shown.leaves.map((l, i) => (i === 1 ? { ...l, dtype: "bfloat16" } : l)) });
+  assert.deepEqual(
+    differingPaths(shown.json, shown.json, { gotLayout: layout, expectedLayout: bf16, rootNames: ["p", "q"] }),
+    ["q[0]"],
+  );
 });
