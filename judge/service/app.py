@@ -24,7 +24,7 @@ from judge import __version__, web
 from judge.service import apidocs, errors
 from judge.service.bodylimit import BodySizeLimit
 from judge.service.bodytimeout import BodyTimeout
-from judge.service.routes import health, problems, runs, submissions, workers
+from judge.service.routes import health, problems, runs, submissions, users, workers
 from judge.service.settings import Settings
 from judge.service.shares import ClientShares
 from judge.service.state import Services
@@ -77,7 +77,14 @@ def create_app(
     app.state.stream_shares = ClientShares(settings.streams_per_client, what="event streams", retry_after=5)
     errors.install(app)
     apidocs.mount(app, title=app.title)
-    for router in (problems.router, runs.router, submissions.router, workers.router, health.router):
+    for router in (
+        problems.router,
+        runs.router,
+        submissions.router,
+        users.router,
+        workers.router,
+        health.router,
+    ):
         app.include_router(router)
     web.mount(
         app,
@@ -88,8 +95,8 @@ def create_app(
         app.add_middleware(
             CORSMiddleware,
             allow_origins=settings.cors_origins,
-            allow_methods=["GET", "POST"],
-            allow_headers=["Authorization", "Content-Type", "Last-Event-ID"],
+            allow_methods=["GET", "POST", "DELETE"],
+            allow_headers=["Authorization", "Content-Type", "Last-Event-ID", "Idempotency-Key"],
             expose_headers=["Retry-After", "Location"],
             max_age=600,
         )

@@ -7,9 +7,9 @@ prints it (``model_dump(mode="json", by_alias=True)``).
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
 from judge.results import GradeResult, LeafValue
 from judge.store import Status
@@ -170,10 +170,28 @@ class RunRequest(_In):
 # ---------------------------------------------------------------------------------------------- submissions
 
 
+#: Caller metadata bounds: an external user id, and at most MAX_TAGS tags of bounded names and values.
+MAX_TAGS = 16
+ExternalUser = Annotated[
+    str, StringConstraints(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9._:@+\-]+$")
+]
+TagName = Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.\-]+$")]
+TagValue = Annotated[str, StringConstraints(max_length=200)]
+
+
 class SubmissionCreate(_In):
     model_config = ConfigDict(
         extra="forbid",
-        json_schema_extra={"examples": [{"problem": "global-norm-clipping", "code": _EXAMPLE_CODE}]},
+        json_schema_extra={
+            "examples": [
+                {
+                    "problem": "global-norm-clipping",
+                    "code": _EXAMPLE_CODE,
+                    "external_user": "learner-42",
+                    "tags": {"course": "jax-101", "assignment": "week-3"},
+                }
+            ]
+        },
     )
 
     problem: str = Field(description="The problem's slug.", max_length=200)
@@ -182,7 +200,25 @@ class SubmissionCreate(_In):
         default=None,
         description="POSTed the finished submission (signed with X-Judge-Signature); its host must be on "
         "the operator's allowlist.",
+        max_length=2048,
     )
+    external_user: ExternalUser | None = Field(
+        default=None,
+        description="The platform's own id of the learner (letters, digits and `._:@+-`): stored, returned "
+        "in reads and callbacks, a listing filter, and what DELETE /api/users/{external_user} erases.",
+    )
+    tags: dict[TagName, TagValue] | None = Field(
+        default=None,
+        description=f"Free tags such as course or assignment (at most {MAX_TAGS}), returned with the "
+        "submission; `tag=name:value` filters a listing.",
+    )
+
+    @field_validator("tags")
+    @classmethod
+    def _few_tags(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        if value is not None and len(value) > MAX_TAGS:
+            raise ValueError(f"at most {MAX_TAGS} tags allowed, got {len(value)}")
+        return value
 
 
 class SubmissionLinks(_Out):
@@ -195,7 +231,65 @@ class SubmissionAccepted(_Out):
     problem: str
     status: Status
     created_at: datetime
+    external_user: str | None = None
+    tags: dict[str, str] | None = None
     links: SubmissionLinks
+
+
+class BatchCreate(_In):
+    items: list[SubmissionCreate] = Field(
+        min_length=1, description="The submissions (at most the batch_max setting)."
+    )
+
+
+class BatchItem(_Out):
+    """One item of a batch: stored and queued (``submission``), or refused (``error``), by itself."""
+
+    index: int
+    status_code: int = Field(description="The status a single POST of this item would have had.")
+    submission: SubmissionAccepted | None = None
+    error: ErrorInfo | None = None
+
+
+class BatchAccepted(_Out):
+    items: list[BatchItem]
+    accepted: int
+    rejected: int
+
+
+class SubmissionCode(_Out):
+    id: str
+    problem: str
+    code: str
+
+
+class SubmissionSummary(_Out):
+    """A submission in a listing: everything but its result and code (``fields`` may add them)."""
+
+    id: str
+    problem: str
+    status: Status
+    verdict: str | None
+    attempts: int
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    external_user: str | None
+    tags: dict[str, str] | None
+    links: SubmissionLinks
+
+
+class SubmissionPage(_Out):
+    items: list[dict[str, Any]] = Field(
+        description="SubmissionSummary objects, newest first (only the `fields` asked for, if any)."
+    )
+    next_cursor: str | None = Field(description="Pass as `cursor` for the next page; None at the end.")
+    total: int | None = Field(description="Matching submissions in all pages (with `count=true`).")
+
+
+class UserErased(_Out):
+    external_user: str
+    deleted: int = Field(description="Submissions removed (with their events and callback records).")
 
 
 class Manifest(_Out):
@@ -219,6 +313,8 @@ class SubmissionPublic(_Out):
     started_at: datetime | None
     finished_at: datetime | None
     manifest: Manifest
+    external_user: str | None = None
+    tags: dict[str, str] | None = None
     links: SubmissionLinks
 
 

@@ -128,6 +128,19 @@ class Settings(BaseSettings):
     max_input_elements: int = Field(default=65536, ge=1, le=10_000_000)
     #: Largest ``?wait=`` in seconds for GET /api/submissions/{id}.
     max_wait_s: float = Field(default=60.0, ge=0, le=WAIT_CAP_S)
+    #: Submissions one POST /api/submissions/batch may carry.
+    batch_max: int = Field(default=50, ge=1, le=1000)
+    #: Largest page of GET /api/submissions (``limit``).
+    page_max: int = Field(default=200, ge=1, le=1000)
+
+    # ---- retention
+    #: Seconds an ``Idempotency-Key`` names its submission (a retry after that makes a new one).
+    idempotency_ttl_s: float = Field(default=86400.0, ge=60, le=30 * 86400)
+    #: Finished submissions older than this many days are removed (with events and callbacks); unset:
+    #: kept until deleted.
+    retention_days: float | None = Field(default=None, gt=0, le=36500)
+    #: Seconds between retention sweeps (expired idempotency keys, old finished submissions).
+    retention_sweep_s: float = Field(default=3600.0, gt=0, le=86400)
 
     # ---- access
     #: API keys: name -> hash (``judge hash-key`` makes one). Clients send ``Authorization: Bearer KEY``.

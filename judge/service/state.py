@@ -34,6 +34,7 @@ from judge.service.gate import RunGate
 from judge.service.limits import RequestLimits
 from judge.service.metrics import Metrics, metered
 from judge.service.ratelimit import RateLimiter
+from judge.service.retention import Retention
 from judge.service.settings import Settings
 from judge.service.views import submission_json
 from judge.store import NodeRecord, NodeState, Store
@@ -111,6 +112,7 @@ class Services:
         if settings.queue_url is not None:
             self.notifier = RedisNotifier(settings.queue_url)
         self.feed = ProgressFeed(store, self.notifier)
+        self.retention = Retention(store, settings)
         self.callbacks: CallbackSender | None = None
         # Distributed: the node that grades a submission sends its callback.
         if settings.callback_hosts and settings.callback_secret is not None and not self.distributed:
@@ -237,6 +239,7 @@ class Services:
         self.dispatcher.start()
         if self.callbacks is not None:
             self.callbacks.start()
+        self.retention.start()
         self._warmup = threading.Thread(target=self._warm_up, name="warm-up", daemon=True)
         self._warmup.start()
 
@@ -305,6 +308,7 @@ class Services:
 
     def stop(self) -> None:
         self._stop.set()
+        self.retention.close()
         self.dispatcher.close(self.settings.shutdown_grace_s)
         self.engine.close()
         if self.callbacks is not None:

@@ -3,10 +3,28 @@ stored result: it was produced by ``GradeResult.model_dump(mode="json", by_alias
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import datetime
 from typing import Any
 
 from judge.store import SubmissionRecord
+
+#: What a listing item holds by default (``schemas.SubmissionSummary``).
+SUMMARY_FIELDS = (
+    "id",
+    "problem",
+    "status",
+    "verdict",
+    "attempts",
+    "created_at",
+    "started_at",
+    "finished_at",
+    "external_user",
+    "tags",
+    "links",
+)
+#: Every field ``?fields=`` may name: a submission's own fields, and its ``code``.
+SELECTABLE_FIELDS = frozenset((*SUMMARY_FIELDS, "result", "error", "manifest", "code"))
 
 
 def _time(value: datetime | None) -> str | None:
@@ -30,5 +48,30 @@ def submission_json(record: SubmissionRecord) -> dict[str, Any]:
         "started_at": _time(record.started_at),
         "finished_at": _time(record.finished_at),
         "manifest": record.manifest,
+        "external_user": record.external_user,
+        "tags": record.tags,
         "links": submission_links(record.id),
     }
+
+
+def parse_fields(text: str | None) -> tuple[str, ...] | None:
+    """``id,status,verdict`` -> the names in order (None: no selection). Raises ValueError naming an
+    unknown field."""
+    if text is None or not text.strip():
+        return None
+    names = tuple(dict.fromkeys(part.strip() for part in text.split(",") if part.strip()))
+    unknown = [name for name in names if name not in SELECTABLE_FIELDS]
+    if unknown:
+        known = ", ".join(sorted(SELECTABLE_FIELDS))
+        raise ValueError(f"unknown field {unknown[0][:64]!r} (known: {known})")
+    return names
+
+
+def selected(
+    record: SubmissionRecord, names: Collection[str] | None, default: Collection[str]
+) -> dict[str, Any]:
+    """The submission's JSON with only ``names`` (else ``default``); ``code`` only when named."""
+    document = submission_json(record)
+    chosen = default if names is None else names
+    document["code"] = record.code
+    return {name: document[name] for name in chosen}

@@ -9,12 +9,17 @@ migrations ship inside this package (``judge.store:migrations``) so an installed
 from judge.store.records import (
     CallbackState,
     Claim,
+    Cursor,
     EventRecord,
+    IdempotencyHit,
+    IdempotencyKey,
+    IdempotencyTaken,
     NewSubmission,
     NodeBeat,
     NodeRecord,
     NodeState,
     Status,
+    SubmissionFilter,
     SubmissionRecord,
 )
 from judge.store.repository import Store, sqlite_url
@@ -22,13 +27,18 @@ from judge.store.repository import Store, sqlite_url
 __all__ = [
     "CallbackState",
     "Claim",
+    "Cursor",
     "EventRecord",
+    "IdempotencyHit",
+    "IdempotencyKey",
+    "IdempotencyTaken",
     "NewSubmission",
     "NodeBeat",
     "NodeRecord",
     "NodeState",
     "Status",
     "Store",
+    "SubmissionFilter",
     "SubmissionRecord",
     "sqlite_url",
 ]

@@ -68,11 +68,37 @@ class Submission(Base):
     node: Mapped[str | None] = mapped_column(String(200))
     #: When a queue message for it was last published again (distributed dispatch: the sweeper's clock).
     enqueued_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    #: The caller's own user id (metadata: listed, filtered, erased by it).
+    external_user: Mapped[str | None] = mapped_column(String(200))
+    #: The caller's free tags (course, assignment, ...): a small string -> string object.
+    tags: Mapped[dict[str, Any] | None] = mapped_column(JsonDoc)
 
     __table_args__ = (
         Index("ix_submissions_status_created", "status", "created_at"),
         Index("ix_submissions_callback_state", "callback_state"),
         Index("ix_submissions_node", "node"),
+        # Listing a key's submissions newest first, by cursor (created_at, id).
+        Index("ix_submissions_key_created", "key_name", "created_at", "id"),
+        Index("ix_submissions_key_user", "key_name", "external_user"),
+        Index("ix_submissions_finished", "finished_at"),
+    )
+
+
+class IdempotencyRecord(Base):
+    """A submit's ``Idempotency-Key``: within ``scope`` (the API key, or a keyless client's address) it
+    names one submission and the hash of the body that created it, until it expires."""
+
+    __tablename__ = "idempotency_keys"
+
+    scope: Mapped[str] = mapped_column(String(200), primary_key=True)
+    key: Mapped[str] = mapped_column(String(255), primary_key=True)
+    body_hash: Mapped[str] = mapped_column(String(64))
+    submission_id: Mapped[str] = mapped_column(ForeignKey("submissions.id", ondelete="CASCADE"))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+    __table_args__ = (
+        Index("ix_idempotency_keys_created", "created_at"),
+        Index("ix_idempotency_keys_submission_id", "submission_id"),
     )
 
 

@@ -36,6 +36,54 @@ class NewSubmission:
     key_name: str | None = None
     client_address: str | None = None
     callback_url: str | None = None
+    external_user: str | None = None
+    tags: dict[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class IdempotencyKey:
+    """An ``Idempotency-Key`` presented with a submit: ``scope`` is the API key (or a keyless client's
+    address), ``body_hash`` the SHA-256 of the request body it came with."""
+
+    scope: str
+    key: str
+    body_hash: str
+
+
+@dataclass(frozen=True)
+class IdempotencyHit:
+    """What a stored idempotency key names: the submission and the hash of the body that created it."""
+
+    submission_id: str
+    body_hash: str
+    created_at: datetime
+
+
+class IdempotencyTaken(Exception):
+    """Another request stored the same idempotency key first (look it up again)."""
+
+
+@dataclass(frozen=True)
+class SubmissionFilter:
+    """Which submissions of one API key a listing returns; None fields do not filter."""
+
+    key_name: str | None
+    problem: str | None = None
+    status: Status | None = None
+    verdict: str | None = None
+    external_user: str | None = None
+    created_after: datetime | None = None
+    created_before: datetime | None = None
+    #: Only submissions with this tag (name, value).
+    tag: tuple[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class Cursor:
+    """Where a listing page ends: the last item's (created_at, id); the next page starts after it."""
+
+    created_at: datetime
+    id: str
 
 
 @dataclass(frozen=True)
@@ -59,6 +107,8 @@ class SubmissionRecord:
     finished_at: datetime | None
     #: The grading node holding the current attempt (distributed dispatch only).
     node: str | None = None
+    external_user: str | None = None
+    tags: dict[str, str] | None = None
 
     @property
     def finished(self) -> bool:

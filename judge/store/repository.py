@@ -27,23 +27,51 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, delete, event, func, or_, select, text, update
+from sqlalchemy import (
+    Engine,
+    and_,
+    create_engine,
+    delete,
+    event,
+    func,
+    inspect,
+    or_,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.engine import make_url
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session, defer, sessionmaker
 from sqlalchemy.pool import ConnectionPoolEntry
 
-from judge.store.models import CallbackAttempt, GradingNode, Submission, SubmissionEvent, utcnow
+from judge.store.models import (
+    CallbackAttempt,
+    GradingNode,
+    IdempotencyRecord,
+    Submission,
+    SubmissionEvent,
+    utcnow,
+)
 from judge.store.records import (
     CallbackState,
     Claim,
+    Cursor,
     EventRecord,
+    IdempotencyHit,
+    IdempotencyKey,
+    IdempotencyTaken,
     NewSubmission,
     NodeBeat,
     NodeRecord,
     NodeState,
     Status,
+    SubmissionFilter,
     SubmissionRecord,
 )
+
+#: Columns a listing leaves out unless asked for (the bulk of a row: up to 64 KB of code, ~12 KB of result).
+HEAVY_COLUMNS = ("code", "result")
 
 #: Seconds a SQLite writer waits for another writer's lock before it fails.
 SQLITE_BUSY_TIMEOUT_S = 30
@@ -86,13 +114,15 @@ def make_engine(url: str, *, durable: bool = True) -> Engine:
 
 
 def _record(row: Submission) -> SubmissionRecord:
+    """The row as a record; a listing's deferred columns (``HEAVY_COLUMNS``) read as empty."""
+    unloaded = inspect(row).unloaded
     return SubmissionRecord(
         id=row.id,
         problem=row.problem,
-        code=row.code,
+        code="" if "code" in unloaded else row.code,
         status=Status(row.status),
         verdict=row.verdict,
-        result=row.result,
+        result=None if "result" in unloaded else row.result,
         error=row.error,
         attempts=row.attempts,
         manifest=row.manifest,
@@ -104,6 +134,8 @@ def _record(row: Submission) -> SubmissionRecord:
         started_at=row.started_at,
         finished_at=row.finished_at,
         node=row.node,
+        external_user=row.external_user,
+        tags=row.tags,
     )
 
 
@@ -157,8 +189,13 @@ class Store:
 
     # ------------------------------------------------------------------------------------ submissions
 
-    def create(self, new: NewSubmission) -> SubmissionRecord:
-        """Store an accepted submission as ``queued`` and return it (with its new id)."""
+    def create(self, new: NewSubmission, idempotency: IdempotencyKey | None = None) -> SubmissionRecord:
+        """Store an accepted submission as ``queued`` and return it (with its new id).
+
+        ``idempotency``: stored in the same transaction, naming the new submission; raises
+        IdempotencyTaken (nothing stored) when a live record of that key exists already (a concurrent
+        request won: look it up). Call ``expire_idempotency`` first so that an expired one is gone.
+        """
         row = Submission(
             id=str(uuid.uuid4()),
             problem=new.problem,
@@ -171,10 +208,153 @@ class Store:
             callback_url=new.callback_url,
             callback_state=CallbackState.PENDING.value if new.callback_url else None,
             created_at=utcnow(),
+            external_user=new.external_user,
+            tags=dict(new.tags) if new.tags else None,
+        )
+        try:
+            with self._session() as session:
+                session.add(row)
+                if idempotency is not None:
+                    session.flush()  # the submission first: the key's foreign key names it
+                    session.add(
+                        IdempotencyRecord(
+                            scope=idempotency.scope,
+                            key=idempotency.key,
+                            body_hash=idempotency.body_hash,
+                            submission_id=row.id,
+                            created_at=row.created_at,
+                        )
+                    )
+        except IntegrityError:
+            if idempotency is None:
+                raise
+            raise IdempotencyTaken(idempotency.key) from None
+        return _record(row)
+
+    # ------------------------------------------------------------------------------------ idempotency
+
+    def idempotent(self, scope: str, key: str, since: datetime) -> IdempotencyHit | None:
+        """The live record (created at or after ``since``) of an idempotency key in ``scope``, if any."""
+        query = select(IdempotencyRecord).where(
+            IdempotencyRecord.scope == scope,
+            IdempotencyRecord.key == key,
+            IdempotencyRecord.created_at >= since,
         )
         with self._session() as session:
-            session.add(row)
-        return _record(row)
+            row = session.scalar(query)
+            return None if row is None else IdempotencyHit(row.submission_id, row.body_hash, row.created_at)
+
+    def expire_idempotency(self, before: datetime, scope: str | None = None, key: str | None = None) -> int:
+        """Forget idempotency keys created before ``before`` (only that one key when given); how many."""
+        query = delete(IdempotencyRecord).where(IdempotencyRecord.created_at < before)
+        if scope is not None and key is not None:
+            query = query.where(IdempotencyRecord.scope == scope, IdempotencyRecord.key == key)
+        with self._session() as session:
+            return int(getattr(session.execute(query), "rowcount", 0) or 0)
+
+    # ------------------------------------------------------------------------------------ listing
+
+    def _where(self, chosen: SubmissionFilter) -> list[Any]:
+        key = chosen.key_name
+        conditions: list[Any] = [Submission.key_name.is_(None) if key is None else Submission.key_name == key]
+        if chosen.problem is not None:
+            conditions.append(Submission.problem == chosen.problem)
+        if chosen.status is not None:
+            conditions.append(Submission.status == chosen.status.value)
+        if chosen.verdict is not None:
+            conditions.append(Submission.verdict == chosen.verdict)
+        if chosen.external_user is not None:
+            conditions.append(Submission.external_user == chosen.external_user)
+        if chosen.created_after is not None:
+            conditions.append(Submission.created_at >= chosen.created_after)
+        if chosen.created_before is not None:
+            conditions.append(Submission.created_at < chosen.created_before)
+        if chosen.tag is not None:
+            name, value = chosen.tag
+            conditions.append(Submission.tags[name].as_string() == value)
+        return conditions
+
+    def page(
+        self,
+        chosen: SubmissionFilter,
+        *,
+        after: Cursor | None = None,
+        limit: int = 50,
+        heavy: Sequence[str] = (),
+    ) -> list[SubmissionRecord]:
+        """Up to ``limit`` submissions matching ``chosen``, newest first (created_at, then id, both
+        descending: a stable order), strictly after ``after``. Columns of ``HEAVY_COLUMNS`` not named
+        in ``heavy`` are not read (they read as empty)."""
+        conditions = self._where(chosen)
+        if after is not None:
+            conditions.append(
+                or_(
+                    Submission.created_at < after.created_at,
+                    and_(Submission.created_at == after.created_at, Submission.id < after.id),
+                )
+            )
+        skipped = [defer(getattr(Submission, name)) for name in HEAVY_COLUMNS if name not in heavy]
+        query = (
+            select(Submission)
+            .where(*conditions)
+            .order_by(Submission.created_at.desc(), Submission.id.desc())
+            .limit(limit)
+            .options(*skipped)
+        )
+        with self._session() as session:
+            return [_record(row) for row in session.scalars(query)]
+
+    def count_matching(self, chosen: SubmissionFilter) -> int:
+        """How many submissions match ``chosen`` (every page together)."""
+        query = select(func.count()).select_from(Submission).where(*self._where(chosen))
+        with self._session() as session:
+            return int(session.scalar(query) or 0)
+
+    # ------------------------------------------------------------------------------------ deletion
+
+    def _delete_ids(self, session: Session, ids: Sequence[str]) -> int:
+        # Explicit rather than relying on ON DELETE CASCADE alone (SQLite needs foreign_keys=ON for it).
+        for model in (SubmissionEvent, CallbackAttempt, IdempotencyRecord):
+            session.execute(delete(model).where(model.submission_id.in_(ids)))
+        result = session.execute(delete(Submission).where(Submission.id.in_(ids)))
+        return int(getattr(result, "rowcount", 0) or 0)
+
+    def delete(self, submission_id: str) -> bool:
+        """Remove a submission with its events, callback attempts and idempotency key; False if absent."""
+        with self._session() as session:
+            return self._delete_ids(session, [submission_id]) == 1
+
+    def purge_finished(self, before: datetime, batch: int = 500) -> int:
+        """Remove finished submissions (done or failed) that finished before ``before``; how many."""
+        finished = Submission.status.in_([Status.DONE.value, Status.FAILED.value])
+        total = 0
+        while True:
+            with self._session() as session:
+                ids = list(
+                    session.scalars(
+                        select(Submission.id).where(finished, Submission.finished_at < before).limit(batch)
+                    )
+                )
+                if not ids:
+                    return total
+                total += self._delete_ids(session, ids)
+
+    def erase_user(self, key_name: str | None, external_user: str, batch: int = 500) -> int:
+        """Remove every submission of one external user of one API key (any status); how many."""
+        owner = Submission.key_name.is_(None) if key_name is None else Submission.key_name == key_name
+        total = 0
+        while True:
+            with self._session() as session:
+                ids = list(
+                    session.scalars(
+                        select(Submission.id)
+                        .where(owner, Submission.external_user == external_user)
+                        .limit(batch)
+                    )
+                )
+                if not ids:
+                    return total
+                total += self._delete_ids(session, ids)
 
     def get(self, submission_id: str) -> SubmissionRecord | None:
         with self._session() as session:
@@ -293,12 +473,18 @@ class Store:
             "verdict": verdict,
             "manifest": manifest,
             "finished_at": utcnow(),
+            "client_address": None,  # kept only while the per-client cap counts it (unfinished)
         }
         return self._settle(claim, values, final)
 
     def fail(self, claim: Claim, error: str, final: tuple[str, dict[str, Any]]) -> bool:
         """The judge could not grade it: ``running -> failed`` with the reason (no user data in it)."""
-        values = {"status": Status.FAILED.value, "error": error, "finished_at": utcnow()}
+        values = {
+            "status": Status.FAILED.value,
+            "error": error,
+            "finished_at": utcnow(),
+            "client_address": None,
+        }
         return self._settle(claim, values, final)
 
     def release(self, claim: Claim) -> bool:

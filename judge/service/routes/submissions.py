@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import time
 import uuid
 from collections.abc import AsyncIterator
+from datetime import datetime, timedelta
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Query, Request
@@ -25,18 +28,35 @@ from judge.service.limits import checked_code
 from judge.service.ratelimit import Principal
 from judge.service.schemas import (
     API_ERRORS,
+    BatchAccepted,
+    BatchCreate,
+    BatchItem,
     ErrorBody,
     SubmissionAccepted,
+    SubmissionCode,
     SubmissionCreate,
     SubmissionLinks,
+    SubmissionPage,
     SubmissionPublic,
     error_responses,
 )
 from judge.service.settings import WAIT_CAP_S
 from judge.service.shares import ClientShares, KeyedLocks, ShareExceeded, who
 from judge.service.state import Services
-from judge.service.views import submission_json, submission_links
-from judge.store import NewSubmission, SubmissionRecord
+from judge.service.views import SUMMARY_FIELDS, parse_fields, selected, submission_json, submission_links
+from judge.store import (
+    Cursor,
+    IdempotencyHit,
+    IdempotencyKey,
+    IdempotencyTaken,
+    NewSubmission,
+    Status,
+    SubmissionFilter,
+    SubmissionRecord,
+)
+from judge.store.models import utcnow
+from judge.store.repository import HEAVY_COLUMNS
+from judge.verdicts import Verdict
 
 router = APIRouter(prefix="/api/submissions", tags=["submissions"], responses=API_ERRORS)
 
@@ -48,6 +68,8 @@ _CLIENT_LOCKS = KeyedLocks()
 PING_S = 15
 #: Milliseconds an EventSource waits before it reconnects (the ``retry:`` field every stream opens with).
 RETRY_MS = 3000
+#: Longest ``Idempotency-Key`` accepted.
+MAX_IDEMPOTENCY_KEY = 255
 
 
 def _not_found(submission_id: str) -> ApiError:
@@ -66,31 +88,67 @@ def _load(services: Services, submission_id: str, caller: Principal) -> Submissi
     return record
 
 
-@router.post(
-    "",
-    status_code=202,
-    response_model=SubmissionAccepted,
-    summary="Submit code: stored and queued at once, graded on every public and hidden case",
-    responses={
-        **error_responses(413),
-        404: {"model": ErrorBody, "description": "No problem with that slug."},
-        422: {"model": ErrorBody, "description": "A malformed body, code, or callback URL."},
-        429: {"model": ErrorBody, "description": "Rate limit, or the grading queue is full (Retry-After)."},
-    },
-)
-def create_submission(body: SubmissionCreate, services: ServicesDep, caller: CallerDep) -> JSONResponse:
+def _problem_missing(services: Services, slug: str, path: str) -> ApiError:
+    known = ", ".join(p.slug for p in services.catalog)
+    return ApiError(404, "problem_not_found", f"no problem {slug[:100]!r} (known: {known})", path=path)
+
+
+def _accepted(record: SubmissionRecord) -> SubmissionAccepted:
+    return SubmissionAccepted(
+        id=record.id,
+        problem=record.problem,
+        status=record.status,
+        created_at=record.created_at,
+        external_user=record.external_user,
+        tags=record.tags,
+        links=SubmissionLinks(**submission_links(record.id)),
+    )
+
+
+def _replayed(services: Services, hit: IdempotencyHit, body_hash: str, key: str) -> SubmissionRecord:
+    """The submission an idempotency key already names (same body), or a 409 (another body)."""
+    if hit.body_hash != body_hash:
+        raise ApiError(
+            409,
+            "idempotency_conflict",
+            f"Idempotency-Key {key[:64]!r} was used for another request body (at "
+            f"{hit.created_at.isoformat()}); use a new key for a new submission",
+            path="Idempotency-Key",
+        )
+    record = services.store.get(hit.submission_id)
+    if record is None:  # deleted between the two reads: its key went with it
+        raise ApiError(409, "idempotency_conflict", "the submission of this Idempotency-Key was deleted")
+    return record
+
+
+def submit(
+    services: Services,
+    caller: Principal,
+    body: SubmissionCreate,
+    idempotency_key: str | None = None,
+    path: str = "",
+) -> tuple[SubmissionRecord, bool]:
+    """Validate, store and queue one submission: (record, True), or (the earlier record, False) for a
+    retry with the same ``Idempotency-Key`` and body. Raises ApiError (``path`` prefixes its field)."""
     try:
         problem = services.catalog.get(body.problem)
     except ProblemNotFound:
-        known = ", ".join(p.slug for p in services.catalog)
-        raise ApiError(
-            404, "problem_not_found", f"no problem {body.problem[:100]!r} (known: {known})", path="problem"
-        ) from None
+        raise _problem_missing(services, body.problem, f"{path}problem") from None
     code = checked_code(body.code, services.limits)
     if body.callback_url is not None:
         refusal = callback_refusal(body.callback_url, services.settings.callback_hosts)
         if refusal is not None:
-            raise ApiError(422, "invalid_callback_url", f"callback_url: {refusal}", path="callback_url")
+            raise ApiError(
+                422, "invalid_callback_url", f"callback_url: {refusal}", path=f"{path}callback_url"
+            )
+    idempotency: IdempotencyKey | None = None
+    since = utcnow() - timedelta(seconds=services.settings.idempotency_ttl_s)
+    if idempotency_key is not None:
+        idempotency = IdempotencyKey(_scope(caller), idempotency_key, _body_hash(body))
+        hit = services.store.idempotent(idempotency.scope, idempotency.key, since)
+        if hit is not None:
+            return _replayed(services, hit, idempotency.body_hash, idempotency_key), False
+        services.store.expire_idempotency(since, idempotency.scope, idempotency.key)
     with _CLIENT_LOCKS.holding(caller):  # count and store atomically for this client
         unfinished = services.store.unfinished_of(caller.key_name, caller.address)
         cap = services.settings.submissions_per_client
@@ -118,24 +176,228 @@ def create_submission(body: SubmissionCreate, services: ServicesDep, caller: Cal
                     code=code,
                     manifest=services.worker.manifest(problem),
                     key_name=caller.key_name,
-                    client_address=caller.address,
+                    # Only a keyless client is counted by address (submissions_per_client), and only
+                    # until it finishes: the store forgets the address then.
+                    client_address=caller.address if caller.key_name is None else None,
                     callback_url=body.callback_url,
-                )
+                    external_user=body.external_user,
+                    tags=body.tags,
+                ),
+                idempotency,
             )
+        except IdempotencyTaken:
+            reservation.cancel()
+            assert idempotency is not None and idempotency_key is not None
+            hit = services.store.idempotent(idempotency.scope, idempotency.key, since)
+            if hit is None:
+                raise ApiError(409, "idempotency_conflict", "a concurrent request holds this key") from None
+            return _replayed(services, hit, idempotency.body_hash, idempotency_key), False
         except BaseException:
             reservation.cancel()
             raise
     reservation.commit(record.id)
-    links = submission_links(record.id)
-    accepted = SubmissionAccepted(
-        id=record.id,
-        problem=record.problem,
-        status=record.status,
-        created_at=record.created_at,
-        links=SubmissionLinks(**links),
-    )
+    return record, True
+
+
+def _scope(caller: Principal) -> str:
+    kind, ident = caller.identity
+    return f"{kind}:{ident}"[:200]
+
+
+def _body_hash(body: SubmissionCreate) -> str:
+    canonical = json.dumps(body.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _idempotency_key(value: str | None) -> str | None:
+    if value is None:
+        return None
+    if not 1 <= len(value) <= MAX_IDEMPOTENCY_KEY or not all(" " <= c <= "~" for c in value):
+        raise ApiError(
+            422,
+            "invalid_idempotency_key",
+            f"Idempotency-Key: 1 to {MAX_IDEMPOTENCY_KEY} printable ASCII characters",
+            path="Idempotency-Key",
+        )
+    return value
+
+
+IdempotencyHeader = Annotated[
+    str | None,
+    Header(
+        alias="Idempotency-Key",
+        description="Makes a retry safe: the same key and body within idempotency_ttl_s get the same "
+        "submission (200); the same key with another body is a 409 idempotency_conflict. Keys are scoped "
+        "to the API key (a keyless client's address).",
+        max_length=255,
+    ),
+]
+
+
+@router.post(
+    "",
+    status_code=202,
+    response_model=SubmissionAccepted,
+    summary="Submit code: stored and queued at once, graded on every public and hidden case",
+    responses={
+        **error_responses(413),
+        200: {"model": SubmissionAccepted, "description": "A retry with the same Idempotency-Key and body."},
+        404: {"model": ErrorBody, "description": "No problem with that slug."},
+        409: {"model": ErrorBody, "description": "The Idempotency-Key was used with another body."},
+        422: {"model": ErrorBody, "description": "A malformed body, code, or callback URL."},
+        429: {"model": ErrorBody, "description": "Rate limit, or the grading queue is full (Retry-After)."},
+    },
+)
+def create_submission(
+    body: SubmissionCreate,
+    services: ServicesDep,
+    caller: CallerDep,
+    idempotency_key: IdempotencyHeader = None,
+) -> JSONResponse:
+    record, created = submit(services, caller, body, _idempotency_key(idempotency_key))
+    accepted = _accepted(record)
+    headers = {"Location": accepted.links.self}
+    if not created:
+        headers["Idempotent-Replayed"] = "true"
     return JSONResponse(
-        accepted.model_dump(mode="json"), status_code=202, headers={"Location": links["self"]}
+        accepted.model_dump(mode="json"), status_code=202 if created else 200, headers=headers
+    )
+
+
+@router.post(
+    "/batch",
+    response_model=BatchAccepted,
+    summary="Submit several: each item is stored and queued, or refused, by itself",
+    responses={
+        **error_responses(413),
+        422: {"model": ErrorBody, "description": "A malformed body, or more items than batch_max."},
+    },
+)
+def create_batch(body: BatchCreate, services: ServicesDep, caller: CallerDep) -> BatchAccepted:
+    limit = services.settings.batch_max
+    if len(body.items) > limit:
+        raise ApiError(
+            422,
+            "limit_exceeded",
+            f"items: at most {limit} submissions per batch, got {len(body.items)}",
+            path="items",
+            limit="batch_max",
+        )
+    items: list[BatchItem] = []
+    for index, item in enumerate(body.items):
+        try:
+            record, _ = submit(services, caller, item, path=f"items[{index}].")
+        except ApiError as exc:
+            items.append(BatchItem(index=index, status_code=exc.status, error=exc.info))
+            continue
+        items.append(BatchItem(index=index, status_code=202, submission=_accepted(record)))
+    accepted = sum(1 for item in items if item.submission is not None)
+    return BatchAccepted(items=items, accepted=accepted, rejected=len(items) - accepted)
+
+
+FieldsQuery = Annotated[
+    str | None,
+    Query(
+        description="Comma-separated fields to return, e.g. `id,status,verdict` (`code` only when named).",
+        max_length=500,
+    ),
+]
+
+
+def _fields(text: str | None) -> tuple[str, ...] | None:
+    try:
+        return parse_fields(text)
+    except ValueError as exc:
+        raise ApiError(422, "invalid_fields", f"fields: {exc}", path="fields") from None
+
+
+def _cursor(text: str | None) -> Cursor | None:
+    if text is None or not text:
+        return None
+    try:
+        raw = base64.urlsafe_b64decode(text.encode("ascii") + b"==").decode()
+        stamp, ident = raw.split("|", 1)
+        when = datetime.fromisoformat(stamp)
+        canonical = str(uuid.UUID(ident))
+        if when.tzinfo is None:
+            raise ValueError("naive")
+    except (ValueError, UnicodeError):
+        raise ApiError(
+            422, "invalid_cursor", "cursor: not a cursor this API returned", path="cursor"
+        ) from None
+    return Cursor(when, canonical)
+
+
+def _next_cursor(record: SubmissionRecord) -> str:
+    raw = f"{record.created_at.isoformat()}|{record.id}"
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+@router.get(
+    "",
+    response_model=SubmissionPage,
+    summary="List this API key's submissions, newest first, by cursor; filter by problem, status, "
+    "verdict, external user, tag and creation time",
+    responses={401: {"model": ErrorBody, "description": "Listing needs an API key."}},
+)
+def list_submissions(
+    services: ServicesDep,
+    caller: CallerDep,
+    problem: Annotated[str | None, Query(max_length=200)] = None,
+    status: Status | None = None,
+    verdict: Verdict | None = None,
+    external_user: Annotated[str | None, Query(max_length=200)] = None,
+    tag: Annotated[str | None, Query(max_length=265, description="`name:value`")] = None,
+    created_after: Annotated[datetime | None, Query(description="Created at or after (ISO 8601).")] = None,
+    created_before: Annotated[datetime | None, Query(description="Created before (ISO 8601).")] = None,
+    cursor: Annotated[str | None, Query(max_length=200, description="next_cursor of the last page.")] = None,
+    limit: Annotated[int, Query(ge=1, le=1000, description="Items per page (at most page_max).")] = 50,
+    count: Annotated[bool, Query(description="Also count every matching submission (total).")] = False,
+    fields: FieldsQuery = None,
+) -> SubmissionPage:
+    if caller.key_name is None:
+        raise ApiError(
+            401,
+            "unauthorized",
+            "listing submissions needs an API key (Authorization: Bearer <API key>)",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+    if limit > services.settings.page_max:
+        raise ApiError(
+            422,
+            "limit_exceeded",
+            f"limit: at most {services.settings.page_max} items per page",
+            path="limit",
+            limit="page_max",
+        )
+    for name, value in (("created_after", created_after), ("created_before", created_before)):
+        if value is not None and value.tzinfo is None:
+            raise ApiError(422, "invalid_time", f"{name}: give a time zone (e.g. Z)", path=name)
+    tag_pair: tuple[str, str] | None = None
+    if tag is not None:
+        tag_name, sep, tag_value = tag.partition(":")
+        if not sep or not tag_name:
+            raise ApiError(422, "invalid_tag", "tag: expected name:value", path="tag")
+        tag_pair = (tag_name, tag_value)
+    names = _fields(fields)
+    chosen = SubmissionFilter(
+        key_name=caller.key_name,
+        problem=problem,
+        status=status,
+        verdict=verdict.value if verdict is not None else None,
+        external_user=external_user,
+        created_after=created_after,
+        created_before=created_before,
+        tag=tag_pair,
+    )
+    heavy = [name for name in (names or ()) if name in HEAVY_COLUMNS]
+    records = services.store.page(chosen, after=_cursor(cursor), limit=limit + 1, heavy=heavy)
+    more = len(records) > limit
+    records = records[:limit]
+    return SubmissionPage(
+        items=[selected(record, names, SUMMARY_FIELDS) for record in records],
+        next_cursor=_next_cursor(records[-1]) if more else None,
+        total=services.store.count_matching(chosen) if count else None,
     )
 
 
@@ -157,7 +419,9 @@ async def get_submission(
             description="Seconds to wait for the result (at most the max_wait_s setting).",
         ),
     ] = 0,
+    fields: FieldsQuery = None,
 ) -> JSONResponse:
+    names = _fields(fields)
     limit = services.settings.max_wait_s
     if wait > limit:
         raise ApiError(
@@ -173,7 +437,35 @@ async def get_submission(
                     break
                 await subscription.wait(min(remaining, services.feed.poll_s))
                 record = await run_in_threadpool(_load, services, submission_id, caller)
+    if names is not None:
+        return JSONResponse(selected(record, names, ()))
     return JSONResponse(submission_json(record))
+
+
+@router.get(
+    "/{submission_id}/code",
+    response_model=SubmissionCode,
+    summary="The code of a submission (its owner only)",
+    responses=_NOT_FOUND,
+)
+def get_submission_code(submission_id: str, services: ServicesDep, caller: CallerDep) -> SubmissionCode:
+    record = _load(services, submission_id, caller)
+    return SubmissionCode(id=record.id, problem=record.problem, code=record.code)
+
+
+@router.delete(
+    "/{submission_id}",
+    status_code=204,
+    summary="Delete a submission with its events, callback records and idempotency key",
+    description="A submission being graded now is deleted too; its result is then never stored and no "
+    "callback is sent for it.",
+    responses=_NOT_FOUND,
+)
+def delete_submission(submission_id: str, services: ServicesDep, caller: CallerDep) -> Response:
+    record = _load(services, submission_id, caller)
+    if not services.store.delete(record.id):
+        raise _not_found(submission_id)
+    return Response(status_code=204)
 
 
 @router.get(
