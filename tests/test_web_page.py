@@ -818,3 +818,39 @@ def test_a_function_argument_is_a_choice_of_its_options(web: Watched, server: Ju
     expect(card.locator(".verdict")).to_have_text("Accepted")
     expect(card.locator("details.input")).to_contain_text('"sine"')
     web.shot("function-choice")
+
+
+#: Prints 900 lines while tracing, and one unordered jax.debug.print per leaf.
+MANY_PRINTS = """\
+import jax
+
+
+def scale_tree(tree, factor):
+    for i in range(900):
+        print("line", i)
+    out = jax.tree.map(lambda leaf: leaf * factor, tree)
+    jax.debug.print("leaf sum {s}", s=sum(x.sum() for x in jax.tree.leaves(out)))
+    return out
+"""
+
+
+def test_prints_are_capped_in_a_scrolling_box_in_order_with_a_note_on_debug_print(
+    web: Watched, server: JudgeServer
+) -> None:
+    page = open_problem(web, server)
+    type_code(page, MANY_PRINTS)
+    run(page)
+    prints = page.locator("#run-results .prints")
+    box = prints.locator(".stdout")
+    height = box.evaluate("e => e.getBoundingClientRect().height")
+    assert height <= 340, f"the print box is {height} px high"
+    assert box.evaluate("e => e.scrollHeight > e.clientHeight"), "the box scrolls"
+    text = box.inner_text()
+    assert text.startswith("line 0\nline 1\n")  # in the order printed
+    expect(prints.locator(".print-cut")).to_contain_text(re.compile(r"^\d+ more lines not shown here\.$"))
+    expect(prints.locator(".print-order")).to_contain_text("ordered=True")
+    # The box is reachable and scrollable with the keyboard.
+    box.focus()
+    page.keyboard.press("End")
+    page.wait_for_function("() => document.querySelector('#run-results .stdout').scrollTop > 0")
+    web.shot("prints-capped")

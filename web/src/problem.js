@@ -271,7 +271,7 @@ async function run() {
 }
 
 function showRunResult(result) {
-  const options = { onShowLine: (line) => state.code.focusLine(line), rootNames };
+  const options = { onShowLine: (line) => state.code.focusLine(line), rootNames, code: state.lastRunCode };
   const panel = $("run-results");
   replace(panel, ...renderRun(result, options));
   panel.hidden = false;
@@ -435,7 +435,7 @@ async function poll(url) {
 function finishSubmission(result, panel, head) {
   head.replaceWith(renderSummary(result, "cases"));
   if (result.message) panel.append(el("pre", { class: "message final-message", text: result.message }));
-  const prints = renderPrints(result);
+  const prints = renderPrints(result, { code: state.code.get() });
   if (prints) panel.append(prints);
   saveVerdict(slug, { verdict: result.verdict, passed: result.passed, total: result.total, at: Date.now() });
   const line = firstErrorLine(result);

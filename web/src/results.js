@@ -130,15 +130,48 @@ export function renderCase(item, options = {}) {
   return card;
 }
 
-/** The captured prints of a run or submission, or null when nothing was printed. */
-export function renderPrints(result) {
+/** Most printed lines the page shows; the rest are counted, not shown. */
+export const PRINT_LINES_SHOWN = 400;
+
+/** `text` cut to its first `limit` lines: `{shown, cut}` (how many lines were left out). */
+export function capLines(text, limit = PRINT_LINES_SHOWN) {
+  const lines = text.split("\n");
+  if (lines.at(-1) === "") lines.pop();
+  if (lines.length <= limit) return { shown: lines.join("\n"), cut: 0, lines: lines.length };
+  return { shown: lines.slice(0, limit).join("\n"), cut: lines.length - limit, lines: lines.length };
+}
+
+/** Whether `code` calls jax.debug.print without ordered=True (XLA may then run the prints in any order). */
+export function unorderedDebugPrint(code) {
+  const calls = [...(code ?? "").matchAll(/debug\.print\s*\(([^\n]*)/g)];
+  return calls.some((call) => !/ordered\s*=\s*True/.test(call[1]));
+}
+
+/**
+ * The captured prints of a run or submission, or null when nothing was printed: in a scrolling box of
+ * bounded height, at most PRINT_LINES_SHOWN lines (the rest counted), with a note when `code` uses
+ * unordered jax.debug.print.
+ */
+export function renderPrints(result, { code } = {}) {
   if (!result.stdout) return null;
+  const { shown, cut, lines } = capLines(result.stdout);
+  const count = `${lines} line${lines === 1 ? "" : "s"}`;
   return el(
     "section",
     { class: "prints", "aria-label": "Printed output" },
-    el("h3", {}, "Printed output"),
-    el("pre", { class: "stdout", text: result.stdout }),
+    el("h3", {}, "Printed output ", el("span", { class: "times" }, count)),
+    el("pre", { class: "stdout", text: shown, tabindex: "0", "aria-label": `Printed output, ${count}` }),
+    cut ? el("p", { class: "muted print-cut" }, `${cut} more line${cut === 1 ? "" : "s"} not shown here.`) : null,
     result.stdout_truncated ? el("p", { class: "muted" }, "(cut: the print limit was reached)") : null,
+    unorderedDebugPrint(code)
+      ? el(
+          "p",
+          { class: "muted print-order" },
+          "Lines from jax.debug.print may appear out of order: without ordered=True XLA is free to run " +
+            "the prints in any order (and once per compiled call). Pass ordered=True to keep them in " +
+            "program order.",
+        )
+      : null,
   );
 }
 
@@ -179,7 +212,7 @@ export function renderRun(result, options = {}) {
       const sameAs = first >= 0 && first < i ? caseTitle(result.cases[first]) : null;
       return renderCase(item, { ...options, explain: item === explained, sameAs });
     }),
-    renderPrints(result),
+    renderPrints(result, options),
   ].filter(Boolean);
 }
 
