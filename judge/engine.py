@@ -64,16 +64,18 @@ class Engine:
         code: str,
         inputs: Mapping[str, Any] | None = None,
         *,
+        dtype: str | None = None,
         on_case: CaseCallback | None = None,
     ) -> GradeResult:
-        """Run: the public examples, or one custom case built from Run-panel JSON ``inputs``.
+        """Run: the public examples, or one custom case built from Run-panel JSON ``inputs`` (its float
+        leaves ``dtype``, one the problem allows; default its Run-panel dtype).
 
         Raises InputError (argument and JSON path named) when an input is malformed or breaks the
-        problem's constraints.
+        problem's constraints, or when the problem does not allow ``dtype``.
         """
         if inputs is None:
             return grade(problem, code, self._source, cases=problem.public_cases, on_case=on_case)
-        custom = problem.custom_case(dict(inputs))
+        custom = problem.custom_case(dict(inputs), dtype=dtype)
         return grade(problem, code, self._source, cases=(), custom=(custom,), on_case=on_case)
 
     def readiness(self) -> str | None:

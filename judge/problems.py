@@ -209,16 +209,26 @@ class Problem:
         names = sorted({name for a in self.spec.args for name in a.choices})
         return menu_functions(module, names, str(file))
 
-    def custom_case(self, args: dict[str, Any], name: str = "custom") -> Case:
-        """A Run-panel input typed by a learner: converted with the Run-panel dtype, public, and held to the
-        problem's constraints (its validator), like every case.
+    def custom_case(self, args: dict[str, Any], name: str = "custom", dtype: str | None = None) -> Case:
+        """A Run-panel input typed by a learner: converted with ``dtype`` (one the problem allows; default
+        the Run-panel dtype), public, and held to the problem's constraints (its validator), like every case.
 
         Raises ``InputError`` naming the argument and JSON path: a malformed input, or the first
-        constraint it breaks (``grads["w"][0]: 1e+20 is larger in magnitude than 1e+15``). Raises
-        ``ProblemError`` when the validator itself fails (the judge's fault, not the input's).
+        constraint it breaks (``grads["w"][0]: 1e+20 is larger in magnitude than 1e+15``); or naming
+        ``dtype`` when the problem does not allow it. Raises ``ProblemError`` when the validator itself
+        fails (the judge's fault, not the input's).
         """
+        allowed = self.spec.dtypes.allowed
+        if dtype is not None and dtype not in allowed:
+            raise InputError(
+                "dtype", f"{dtype} is not a dtype of this problem (allowed: {', '.join(allowed)})"
+            )
         definition = CaseDef.model_construct(
-            name=name, visibility="public", dtype=self.spec.dtypes.run_panel, args=args, explanation=None
+            name=name,
+            visibility="public",
+            dtype=dtype or self.spec.dtypes.run_panel,
+            args=args,
+            explanation=None,
         )
         case = Case(definition, convert_args(self.spec, args, definition.dtype))
         for violation in self.violations(case):

@@ -224,8 +224,19 @@ def _dtype_rules(spec: ProblemSpec) -> list[str]:
         if spec.output.exact_dtypes
         else []
     )
+    allowed = spec.dtypes.allowed
+    run_dtypes = (
+        [
+            f"On the page, *Run on my input* can give your inputs' float leaves any of this problem's dtypes "
+            f"({' or '.join(allowed)}; {spec.dtypes.run_panel} unless you choose another): try "
+            "your function on bfloat16 before you submit."
+        ]
+        if len(allowed) > 1
+        else []
+    )
     return [
         *exact,
+        *run_dtypes,
         "Every returned leaf must be a JAX array with exactly the expected shape and dtype (a float32 leaf "
         "where a bfloat16 one is expected is a wrong answer); whether it is weakly typed does not matter.",
         f"Values are compared with the tolerance of the expected leaf's dtype: {tolerances} (an ulp is the "

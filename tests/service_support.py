@@ -103,10 +103,11 @@ class FakeEngine:
         code: str,
         inputs: Mapping[str, Any] | None = None,
         *,
+        dtype: str | None = None,
         on_case: Callable[[CaseResult], None] | None = None,
     ) -> GradeResult:
         if inputs is not None:
-            problem.custom_case(dict(inputs))
+            problem.custom_case(dict(inputs), dtype=dtype)
             return self._result(problem, ["custom"], on_case)
         return self._result(problem, [c.name for c in problem.public_cases], on_case)
 

@@ -320,7 +320,9 @@ def test_one_client_gets_its_share_of_runs_and_of_the_queue(tmp_path: Path) -> N
 
 def test_bidi_controls_in_prints_messages_and_keys_are_escaped_in_display_text(tmp_path: Path) -> None:
     class Bidi(FakeEngine):
-        def run(self, problem: Any, code: str, inputs: Any = None, *, on_case: Any = None) -> GradeResult:
+        def run(
+            self, problem: Any, code: str, inputs: Any = None, *, dtype: Any = None, on_case: Any = None
+        ) -> GradeResult:
             case = CaseResult(
                 name="example_1",
                 visibility="public",

@@ -854,3 +854,56 @@ def test_prints_are_capped_in_a_scrolling_box_in_order_with_a_note_on_debug_prin
     page.keyboard.press("End")
     page.wait_for_function("() => document.querySelector('#run-results .stdout').scrollTop > 0")
     web.shot("prints-capped")
+
+
+def test_custom_inputs_run_in_bfloat16_and_show_the_forgotten_cast(web: Watched, server: JudgeServer) -> None:
+    """The mistake the problem is about shows before Submit: custom inputs in bfloat16, and the output
+    leaf's dtype marked beside the expected one."""
+    page = open_problem(web, server)
+    expect(page.locator("#statement")).to_contain_text("Run on my input can give your inputs")
+    dtype = page.get_by_label("Float leaves as")
+    expect(dtype.locator("option")).to_have_text(["float32", "bfloat16"])
+    type_code(page, NO_CAST_BACK)
+    dtype.focus()
+    page.keyboard.press("ArrowDown")  # the keyboard picks bfloat16
+    expect(dtype).to_have_value("bfloat16")
+    expect(page.get_by_role("radio", name="my input below")).to_be_checked()
+    expect(page.locator("#json-rule [data-case-dtype]")).to_have_text("bfloat16")
+    run(page)
+    card = page.locator('.case[data-case="custom"]')
+    expect(card.locator(".verdict")).to_have_text("Wrong answer (dtype)")
+    expect(card.locator(".message")).to_contain_text("dtype float32, expected bfloat16")
+    expect(card.locator(".pane").nth(0).locator(".dtype.diff").first).to_have_text("float32")
+    expect(card.locator(".pane").nth(1).locator(".dtype").first).to_have_text("bfloat16")
+    web.shot("custom-bfloat16")
+
+
+def test_the_run_api_takes_only_a_dtype_the_problem_allows(server: JudgeServer) -> None:
+    import urllib.error
+    import urllib.request
+
+    def post(slug: str, body: dict[str, object]) -> tuple[int, dict[str, object]]:
+        request = urllib.request.Request(
+            f"{server.url}/api/problems/{slug}/run",
+            data=json.dumps(body).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=60) as response:
+                return response.status, json.load(response)
+        except urllib.error.HTTPError as exc:
+            return exc.code, json.load(exc)
+
+    code = solution("accepted", "float32_then_cast.py")
+    inputs = {"tree": {"w": [1, 2]}, "factor": 2}
+    status, body = post(SCALE, {"code": code, "inputs": inputs, "dtype": "bfloat16"})
+    assert status == 200 and body["verdict"] == "accepted", body
+    assert body["cases"][0]["output"]["leaves"] == [{"path": ["w"], "dtype": "bfloat16"}]
+    status, body = post(
+        PROGRAM_SLUG, {"code": code, "inputs": {"f": "sine", "x": [[1]]}, "dtype": "bfloat16"}
+    )
+    assert status == 422 and "bfloat16 is not a dtype of this problem" in json.dumps(body), body
+    status, body = post(SCALE, {"code": code, "dtype": "bfloat16"})
+    assert status == 422 and "custom inputs only" in json.dumps(body), body
+    status, body = post(SCALE, {"code": code, "inputs": inputs, "dtype": "float16"})
+    assert status == 422 and "dtype" in json.dumps(body), body

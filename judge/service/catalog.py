@@ -79,6 +79,7 @@ def detail(problem: Problem) -> ProblemDetail:
         constraints=markdown.section_items(problem.statement_source, "Constraints"),
         starter_code=problem.starter,
         run_panel_dtype=spec.dtypes.run_panel,
+        run_dtypes=list(spec.dtypes.allowed),
         limits=LimitsPublic(
             case_time_s=spec.limits.case_time_s,
             wall_time_s=spec.limits.wall_time_s,

@@ -132,7 +132,10 @@ class ProblemDetail(ProblemSummary):
     requirements: list[str] = Field(description="Markdown items of the statement's Requirements section.")
     constraints: list[str] = Field(description="Markdown items of the statement's Constraints section.")
     starter_code: str
-    run_panel_dtype: str = Field(description="The dtype custom Run inputs are converted to.")
+    run_panel_dtype: str = Field(description="The dtype custom Run inputs are converted to by default.")
+    run_dtypes: list[str] = Field(
+        default_factory=list, description="The dtypes a Run's custom inputs may be given (`dtype`)."
+    )
     limits: LimitsPublic
 
 
@@ -164,6 +167,11 @@ class RunRequest(_In):
         default=None,
         description="One Run-panel JSON value per argument name: run them as one custom case. "
         "Without it the public examples run.",
+    )
+    dtype: Literal["float32", "bfloat16"] | None = Field(
+        default=None,
+        description="With `inputs`: the dtype their float leaves become, one of the problem's `run_dtypes` "
+        "(default `run_panel_dtype`).",
     )
 
 

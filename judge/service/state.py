@@ -62,6 +62,7 @@ class GradingEngine(Protocol):
         code: str,
         inputs: Mapping[str, Any] | None = None,
         *,
+        dtype: str | None = None,
         on_case: Callable[[CaseResult], None] | None = None,
     ) -> GradeResult: ...
 

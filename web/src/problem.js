@@ -151,6 +151,17 @@ function wireInputs() {
       showInputError(name, null);
     });
   }
+  const dtype = $("run-dtype");
+  if (dtype) {
+    const show = () => {
+      for (const node of document.querySelectorAll("[data-case-dtype]")) node.textContent = dtype.value;
+    };
+    dtype.addEventListener("change", () => {
+      show();
+      setMode("custom");
+    });
+    show();
+  }
   const select = $("example-select");
   $("fill-example").addEventListener("click", () => fillExample(select.selectedOptions[0]));
   for (const radio of document.querySelectorAll("input[name=run-on]")) {
@@ -241,6 +252,8 @@ async function run() {
       return;
     }
     body.inputs = parsed.inputs;
+    const dtype = $("run-dtype");
+    if (dtype) body.dtype = dtype.value;
   }
   state.running = true;
   const button = $("run");

@@ -43,10 +43,12 @@ def run(
     request: Request, body: RunRequest, problem: ProblemDep, services: ServicesDep, caller: CallerDep
 ) -> JSONResponse:
     code = checked_code(body.code, services.limits)
+    if body.inputs is None and body.dtype is not None:
+        raise ApiError(422, "invalid_input", "dtype: applies to custom inputs only", path="dtype")
     if body.inputs is not None:
         check_inputs(body.inputs, services.limits)
         try:  # convert before taking a worker: a bad input costs no sandbox time
-            problem.custom_case(dict(body.inputs))
+            problem.custom_case(dict(body.inputs), dtype=body.dtype)
         except InputError as exc:
             raise input_error(exc) from None
     started = time.monotonic()
@@ -54,7 +56,7 @@ def run(
     try:
         # One client's share first (running or waiting), so it cannot queue every other client out.
         with shares.hold(caller), services.run_gate.slot():
-            result = services.engine.run(problem, code, body.inputs)
+            result = services.engine.run(problem, code, body.inputs, dtype=body.dtype)
     except ShareExceeded as exc:
         services.metrics.rejected.labels("run_busy").inc()
         raise ApiError(
