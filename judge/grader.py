@@ -220,7 +220,7 @@ def grade(
             problem, chosen, visibility, expected, limits, job, author=author, gradients=gradients
         )
         streamer = _Streamer(judging, on_case)
-        raw = run_session(pair, job, limits, progress=streamer.update)
+        raw = run_session(pair, job, limits, progress=streamer.update, display=judging.wants_display)
         lanes = raw.lanes_healthy
     finally:
         pair.release_after(lanes)
@@ -381,9 +381,18 @@ class Judging:
             return False
         if program.failure is not None or program.refused is not None:
             return True
-        if i not in raw.runs:
+        if i not in raw.runs or i in raw.display_pending:
             return False
         return i != self.job.retrace_case or self._retrace_settled(raw)
+
+    def wants_display(self, i: int, raw: RawRun) -> bool:
+        """The secret executor graded public case ``i`` (``sandbox.monitor``): show it (run it again in the
+        shown executor) unless it passed, when its expected output says all there is to see."""
+        program = raw.programs.get(self.job.cases[i].sig)
+        if program is None or self.visibility[i] == "hidden":
+            return False
+        outcome = self._outcome(raw, i, program, self.visibility[i], hide=True)
+        return outcome.verdict is not Verdict.ACCEPTED
 
     def _settled(self, raw: RawRun, i: int) -> bool:
         return i != self.job.retrace_case or self._retrace_settled(raw)
@@ -404,7 +413,12 @@ class Judging:
         plan = self.job.cases[i]
         program = raw.programs[plan.sig]
         first_of_sig = self.job.first_case(plan.sig) == i
-        outcome = self._outcome(raw, i, program, vis)
+        run = raw.runs.get(i)
+        # Graded by the secret executor: the verdict is its run's, what is shown comes from the shown one's.
+        unseen = vis != "hidden" and run is not None and run.lane != "shown"
+        outcome = graded = self._outcome(raw, i, program, vis, hide=unseen)
+        if unseen:
+            outcome, run = self._seen(raw, i, program, vis, outcome)
         compile_ms = None
         if program.compiled is not None and first_of_sig:
             # The tracer's own trace time is its claim: shown for public cases only.
@@ -412,8 +426,8 @@ class Judging:
             compile_ms = (program.compiled.get("compile_ms") or 0.0) + traced
         elif program.compiled is not None:
             compile_ms = 0.0
-        run = raw.runs.get(i)
-        show_run = vis != "hidden" or self.author
+        show_run = (vis != "hidden" and (run is None or run.lane == "shown")) or self.author
+        timed = run if run is not None or not self.author else raw.runs.get(i)
         result = CaseResult(
             name=case.name,
             visibility=vis,
@@ -421,14 +435,42 @@ class Judging:
             reason=outcome.reason,
             message=outcome.message,
             compile_ms=round(compile_ms, 3) if compile_ms is not None else None,
-            run_ms=run.run_ms if run is not None and show_run else None,
-            error_ratio=outcome.error_ratio if show_run else None,
+            run_ms=timed.run_ms if timed is not None and show_run else None,
+            error_ratio=(graded.error_ratio if self.author else outcome.error_ratio) if show_run else None,
         )
         return _shown(case, vis, result, outcome.got, self.expected[i])
 
-    def _outcome(self, raw: RawRun, i: int, program: ProgramReport, vis: Visibility) -> _Outcome:
-        """The verdict of one case whose outcome is known. Never raises: a crashing checker is ours."""
-        hidden = vis == "hidden"
+    def _seen(
+        self, raw: RawRun, i: int, program: ProgramReport, vis: Visibility, graded: _Outcome
+    ) -> tuple[_Outcome, CaseReport | None]:
+        """What a learner sees of a public case the secret executor graded: the verdict of that run, told
+        with the shown executor's run of the same program on the same input when there is one; otherwise
+        told as a hidden case is (no value), with where to see the output."""
+        shown = raw.display.get(i)
+        if shown is not None and shown.error is None:
+            seen = self._outcome(raw, i, program, vis, run=shown)
+            if seen.verdict is graded.verdict:
+                return seen, shown
+            text = f"{graded.message} (run again to show it, this case gave another result: {seen.message})"
+            return _Outcome(graded.verdict, text, graded.reason, None, None), None
+        if graded.verdict is Verdict.ACCEPTED:  # its expected output is what it gave, within tolerance
+            return _Outcome(graded.verdict, graded.message, graded.reason), None
+        where = "Run this example to see your output"
+        return _Outcome(graded.verdict, f"{graded.message}; {where}", graded.reason, None, None), None
+
+    def _outcome(
+        self,
+        raw: RawRun,
+        i: int,
+        program: ProgramReport,
+        vis: Visibility,
+        *,
+        hide: bool = False,
+        run: CaseReport | None = None,
+    ) -> _Outcome:
+        """The verdict of one case whose outcome is known. Never raises: a crashing checker is ours.
+        ``hide``: tell what the run gave as for a hidden case; ``run``: this run instead of the case's."""
+        hidden = vis == "hidden" or hide
         expected = self.expected[i]
         if isinstance(expected, ReferenceFailure):
             return _Outcome(
@@ -449,7 +491,7 @@ class Judging:
         )
         if rule is not None:
             return _Outcome(Verdict.WRONG_ANSWER, rule, WrongAnswerReason.RULE)
-        run = raw.runs[i]
+        run = raw.runs[i] if run is None else run
         got_or_failure = self._output(program, run, hidden)
         if isinstance(got_or_failure, _Outcome):
             return got_or_failure

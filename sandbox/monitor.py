@@ -161,6 +161,9 @@ class CaseReport:
     error: dict[str, Any] | None = None
     #: For the re-trace: the executor found the very same program, so it was not run again.
     same_program: bool = False
+    #: The executor that computed it ("shown" or "secret"). A public case run by the secret executor
+    #: (``_Session._lane``) counts for its verdict only: nothing of it is shown but what ``display`` gives.
+    lane: str = "shown"
 
 
 @dataclass
@@ -200,6 +203,11 @@ class RawRun:
     lanes_healthy: dict[str, bool] = field(default_factory=dict)
     elapsed_s: float = 0.0
     notes: list[str] = field(default_factory=list)
+    #: Public cases the secret executor graded that the judge wants shown (``Display``), run again in the
+    #: shown executor: their reports (an ``error`` of kind ``display`` when that could not be done).
+    display: dict[int, CaseReport] = field(default_factory=dict)
+    #: Cases whose shown run is still to come.
+    display_pending: set[int] = field(default_factory=set)
 
     @property
     def output_truncated(self) -> bool:
@@ -207,6 +215,9 @@ class RawRun:
 
 
 Progress = Callable[[RawRun], None]
+#: Asked when the secret executor's run of a public case is in (``raw.runs[index]``): True if the learner
+#: should see that case's output, which then comes from a run in the shown executor.
+Display = Callable[[int, RawRun], bool]
 
 
 # ------------------------------------------------------------------------------------------ channels
@@ -322,8 +333,18 @@ def executor_limits(job: SessionJob) -> FrameLimits:
 
 
 class _Session:
-    def __init__(self, pair: Pair, job: SessionJob, limits: SandboxLimits, progress: Progress | None) -> None:
+    def __init__(
+        self,
+        pair: Pair,
+        job: SessionJob,
+        limits: SandboxLimits,
+        progress: Progress | None,
+        display: Display | None = None,
+    ) -> None:
         self.pair, self.job, self.limits, self.progress = pair, job, limits, progress
+        self.display = display
+        #: Signatures a hidden case has: with a secret executor, every case of them runs there.
+        self.hidden_sigs = {c.sig for c in job.cases if c.secret}
         self.raw = RawRun()
         self.tracer = _Channel(pair.tracer, tracer_limits(job))
         self.shown = _Lane("shown", pair.executor, executor_limits(job))
@@ -425,6 +446,8 @@ class _Session:
                     with contextlib.suppress(KeyError, ValueError):
                         sel.unregister(fd)
         self._drain_output()
+        for index in list(self.raw.display_pending):  # the run stopped before it was shown
+            self._display_failed(index, "the run ended before this case could be shown")
         self.raw.output = bytes(self.output)
         self.raw.executor_healthy = self._ended() and not self.executor_failed
         self.raw.lanes_healthy = {
@@ -446,7 +469,12 @@ class _Session:
         elif kind == "tracer" and self.tracer_open:
             self._tracer_frames()
         elif kind.startswith("executor:"):
-            self._executor_frames(self.lanes[int(kind.partition(":")[2])])
+            lane = self.lanes[int(kind.partition(":")[2])]
+            if lane.failed and lane.ended:  # the shown executor, ended after a failed display
+                with contextlib.suppress(KeyError, ValueError):
+                    sel.unregister(fd)
+                return
+            self._executor_frames(lane)
         elif kind == "tracer":  # closed on our side: stop watching it
             with contextlib.suppress(KeyError, ValueError):
                 sel.unregister(fd)
@@ -678,8 +706,13 @@ class _Session:
             )
 
     def _lane(self, case: CasePlan) -> _Lane:
-        """The executor a case runs in: a hidden one in the secret executor, when the pair has one."""
-        return self.lanes[-1] if case.secret else self.shown
+        """The executor a case runs in. With a secret executor: every case of a signature that a hidden case
+        has, public ones included, so each program compiles once; the others in the shown executor. A public
+        case run there counts for its verdict; what the learner sees of it comes from the shown executor
+        (``_schedule_display``)."""
+        if len(self.lanes) > 1 and (case.secret or case.sig in self.hidden_sigs):
+            return self.lanes[-1]
+        return self.shown
 
     def _schedule(self) -> None:
         """Keep each executor busy: up to ``COMPILE_SLOTS`` compiles at once (it compiles on threads), one run
@@ -693,9 +726,15 @@ class _Session:
         for lane in self.lanes:
             if not lane.ending:
                 self._schedule_lane(lane)
+        self._schedule_display()
         if self._schedule_retrace():
             return
-        if self.pending or any(lane.outstanding for lane in self.lanes) or self.tracer_open:
+        if (
+            self.pending
+            or any(lane.outstanding for lane in self.lanes)
+            or self.tracer_open
+            or self.raw.display_pending
+        ):
             return
         if self.retrace_state not in ("none", "done"):
             return
@@ -729,6 +768,31 @@ class _Session:
             self.pending.remove(ready)
             case = self.job.cases[ready]
             self._request_run(lane, case.sig, case)
+
+    def _schedule_display(self) -> None:
+        """Run again, in the shown executor, each public case the secret one graded whose output the judge
+        wants shown: compile its program there, then run it, one case at a time."""
+        lane = self.shown
+        if not self.raw.display_pending or lane.ending or lane.failed:
+            return
+        for index in sorted(self.raw.display_pending):
+            case = self.job.cases[index]
+            if case.sig not in lane.requested:
+                lane.requested.add(case.sig)
+                module, sig = self.modules[case.sig], self.job.sig(case.sig)
+                self._send_program(lane, "display_program", case.sig, module, sig, case.index)
+        if lane.busy("display"):
+            return
+        ready = next(
+            (i for i in sorted(self.raw.display_pending) if self.job.cases[i].sig in lane.compiled), None
+        )
+        if ready is not None and not any(r.case == ready for r in lane.outstanding.values()):
+            self._send_run(lane, "display", self.job.cases[ready].sig, self.job.cases[ready])
+
+    def _display_failed(self, index: int, message: str) -> None:
+        error = {"kind": "display", "message": message}
+        self.raw.display[index] = CaseReport(index, error=error, lane="shown")
+        self.raw.display_pending.discard(index)
 
     def _schedule_retrace(self) -> bool:
         """Compile, then run, the re-trace's program once its case's first run is in. True if it asked."""
@@ -765,7 +829,7 @@ class _Session:
         every shown result is in, the re-trace of a shown case included: nothing shown is computed in a
         process that has held a hidden value."""
         if not case.secret:
-            return not lane.held_secret
+            return lane is not self.shown or not lane.held_secret
         if self.tracer_open:
             return False
         if lane is not self.shown:
@@ -791,7 +855,12 @@ class _Session:
         self, lane: _Lane, program_id: int, module: bytes, sig: SigPlan, culprit: int
     ) -> None:
         lane.requested.add(program_id)
-        lane.ask(("program", program_id), "program", program_id, culprit, self.limits.case_time_s)
+        self._send_program(lane, "program", program_id, module, sig, culprit)
+
+    def _send_program(
+        self, lane: _Lane, kind: str, program_id: int, module: bytes, sig: SigPlan, culprit: int
+    ) -> None:
+        lane.ask(("program", program_id), kind, program_id, culprit, self.limits.case_time_s)
         lane.channel.send(
             {
                 "type": "program",
@@ -805,7 +874,10 @@ class _Session:
         )
 
     def _request_run(self, lane: _Lane, program_id: int, case: CasePlan) -> None:
-        lane.ask(("run", case.index), "run", program_id, case.index, self.limits.case_time_s)
+        self._send_run(lane, "run", program_id, case)
+
+    def _send_run(self, lane: _Lane, kind: str, program_id: int, case: CasePlan) -> None:
+        lane.ask(("run", case.index), kind, program_id, case.index, self.limits.case_time_s)
         if case.secret:
             lane.held_secret = True
         blobs = Blobs()
@@ -847,8 +919,10 @@ class _Session:
             raise ProtocolError(f"the executor sent {kind[:40]!r} that answers no request")
         if request.kind == "program":
             self._compiled(lane, request.program, kind, message)
-        elif request.kind == "run":
-            report = CaseReport(request.case)
+        elif request.kind == "display_program":
+            self._display_compiled(lane, request.program, kind, message)
+        elif request.kind in ("run", "display"):
+            report = CaseReport(request.case, lane=lane.name)
             if kind == "result":
                 report.outputs = decode_leaves(message.get("outputs"), frame, self.skeleton_limits)
                 report.run_ms = _ms(message.get("run_ms"))
@@ -857,16 +931,37 @@ class _Session:
                     "kind": _text(message.get("kind"), 20),
                     "message": _text(message.get("message")),
                 }
-            if request.program == RETRACE_ID:
+            if request.kind == "display":
+                self.raw.display[request.case] = report
+                self.raw.display_pending.discard(request.case)
+            elif request.program == RETRACE_ID:
                 self.raw.retrace_run = report
                 self.retrace_state = "done"
             else:
                 self.raw.runs[request.case] = report
+                self._maybe_display(lane, request.case)
         else:
             lane.ended = True
             if message.get("recycle") is True:  # a compile that lost a race still runs: it exits, retire it
                 lane.failed = True
         self._notify()
+
+    def _maybe_display(self, lane: _Lane, index: int) -> None:
+        """A public case the secret executor graded: the judge decides whether the learner is shown it."""
+        case = self.job.cases[index]
+        if lane is self.shown or case.secret or self.display is None:
+            return
+        if self.display(index, self.raw):
+            self.raw.display_pending.add(index)
+
+    def _display_compiled(self, lane: _Lane, program_id: int, kind: str, message: dict[str, Any]) -> None:
+        """The shown executor's compile of a program the secret one graded with: never a verdict."""
+        if kind == "compiled":
+            lane.compiled.add(program_id)
+            return
+        text = _text(message.get("message"))
+        for index in [i for i in self.raw.display_pending if self.job.cases[i].sig == program_id]:
+            self._display_failed(index, f"the shown executor refused the program: {text}")
 
     def _compiled(self, lane: _Lane, program_id: int, kind: str, message: dict[str, Any]) -> None:
         if kind == "compiled":
@@ -917,6 +1012,9 @@ class _Session:
         """An executor failed (died, hung, said nonsense): the run stops at the lowest case it was working
         on (or, if it was asked nothing, the first case without an outcome). The other executor's requests
         are abandoned: it closes no job cleanly and is not reused."""
+        if self._display_only(lane):
+            self._display_lane_failed(lane, protocol_error, timeout)
+            return
         self.executor_failed = True
         lane.failed = True
         worker = lane.worker
@@ -954,6 +1052,29 @@ class _Session:
         if self.tracer_open:
             self._close_tracer()
             self.pair.tracer.kill()
+        self._notify()
+
+    def _display_only(self, lane: _Lane) -> bool:
+        """The shown executor failed with nothing but showing work (``display``) asked of it or due."""
+        if lane is not self.shown or len(self.lanes) == 1 or lane.ending:
+            return False
+        if any(r.kind not in ("display", "display_program") for r in lane.outstanding.values()):
+            return False
+        return not any(self._lane(self.job.cases[i]) is lane for i in self.pending)
+
+    def _display_lane_failed(
+        self, lane: _Lane, protocol_error: str | None, timeout: TimeoutKind | None
+    ) -> None:
+        """Showing a public case failed: its verdict (the secret executor's) stands, without its output. The
+        shown executor is ended here and retired (``lanes_healthy``)."""
+        lane.failed = lane.ending = lane.ended = True
+        lane.outstanding.clear()
+        lane.worker.kill()
+        lane.worker.wait(2.0)
+        why = protocol_error or (f"it exceeded a limit ({timeout})" if timeout else "it stopped")
+        for index in list(self.raw.display_pending):
+            self._display_failed(index, f"the shown executor could not run this case again: {why}")
+        self.raw.notes.append(f"shown executor failed while showing a public case: {why}")
         self._notify()
 
     # -------------------------------------------------------------------------------------- time
@@ -1103,14 +1224,19 @@ def _over(
 
 
 def run_session(
-    pair: Pair, job: SessionJob, limits: SandboxLimits, progress: Progress | None = None
+    pair: Pair,
+    job: SessionJob,
+    limits: SandboxLimits,
+    progress: Progress | None = None,
+    display: Display | None = None,
 ) -> RawRun:
-    """Run one grading to the end (or to a limit). The pair is released by the caller."""
+    """Run one grading to the end (or to a limit). The pair is released by the caller. ``display``: which
+    public cases graded by the secret executor the learner is shown (run again in the shown executor)."""
     pair.tracer.wait_ready(limits.startup_time_s)
     pair.executor.wait_ready(limits.startup_time_s)
     if pair.secret is not None:
         pair.secret.wait_ready(limits.startup_time_s)
-    return _Session(pair, job, limits, progress).run()
+    return _Session(pair, job, limits, progress, display).run()
 
 
 # ------------------------------------------------------------------------------------------ validation

@@ -152,3 +152,21 @@ def test_no_canary_reaches_a_learner(pool: GradingPool, problem: Problem, code: 
         # The oversized call is refused before compiling, naming the call, never run.
         assert all(c.output is None for c in ran.cases)
         assert "lapack_sgetrf_ffi" in ran.cases[0].message, ran.cases[0].message
+
+
+def test_an_example_of_a_hidden_signature_is_shown_from_an_executor_without_canaries(
+    pool: GradingPool, problem: Problem
+) -> None:
+    """A public case whose signature a canary case has is graded by the secret executor (one compile); when
+    it fails, the learner is shown a run of it by the shown executor, with its value and no canary; when it
+    passes, no value of that run is shown at all."""
+    custom = problem.custom_case({"tree": {"w": np.ones((4, 4)).tolist()}, "factor": 1.5}, name="example_w")
+    example = Case(custom.definition.model_copy(update={"visibility": "public"}), custom.inputs)
+    wrong = HONEST.replace("leaf * factor", "leaf * factor + 1")
+    failed = _grade(pool, problem, wrong, [example, *_canary_cases(problem)])
+    case = failed.cases[0]
+    assert case.verdict == "wrong_answer" and case.output is not None, case
+    assert "got 2.5" in case.message, case.message
+    assert _leaks(failed) == []
+    passed = _grade(pool, problem, HONEST, [example, *_canary_cases(problem)])
+    assert passed.accepted and passed.cases[0].output is None and passed.cases[0].expected is not None

@@ -79,6 +79,57 @@ def test_a_secret_executor_computes_the_hidden_cases_and_nothing_shown() -> None
     assert np.isin(HIDDEN_VALUES, raw.runs[1].outputs[0]).all()  # type: ignore[index]
 
 
+def _shared_signature_run(
+    shown: str, secret: str, display: monitor.Display | None
+) -> tuple[RawRun, SessionJob]:
+    """A public case and a hidden one of the same signature, through a pair with a secret executor."""
+    limits = replace(LIMITS, case_time_s=0.5)
+    pair = Pair(fake("tracer", "good"), fake("executor", shown), secret=fake("executor", secret))
+    try:
+        job = session("unused", np.arange(4, dtype=np.float32), HIDDEN_VALUES, secret=(False, True))
+        raw = run_session(pair, job, limits, display=display)
+    finally:
+        pair.close()
+    return raw, job
+
+
+def test_a_signature_with_a_hidden_case_compiles_once_in_the_secret_executor() -> None:
+    """Every case of a signature a hidden case has runs in the secret executor (one compile, not one per
+    executor); a public case there counts for its verdict only, and nothing of it is shown by default."""
+    raw, _ = _shared_signature_run("hang", "leaky", None)  # the shown executor would hang if it were asked
+    assert raw.stop is None and raw.executor_healthy
+    assert raw.runs[0].lane == "secret" and raw.runs[1].lane == "secret"
+    assert raw.display == {} and raw.lanes_healthy == {"shown": True, "secret": True}
+
+
+def test_a_public_case_the_secret_executor_graded_is_shown_from_the_shown_executor() -> None:
+    """When the judge wants a public case shown (it failed), the shown executor compiles and runs it again:
+    what the learner sees never comes from the process that held the hidden values."""
+    asked: list[int] = []
+
+    def display(index: int, raw: RawRun) -> bool:
+        asked.append(index)
+        return True
+
+    raw, _ = _shared_signature_run("leaky", "leaky", display)
+    assert raw.stop is None and raw.executor_healthy and asked == [0]
+    shown = raw.display[0]
+    assert shown.lane == "shown" and shown.error is None and raw.display_pending == set()
+    np.testing.assert_array_equal(shown.outputs[0], np.append(np.arange(4, dtype=np.float32), 2.0))  # type: ignore[index]
+    assert not np.isin(HIDDEN_VALUES, np.ravel(shown.outputs[0])).any()  # type: ignore[index]
+    assert np.isin(HIDDEN_VALUES, raw.runs[1].outputs[0]).all()  # type: ignore[index]
+
+
+def test_showing_a_public_case_that_fails_leaves_its_verdict_alone() -> None:
+    """A shown executor that hangs while showing a case is stopped and retired; the verdicts stand (the
+    secret executor's runs), and the case is shown as a hidden one is."""
+    raw, _ = _shared_signature_run("hang", "good", lambda index, raw: True)
+    assert raw.stop is None
+    assert sorted(raw.runs) == [0, 1] and raw.retrace_run is not None
+    assert raw.display[0].error is not None and raw.display[0].error["kind"] == "display"
+    assert raw.lanes_healthy == {"shown": False, "secret": True}
+
+
 def test_cases_run_in_case_order_across_the_two_executors() -> None:
     """A public case over its time limit stops the run there, as with one executor: the hidden case after it
     is never run in the secret executor meanwhile (its verdict would otherwise decide the submission)."""
