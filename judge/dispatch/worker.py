@@ -183,11 +183,12 @@ class GradingWorker:
         self._observe("grading_finished", result.verdict.value, time.monotonic() - started)
         if self._abandoned.is_set():
             return Outcome.ABANDONED
+        accepted_hash = record.manifest.get("problem_hash")
         try:
-            stored = self._finish(claim, problem, result)
+            stored = self._finish(claim, problem, result, accepted_hash)
         except _content_errors() as exc:
             log.warning("result of %s not storable (%s): stored as its verdict", submission_id, exc)
-            stored = self._finish(claim, problem, unstorable(result, exc))
+            stored = self._finish(claim, problem, unstorable(result, exc), accepted_hash)
         self.feed.announce(submission_id)
         if not stored:
             return Outcome.SKIPPED
@@ -195,11 +196,23 @@ class GradingWorker:
             self.callbacks.submit(submission_id)
         return Outcome.GRADED
 
-    def _finish(self, claim: Claim, problem: Problem, result: GradeResult) -> bool:
+    def _finish(self, claim: Claim, problem: Problem, result: GradeResult, accepted_hash: str | None) -> bool:
         data = result_json(result)
         json.dumps(data, allow_nan=False).encode()  # what every store and client must be able to take
         final = (RESULT, {"status": "done", "verdict": result.verdict.value, "result": data})
-        return self.store.finish(claim, data, result.verdict.value, self.manifest(problem), final)
+        graded = self.manifest(problem)
+        if accepted_hash is not None and accepted_hash != graded["problem_hash"]:
+            # This node serves another version of the problem than the one the submission was accepted
+            # for: grade it with what it has, and say so in the manifest (problem_hash is what graded it).
+            log.warning(
+                "submission %s was accepted for problem %s version %s; graded with %s",
+                claim.submission_id,
+                problem.slug,
+                accepted_hash[:12],
+                graded["problem_hash"][:12],
+            )
+            graded = {**graded, "accepted_problem_hash": accepted_hash}
+        return self.store.finish(claim, data, result.verdict.value, graded, final)
 
     def _give_up(self, claim: Claim, error: str) -> Outcome:
         stored = self.store.fail(claim, error, (FAILED, {"status": "failed", "error": error}))

@@ -24,7 +24,7 @@ from judge import __version__, web
 from judge.service import apidocs, errors
 from judge.service.bodylimit import BodySizeLimit
 from judge.service.bodytimeout import BodyTimeout
-from judge.service.routes import health, problems, runs, submissions, users, workers
+from judge.service.routes import health, problems, regrades, runs, submissions, users, workers
 from judge.service.settings import Settings
 from judge.service.shares import ClientShares
 from judge.service.state import Services
@@ -81,6 +81,7 @@ def create_app(
         problems.router,
         runs.router,
         submissions.router,
+        regrades.router,
         users.router,
         workers.router,
         health.router,

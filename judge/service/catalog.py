@@ -20,7 +20,14 @@ from judge.service.schemas import (
     OutputPublic,
     ProblemDetail,
     ProblemSummary,
+    ProblemVersion,
 )
+from judge.store.manifest import problem_hash
+
+
+def version(problem: Problem) -> ProblemVersion:
+    content = problem_hash(problem)
+    return ProblemVersion(hash=content, revision=content[:12])
 
 
 def summary(problem: Problem) -> ProblemSummary:
@@ -32,6 +39,7 @@ def summary(problem: Problem) -> ProblemSummary:
         tags=list(spec.tags),
         function=spec.function,
         signature=f"{spec.function}({', '.join(a.name for a in spec.args)})",
+        version=version(problem),
     )
 
 

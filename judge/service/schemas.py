@@ -71,6 +71,16 @@ API_ERRORS = error_responses(401, 422, 429)
 # ---------------------------------------------------------------------------------------------- problems
 
 
+class ProblemVersion(_Out):
+    hash: str = Field(
+        description="SHA-256 of every file grading reads (spec, statement, cases, reference): the "
+        "problem_hash of the manifests of the submissions it graded, and the detail's ETag."
+    )
+    revision: str = Field(
+        description="The hash's first 12 hex digits, for people (as git shortens a commit)."
+    )
+
+
 class ProblemSummary(_Out):
     slug: str
     title: str
@@ -78,6 +88,7 @@ class ProblemSummary(_Out):
     tags: list[str]
     function: str
     signature: str = Field(description="e.g. clip_by_global_norm(grads, max_norm)")
+    version: ProblemVersion | None = None
 
 
 class ArgumentPublic(_Out):
@@ -241,6 +252,7 @@ class SubmissionAccepted(_Out):
     created_at: datetime
     external_user: str | None = None
     tags: dict[str, str] | None = None
+    regrade_of: str | None = Field(default=None, description="The submission this one regrades.")
     links: SubmissionLinks
 
 
@@ -284,6 +296,7 @@ class SubmissionSummary(_Out):
     finished_at: datetime | None
     external_user: str | None
     tags: dict[str, str] | None
+    regrade_of: str | None
     links: SubmissionLinks
 
 
@@ -293,6 +306,13 @@ class SubmissionPage(_Out):
     )
     next_cursor: str | None = Field(description="Pass as `cursor` for the next page; None at the end.")
     total: int | None = Field(description="Matching submissions in all pages (with `count=true`).")
+
+
+class RegradeBatch(_Out):
+    problem: str
+    problem_hash: str = Field(description="The problem's content hash the regrades are graded with.")
+    queued: list[str] = Field(description="Ids of the new submissions (each `regrade_of` its original).")
+    remaining: int = Field(description="Originals still to regrade: the queue filled up; call again.")
 
 
 class UserErased(_Out):
@@ -307,6 +327,11 @@ class Manifest(_Out):
     problem: str
     problem_hash: str
     sandbox_backend: str
+    accepted_problem_hash: str | None = Field(
+        default=None,
+        description="Present only when the node that graded it served another version of the problem "
+        "than the one it was accepted for: that accepted version's hash (problem_hash is what graded it).",
+    )
 
 
 class SubmissionPublic(_Out):
@@ -323,6 +348,7 @@ class SubmissionPublic(_Out):
     manifest: Manifest
     external_user: str | None = None
     tags: dict[str, str] | None = None
+    regrade_of: str | None = Field(default=None, description="The submission this one regrades.")
     links: SubmissionLinks
 
 

@@ -21,6 +21,7 @@ SUMMARY_FIELDS = (
     "finished_at",
     "external_user",
     "tags",
+    "regrade_of",
     "links",
 )
 #: Every field ``?fields=`` may name: a submission's own fields, and its ``code``.
@@ -50,6 +51,7 @@ def submission_json(record: SubmissionRecord) -> dict[str, Any]:
         "manifest": record.manifest,
         "external_user": record.external_user,
         "tags": record.tags,
+        "regrade_of": record.regrade_of,
         "links": submission_links(record.id),
     }
 

@@ -72,6 +72,8 @@ class Submission(Base):
     external_user: Mapped[str | None] = mapped_column(String(200))
     #: The caller's free tags (course, assignment, ...): a small string -> string object.
     tags: Mapped[dict[str, Any] | None] = mapped_column(JsonDoc)
+    #: The submission this one regrades (same code, graded again with the problem as it is now).
+    regrade_of: Mapped[str | None] = mapped_column(String(36))
 
     __table_args__ = (
         Index("ix_submissions_status_created", "status", "created_at"),
@@ -79,8 +81,10 @@ class Submission(Base):
         Index("ix_submissions_node", "node"),
         # Listing a key's submissions newest first, by cursor (created_at, id).
         Index("ix_submissions_key_created", "key_name", "created_at", "id"),
-        Index("ix_submissions_key_user", "key_name", "external_user"),
+        Index("ix_submissions_key_user", "key_name", "external_user", "created_at", "id"),
         Index("ix_submissions_finished", "finished_at"),
+        Index("ix_submissions_regrade_of", "regrade_of"),
+        Index("ix_submissions_problem_created", "problem", "created_at"),
     )
 
 

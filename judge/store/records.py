@@ -38,6 +38,7 @@ class NewSubmission:
     callback_url: str | None = None
     external_user: str | None = None
     tags: dict[str, str] | None = None
+    regrade_of: str | None = None
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,8 @@ class SubmissionFilter:
     created_before: datetime | None = None
     #: Only submissions with this tag (name, value).
     tag: tuple[str, str] | None = None
+    #: Only regrades of this submission.
+    regrade_of: str | None = None
 
 
 @dataclass(frozen=True)
@@ -109,6 +112,7 @@ class SubmissionRecord:
     node: str | None = None
     external_user: str | None = None
     tags: dict[str, str] | None = None
+    regrade_of: str | None = None
 
     @property
     def finished(self) -> bool:

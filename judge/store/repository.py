@@ -29,7 +29,6 @@ from typing import Any
 
 from sqlalchemy import (
     Engine,
-    and_,
     create_engine,
     delete,
     event,
@@ -38,6 +37,7 @@ from sqlalchemy import (
     or_,
     select,
     text,
+    tuple_,
     update,
 )
 from sqlalchemy.engine import make_url
@@ -136,6 +136,7 @@ def _record(row: Submission) -> SubmissionRecord:
         node=row.node,
         external_user=row.external_user,
         tags=row.tags,
+        regrade_of=row.regrade_of,
     )
 
 
@@ -210,6 +211,7 @@ class Store:
             created_at=utcnow(),
             external_user=new.external_user,
             tags=dict(new.tags) if new.tags else None,
+            regrade_of=new.regrade_of,
         )
         try:
             with self._session() as session:
@@ -269,6 +271,8 @@ class Store:
             conditions.append(Submission.created_at >= chosen.created_after)
         if chosen.created_before is not None:
             conditions.append(Submission.created_at < chosen.created_before)
+        if chosen.regrade_of is not None:
+            conditions.append(Submission.regrade_of == chosen.regrade_of)
         if chosen.tag is not None:
             name, value = chosen.tag
             conditions.append(Submission.tags[name].as_string() == value)
@@ -287,11 +291,10 @@ class Store:
         in ``heavy`` are not read (they read as empty)."""
         conditions = self._where(chosen)
         if after is not None:
+            # A row-value comparison: both databases read it as one range of the (key, created_at, id)
+            # index (the equivalent OR of two conditions made PostgreSQL scan half the key's rows).
             conditions.append(
-                or_(
-                    Submission.created_at < after.created_at,
-                    and_(Submission.created_at == after.created_at, Submission.id < after.id),
-                )
+                tuple_(Submission.created_at, Submission.id) < tuple_(after.created_at, after.id)
             )
         skipped = [defer(getattr(Submission, name)) for name in HEAVY_COLUMNS if name not in heavy]
         query = (
@@ -309,6 +312,37 @@ class Store:
         query = select(func.count()).select_from(Submission).where(*self._where(chosen))
         with self._session() as session:
             return int(session.scalar(query) or 0)
+
+    def regrade_targets(self, problem: str, current_hash: str, *, force: bool = False) -> list[str]:
+        """Originals (not regrades) of ``problem``, oldest first, whose latest grading (the original's or
+        its newest regrade's) is finished and used another problem hash than ``current_hash`` (every
+        finished original with ``force``), and that have no regrade still queued or running."""
+        columns = (
+            Submission.id,
+            Submission.regrade_of,
+            Submission.status,
+            Submission.manifest,
+            Submission.created_at,
+        )
+        query = (
+            select(*columns)
+            .where(Submission.problem == problem)
+            .order_by(Submission.created_at, Submission.id)
+        )
+        latest: dict[str, tuple[str, str | None]] = {}
+        order: list[str] = []
+        with self._session() as session:
+            for sid, regrade_of, status, manifest, _created in session.execute(query):
+                original = regrade_of or sid
+                if regrade_of is None:
+                    order.append(sid)
+                latest[original] = (status, (manifest or {}).get("problem_hash"))
+        finished = (Status.DONE.value, Status.FAILED.value)
+        return [
+            sid
+            for sid in order
+            if sid in latest and latest[sid][0] in finished and (force or latest[sid][1] != current_hash)
+        ]
 
     # ------------------------------------------------------------------------------------ deletion
 

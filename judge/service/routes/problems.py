@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Annotated
+
+from fastapi import APIRouter, Header
+from fastapi.responses import JSONResponse, Response
 
 from judge.service.deps import CallerDep, ProblemDep, ServicesDep
 from judge.service.errors import ApiError
@@ -20,12 +23,28 @@ def list_problems(services: ServicesDep, _caller: CallerDep) -> list[ProblemSumm
     "/{slug}",
     response_model=ProblemDetail,
     summary="One problem: statement (Markdown and HTML), signature, arguments, examples, hints, starter",
-    responses={404: {"model": ErrorBody, "description": "No problem with that slug."}},
+    responses={
+        200: {
+            "headers": {"ETag": {"description": "The problem's version hash.", "schema": {"type": "string"}}}
+        },
+        304: {"description": "If-None-Match names the current version: nothing changed."},
+        404: {"model": ErrorBody, "description": "No problem with that slug."},
+    },
 )
-def get_problem(problem: ProblemDep, services: ServicesDep, _caller: CallerDep) -> ProblemDetail:
+def get_problem(
+    problem: ProblemDep,
+    services: ServicesDep,
+    _caller: CallerDep,
+    if_none_match: Annotated[str | None, Header(description="An ETag of this problem.")] = None,
+) -> Response:
     try:
-        return services.catalog.detail(problem.slug)
+        detail = services.catalog.detail(problem.slug)
     except Exception as exc:  # the reference failed on an example: the judge's fault, said plainly
         raise ApiError(
             503, "problem_unavailable", f"the problem {problem.slug!r} cannot be shown now"
         ) from exc
+    assert detail.version is not None
+    etag = f'"{detail.version.hash}"'
+    if if_none_match is not None and etag in (tag.strip() for tag in if_none_match.split(",")):
+        return Response(status_code=304, headers={"ETag": etag})
+    return JSONResponse(detail.model_dump(mode="json"), headers={"ETag": etag})

@@ -18,6 +18,7 @@ from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 
 from judge.dispatch import QueueFull
+from judge.dispatch.base import Reservation
 from judge.dispatch.callbacks import callback_refusal
 from judge.dispatch.events import FINAL_KINDS, STATUS
 from judge.errors import ProblemNotFound
@@ -76,7 +77,7 @@ def _not_found(submission_id: str) -> ApiError:
     return ApiError(404, "submission_not_found", f"no submission {submission_id[:100]!r}", path="id")
 
 
-def _load(services: Services, submission_id: str, caller: Principal) -> SubmissionRecord:
+def load_submission(services: Services, submission_id: str, caller: Principal) -> SubmissionRecord:
     try:
         canonical = str(uuid.UUID(submission_id))  # lower case, as stored: an id's case does not matter
     except ValueError:
@@ -93,7 +94,7 @@ def _problem_missing(services: Services, slug: str, path: str) -> ApiError:
     return ApiError(404, "problem_not_found", f"no problem {slug[:100]!r} (known: {known})", path=path)
 
 
-def _accepted(record: SubmissionRecord) -> SubmissionAccepted:
+def accepted_body(record: SubmissionRecord) -> SubmissionAccepted:
     return SubmissionAccepted(
         id=record.id,
         problem=record.problem,
@@ -101,6 +102,7 @@ def _accepted(record: SubmissionRecord) -> SubmissionAccepted:
         created_at=record.created_at,
         external_user=record.external_user,
         tags=record.tags,
+        regrade_of=record.regrade_of,
         links=SubmissionLinks(**submission_links(record.id)),
     )
 
@@ -162,13 +164,7 @@ def submit(
                 limit="submissions_per_client",
                 headers={"Retry-After": "5"},
             )
-        try:
-            reservation = services.dispatcher.reserve()
-        except QueueFull as exc:
-            services.metrics.rejected.labels("queue_full").inc()
-            raise ApiError(
-                429, "queue_full", str(exc), headers={"Retry-After": str(exc.retry_after)}
-            ) from None
+        reservation = _reserve(services)
         try:
             record = services.store.create(
                 NewSubmission(
@@ -197,6 +193,43 @@ def submit(
             raise
     reservation.commit(record.id)
     return record, True
+
+
+def _reserve(services: Services) -> Reservation:
+    try:
+        return services.dispatcher.reserve()
+    except QueueFull as exc:
+        services.metrics.rejected.labels("queue_full").inc()
+        raise ApiError(429, "queue_full", str(exc), headers={"Retry-After": str(exc.retry_after)}) from None
+
+
+def enqueue_regrade(services: Services, original: SubmissionRecord) -> SubmissionRecord:
+    """A new submission of ``original``'s code, owner, metadata and callback, linked to it (or to the
+    submission it regraded): graded with the problem as it is now. Raises ApiError 404 (the problem is
+    gone) or 429 (the queue is full)."""
+    try:
+        problem = services.catalog.get(original.problem)
+    except ProblemNotFound:
+        raise _problem_missing(services, original.problem, "problem") from None
+    reservation = _reserve(services)
+    try:
+        record = services.store.create(
+            NewSubmission(
+                problem=problem.slug,
+                code=original.code,
+                manifest=services.worker.manifest(problem),
+                key_name=original.key_name,
+                callback_url=original.callback_url,
+                external_user=original.external_user,
+                tags=original.tags,
+                regrade_of=original.regrade_of or original.id,
+            )
+        )
+    except BaseException:
+        reservation.cancel()
+        raise
+    reservation.commit(record.id)
+    return record
 
 
 def _scope(caller: Principal) -> str:
@@ -255,7 +288,7 @@ def create_submission(
     idempotency_key: IdempotencyHeader = None,
 ) -> JSONResponse:
     record, created = submit(services, caller, body, _idempotency_key(idempotency_key))
-    accepted = _accepted(record)
+    accepted = accepted_body(record)
     headers = {"Location": accepted.links.self}
     if not created:
         headers["Idempotent-Replayed"] = "true"
@@ -290,7 +323,7 @@ def create_batch(body: BatchCreate, services: ServicesDep, caller: CallerDep) ->
         except ApiError as exc:
             items.append(BatchItem(index=index, status_code=exc.status, error=exc.info))
             continue
-        items.append(BatchItem(index=index, status_code=202, submission=_accepted(record)))
+        items.append(BatchItem(index=index, status_code=202, submission=accepted_body(record)))
     accepted = sum(1 for item in items if item.submission is not None)
     return BatchAccepted(items=items, accepted=accepted, rejected=len(items) - accepted)
 
@@ -348,6 +381,9 @@ def list_submissions(
     verdict: Verdict | None = None,
     external_user: Annotated[str | None, Query(max_length=200)] = None,
     tag: Annotated[str | None, Query(max_length=265, description="`name:value`")] = None,
+    regrade_of: Annotated[
+        str | None, Query(max_length=36, description="Regrades of this submission.")
+    ] = None,
     created_after: Annotated[datetime | None, Query(description="Created at or after (ISO 8601).")] = None,
     created_before: Annotated[datetime | None, Query(description="Created before (ISO 8601).")] = None,
     cursor: Annotated[str | None, Query(max_length=200, description="next_cursor of the last page.")] = None,
@@ -389,6 +425,7 @@ def list_submissions(
         created_after=created_after,
         created_before=created_before,
         tag=tag_pair,
+        regrade_of=regrade_of.lower() if regrade_of else None,
     )
     heavy = [name for name in (names or ()) if name in HEAVY_COLUMNS]
     records = services.store.page(chosen, after=_cursor(cursor), limit=limit + 1, heavy=heavy)
@@ -427,7 +464,7 @@ async def get_submission(
         raise ApiError(
             422, "limit_exceeded", f"wait: at most {limit:g} seconds allowed", path="wait", limit="max_wait_s"
         )
-    record = await run_in_threadpool(_load, services, submission_id, caller)
+    record = await run_in_threadpool(load_submission, services, submission_id, caller)
     if wait > 0 and not record.finished:
         deadline = time.monotonic() + wait
         with services.feed.subscribe(record.id) as subscription:
@@ -436,7 +473,7 @@ async def get_submission(
                 if remaining <= 0:
                     break
                 await subscription.wait(min(remaining, services.feed.poll_s))
-                record = await run_in_threadpool(_load, services, submission_id, caller)
+                record = await run_in_threadpool(load_submission, services, submission_id, caller)
     if names is not None:
         return JSONResponse(selected(record, names, ()))
     return JSONResponse(submission_json(record))
@@ -449,7 +486,7 @@ async def get_submission(
     responses=_NOT_FOUND,
 )
 def get_submission_code(submission_id: str, services: ServicesDep, caller: CallerDep) -> SubmissionCode:
-    record = _load(services, submission_id, caller)
+    record = load_submission(services, submission_id, caller)
     return SubmissionCode(id=record.id, problem=record.problem, code=record.code)
 
 
@@ -462,7 +499,7 @@ def get_submission_code(submission_id: str, services: ServicesDep, caller: Calle
     responses=_NOT_FOUND,
 )
 def delete_submission(submission_id: str, services: ServicesDep, caller: CallerDep) -> Response:
-    record = _load(services, submission_id, caller)
+    record = load_submission(services, submission_id, caller)
     if not services.store.delete(record.id):
         raise _not_found(submission_id)
     return Response(status_code=204)
@@ -496,7 +533,7 @@ async def submission_events(
     caller: CallerDep,
     last_event_id: Annotated[str | None, Header(description="Resume after this event id.")] = None,
 ) -> Response:
-    record = await run_in_threadpool(_load, services, submission_id, caller)
+    record = await run_in_threadpool(load_submission, services, submission_id, caller)
     after = eventids.parse(last_event_id, record.id)
     resumed = last_event_id is not None and bool(last_event_id.strip())
     feed = services.feed

@@ -22,7 +22,7 @@ router = APIRouter(prefix="/api/workers", tags=["operations"], responses=API_ERR
 SHOWN_FOR = timedelta(hours=1)
 
 
-def _require_operator(services: Services, caller: Principal) -> None:
+def require_operator(services: Services, caller: Principal) -> None:
     if caller.key_name is None:
         raise ApiError(
             401,
@@ -92,5 +92,5 @@ def _listing(services: Services) -> WorkerList:
     responses={403: {"model": ErrorBody, "description": "The API key is not an operator key."}},
 )
 async def list_workers(services: ServicesDep, caller: CallerDep) -> WorkerList:
-    _require_operator(services, caller)
+    require_operator(services, caller)
     return await run_in_threadpool(_listing, services)

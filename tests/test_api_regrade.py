@@ -1,0 +1,134 @@
+"""Regrades and problem versions: a regrade is a new submission linked to its original and graded with
+the problem as it is now (both verdicts kept); operators regrade a whole problem; every problem shows its
+version (hash and revision) in the list, the detail (ETag) and each manifest, and a grading node that
+serves another version than a submission was accepted for says so."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import update
+
+from judge.service.apikeys import generate_key, hash_key
+from judge.service.state import Services
+from judge.store.models import Submission
+from judge.verdicts import Verdict
+from sandbox.backends import get_backend
+from tests.conftest import FIXTURE_SLUG
+from tests.service_support import FakeEngine, make_settings, running
+
+SCALE = FIXTURE_SLUG
+CODE = "def scale_tree(tree, factor):\n    return tree\n"
+PROCESS = get_backend("process")
+KEY, OPERATOR = generate_key(), generate_key()
+USER = {"Authorization": f"Bearer {KEY}"}
+OP = {"Authorization": f"Bearer {OPERATOR}"}
+
+
+@pytest.fixture
+def api(tmp_path: Path) -> Iterator[tuple[TestClient, Services, FakeEngine]]:
+    settings = make_settings(
+        tmp_path, api_keys={"lms": hash_key(KEY), "op": hash_key(OPERATOR)}, operator_keys=["op"]
+    )
+    engine = FakeEngine()
+    with running(settings, backend=PROCESS, engine=engine) as (client, services):
+        yield client, services, engine
+
+
+def submitted(client: TestClient, **body: Any) -> str:
+    answer = client.post("/api/submissions", json={"problem": SCALE, "code": CODE, **body}, headers=USER)
+    assert answer.status_code == 202, answer.text
+    sid: str = answer.json()["id"]
+    return sid
+
+
+def finished(client: TestClient, sid: str) -> dict[str, Any]:
+    body: dict[str, Any] = client.get(f"/api/submissions/{sid}?wait=30", headers=USER).json()
+    assert body["status"] == "done", body
+    return body
+
+
+def test_a_regrade_is_a_new_linked_submission_and_both_verdicts_stay(
+    api: tuple[TestClient, Services, FakeEngine],
+) -> None:
+    client, _, engine = api
+    original = submitted(client, external_user="u1", tags={"course": "c"})
+    assert finished(client, original)["verdict"] == "accepted"
+    engine.verdict = Verdict.WRONG_ANSWER  # the problem changed: the same code now fails
+    answer = client.post(f"/api/submissions/{original}/regrade", headers=USER)
+    assert answer.status_code == 202 and answer.json()["regrade_of"] == original
+    regrade = answer.json()["id"]
+    assert regrade != original and answer.headers["location"].endswith(regrade)
+    again = finished(client, regrade)
+    assert again["verdict"] == "wrong_answer" and again["regrade_of"] == original
+    assert again["external_user"] == "u1" and again["tags"] == {"course": "c"}
+    assert finished(client, original)["verdict"] == "accepted"  # the old verdict is kept
+    # A regrade of a regrade links to the original; the listing finds every regrade of it.
+    second = client.post(f"/api/submissions/{regrade}/regrade", headers=USER).json()
+    assert second["regrade_of"] == original
+    listed = client.get("/api/submissions", params={"regrade_of": original}, headers=USER).json()
+    assert {item["id"] for item in listed["items"]} == {regrade, second["id"]}
+    assert client.get(f"/api/submissions/{regrade}/code", headers=USER).json()["code"] == CODE
+    # Someone else's submission cannot be regraded (it does not exist for them).
+    assert client.post(f"/api/submissions/{original}/regrade", headers=OP).status_code == 404
+
+
+def test_operators_regrade_what_another_version_graded(api: tuple[TestClient, Services, FakeEngine]) -> None:
+    client, services, _ = api
+    old, current = submitted(client), submitted(client)
+    for sid in (old, current):
+        finished(client, sid)
+    stale = {**finished(client, old)["manifest"], "problem_hash": "0" * 64}
+    with services.store.engine.begin() as connection:
+        connection.execute(update(Submission).where(Submission.id == old).values(manifest=stale))
+    assert client.post(f"/api/problems/{SCALE}/regrade", headers=USER).status_code == 403
+    anonymous = client.post(f"/api/problems/{SCALE}/regrade")
+    assert anonymous.status_code == 401
+    batch = client.post(f"/api/problems/{SCALE}/regrade", headers=OP)
+    assert batch.status_code == 202
+    body = batch.json()
+    assert body["remaining"] == 0 and len(body["queued"]) == 1
+    regrade = body["queued"][0]
+    assert finished(client, regrade)["regrade_of"] == old  # owned by the original's key
+    # Graded with this version now: a second call has nothing left to do; force regrades all.
+    assert client.post(f"/api/problems/{SCALE}/regrade", headers=OP).json()["queued"] == []
+    forced = client.post(f"/api/problems/{SCALE}/regrade", params={"force": "true"}, headers=OP).json()
+    assert len(forced["queued"]) == 2
+    assert client.post("/api/problems/nope/regrade", headers=OP).status_code == 404
+
+
+def test_every_problem_shows_its_version(api: tuple[TestClient, Services, FakeEngine]) -> None:
+    client, _, _ = api
+    listed = {p["slug"]: p for p in client.get("/api/problems", headers=USER).json()}
+    version = listed[SCALE]["version"]
+    assert len(version["hash"]) == 64 and version["revision"] == version["hash"][:12]
+    detail = client.get(f"/api/problems/{SCALE}", headers=USER)
+    assert detail.headers["etag"] == f'"{version["hash"]}"'
+    assert detail.json()["version"] == version
+    unchanged = client.get(
+        f"/api/problems/{SCALE}", headers={**USER, "If-None-Match": detail.headers["etag"]}
+    )
+    assert unchanged.status_code == 304 and unchanged.content == b""
+    stale = client.get(f"/api/problems/{SCALE}", headers={**USER, "If-None-Match": '"old"'})
+    assert stale.status_code == 200
+    sid = submitted(client)
+    manifest = finished(client, sid)["manifest"]
+    assert manifest["problem_hash"] == version["hash"] and "accepted_problem_hash" not in manifest
+
+
+def test_a_node_with_another_version_says_so(api: tuple[TestClient, Services, FakeEngine]) -> None:
+    client, services, engine = api
+    gate = threading.Event()
+    engine.delay = lambda: gate.wait(30)
+    real = services.worker.manifest(services.catalog.get(SCALE))["problem_hash"]
+    services.worker._hashes[SCALE] = "f" * 64  # the submission is accepted for another version
+    sid = submitted(client)
+    services.worker._hashes[SCALE] = real  # ... and graded by a node serving this one
+    gate.set()
+    manifest = finished(client, sid)["manifest"]
+    assert manifest["problem_hash"] == real and manifest["accepted_problem_hash"] == "f" * 64
