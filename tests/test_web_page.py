@@ -907,3 +907,31 @@ def test_the_run_api_takes_only_a_dtype_the_problem_allows(server: JudgeServer) 
     assert status == 422 and "custom inputs only" in json.dumps(body), body
     status, body = post(SCALE, {"code": code, "inputs": inputs, "dtype": "float16"})
     assert status == 422 and "dtype" in json.dumps(body), body
+
+
+def test_lr_schedule_math_has_no_leftover_tex_and_its_rows_align(web: Watched) -> None:
+    """The piecewise schedule as Chromium draws the statement's MathML with the page's stylesheet: no
+    literal TeX, and the rows' values and conditions each start at one x (left-aligned, as TeX sets cases)."""
+    from judge.problems import ProblemSet
+    from judge.service.markdown import to_html
+    from judge.statement import fill_statement
+    from tests.webtools import ROOT
+
+    problem = ProblemSet(ROOT / "problems").get("lr-schedule")
+    page = web.page
+    manifest = json.loads((DIST_DIR / "manifest.json").read_text())
+    style = (DIST_DIR / manifest["files"]["style.css"]).read_text()
+    statement = to_html(fill_statement(problem, ""))
+    page.set_content(f"<!doctype html><style>{style}</style><main><div class=prose>{statement}</div></main>")
+    text = page.locator("main").inner_text()
+    assert "[2ex]" not in text and "\\" not in text
+    lefts = page.evaluate(
+        """() => [...document.querySelectorAll('mtr')].map(
+             row => [...row.children].map(cell => cell.firstElementChild.getBoundingClientRect().left))"""
+    )
+    assert len(lefts) == 2, lefts
+    (value_1, condition_1), (value_2, condition_2) = lefts
+    assert abs(value_1 - value_2) < 1 and abs(condition_1 - condition_2) < 1, (
+        lefts
+    )  # both columns left-aligned
+    web.shot("lr-schedule-math")
