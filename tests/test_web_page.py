@@ -332,6 +332,9 @@ def test_submit_a_correct_solution_and_see_accepted(web: Watched, server: JudgeS
     expect(page.locator("#submission .progress-row")).to_have_count(total)
     expect(page.locator("#submission .progress-row .verdict")).to_have_text(["Accepted"] * total)
     expect(page.locator("#submission .progress-row", has_text="(hidden)").first).to_be_visible()
+    # An Accepted offers the next problem in the suggested order.
+    expect(page.locator("#next-problem")).to_be_visible()
+    expect(page.locator("#next-problem a")).to_have_attribute("href", re.compile(r"^/problems/"))
     web.shot("submitted-accepted")
 
     page.goto(server.url)
@@ -667,6 +670,7 @@ def test_without_script_the_statement_and_the_starter_code_are_there(
         expect(page.locator("#hint-list li:visible")).to_have_count(0)
         box = page.get_by_role("textbox", name=re.compile("Code editor"))
         assert box.input_value() == (FIXTURES / SCALE / "starter.py").read_text()
+        expect(page.locator(".run-panel .noscript")).to_contain_text("Run, Submit")
         folder = artifacts / request.node.name
         folder.mkdir(parents=True, exist_ok=True)
         print(f"screenshots: {folder}")
@@ -935,3 +939,103 @@ def test_lr_schedule_math_has_no_leftover_tex_and_its_rows_align(web: Watched) -
         lefts
     )  # both columns left-aligned
     web.shot("lr-schedule-math")
+
+
+def test_the_list_is_rendered_by_the_server_and_says_what_needs_javascript(
+    browser: Browser, artifacts: Path, server: JudgeServer, request: pytest.FixtureRequest
+) -> None:
+    context = browser.new_context(java_script_enabled=False)
+    try:
+        page = context.new_page()
+        page.goto(server.url)
+        rows = page.locator(".problem-row")
+        expect(rows).to_have_count(len(server.get_json("/api/problems")))
+        expect(page.get_by_text("Loading the problems")).to_have_count(0)
+        expect(rows.locator(".problem-link").first).to_have_attribute("href", re.compile(r"^/problems/"))
+        # Suggested order: easier first.
+        difficulties = rows.locator(".difficulty").all_text_contents()
+        rank = {"easy": 0, "medium": 1, "hard": 2}
+        assert [rank[d] for d in difficulties] == sorted(rank[d] for d in difficulties)
+        expect(page.locator(".noscript")).to_contain_text("need JavaScript")
+        expect(page.locator("#filters")).to_be_hidden()
+        folder = artifacts / request.node.name
+        folder.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(folder / "01-list-no-script.png"), full_page=True)
+    finally:
+        context.close()
+
+
+def test_the_list_searches_filters_counts_progress_and_suggests_the_next(
+    web: Watched, server: JudgeServer
+) -> None:
+    page = web.page
+    page.goto(server.url)
+    expect(page.locator("body")).to_have_attribute("data-ready", "true")
+    total = len(server.get_json("/api/problems"))
+    expect(page.locator("#progress")).to_contain_text(f"Solved in this browser: 0 of {total}")
+    first = page.locator(".problem-row").first
+    expect(page.locator("#suggested-link")).to_have_text(first.locator(".problem-link").inner_text())
+    page.evaluate(
+        """slug => localStorage.setItem(`jax-judge:verdict:${slug}`,
+             JSON.stringify({verdict: "accepted", passed: 19, total: 19, at: 0}))""",
+        first.get_attribute("data-slug"),
+    )
+    page.reload()
+    expect(page.locator("#progress")).to_contain_text(f"Solved in this browser: 1 of {total}")
+    second = page.locator(".problem-row").nth(1)
+    expect(page.locator("#suggested-link")).to_have_text(second.locator(".problem-link").inner_text())
+    web.shot("list-progress")
+
+    # Typed search, with the keyboard: words match the title or a tag.
+    page.get_by_label("Search").focus()
+    page.keyboard.type("scale")
+    visible = page.locator(".problem-row:visible")
+    expect(visible).to_have_count(1)
+    expect(visible.first).to_have_attribute("data-slug", SCALE)
+    expect(page.locator("#match-count")).to_contain_text(f"of {total} shown")
+    page.keyboard.type(" nothing-has-this")
+    expect(visible).to_have_count(0)
+    expect(page.locator("#no-match")).to_be_visible()
+    page.get_by_label("Search").fill("")
+    page.get_by_label("Tag").select_option("int32")
+    expect(visible).to_have_count(1)
+    expect(visible.first).to_have_attribute("data-slug", KINDS_SLUG)
+    page.get_by_label("Tag").select_option("")
+    page.get_by_label("not solved yet").check()
+    expect(visible).to_have_count(total - 1)
+    web.shot("list-filtered")
+
+
+@pytest.mark.parametrize(
+    ("width", "scheme"), [(1280, "light"), (1280, "dark"), (390, "light"), (390, "dark")]
+)
+def test_the_pages_follow_the_system_colour_scheme(
+    browser: Browser,
+    artifacts: Path,
+    server: JudgeServer,
+    request: pytest.FixtureRequest,
+    width: int,
+    scheme: str,
+) -> None:
+    context = browser.new_context(viewport={"width": width, "height": 900}, color_scheme=scheme)  # type: ignore[arg-type]
+    try:
+        page = context.new_page()
+        watched = Watched.attach(page, artifacts / request.node.name)
+        page.goto(server.url)
+        expect(page.locator("body")).to_have_attribute("data-ready", "true")
+        watched.shot(f"list-{width}-{scheme}")
+        page.goto(f"{server.url}/problems/{SCALE}")
+        wait_for_codemirror(page)
+        background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+        editor = page.evaluate("getComputedStyle(document.querySelector('.cm-editor')).backgroundColor")
+        dark = {"light": False, "dark": True}[scheme]
+        if editor == "rgba(0, 0, 0, 0)":  # transparent: the page's own background shows through
+            editor = background
+        for colour in (background, editor):
+            red, green, blue = (int(n) for n in re.findall(r"\d+", colour)[:3])
+            assert (red + green + blue < 150) == dark, (scheme, colour)
+        assert int(page.evaluate("document.documentElement.scrollWidth - window.innerWidth")) <= 0
+        watched.shot(f"problem-{width}-{scheme}")
+        assert watched.unexpected_errors() == []
+    finally:
+        context.close()

@@ -29,7 +29,7 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from playwright.sync_api import Browser, ConsoleMessage, Page, Playwright, Request
 
-from judge.service.schemas import ProblemDetail
+from judge.service.schemas import ProblemDetail, ProblemSummary
 from judge.web import mount
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -200,6 +200,9 @@ def page_of(body: ProblemDetail) -> str:
     """The problem page of ``body`` rendered from it (by a catalog that answers it for any slug)."""
 
     class Bodies:
+        def summaries(self) -> list[ProblemSummary]:
+            return [ProblemSummary.model_validate(body.model_dump(include=set(ProblemSummary.model_fields)))]
+
         def detail(self, slug: str) -> ProblemDetail:
             return body
 

@@ -6,7 +6,9 @@ title, difficulty and tags, signature, statement HTML, hints (hidden; the script
 time), the starter code in a plain ``<textarea>`` that works as an editor before any script runs, and the
 Run panel (``judge.web.run_panel``: a box per argument holding the first example, the examples to fill
 them with). The page asks the API for nothing before a Run; its script wires the controls and upgrades
-the textarea to CodeMirror. The list page is a shell its script fills from ``/api/problems``.
+the textarea to CodeMirror. The list page is rendered whole on the server too (every problem, in the
+suggested order: easier first), and its script adds what this browser knows (your verdicts, the count
+solved, the next problem to try) and the search and filters.
 
 An unknown slug is a 404 page; a problem whose body cannot be built (its reference failed) a 503 page, as
 the API answers. When the service refuses anonymous callers, the pages (whose scripts call the API without
@@ -28,7 +30,7 @@ from fastapi.templating import Jinja2Templates
 
 from judge.errors import ProblemNotFound
 from judge.service.markdown import inline_to_html
-from judge.service.schemas import ProblemDetail
+from judge.service.schemas import ProblemDetail, ProblemSummary
 from judge.web.assets import Assets
 from judge.web.run_panel import run_panel
 
@@ -65,9 +67,32 @@ PAGE_HEADERS = {
 class ProblemBodies(Protocol):
     """Where the pages get a problem's body: the service's catalog (``judge.service.catalog.Catalog``)."""
 
+    def summaries(self) -> list[ProblemSummary]:
+        """The list ``GET /api/problems`` returns, in the catalog's order."""
+        ...
+
     def detail(self, slug: str) -> ProblemDetail:
         """The body ``GET /api/problems/{slug}`` returns; raises ProblemNotFound for an unknown slug."""
         ...
+
+
+#: Where each difficulty comes in the suggested order (easier first; the catalog's order within one).
+DIFFICULTY_RANK = {"easy": 0, "medium": 1, "hard": 2}
+
+
+def suggested_order(summaries: list[ProblemSummary]) -> list[ProblemSummary]:
+    """The problems in the order the list suggests: easier first, the catalog's order within a difficulty."""
+    ranked = sorted(enumerate(summaries), key=lambda item: (DIFFICULTY_RANK[item[1].difficulty], item[0]))
+    return [item for _, item in ranked]
+
+
+def next_problem(summaries: list[ProblemSummary], slug: str) -> ProblemSummary | None:
+    """The problem after ``slug`` in the suggested order (None after the last, or for an unknown slug)."""
+    order = suggested_order(summaries)
+    slugs = [item.slug for item in order]
+    if slug not in slugs or slugs.index(slug) + 1 >= len(order):
+        return None
+    return order[slugs.index(slug) + 1]
 
 
 def build_router(
@@ -102,7 +127,13 @@ def build_router(
 
     @router.api_route("/", methods=["GET", "HEAD"], response_class=HTMLResponse)
     def problem_list(request: Request) -> HTMLResponse:
-        return page(request, "index.html", {})
+        if not anonymous():
+            return page(request, "error.html", {})
+        problems = suggested_order(catalog().summaries())
+        tags = sorted({tag for problem in problems for tag in problem.tags})
+        difficulties = [d for d in DIFFICULTY_RANK if any(p.difficulty == d for p in problems)]
+        context = {"problems": problems, "tags": tags, "difficulties": difficulties}
+        return page(request, "index.html", context)
 
     @router.api_route("/problems/{slug}", methods=["GET", "HEAD"], response_class=HTMLResponse)
     def problem_page(request: Request, slug: str) -> HTMLResponse:
@@ -123,7 +154,8 @@ def build_router(
                 "message": f"The judge could not prepare the problem “{slug}”; try again later.",
             }
             return page(request, "error.html", context, status_code=503)
-        shown = {"problem": problem, "panel": run_panel(problem), "title": problem.title}
+        following = next_problem(catalog().summaries(), slug)
+        shown = {"problem": problem, "panel": run_panel(problem), "title": problem.title, "next": following}
         return page(request, "problem.html", shown)
 
     return router

@@ -8,7 +8,9 @@
 import { closeBrackets, closeBracketsKeymap } from "@codemirror/autocomplete";
 import { defaultKeymap, history, historyKeymap, indentWithTab } from "@codemirror/commands";
 import { python } from "@codemirror/lang-python";
+import { tags } from "@lezer/highlight";
 import {
+  HighlightStyle,
   bracketMatching,
   defaultHighlightStyle,
   foldGutter,
@@ -18,7 +20,7 @@ import {
   syntaxHighlighting,
 } from "@codemirror/language";
 import { highlightSelectionMatches, searchKeymap } from "@codemirror/search";
-import { EditorState, Prec, StateEffect, StateField } from "@codemirror/state";
+import { Compartment, EditorState, Prec, StateEffect, StateField } from "@codemirror/state";
 import {
   Decoration,
   EditorView,
@@ -33,6 +35,35 @@ import {
   rectangularSelection,
 } from "@codemirror/view";
 
+// Dark mode follows the system setting, as the page's stylesheet does: a dark theme and highlight style
+// with enough contrast on the page's dark background, swapped when the setting changes.
+const darkHighlight = HighlightStyle.define([
+  { tag: [tags.keyword, tags.controlKeyword, tags.operatorKeyword, tags.definitionKeyword], color: "#d2a8ff" },
+  { tag: [tags.string, tags.special(tags.string)], color: "#a5d6ff" },
+  { tag: [tags.number, tags.bool, tags.null], color: "#79c0ff" },
+  { tag: [tags.comment, tags.lineComment], color: "#9aa5b4", fontStyle: "italic" },
+  { tag: [tags.function(tags.variableName), tags.function(tags.definition(tags.variableName))], color: "#ffa657" },
+  { tag: [tags.definition(tags.variableName), tags.className], color: "#7ee787" },
+  { tag: tags.invalid, color: "#ff8f86" },
+]);
+const darkTheme = EditorView.theme(
+  {
+    "&": { color: "#e3e8ef", backgroundColor: "#0d1117" },
+    ".cm-content": { caretColor: "#e3e8ef" },
+    ".cm-cursor, .cm-dropCursor": { borderLeftColor: "#e3e8ef" },
+    ".cm-gutters": { backgroundColor: "#161b22", color: "#a4afbd", borderRightColor: "#3a4452" },
+    ".cm-activeLine": { backgroundColor: "#1b2430" },
+    ".cm-activeLineGutter": { backgroundColor: "#1b2430" },
+    "&.cm-focused .cm-selectionBackground, .cm-selectionBackground, ::selection": { backgroundColor: "#264f78" },
+    ".cm-matchingBracket": { backgroundColor: "#2f4a73", color: "#fff" },
+  },
+  { dark: true },
+);
+const darkQuery = typeof matchMedia === "function" ? matchMedia("(prefers-color-scheme: dark)") : null;
+const colours = new Compartment();
+const colourScheme = () =>
+  darkQuery?.matches ? [darkTheme, syntaxHighlighting(darkHighlight)] : syntaxHighlighting(defaultHighlightStyle);
+
 const setup = [
   lineNumbers(),
   highlightActiveLineGutter(),
@@ -43,7 +74,7 @@ const setup = [
   dropCursor(),
   EditorState.allowMultipleSelections.of(true),
   indentOnInput(),
-  syntaxHighlighting(defaultHighlightStyle, { fallback: true }),
+  colours.of(colourScheme()),
   bracketMatching(),
   closeBrackets(),
   rectangularSelection(),
@@ -106,6 +137,7 @@ export function replaceTextarea(textarea, { text, anchor, head, focused, topLine
     }),
   });
   textarea.replaceWith(view.dom);
+  darkQuery?.addEventListener("change", () => view.dispatch({ effects: colours.reconfigure(colourScheme()) }));
   const effects = [];
   if (errorLine !== null && errorLine >= 1 && errorLine <= view.state.doc.lines) {
     effects.push(setErrorLine.of(errorLine));

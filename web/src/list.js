@@ -1,41 +1,92 @@
-// The problem list: title, difficulty, tags, and the last verdict this browser saw for each problem.
-import { api } from "./api.js";
+// The problem list. The server renders every problem in the suggested order (judge/web/routes.py); this
+// script adds what only this browser knows: the last verdict on each problem, how many are solved, the next
+// one to try, and the search and filters (which need no request: they show and hide the rendered rows).
 import { el, replace } from "./dom.js";
 import { loadVerdict } from "./storage.js";
 import { verdictBadge } from "./verdicts.js";
 
-function row(problem) {
-  const last = loadVerdict(problem.slug);
-  return el(
-    "li",
-    { class: "problem-row", "data-slug": problem.slug },
-    el("a", { href: `/problems/${encodeURIComponent(problem.slug)}`, class: "problem-link" }, problem.title),
-    el("span", { class: `difficulty difficulty-${problem.difficulty}` }, problem.difficulty),
-    el("span", { class: "tags" }, ...problem.tags.map((tag) => el("span", { class: "tag" }, tag))),
-    el(
-      "span",
-      { class: "last-verdict" },
-      last
-        ? [el("span", { class: "visually-hidden" }, "Your last verdict: "), verdictBadge(last.verdict)]
-        : el("span", { class: "muted" }, "not submitted yet"),
-    ),
-  );
+const $ = (id) => document.getElementById(id);
+
+/** Whether a row matches the search words (each must be in the title or a tag), difficulty and tag. */
+export function matches(row, { words, difficulty, tag, unsolvedOnly }) {
+  if (difficulty && row.difficulty !== difficulty) return false;
+  if (tag && !row.tags.includes(tag)) return false;
+  if (unsolvedOnly && row.solved) return false;
+  const haystack = `${row.title} ${row.tags.join(" ")} ${row.slug}`.toLowerCase();
+  return words.every((word) => haystack.includes(word));
 }
 
-async function start() {
-  const list = document.getElementById("problems");
-  try {
-    const data = await api("/api/problems");
-    const problems = Array.isArray(data) ? data : (data.problems ?? data.items ?? []);
-    if (problems.length === 0) replace(list, el("li", { class: "muted" }, "No problems are installed."));
-    else replace(list, ...problems.map(row));
-  } catch (error) {
-    replace(list, el("li", { class: "error" }, `The problems could not be loaded: ${error.message}`));
+/** The search box's text as lower-case words. */
+export function searchWords(text) {
+  return text.toLowerCase().split(/\s+/).filter(Boolean);
+}
+
+function showVerdicts(rows) {
+  for (const row of rows) {
+    const last = loadVerdict(row.slug);
+    row.solved = last?.verdict === "accepted";
+    if (last) {
+      replace(
+        row.node.querySelector(".last-verdict"),
+        el("span", { class: "visually-hidden" }, "Your last verdict: "),
+        verdictBadge(last.verdict),
+      );
+    }
   }
-  list.setAttribute("aria-busy", "false");
+  const solved = rows.filter((row) => row.solved).length;
+  $("solved-count").textContent = String(solved);
+  $("progress").hidden = false;
+  const next = rows.find((row) => !row.solved);
+  if (next) {
+    const link = $("suggested-link");
+    link.textContent = next.title;
+    link.href = next.node.querySelector(".problem-link").getAttribute("href");
+    $("suggested").hidden = false;
+  }
+}
+
+function wireFilters(rows) {
+  const form = $("filters");
+  const apply = () => {
+    const filter = {
+      words: searchWords($("search").value),
+      difficulty: $("difficulty-filter").value,
+      tag: $("tag-filter").value,
+      unsolvedOnly: $("unsolved-only").checked,
+    };
+    let shown = 0;
+    for (const row of rows) {
+      row.node.hidden = !matches(row, filter);
+      if (!row.node.hidden) shown += 1;
+    }
+    $("no-match").hidden = shown > 0;
+    $("match-count").textContent = shown === rows.length ? "" : `${shown} of ${rows.length} shown`;
+  };
+  form.addEventListener("input", apply);
+  form.addEventListener("submit", (event) => event.preventDefault());
+  form.hidden = false;
+  apply();
+}
+
+function start() {
+  const list = $("problems");
+  const rows = list
+    ? [...list.querySelectorAll(".problem-row")].map((node) => ({
+        node,
+        slug: node.dataset.slug,
+        title: node.querySelector(".problem-link").textContent,
+        difficulty: node.dataset.difficulty,
+        tags: node.dataset.tags.split(" ").filter(Boolean),
+        solved: false,
+      }))
+    : [];
+  if (rows.length) {
+    showVerdicts(rows);
+    wireFilters(rows);
+  }
   document.body.dataset.ready = "true";
   // Navigation start to a usable page (bench/bench_page.py reads it).
   performance.mark("judge:ready");
 }
 
-start();
+if (typeof document !== "undefined") start();

@@ -451,6 +451,8 @@ function finishSubmission(result, panel, head) {
   const prints = renderPrints(result, { code: state.code.get() });
   if (prints) panel.append(prints);
   saveVerdict(slug, { verdict: result.verdict, passed: result.passed, total: result.total, at: Date.now() });
+  const next = $("next-problem");
+  if (next) next.hidden = result.verdict !== "accepted";
   const line = firstErrorLine(result);
   if (line !== null) state.code.markErrorLine(line);
   announce(`Submission graded. ${verdictSentence(result)}`, result.verdict === "accepted" ? "ok" : "error");
