@@ -8,6 +8,11 @@ and the place in it, e.g. ``grads["w"]: 4 dimensions, at most 3 allowed``, so a 
 ``errors += helper(...)``, and ``split_violation`` turns a violation back into (path, reason) for the
 ``InputError`` a custom Run input gets.
 
+Each bounding helper also notes, while ``recording_bounds()`` is active, the bound it checked and the
+extreme the value reached (``Bound``): the ``reach`` check of ``judge check`` runs the validator on every
+hidden case under a recorder and reports how close the cases come to each stated bound. Outside a recorder
+(a custom Run input) nothing is noted.
+
 Trees follow the Run-panel rule (``judge.pytree_json``): dicts (string keys, visited sorted like JAX) and
 lists are nodes, numpy arrays are leaves.
 """
@@ -16,13 +21,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from typing import Any
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 import numpy as np
 
 from judge.pytree_json import PathKey, path_str
 
 __all__ = [
+    "Bound",
+    "BoundRecorder",
     "check_dtype",
     "check_finite",
     "check_has_leaves",
@@ -37,9 +47,88 @@ __all__ = [
     "leaves_with_paths",
     "longest_list",
     "nesting_depth",
+    "recording_bounds",
     "split_violation",
     "tree_signature",
 ]
+
+
+# ------------------------------------------------------------------------------ bounds the cases reach
+
+#: ``upper``/``lower``: a value bound (approached within a factor); ``count``: a small count such as a rank,
+#: which the cases must reach exactly.
+BoundSide = Literal["upper", "lower", "count_max", "count_min"]
+
+
+@dataclass
+class Bound:
+    """One stated bound a validator checked, and the value that came closest to it.
+
+    A bound whose limit depends on the case (``lengths`` at most the row length) keeps the case that came
+    closest in proportion: ``limit`` and ``reached`` are that case's."""
+
+    #: What is bounded, e.g. ``step: at most`` or ``grads: magnitude at most``.
+    key: str
+    side: BoundSide
+    limit: float
+    #: The value that came closest; None before any value.
+    reached: float | None = None
+    #: The bound is strict (``gt``/``lt``): the limit itself is never allowed.
+    strict: bool = False
+    #: The limit was not the same for every value noted.
+    varies: bool = False
+
+    def add(self, limit: float, value: float) -> None:
+        if self.reached is not None and limit != self.limit:
+            self.varies = True
+        if self.reached is None or _closeness(self.side, limit, value) > _closeness(
+            self.side, self.limit, self.reached
+        ):
+            self.limit, self.reached = limit, value
+
+
+def _closeness(side: BoundSide, limit: float, value: float) -> float:
+    """Larger the closer ``value`` is to ``limit``, comparable across limits of one sign."""
+    if side in ("lower", "count_min"):
+        return _closeness("upper", -limit, -value)
+    if limit > 0:
+        return value / limit
+    if limit < 0:
+        return limit / value if value < 0 else 0.0
+    return value
+
+
+@dataclass
+class BoundRecorder:
+    """The bounds noted while it was active, by key, in the order first noted."""
+
+    bounds: dict[str, Bound] = field(default_factory=dict)
+
+    def note(self, key: str, side: BoundSide, limit: float, value: float, *, strict: bool = False) -> None:
+        bound = self.bounds.get(key)
+        if bound is None:
+            bound = self.bounds[key] = Bound(key, side, float(limit), strict=strict)
+        bound.add(float(limit), float(value))
+
+
+_RECORDER: ContextVar[BoundRecorder | None] = ContextVar("bound_recorder", default=None)
+
+
+@contextmanager
+def recording_bounds() -> Iterator[BoundRecorder]:
+    """Note every bound the helpers check, and the extremes reached, until the block ends."""
+    recorder = BoundRecorder()
+    token = _RECORDER.set(recorder)
+    try:
+        yield recorder
+    finally:
+        _RECORDER.reset(token)
+
+
+def _note(key: str, side: BoundSide, limit: float | None, value: float, *, strict: bool = False) -> None:
+    recorder = _RECORDER.get()
+    if recorder is not None and limit is not None and math.isfinite(value):
+        recorder.note(key, side, limit, value, strict=strict)
 
 
 def _walk(tree: Any, keys: tuple[PathKey, ...]) -> Iterator[tuple[tuple[PathKey, ...], Any]]:
@@ -74,6 +163,9 @@ def check_ndim(tree: Any, root: str, *, max_ndim: int, min_ndim: int = 0) -> lis
     errors = []
     for path, leaf in leaves_with_paths(tree, root):
         array = _array(leaf)
+        if array is not None:
+            _note(f"{root}: leaf dimensions at most", "count_max", max_ndim, array.ndim)
+            _note(f"{root}: leaf dimensions at least", "count_min", min_ndim, array.ndim)
         if array is None:
             errors.append(f"{path}: expected an array leaf, got {type(leaf).__name__}")
         elif array.ndim > max_ndim:
@@ -115,6 +207,7 @@ def check_max_abs(tree: Any, root: str, limit: float) -> list[str]:
         if array is None or array.size == 0:
             continue
         magnitude = np.abs(array.astype(np.float64))
+        _note(f"{root}: magnitude at most", "upper", limit, float(np.nanmax(magnitude)))
         with np.errstate(invalid="ignore"):
             over = ~(magnitude <= limit)
         if over.any():
@@ -132,6 +225,7 @@ def check_max_elements(trees: dict[str, Any], limit: int) -> list[str]:
         for _, leaf in leaves_with_paths(tree, name)
         if isinstance(leaf, np.ndarray)
     )
+    _note(f"{', '.join(trees)}: elements in total at most", "upper", limit, total)
     if total > limit:
         return [f"{', '.join(trees)}: {total} elements in total, at most {limit} allowed"]
     return []
@@ -151,6 +245,10 @@ def check_number(
         return [f"{name}: expected a number, got {type(value).__name__}"]
     if not math.isfinite(value):
         return [f"{name}: non-finite value {value!r}"]
+    _note(f"{name}: greater than", "lower", gt, value, strict=True)
+    _note(f"{name}: at least", "lower", ge, value)
+    _note(f"{name}: less than", "upper", lt, value, strict=True)
+    _note(f"{name}: at most", "upper", le, value)
     errors = []
     if gt is not None and not value > gt:
         errors.append(f"{name}: {value!r}, must be greater than {gt!r}")
@@ -167,6 +265,8 @@ def check_int(value: Any, name: str, *, ge: int | None = None, le: int | None = 
     """A static ``int`` argument is a Python int (not a bool) within the given bounds."""
     if not isinstance(value, int) or isinstance(value, bool):
         return [f"{name}: expected an integer, got {type(value).__name__}"]
+    _note(f"{_items(name)}: at least", "lower", ge, value)
+    _note(f"{_items(name)}: at most", "upper", le, value)
     errors = []
     if ge is not None and value < ge:
         errors.append(f"{name}: {value}, must be at least {ge}")
@@ -189,6 +289,9 @@ def check_int_tuple(
     the bounds (named by index, ``buckets[2]: 0, must be at least 1``), strictly increasing if asked."""
     if not isinstance(value, tuple):
         return [f"{name}: expected a tuple of integers, got {type(value).__name__}"]
+    if min_items:
+        _note(f"{name}: items at least", "lower", min_items, len(value))
+    _note(f"{name}: items at most", "upper", max_items, len(value))
     errors = []
     if len(value) < min_items:
         errors.append(f"{name}: {len(value)} items, at least {min_items} required")
@@ -214,6 +317,8 @@ def check_int_range(tree: Any, root: str, *, ge: int | None = None, le: int | No
         if array is None or array.size == 0 or array.dtype.kind not in "iu":
             continue
         wide = array.astype(np.int64)
+        _note(f"{root}: at least", "lower", ge, int(wide.min()))
+        _note(f"{root}: at most", "upper", le, int(wide.max()))
         bad = np.zeros(wide.shape, dtype=bool)
         if ge is not None:
             bad |= wide < ge
@@ -232,6 +337,11 @@ def check_int_range(tree: Any, root: str, *, ge: int | None = None, le: int | No
             )
             errors.append(f"{path}{at}: {int(wide[index])}, must be {bounds}")
     return errors
+
+
+def _items(name: str) -> str:
+    """``buckets[2]`` -> ``buckets[*]``: the items of a tuple share their bounds."""
+    return name[: name.index("[")] + "[*]" if name.endswith("]") and "[" in name else name
 
 
 def _describe(node: Any) -> str:

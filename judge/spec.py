@@ -301,6 +301,20 @@ class DtypePolicy(_Strict):
         return self
 
 
+class ReachSpec(_Strict):
+    """How close the hidden cases must come to each bound the validator checks (``judge check``'s
+    ``reach`` check; ``judge.constraints.Bound``). A bound B other than 0 is approached when the cases
+    reach B / factor (an upper bound; B * factor for a lower one, mirrored for negative bounds); a bound
+    at 0 when they come within ``zero_band`` of it; a rank bound only when they reach it exactly."""
+
+    #: The factor for every bound the problem does not name in ``factors``.
+    factor: float = Field(default=10.0, ge=1.0, le=1e6)
+    #: Per bound, by the key the check reports (``"step: at most"``), a factor of its own.
+    factors: dict[str, Annotated[float, Field(ge=1.0, le=1e6)]] = Field(default_factory=dict)
+    #: How close the cases must come to a bound at 0.
+    zero_band: float = Field(default=1e-3, gt=0, le=1.0)
+
+
 class SolutionsSpec(_Strict):
     #: Extra verdicts a solutions folder may also get, e.g. a fork bomb under ``runtime_error/``
     #: that a host may instead stop with a memory limit: ``{"runtime_error": ["memory_limit_exceeded"]}``.
@@ -375,6 +389,8 @@ class ProblemSpec(_Strict):
     case_files: list[str] = Field(default_factory=lambda: ["cases/public.json", "cases/hidden.json"])
     hints: list[str] = Field(default_factory=list)
     solutions: SolutionsSpec = Field(default_factory=SolutionsSpec)
+    #: How close the hidden cases must come to the validator's bounds.
+    reach: ReachSpec = Field(default_factory=ReachSpec)
     #: Rules on the user's compiled program (``judge.rules``), stated in the generated statement.
     rules: list[ProgramRuleSpec] = Field(default_factory=list)
     #: A gradient checked beside the output (``sandbox.transforms``).
