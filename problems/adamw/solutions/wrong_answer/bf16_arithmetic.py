@@ -1,4 +1,7 @@
-# Does all the arithmetic in the leaf dtype (bfloat16 for bfloat16 trees) instead of in float32.
+"""Mistake: Bfloat16 arithmetic
+
+Does all the arithmetic in the leaf dtype (bfloat16 for bfloat16 trees) instead of in float32.
+"""
 import jax
 import jax.numpy as jnp
 

@@ -1,4 +1,7 @@
-# Adam with L2 regularisation, not AdamW: adds weight_decay * p to the gradient before the moments.
+"""Mistake: Decay in gradient
+
+Adam with L2 regularisation, not AdamW: adds weight_decay * p to the gradient before the moments.
+"""
 import jax
 import jax.numpy as jnp
 

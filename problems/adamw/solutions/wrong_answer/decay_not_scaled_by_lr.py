@@ -1,4 +1,7 @@
-# Subtracts weight_decay * p without multiplying it by the learning rate.
+"""Mistake: Decay not scaled by the learning rate
+
+Subtracts weight_decay * p without multiplying it by the learning rate.
+"""
 import jax
 import jax.numpy as jnp
 

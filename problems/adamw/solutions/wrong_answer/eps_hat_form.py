@@ -1,4 +1,7 @@
-# Kingma and Ba's eps-hat form: bias corrections folded into the step size, eps added to the raw sqrt(v').
+"""Mistake: Epsilon hat form
+
+Kingma and Ba's eps-hat form: bias corrections folded into the step size, eps added to the raw sqrt(v').
+"""
 import jax
 import jax.numpy as jnp
 

@@ -1,4 +1,7 @@
-# Adds epsilon under the square root, m_hat / sqrt(v_hat + eps), instead of m_hat / (sqrt(v_hat) + eps).
+"""Mistake: Epsilon inside sqrt
+
+Adds epsilon under the square root, m_hat / sqrt(v_hat + eps), instead of m_hat / (sqrt(v_hat) + eps).
+"""
 import jax
 import jax.numpy as jnp
 

@@ -1,4 +1,7 @@
-# Writes the new moments into the mu and nu dicts it was given (and returns those same containers).
+"""Mistake: Mutates moments in place
+
+Writes the new moments into the mu and nu dicts it was given (and returns those same containers).
+"""
 import jax
 import jax.numpy as jnp
 

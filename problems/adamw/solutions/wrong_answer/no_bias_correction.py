@@ -1,4 +1,7 @@
-# Forgets the bias correction: uses the raw moments m' and v' in the step.
+"""Mistake: No bias correction
+
+Forgets the bias correction: uses the raw moments m' and v' in the step.
+"""
 import jax
 import jax.numpy as jnp
 

@@ -1,4 +1,7 @@
-# Computes in float32 but never casts back: bfloat16 trees come back as float32.
+"""Mistake: No cast back
+
+Computes in float32 but never casts back: bfloat16 trees come back as float32.
+"""
 import jax
 import jax.numpy as jnp
 

@@ -1,4 +1,7 @@
-# Uses t = step instead of step + 1 in the bias correction (a 1 - 0.9**0 = 0 division on the first call).
+"""Mistake: Step off by one
+
+Uses t = step instead of step + 1 in the bias correction (a 1 - 0.9**0 = 0 division on the first call).
+"""
 import jax
 import jax.numpy as jnp
 

@@ -1,4 +1,7 @@
-# Moves the parameters with the previous moments mu and nu instead of the updated ones.
+"""Mistake: Steps with old moments
+
+Moves the parameters with the previous moments mu and nu instead of the updated ones.
+"""
 import jax
 import jax.numpy as jnp
 

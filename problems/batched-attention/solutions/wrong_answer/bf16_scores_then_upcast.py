@@ -1,4 +1,7 @@
-# Wrong: takes the scores in the input dtype and upcasts only for the softmax; bfloat16 scores are rounded.
+"""Mistake: Bfloat16 scores then upcast
+
+Takes the scores in the input dtype and upcasts only for the softmax; bfloat16 scores are rounded.
+"""
 import jax
 import jax.numpy as jnp
 

@@ -1,4 +1,7 @@
-# Wrong: a float32 softmax, but the weights are rounded to bfloat16 for the weighted sum (which stays float32).
+"""Mistake: Bfloat16 weights for weighted sum
+
+A float32 softmax, but the weights are rounded to bfloat16 for the weighted sum (which stays float32).
+"""
 import jax.numpy as jnp
 
 

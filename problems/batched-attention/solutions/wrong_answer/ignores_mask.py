@@ -1,4 +1,7 @@
-# Wrong: forgets the mask; every query attends to every key, padding included.
+"""Mistake: Ignores mask
+
+Forgets the mask; every query attends to every key, padding included.
+"""
 import jax
 import jax.numpy as jnp
 

@@ -1,4 +1,7 @@
-# Wrong: fills masked scores with -1e9; a fully masked row then gets equal weights, the mean of v, not 0.
+"""Mistake: Large negative fill averages empty rows
+
+Fills masked scores with -1e9; a fully masked row then gets equal weights, the mean of v, not 0.
+"""
 import jax
 import jax.numpy as jnp
 

@@ -1,4 +1,7 @@
-# Wrong: takes the softmax over all keys and only then zeroes the masked weights, so rows no longer sum to 1.
+"""Mistake: Mask after softmax
+
+Takes the softmax over all keys and only then zeroes the masked weights, so rows no longer sum to 1.
+"""
 import jax
 import jax.numpy as jnp
 

@@ -1,4 +1,7 @@
-# Wrong: reads True as "masked out" (the convention of some libraries), so it attends exactly where it may not.
+"""Mistake: Mask inverted
+
+Reads True as "masked out" (the convention of some libraries), so it attends exactly where it may not.
+"""
 import jax
 import jax.numpy as jnp
 

@@ -1,4 +1,7 @@
-# Wrong: fills masked scores with -inf; a fully masked row then computes -inf - (-inf) = NaN instead of 0.
+"""Mistake: Minus inf fill NaN rows
+
+Fills masked scores with -inf; a fully masked row then computes -inf - (-inf) = NaN instead of 0.
+"""
 import jax
 import jax.numpy as jnp
 

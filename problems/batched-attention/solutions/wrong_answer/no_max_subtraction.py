@@ -1,4 +1,7 @@
-# Wrong: exponentiates the raw scores; exp overflows to inf for scores above ~88 and the row becomes NaN.
+"""Mistake: No max subtraction
+
+Exponentiates the raw scores; exp overflows to inf for scores above ~88 and the row becomes NaN.
+"""
 import jax
 import jax.numpy as jnp
 

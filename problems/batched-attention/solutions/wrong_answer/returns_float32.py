@@ -1,4 +1,7 @@
-# Wrong: computes correctly in float32 but forgets to cast back, so bfloat16 inputs give a float32 result.
+"""Mistake: Returns float32
+
+Computes correctly in float32 but forgets to cast back, so bfloat16 inputs give a float32 result.
+"""
 import jax
 import jax.numpy as jnp
 

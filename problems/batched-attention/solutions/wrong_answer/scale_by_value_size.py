@@ -1,4 +1,7 @@
-# Wrong: divides the scores by sqrt(dv), the value size, instead of sqrt(d), the size of q and k.
+"""Mistake: Scale by value size
+
+Divides the scores by sqrt(dv), the value size, instead of sqrt(d), the size of q and k.
+"""
 import jax
 import jax.numpy as jnp
 

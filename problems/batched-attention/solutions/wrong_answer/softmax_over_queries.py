@@ -1,4 +1,7 @@
-# Wrong: normalises over the queries (axis -2) instead of over the keys of each query's row.
+"""Mistake: Softmax over queries
+
+Normalises over the queries (axis -2) instead of over the keys of each query's row.
+"""
 import jax
 import jax.numpy as jnp
 

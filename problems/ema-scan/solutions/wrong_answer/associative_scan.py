@@ -1,4 +1,8 @@
-# A parallel prefix with jax.lax.associative_scan over (a, b) pairs of affine maps: no loop, so the rule rejects it.
+"""Mistake: Associative scan
+
+A parallel prefix with jax.lax.associative_scan over (a, b) pairs of affine maps: no loop, so the rule rejects
+it.
+"""
 import jax
 import jax.numpy as jnp
 

@@ -1,4 +1,7 @@
-# Carries the average in the dtype of xs: in bfloat16 small updates are rounded away and the average drifts.
+"""Mistake: Bfloat16 carry
+
+Carries the average in the dtype of xs: in bfloat16 small updates are rounded away and the average drifts.
+"""
 import jax
 
 

@@ -1,4 +1,7 @@
-# Adam-style bias correction the statement excludes: each average is divided by 1 - decay^t.
+"""Mistake: Bias corrected
+
+Adam-style bias correction the statement excludes: each average is divided by 1 - decay^t.
+"""
 import jax
 import jax.numpy as jnp
 

@@ -1,4 +1,7 @@
-# The closed form with cumsum of xs scaled by decay^-t (unstable, and no loop): the rule rejects it.
+"""Mistake: Cumsum closed form
+
+The closed form with cumsum of xs scaled by decay^-t (unstable, and no loop): the rule rejects it.
+"""
 import jax.numpy as jnp
 
 

@@ -1,4 +1,7 @@
-# A cheat: a scan that only counts the steps, beside the real work in an unrolled Python loop; the rule sees it.
+"""Mistake: Empty scan beside Python loop
+
+A scan that only counts the steps, beside the real work in an unrolled Python loop; the rule sees it.
+"""
 import jax
 import jax.numpy as jnp
 

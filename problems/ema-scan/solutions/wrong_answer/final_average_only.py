@@ -1,4 +1,7 @@
-# Returns only the last average m_T (the scan's carry) instead of every step's average.
+"""Mistake: Final average only
+
+Returns only the last average m_T (the scan's carry) instead of every step's average.
+"""
 import jax
 import jax.numpy as jnp
 

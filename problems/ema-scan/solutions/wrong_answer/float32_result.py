@@ -1,4 +1,7 @@
-# Right values, but the float32 averages are returned as they are: a bfloat16 xs needs a bfloat16 result.
+"""Mistake: Float32 result
+
+Right values, but the float32 averages are returned as they are: a bfloat16 xs needs a bfloat16 result.
+"""
 import jax
 import jax.numpy as jnp
 

@@ -1,4 +1,7 @@
-# The average starts from zeros instead of init.
+"""Mistake: Ignores init
+
+The average starts from zeros instead of init.
+"""
 import jax
 import jax.numpy as jnp
 

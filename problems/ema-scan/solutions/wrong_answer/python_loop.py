@@ -1,4 +1,7 @@
-# Right values, but a Python for loop over time: unrolled while tracing, so the loop rule rejects it.
+"""Mistake: Python loop
+
+Right values, but a Python for loop over time: unrolled while tracing, so the loop rule rejects it.
+"""
 import jax.numpy as jnp
 
 

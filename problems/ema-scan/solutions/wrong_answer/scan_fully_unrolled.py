@@ -1,4 +1,8 @@
-# Right values, but scan(..., unroll=True) copies the step once per time step and leaves no loop: the rule rejects it.
+"""Mistake: Scan fully unrolled
+
+Right values, but scan(..., unroll=True) copies the step once per time step and leaves no loop: the rule
+rejects it.
+"""
 import jax
 import jax.numpy as jnp
 

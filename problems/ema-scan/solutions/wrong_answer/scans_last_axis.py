@@ -1,4 +1,7 @@
-# Takes the last axis for time (moveaxis to the front, scan, move back): right only for 1-D xs.
+"""Mistake: Scans last axis
+
+Takes the last axis for time (moveaxis to the front, scan, move back): right only for 1-D xs.
+"""
 import jax
 import jax.numpy as jnp
 

@@ -1,4 +1,7 @@
-# Off by one: each step stores the average before its update, so the result is m_0 .. m_(T-1), not m_1 .. m_T.
+"""Mistake: State before update
+
+Off by one: each step stores the average before its update, so the result is m_0 .. m_(T-1), not m_1 .. m_T.
+"""
 import jax
 import jax.numpy as jnp
 

@@ -1,4 +1,7 @@
-# decay and 1 - decay swapped: the new value gets weight decay, so a decay of 0.9 forgets almost at once.
+"""Mistake: Swapped decay
+
+Decay and 1 - decay swapped: the new value gets weight decay, so a decay of 0.9 forgets almost at once.
+"""
 import jax
 import jax.numpy as jnp
 

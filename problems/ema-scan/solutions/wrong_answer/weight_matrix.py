@@ -1,4 +1,7 @@
-# The closed form m_t = decay^t init + (1 - decay) sum_s decay^(t-s) x_s as one matrix product: no loop.
+"""Mistake: Weight matrix
+
+The closed form m_t = decay^t init + (1 - decay) sum_s decay^(t-s) x_s as one matrix product: no loop.
+"""
 import jax.numpy as jnp
 
 

@@ -1,4 +1,7 @@
-# Wrong: always scales by max_norm / norm, so small gradients are blown up (and all-zero ones become NaN).
+"""Mistake: Always rescale
+
+Always scales by max_norm / norm, so small gradients are blown up (and all-zero ones become NaN).
+"""
 import jax
 import jax.numpy as jnp
 

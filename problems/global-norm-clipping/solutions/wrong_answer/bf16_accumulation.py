@@ -1,4 +1,7 @@
-# Wrong: squares summed in the leaf dtype (bfloat16 for bf16 cases), only the final norm cast to float32.
+"""Mistake: Bfloat16 accumulation
+
+Squares summed in the leaf dtype (bfloat16 for bf16 cases), only the final norm cast to float32.
+"""
 import jax
 import jax.numpy as jnp
 

@@ -1,5 +1,8 @@
-# Wrong: bfloat16 leaves come back 3% too large (float32 leaves are right): a systematic error that the
-# bfloat16 tolerance must reject although every single element is only a few ulps off.
+"""Mistake: Bfloat16 three percent off
+
+Bfloat16 leaves come back 3% too large (float32 leaves are right): a systematic error that the bfloat16
+tolerance must reject although every single element is only a few ulps off.
+"""
 import jax
 import jax.numpy as jnp
 

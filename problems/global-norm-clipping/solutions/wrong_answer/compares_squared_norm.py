@@ -1,4 +1,7 @@
-# Wrong: decides whether to clip with the sum of squares (sum_sq > max_norm) instead of the norm itself.
+"""Mistake: Compares squared norm
+
+Decides whether to clip with the sum of squares (sum_sq > max_norm) instead of the norm itself.
+"""
 import jax
 import jax.numpy as jnp
 

@@ -1,4 +1,7 @@
-# Wrong (cheat): returns the statement's published output whenever the input has an example's structure.
+"""Mistake: Hard coded examples
+
+Returns the statement's published output whenever the input has an example's structure.
+"""
 import jax
 import jax.numpy as jnp
 import numpy as np

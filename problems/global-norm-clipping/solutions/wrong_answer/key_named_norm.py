@@ -1,4 +1,7 @@
-# Wrong: the norm is stored under the key "norm" instead of "global_norm" (dict keys differ).
+"""Mistake: Key named norm
+
+The norm is stored under the key "norm" instead of "global_norm" (dict keys differ).
+"""
 import jax
 import jax.numpy as jnp
 

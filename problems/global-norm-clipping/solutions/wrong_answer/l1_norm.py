@@ -1,4 +1,7 @@
-# Wrong: uses the L1 norm (sum of absolute values) instead of the L2 norm.
+"""Mistake: L1 norm
+
+Uses the L1 norm (sum of absolute values) instead of the L2 norm.
+"""
 import jax
 import jax.numpy as jnp
 

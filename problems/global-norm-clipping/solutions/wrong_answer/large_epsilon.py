@@ -1,4 +1,7 @@
-# Wrong: divides by norm + 1e-3 as a "safety epsilon", so every clipped leaf lands visibly under max_norm.
+"""Mistake: Large epsilon
+
+Divides by norm + 1e-3 as a "safety epsilon", so every clipped leaf lands visibly under max_norm.
+"""
 import jax
 import jax.numpy as jnp
 

@@ -1,4 +1,7 @@
-# Wrong: clipped leaves are left in float32, so bfloat16 gradients come back as float32 leaves.
+"""Mistake: No cast back
+
+Clipped leaves are left in float32, so bfloat16 gradients come back as float32 leaves.
+"""
 import jax
 import jax.numpy as jnp
 

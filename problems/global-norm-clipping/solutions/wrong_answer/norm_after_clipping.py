@@ -1,4 +1,7 @@
-# Wrong: reports the global norm of the clipped gradients instead of the norm before clipping.
+"""Mistake: Norm after clipping
+
+Reports the global norm of the clipped gradients instead of the norm before clipping.
+"""
 import jax
 import jax.numpy as jnp
 

@@ -1,4 +1,7 @@
-# Wrong: no float32 anywhere, so for bfloat16 grads global_norm comes back as bfloat16 (dtype mismatch).
+"""Mistake: Norm left in bfloat16
+
+No float32 anywhere, so for bfloat16 grads global_norm comes back as bfloat16 (dtype mismatch).
+"""
 import jax
 import jax.numpy as jnp
 

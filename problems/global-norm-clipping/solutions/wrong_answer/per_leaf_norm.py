@@ -1,4 +1,7 @@
-# Wrong: clips every leaf by its own norm instead of the global norm (global_norm itself is right).
+"""Mistake: Per leaf norm
+
+Clips every leaf by its own norm instead of the global norm (global_norm itself is right).
+"""
 import jax
 import jax.numpy as jnp
 

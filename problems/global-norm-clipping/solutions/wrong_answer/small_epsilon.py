@@ -1,4 +1,7 @@
-# Wrong: divides by norm + 1e-6 as a "safety epsilon", which shrinks gradients with a tiny norm visibly.
+"""Mistake: Small epsilon
+
+Divides by norm + 1e-6 as a "safety epsilon", which shrinks gradients with a tiny norm visibly.
+"""
 import jax
 import jax.numpy as jnp
 

@@ -1,4 +1,7 @@
-# Wrong: returns the tuple (clipped, global_norm) instead of the dict with keys "clipped" and "global_norm".
+"""Mistake: Tuple output
+
+Returns the tuple (clipped, global_norm) instead of the dict with keys "clipped" and "global_norm".
+"""
 import jax
 import jax.numpy as jnp
 

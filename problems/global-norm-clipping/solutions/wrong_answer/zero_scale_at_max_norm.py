@@ -1,4 +1,7 @@
-# Wrong: a norm exactly equal to max_norm is "neither under nor over", and the leaves get scale 0.
+"""Mistake: Zero scale at max norm
+
+A norm exactly equal to max_norm is "neither under nor over", and the leaves get scale 0.
+"""
 import jax
 import jax.numpy as jnp
 

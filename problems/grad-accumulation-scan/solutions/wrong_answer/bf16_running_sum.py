@@ -1,4 +1,7 @@
-# Wrong: each microbatch's gradient is float32, but the scan carries the running gradient sum in bfloat16.
+"""Mistake: Bfloat16 running sum
+
+Each microbatch's gradient is float32, but the scan carries the running gradient sum in bfloat16.
+"""
 import jax
 import jax.numpy as jnp
 

@@ -1,4 +1,7 @@
-# No cast to float32: with bfloat16 leaves the loss comes back bfloat16 (and the sums lose precision).
+"""Mistake: Bfloat16 arithmetic
+
+No cast to float32: with bfloat16 leaves the loss comes back bfloat16 (and the sums lose precision).
+"""
 import jax
 import jax.numpy as jnp
 

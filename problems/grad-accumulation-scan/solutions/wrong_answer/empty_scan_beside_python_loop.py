@@ -1,4 +1,7 @@
-# A cheat: a scan that does no work, next to the real work in an unrolled Python loop; the rule sees through it.
+"""Mistake: Empty scan beside Python loop
+
+A scan that does no work, next to the real work in an unrolled Python loop; the rule sees through it.
+"""
 import jax
 import jax.numpy as jnp
 

@@ -1,4 +1,8 @@
-# Right values (equal microbatches make the mean of means the full-batch mean), but no loop: the rule rejects it.
+"""Mistake: Full batch
+
+Right values (equal microbatches make the mean of means the full-batch mean), but no loop: the rule rejects
+it.
+"""
 import jax
 import jax.numpy as jnp
 

@@ -1,4 +1,7 @@
-# The carry is replaced instead of added to: only the last microbatch's loss and gradient survive the scan.
+"""Mistake: Last microbatch only
+
+The carry is replaced instead of added to: only the last microbatch's loss and gradient survive the scan.
+"""
 import jax
 import jax.numpy as jnp
 

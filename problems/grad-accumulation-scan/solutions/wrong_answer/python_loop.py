@@ -1,4 +1,7 @@
-# Right values, but a Python for loop over the microbatches: unrolled while tracing, so the rule rejects it.
+"""Mistake: Python loop
+
+Right values, but a Python for loop over the microbatches: unrolled while tracing, so the rule rejects it.
+"""
 import jax
 import jax.numpy as jnp
 

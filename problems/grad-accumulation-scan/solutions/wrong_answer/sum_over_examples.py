@@ -1,4 +1,7 @@
-# The microbatch loss sums over its examples instead of averaging: loss and gradients m times too large.
+"""Mistake: Sum over examples
+
+The microbatch loss sums over its examples instead of averaging: loss and gradients m times too large.
+"""
 import jax
 import jax.numpy as jnp
 

@@ -1,4 +1,7 @@
-# Accumulates in a scan but forgets to divide by the number of microbatches: n times too large.
+"""Mistake: Sums not means
+
+Accumulates in a scan but forgets to divide by the number of microbatches: n times too large.
+"""
 import jax
 import jax.numpy as jnp
 

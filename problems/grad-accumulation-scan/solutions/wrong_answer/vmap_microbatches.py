@@ -1,4 +1,7 @@
-# Right values, but every microbatch at once with jax.vmap: no loop in the program, so the rule rejects it.
+"""Mistake: vmap over the microbatches
+
+Right values, but every microbatch at once with jax.vmap: no loop in the program, so the rule rejects it.
+"""
 import jax
 import jax.numpy as jnp
 

@@ -1,4 +1,7 @@
-# A cheat: reaches into f's module for another menu function (soft_norm) instead of the f it was given.
+"""Mistake: Another menu function
+
+Reaches into f's module for another menu function (soft_norm) instead of the f it was given.
+"""
 import jax
 
 

@@ -1,4 +1,7 @@
-# A forward finite difference of the gradient: an approximation, far outside a float32 tolerance.
+"""Mistake: Finite difference
+
+A forward finite difference of the gradient: an approximation, far outside a float32 tolerance.
+"""
 import jax
 
 

@@ -1,4 +1,7 @@
-# Returns the gradient of f at x: the first derivative, not the Hessian times v.
+"""Mistake: Gradient not product
+
+Returns the gradient of f at x: the first derivative, not the Hessian times v.
+"""
 import jax
 
 

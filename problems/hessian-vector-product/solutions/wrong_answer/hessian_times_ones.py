@@ -1,4 +1,7 @@
-# Differentiates the sum of the gradient: H(x) times a vector of ones, whatever v is.
+"""Mistake: Hessian times ones
+
+Differentiates the sum of the gradient: H(x) times a vector of ones, whatever v is.
+"""
 import jax
 import jax.numpy as jnp
 

@@ -1,4 +1,7 @@
-# Ignores f and uses the quartic's Hessian (3 x^2 v) for every function: right only when f is quartic.
+"""Mistake: Quartic formula
+
+Ignores f and uses the quartic's Hessian (3 x^2 v) for every function: right only when f is quartic.
+"""
 import jax
 
 

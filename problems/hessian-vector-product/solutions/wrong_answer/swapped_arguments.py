@@ -1,4 +1,7 @@
-# Differentiates at v in the direction x: H(v) x instead of H(x) v.
+"""Mistake: Swapped arguments
+
+Differentiates at v in the direction x: H(v) x instead of H(x) v.
+"""
 import jax
 
 

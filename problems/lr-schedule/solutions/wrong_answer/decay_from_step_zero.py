@@ -1,4 +1,7 @@
-# Measures the decay from step 0 (step / total_steps) instead of from the end of the warmup.
+"""Mistake: Decay from step zero
+
+Measures the decay from step 0 (step / total_steps) instead of from the end of the warmup.
+"""
 import jax.numpy as jnp
 
 

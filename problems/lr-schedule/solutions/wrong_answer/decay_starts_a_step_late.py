@@ -1,4 +1,7 @@
-# The decay progress is (step - warmup_steps - 1) / ...: the cosine starts one step after the boundary.
+"""Mistake: Decay starts a step late
+
+The decay progress is (step - warmup_steps - 1) / ...: the cosine starts one step after the boundary.
+"""
 import jax.numpy as jnp
 
 

@@ -1,4 +1,7 @@
-# Ignores final_lr: the cosine always ends at 0.
+"""Mistake: Decays to zero
+
+Ignores final_lr: the cosine always ends at 0.
+"""
 import jax.numpy as jnp
 
 

@@ -1,4 +1,7 @@
-# Integer division in the warmup: step // warmup_steps is 0 for every warmup step.
+"""Mistake: Integer division
+
+Integer division in the warmup: step // warmup_steps is 0 for every warmup step.
+"""
 import jax.numpy as jnp
 
 

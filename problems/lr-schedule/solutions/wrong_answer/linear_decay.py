@@ -1,4 +1,7 @@
-# A straight line from peak_lr to final_lr instead of half a cosine.
+"""Mistake: Linear decay
+
+A straight line from peak_lr to final_lr instead of half a cosine.
+"""
 import jax.numpy as jnp
 
 

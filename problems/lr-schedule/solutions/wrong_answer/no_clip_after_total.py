@@ -1,4 +1,7 @@
-# Forgets to stop at total_steps: past the end the cosine climbs back up.
+"""Mistake: No clip after total
+
+Forgets to stop at total_steps: past the end the cosine climbs back up.
+"""
 import jax.numpy as jnp
 
 

@@ -1,4 +1,7 @@
-# Returns the rate with a shape of (1,) instead of a 0-d array.
+"""Mistake: Returns shape one
+
+Returns the rate with a shape of (1,) instead of a 0-d array.
+"""
 import jax.numpy as jnp
 
 

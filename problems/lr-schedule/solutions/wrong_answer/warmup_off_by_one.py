@@ -1,4 +1,7 @@
-# Counts the steps from 1 in the warmup: (step + 1) / warmup_steps, so step 0 is already above 0.
+"""Mistake: Warmup off by one
+
+Counts the steps from 1 in the warmup: (step + 1) / warmup_steps, so step 0 is already above 0.
+"""
 import jax.numpy as jnp
 
 

@@ -1,4 +1,7 @@
-# Pads every batch to the largest bucket.
+"""Mistake: Always largest bucket
+
+Pads every batch to the largest bucket.
+"""
 import jax.numpy as jnp
 
 

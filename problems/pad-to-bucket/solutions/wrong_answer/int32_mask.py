@@ -1,4 +1,7 @@
-# Returns the mask as int32 zeros and ones instead of bool.
+"""Mistake: Int32 mask
+
+Returns the mask as int32 zeros and ones instead of bool.
+"""
 import jax.numpy as jnp
 
 

@@ -1,4 +1,7 @@
-# When cutting to the largest bucket, keeps the last tokens of each row instead of the first.
+"""Mistake: Keeps last tokens when cut
+
+When cutting to the largest bucket, keeps the last tokens of each row instead of the first.
+"""
 import jax.numpy as jnp
 
 

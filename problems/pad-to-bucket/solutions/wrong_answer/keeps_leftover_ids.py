@@ -1,4 +1,7 @@
-# Pads after the row's end but keeps the leftover ids between lengths[b] and the row's end.
+"""Mistake: Keeps leftover ids
+
+Pads after the row's end but keeps the leftover ids between lengths[b] and the row's end.
+"""
 import jax.numpy as jnp
 
 

@@ -1,4 +1,7 @@
-# Derives the mask from the ids (tokens != pad_id) instead of from lengths.
+"""Mistake: Mask from pad id
+
+Derives the mask from the ids (tokens != pad_id) instead of from lengths.
+"""
 import jax.numpy as jnp
 
 

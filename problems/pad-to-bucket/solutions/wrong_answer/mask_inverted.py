@@ -1,4 +1,7 @@
-# The mask is True on the padding and False on the real tokens.
+"""Mistake: Mask inverted
+
+The mask is True on the padding and False on the real tokens.
+"""
 import jax.numpy as jnp
 
 

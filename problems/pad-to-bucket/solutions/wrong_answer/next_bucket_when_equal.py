@@ -1,4 +1,7 @@
-# Picks the first bucket strictly longer than the row, so a row that fits a bucket exactly grows.
+"""Mistake: Next bucket when equal
+
+Picks the first bucket strictly longer than the row, so a row that fits a bucket exactly grows.
+"""
 import jax.numpy as jnp
 
 

@@ -1,4 +1,7 @@
-# Pads with 0 whatever pad_id is.
+"""Mistake: Pads with zero
+
+Pads with 0 whatever pad_id is.
+"""
 import jax.numpy as jnp
 
 

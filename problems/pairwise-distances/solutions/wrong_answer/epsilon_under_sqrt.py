@@ -1,4 +1,7 @@
-# Wrong: sqrt(sum + 1e-6) to keep gradients finite; identical points come out 1e-3 apart, not 0.
+"""Mistake: Epsilon under sqrt
+
+sqrt(sum + 1e-6) to keep gradients finite; identical points come out 1e-3 apart, not 0.
+"""
 import jax
 import jax.numpy as jnp
 

@@ -1,4 +1,7 @@
-# Wrong: |a|^2 + |b|^2 - 2 a.b, clamped at 0: no nan, but it cancels for points far from the origin.
+"""Mistake: Expansion clamped
+
+|a|^2 + |b|^2 - 2 a.b, clamped at 0: no nan, but it cancels for points far from the origin.
+"""
 import jax.numpy as jnp
 
 

@@ -1,4 +1,7 @@
-# Wrong: the L1 (Manhattan) distance, sum of absolute differences.
+"""Mistake: Manhattan
+
+The L1 (Manhattan) distance, sum of absolute differences.
+"""
 import jax
 import jax.numpy as jnp
 

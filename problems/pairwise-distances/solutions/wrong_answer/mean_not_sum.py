@@ -1,4 +1,7 @@
-# Wrong: averages the squared differences (an RMS difference) instead of summing them.
+"""Mistake: Mean not sum
+
+Averages the squared differences (an RMS difference) instead of summing them.
+"""
 import jax
 import jax.numpy as jnp
 

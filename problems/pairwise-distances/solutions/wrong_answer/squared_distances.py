@@ -1,4 +1,7 @@
-# Wrong: returns squared distances (forgot the square root).
+"""Mistake: Squared distances
+
+Returns squared distances (forgot the square root).
+"""
 import jax
 import jax.numpy as jnp
 

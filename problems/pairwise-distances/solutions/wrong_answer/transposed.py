@@ -1,4 +1,7 @@
-# Wrong: the outer vmap maps over y, so the result is (m, n), the transpose of what is asked.
+"""Mistake: Transposed
+
+The outer vmap maps over y, so the result is (m, n), the transpose of what is asked.
+"""
 import jax
 import jax.numpy as jnp
 

@@ -1,4 +1,7 @@
-# Wrong: vmap(grad) straight on the bfloat16 inputs, no float32 upcast: a cancelling residual is rounded away.
+"""Mistake: Bfloat16 grads no upcast
+
+vmap(grad) straight on the bfloat16 inputs, no float32 upcast: a cancelling residual is rounded away.
+"""
 import jax
 import jax.numpy as jnp
 

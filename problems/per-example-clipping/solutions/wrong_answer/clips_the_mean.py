@@ -1,4 +1,7 @@
-# Wrong: clips the averaged gradient once (global clipping), not each example's gradient.
+"""Mistake: Clips the mean
+
+Clips the averaged gradient once (global clipping), not each example's gradient.
+"""
 import jax
 import jax.numpy as jnp
 

@@ -1,4 +1,7 @@
-# Wrong: clips each coordinate to [-max_norm, max_norm] (value clipping), not the gradient's L2 norm.
+"""Mistake: Clips values
+
+Clips each coordinate to [-max_norm, max_norm] (value clipping), not the gradient's L2 norm.
+"""
 import jax
 import jax.numpy as jnp
 

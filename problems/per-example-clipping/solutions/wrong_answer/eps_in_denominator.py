@@ -1,4 +1,7 @@
-# Wrong: scales by max_norm / (norm + 1e-6) (Opacus style): tiny gradients are clipped far below max_norm.
+"""Mistake: Epsilon in denominator
+
+Scales by max_norm / (norm + 1e-6) (Opacus style): tiny gradients are clipped far below max_norm.
+"""
 import jax.numpy as jnp
 
 

@@ -1,4 +1,7 @@
-# Wrong: the loss (x_i . w - y_i)^2 without the 1/2: gradients below max_norm come out twice too large.
+"""Mistake: Loss without half
+
+The loss (x_i . w - y_i)^2 without the 1/2: gradients below max_norm come out twice too large.
+"""
 import jax
 import jax.numpy as jnp
 

@@ -1,4 +1,7 @@
-# Wrong: computes in float32 and forgets the cast back, so bfloat16 inputs get a float32 result.
+"""Mistake: No cast back
+
+Computes in float32 and forgets the cast back, so bfloat16 inputs get a float32 result.
+"""
 import jax
 import jax.numpy as jnp
 

@@ -1,4 +1,7 @@
-# Wrong: no clipping at all, the plain mean gradient.
+"""Mistake: No clipping
+
+No clipping at all, the plain mean gradient.
+"""
 import jax
 import jax.numpy as jnp
 

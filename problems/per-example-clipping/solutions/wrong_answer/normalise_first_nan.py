@@ -1,4 +1,7 @@
-# Wrong: normalises first, g / |g| * min(|g|, max_norm): a fitted example's zero gradient gives 0/0 = nan.
+"""Mistake: Normalise first NaN
+
+Normalises first, g / |g| * min(|g|, max_norm): a fitted example's zero gradient gives 0/0 = nan.
+"""
 import jax
 import jax.numpy as jnp
 

@@ -1,4 +1,7 @@
-# Wrong: sums the clipped gradients instead of averaging them.
+"""Mistake: Sum not mean
+
+Sums the clipped gradients instead of averaging them.
+"""
 import jax
 import jax.numpy as jnp
 

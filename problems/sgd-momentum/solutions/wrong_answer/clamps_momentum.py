@@ -1,4 +1,7 @@
-# Wrong: clamps momentum to at most 0.9 "for stability", which changes every step with a larger momentum.
+"""Mistake: Clamps momentum
+
+Clamps momentum to at most 0.9 "for stability", which changes every step with a larger momentum.
+"""
 import jax
 import jax.numpy as jnp
 

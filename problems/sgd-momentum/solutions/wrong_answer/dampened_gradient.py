@@ -1,4 +1,7 @@
-# Wrong: uses the "dampened" form v = momentum * v + (1 - momentum) * g, which is not the stated rule.
+"""Mistake: Dampened gradient
+
+Uses the "dampened" form v = momentum * v + (1 - momentum) * g, which is not the stated rule.
+"""
 import jax
 
 

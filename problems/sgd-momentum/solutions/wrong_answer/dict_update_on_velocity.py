@@ -1,4 +1,7 @@
-# Wrong (mutation): correct values, but velocity.update(...) changes the caller's top-level dict.
+"""Mistake: Dict update on velocity
+
+Correct values, but velocity.update(...) changes the caller's top-level dict.
+"""
 import jax
 
 

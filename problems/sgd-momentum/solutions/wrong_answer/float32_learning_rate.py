@@ -1,4 +1,7 @@
-# Wrong (dtype): jnp.float32(...) makes the scalars strongly typed, so bfloat16 leaves promote to float32.
+"""Mistake: Float32 learning rate
+
+Jnp.float32(...) makes the scalars strongly typed, so bfloat16 leaves promote to float32.
+"""
 import jax
 import jax.numpy as jnp
 

@@ -1,4 +1,7 @@
-# Wrong (dtype): computes in float32 for accuracy but never casts back, so bfloat16 leaves become float32.
+"""Mistake: Float32 no cast back
+
+Computes in float32 for accuracy but never casts back, so bfloat16 leaves become float32.
+"""
 import jax
 import jax.numpy as jnp
 

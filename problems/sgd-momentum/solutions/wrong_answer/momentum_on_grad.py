@@ -1,4 +1,7 @@
-# Wrong: applies momentum to the gradient (v + momentum * g) instead of to the old velocity.
+"""Mistake: Momentum on grad
+
+Applies momentum to the gradient (v + momentum * g) instead of to the old velocity.
+"""
 import jax
 
 

@@ -1,4 +1,7 @@
-# Wrong (mutation): right values, but a params list node of 3 or more items is overwritten in place.
+"""Mistake: Mutates long lists
+
+Right values, but a params list node of 3 or more items is overwritten in place.
+"""
 def _step(p, g, v, lr, mu):
     if isinstance(p, dict):
         pairs = {k: _step(p[k], g[k], v[k], lr, mu) for k in p}

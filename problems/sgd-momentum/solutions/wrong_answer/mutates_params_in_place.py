@@ -1,4 +1,8 @@
-# Wrong (mutation): writes the new leaves into the params and velocity containers it was given; values are right.
+"""Mistake: Mutates params in place
+
+Writes the new leaves into the params and velocity containers it was given; values are
+right.
+"""
 def _update_in_place(p, g, v, lr, mu):
     keys = list(p.keys()) if isinstance(p, dict) else range(len(p))
     for k in keys:

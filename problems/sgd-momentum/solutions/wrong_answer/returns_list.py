@@ -1,4 +1,7 @@
-# Wrong (structure): returns the list [new_params, new_velocity] instead of a tuple.
+"""Mistake: Returns list
+
+Returns the list [new_params, new_velocity] instead of a tuple.
+"""
 import jax
 
 

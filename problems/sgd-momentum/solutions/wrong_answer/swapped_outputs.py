@@ -1,4 +1,7 @@
-# Wrong: returns (new_velocity, new_params), the two results in the wrong order.
+"""Mistake: Swapped outputs
+
+Returns (new_velocity, new_params), the two results in the wrong order.
+"""
 import jax
 
 

@@ -1,4 +1,7 @@
-# Wrong: moves the params with the OLD velocity (p - lr * v) instead of the new one.
+"""Mistake: Uses old velocity
+
+Moves the params with the OLD velocity (p - lr * v) instead of the new one.
+"""
 import jax
 
 

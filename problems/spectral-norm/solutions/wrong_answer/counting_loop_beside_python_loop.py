@@ -1,5 +1,8 @@
-# A cheat: a fori_loop that only counts, beside the real work in an unrolled Python loop; the rule wants the
-# matrix-vector products inside the loop, so it rejects this.
+"""Mistake: Counting loop beside Python loop
+
+A fori_loop that only counts, beside the real work in an unrolled Python loop; the rule wants the matrix-
+vector products inside the loop, so it rejects this.
+"""
 import jax
 import jax.numpy as jnp
 

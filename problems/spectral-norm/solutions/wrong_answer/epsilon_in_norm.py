@@ -1,5 +1,8 @@
-# x / (||x|| + 1e-12), the usual trick against 0 / 0: harmless for large norms, but for a tiny w the vectors
-# no longer have norm 1 and sigma shrinks; the statement asks for no epsilon.
+"""Mistake: Epsilon in norm
+
+X / (||x|| + 1e-12), the usual trick against 0 / 0: harmless for large norms, but for a tiny w the vectors no
+longer have norm 1 and sigma shrinks; the statement asks for no epsilon.
+"""
 import jax
 import jax.numpy as jnp
 

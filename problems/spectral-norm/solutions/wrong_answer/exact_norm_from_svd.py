@@ -1,6 +1,9 @@
-# Runs the power iteration for u and v as asked, but takes sigma from jnp.linalg.norm(w, 2), the exact
-# largest singular value (an SVD): the statement asks for the estimate u @ w @ v after num_iters
-# iterations, which is below the exact norm until the iteration has converged.
+"""Mistake: Exact norm from SVD
+
+Runs the power iteration for u and v as asked, but takes sigma from jnp.linalg.norm(w, 2), the exact largest
+singular value (an SVD): the statement asks for the estimate u @ w @ v after num_iters iterations, which is
+below the exact norm until the iteration has converged.
+"""
 import jax
 import jax.numpy as jnp
 

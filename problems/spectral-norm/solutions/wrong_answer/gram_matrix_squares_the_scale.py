@@ -1,6 +1,9 @@
-# Iterates on the Gram matrix g = w.T @ w: the same directions on paper, but g @ v has the scale of w
-# squared, so for a tiny w (values ~1e-10) its squared norm underflows to 0 in float32 and the vectors
-# collapse to zero. (With num_iters = 1 the loop has no iteration left and the rule rejects it too.)
+"""Mistake: Gram matrix squares the scale
+
+Iterates on the Gram matrix g = w.T @ w: the same directions on paper, but g @ v has the scale of w squared,
+so for a tiny w (values ~1e-10) its squared norm underflows to 0 in float32 and the vectors collapse to zero.
+(With num_iters = 1 the loop has no iteration left and the rule rejects it too.).
+"""
 import jax
 import jax.numpy as jnp
 

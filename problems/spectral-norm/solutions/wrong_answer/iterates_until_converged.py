@@ -1,5 +1,8 @@
-# Ignores num_iters and runs 1000 iterations to get "the" spectral norm: that is the exact norm, not the
-# estimate after num_iters iterations the statement asks for.
+"""Mistake: Iterates until converged
+
+Ignores num_iters and runs 1000 iterations to get "the" spectral norm: that is the exact norm, not the
+estimate after num_iters iterations the statement asks for.
+"""
 import jax
 import jax.numpy as jnp
 

@@ -1,4 +1,7 @@
-# Computes in float32 and forgets to cast back: bfloat16 cases get float32 results.
+"""Mistake: No cast back
+
+Computes in float32 and forgets to cast back: bfloat16 cases get float32 results.
+"""
 import jax
 import jax.numpy as jnp
 

@@ -1,4 +1,7 @@
-# Divides by the norm unconditionally: the zero matrix (or w.T @ u0 = 0) gives 0 / 0 = nan instead of zeros.
+"""Mistake: No zero guard
+
+Divides by the norm unconditionally: the zero matrix (or w.T @ u0 = 0) gives 0 / 0 = nan instead of zeros.
+"""
 import jax
 import jax.numpy as jnp
 

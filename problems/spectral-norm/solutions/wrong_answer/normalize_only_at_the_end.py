@@ -1,5 +1,8 @@
-# Multiplies by w.T and w in the loop and normalises only once at the end: the same directions on paper, but
-# the vectors grow or shrink like sigma^(2k) and overflow (large w) or underflow (tiny w) in float32.
+"""Mistake: Normalize only at the end
+
+Multiplies by w.T and w in the loop and normalises only once at the end: the same directions on paper, but the
+vectors grow or shrink like sigma^(2k) and overflow (large w) or underflow (tiny w) in float32.
+"""
 import jax
 import jax.numpy as jnp
 

@@ -1,4 +1,7 @@
-# Off by one: the first iteration is "the start" and the loop runs num_iters - 1 times from u0.
+"""Mistake: One iteration too few
+
+Off by one: the first iteration is "the start" and the loop runs num_iters - 1 times from u0.
+"""
 import jax
 import jax.numpy as jnp
 

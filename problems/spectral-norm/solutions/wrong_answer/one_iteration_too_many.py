@@ -1,4 +1,7 @@
-# Off by one: a first iteration before the loop, then num_iters more in it (num_iters + 1 in all).
+"""Mistake: One iteration too many
+
+Off by one: a first iteration before the loop, then num_iters more in it (num_iters + 1 in all).
+"""
 import jax
 import jax.numpy as jnp
 

@@ -1,5 +1,8 @@
-# Right values, but a Python for loop over num_iters: unrolled while tracing, no loop in the program, so the
-# rule rejects it.
+"""Mistake: Python for loop
+
+Right values, but a Python for loop over num_iters: unrolled while tracing, no loop in the program, so the
+rule rejects it.
+"""
 import jax.numpy as jnp
 
 

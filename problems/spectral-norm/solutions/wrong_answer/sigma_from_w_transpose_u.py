@@ -1,5 +1,8 @@
-# The estimate taken as ||w.T @ u|| with the last u: half an iteration further than u @ w @ v, so a
-# different number until the iteration has converged.
+"""Mistake: Sigma from w transpose u
+
+The estimate taken as ||w.T @ u|| with the last u: half an iteration further than u @ w @ v, so a different
+number until the iteration has converged.
+"""
 import jax
 import jax.numpy as jnp
 

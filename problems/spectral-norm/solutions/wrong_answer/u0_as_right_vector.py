@@ -1,5 +1,8 @@
-# Treats u0 as the right vector: v = normalize(w @ u), u = normalize(w.T @ v). Square matrices give wrong
-# values (the iteration runs on w.T instead of w); non-square ones do not even have matching shapes.
+"""Mistake: U0 as right vector
+
+Treats u0 as the right vector: v = normalize(w @ u), u = normalize(w.T @ v). Square matrices give wrong values
+(the iteration runs on w.T instead of w); non-square ones do not even have matching shapes.
+"""
 import jax
 import jax.numpy as jnp
 

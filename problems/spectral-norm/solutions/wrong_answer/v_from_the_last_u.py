@@ -1,4 +1,7 @@
-# Updates u first and v second in each iteration (u from the previous v), so v is half a step ahead of u.
+"""Mistake: V from the last u
+
+Updates u first and v second in each iteration (u from the previous v), so v is half a step ahead of u.
+"""
 import jax
 import jax.numpy as jnp
 

@@ -1,5 +1,8 @@
-# Guards the division with `norm > 1e-12` instead of `norm > 0`: a tiny but valid w (norms below 1e-12, the
-# constraints allow down to 1e-15) gets zero vectors instead of unit ones.
+"""Mistake: Zero guard threshold 1e-12
+
+Guards the division with `norm > 1e-12` instead of `norm > 0`: a tiny but valid w (norms below 1e-12, the
+constraints allow down to 1e-15) gets zero vectors instead of unit ones.
+"""
 import jax
 import jax.numpy as jnp
 

@@ -1,5 +1,8 @@
-# The backward rule clips the incoming cotangent to [-2, 2] ("to keep gradients safe"): values right, but a
-# large cotangent comes back clipped instead of unchanged.
+"""Mistake: Backward clips the cotangent
+
+The backward rule clips the incoming cotangent to [-2, 2] ("to keep gradients safe"): values right, but a
+large cotangent comes back clipped instead of unchanged.
+"""
 import jax
 import jax.numpy as jnp
 

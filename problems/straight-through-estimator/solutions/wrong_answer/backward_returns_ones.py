@@ -1,4 +1,7 @@
-# The backward rule returns ones instead of the incoming cotangent: right only when the cotangent is ones.
+"""Mistake: Backward returns ones
+
+The backward rule returns ones instead of the incoming cotangent: right only when the cotangent is ones.
+"""
 import jax
 import jax.numpy as jnp
 

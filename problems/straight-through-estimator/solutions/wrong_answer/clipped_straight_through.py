@@ -1,4 +1,7 @@
-# A clipped estimator: passes the gradient only where |x| <= 1, which is another method than the one asked.
+"""Mistake: Clipped straight through
+
+A clipped estimator: passes the gradient only where |x| <= 1, which is another method than the one asked.
+"""
 import jax
 import jax.numpy as jnp
 

@@ -1,4 +1,7 @@
-# The backward rule scales the cotangent (by 2, "to make up for the rounding"): values right, gradient 2x.
+"""Mistake: Doubled gradient
+
+The backward rule scales the cotangent (by 2, "to make up for the rounding"): values right, gradient 2x.
+"""
 import jax
 import jax.numpy as jnp
 

@@ -1,4 +1,7 @@
-# Rounds in float32 and never casts back: bfloat16 leaves come back float32.
+"""Mistake: Float32 result
+
+Rounds in float32 and never casts back: bfloat16 leaves come back float32.
+"""
 import jax
 import jax.numpy as jnp
 

@@ -1,4 +1,7 @@
-# Rounds down (floor) instead of to the nearest integer; the gradient is right.
+"""Mistake: Floor instead of round
+
+Rounds down (floor) instead of to the nearest integer; the gradient is right.
+"""
 import jax
 import jax.numpy as jnp
 

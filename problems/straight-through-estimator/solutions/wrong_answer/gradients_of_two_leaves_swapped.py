@@ -1,5 +1,8 @@
-# The gradient is computed for the whole tree at once and handed back in reversed leaf order: right when
-# every leaf gets the same cotangent, wrong when two leaves of one shape get different ones.
+"""Mistake: Gradients of two leaves swapped
+
+The gradient is computed for the whole tree at once and handed back in reversed leaf order: right when every
+leaf gets the same cotangent, wrong when two leaves of one shape get different ones.
+"""
 import jax
 import jax.numpy as jnp
 

@@ -1,4 +1,7 @@
-# floor(x + 0.5) rounds every half up (0.5 -> 1, 2.5 -> 3) instead of to the even neighbour.
+"""Mistake: Halves away from zero
+
+Floor(x + 0.5) rounds every half up (0.5 -> 1, 2.5 -> 3) instead of to the even neighbour.
+"""
 import jax
 import jax.numpy as jnp
 

@@ -1,4 +1,7 @@
-# No custom gradient: every value is right, but the gradient of rounding is zero, not the identity.
+"""Mistake: Plain round
+
+No custom gradient: every value is right, but the gradient of rounding is zero, not the identity.
+"""
 import jax
 import jax.numpy as jnp
 
