@@ -1039,3 +1039,54 @@ def test_the_pages_follow_the_system_colour_scheme(
         assert watched.unexpected_errors() == []
     finally:
         context.close()
+
+
+# ------------------------------------------------------------------------------------ accessibility (axe)
+
+#: axe-core from web/node_modules (pinned in web/package-lock.json; scripts/build-web --deps installs it).
+AXE = Path(__file__).resolve().parent.parent / "web" / "node_modules" / "axe-core" / "axe.min.js"
+
+
+def axe_findings(page: Page) -> list[str]:
+    """The serious and critical axe-core violations on the page, one line each (rule, impact, where)."""
+    page.add_script_tag(path=str(AXE))
+    violations = page.evaluate(
+        "async () => (await axe.run(document, {resultTypes: ['violations']})).violations"
+        ".map(v => ({id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map(n => n.target.join(' '))}))"
+    )
+    return [
+        f"{v['id']} ({v['impact']}): {v['help']} at {', '.join(v['nodes'][:3])}"
+        for v in violations
+        if v["impact"] in ("serious", "critical")
+    ]
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_axe_finds_nothing_serious_on_the_list_and_a_problem_page(
+    browser: Browser, artifacts: Path, server: JudgeServer, request: pytest.FixtureRequest, scheme: str
+) -> None:
+    assert AXE.is_file(), f"{AXE} is missing: scripts/build-web --deps installs web/node_modules"
+    # The page's CSP admits scripts from its own origin only; axe is injected inline by the test.
+    context = browser.new_context(
+        viewport={"width": 1280, "height": 900}, color_scheme=scheme, bypass_csp=True
+    )  # type: ignore[arg-type]
+    try:
+        page = context.new_page()
+        watched = Watched.attach(page, artifacts / request.node.name)
+        page.goto(server.url)
+        expect(page.locator("body")).to_have_attribute("data-ready", "true")
+        assert axe_findings(page) == []
+        page.goto(f"{server.url}/problems/{SCALE}")
+        wait_for_codemirror(page)
+        page.get_by_role("button", name="Show hint 1 of 3").click()
+        type_code(page, SHALLOW)
+        run(page)  # the results too: verdicts, marked leaves, messages
+        expect(page.locator('.case[data-case="example_2"] .verdict')).to_have_text("Wrong answer (value)")
+        assert axe_findings(page) == []
+        watched.shot(f"axe-problem-{scheme}")
+        # The checker sees what it is for: a button without a name is a critical finding.
+        page.evaluate("document.querySelector('main').append(document.createElement('button'))")
+        assert any(finding.startswith("button-name (critical)") for finding in axe_findings(page))
+        assert watched.unexpected_errors() == []
+    finally:
+        context.close()
