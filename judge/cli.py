@@ -565,6 +565,49 @@ def hash_key_command(
     typer.echo(f"keys-file line:  {name} {hash_key(key)}")
 
 
+@app.command()
+def regrade(
+    submission: Annotated[
+        str | None, typer.Option("--submission", help="Regrade this submission (its owner's key).")
+    ] = None,
+    problem: Annotated[
+        str | None,
+        typer.Option("--problem", help="Regrade this problem's submissions graded with another version."),
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="With --problem: regrade every one.")] = False,
+    url: Annotated[str, typer.Option("--url", help="The API node.")] = "http://127.0.0.1:8000",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the API's JSON answer.")] = False,
+) -> None:
+    """Regrade through a running API node, with the API key in JUDGE_API_KEY (an operator key for
+    --problem): each regrade is a new submission linked to the original (regrade_of).
+
+    Exit codes: 0 queued, 1 the judge refused (the message says why), 2 a usage error.
+    """
+    import httpx
+
+    from judge.service.operator import KEY_ENV, OperatorError
+    from judge.service.operator import regrade as ask
+
+    key = os.environ.get(KEY_ENV)
+    if not key:
+        raise _fail(f"set {KEY_ENV} to an API key (an operator key for --problem)")
+    if (submission is None) == (problem is None):
+        raise _fail("give exactly one of --submission and --problem")
+    try:
+        with httpx.Client(base_url=url, timeout=60) as client:
+            answer = ask(client, key, submission=submission, problem=problem, force=force)
+    except OperatorError as exc:
+        raise _fail(str(exc), EXIT_REJECTED, kind="refused") from None
+    if as_json:
+        typer.echo(json.dumps(answer))
+    elif submission is not None:
+        typer.echo(f"queued {answer['id']} (regrade_of {answer['regrade_of']})")
+    else:
+        typer.echo(f"queued {len(answer['queued'])} regrades of {problem}; {answer['remaining']} remaining")
+        for sid in answer["queued"]:
+            typer.echo(f"  {sid}")
+
+
 def main(argv: list[str] | None = None) -> None:
     """The ``judge`` entry point. A usage error click finds (an unknown option, a missing argument, a bad
     value) exits 2; under ``--json`` (or ``--format json``) it is one JSON object on stdout, like the usage

@@ -71,7 +71,7 @@ def test_a_retry_with_the_same_key_and_body_gets_the_same_submission(
     again = submit(client, {**A, "Idempotency-Key": "order-1"})
     assert again.status_code == 200 and again.headers["idempotent-replayed"] == "true"
     assert again.json()["id"] == first.json()["id"]
-    assert again.headers["location"] == f"/api/submissions/{first.json()['id']}"
+    assert again.headers["location"] == f"/api/v1/submissions/{first.json()['id']}"
     other = submit(client, {**A, "Idempotency-Key": "order-1"}, tags={"x": "y"})
     assert other.status_code == 409
     error = other.json()["error"]

@@ -291,7 +291,7 @@ def test_submissions_get_the_verdict_of_their_folder(
     accepted = client.post("/api/submissions", json={"problem": slug, "code": path.read_text()})
     assert (
         accepted.status_code == 202
-        and accepted.headers["location"] == f"/api/submissions/{accepted.json()['id']}"
+        and accepted.headers["location"] == f"/api/v1/submissions/{accepted.json()['id']}"
     )
     done = client.get(f"{accepted.headers['location']}?wait=120").json()
     assert done["status"] == "done" and done["verdict"] == folder and done["result"]["verdict"] == folder

@@ -21,13 +21,14 @@ from fastapi.middleware.cors import CORSMiddleware
 from starlette.concurrency import run_in_threadpool
 
 from judge import __version__, web
-from judge.service import apidocs, errors
+from judge.service import apidocs, contract, errors
 from judge.service.bodylimit import BodySizeLimit
 from judge.service.bodytimeout import BodyTimeout
 from judge.service.routes import health, problems, regrades, runs, submissions, users, workers
 from judge.service.settings import Settings
 from judge.service.shares import ClientShares
 from judge.service.state import Services
+from judge.service.versioning import versioned
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +70,8 @@ def create_app(
         lifespan=lifespan,
         docs_url=None,  # served by apidocs from the package, not from a CDN
         redoc_url=None,
+        # Stable operationIds: the endpoint's name (versioning.py names the deprecated copies legacy_*).
+        generate_unique_id_function=lambda route: route.name,
     )
     if services is not None:
         app.state.services = services
@@ -77,16 +80,19 @@ def create_app(
     app.state.stream_shares = ClientShares(settings.streams_per_client, what="event streams", retry_after=5)
     errors.install(app)
     apidocs.mount(app, title=app.title)
-    for router in (
-        problems.router,
-        runs.router,
-        submissions.router,
-        regrades.router,
-        users.router,
-        workers.router,
-        health.router,
-    ):
-        app.include_router(router)
+    versioned(
+        app,
+        (
+            problems.router,
+            runs.router,
+            submissions.router,
+            regrades.router,
+            users.router,
+            workers.router,
+            health.router,
+        ),
+    )  # each /api/... route also under /api/v1/...; the unversioned paths are deprecated in the schema
+    contract.install(app)
     web.mount(
         app,
         lambda: app.state.services.catalog,

@@ -33,7 +33,8 @@ def _time(value: datetime | None) -> str | None:
 
 
 def submission_links(submission_id: str) -> dict[str, str]:
-    return {"self": f"/api/submissions/{submission_id}", "events": f"/api/submissions/{submission_id}/events"}
+    base = f"/api/v1/submissions/{submission_id}"
+    return {"self": base, "events": f"{base}/events"}
 
 
 def submission_json(record: SubmissionRecord) -> dict[str, Any]:

@@ -1,0 +1,202 @@
+"""The OpenAPI document as a contract: what FastAPI's generated schema cannot say by itself.
+
+    install(app)    app.openapi() returns the schema with these additions (built once)
+
+- every error code (``ErrorInfo.code``) as an enum, verdicts as an enum (``not_run`` is a case's only);
+- response headers: ``Location`` on 202, ``Retry-After`` on 429 and 503, ``Idempotent-Replayed``;
+- the event stream's event types and their payloads (``x-event-types`` on the events operation, each a
+  schema under ``components``);
+- the result callback as an OpenAPI ``webhooks`` entry, with its signature headers;
+- ``callback_url`` as ``format: uri``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
+from pydantic import BaseModel, Field
+
+from judge.dispatch.callbacks import DELIVERY_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER
+from judge.dispatch.events import CASE, FAILED, RESULT, STATUS
+from judge.verdicts import Verdict
+
+#: Every ``error.code`` the API answers with (tests/test_api_contract.py checks the routes use no other).
+ERROR_CODES = (
+    "bad_request",
+    "forbidden",
+    "idempotency_conflict",
+    "internal_error",
+    "invalid_callback_url",
+    "invalid_code",
+    "invalid_cursor",
+    "invalid_fields",
+    "invalid_idempotency_key",
+    "invalid_input",
+    "invalid_request",
+    "invalid_tag",
+    "invalid_time",
+    "limit_exceeded",
+    "method_not_allowed",
+    "not_found",
+    "not_ready",
+    "problem_not_found",
+    "problem_unavailable",
+    "queue_full",
+    "rate_limited",
+    "request_timeout",
+    "run_busy",
+    "sandbox_unavailable",
+    "submission_not_found",
+    "too_many_streams",
+    "unauthorized",
+    "unsupported_media_type",
+)
+
+_HEADERS = {
+    "Location": {"description": "Where the new submission is read.", "schema": {"type": "string"}},
+    "Retry-After": {"description": "Seconds to wait before trying again.", "schema": {"type": "integer"}},
+    "Idempotent-Replayed": {
+        "description": "`true` when this answers a retry with the same Idempotency-Key.",
+        "schema": {"type": "string", "enum": ["true"]},
+    },
+}
+
+
+class StatusEvent(BaseModel):
+    status: Literal["queued", "running", "done", "failed"]
+    attempt: int | None = Field(default=None, description="With `running`: the attempt it starts.")
+
+
+class CaseEvent(BaseModel):
+    index: int = Field(description="The case's position in the grading order.")
+    case: dict[str, Any] = Field(description="A CaseResult (hidden cases: verdict and message only).")
+
+
+class ResultEvent(BaseModel):
+    status: Literal["done"]
+    verdict: Verdict
+    result: dict[str, Any] = Field(description="The GradeResult, as GET /api/v1/submissions/{id}.")
+
+
+class FailedEvent(BaseModel):
+    status: Literal["failed"]
+    error: str
+
+
+_EVENTS: dict[str, type[BaseModel]] = {
+    STATUS: StatusEvent,
+    CASE: CaseEvent,
+    RESULT: ResultEvent,
+    FAILED: FailedEvent,
+}
+
+
+def _add_components(schema: dict[str, Any]) -> None:
+    components = schema.setdefault("components", {}).setdefault("schemas", {})
+    for model in _EVENTS.values():
+        definition = model.model_json_schema(ref_template="#/components/schemas/{model}")
+        for name, nested in definition.pop("$defs", {}).items():
+            components.setdefault(name, nested)
+        components[model.__name__] = definition
+    info = components.get("ErrorInfo", {}).get("properties", {}).get("code")
+    if info is not None:
+        info["enum"] = list(ERROR_CODES)
+    components["Verdict"] = {
+        "type": "string",
+        "enum": [v.value for v in Verdict],
+        "title": "Verdict",
+        "description": "`not_run` is only ever a case's (an earlier case stopped the run); a submission "
+        "takes the first non-accepted case's verdict.",
+    }
+    for name in ("SubmissionPublic", "SubmissionSummary"):
+        verdict = components.get(name, {}).get("properties", {}).get("verdict")
+        if verdict is not None:
+            verdict.pop("anyOf", None)
+            verdict.update({"anyOf": [{"$ref": "#/components/schemas/Verdict"}, {"type": "null"}]})
+    create = components.get("SubmissionCreate", {}).get("properties", {}).get("callback_url")
+    if create is not None:
+        for option in create.get("anyOf", []):
+            if option.get("type") == "string":
+                option["format"] = "uri"
+
+
+def _add_headers(schema: dict[str, Any]) -> None:
+    for path, item in schema.get("paths", {}).items():
+        for method, operation in item.items():
+            responses = operation.get("responses", {})
+            for status, response in responses.items():
+                headers = response.setdefault("headers", {})
+                if status in ("429", "503"):
+                    headers["Retry-After"] = _HEADERS["Retry-After"]
+                single = path.endswith(("/submissions", "/regrade")) and "{slug}" not in path
+                if status == "202" and method == "post" and single:
+                    headers["Location"] = _HEADERS["Location"]
+                if status == "200" and method == "post" and path.endswith("/submissions"):
+                    headers["Location"] = _HEADERS["Location"]
+                    headers["Idempotent-Replayed"] = _HEADERS["Idempotent-Replayed"]
+                if not headers:
+                    response.pop("headers")
+            if path.endswith("/events"):
+                operation["x-event-types"] = {
+                    kind: {"$ref": f"#/components/schemas/{model.__name__}"}
+                    for kind, model in _EVENTS.items()
+                }
+
+
+def _add_webhook(schema: dict[str, Any]) -> None:
+    def header(name: str, description: str) -> dict[str, Any]:
+        return {
+            "name": name,
+            "in": "header",
+            "required": True,
+            "schema": {"type": "string"},
+            "description": description,
+        }
+
+    schema["webhooks"] = {
+        "submissionFinished": {
+            "post": {
+                "operationId": "submission_finished",
+                "summary": "The finished submission, POSTed to its callback_url",
+                "description": f"Signed: `{SIGNATURE_HEADER}: sha256=<hex>` is the HMAC-SHA256 of "
+                "`<timestamp>.<delivery>.<body bytes>` with the operator's callback secret (one value per "
+                "secret, comma-separated, while it is rotated). Retried on network errors, 408, 429 and "
+                "5xx; answer 2xx once stored.",
+                "parameters": [
+                    header(SIGNATURE_HEADER, "sha256=<hex>[,sha256=<hex>]"),
+                    header(TIMESTAMP_HEADER, "Unix seconds when this try was signed."),
+                    header(DELIVERY_HEADER, "One id per submission's callback, the same on every retry."),
+                    header("X-Judge-Submission", "The submission's id."),
+                    header("X-Judge-Delivery-Attempt", "1 for the first try, then 2, 3, ..."),
+                ],
+                "requestBody": {
+                    "required": True,
+                    "content": {
+                        "application/json": {"schema": {"$ref": "#/components/schemas/SubmissionPublic"}}
+                    },
+                },
+                "responses": {"200": {"description": "Stored (any 2xx)."}},
+            }
+        }
+    }
+
+
+def install(app: FastAPI) -> None:
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = get_openapi(
+                title=app.title,
+                version=app.version,
+                openapi_version=app.openapi_version,
+                description=app.description,
+                routes=app.routes,
+            )
+            _add_components(schema)
+            _add_headers(schema)
+            _add_webhook(schema)
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
