@@ -29,10 +29,12 @@ import numpy as np
 from judge.compare import Checker, CompareResult, bind
 from judge.errors import JudgeError, ReferenceFailure
 from judge.expected import expected_gradients, expected_outputs
+from judge.feedback.matching import Match
 from judge.gradients import compare_with_gradient
 from judge.hidden import hidden_message, ratio_bucket
+from judge.mistakes import MistakeFinder
 from judge.problems import Case, Problem
-from judge.results import CaseResult, GradeResult, LeafValue, Visibility
+from judge.results import CaseResult, GradeResult, LeafValue, MistakeMatch, Visibility
 from judge.rules import ProgramSummary, Rule, broken_rule, precheck_for, rules_for
 from judge.verdicts import STOPS_RUN, Verdict, WrongAnswerReason
 from sandbox.base import Pair
@@ -219,6 +221,7 @@ def grade(
         judging = Judging(
             problem, chosen, visibility, expected, limits, job, author=author, gradients=gradients
         )
+        judging.mistakes = MistakeFinder(problem, chosen, expected, gradients)
         streamer = _Streamer(judging, on_case)
         raw = run_session(pair, job, limits, progress=streamer.update, display=judging.wants_display)
         lanes = raw.lanes_healthy
@@ -291,6 +294,8 @@ class Judging:
     author: bool = False
     #: The reference's gradient per case (``[gradient]`` problems), else None.
     gradients: Sequence[Any] | None = None
+    #: Which known mistake a wrong output on case i looks like (``judge.mistakes``); None: not asked.
+    mistakes: Callable[[int, Any], Match | None] | None = None
     checker: Checker = field(init=False)
     rules: list[Rule] = field(init=False)
     lines: list[str] = field(init=False)
@@ -437,6 +442,7 @@ class Judging:
             compile_ms=round(compile_ms, 3) if compile_ms is not None else None,
             run_ms=timed.run_ms if timed is not None and show_run else None,
             error_ratio=(graded.error_ratio if self.author else outcome.error_ratio) if show_run else None,
+            mistake=outcome.mistake,
         )
         return _shown(case, vis, result, outcome.got, self.expected[i])
 
@@ -452,11 +458,13 @@ class Judging:
             if seen.verdict is graded.verdict:
                 return seen, shown
             text = f"{graded.message} (run again to show it, this case gave another result: {seen.message})"
-            return _Outcome(graded.verdict, text, graded.reason, None, None), None
+            return _Outcome(graded.verdict, text, graded.reason, None, None, graded.mistake), None
         if graded.verdict is Verdict.ACCEPTED:  # its expected output is what it gave, within tolerance
             return _Outcome(graded.verdict, graded.message, graded.reason), None
         where = "Run this example to see your output"
-        return _Outcome(graded.verdict, f"{graded.message}; {where}", graded.reason, None, None), None
+        return _Outcome(
+            graded.verdict, f"{graded.message}; {where}", graded.reason, None, None, graded.mistake
+        ), None
 
     def _outcome(
         self,
@@ -501,7 +509,10 @@ class Judging:
             return _Outcome(Verdict.INTERNAL_ERROR, f"the checker failed: {type(exc).__name__}: {exc}")
         if not compared.ok:
             text = hidden_message(compared) if hidden else compared.message
-            return _Outcome(Verdict.WRONG_ANSWER, text, compared.reason, compared.max_error_ratio, got)
+            mistake = self._mistake(i, got_or_failure, compared.reason)
+            return _Outcome(
+                Verdict.WRONG_ANSWER, text, compared.reason, compared.max_error_ratio, got, mistake
+            )
         if program.mutation is not None:
             text = (
                 f"{program.mutation}: leave the inputs and their containers unchanged and build new dicts "
@@ -521,6 +532,19 @@ class Judging:
             else f"matches the expected output ({ratio_bucket(compared.max_error_ratio)})"
         )
         return _Outcome(Verdict.ACCEPTED, message, None, compared.max_error_ratio, got)
+
+    def _mistake(self, i: int, got: Any, reason: WrongAnswerReason | None) -> MistakeMatch | None:
+        """The known mistake a wrong output (by structure, shape, dtype or value) looks like. Only names and
+        notes come out of it, so it is the same for a hidden case; a finder that fails names nothing."""
+        if self.mistakes is None or reason not in _MATCHED_REASONS:
+            return None
+        try:
+            match = self.mistakes(i, got)
+        except Exception:  # feedback is extra: the verdict stands without it
+            return None
+        if match is None:
+            return None
+        return MistakeMatch(name=match.mistake.name, note=match.mistake.note, others=match.others)
 
     def _compare(self, expected: Any, expected_gradient: Any, got: Any) -> tuple[CompareResult, Any]:
         """Compare a program's result with the expected one; the result and the user's output alone."""
@@ -740,6 +764,20 @@ class _Outcome:
     reason: WrongAnswerReason | None = None
     error_ratio: float | None = None
     got: Any = None
+    mistake: MistakeMatch | None = None
+
+
+#: The wrong answers whose output a known mistake's can match (a rule, a mutation or kept state is about
+#: the program, not its output).
+_MATCHED_REASONS = frozenset(
+    {
+        WrongAnswerReason.STRUCTURE,
+        WrongAnswerReason.TYPE,
+        WrongAnswerReason.SHAPE,
+        WrongAnswerReason.DTYPE,
+        WrongAnswerReason.VALUE,
+    }
+)
 
 
 # ------------------------------------------------------------------------------------------ outputs

@@ -90,6 +90,18 @@ class LeafValue(BaseModel):
         )
 
 
+class MistakeMatch(BaseModel):
+    """The known mistake a wrong output looks like: a shipped wrong solution of the problem whose output
+    on this case it matches (within tolerance on every leaf), with the author's teaching note. Names and
+    notes are repository text; on a hidden case they are all that is shown, never a value."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: DisplayText = Field(description="The mistake's short name, e.g. `No bias correction`.")
+    note: DisplayText = Field(description="What is wrong and how to fix it, in the problem author's words.")
+    others: int = Field(0, ge=0, description="How many other known mistakes this output matches as well.")
+
+
 class CaseResult(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -109,6 +121,8 @@ class CaseResult(BaseModel):
     #: or no tolerance covers the difference (NaN against a number, a wrong infinity, an integer leaf that
     #: differs); ``reason`` says which.
     error_ratio: FiniteOrNone = None
+    #: A wrong answer that matches a known mistake's output on this case (the most specific one).
+    mistake: MistakeMatch | None = None
 
 
 class GradeResult(BaseModel):

@@ -437,13 +437,16 @@ import jax.numpy as jnp
 def {f}(tree, factor):
     return jax.tree.map(lambda leaf: (leaf.astype(jnp.float32) * factor).astype(leaf.dtype), tree)
 """,
-        "wrong_answer/adds_factor.py": f"""# Wrong: adds the factor instead of multiplying by it.
+        "wrong_answer/adds_factor.py": f'''"""Mistake: Adds the factor
+
+Adds the factor to every leaf instead of multiplying by it: use leaf * factor.
+"""
 import jax
 
 
 def {f}(tree, factor):
     return jax.tree.map(lambda leaf: leaf + factor, tree)
-""",
+''',
         "trace_error/python_if_on_factor.py": f"""# Trace error: a Python `if` on the traced factor.
 import jax
 

@@ -18,6 +18,7 @@ from judge.check import (
     examples_check,
     lookalikes_check,
     margins,
+    mistakes_check,
     reference_check,
     rules_check,
     solutions_check,
@@ -75,6 +76,7 @@ STEPS: tuple[Step, ...] = (
     Step(examples_check.NAME, examples_check.check, _needs_public_outputs),
     Step(coverage_check.NAME, coverage_check.check, _needs_problem),
     Step(lookalikes_check.NAME, lookalikes_check.check, _needs_problem),
+    Step(mistakes_check.NAME, mistakes_check.check, _needs_problem),
     Step(solutions_check.NAME, solutions_check.check, _needs_backend),
     Step(margins.NAME, margins.check, _needs_grades),
 )

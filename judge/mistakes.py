@@ -1,0 +1,216 @@
+"""Known mistakes' outputs: every shipped wrong solution run under ``jax.jit`` on the trusted side, cached.
+
+The files under ``problems/<slug>/solutions/wrong_answer/`` are repository code, like the reference, so they
+run in the judge's own process (``judge.expected``'s JAX, flags and lock) and never enter a sandbox. Their
+outputs are cached per (solution source, case inputs, JAX version, XLA flags) as wire-encoded trees, never
+pickle; a solution that raises on a case is remembered as failed there and names nothing on it.
+
+``MistakeFinder`` is what the grader asks, for a case whose output is wrong, which known mistake that output
+looks like (``judge.feedback.matching``). Outputs are computed only when asked, so an accepted submission
+pays nothing; a file without a valid teaching note (which ``judge check`` reports) is left out.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from judge import expected as _expected
+from judge.compare import Checker, bind
+from judge.errors import ReferenceFailure
+from judge.feedback.matching import Candidate, Match, best_match, differing_leaves
+from judge.feedback.notes import MistakeNote, NoteError, parse_note
+from judge.gradients import compare_with_gradient, gradient_checker
+from judge.menu import MenuChoice
+from judge.problems import Case, Problem
+from sandbox.command import FAST_COMPILE_XLA_FLAGS
+from sandbox.protocol import ProtocolError, dumps_tree, loads_tree
+
+FOLDER = "wrong_answer"
+_FAILED = b"failed\n"
+_JITTED: dict[tuple[str, str, str], Callable[..., Any]] = {}
+_JITTED_LOCK = threading.Lock()
+
+
+@dataclass(frozen=True)
+class KnownMistake:
+    """One shipped wrong solution and its teaching note."""
+
+    path: Path
+    source: str
+    note: MistakeNote
+
+
+def known_mistakes(problem: Problem) -> tuple[KnownMistake, ...]:
+    """The problem's wrong solutions that carry a valid teaching note, in file order."""
+    found: list[KnownMistake] = []
+    for folder, path in problem.solutions():
+        if folder != FOLDER:
+            continue
+        with contextlib.suppress(OSError, UnicodeDecodeError, NoteError):
+            source = path.read_text(encoding="utf-8")
+            found.append(KnownMistake(path, source, parse_note(source)))
+    return tuple(found)
+
+
+def _key(problem: Problem, mistake: KnownMistake, case: Case) -> str:
+    digest = hashlib.sha256()
+    gradient = problem.spec.gradient
+    parts = [
+        "mistake",
+        _expected._jax_version(),
+        os.environ.get("XLA_FLAGS", FAST_COMPILE_XLA_FLAGS),
+        problem.spec.function,
+        mistake.source,
+        case.dtype,
+        case.args_json,
+        problem.menu_source or "",
+        gradient.model_dump_json() if gradient is not None else "",
+        _expected._transforms_source() if gradient is not None else "",
+    ]
+    for part in parts:
+        digest.update(part.encode())
+        digest.update(b"\0")
+    return digest.hexdigest()[:32]
+
+
+def _jitted(problem: Problem, mistake: KnownMistake) -> Callable[..., Any]:
+    """The wrong solution's function (with its gradient, on a ``[gradient]`` problem) under one jit."""
+    jax = _expected._import_jax()
+    key = (
+        str(mistake.path),
+        mistake.source,
+        problem.spec.gradient.model_dump_json() if problem.spec.gradient else "",
+    )
+    with _JITTED_LOCK:
+        if key in _JITTED:
+            return _JITTED[key]
+    module = _expected._import_file(str(mistake.path), mistake.source)
+    fn = getattr(module, problem.spec.function, None)
+    if not callable(fn):
+        raise ReferenceFailure(f"{mistake.path} does not define `{problem.spec.function}`")
+    if problem.spec.gradient is not None:
+        value, gradient = fn, _expected._gradient_of(problem, fn)
+
+        def fn(*args: Any) -> Any:
+            return value(*args), gradient(*args)
+
+    static = tuple(i for i, a in enumerate(problem.spec.args) if not a.traced)
+    jitted: Callable[..., Any] = jax.jit(fn, static_argnums=static)
+    with _JITTED_LOCK:
+        _JITTED[key] = jitted
+    return jitted
+
+
+def _run(problem: Problem, mistake: KnownMistake, case: Case) -> Any | None:
+    """The wrong solution's output on ``case`` (host tree), or None when it fails there."""
+    jax = _expected._import_jax()
+    try:
+        fn = _jitted(problem, mistake)
+        menu = problem.menu()
+        args = [
+            menu[value.name]
+            if isinstance(value, MenuChoice)
+            else value
+            if isinstance(value, float) or not arg.traced
+            else jax.device_put(value)
+            for value, arg in zip(case.inputs, problem.spec.args, strict=True)
+        ]
+        return _expected.to_host(jax.block_until_ready(fn(*args)))
+    except Exception:  # a known mistake that cannot run here names nothing on this case
+        return None
+
+
+def mistake_output(problem: Problem, mistake: KnownMistake, case: Case) -> Any | None:
+    """``mistake``'s output on ``case``, from the cache or computed and cached; None where it failed."""
+    file = _expected.cache_dir().parent / "mistakes" / problem.slug / f"{_key(problem, mistake, case)}.frame"
+    with contextlib.suppress(OSError, ValueError, ProtocolError):
+        data = file.read_bytes()
+        return None if data == _FAILED else loads_tree(data)
+    with _expected._LOCK:
+        output = _run(problem, mistake, case)
+    with contextlib.suppress(OSError, ValueError, ProtocolError):
+        file.parent.mkdir(parents=True, exist_ok=True)
+        tmp = file.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+        tmp.write_bytes(_FAILED if output is None else dumps_tree(output))
+        tmp.replace(file)
+    return output
+
+
+def same_as(problem: Problem) -> Callable[[Any, Any], bool]:
+    """``same(mistake_output, got)``: the problem's own comparison accepts ``got`` against the mistake's
+    output (and, on a ``[gradient]`` problem, its gradient)."""
+    checker = bind(problem.spec.compare, problem.spec.output)
+    if problem.spec.gradient is None:
+        return lambda reference, got: checker(reference, got, reveal=False).ok
+    return lambda reference, got: (
+        compare_with_gradient(checker, reference[0], reference[1], got, reveal=False)[0].ok
+    )
+
+
+def _leaf_same(problem: Problem) -> Callable[[Any, Any], bool]:
+    checker: Checker = gradient_checker(bind(problem.spec.compare, problem.spec.output))
+    return lambda a, b: checker(a, b, reveal=False).ok
+
+
+@dataclass
+class MistakeFinder:
+    """For the grader: which known mistake a wrong output on case ``i`` looks like (None: none)."""
+
+    problem: Problem
+    cases: Sequence[Case]
+    #: The reference's output per case (and gradient, on a ``[gradient]`` problem): what a mistake must
+    #: differ from to name anything.
+    expected: Sequence[Any]
+    gradients: Sequence[Any] | None = None
+    _candidates: dict[int, list[Candidate]] = field(default_factory=dict, init=False)
+
+    def __call__(self, i: int, got: Any) -> Match | None:
+        mistakes = known_mistakes_cached(self.problem)
+        if not mistakes:
+            return None
+        return best_match(self.candidates(i, mistakes), got, same_as(self.problem))
+
+    def candidates(self, i: int, mistakes: Sequence[KnownMistake]) -> list[Candidate]:
+        if i in self._candidates:
+            return self._candidates[i]
+        reference = self.expected[i]
+        if self.gradients is not None:
+            reference = (reference, self.gradients[i])
+        found: list[Candidate] = []
+        if not isinstance(reference, ReferenceFailure) and not (
+            isinstance(reference, tuple) and any(isinstance(r, ReferenceFailure) for r in reference)
+        ):
+            leaf_same = _leaf_same(self.problem)
+            for mistake in mistakes:
+                output = mistake_output(self.problem, mistake, self.cases[i])
+                if output is not None:
+                    found.append(
+                        Candidate(mistake.note, output, differing_leaves(reference, output, leaf_same))
+                    )
+        self._candidates[i] = found
+        return found
+
+
+_KNOWN: dict[str, tuple[tuple[tuple[str, int, int], ...], tuple[KnownMistake, ...]]] = {}
+
+
+def known_mistakes_cached(problem: Problem) -> tuple[KnownMistake, ...]:
+    """``known_mistakes``, read again only when a file of the folder changed (by name, size and mtime)."""
+    folder = problem.root / "solutions" / FOLDER
+    try:
+        stamp = tuple(sorted((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in folder.glob("*.py")))
+    except OSError:
+        return ()
+    seen = _KNOWN.get(str(problem.root))
+    if seen is not None and seen[0] == stamp:
+        return seen[1]
+    mistakes = known_mistakes(problem)
+    _KNOWN[str(problem.root)] = (stamp, mistakes)
+    return mistakes
