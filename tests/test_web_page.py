@@ -1090,3 +1090,37 @@ def test_axe_finds_nothing_serious_on_the_list_and_a_problem_page(
         assert watched.unexpected_errors() == []
     finally:
         context.close()
+
+
+def test_history_keeps_submissions_and_the_last_run_across_visits(web: Watched, server: JudgeServer) -> None:
+    page = open_problem(web, server)
+    expect(page.locator("#history")).to_be_hidden()
+    wrong = solution("wrong_answer", "adds_factor.py")
+    type_code(page, wrong)
+    run(page)
+    submit(page)
+    expect(page.locator("#history .history-row")).to_have_count(1)
+    right = solution("accepted", "tree_util_map.py")
+    type_code(page, right)
+    run(page)
+    submit(page)
+    rows = page.locator("#history .history-row")
+    expect(rows).to_have_count(2)
+    expect(rows.locator(".verdict")).to_have_text(["Accepted", "Wrong answer"])  # newest first
+
+    # Reopen the problem: the verdicts, their times, and the last Run are there.
+    page.goto(server.url)
+    page.goto(f"{server.url}/problems/{SCALE}")
+    wait_for_codemirror(page)
+    expect(rows).to_have_count(2)
+    expect(rows.first.locator("time")).not_to_have_text("")
+    expect(page.locator("#run-results .last-run")).to_contain_text("Your last Run")
+    expect(page.locator("#run-results .summary")).to_contain_text("2 of 2 examples passed")
+    web.shot("history")
+
+    # "Open this code" puts the older submission's code in the editor (undoable).
+    rows.nth(1).get_by_role("button", name="Open this code").click()
+    expect(page.locator("#save-state")).to_contain_text("Opened submission")
+    assert editor_text(page).rstrip("\n") == wrong.rstrip("\n")
+    page.keyboard.press("Control+z")
+    assert editor_text(page).rstrip("\n") == right.rstrip("\n")

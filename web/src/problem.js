@@ -20,7 +20,16 @@ import {
   renderSummary,
   verdictSentence,
 } from "./results.js";
-import { loadCode, saveCode, saveVerdict } from "./storage.js";
+import {
+  addSubmission,
+  loadCode,
+  loadLastRun,
+  loadSubmissions,
+  saveCode,
+  saveLastRun,
+  saveVerdict,
+} from "./storage.js";
+import { verdictBadge } from "./verdicts.js";
 
 const SAVE_DELAY_MS = 300;
 const POLL_WAIT_S = 20;
@@ -265,6 +274,7 @@ async function run() {
     const result = await api(runUrl, { method: "POST", body });
     state.lastRunCode = code;
     showRunResult(result);
+    saveLastRun(slug, result);
     announce(`Run finished. ${verdictSentence(result)}`, result.verdict === "accepted" ? "ok" : "error");
   } catch (error) {
     const input = error instanceof ApiError && error.status === 422 ? inputErrorOf(error.body) : null;
@@ -352,8 +362,10 @@ async function submit() {
   try {
     const created = await api("/api/submissions", { method: "POST", body: { problem: slug, code } });
     head.textContent = `Submission ${created.id}: queued`;
+    addSubmission(slug, created.id);
     const result = await follow(created.id, head, rows);
     finishSubmission(result, panel, head);
+    showHistory();
   } catch (error) {
     head.textContent = `Submit failed: ${error.message}`;
     announce(`Submit failed: ${error.message}`, "error");
@@ -458,6 +470,71 @@ function finishSubmission(result, panel, head) {
   announce(`Submission graded. ${verdictSentence(result)}`, result.verdict === "accepted" ? "ok" : "error");
 }
 
+// --- history: this browser's submissions and last Run ------------------------------------------------
+
+/** "2 Dec, 21:40" for an ISO time or a number of milliseconds. */
+function when(value) {
+  const date = new Date(value);
+  return Number.isNaN(date.getTime()) ? "" : date.toLocaleString([], { dateStyle: "medium", timeStyle: "short" });
+}
+
+/** One row of the history: verdict, cases passed, time, and a button that opens its code. */
+function historyRow(kept, submission) {
+  const row = el("li", { class: "history-row", "data-submission": kept.id });
+  if (!submission) {
+    row.append(el("span", { class: "muted" }, `Submission ${kept.id}: not found on this judge`));
+    return row;
+  }
+  const result = submission.result;
+  row.append(
+    submission.verdict ? verdictBadge(submission.verdict) : el("span", { class: "muted" }, submission.status),
+    result ? el("span", {}, ` ${result.passed} of ${result.total} cases`) : null,
+    el("time", { class: "times", datetime: submission.created_at }, when(submission.created_at)),
+  );
+  const open = el("button", { type: "button", class: "link-button" }, "Open this code");
+  open.addEventListener("click", async () => {
+    try {
+      const { code } = await api(`/api/submissions/${encodeURIComponent(kept.id)}/code`);
+      state.code.focus();
+      state.code.set(code);
+      $("save-state").textContent = `Opened submission ${kept.id} (Ctrl+Z undoes)`;
+    } catch (error) {
+      announce(`The code could not be opened: ${error.message}`, "error");
+    }
+  });
+  row.append(open);
+  return row;
+}
+
+/** Fetch and list this browser's submissions of the problem (newest first); nothing when there are none. */
+async function showHistory() {
+  const kept = loadSubmissions(slug);
+  const section = $("history");
+  if (!kept.length || !section) return;
+  const fetched = await Promise.all(
+    kept.map((item) => api(`/api/submissions/${encodeURIComponent(item.id)}`).catch(() => null)),
+  );
+  replace(
+    $("history-list"),
+    ...kept.map((item, i) => historyRow(item, fetched[i])),
+  );
+  section.hidden = false;
+}
+
+/** The last Run's result, shown again on a return visit, labelled with when it ran. */
+function showLastRun() {
+  const last = loadLastRun(slug);
+  if (!last) return;
+  const options = { onShowLine: (line) => state.code.focusLine(line), rootNames };
+  const panel = $("run-results");
+  replace(
+    panel,
+    el("p", { class: "muted last-run" }, `Your last Run, ${when(last.at)} (run again to refresh):`),
+    ...renderRun(last.result, options),
+  );
+  panel.hidden = false;
+}
+
 // --- keyboard and start -------------------------------------------------------------------------------
 
 function shortcutsForPlatform() {
@@ -484,10 +561,12 @@ function start() {
   $("run").addEventListener("click", run);
   $("submit").addEventListener("click", submit);
   updateSubmit();
+  showLastRun();
   document.body.dataset.ready = "true";
   // Navigation start to a usable page: statement, an editor to type in, the Run panel (bench_page reads it).
   performance.mark("judge:ready");
   afterFirstPaint(upgradeEditor);
+  afterFirstPaint(() => showHistory().catch((error) => console.warn("history:", error)));
 }
 
 /** Longest wait for the first paint before loading CodeMirror anyway (a tab opened in the background

@@ -46,3 +46,40 @@ export function loadVerdict(slug) {
 export function saveVerdict(slug, verdict) {
   write(`verdict:${slug}`, JSON.stringify(verdict));
 }
+
+/** Most submissions kept per problem (the newest). */
+const SUBMISSIONS_KEPT = 20;
+/** The largest last Run result kept (characters of JSON); a larger one is not kept. */
+const LAST_RUN_MAX = 200_000;
+
+/** This browser's submissions of `slug`, newest first: [{id, at}]. */
+export function loadSubmissions(slug) {
+  try {
+    const value = JSON.parse(read(`submissions:${slug}`) ?? "[]");
+    return Array.isArray(value) ? value.filter((item) => item && typeof item.id === "string") : [];
+  } catch {
+    return [];
+  }
+}
+
+/** Remember submission `id` of `slug` (newest first, at most SUBMISSIONS_KEPT). */
+export function addSubmission(slug, id, at = Date.now()) {
+  const kept = [{ id, at }, ...loadSubmissions(slug).filter((item) => item.id !== id)];
+  write(`submissions:${slug}`, JSON.stringify(kept.slice(0, SUBMISSIONS_KEPT)));
+}
+
+/** The last Run of `slug`: {result, at} or null. */
+export function loadLastRun(slug) {
+  try {
+    const value = JSON.parse(read(`run:${slug}`) ?? "null");
+    return value && value.result && Array.isArray(value.result.cases) ? value : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Keep the last Run's `result` of `slug` (unless it is too large to keep). */
+export function saveLastRun(slug, result, at = Date.now()) {
+  const text = JSON.stringify({ result, at });
+  write(`run:${slug}`, text.length <= LAST_RUN_MAX ? text : null);
+}
