@@ -25,6 +25,8 @@ SCHEDULES = [
     ("realistic", 500, 10_000, 3e-4, 3e-5),
     ("one_step_decay_tail", 1_000, 1_001, 0.01, 0.001),
     ("long", 7, 1_000_000, 0.2, 0.0),
+    # Near the stated bounds: steps up to 10^7 and a final rate of half the peak.
+    ("longest", 2_000_000, 9_999_900, 0.9, 0.5),
 ]
 
 

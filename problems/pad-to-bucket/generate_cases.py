@@ -56,13 +56,19 @@ def build_cases() -> list[dict[str, Any]]:
     # Real tokens equal to pad_id inside the length (a mask derived from `tokens != pad_id` is wrong).
     row = rng.integers(0, 3, size=(5, 7))
     add("real_tokens_equal_pad_id", row, [7, 6, 4, 2, 1], [8, 16], 0)
-    add("negative_pad_id", ids(3, 6), [6, 2, 4], [4, 8], -1)
-    add("large_pad_id", ids(2, 3), [3, 1], [5], 50_256)
+    # Any int32 id, at both ends: above 2**24 a float32 holds no longer every integer, so padding or
+    # masking through float32 changes ids (and 2**31 - 1 rounds to 2**31, past int32).
+    top, bottom = 2**31 - 1, -(2**31)
+    add("smallest_pad_id_and_ids", ids(3, 6, bottom, bottom + 200), [6, 2, 4], [4, 8], bottom)
+    add("largest_pad_id_and_ids", ids(2, 3, top - 200, top + 1), [3, 1], [5], top)
     # Larger batches and realistic buckets.
     random_case("batch_16_len_100", 16, 100, [32, 64, 128, 256], 0)
     random_case("batch_8_len_33", 8, 33, [16, 32, 48, 64], 2)
     random_case("batch_16_len_100_again", 16, 100, [32, 64, 128, 256], 0)
-    random_case("many_buckets", 6, 17, [1, 2, 4, 8, 16, 24, 32, 64], 9)
+    # Eight buckets up to the largest allowed, 4096.
+    random_case("many_buckets", 6, 17, [1, 2, 4, 8, 16, 24, 32, 4096], 9)
+    # Odd ids between 2**24 and 2**30 (the shape and static values of zero_and_full_rows).
+    add("ids_past_2_24", ids(4, 5, 2**24, 2**30) | 1, [5, 0, 3, 5], [3, 6, 12], 1)
     return cases
 
 

@@ -16,6 +16,8 @@ from judge.casegen import bf16, f32, map_shapes, num, random_tree, write
 from judge.casegen import render as render  # re-exported: the case check renders with it
 
 SEED = 20_240_612
+#: The bound on values and the learning rate (validator.py, statement.md).
+MAX_ABS = 1e15
 OUT = Path(__file__).resolve().parent / "cases" / "hidden.json"
 
 
@@ -130,6 +132,17 @@ def build_cases() -> list[dict[str, Any]]:
     random_case("long_list_deep_nesting", LONG_DEEP, 0.05, 0.95)
     random_case("root_list_of_five", ROOT_LIST_5, 0.1, 0.999)
     random_case("bf16_long_list_deep_nesting", LONG_DEEP, 0.02, 0.9, bf16, dtype="bfloat16")
+
+    # Values and a learning rate near the stated bound 1e15 (an update of order 1e29, still finite).
+    def huge(cast: Any) -> Any:
+        return lambda values: cast(np.clip(np.asarray(values) * 3e14, -MAX_ABS, MAX_ABS))
+
+    def huge_case(name: str, lr: float, mom: float, cast: Any, dtype: str) -> None:
+        trees = [random_tree(rng, MIXED, 1.0, huge(cast)) for _ in range(3)]
+        add(name, *trees, lr, mom, dtype=dtype)
+
+    huge_case("values_near_the_bound", 4e14, 0.9, f32, "float32")
+    huge_case("bf16_values_near_the_bound", 2e14, 0.5, bf16, "bfloat16")
     return cases
 
 
