@@ -17,6 +17,7 @@ only a coarse bucket; ``author=True`` (``judge check`` grading the author's own 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import signal
 import time
@@ -29,12 +30,14 @@ import numpy as np
 from judge.compare import Checker, CompareResult, bind
 from judge.errors import JudgeError, ReferenceFailure
 from judge.expected import expected_gradients, expected_outputs
+from judge.feedback.cost import CostComparison, compare_cost
 from judge.feedback.matching import Match
 from judge.gradients import compare_with_gradient
 from judge.hidden import hidden_message, ratio_bucket
 from judge.mistakes import MistakeFinder
 from judge.problems import Case, Problem
-from judge.results import CaseResult, GradeResult, LeafValue, MistakeMatch, Visibility
+from judge.reference_cost import reference_cost
+from judge.results import CaseCost, CaseResult, GradeResult, LeafValue, MistakeMatch, Visibility
 from judge.rules import ProgramSummary, Rule, broken_rule, precheck_for, rules_for
 from judge.verdicts import STOPS_RUN, Verdict, WrongAnswerReason
 from sandbox.base import Pair
@@ -443,6 +446,8 @@ class Judging:
             run_ms=timed.run_ms if timed is not None and show_run else None,
             error_ratio=(graded.error_ratio if self.author else outcome.error_ratio) if show_run else None,
             mistake=outcome.mistake,
+            # Feedback (a finder given): the cost of what a learner's case compiled to; hidden cases none.
+            cost=self._cost(i, program) if vis != "hidden" and self.mistakes is not None else None,
         )
         return _shown(case, vis, result, outcome.got, self.expected[i])
 
@@ -499,6 +504,9 @@ class Judging:
         )
         if rule is not None:
             return _Outcome(Verdict.WRONG_ANSWER, rule, WrongAnswerReason.RULE)
+        costly = self._over_cost(i, program)
+        if costly is not None:
+            return _Outcome(Verdict.WRONG_ANSWER, costly, WrongAnswerReason.RULE)
         run = raw.runs[i] if run is None else run
         got_or_failure = self._output(program, run, hidden)
         if isinstance(got_or_failure, _Outcome):
@@ -532,6 +540,45 @@ class Judging:
             else f"matches the expected output ({ratio_bucket(compared.max_error_ratio)})"
         )
         return _Outcome(Verdict.ACCEPTED, message, None, compared.max_error_ratio, got)
+
+    def _comparison(self, i: int, program: ProgramReport) -> CostComparison | None:
+        """The program's cost (the executor's figures) beside the reference's on case i, or None."""
+        compiled = program.compiled
+        if compiled is None or not compiled.get("cost"):
+            return None
+        reference = reference_cost(self.problem, self.case_list[i])
+        if reference is None:
+            return None
+        loops = ProgramSummary.from_wire(compiled.get("summary")).loops
+        return compare_cost(compiled["cost"], loops, reference)
+
+    def _cost(self, i: int, program: ProgramReport) -> CaseCost | None:
+        try:
+            comparison = self._comparison(i, program)
+        except Exception:  # feedback is extra: the verdict stands without it
+            return None
+        return None if comparison is None else CaseCost(**dataclasses.asdict(comparison))
+
+    def _over_cost(self, i: int, program: ProgramReport) -> str | None:
+        """The problem's cost rule (``[cost]``), broken on case i: the message; None when kept or absent.
+        Figures the judge cannot get (no cost analysis) break nothing."""
+        rule = self.problem.spec.cost
+        if rule is None or program.compiled is None:
+            return None
+        comparison = self._comparison(i, program)
+        if comparison is None:
+            return None
+        for what, got, bound in (
+            ("FLOPs", comparison.flops_ratio, rule.max_flops_ratio),
+            ("bytes accessed", comparison.bytes_ratio, rule.max_bytes_ratio),
+        ):
+            if got is not None and bound is not None and got > bound:
+                return (
+                    f"the compiled program costs {got:.3g} times the reference solution's {what}; this "
+                    f"problem allows at most {bound:g} times (do the work once: no repeated or wasted "
+                    "computation)"
+                )
+        return None
 
     def _mistake(self, i: int, got: Any, reason: WrongAnswerReason | None) -> MistakeMatch | None:
         """The known mistake a wrong output (by structure, shape, dtype or value) looks like. Only names and

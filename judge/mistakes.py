@@ -175,27 +175,46 @@ class MistakeFinder:
         mistakes = known_mistakes_cached(self.problem)
         if not mistakes:
             return None
-        return best_match(self.candidates(i, mistakes), got, same_as(self.problem))
+        same = same_as(self.problem)
+        reference = self._reference(i)
+        if reference is None or same(reference, got):  # the reference's output is right, whatever else
+            return None
+        return best_match(self.candidates(i, mistakes), got, same)
+
+    def _reference(self, i: int) -> Any | None:
+        """The reference's result on case i as a program returns it (with its gradient), or None."""
+        reference = self.expected[i]
+        if isinstance(reference, ReferenceFailure):
+            return None
+        if self.gradients is None:
+            return reference
+        gradient = self.gradients[i]
+        return None if isinstance(gradient, ReferenceFailure) else (reference, gradient)
 
     def candidates(self, i: int, mistakes: Sequence[KnownMistake]) -> list[Candidate]:
         if i in self._candidates:
             return self._candidates[i]
-        reference = self.expected[i]
-        if self.gradients is not None:
-            reference = (reference, self.gradients[i])
+        reference = self._reference(i)
         found: list[Candidate] = []
-        if not isinstance(reference, ReferenceFailure) and not (
-            isinstance(reference, tuple) and any(isinstance(r, ReferenceFailure) for r in reference)
-        ):
-            leaf_same = _leaf_same(self.problem)
+        if reference is not None:
+            leaf_same, same = _leaf_same(self.problem), same_as(self.problem)
             for mistake in mistakes:
                 output = mistake_output(self.problem, mistake, self.cases[i])
-                if output is not None:
-                    found.append(
-                        Candidate(mistake.note, output, differing_leaves(reference, output, leaf_same))
-                    )
+                if output is None:
+                    continue
+                # A mistake whose output the problem accepts here is right on this case: it names nothing.
+                right = _safely(same, reference, output)
+                count = 0 if right else max(1, differing_leaves(reference, output, leaf_same))
+                found.append(Candidate(mistake.note, output, count))
         self._candidates[i] = found
         return found
+
+
+def _safely(same: Callable[[Any, Any], bool], a: Any, b: Any) -> bool:
+    try:
+        return same(a, b)
+    except Exception:  # not comparable: not the same
+        return False
 
 
 _KNOWN: dict[str, tuple[tuple[tuple[str, int, int], ...], tuple[KnownMistake, ...]]] = {}

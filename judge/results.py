@@ -102,6 +102,26 @@ class MistakeMatch(BaseModel):
     others: int = Field(0, ge=0, description="How many other known mistakes this output matches as well.")
 
 
+class CaseCost(BaseModel):
+    """What a public or custom case's compiled program costs beside the reference's on the same case: XLA's
+    cost analysis from the executor that compiled it, and the reference's compiled on the judge's side."""
+
+    model_config = ConfigDict(frozen=True)
+
+    flops: FiniteOrNone = None
+    bytes_accessed: FiniteOrNone = None
+    loops: int | None = None
+    reference_flops: FiniteOrNone = None
+    reference_bytes_accessed: FiniteOrNone = None
+    reference_loops: int | None = None
+    #: ``flops / reference_flops`` (None when either is missing, or the reference has none).
+    flops_ratio: FiniteOrNone = None
+    bytes_ratio: FiniteOrNone = None
+    #: The ratios in words: ``2.9x the reference's FLOPs, 1x its bytes accessed, 4 loops where the
+    #: reference has 1``.
+    text: str = ""
+
+
 class CaseResult(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -123,6 +143,8 @@ class CaseResult(BaseModel):
     error_ratio: FiniteOrNone = None
     #: A wrong answer that matches a known mistake's output on this case (the most specific one).
     mistake: MistakeMatch | None = None
+    #: Public and custom cases whose program compiled: its cost beside the reference's.
+    cost: CaseCost | None = None
 
 
 class GradeResult(BaseModel):

@@ -354,6 +354,16 @@ class ForbidOpsRule(_Strict):
 ProgramRuleSpec = Annotated[LoopRule | ForbidOpsRule, Field(discriminator="kind")]
 
 
+class CostRule(_Strict):
+    """A bound on what the compiled program costs, as multiples of the reference's program on the same case
+    (XLA's cost analysis of each, ``judge.feedback.cost``): ``max_flops_ratio = 4`` allows at most 4x the
+    reference's FLOPs, ``max_bytes_ratio = 1`` at most its bytes accessed. Checked on the trusted side from
+    the executor's figures; a program over a bound is ``wrong_answer`` with reason ``rule``."""
+
+    max_flops_ratio: float | None = Field(default=None, gt=0, le=1e6)
+    max_bytes_ratio: float | None = Field(default=None, gt=0, le=1e6)
+
+
 #: Argument kinds a gradient may be taken with respect to (tree or array data, traced).
 DIFFERENTIABLE_KINDS: tuple[str, ...] = ("pytree", "array")
 
@@ -395,6 +405,8 @@ class ProblemSpec(_Strict):
     rules: list[ProgramRuleSpec] = Field(default_factory=list)
     #: A gradient checked beside the output (``sandbox.transforms``).
     gradient: GradientSpec | None = None
+    #: A bound on the program's cost beside the reference's (``CostRule``), stated in the statement.
+    cost: CostRule | None = None
     #: The menu module of ``function`` arguments, a file of the package (problem code: it is sent into the
     #: sandbox, and the reference gets the same functions on the trusted side).
     functions: Annotated[str, Field(pattern=r"^[a-z_][a-z0-9_]*\.py$")] | None = None

@@ -120,11 +120,17 @@ def _call_rules(spec: ProblemSpec) -> list[str]:
     for arg in spec.args:
         if arg.kind != "array" or arg.dtype == "case":
             continue
-        if arg.ndim == [0]:
+        if arg.ndim == [0] and arg.dtype == "bool":
             rules.append(
-                f"`{arg.name}` arrives traced as {arg.describe_kind()}, the way a training loop passes a "
-                f"step counter, not as a Python number: compute with it (`{arg.name}.astype(jnp.float32)`), "
-                f"never `int({arg.name})` or a Python `if` on it."
+                f"`{arg.name}` arrives traced as {arg.describe_kind()}, not as a Python bool: choose with it "
+                f"(`jnp.where({arg.name}, a, b)`, `jax.lax.cond`), never `bool({arg.name})` or a Python `if` "
+                "on it."
+            )
+        elif arg.ndim == [0]:
+            rules.append(
+                f"`{arg.name}` arrives traced as {arg.describe_kind()}, not as a Python number: compute with "
+                f"it as an array (`{arg.name} + 1`, or `{arg.name}.astype(jnp.float32)` where a float is "
+                f"needed), never `int({arg.name})` or a Python `if` on it."
             )
         else:
             rules.append(
@@ -132,6 +138,12 @@ def _call_rules(spec: ProblemSpec) -> list[str]:
                 f"function is traced, but its shape (`{arg.name}.shape`) is a plain tuple of ints you may "
                 "use."
             )
+    rules.append(
+        "Any other exception your function raises while it is traced or run (an `IndexError`, a "
+        "`custom_vjp` whose backward pass returns the wrong structure, a shape mismatch) is a "
+        "`runtime_error`, shown with its message; an output of the wrong structure, shape, dtype or value "
+        "is a `wrong_answer`."
+    )
     numbers = [a.name for a in spec.args if a.kind == "number" and a.traced]
     if len(numbers) == 1:
         rules.append(
@@ -261,10 +273,28 @@ def _container_rules(spec: ProblemSpec) -> list[str]:
 #: Every kind of rule the statement states, in order. A new kind of rule the judge enforces (a program
 #: rule declared in the spec, such as "uses `jax.lax.scan`") adds its source here, so it is stated in
 #: every statement that declares it.
+def _cost_rules(spec: ProblemSpec) -> list[str]:
+    rule = spec.cost
+    if rule is None:
+        return []
+    bounds = []
+    if rule.max_flops_ratio is not None:
+        bounds.append(f"at most {rule.max_flops_ratio:g} times the reference solution's FLOPs")
+    if rule.max_bytes_ratio is not None:
+        bounds.append(f"at most {rule.max_bytes_ratio:g} times its bytes accessed")
+    if not bounds:
+        return []
+    return [
+        f"Your compiled program may cost {' and '.join(bounds)} on each case, as XLA's cost analysis counts "
+        "them; a program over that is wrong_answer."
+    ]
+
+
 RULE_SOURCES: tuple[RuleSource, ...] = (
     _call_rules,
     _program_rules,
     _declared_rules,
+    _cost_rules,
     _gradient_rules,
     _check_rules,
     _dtype_rules,

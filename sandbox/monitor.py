@@ -972,6 +972,7 @@ class _Session:
                 "pipeline": _text(message.get("pipeline"), 16),  # sandbox.inside.compiling
                 "cached": message.get("cached") is True,
                 "key": _text(message.get("key"), 64),
+                "cost": _cost(message.get("cost")),
             }
         else:
             reply = {
@@ -1248,6 +1249,21 @@ def _int(value: Any) -> int:
 
 def _text(value: Any, limit: int = MAX_TEXT) -> str:
     return value[:limit] if isinstance(value, str) else ""
+
+
+def _cost(value: Any) -> dict[str, float]:
+    """The executor's cost-analysis figures (``sandbox.inside.executor.cost_of``): finite non-negative
+    numbers under the names it uses, anything else dropped."""
+    if not isinstance(value, dict):
+        return {}
+    return {
+        name: float(figure)
+        for name, figure in value.items()
+        if name in ("flops", "bytes_accessed", "transcendentals")
+        and isinstance(figure, int | float)
+        and not isinstance(figure, bool)
+        and 0 <= figure <= 1e30
+    }
 
 
 def _ms(value: Any) -> float | None:

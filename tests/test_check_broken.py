@@ -135,6 +135,7 @@ def test_bad_spec_field_names_file_field_and_line(tmp_path: Path) -> None:
         "mistakes",
         "solutions",
         "margins",
+        "cost",
     ]
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from judge.check import (
     cases_check,
+    cost_check,
     coverage_check,
     examples_check,
     lookalikes_check,
@@ -79,6 +80,7 @@ STEPS: tuple[Step, ...] = (
     Step(mistakes_check.NAME, mistakes_check.check, _needs_problem),
     Step(solutions_check.NAME, solutions_check.check, _needs_backend),
     Step(margins.NAME, margins.check, _needs_grades),
+    Step(cost_check.NAME, cost_check.check, _needs_grades),
 )
 CHECK_NAMES = tuple(step.name for step in STEPS)
 

@@ -1,0 +1,119 @@
+"""What a program costs (issue 25, point 3): the pure ratios, the executor's figures against the reference's
+compiled on the trusted side (the reference's own code costs 1.0x), and a ``[cost]`` rule that rejects a
+program doing 10x the work and accepts the reference, stated in the statement."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from judge.feedback.cost import compare_cost, ratio
+from judge.problems import Problem, load_problem
+from judge.results import GradeResult
+from judge.spec import CostRule
+from judge.statement import stated_rules
+from judge.verdicts import Verdict, WrongAnswerReason
+from sandbox.inside.executor import cost_of
+from tests.conftest import FIXTURE_SLUG, FIXTURES
+from tests.program_pool import pooled_grader
+
+#: Tracer slots of this module's pool (the feedback tests' range is 1400-1499).
+SLOT_BASE = 1420
+
+REFERENCE = (FIXTURES.parent / "reference" / "scale_tree.py").read_text()
+#: The reference's work ten times over (ten multiplies and ten adds per element, then a divide).
+TEN_TIMES = """
+import jax
+
+
+def scale_tree(tree, factor):
+    def leaf(x):
+        total = x * factor
+        for _ in range(9):
+            total = total + x * factor
+        return total / 10
+    return jax.tree.map(leaf, tree)
+"""
+
+
+def test_ratios_and_their_words() -> None:
+    line = compare_cost(
+        {"flops": 29.0, "bytes_accessed": 100.0}, 4, {"flops": 10.0, "bytes_accessed": 100.0, "loops": 1}
+    )
+    assert (line.flops_ratio, line.bytes_ratio) == (2.9, 1.0)
+    assert line.text == "2.9x the reference's FLOPs, 1x its bytes accessed, 4 loops where the reference has 1"
+    assert compare_cost({}, None, {"flops": 1.0}).text == ""
+    assert ratio(0.0, 0.0) == 1.0 and ratio(5.0, 0.0) is None and ratio(None, 1.0) is None
+
+
+def test_cost_of_keeps_finite_figures_only() -> None:
+    class Executable:
+        def cost_analysis(self) -> object:
+            return [{"flops": 8.0, "bytes accessed": float("nan"), "transcendentals": -1.0, "other": 3.0}]
+
+    class Broken:
+        def cost_analysis(self) -> object:
+            raise RuntimeError("no cost model")
+
+    assert cost_of(Executable()) == {"flops": 8.0}
+    assert cost_of(Broken()) == {}
+
+
+def test_the_statement_states_the_cost_rule() -> None:
+    problem = load_problem(FIXTURES / FIXTURE_SLUG)
+    spec = problem.spec.model_copy(update={"cost": CostRule(max_flops_ratio=4)})
+    (rule,) = [r for r in stated_rules(spec) if "FLOPs" in r]
+    assert "at most 4 times the reference solution's FLOPs" in rule
+
+
+@pytest.fixture(scope="module")
+def graded() -> Iterator[Callable[[Problem, str], GradeResult]]:
+    with pooled_grader(SLOT_BASE) as grader:
+        yield grader
+
+
+@pytest.fixture(scope="module")
+def costly_problem(tmp_path_factory: pytest.TempPathFactory) -> Problem:
+    """The fixture problem with ``[cost] max_flops_ratio = 4``."""
+    base = tmp_path_factory.mktemp("cost")
+    root = base / "problems" / FIXTURE_SLUG
+    shutil.copytree(FIXTURES / FIXTURE_SLUG, root)
+    shutil.copytree(FIXTURES.parent / "reference", base / "reference")
+    spec = root / "problem.toml"
+    spec.write_text(spec.read_text() + "\n[cost]\nmax_flops_ratio = 4\n")
+    return load_problem(Path(root))
+
+
+@pytest.mark.slow
+def test_the_references_own_code_costs_one_times_the_reference(
+    graded: Callable[[Problem, str], GradeResult],
+) -> None:
+    problem = load_problem(FIXTURES / FIXTURE_SLUG)
+    result = graded(problem, REFERENCE)
+    assert result.verdict is Verdict.ACCEPTED, result.message
+    shown = [c for c in result.cases if c.visibility != "hidden"]
+    assert shown and all(c.cost is not None for c in shown)
+    for case in shown:
+        assert case.cost is not None and case.cost.flops_ratio is not None, case.cost
+        assert case.cost.flops_ratio == pytest.approx(1.0, abs=0.05)
+        assert case.cost.bytes_ratio == pytest.approx(1.0, abs=0.05)
+    assert all(c.cost is None for c in result.cases if c.visibility == "hidden")
+
+
+@pytest.mark.slow
+def test_a_cost_rule_rejects_ten_times_the_work_and_accepts_the_reference(
+    graded: Callable[[Problem, str], GradeResult], costly_problem: Problem
+) -> None:
+    wasteful = graded(costly_problem, TEN_TIMES)
+    assert wasteful.verdict is Verdict.WRONG_ANSWER, wasteful.message
+    failing = next(c for c in wasteful.cases if c.verdict is Verdict.WRONG_ANSWER)
+    assert failing.reason is WrongAnswerReason.RULE
+    assert "times the reference solution's FLOPs" in failing.message and "at most 4 times" in failing.message
+    shown = next(c for c in wasteful.cases if c.visibility == "public")
+    assert shown.cost is not None and shown.cost.flops_ratio is not None and shown.cost.flops_ratio > 4
+    assert "the reference's FLOPs" in shown.cost.text
+    right = graded(costly_problem, REFERENCE)
+    assert right.verdict is Verdict.ACCEPTED, right.message
