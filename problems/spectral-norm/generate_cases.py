@@ -86,6 +86,15 @@ def build_cases() -> list[dict[str, Any]]:
     add("one_iteration_square", gaussian(12, 12), start(12), 1)
     # bfloat16: arithmetic in float32, results cast back to bfloat16.
     add("bf16_tall", gaussian(8, 5), start(8), 3, "bfloat16")
+    # A start vector near the stated bound 1e3 (only its direction matters).
+    add("large_start_vector", gaussian(8, 5), np.clip(400.0 * np.asarray(start(8)), -1e3, 1e3), 3)
+    add(
+        "bf16_large_start_vector",
+        gaussian(8, 5),
+        np.clip(400.0 * np.asarray(start(8)), -1e3, 1e3),
+        3,
+        "bfloat16",
+    )
     add("bf16_zero_matrix", np.zeros((8, 5)), start(8), 3, "bfloat16")
     add("bf16_large_values_square", gaussian(12, 12, 30.0), start(12), 25, "bfloat16")
     add("bf16_wide", with_singular_values(5, 8, [4.0, 3.5, 1.0, 0.5, 0.25]), start(5), 3, "bfloat16")

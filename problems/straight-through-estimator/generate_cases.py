@@ -74,6 +74,21 @@ def build_cases() -> list[dict[str, Any]]:
     add("bf16_large", LARGE, 50.0, bf16, "bfloat16")
     add("bf16_bare_vector", (200,), 2.0, bf16, "bfloat16")
     add("bf16_root_list_of_five", ROOT_LIST, 3.0, bf16, "bfloat16")
+
+    # Values near the stated bound 1e6 (float32 halves still exist below 2**23), and 4,096 elements, the
+    # most a catalog case holds (problem.toml's [reach] says so for the element bound).
+    def near_bound(values: Any) -> Any:
+        return f32(np.clip(values, -1e6, 1e6))
+
+    cases.append(
+        {
+            "name": "values_near_the_bound",
+            "visibility": "hidden",
+            "dtype": "float32",
+            "args": {"x": map_shapes(MIXED, lambda shape: near_bound(_values(rng, shape, 3e5)))},
+        }
+    )
+    add("many_elements", (4096,), 20.0)
     return cases
 
 
