@@ -7,7 +7,8 @@ must not turn an allowed name into the judge's own network), and the connection 
 address (pinned; ``Host`` and TLS's server name stay the name). An allowlisted IP address is called as
 the operator wrote it.
 
-The body is the submission as ``GET /api/submissions/{id}`` returns it. Each try carries
+The body is the submission as ``GET /api/v1/submissions/{id}`` returns it, less ``callback`` (the
+delivery record itself). Each try carries
 ``X-Judge-Timestamp`` (Unix seconds) and ``X-Judge-Delivery`` (one id per submission's callback, the same
 on every retry), and ``X-Judge-Signature: sha256=<hex>``, the HMAC-SHA256 of
 ``<timestamp>.<delivery>.<body bytes>`` with the operator's secret; while a secret is rotated, one
@@ -185,7 +186,10 @@ class CallbackSender:
         timeout_s: float = 10.0,
         threads: int = 2,
         resolver: Resolver = resolve,
+        on_failure: Callable[[bool], None] | None = None,
     ) -> None:
+        """``on_failure(final)``: called for each failed try (final: the callback was given up on)."""
+        self.on_failure = on_failure
         self.store = store
         self.secret = secret
         self.secrets = [secret] if not previous_secret else [secret, previous_secret]
@@ -204,9 +208,9 @@ class CallbackSender:
             threading.Thread(target=self._loop, name=f"callbacks-{n}", daemon=True) for n in range(threads)
         ]
 
-    def start(self) -> None:
-        """Start delivering, beginning with the callbacks a previous run left pending."""
-        for submission_id in self.store.pending_callbacks():
+    def start(self, *, resume: bool = True) -> None:
+        """Start delivering, beginning (``resume``) with the callbacks a previous run left pending."""
+        for submission_id in self.store.pending_callbacks() if resume else ():
             done = len(self.store.callback_attempts(submission_id))
             self._push(time.monotonic(), submission_id, done + 1)
         for thread in self._threads:
@@ -261,6 +265,7 @@ class CallbackSender:
         if refusal is not None:
             self.store.record_callback_attempt(submission_id, attempt, url, None, f"not sent: {refusal}")
             self.store.set_callback_state(submission_id, CallbackState.FAILED)
+            self._failed(True)
             return
         body = self.render(record)
         timestamp, delivery = int(time.time()), delivery_id(submission_id)
@@ -295,5 +300,18 @@ class CallbackSender:
         retryable = status is None or status >= 500 or status in _RETRYABLE_STATUS
         if retryable and attempt < self.attempts:
             self._push(time.monotonic() + self.backoff_s * 2 ** (attempt - 1), submission_id, attempt + 1)
+            self._failed(False)
         else:
             self.store.set_callback_state(submission_id, CallbackState.FAILED)
+            self._failed(True)
+
+    def redeliver(self, submission_id: str) -> None:
+        """Deliver again from the first try (the submission's state was set back to pending)."""
+        self._push(time.monotonic(), submission_id, 1)
+
+    def _failed(self, final: bool) -> None:
+        if self.on_failure is not None:
+            try:
+                self.on_failure(final)
+            except Exception:  # metrics never break delivery
+                log.exception("the callback failure hook failed")

@@ -143,7 +143,10 @@ class Sweeper:
         node_timeout_s: float,
         requeue_after_s: float,
         period_s: float,
+        on_requeue: Callable[[str, int], None] | None = None,
     ) -> None:
+        #: ``on_requeue(reason, count)`` after each sweep that published something (a metric).
+        self.on_requeue = on_requeue
         self.store = store
         self.queue = queue
         self.node_timeout_s = node_timeout_s
@@ -205,6 +208,10 @@ class Sweeper:
         for submission_id in stale:
             self.publish(submission_id)
         counts["stale"] = len(stale)
+        if self.on_requeue is not None:
+            for reason, count in counts.items():
+                if count:
+                    self.on_requeue(reason, count)
         return counts
 
     def start(self) -> None:

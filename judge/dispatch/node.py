@@ -156,6 +156,7 @@ class GradingNode:
             node_timeout_s=settings.node_timeout_s,
             requeue_after_s=settings.requeue_after_s,
             period_s=settings.sweep_s,
+            on_requeue=self.metrics.requeued,
         )
         self.state = NodeState.STARTING
         self.detail: str | None = "the sandbox self-test has not run yet"
@@ -192,6 +193,7 @@ class GradingNode:
             attempts=settings.callback_attempts,
             backoff_s=settings.callback_backoff_s,
             timeout_s=settings.callback_timeout_s,
+            on_failure=self.metrics.callback_failed,
         )
 
     # ------------------------------------------------------------------------------------ state

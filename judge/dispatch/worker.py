@@ -28,7 +28,7 @@ from judge.dispatch.events import CASE, FAILED, RESULT, STATUS, ProgressFeed
 from judge.errors import ProblemNotFound
 from judge.problems import Problem, ProblemSet
 from judge.results import CaseResult, GradeResult
-from judge.store import Claim, Store
+from judge.store import CallbackState, Claim, Store, SubmissionRecord
 from judge.store.jsonsafe import case_json, result_json
 from judge.store.manifest import manifest
 from judge.verdicts import Verdict
@@ -149,6 +149,8 @@ class GradingWorker:
         record = self.store.get(submission_id)
         if record is None:  # deleted under us
             return Outcome.SKIPPED
+        if claim.attempt == 1 and record.started_at is not None:
+            self._observe("queue_waited", (record.started_at - record.created_at).total_seconds())
         try:
             problem = self.problems.get(record.problem)
         except ProblemNotFound:
@@ -177,6 +179,7 @@ class GradingWorker:
             reason = f"the judge could not grade it ({type(exc).__name__})"
             if claim.attempt < self.max_attempts:
                 self.store.release(claim)
+                self._observe("requeued", "retry")
                 self.feed.announce(submission_id)
                 return Outcome.RETRY
             return self._give_up(claim, f"{reason} after {claim.attempt} attempts")
@@ -192,8 +195,7 @@ class GradingWorker:
         self.feed.announce(submission_id)
         if not stored:
             return Outcome.SKIPPED
-        if record.callback_url and self.callbacks is not None:
-            self.callbacks.submit(submission_id)
+        self._call_back(record)
         return Outcome.GRADED
 
     def _finish(self, claim: Claim, problem: Problem, result: GradeResult, accepted_hash: str | None) -> bool:
@@ -219,11 +221,28 @@ class GradingWorker:
         self.feed.announce(claim.submission_id)
         if stored:
             self._observe("submission_failed")
-        if stored and self.callbacks is not None:
+        if stored:
             record = self.store.get(claim.submission_id)
-            if record is not None and record.callback_url:
-                self.callbacks.submit(claim.submission_id)
+            if record is not None:
+                self._call_back(record)
         return Outcome.FAILED if stored else Outcome.SKIPPED
+
+    def _call_back(self, record: SubmissionRecord) -> None:
+        """Send the finished submission's callback; a grader without callback settings says so in the
+        submission's callback record (state ``failed``) instead of sending nothing silently."""
+        if not record.callback_url:
+            return
+        if self.callbacks is not None:
+            self.callbacks.submit(record.id)
+            return
+        reason = (
+            f"not sent: grading node {self.node or 'local'} has no callback settings "
+            "(callback_hosts, callback_secret)"
+        )
+        log.error("submission %s: %s", record.id, reason)
+        self.store.record_callback_attempt(record.id, 1, record.callback_url, None, reason)
+        self.store.set_callback_state(record.id, CallbackState.FAILED)
+        self._observe("callback_failed", True)
 
     def _observe(self, method: str, *args: Any) -> None:
         if self.observer is not None:

@@ -24,6 +24,7 @@ from judge import __version__, web
 from judge.service import apidocs, contract, errors
 from judge.service.bodylimit import BodySizeLimit
 from judge.service.bodytimeout import BodyTimeout
+from judge.service.httpmetrics import RequestTimer
 from judge.service.routes import health, problems, regrades, runs, submissions, users, workers
 from judge.service.settings import Settings
 from judge.service.shares import ClientShares
@@ -108,5 +109,8 @@ def create_app(
             max_age=600,
         )
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(
+        RequestTimer, metrics=lambda: getattr(app.state, "services", None) and app.state.services.metrics
+    )
     app.add_middleware(BodyTimeout, timeout_s=settings.body_timeout_s)
     return app

@@ -25,6 +25,7 @@ from judge.verdicts import Verdict
 #: Every ``error.code`` the API answers with (tests/test_api_contract.py checks the routes use no other).
 ERROR_CODES = (
     "bad_request",
+    "callbacks_unavailable",
     "forbidden",
     "idempotency_conflict",
     "internal_error",
@@ -39,6 +40,8 @@ ERROR_CODES = (
     "invalid_time",
     "limit_exceeded",
     "method_not_allowed",
+    "no_callback",
+    "not_finished",
     "not_found",
     "not_ready",
     "problem_not_found",

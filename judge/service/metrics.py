@@ -10,6 +10,12 @@ judge_verdicts_total{kind,verdict}      kind = submission | run
 judge_sandbox_start_failures_total      workers that failed to start or to become ready
 judge_rejected_total{reason}            429s: rate_limit | queue_full | run_busy
 judge_submissions_failed_total          submissions the judge gave up on (status failed)
+judge_queue_wait_seconds                histogram: created -> first claimed (queue wait)
+judge_oldest_queued_seconds             age of the oldest queued submission (0: none queued)
+judge_grading_nodes{state}              live | lost grading nodes (the service itself when local)
+judge_requeues_total{reason}            submissions queued again: retry | lost | broker | retried | stale
+judge_callback_failures_total{final}    failed callback tries; final="true" when it was given up on
+judge_http_request_seconds{method,route,status}   histogram: HTTP requests by route template
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from sandbox.base import Backend, Protection, SlotBusy, Worker
 from sandbox.limits import SandboxLimits
 
+_WAIT_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0)
+_HTTP_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 _LATENCY_BUCKETS = (0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 7.5, 10.0, 20.0, 30.0, 60.0, 120.0)
 
 
@@ -53,6 +61,34 @@ class Metrics:
         self.submissions_failed = Counter(
             "judge_submissions_failed", "Submissions the judge could not grade (status failed).", registry=r
         )
+        self.queue_wait = Histogram(
+            "judge_queue_wait_seconds",
+            "Seconds from a submission's creation to its first claim by a grader.",
+            buckets=_WAIT_BUCKETS,
+            registry=r,
+        )
+        self.oldest_queued = Gauge(
+            "judge_oldest_queued_seconds", "Age of the oldest queued submission (0: none).", registry=r
+        )
+        self.grading_nodes = Gauge(
+            "judge_grading_nodes", "Grading nodes, live or lost.", ["state"], registry=r
+        )
+        self.requeues = Counter(
+            "judge_requeues", "Submissions queued again, by reason.", ["reason"], registry=r
+        )
+        self.callback_failures = Counter(
+            "judge_callback_failures",
+            "Callback tries that failed; final=true when the callback was given up on.",
+            ["final"],
+            registry=r,
+        )
+        self.http_seconds = Histogram(
+            "judge_http_request_seconds",
+            "HTTP requests by method, route template and status.",
+            ["method", "route", "status"],
+            buckets=_HTTP_BUCKETS,
+            registry=r,
+        )
 
     def bind(
         self,
@@ -66,9 +102,26 @@ class Metrics:
         self.runs_running.set_function(runs)
         self.workers_idle.set_function(idle)
 
+    def bind_store(
+        self, oldest_queued: Callable[[], float], live_nodes: Callable[[], int], lost_nodes: Callable[[], int]
+    ) -> None:
+        """Gauges read from the database at each scrape (a failed read shows as NaN, never an error)."""
+        self.oldest_queued.set_function(_safe(oldest_queued))
+        self.grading_nodes.labels("live").set_function(_safe(live_nodes))
+        self.grading_nodes.labels("lost").set_function(_safe(lost_nodes))
+
     # judge.dispatch.GradingObserver
     def grading_started(self) -> None:
         pass
+
+    def queue_waited(self, seconds: float) -> None:
+        self.queue_wait.observe(max(0.0, seconds))
+
+    def requeued(self, reason: str, count: int = 1) -> None:
+        self.requeues.labels(reason).inc(count)
+
+    def callback_failed(self, final: bool) -> None:
+        self.callback_failures.labels("true" if final else "false").inc()
 
     def grading_finished(self, verdict: str | None, seconds: float) -> None:
         self.grading_seconds.observe(seconds)
@@ -84,6 +137,16 @@ class Metrics:
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
+
+
+def _safe(read: Callable[[], float]) -> Callable[[], float]:
+    def value() -> float:
+        try:
+            return float(read())
+        except Exception:  # the database is down: the gauge says "unknown", the scrape still works
+            return float("nan")
+
+    return value
 
 
 def metered(

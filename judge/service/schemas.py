@@ -334,6 +334,19 @@ class Manifest(_Out):
     )
 
 
+class CallbackTry(_Out):
+    attempt: int
+    status_code: int | None = Field(description="The receiver's HTTP status; None when none answered.")
+    error: str | None = Field(description="Why it failed without a status (network, refused, ...).")
+    at: datetime
+
+
+class CallbackStatus(_Out):
+    url: str
+    state: Literal["pending", "delivered", "failed"]
+    attempts: list[CallbackTry] = Field(description="Every try, oldest first.")
+
+
 class SubmissionPublic(_Out):
     id: str
     problem: str
@@ -349,6 +362,9 @@ class SubmissionPublic(_Out):
     external_user: str | None = None
     tags: dict[str, str] | None = None
     regrade_of: str | None = Field(default=None, description="The submission this one regrades.")
+    callback: CallbackStatus | None = Field(
+        default=None, description="With a callback_url: its delivery state and tries (not in the callback)."
+    )
     links: SubmissionLinks
 
 

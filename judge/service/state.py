@@ -115,8 +115,9 @@ class Services:
         self.feed = ProgressFeed(store, self.notifier)
         self.retention = Retention(store, settings)
         self.callbacks: CallbackSender | None = None
-        # Distributed: the node that grades a submission sends its callback.
-        if settings.callback_hosts and settings.callback_secret is not None and not self.distributed:
+        # Distributed: the node that grades a submission sends its callback; this node's sender only
+        # redelivers what an operator asks for (POST .../callback), and resumes nothing at start.
+        if settings.callback_hosts and settings.callback_secret is not None:
             self.callbacks = CallbackSender(
                 store,
                 secret=settings.callback_secret.get_secret_value().encode(),
@@ -130,6 +131,7 @@ class Services:
                 attempts=settings.callback_attempts,
                 backoff_s=settings.callback_backoff_s,
                 timeout_s=settings.callback_timeout_s,
+                on_failure=self.metrics.callback_failed,
             )
         self.worker = GradingWorker(
             store,
@@ -137,7 +139,7 @@ class Services:
             catalog.problems,
             self.feed,
             backend_name=self.backend_name,
-            callbacks=self.callbacks,
+            callbacks=None if self.distributed else self.callbacks,
             observer=self.metrics,
             max_attempts=settings.max_attempts,
         )
@@ -152,6 +154,7 @@ class Services:
                 node_timeout_s=settings.node_timeout_s,
                 requeue_after_s=settings.requeue_after_s,
                 period_s=settings.sweep_s,
+                on_requeue=self.metrics.requeued,
             )
             self.queue = CeleryDispatcher(
                 store, grading_queue, sweeper, queue_size=settings.queue_size, slots=self._node_slots
@@ -176,6 +179,11 @@ class Services:
             runs=lambda: self.run_gate.active,
             idle=lambda: int(self.engine.stats().get("idle") or 0),
         )
+        self.metrics.bind_store(
+            oldest_queued=store.oldest_queued_age,
+            live_nodes=lambda: self._nodes_count(alive=True),
+            lost_nodes=lambda: self._nodes_count(alive=False),
+        )
         self._self_test: str | None = "the sandbox self-test has not run yet"
         self._prepared: str | None = "the problems are being prepared"
         self._warm: str | None = "the warm sandbox workers are starting"
@@ -186,6 +194,16 @@ class Services:
         """Grading nodes whose heartbeat is recent (distributed dispatch)."""
         cutoff = utcnow() - timedelta(seconds=self.settings.node_timeout_s)
         return [n for n in self.store.nodes(seen_after=cutoff) if n.state in _LIVE]
+
+    def _nodes_count(self, *, alive: bool) -> int:
+        """Live grading nodes (``alive``), or those marked lost; in-process dispatch: itself, never lost."""
+        if not self.distributed:
+            return 1 if alive else 0
+        if alive:
+            return len(self.live_nodes())
+        return sum(
+            1 for n in self.store.nodes(seen_after=utcnow() - timedelta(hours=1)) if n.state is NodeState.LOST
+        )
 
     def _node_slots(self) -> int:
         return sum(n.slots for n in self.live_nodes() if n.state is NodeState.READY)
@@ -239,7 +257,7 @@ class Services:
             self.notifier.listen()
         self.dispatcher.start()
         if self.callbacks is not None:
-            self.callbacks.start()
+            self.callbacks.start(resume=not self.distributed)
         self.retention.start()
         self._warmup = threading.Thread(target=self._warm_up, name="warm-up", daemon=True)
         self._warmup.start()

@@ -23,7 +23,7 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import fields
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -416,6 +416,17 @@ class Store:
             query = query.where(Submission.key_name.is_(None), Submission.client_address == address)
         with self._session() as session:
             return int(session.scalar(query) or 0)
+
+    def oldest_queued_age(self) -> float:
+        """Seconds since the oldest queued submission was created (0 when none is queued)."""
+        query = select(func.min(Submission.created_at)).where(Submission.status == Status.QUEUED.value)
+        with self._session() as session:
+            oldest = session.scalar(query)
+        if oldest is None:
+            return 0.0
+        if oldest.tzinfo is None:  # SQLite's MIN() bypasses the column type: naive UTC
+            oldest = oldest.replace(tzinfo=UTC)
+        return max(0.0, (utcnow() - oldest).total_seconds())
 
     def unfinished(self) -> list[str]:
         """Ids of queued submissions, oldest first."""

@@ -46,6 +46,7 @@ from judge.service.shares import ClientShares, KeyedLocks, ShareExceeded, who
 from judge.service.state import Services
 from judge.service.views import SUMMARY_FIELDS, parse_fields, selected, submission_json, submission_links
 from judge.store import (
+    CallbackState,
     Cursor,
     IdempotencyHit,
     IdempotencyKey,
@@ -476,7 +477,48 @@ async def get_submission(
                 record = await run_in_threadpool(load_submission, services, submission_id, caller)
     if names is not None:
         return JSONResponse(selected(record, names, ()))
-    return JSONResponse(submission_json(record))
+    document = submission_json(record)
+    if record.callback_url:
+        document["callback"] = await run_in_threadpool(callback_status, services, record)
+    return JSONResponse(document)
+
+
+def callback_status(services: Services, record: SubmissionRecord) -> dict[str, Any]:
+    tries = services.store.callback_attempts(record.id)
+    state = record.callback_state.value if record.callback_state is not None else "pending"
+    return {
+        "url": record.callback_url,
+        "state": state,
+        "attempts": [
+            {"attempt": n, "status_code": code, "error": error, "at": at.isoformat().replace("+00:00", "Z")}
+            for n, code, error, at in tries
+        ],
+    }
+
+
+@router.post(
+    "/{submission_id}/callback",
+    status_code=202,
+    summary="Deliver a finished submission's callback again (from the first try)",
+    responses={
+        **_NOT_FOUND,
+        409: {"model": ErrorBody, "description": "Not finished yet, or no callback_url."},
+        503: {"model": ErrorBody, "description": "This judge has no callback settings."},
+    },
+)
+def redeliver_callback(submission_id: str, services: ServicesDep, caller: CallerDep) -> Response:
+    record = load_submission(services, submission_id, caller)
+    if not record.callback_url:
+        raise ApiError(409, "no_callback", "this submission has no callback_url", path="id")
+    if not record.finished:
+        raise ApiError(
+            409, "not_finished", f"the submission is {record.status.value}: it calls back when done"
+        )
+    if services.callbacks is None:
+        raise ApiError(503, "callbacks_unavailable", "this judge has no callback settings (callback_hosts)")
+    services.store.set_callback_state(record.id, CallbackState.PENDING)
+    services.callbacks.redeliver(record.id)
+    return Response(status_code=202)
 
 
 @router.get(
