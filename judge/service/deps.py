@@ -9,7 +9,6 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from judge.errors import ProblemNotFound
 from judge.problems import Problem
-from judge.service.apikeys import identify
 from judge.service.errors import ApiError
 from judge.service.ratelimit import Principal
 from judge.service.state import Services
@@ -54,7 +53,7 @@ def get_principal(
     if request.headers.get("authorization") is not None:
         if credentials is None or credentials.scheme.lower() != "bearer" or not credentials.credentials:
             raise _failed(services, address, "the Authorization header must be 'Bearer <API key>'")
-        name = identify(credentials.credentials, services.api_keys)
+        name = services.api_keys.identify(credentials.credentials)
         if name is None:
             raise _failed(services, address, "unknown API key")
         return Principal(name, address)

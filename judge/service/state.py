@@ -29,6 +29,7 @@ from judge.engine import Engine
 from judge.problems import Problem, ProblemSet
 from judge.results import CaseResult, GradeResult
 from judge.sandboxes import choose_backend
+from judge.service.apikeys import KeyRing
 from judge.service.catalog import Catalog
 from judge.service.gate import RunGate
 from judge.service.limits import RequestLimits
@@ -94,7 +95,8 @@ class Services:
         self.backend = metered(backend, self._start_failed, self._start_ok)
         self.catalog = catalog
         self.store = store
-        self.api_keys = settings.all_api_keys()
+        settings.all_api_keys()  # a bad keys file stops the start (KeyFileError), as before
+        self.api_keys = KeyRing(settings.api_keys, settings.api_keys_file)
         self.limits = RequestLimits.from_settings(settings)
         self.limiter = RateLimiter(
             settings.rate_limit_storage,
