@@ -32,12 +32,22 @@ from judge.errors import JudgeError, ReferenceFailure
 from judge.expected import expected_gradients, expected_outputs
 from judge.feedback.cost import CostComparison, compare_cost
 from judge.feedback.matching import Match
+from judge.feedback.program_view import marks
 from judge.gradients import compare_with_gradient
 from judge.hidden import hidden_message, ratio_bucket
 from judge.mistakes import MistakeFinder
 from judge.problems import Case, Problem
 from judge.reference_cost import reference_cost
-from judge.results import CaseCost, CaseResult, GradeResult, LeafValue, MistakeMatch, Visibility
+from judge.results import (
+    CaseCost,
+    CaseResult,
+    GradeResult,
+    LeafValue,
+    MistakeMatch,
+    ProgramMark,
+    ProgramView,
+    Visibility,
+)
 from judge.rules import ProgramSummary, Rule, broken_rule, precheck_for, rules_for
 from judge.verdicts import STOPS_RUN, Verdict, WrongAnswerReason
 from sandbox.base import Pair
@@ -448,6 +458,7 @@ class Judging:
             mistake=outcome.mistake,
             # Feedback (a finder given): the cost of what a learner's case compiled to; hidden cases none.
             cost=self._cost(i, program) if vis != "hidden" and self.mistakes is not None else None,
+            program=self._view(plan.sig, program) if vis != "hidden" and self.mistakes is not None else None,
         )
         return _shown(case, vis, result, outcome.got, self.expected[i])
 
@@ -551,6 +562,20 @@ class Judging:
             return None
         loops = ProgramSummary.from_wire(compiled.get("summary")).loops
         return compare_cost(compiled["cost"], loops, reference)
+
+    def _view(self, sig: int, program: ProgramReport) -> ProgramView | None:
+        """The program view of a public signature (the tracer's text, before anything hidden reached it);
+        None for a secret signature, whatever the tracer sent."""
+        view = program.view
+        if view is None or self.job.sig(sig).secret:
+            return None
+        jaxpr, stablehlo = view.get("jaxpr", ""), view.get("stablehlo", "")
+        return ProgramView(
+            jaxpr=jaxpr,
+            stablehlo=stablehlo,
+            jaxpr_marks=[ProgramMark(line=m.line, kind=m.kind) for m in marks(jaxpr, "jaxpr")],
+            stablehlo_marks=[ProgramMark(line=m.line, kind=m.kind) for m in marks(stablehlo, "stablehlo")],
+        )
 
     def _cost(self, i: int, program: ProgramReport) -> CaseCost | None:
         try:

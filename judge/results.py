@@ -102,6 +102,27 @@ class MistakeMatch(BaseModel):
     others: int = Field(0, ge=0, description="How many other known mistakes this output matches as well.")
 
 
+class ProgramMark(BaseModel):
+    """A telling line of a program text: a loop, a custom call, a host callback or a dtype conversion."""
+
+    model_config = ConfigDict(frozen=True)
+
+    line: int = Field(ge=1, description="1-based line of the text.")
+    kind: Literal["loop", "custom_call", "host_callback", "convert"]
+
+
+class ProgramView(BaseModel):
+    """What ``jax.jit`` made of the function for a public or custom case: the jaxpr as JAX prints it and
+    the StableHLO it was lowered to, each with its marked lines. Never for a hidden signature."""
+
+    model_config = ConfigDict(frozen=True)
+
+    jaxpr: DisplayText
+    stablehlo: DisplayText
+    jaxpr_marks: list[ProgramMark] = Field(default_factory=list)
+    stablehlo_marks: list[ProgramMark] = Field(default_factory=list)
+
+
 class CaseCost(BaseModel):
     """What a public or custom case's compiled program costs beside the reference's on the same case: XLA's
     cost analysis from the executor that compiled it, and the reference's compiled on the judge's side."""
@@ -145,6 +166,8 @@ class CaseResult(BaseModel):
     mistake: MistakeMatch | None = None
     #: Public and custom cases whose program compiled: its cost beside the reference's.
     cost: CaseCost | None = None
+    #: Public and custom cases that were traced: the program the function became.
+    program: ProgramView | None = None
 
 
 class GradeResult(BaseModel):

@@ -144,6 +144,8 @@ class ProgramReport:
     debug: bool = False
     mutation: str | None = None
     trace_ms: float | None = None
+    #: A public signature's program as text, {jaxpr, stablehlo} (the tracer's claim, for display only).
+    view: dict[str, str] | None = None
     #: ``trace_failed`` (or ``retrace_failed``): the tracer's own claim, {verdict, message, reason}.
     failure: dict[str, Any] | None = None
     #: The executor's ``compiled`` reply: {summary, compile_ms, cached, key}.
@@ -597,6 +599,9 @@ class _Session:
         mutation = message.get("mutation")
         report.mutation = _text(mutation, 500) if isinstance(mutation, str) else None
         report.trace_ms = _ms(message.get("trace_ms"))
+        view = message.get("view")
+        if isinstance(view, dict):
+            report.view = {k: _text(view.get(k), VIEW_MAX_CHARS) for k in ("jaxpr", "stablehlo")}
         return report
 
     def _hidden_phase(self) -> None:
@@ -1249,6 +1254,10 @@ def _int(value: Any) -> int:
 
 def _text(value: Any, limit: int = MAX_TEXT) -> str:
     return value[:limit] if isinstance(value, str) else ""
+
+
+#: Most characters of each program text kept from a tracer's view (``sandbox.inside.tracer``).
+VIEW_MAX_CHARS = 1 << 16
 
 
 def _cost(value: Any) -> dict[str, float]:

@@ -33,6 +33,8 @@ class Lowerer:
         self._one_device: Any = sharding_impls.ShardingContext(1, None, None)
         self._parameters: Any = mlir.LoweringParameters()
         self._ordered: Any = effects.ordered_effects
+        #: The last module lowered, for ``text`` (the program view of a public signature).
+        self._last: Any = None
 
     def ordered_effects(self, jaxpr: Any) -> list[Any]:
         """The trace's ordered side effects: a compiled program would thread tokens through them."""
@@ -53,7 +55,15 @@ class Lowerer:
             donated_args=[False] * len(jaxpr.in_avals),
             lowering_parameters=self._parameters,
         )
+        self._last = lowered.module
         return self._to_bytecode(lowered.module)
+
+    def text(self, limit: int) -> str:
+        """The last module lowered, as StableHLO text (large constants elided), ``limit`` chars at most."""
+        if self._last is None:
+            return ""
+        text: str = self._last.operation.get_asm(large_elements_limit=16)
+        return text[:limit]
 
 
 def parse(ir: Any, data: bytes) -> Any:

@@ -497,6 +497,19 @@ def find_mutation(root: str, snap: Snapshot) -> str | None:
     return None
 
 
+#: Most characters of each program text a public signature's view carries.
+VIEW_MAX_CHARS = 1 << 16
+
+
+def _program_view(jaxpr: Any, lower: Lowerer) -> dict[str, str] | None:
+    """The jaxpr as JAX prints it and the StableHLO text of the module just lowered, capped; None if
+    printing fails (the view is extra: the program is graded without it)."""
+    try:
+        return {"jaxpr": str(jaxpr)[:VIEW_MAX_CHARS], "stablehlo": lower.text(VIEW_MAX_CHARS)}
+    except Exception:
+        return None
+
+
 def find_callbacks(jaxpr: Any, found: set[str] | None = None, depth: int = 0) -> set[str]:
     """Names of host-callback primitives anywhere in a (closed) jaxpr, sub-jaxprs included."""
     found = set() if found is None else found
@@ -750,7 +763,7 @@ class Tracer:
         for body in message["signatures"]:
             sig = Signature(body, self.arg_specs, self.cap, self.menu)
             signatures[sig.id] = sig
-            if self.export_one(sig, "program"):
+            if self.export_one(sig, "program", view=True):
                 debug_sigs.add(sig.id)
         self.print_runs(job, signatures, debug_sigs)
         _end_public_output(message.get("output_mark"))
@@ -765,8 +778,10 @@ class Tracer:
             self.export_one(signatures[retrace], "retrace")
         self.send({"type": "done"})
 
-    def export_one(self, sig: Signature, kind: str) -> bool:
-        """Trace and export one signature through a fresh wrapper; send it. True if it used jax.debug."""
+    def export_one(self, sig: Signature, kind: str, *, view: bool = False) -> bool:
+        """Trace and export one signature through a fresh wrapper; send it. True if it used jax.debug.
+        ``view`` (public signatures only, before anything hidden arrives): also send the program as text,
+        the jaxpr as JAX prints it and the StableHLO, for the learner to read."""
         probe = Probe()
         used: list[bool] = []
         wrapper = make_wrapper(
@@ -794,6 +809,7 @@ class Tracer:
                         "graded function cannot have: return every result instead",
                     )
                 module = self.cap.lower(traced.jaxpr)
+                shown = _program_view(traced.jaxpr, self.cap.lower) if view else None
         except BaseException as exc:
             failure = classify(exc, self.cap.errors, at="while tracing the function")
             failed = f"{kind}_failed" if kind == "retrace" else "trace_failed"
@@ -810,6 +826,7 @@ class Tracer:
                 "mutation": probe.mutation,
                 "module": 0,
                 "trace_ms": round((time.perf_counter() - started) * 1000, 3),
+                **({"view": shown} if shown is not None else {}),
             },
             [module],
         )

@@ -1,0 +1,48 @@
+"""The program a learner's function became, as text with its telling lines marked: a pure function.
+
+The text is the tracer's (the jaxpr as JAX prints it and the StableHLO of the same trace, sent for public
+and custom-case signatures only, before the tracer learns anything hidden). It is a claim of a process
+user code controls, so it is only ever shown back to that learner, escaped; nothing is decided from it.
+Marks name the lines where a loop, a custom call, a host callback or a dtype conversion appears.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+MarkKind = Literal["loop", "custom_call", "host_callback", "convert"]
+
+#: (kind, pattern) per dialect, tried in order; the first that matches names the line.
+_JAXPR: tuple[tuple[MarkKind, re.Pattern[str]], ...] = (
+    ("host_callback", re.compile(r"\b(pure_callback|io_callback|debug_callback|callback)\[")),
+    ("custom_call", re.compile(r"\b(custom_jvp_call|custom_vjp_call|custom_vjp_call_jaxpr|custom_call)\[")),
+    ("loop", re.compile(r"\b(while|scan)\[")),
+    ("convert", re.compile(r"\bconvert_element_type\[")),
+)
+_STABLEHLO: tuple[tuple[MarkKind, re.Pattern[str]], ...] = (
+    ("host_callback", re.compile(r"stablehlo\.custom_call\s+@\w*callback\w*")),
+    ("custom_call", re.compile(r"stablehlo\.custom_call\b")),
+    ("loop", re.compile(r"stablehlo\.while\b")),
+    ("convert", re.compile(r"stablehlo\.convert\b")),
+)
+
+
+@dataclass(frozen=True)
+class Mark:
+    #: 1-based line of the text.
+    line: int
+    kind: MarkKind
+
+
+def marks(text: str, dialect: Literal["jaxpr", "stablehlo"]) -> list[Mark]:
+    """The marked lines of a program text, in order (one mark per line: the first kind that matches)."""
+    patterns = _JAXPR if dialect == "jaxpr" else _STABLEHLO
+    found: list[Mark] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        for kind, pattern in patterns:
+            if pattern.search(line):
+                found.append(Mark(number, kind))
+                break
+    return found
