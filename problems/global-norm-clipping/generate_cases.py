@@ -123,10 +123,11 @@ def build_cases() -> list[dict[str, Any]]:
     # 1 + 16 + 64 = 81: a second norm exactly at max_norm = 9 (a scale of 0 or anything but 1 there fails
     # on two cases, not one).
     add("norm_equals_max_norm_bare", f32([1.0, -4.0, 8.0]), 9.0)
-    # Empty leaves of shape (0,) and (1, 0) next to ordinary ones; norm sqrt(6.5) > 1.
+    # Empty leaves of shape (0,) and (1, 0) next to ordinary ones, first and last in flatten order (a
+    # formulation that works with an empty first leaf can fail with a later one); norm sqrt(6.5) > 1.
     add(
         "empty_leaves_mixed",
-        {"empty": [], "empty_2d": [[]], "w": f32([0.5, -1.5]), "s": f32(2.0)},
+        {"a_empty": [], "w": f32([0.5, -1.5]), "s": f32(2.0), "z_empty_2d": [[]]},
         1.0,
     )
     # The only leaf is empty: the norm is 0 and the output is an empty leaf.
@@ -177,6 +178,14 @@ def build_cases() -> list[dict[str, Any]]:
     add("bf16_tiny_values_clipped", tree, bf16(_norm(tree) / 3.0), "bfloat16")
     tree = random_tree(rng, LONG_DEEP, 1e-7, bf16)
     add("bf16_tiny_nested_clipped", tree, bf16(_norm(tree) / 3.0), "bfloat16")
+
+    # Values near the stated bound 1e15 (squares near 1e30, still finite in float32), with an empty leaf
+    # between two others (the structure of norm_equals_max_norm, so no new compile signature).
+    def huge(values: Any) -> Any:
+        return f32(np.clip(np.asarray(values) * 3e14, -1e15, 1e15))
+
+    tree = {"a": random_tree(rng, (2, 1, 2), 1.0, huge), "b": [], "c": random_tree(rng, (), 1.0, huge)}
+    add("values_near_the_bound_empty_middle_leaf", tree, 1e14)
     return cases
 
 
