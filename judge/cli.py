@@ -331,7 +331,9 @@ def preview(
     slug: Annotated[str, typer.Argument(help="The problem's slug.")],
     output: Annotated[
         Path | None,
-        typer.Option("--output", "-o", help="The HTML file to write (default: ./SLUG.preview.html)."),
+        typer.Option(
+            "--output", "-o", help="The HTML file to write (default: SLUG.preview.html in the temp folder)."
+        ),
     ] = None,
     problems: ProblemsOpt = None,
 ) -> None:
@@ -340,11 +342,11 @@ def preview(
 
     Exit codes: 0 written, 1 the reference fails on a public case (no example to show), 2 a usage error.
     """
-    from judge.preview import PreviewError, write
+    from judge.preview import PreviewError, default_output, write
 
     _require_known(problems, slug)
     problem = _problems(problems).get(slug)
-    out = output or Path(f"{slug}.preview.html")
+    out = output or default_output(slug)
     try:
         written = write(problem, out)
     except PreviewError as exc:

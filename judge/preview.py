@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import html
 import re
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -98,6 +99,12 @@ def _stylesheet() -> tuple[str, str | None]:
         return f'url("data:font/woff2;base64,{base64.b64encode(font.read_bytes()).decode()}")'
 
     return _FONT_URL.sub(inline, css), None
+
+
+def default_output(slug: str) -> Path:
+    """Where ``judge preview`` writes without ``--output``: the system's temporary folder, never the
+    working directory (a repository root would gain an untracked file)."""
+    return Path(tempfile.gettempdir()) / "judge-preview" / f"{slug}.preview.html"
 
 
 def write(problem: Problem, out: Path) -> Preview:

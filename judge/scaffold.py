@@ -284,6 +284,20 @@ def _public(p: Package) -> str:
     return '{"cases": [\n' + body + "\n]}\n"
 
 
+def _bound_cases(p: Package) -> list[list[object]]:
+    """``[name, sign, number]`` per case near the validator's bounds (the generator's ``BOUND_CASES``):
+    the values when the package has float or int32 data (int32 entries: both ends), then each bound of its
+    ``number`` arguments."""
+    cases: list[list[object]] = []
+    if p.trees or any(a.kind == "array" and a.dtype != "bool" for a in p.args):
+        cases.append(["near_the_value_bounds", 1, 0.5])
+    if any(a.kind == "array" and a.dtype == "int32" for a in p.args):
+        cases.append(["near_the_lower_int32_bound", -1, 0.5])
+    if p.numbers:
+        cases += [["numbers_near_the_upper_bound", 0, 5e14], ["numbers_near_the_lower_bound", 0, -5e14]]
+    return cases
+
+
 def _generator(p: Package) -> str:
     trees = [a.name for a in p.trees]
     numbers = [a.name for a in p.numbers]
@@ -349,6 +363,14 @@ FUNCTIONS: dict[str, list[str]] = {py_literal(menus, 0, 34)}
 {names}
 #: Cases graded again in bfloat16 (when the problem allows it).
 BF16 = {json.dumps(again if bf16 else [])}
+#: The bounds validator.py states, and cases that come near them (``judge check``'s reach check wants
+#: every stated bound approached): [name, sign of the values, number]. Float values near +-MAX_ABS / 4
+#: with a 3-D leaf and int32 entries near +INT_BOUND (sign 1) or -INT_BOUND (sign -1); then each number
+#: at +MAX_ABS / 2 and at -MAX_ABS / 2 with small values (sign 0), so results stay finite. Keep them in
+#: step with validator.py.
+MAX_ABS = 1e15
+INT_BOUND = 1000
+BOUND_CASES = {py_literal(_bound_cases(p), 0, 14)}
 
 
 def shape(rank: int, index: int) -> tuple[int, ...]:
@@ -381,6 +403,27 @@ def build_cases() -> list[dict[str, Any]]:
         args.update({{arg: TUPLE_VALUES[index % len(TUPLE_VALUES)] for arg in INT_TUPLES}})
         args.update({{arg: menu[index % len(menu)] for arg, menu in FUNCTIONS.items()}})
         cases.append({{"name": name, "visibility": "hidden", "dtype": dtype, "args": args}})
+    for name, sign, number in BOUND_CASES:
+        scale = MAX_ABS / 4 if sign else 1.0
+
+        def cast(values: Any, scale: float = scale) -> Any:
+            return f32(np.clip(np.asarray(values) * scale, -MAX_ABS, MAX_ABS))
+
+        args = {{tree: random_tree(rng, {{"w": (2, 2, 2), "b": ()}}, 1.0, cast) for tree in TREES}}
+        args.update({{n: num(number) for n in NUMBERS}})
+        for arg, spec in ARRAYS.items():
+            size = shape(spec["ndim"][-1], 0)
+            if spec["dtype"] == "int32":
+                low, high = (INT_BOUND // 2, INT_BOUND + 1) if sign else (-9, 10)
+                args[arg] = ((sign or 1) * rng.integers(low, high, size=size)).tolist()
+            elif spec["dtype"] == "bool":
+                args[arg] = (rng.random(size) < 0.5).tolist()
+            else:
+                args[arg] = random_tree(rng, size, 1.0, cast)
+        args.update({{arg: 2 for arg in INTS}})
+        args.update({{arg: TUPLE_VALUES[0] for arg in INT_TUPLES}})
+        args.update({{arg: menu[0] for arg, menu in FUNCTIONS.items()}})
+        cases.append({{"name": name, "visibility": "hidden", "dtype": "float32", "args": args}})
     return cases
 
 

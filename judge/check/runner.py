@@ -57,7 +57,7 @@ def _needs_backend(ctx: CheckContext) -> str | None:
     if ctx.problem is None:
         return "the package did not load"
     if ctx.backend is None:
-        return "no sandbox backend (solutions are not graded)"
+        return "solutions not graded (--skip-solutions, or no sandbox backend given)"
     if not ctx.reference_ok:
         return "the reference failed, so every solution would be graded internal_error"
     return None
