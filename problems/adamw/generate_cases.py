@@ -173,6 +173,24 @@ def build_cases() -> list[dict[str, Any]]:
         mu=random_tree(rng, (40,), 0.1, bf16),
         nu=_positive(rng, (40,), bf16),
     )
+    # Gradients and first moments near the stated bound 1e3, second moments near 1e6, and a learning
+    # rate of 0 (params change by nothing, the moments still update).
+    for name, lr, cast, dtype in (
+        ("values_near_the_bound", 0.5, f32, "float32"),
+        ("values_near_the_bound_no_step", 0.0, f32, "float32"),
+        ("bf16_values_near_the_bound", 0.25, bf16, "bfloat16"),
+    ):
+        custom(
+            name,
+            5,
+            lr,
+            0.1,
+            dtype,
+            params=signed(MIXED, 100.0, 1e3, cast),
+            grads=signed(MIXED, 100.0, 1e3, cast),
+            mu=signed(MIXED, 100.0, 1e3, cast),
+            nu=_uniform(rng, MIXED, 1e5, 1e6, cast),
+        )
     return cases
 
 

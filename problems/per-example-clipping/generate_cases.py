@@ -66,6 +66,14 @@ def build_cases() -> list[dict[str, Any]]:
     add("one_weight_many_examples", *batch(40, 1), 0.8)
     add("large_values", *batch(20, 8, 50.0), 300.0)
     add("largest_batch", *batch(256, 8), 1.0)
+
+    # Values near the stated bound 1e4 and the largest max_norm (gradients near 1e12; the shapes of
+    # large_values and bf16_mixed_clipping, so no new compile signature).
+    def near_bound(size: int, dim: int) -> tuple[Any, ...]:
+        return tuple(np.clip(a * 3e3, -1e4, 1e4) for a in batch(size, dim))
+
+    add("values_near_the_bound", *near_bound(20, 8), 1e4)
+    add("bf16_values_near_the_bound", *near_bound(32, 24), 1e4, "bfloat16")
     # bfloat16: computed in float32, cast back.
     add("bf16_example_1_shape", *with_fitted(3, 2, 1), 1.5, "bfloat16")
     add("bf16_fitted_examples", *with_fitted(8, 4, 3), 2.0, "bfloat16")
