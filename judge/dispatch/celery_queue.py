@@ -44,6 +44,8 @@ EPOCH_KEY = "judge:broker-epoch"
 SWEEP_LOCK_KEY = "judge:sweep-lock"
 #: Most submissions one sweep publishes again.
 SWEEP_BATCH = 500
+#: Retry-After (seconds) of a full queue while no grading node is alive: about what a node takes to start.
+NO_NODE_RETRY_S = 60
 #: Initial guess of one grading's duration (for Retry-After), until the queue has drained some.
 INITIAL_GRADING_S = 3.0
 
@@ -276,17 +278,20 @@ class CeleryDispatcher(Dispatcher):
         waiting = self.store.count(Status.QUEUED) + reserved - 1
         if waiting >= self.queue_size:
             self._release()
-            raise QueueFull(
-                f"the grading queue is full ({waiting} submissions waiting, at most {self.queue_size})",
-                retry_after=max(1, min(600, math.ceil(INITIAL_GRADING_S * (waiting + 1) / self._slots()))),
-            )
+            full = f"the grading queue is full ({waiting} submissions waiting, at most {self.queue_size})"
+            live = self._live_slots()
+            if live == 0:  # nothing drains the queue: an estimate from grading times would be a lie
+                raise QueueFull(f"{full}; no grading node is alive to drain it", retry_after=NO_NODE_RETRY_S)
+            estimate = math.ceil(INITIAL_GRADING_S * (waiting + 1) / max(1, live or 1))
+            raise QueueFull(full, retry_after=max(1, min(600, estimate)))
         return OneShotReservation(self._commit, self._release)
 
-    def _slots(self) -> int:
+    def _live_slots(self) -> int | None:
+        """Grading slots of the live nodes; None when the database cannot tell."""
         try:
-            return max(1, self.slots())
+            return max(0, self.slots())
         except Exception:
-            return 1
+            return None
 
     def _commit(self, submission_id: str) -> None:
         self._release()

@@ -25,6 +25,7 @@ from judge.service import apidocs, contract, errors
 from judge.service.bodylimit import BodySizeLimit
 from judge.service.bodytimeout import BodyTimeout
 from judge.service.httpmetrics import RequestTimer
+from judge.service.ratelimit import RateLimitHeaders
 from judge.service.routes import health, problems, regrades, runs, submissions, users, workers
 from judge.service.settings import Settings
 from judge.service.shares import ClientShares
@@ -105,9 +106,21 @@ def create_app(
             allow_origins=settings.cors_origins,
             allow_methods=["GET", "POST", "DELETE"],
             allow_headers=["Authorization", "Content-Type", "Last-Event-ID", "Idempotency-Key"],
-            expose_headers=["Retry-After", "Location"],
+            expose_headers=[
+                "Retry-After",
+                "Location",
+                "ETag",
+                "Idempotent-Replayed",
+                "RateLimit-Limit",
+                "RateLimit-Remaining",
+                "RateLimit-Reset",
+                "X-RateLimit-Limit",
+                "X-RateLimit-Remaining",
+                "X-RateLimit-Reset",
+            ],
             max_age=600,
         )
+    app.add_middleware(RateLimitHeaders)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(
         RequestTimer, metrics=lambda: getattr(app.state, "services", None) and app.state.services.metrics

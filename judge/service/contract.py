@@ -67,6 +67,17 @@ _HEADERS = {
 }
 
 
+_RATE_HEADERS = {
+    f"{prefix}RateLimit-{part}": {"description": description, "schema": {"type": "integer"}}
+    for prefix in ("", "X-")
+    for part, description in (
+        ("Limit", "Requests the caller's tightest rate-limit window allows."),
+        ("Remaining", "Requests left in that window."),
+        ("Reset", "Seconds until the window frees up."),
+    )
+}
+
+
 class StatusEvent(BaseModel):
     status: Literal["queued", "running", "done", "failed"]
     attempt: int | None = Field(default=None, description="With `running`: the attempt it starts.")
@@ -133,6 +144,8 @@ def _add_headers(schema: dict[str, Any]) -> None:
                 headers = response.setdefault("headers", {})
                 if status in ("429", "503"):
                     headers["Retry-After"] = _HEADERS["Retry-After"]
+                if path.startswith("/api/") and (status.startswith("2") or status == "429"):
+                    headers.update(_RATE_HEADERS)
                 single = path.endswith(("/submissions", "/regrade")) and "{slug}" not in path
                 if status == "202" and method == "post" and single:
                     headers["Location"] = _HEADERS["Location"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Annotated
 
 from fastapi import Depends, Path, Request
@@ -10,7 +11,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from judge.errors import ProblemNotFound
 from judge.problems import Problem
 from judge.service.errors import ApiError
-from judge.service.ratelimit import Principal
+from judge.service.ratelimit import STATE_KEY, Principal
 from judge.service.state import Services
 
 _bearer = HTTPBearer(auto_error=False, description="An API key issued by the judge's operator.")
@@ -62,9 +63,15 @@ def get_principal(
     return Principal(None, address)
 
 
-def rate_limited(principal: Annotated[Principal, Depends(get_principal)], services: ServicesDep) -> Principal:
-    """The caller, after counting this request against its rate limit (429 with Retry-After past it)."""
+def rate_limited(
+    request: Request, principal: Annotated[Principal, Depends(get_principal)], services: ServicesDep
+) -> Principal:
+    """The caller, after counting this request against its rate limit (429 with Retry-After past it).
+    Every answer carries the window's RateLimit-* headers (RateLimitHeaders)."""
     retry_after = services.limiter.hit(principal)
+    # The counters' storage failing after the hit: answer without the headers.
+    with contextlib.suppress(Exception):
+        setattr(request.state, STATE_KEY, services.limiter.window(principal))
     if retry_after is not None:
         services.metrics.rejected.labels("rate_limit").inc()
         who = f"API key {principal.key_name!r}" if principal.key_name else f"client {principal.address}"

@@ -12,10 +12,15 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from limits import RateLimitItem, parse_many
 from limits.storage import storage_from_string
 from limits.strategies import MovingWindowRateLimiter
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+#: Where a request's rate-limit window is kept for RateLimitHeaders (``request.state``).
+STATE_KEY = "ratelimit"
 
 
 @dataclass(frozen=True)
@@ -55,3 +60,57 @@ class RateLimiter:
         kind, ident = principal.identity
         items = self._per_key if principal.key_name is not None else self._per_address
         return self._hit(items, kind, ident)
+
+    def window(self, principal: Principal) -> tuple[int, int, int]:
+        """(limit, remaining, seconds to the reset) of the caller's tightest window, after its hits."""
+        kind, ident = principal.identity
+        items = self._per_key if principal.key_name is not None else self._per_address
+        best: tuple[int, int, int] | None = None
+        for item in items:
+            stats = self._limiter.get_window_stats(item, kind, ident)
+            reset = max(0, math.ceil(stats.reset_time - time.time()))
+            entry = (item.amount, max(0, stats.remaining), reset)
+            if best is None or entry[1] < best[1]:
+                best = entry
+        assert best is not None
+        return best
+
+
+def rate_limit_headers(window: tuple[int, int, int]) -> dict[str, str]:
+    """``RateLimit-*`` (the IETF draft's names) and the ``X-RateLimit-*`` most clients know."""
+    limit, remaining, reset = (str(v) for v in window)
+    return {
+        "RateLimit-Limit": limit,
+        "RateLimit-Remaining": remaining,
+        "RateLimit-Reset": reset,
+        "X-RateLimit-Limit": limit,
+        "X-RateLimit-Remaining": remaining,
+        "X-RateLimit-Reset": reset,
+    }
+
+
+class RateLimitHeaders:
+    """Adds the rate-limit headers to every response of a request that was counted (success or not)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        state: dict[str, Any] = scope.setdefault("state", {})
+
+        async def sending(message: Message) -> None:
+            window = state.get(STATE_KEY)
+            if message["type"] == "http.response.start" and window is not None:
+                present = {name.lower() for name, _ in message.get("headers", [])}
+                extra = [
+                    (name.lower().encode(), value.encode())
+                    for name, value in rate_limit_headers(window).items()
+                    if name.lower().encode() not in present
+                ]
+                message = {**message, "headers": [*message.get("headers", []), *extra]}
+            await send(message)
+
+        await self.app(scope, receive, sending)

@@ -389,6 +389,10 @@ class Readiness(_Out):
     #: Live grading nodes and their free slots (``celery`` dispatch).
     nodes: int | None = None
     free_slots: int | None = None
+    #: Whether a submission accepted now gets graded: with ``celery`` dispatch, only while a grading node
+    #: is live (``ready`` covers the API node itself: its Runs, database and queue).
+    submissions_ready: bool = True
+    submissions_reason: str | None = None
 
 
 class WorkerNode(_Out):

@@ -28,12 +28,18 @@ def readyz(services: ServicesDep) -> JSONResponse:
     reason = services.readiness()
     stats = services.engine.stats()
     nodes = free = None
+    submissions = reason
     if services.distributed:
         try:
             live = [n for n in services.live_nodes() if n.state is NodeState.READY]
             nodes, free = len(live), sum(max(0, n.slots - n.busy) for n in live)
         except Exception:  # the database is down: already the reason
             pass
+        if submissions is None and not nodes:
+            submissions = (
+                "no live grading node: submissions are stored and queued, but nothing grades them until a "
+                "`judge worker` is up (Run still works)"
+            )
     body = Readiness(
         ready=reason is None,
         reason=reason,
@@ -44,6 +50,8 @@ def readyz(services: ServicesDep) -> JSONResponse:
         queue=services.queue_status(),
         nodes=nodes,
         free_slots=free,
+        submissions_ready=submissions is None,
+        submissions_reason=submissions,
     )
     return JSONResponse(body.model_dump(mode="json"), status_code=200 if reason is None else 503)
 
