@@ -206,12 +206,14 @@ def grade(
     custom: Sequence[Case] = (),
     on_case: CaseCallback | None = None,
     author: bool = False,
+    feedback: bool = True,
 ) -> GradeResult:
     """Grade ``code`` on ``cases`` (default: every case of the problem) plus custom Run-panel cases.
 
     ``on_case`` is called with each case's result, in case order, as soon as it is known (hidden cases with
     verdict and message only, exactly as in the returned result). ``author``: keep measurements that are
-    only for a problem's author (hidden cases' error ratios and run times).
+    only for a problem's author (hidden cases' error ratios and run times). ``feedback``: name known
+    mistakes, show public programs and their cost (``bench/bench_feedback.py`` measures it off).
     """
     started = time.monotonic()
     base = list(problem.cases if cases is None else cases)
@@ -234,7 +236,7 @@ def grade(
         judging = Judging(
             problem, chosen, visibility, expected, limits, job, author=author, gradients=gradients
         )
-        judging.mistakes = MistakeFinder(problem, chosen, expected, gradients)
+        judging.mistakes = MistakeFinder(problem, chosen, expected, gradients) if feedback else None
         streamer = _Streamer(judging, on_case)
         raw = run_session(pair, job, limits, progress=streamer.update, display=judging.wants_display)
         lanes = raw.lanes_healthy

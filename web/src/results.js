@@ -1,5 +1,6 @@
 // Render grading results: a Run's cases in full, a submission's cases as they arrive, the overall verdict.
 import { cloneTemplate, el } from "./dom.js";
+import { renderFeedback } from "./feedback.js";
 import { conditionOf, tracingRule, userLine } from "./explain.js";
 import { differingPaths, layoutOf, renderTree } from "./tree.js";
 import { verdictBadge, verdictLabel } from "./verdicts.js";
@@ -127,6 +128,7 @@ export function renderCase(item, options = {}) {
   }
   const panes = outputPanes(item, options);
   if (panes) card.append(...panes.filter(Boolean));
+  card.append(...renderFeedback(item));
   return card;
 }
 
@@ -232,6 +234,7 @@ export function renderProgressRow(item, options = {}) {
   if (item.verdict !== "accepted") {
     if (options.sameAs) row.append(el("p", { class: "muted same-message" }, `Same message as ${options.sameAs}.`));
     else row.append(...renderMessage(item, options));
+    row.append(...renderFeedback(item));
   }
   if (item.visibility !== "hidden" && item.verdict !== "accepted" && (item.output || item.expected)) {
     const details = el("details", {}, el("summary", {}, "Input and outputs"));
