@@ -77,6 +77,10 @@ class ArgSpec(_Strict):
     description: str = ""
     #: For ``function`` arguments: the names of the menu functions a case may pass.
     choices: list[Identifier] = Field(default_factory=list)
+    #: ``pytree`` only: ``fixed`` when every input has the same containers (a dict with the keys
+    #: ``hidden`` and ``out``, say; leaf shapes may vary), so ``judge check`` holds the cases to that one
+    #: structure instead of asking for bare arrays, long lists and deep nesting.
+    structure: Literal["any", "fixed"] = "any"
 
     @model_validator(mode="before")
     @classmethod
@@ -98,6 +102,8 @@ class ArgSpec(_Strict):
             )
         if self.kind != "array" and (self.dtype != "case" or self.ndim):
             raise ValueError(f"dtype and ndim apply to kind 'array' only, not {self.kind!r}")
+        if self.structure == "fixed" and self.kind != "pytree":
+            raise ValueError(f"structure 'fixed' applies to kind 'pytree' only, not {self.kind!r}")
         if len(set(self.ndim)) != len(self.ndim):
             raise ValueError(f"ndim repeats a rank: {self.ndim}")
         return self

@@ -57,6 +57,9 @@ def check(ctx: CheckContext) -> None:
             continue
         if arg.kind != "pytree":
             continue
+        if arg.structure == "fixed":
+            covered.append(_fixed_coverage(ctx, arg, [c.inputs[index] for c in problem.cases], file))
+            continue
         values = [c.inputs[index] for c in hidden]
         if not any(isinstance(v, np.ndarray) for v in values):
             diag.warning(
@@ -75,6 +78,44 @@ def check(ctx: CheckContext) -> None:
         covered.append(_covered(ctx, arg, values, file))
     if covered:
         diag.note("hidden cases cover " + "; ".join(covered))
+
+
+def skeleton(tree: Any) -> Any:
+    """The containers of a tree (dict keys, list lengths), every leaf replaced by ``"leaf"``."""
+    if isinstance(tree, dict):
+        return ("dict", tuple((key, skeleton(tree[key])) for key in sorted(tree)))
+    if isinstance(tree, list | tuple):
+        return ("list", tuple(skeleton(item) for item in tree))
+    return "leaf"
+
+
+def _describe_skeleton(node: Any) -> str:
+    if node == "leaf":
+        return "an array"
+    kind, items = node
+    if kind == "dict":
+        return "{" + ", ".join(f"{key!r}: {_describe_skeleton(item)}" for key, item in items) + "}"
+    return "[" + ", ".join(_describe_skeleton(item) for item in items) + "]"
+
+
+def _fixed_coverage(ctx: CheckContext, arg: ArgSpec, values: list[Any], file: Any) -> str:
+    """A pytree argument declared ``structure = "fixed"``: every case (public and hidden) gives it the same
+    containers, and the extent checks for free-form trees do not apply."""
+    shapes: dict[Any, int] = {}
+    for value in values:
+        shapes[skeleton(value)] = shapes.get(skeleton(value), 0) + 1
+    if len(shapes) > 1:
+        first, *others = sorted(shapes, key=lambda s: -shapes[s])
+        ctx.diag.warning(
+            f"`{arg.name}` declares structure = 'fixed' but the cases give it {len(shapes)} container "
+            f"structures: {shapes[first]} cases {_describe_skeleton(first)}, then "
+            + "; ".join(f"{shapes[s]} {_describe_skeleton(s)}" for s in others)
+            + ": make them one, or drop structure = 'fixed'",
+            file=file,
+            at=f"argument {arg.name}",
+        )
+    shown = _describe_skeleton(next(iter(shapes))) if shapes else "none"
+    return f"`{arg.name}`: the fixed structure {shown}"
 
 
 def _array_coverage(ctx: CheckContext, arg: ArgSpec, values: list[Any], file: Any) -> str:
