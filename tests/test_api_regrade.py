@@ -124,7 +124,11 @@ def test_every_problem_shows_its_version(api: tuple[TestClient, Services, FakeEn
 def test_a_node_with_another_version_says_so(api: tuple[TestClient, Services, FakeEngine]) -> None:
     client, services, engine = api
     gate = threading.Event()
-    engine.delay = lambda: None if gate.wait(30) else None
+
+    def held() -> None:
+        gate.wait(30)
+
+    engine.delay = held
     real = services.worker.manifest(services.catalog.get(SCALE))["problem_hash"]
     services.worker._hashes[SCALE] = "f" * 64  # the submission is accepted for another version
     sid = submitted(client)

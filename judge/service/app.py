@@ -4,8 +4,11 @@
     app = create_app(settings, services=prebuilt) # services built, started and stopped by the caller
     app = create_app(services=built, manage=True) # built by the caller, started/stopped with the app
 
-Routes: ``/api/problems``, ``/api/problems/{slug}``, ``/api/problems/{slug}/run``, ``/api/submissions``,
-``/api/submissions/{id}``, ``/api/submissions/{id}/events``, ``/api/workers`` (operators), ``/healthz``,
+Routes, each under ``/api/v1`` and (deprecated) ``/api`` (judge/service/versioning.py; docs/api.md):
+``/problems``, ``/problems/{slug}`` (ETag), ``/problems/{slug}/run``, ``/problems/{slug}/regrade``
+(operators), ``/submissions`` (submit, list), ``/submissions/batch``, ``/submissions/{id}`` (read,
+delete), ``/submissions/{id}/code``, ``/submissions/{id}/events``, ``/submissions/{id}/regrade``,
+``/submissions/{id}/callback``, ``/users/{external_user}`` (erase), ``/workers`` (operators); ``/healthz``,
 ``/readyz``, ``/metrics``;
 the OpenAPI schema at ``/openapi.json`` and its pages at ``/docs`` (Swagger UI from a package, no CDN).
 """
@@ -38,8 +41,10 @@ DESCRIPTION = """\
 Grades solutions to JAX coding problems: each submission runs inside `jax.jit` in a sandbox, on public
 and hidden cases, and is compared with a reference solution.
 
-Run (`POST /api/problems/{slug}/run`) answers synchronously; a submission (`POST /api/submissions`) is
-stored and queued at once (202) and followed with `GET /api/submissions/{id}` (`?wait=`) or its
+Every route lives under `/api/v1` (the unversioned `/api` paths still work and are deprecated).
+Run (`POST /api/v1/problems/{slug}/run`) answers synchronously; a submission (`POST /api/v1/submissions`,
+safe to retry with an `Idempotency-Key`) is stored and queued at once (202) and followed with
+`GET /api/v1/submissions/{id}` (`?wait=`) or its
 server-sent events. Errors always have the shape `{"error": {"code", "message", ...}}`.
 """
 

@@ -1,4 +1,6 @@
-"""POST /api/submissions, GET /api/submissions/{id} (``?wait=``), GET /api/submissions/{id}/events (SSE)."""
+"""Submissions: POST (``Idempotency-Key``), POST /batch, GET (a key's listing by cursor), GET /{id}
+(``?wait=``, ``?fields=``), GET /{id}/code, DELETE /{id}, GET /{id}/events (SSE), POST /{id}/callback
+(redeliver); each under /api/v1/submissions and the deprecated /api/submissions."""
 
 from __future__ import annotations
 
