@@ -21,3 +21,14 @@ def test_front_end_unit_tests_pass() -> None:
     report = proc.stdout + proc.stderr
     assert proc.returncode == 0, report
     assert "# fail 0" in report and "# pass 0" not in report, report
+
+
+def test_the_completion_names_come_from_the_installed_jax() -> None:
+    """web/src/jax-names.json is made by web/jax_names.py from the locked jax (regenerated on an upgrade)."""
+    import json
+
+    import jax
+
+    names = json.loads((ROOT / "web" / "src" / "jax-names.json").read_text())
+    assert names["jax_version"] == jax.__version__, "regenerate: .venv/bin/python web/jax_names.py"
+    assert {"where", "sum", "zeros_like"} <= {item["label"] for item in names["modules"]["jnp"]}

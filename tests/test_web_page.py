@@ -295,7 +295,8 @@ def test_run_shows_what_the_code_printed(web: Watched, server: JudgeServer) -> N
     )
     type_code(page, code)
     run(page)
-    prints = page.locator("#run-results .prints")
+    page.locator("#run-results .printed button").click()  # the Output tab
+    prints = page.locator("#output .prints")
     expect(prints.get_by_role("heading", name="Printed output")).to_be_visible()
     expect(prints.locator(".stdout")).to_contain_text("leaves: 2 <b>not markup</b>")
     expect(prints.locator("b")).to_have_count(0)  # shown as text, never as HTML
@@ -515,7 +516,11 @@ def test_usable_at_phone_width(phone: Watched, server: JudgeServer) -> None:
         return int(page.evaluate("document.documentElement.scrollWidth - window.innerWidth"))
 
     assert overflow() <= 0, "the problem page scrolls sideways at 390 px"
+    # A phone shows the statement and the code as two tabs.
+    expect(page.locator(".cm-content")).to_be_hidden()
     phone.shot("phone-problem")
+    page.get_by_role("tab", name="Code").click()
+    expect(page.locator("#statement")).to_be_hidden()
     type_code(page, solution("wrong_answer", "adds_factor.py"))
     page.get_by_role("button", name="Run examples").scroll_into_view_if_needed()
     run(page)
@@ -543,10 +548,12 @@ def test_assets_come_from_this_server_only(web: Watched, server: JudgeServer) ->
     assert api == [f"{server.url}/api/problems/{SCALE}/run"]
 
 
-#: Every laid-out element under <main>: (what it is, top in the document, height), in document order.
+#: Every laid-out element under <main>: (what it is, top in its scroller's content, height), in order.
 LAYOUT = """() => [...document.querySelectorAll('main *')].filter(e => e.offsetParent !== null).map(e => {
   const box = e.getBoundingClientRect();
-  return [`${e.tagName}#${e.id}.${e.className}`, Math.round(box.top + scrollY), Math.round(box.height)];
+  const pane = e.closest('.pane');
+  const scrolled = pane && getComputedStyle(pane).overflowY === 'auto' ? pane.scrollTop : scrollY;
+  return [`${e.tagName}#${e.id}.${e.className}`, Math.round(box.top + scrolled), Math.round(box.height)];
 })"""
 
 
@@ -555,9 +562,11 @@ def lazy_blocks_move_nothing(page: Page) -> None:
     (content-visibility, which contains each block) is switched off: a contained block stops the margins
     of its first and last child collapsing through it, which would."""
     assert page.locator(".prose > p").first.evaluate("e => getComputedStyle(e).contentVisibility") == "auto"
-    height = int(page.evaluate("document.documentElement.scrollHeight"))
+    # The page scrolls, or (side by side) each pane scrolls on its own: bring every part on screen.
+    scrollers = "[document.scrollingElement, ...document.querySelectorAll('.pane')]"
+    height = int(page.evaluate(f"Math.max(...{scrollers}.map(e => e.scrollHeight))"))
     for top in range(0, height + 300, 300):
-        page.evaluate("top => window.scrollTo(0, top)", top)
+        page.evaluate(f"top => {scrollers}.forEach(e => e.scrollTo(0, top))", top)
         page.wait_for_timeout(20)
     lazy = page.evaluate(LAYOUT)
     page.add_style_tag(content="* { content-visibility: visible !important; contain: none !important; }")
@@ -670,7 +679,7 @@ def test_without_script_the_statement_and_the_starter_code_are_there(
         expect(page.locator("#hint-list li:visible")).to_have_count(0)
         box = page.get_by_role("textbox", name=re.compile("Code editor"))
         assert box.input_value() == (FIXTURES / SCALE / "starter.py").read_text()
-        expect(page.locator(".run-panel .noscript")).to_contain_text("Run, Submit")
+        expect(page.locator(".run-bar .noscript")).to_contain_text("Run, Submit")
         folder = artifacts / request.node.name
         folder.mkdir(parents=True, exist_ok=True)
         print(f"screenshots: {folder}")
@@ -800,6 +809,7 @@ def test_display_enough_digits_and_rejected_inputs_clear_old_results(
     leaf = page.locator('.case[data-case="custom"] .pane').nth(0).locator('.leaf[data-path="w"]')
     expect(leaf).to_have_text("[0.00059988, 0.0006]")  # six decimals would show 0.0006 twice
     web.allow(r"status of 422")
+    page.get_by_role("tab", name="Run").click()
     tree.fill('{"w": [[1, 2], [3]], "b": 4}')
     page.locator("#run").click()
     expect(page.locator("#arg-tree-error")).to_contain_text('tree["w"]')
@@ -844,10 +854,11 @@ def test_prints_are_capped_in_a_scrolling_box_in_order_with_a_note_on_debug_prin
     page = open_problem(web, server)
     type_code(page, MANY_PRINTS)
     run(page)
-    prints = page.locator("#run-results .prints")
+    page.locator("#run-results .printed button").click()  # the Output tab
+    prints = page.locator("#output .prints")
     box = prints.locator(".stdout")
     height = box.evaluate("e => e.getBoundingClientRect().height")
-    assert height <= 340, f"the print box is {height} px high"
+    assert height <= 24 * 16 + 2, f"the print box is {height} px high"
     assert box.evaluate("e => e.scrollHeight > e.clientHeight"), "the box scrolls"
     text = box.inner_text()
     assert text.startswith("line 0\nline 1\n")  # in the order printed
@@ -1112,15 +1123,119 @@ def test_history_keeps_submissions_and_the_last_run_across_visits(web: Watched, 
     page.goto(server.url)
     page.goto(f"{server.url}/problems/{SCALE}")
     wait_for_codemirror(page)
+    page.get_by_role("tab", name=re.compile(r"^Submissions \(2\)$")).click()
     expect(rows).to_have_count(2)
     expect(rows.first.locator("time")).not_to_have_text("")
+    page.get_by_role("tab", name="Results").click()
     expect(page.locator("#run-results .last-run")).to_contain_text("Your last Run")
     expect(page.locator("#run-results .summary")).to_contain_text("2 of 2 examples passed")
     web.shot("history")
 
     # "Open this code" puts the older submission's code in the editor (undoable).
+    page.get_by_role("tab", name=re.compile("^Submissions")).click()
     rows.nth(1).get_by_role("button", name="Open this code").click()
     expect(page.locator("#save-state")).to_contain_text("Opened submission")
     assert editor_text(page).rstrip("\n") == wrong.rstrip("\n")
     page.keyboard.press("Control+z")
     assert editor_text(page).rstrip("\n") == right.rstrip("\n")
+
+
+# ----------------------------------------------------------------- layout: panes, splitter, console tabs
+
+
+def test_statement_and_editor_side_by_side_in_panes_that_scroll_and_resize(
+    web: Watched, server: JudgeServer
+) -> None:
+    page = open_problem(web, server)
+    statement = page.locator("#statement-pane")
+    solve = page.locator("#solve-pane")
+    left, right = statement.bounding_box(), solve.bounding_box()
+    assert left and right and left["x"] + left["width"] <= right["x"], (left, right)
+    # The page itself does not scroll: each pane does, on its own.
+    assert page.evaluate("document.documentElement.scrollHeight <= window.innerHeight + 1")
+    editor_top = page.locator(".cm-editor").bounding_box()["y"]  # type: ignore[index]
+    statement.evaluate("e => e.scrollTo(0, e.scrollHeight)")
+    expect(page.get_by_role("heading", name="Constraints")).to_be_in_viewport()
+    assert page.locator(".cm-editor").bounding_box()["y"] == editor_top  # type: ignore[index]
+
+    # The splitter resizes the panes with the keyboard, and the width is kept.
+    splitter = page.get_by_role("separator", name=re.compile("Width of the statement"))
+    splitter.focus()
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    expect(splitter).to_have_attribute("aria-valuenow", "55")
+    wider = statement.bounding_box()
+    assert wider and wider["width"] > left["width"] + 50
+    page.reload()
+    wait_for_codemirror(page)
+    expect(splitter).to_have_attribute("aria-valuenow", "55")
+    web.shot("panes-resized")
+
+
+def test_the_console_has_tabs_and_a_new_result_takes_the_focus(web: Watched, server: JudgeServer) -> None:
+    page = open_problem(web, server)
+    tabs = page.get_by_role("tablist", name="Console").get_by_role("tab")
+    expect(tabs).to_have_text(["Run", "Results", "Output", "Submissions"])
+    expect(page.get_by_role("tab", name="Run")).to_have_attribute("aria-selected", "true")
+    type_code(page, MANY_PRINTS.replace("range(900)", "range(3)"))
+    page.keyboard.press("Control+Enter")
+    results = page.locator("#run-results")
+    expect(results.locator(".summary")).to_be_visible(timeout=GRADE_TIMEOUT_MS)
+    expect(page.get_by_role("tab", name="Results")).to_have_attribute("aria-selected", "true")
+    expect(results).to_be_focused()
+    expect(page.locator("#panel-run")).to_be_hidden()
+    # Arrow keys move between the tabs; the prints are in the Output tab.
+    page.get_by_role("tab", name="Results").focus()
+    page.keyboard.press("ArrowRight")
+    expect(page.get_by_role("tab", name="Output")).to_be_focused()
+    expect(page.locator("#output .stdout")).to_contain_text("line 0\nline 1\nline 2")
+    expect(results).to_be_hidden()
+    web.shot("console-output")
+    page.keyboard.press("Home")
+    expect(page.locator("#panel-run")).to_be_visible()
+
+
+# ------------------------------------------------------------------- the editor: completion, focus, reset
+
+
+def test_the_editor_completes_jax_names_with_signatures(web: Watched, server: JudgeServer) -> None:
+    page = open_problem(web, server)
+    type_code(page, "import jax.numpy as jnp\n\n\ndef f(x):\n    return ")
+    page.keyboard.press("Control+End")
+    page.keyboard.type("jnp.whe")
+    popup = page.locator(".cm-tooltip-autocomplete")
+    expect(popup).to_be_visible()
+    option = popup.locator("li", has_text="where").first
+    expect(option).to_contain_text("condition")  # the signature, from the locked jax
+    web.shot("completion")
+    page.keyboard.press("Enter")
+    expect(page.locator(".cm-content .cm-line").nth(4)).to_have_text("    return jnp.where")
+    page.keyboard.type("(x > 0, x, 0)\n    y = lax.sc")
+    expect(page.locator(".cm-tooltip-autocomplete li", has_text="scan").first).to_be_visible()
+    page.keyboard.press("Escape")
+
+
+def test_tabbing_through_the_page_leaves_the_code_alone_and_reset_offers_undo(
+    web: Watched, server: JudgeServer
+) -> None:
+    page = open_problem(web, server)
+    starter = editor_text(page)
+    page.get_by_role("button", name="Reset to starter code").focus()
+    page.keyboard.press("Tab")  # into the editor...
+    expect(page.locator(".cm-content")).to_be_focused()
+    page.keyboard.press("Tab")  # ...and on: no indent, nothing saved
+    expect(page.locator(".cm-content")).not_to_be_focused()
+    assert editor_text(page) == starter
+    expect(page.locator("#save-state")).to_have_text("Starter code")
+    page.locator(".cm-content .cm-line").first.click()  # used now: Tab indents, as in any code editor
+    page.keyboard.press("Home")
+    page.keyboard.press("Tab")
+    assert editor_text(page).startswith("    import jax")
+
+    type_code(page, solution("accepted", "tree_util_map.py"))
+    page.get_by_role("button", name="Reset to starter code").click()
+    assert editor_text(page) == starter
+    page.get_by_role("button", name="Undo reset").click()
+    assert editor_text(page).rstrip("\n") == solution("accepted", "tree_util_map.py").rstrip("\n")
+    expect(page.get_by_role("button", name="Undo reset")).to_be_hidden()
+    web.shot("reset-undone")

@@ -49,6 +49,19 @@ class PlainEditor {
       onChange(textarea.value);
     };
     this.onKeyDown = (event) => this.keyDown(event);
+    // Reached with Tab and not yet used: Tab moves on instead of indenting (see web/src/editor.js).
+    this.passing = false;
+    this.pointer = false;
+    this.onPointer = () => {
+      this.pointer = true;
+      this.passing = false;
+    };
+    this.onFocus = () => {
+      this.passing = !this.pointer;
+      this.pointer = false;
+    };
+    textarea.addEventListener("pointerdown", this.onPointer);
+    textarea.addEventListener("focus", this.onFocus);
     textarea.addEventListener("input", this.onInput);
     textarea.addEventListener("keydown", this.onKeyDown);
     textarea.addEventListener("compositionstart", this.onComposition);
@@ -88,7 +101,8 @@ class PlainEditor {
   }
 
   keyDown(event) {
-    const escaped = this.escaped;
+    const escaped = this.escaped || (this.passing && event.key === "Tab");
+    if (!["Shift", "Tab"].includes(event.key)) this.passing = false;
     this.escaped = event.key === "Escape";
     if (event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey) return;
     const box = this.textarea;
@@ -158,6 +172,8 @@ class PlainEditor {
     this.textarea.removeEventListener("keydown", this.onKeyDown);
     this.textarea.removeEventListener("compositionstart", this.onComposition);
     this.textarea.removeEventListener("compositionend", this.onComposition);
+    this.textarea.removeEventListener("pointerdown", this.onPointer);
+    this.textarea.removeEventListener("focus", this.onFocus);
   }
 }
 

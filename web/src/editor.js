@@ -1,11 +1,15 @@
 // The code editor: CodeMirror 6 with Python highlighting, line numbers, auto-indent, Tab indenting,
-// bracket matching and closing, code folding, undo history and search, plus a marker for the line an
-// error names. CodeMirror's basicSetup without autocompletion and lint: completions would compete with
-// Enter and Tab while a learner types, and the judge is the linter.
+// bracket matching and closing, code folding, undo history and search, completion of jax, jnp, lax and
+// jax.tree names with their signatures (web/src/complete.js: only after one of those modules and a dot,
+// or on Ctrl+Space, so it never competes with Enter elsewhere), plus a marker for the line an error names.
+// No lint: the judge is the linter.
+//
+// Focus: reaching the editor with Tab from the page does not make the next Tab indent line 1; until the
+// learner presses another key or clicks in it, Tab and Shift+Tab move on through the page.
 //
 // This module is loaded on demand (a chunk of its own): the page is usable with the server-rendered
 // textarea first, and web/src/code.js calls `replaceTextarea` once this chunk has arrived.
-import { closeBrackets, closeBracketsKeymap } from "@codemirror/autocomplete";
+import { autocompletion, closeBrackets, closeBracketsKeymap, completionKeymap } from "@codemirror/autocomplete";
 import { defaultKeymap, history, historyKeymap, indentWithTab } from "@codemirror/commands";
 import { python } from "@codemirror/lang-python";
 import { tags } from "@lezer/highlight";
@@ -20,6 +24,8 @@ import {
   syntaxHighlighting,
 } from "@codemirror/language";
 import { highlightSelectionMatches, searchKeymap } from "@codemirror/search";
+import { jaxCompletions } from "./complete.js";
+import { focusNext } from "./focus.js";
 import { Compartment, EditorState, Prec, StateEffect, StateField } from "@codemirror/state";
 import {
   Decoration,
@@ -81,8 +87,44 @@ const setup = [
   crosshairCursor(),
   highlightActiveLine(),
   highlightSelectionMatches(),
-  keymap.of([...closeBracketsKeymap, ...defaultKeymap, ...searchKeymap, ...historyKeymap, ...foldKeymap]),
+  autocompletion({ override: [jaxCompletions], icons: false }),
+  keymap.of([
+    ...closeBracketsKeymap,
+    ...completionKeymap,
+    ...defaultKeymap,
+    ...searchKeymap,
+    ...historyKeymap,
+    ...foldKeymap,
+  ]),
 ];
+
+/**
+ * Tab passes through an editor that was reached with the keyboard and not yet used: `passing` is set on
+ * a focus that no pointer caused and cleared by any other key or a click.
+ */
+function tabPassesThrough() {
+  let passing = false;
+  let pointer = false;
+  return EditorView.domEventHandlers({
+    pointerdown: () => {
+      pointer = true;
+      passing = false;
+    },
+    focus: () => {
+      passing = !pointer;
+      pointer = false;
+    },
+    keydown: (event, view) => {
+      if (event.key === "Tab" && passing && !event.ctrlKey && !event.altKey && !event.metaKey) {
+        // CodeMirror does not indent: the focus moves on as Tab moves it elsewhere in the page.
+        if (focusNext(view.dom, event.shiftKey)) event.preventDefault();
+        return true;
+      }
+      if (!["Shift", "Tab"].includes(event.key)) passing = false;
+      return false;
+    },
+  });
+}
 
 const setErrorLine = StateEffect.define();
 
@@ -118,6 +160,7 @@ export function replaceTextarea(textarea, { text, anchor, head, focused, topLine
       doc: text,
       selection: { anchor: clamp(anchor), head: clamp(head) },
       extensions: [
+        Prec.highest(tabPassesThrough()),
         Prec.highest(keymap.of(keys)),
         setup,
         keymap.of([indentWithTab]),

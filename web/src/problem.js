@@ -29,6 +29,7 @@ import {
   saveLastRun,
   saveVerdict,
 } from "./storage.js";
+import { wireSplitter, wireTabs } from "./tabs.js";
 import { verdictBadge } from "./verdicts.js";
 
 const SAVE_DELAY_MS = 300;
@@ -39,6 +40,11 @@ const slug = document.body.dataset.slug;
 const runUrl = `/api/problems/${encodeURIComponent(slug)}/run`;
 /** A tuple output's element names, which the judge's messages use as the roots of leaf paths. */
 const rootNames = JSON.parse(document.body.dataset.outputNames || "[]");
+
+/** Select a console tab ("run", "results", "output", "submissions"); set by wireLayout. */
+let showConsole = () => {};
+/** On a phone: show the statement or the code ("problem", "code"); set by wireLayout. */
+let showView = () => {};
 
 const state = {
   args: [], // the argument names, in the order of the boxes
@@ -97,10 +103,21 @@ function setUpEditor() {
   if (typed) codeChanged(textarea.value);
   else $("save-state").textContent = saved === null ? "Starter code" : "Restored from this browser";
   $("reset").addEventListener("click", () => {
+    const before = state.code.get();
+    if (before === starter) return;
     state.code.focus();
     state.code.set(starter);
     saveCode(slug, null);
     $("save-state").textContent = "Starter code restored (Ctrl+Z undoes)";
+    // A visible undo as well: one click brings the code back.
+    const undo = $("undo-reset");
+    undo.hidden = false;
+    undo.onclick = () => {
+      undo.hidden = true;
+      state.code.focus();
+      state.code.set(before);
+      $("save-state").textContent = "Your code is back";
+    };
   });
 }
 
@@ -298,8 +315,25 @@ function showRunResult(result) {
   const panel = $("run-results");
   replace(panel, ...renderRun(result, options));
   panel.hidden = false;
+  showOutput(panel);
   markFirstLine(result);
+  showConsole("results");
   showNewResult(panel);
+}
+
+/** Move a result's printed output into the Output tab, leaving a pointer to it in the results. */
+function showOutput(panel) {
+  const prints = panel.querySelector(".prints");
+  const output = $("output");
+  if (!prints) {
+    replace(output, el("p", { class: "muted" }, "The last Run printed nothing."));
+    return;
+  }
+  replace(output, prints);
+  const lines = prints.querySelector("h3 .times")?.textContent ?? "";
+  const go = el("button", { type: "button", class: "link-button" }, `Printed output (${lines}): see the Output tab`);
+  go.addEventListener("click", () => showConsole("output", { focus: true }));
+  panel.append(el("p", { class: "printed" }, go));
 }
 
 /** Bring a new result into view and give it the focus (its summary is what a screen reader reads). */
@@ -314,6 +348,7 @@ function clearRunResult() {
   const panel = $("run-results");
   panel.replaceChildren();
   panel.hidden = true;
+  showConsole("run");
 }
 
 /** The line (1-based) the result's first failing message names: a case's, else the whole result's. */
@@ -357,6 +392,7 @@ async function submit() {
   const head = el("p", { class: "submission-status" }, "Sending…");
   replace(panel, el("h2", {}, "Submission"), head, rows);
   panel.hidden = false;
+  showConsole("submissions");
   panel.scrollIntoView({ block: "nearest" });
   announce("Submitting…");
   try {
@@ -519,6 +555,7 @@ async function showHistory() {
     ...kept.map((item, i) => historyRow(item, fetched[i])),
   );
   section.hidden = false;
+  $("tab-submissions").textContent = `Submissions (${kept.length})`;
 }
 
 /** The last Run's result, shown again on a return visit, labelled with when it ran. */
@@ -533,6 +570,43 @@ function showLastRun() {
     ...renderRun(last.result, options),
   );
   panel.hidden = false;
+  showOutput(panel);
+}
+
+// --- layout: statement and editor side by side (tabs on a phone), the console's tabs ----------------
+
+const SPLIT_KEY = "jax-judge:layout:split";
+
+function wireLayout() {
+  const workspace = $("main");
+  showConsole = wireTabs(document.querySelector(".console-tabs"), {});
+  const select = wireTabs(document.querySelector(".view-tabs"), {
+    hide: false,
+    onSelect: (id) => {
+      workspace.dataset.view = id === "view-code" ? "code" : "problem";
+    },
+  });
+  showView = (view) => select(view === "code" ? "view-code" : "view-problem");
+  const consoleTab = showConsole;
+  showConsole = (name, options) => {
+    if (workspace.dataset.view !== "code") showView("code");
+    consoleTab(`tab-${name}`, options);
+  };
+  const save = (value) => {
+    try {
+      localStorage.setItem(SPLIT_KEY, String(value));
+    } catch {
+      // storage refused: the width is not kept
+    }
+  };
+  const setSplit = wireSplitter($("splitter"), workspace, { onChange: save });
+  let saved = null;
+  try {
+    saved = Number(localStorage.getItem(SPLIT_KEY));
+  } catch {
+    saved = null;
+  }
+  if (saved) setSplit(saved);
 }
 
 // --- keyboard and start -------------------------------------------------------------------------------
@@ -552,6 +626,7 @@ document.addEventListener("keydown", (event) => {
 
 function start() {
   shortcutsForPlatform();
+  wireLayout();
   wireHints();
   setUpEditor();
   wireInputs();
