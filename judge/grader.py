@@ -315,6 +315,7 @@ class Judging:
     rules: list[Rule] = field(init=False)
     lines: list[str] = field(init=False)
     _cache: dict[int, CaseResult] = field(default_factory=dict, init=False)
+    _views: dict[int, ProgramView | None] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
         self.checker = bind(self.problem.spec.compare, self.problem.spec.output)
@@ -567,7 +568,12 @@ class Judging:
 
     def _view(self, sig: int, program: ProgramReport) -> ProgramView | None:
         """The program view of a public signature (the tracer's text, before anything hidden reached it);
-        None for a secret signature, whatever the tracer sent."""
+        None for a secret signature, whatever the tracer sent. One per signature."""
+        if sig not in self._views:
+            self._views[sig] = self._new_view(sig, program)
+        return self._views[sig]
+
+    def _new_view(self, sig: int, program: ProgramReport) -> ProgramView | None:
         view = program.view
         if view is None or self.job.sig(sig).secret:
             return None

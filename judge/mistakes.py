@@ -34,6 +34,9 @@ from sandbox.protocol import ProtocolError, dumps_tree, loads_tree
 
 FOLDER = "wrong_answer"
 _FAILED = b"failed\n"
+#: Outputs read or computed in this process, by cache key (None: failed there); at most _MEMORY_ENTRIES.
+_MEMORY: dict[str, Any] = {}
+_MEMORY_ENTRIES = 4096
 _JITTED: dict[tuple[str, str, str], Callable[..., Any]] = {}
 _JITTED_LOCK = threading.Lock()
 
@@ -129,10 +132,13 @@ def _run(problem: Problem, mistake: KnownMistake, case: Case) -> Any | None:
 
 def mistake_output(problem: Problem, mistake: KnownMistake, case: Case) -> Any | None:
     """``mistake``'s output on ``case``, from the cache or computed and cached; None where it failed."""
-    file = _expected.cache_dir().parent / "mistakes" / problem.slug / f"{_key(problem, mistake, case)}.frame"
+    key = _key(problem, mistake, case)
+    if key in _MEMORY:
+        return _MEMORY[key]
+    file = _expected.cache_dir().parent / "mistakes" / problem.slug / f"{key}.frame"
     with contextlib.suppress(OSError, ValueError, ProtocolError):
         data = file.read_bytes()
-        return None if data == _FAILED else loads_tree(data)
+        return _remember(key, None if data == _FAILED else loads_tree(data))
     with _expected._LOCK:
         output = _run(problem, mistake, case)
     with contextlib.suppress(OSError, ValueError, ProtocolError):
@@ -140,6 +146,13 @@ def mistake_output(problem: Problem, mistake: KnownMistake, case: Case) -> Any |
         tmp = file.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
         tmp.write_bytes(_FAILED if output is None else dumps_tree(output))
         tmp.replace(file)
+    return _remember(key, output)
+
+
+def _remember(key: str, output: Any) -> Any:
+    if len(_MEMORY) >= _MEMORY_ENTRIES:
+        _MEMORY.pop(next(iter(_MEMORY)))
+    _MEMORY[key] = output
     return output
 
 

@@ -20,6 +20,9 @@ from judge.menu import MenuChoice
 from judge.problems import Case, Problem
 
 _JITTED: dict[tuple[str, str], Any] = {}
+#: Figures read or measured in this process, by case key.
+_MEMORY: dict[str, dict[str, float]] = {}
+_MEMORY_ENTRIES = 4096
 _JITTED_LOCK = threading.Lock()
 
 
@@ -68,16 +71,14 @@ def _measure(problem: Problem, case: Case) -> dict[str, float] | None:
 def reference_cost(problem: Problem, case: Case) -> dict[str, float] | None:
     """The reference's figures on ``case`` (``flops``, ``bytes_accessed``, ``transcendentals``, ``loops``),
     from the cache or measured and cached; None when the reference cannot be compiled for it."""
-    file = (
-        _expected.cache_dir().parent
-        / "cost"
-        / problem.slug
-        / f"{_expected.case_key(problem, case, 'cost')}.json"
-    )
+    key = _expected.case_key(problem, case, "cost")
+    if key in _MEMORY:
+        return _MEMORY[key]
+    file = _expected.cache_dir().parent / "cost" / problem.slug / f"{key}.json"
     with contextlib.suppress(OSError, ValueError):
         data = json.loads(file.read_text())
         if isinstance(data, dict) and all(isinstance(v, int | float) for v in data.values()):
-            return {str(k): float(v) for k, v in data.items()}
+            return _remember(key, {str(k): float(v) for k, v in data.items()})
     with _expected._LOCK:
         figures = _measure(problem, case)
     if figures is not None:
@@ -86,4 +87,12 @@ def reference_cost(problem: Problem, case: Case) -> dict[str, float] | None:
             tmp = file.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
             tmp.write_text(json.dumps(figures))
             tmp.replace(file)
+        _remember(key, figures)
+    return figures
+
+
+def _remember(key: str, figures: dict[str, float]) -> dict[str, float]:
+    if len(_MEMORY) >= _MEMORY_ENTRIES:
+        _MEMORY.pop(next(iter(_MEMORY)))
+    _MEMORY[key] = figures
     return figures
