@@ -867,7 +867,7 @@ def test_prints_are_capped_in_a_scrolling_box_in_order_with_a_note_on_debug_prin
     # The box is reachable and scrollable with the keyboard.
     box.focus()
     page.keyboard.press("End")
-    page.wait_for_function("() => document.querySelector('#run-results .stdout').scrollTop > 0")
+    page.wait_for_function("() => document.querySelector('#output .stdout').scrollTop > 0")
     web.shot("prints-capped")
 
 
@@ -1208,6 +1208,8 @@ def test_the_editor_completes_jax_names_with_signatures(web: Watched, server: Ju
     option = popup.locator("li", has_text="where").first
     expect(option).to_contain_text("condition")  # the signature, from the locked jax
     web.shot("completion")
+    expect(option).to_have_attribute("aria-selected", "true")
+    page.wait_for_timeout(150)  # CodeMirror ignores Enter in the first 75 ms of a popup (no accidental pick)
     page.keyboard.press("Enter")
     expect(page.locator(".cm-content .cm-line").nth(4)).to_have_text("    return jnp.where")
     page.keyboard.type("(x > 0, x, 0)\n    y = lax.sc")
