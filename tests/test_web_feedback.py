@@ -1,0 +1,105 @@
+"""The page's feedback (issue 25) end to end: a Run of a known mistake shows the mistake's name and note with
+the failing case, the cost line beside the reference's and the program view (jaxpr, folded StableHLO, with
+marked lines), in headless Chromium against a real ``judge serve`` (``tests/test_web_page.py``'s setup)."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import Browser, expect, sync_playwright
+
+from judge.feedback.notes import parse_note
+from tests.conftest import FIXTURE_SLUG, FIXTURES
+from tests.webtools import ARTIFACTS, JudgeServer, Watched, launch_browser
+
+#: The service's slot base is at most 900 (``sandbox_slot_base``), so this server takes the default slots
+#: of ``tests/test_web_page.py``'s and runs in its xdist group, one server at a time.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("web")]
+
+SOLUTIONS = FIXTURES / FIXTURE_SLUG / "solutions"
+GRADE_TIMEOUT_MS = 120_000
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JudgeServer]:
+    folder = tmp_path_factory.mktemp("judge-serve-feedback")
+    started = JudgeServer.start(
+        folder / "data",
+        folder / "serve.log",
+        submission_concurrency="1",
+        anonymous_rate_limit="10000/minute",
+    )
+    try:
+        yield started
+    finally:
+        started.stop()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as driver:
+        chromium = launch_browser(driver)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture
+def web(browser: Browser, request: pytest.FixtureRequest) -> Iterator[Watched]:
+    folder = ARTIFACTS / request.node.name
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(30_000)
+    watched = Watched.attach(context.new_page(), folder)
+    print(f"screenshots: {folder}")
+    try:
+        yield watched
+        assert watched.unexpected_errors() == [], "the page reported errors"
+    finally:
+        context.close()
+
+
+def test_a_run_of_a_known_mistake_shows_its_note_cost_and_program(web: Watched, server: JudgeServer) -> None:
+    wrong = SOLUTIONS / "wrong_answer" / "adds_factor.py"
+    note = parse_note(wrong.read_text())
+    page = web.page
+    page.goto(f"{server.url}/problems/{FIXTURE_SLUG}")
+    expect(page.locator("body")).to_have_attribute("data-ready", "true")
+    expect(page.locator("body")).to_have_attribute("data-editor", "codemirror")
+    page.locator(".cm-content").click()
+    page.keyboard.press("Control+A")
+    page.keyboard.insert_text(wrong.read_text())
+    page.locator("#run").click()
+    expect(page.locator("#run-results .summary")).to_be_visible(timeout=GRADE_TIMEOUT_MS)
+    failing = page.locator('.case[data-case="example_1"]')
+    expect(failing.locator(".verdict")).to_contain_text("Wrong answer")
+    mistake = failing.locator(".mistake")
+    expect(mistake.locator(".mistake-name strong")).to_have_text(note.name)
+    expect(mistake.locator(".mistake-note")).to_have_text(note.note)
+    expect(failing.locator(".cost")).to_contain_text("the reference's FLOPs")
+    program = failing.locator("details.program")
+    expect(program).to_be_visible()
+    program.locator(":scope > summary").click()
+    expect(program.locator('pre[data-dialect="jaxpr"]')).to_contain_text("add")
+    stablehlo = program.locator("details.stablehlo")
+    stablehlo.locator(":scope > summary").click()
+    expect(stablehlo.locator('pre[data-dialect="stablehlo"]')).to_contain_text("stablehlo.add")
+    web.shot("run-known-mistake")
+
+    # An accepted solution is never told it looks like a mistake; its program converts dtypes (marked).
+    page.locator(".cm-content").click()
+    page.keyboard.press("Control+A")
+    page.keyboard.insert_text((SOLUTIONS / "accepted" / "float32_then_cast.py").read_text())
+    page.locator("#run").click()
+    expect(page.locator("#run-results .summary")).to_contain_text(
+        "2 of 2 examples passed", timeout=GRADE_TIMEOUT_MS
+    )
+    expect(page.locator("#run-results .mistake")).to_have_count(0)
+    first = page.locator('.case[data-case="example_1"]')
+    first.locator("details.program > summary").click()
+    expect(first.locator('pre[data-dialect="jaxpr"] .mark-convert').first).to_be_visible()
+    web.shot("run-accepted-program")
