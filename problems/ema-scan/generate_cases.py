@@ -61,6 +61,13 @@ def build_cases() -> list[dict[str, Any]]:
     add("bf16_matrix_state", noise((32, 4, 4), 0.1, 5.0), noise((4, 4), 0.1, 3.0), 0.99, "bfloat16")
     add("bf16_rows_of_features", noise((16, 8), 1.0), noise((8,), 4.0), 0.9, "bfloat16")
     add("bf16_decay_near_one", noise((64,), 0.2, -4.0), -2.0, 0.998, "bfloat16")
+    # Values near the stated bound 2**100 (decay * m + (1 - decay) * x stays below it), and a sequence of
+    # 4,064 elements, near the 4,096 a catalog case holds (init and decay count too): 254 steps of a (4, 4)
+    # state.
+    huge = 2.0**100
+    add("values_near_the_bound", np.clip(noise((12, 3), huge / 3), -huge, huge), noise((3,), huge / 3), 0.9)
+    add("bf16_values_near_the_bound", np.clip(noise((12,), huge / 3), -huge, huge), huge / 2, 0.5, "bfloat16")
+    add("most_elements_254_steps", noise((254, 4, 4), 1.0, 1.0), noise((4, 4), 1.0), 0.99)
     return cases
 
 

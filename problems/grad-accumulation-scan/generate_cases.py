@@ -106,6 +106,26 @@ def build_cases() -> list[dict[str, Any]]:
         0.0,
         "bfloat16",
     )
+
+    # Values and targets near the stated bound 1e3 (predictions near 1e7, squares near 1e14): a float32
+    # loss stays exact enough, and the average is still over every microbatch.
+    def near_bound(values: Any) -> Any:
+        return f32(np.clip(np.asarray(values) * 400.0, -1e3, 1e3))
+
+    add(
+        "values_near_the_bound",
+        random_tree(rng, MIXED, 1.0, near_bound),
+        _xs(rng, MIXED, 8, 4, 1.0, near_bound),
+        900.0,
+    )
+    add(
+        "values_near_the_bound_negative_target",
+        random_tree(rng, (2,), 1.0, near_bound),
+        _xs(rng, (2,), 3, 1, 1.0, near_bound),
+        -1e3,
+    )
+    # 4,096 elements, the most a catalog case holds: 63 microbatches of 4 examples of 16 values, and params.
+    random_case("many_elements", {"w": (16,)}, 63, 4, 1.0)
     return cases
 
 

@@ -60,6 +60,14 @@ def build_cases() -> list[dict[str, Any]]:
     add("bf16_copies_of_x_in_y", x, with_copies(x, 9, 4), "bfloat16")
     add("bf16_wide_points", points(12, 48), points(20, 48), "bfloat16")
     add("bf16_large_values", points(4, 32, 300.0), points(6, 32, 300.0), "bfloat16")
+    # Coordinates near the stated bound 1e15, spread far apart, with copies (squared differences up to
+    # ~1e31 stay finite in float32; the expansion cancels to noise); then two clusters at opposite
+    # corners. The shapes of earlier cases, so no new compile signature.
+    x = np.clip(points(6, 8, 3e14), -1e15, 1e15)
+    add("values_near_the_bound", x, np.concatenate([x[:2], np.clip(points(2, 8, 3e14), -1e15, 1e15)]))
+    add("near_the_bound_opposite_corners", points(5, 3, 1e9, 9e14), points(7, 3, 1e9, -9e14))
+    x = np.clip(points(6, 4, 3e14), -1e15, 1e15)
+    add("bf16_values_near_the_bound", x, with_copies(x, 9, 4, 1e14), "bfloat16")
     return cases
 
 
