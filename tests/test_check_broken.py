@@ -128,6 +128,7 @@ def test_bad_spec_field_names_file_field_and_line(tmp_path: Path) -> None:
         "statement",
         "starter",
         "cases",
+        "reach",
         "reference",
         "examples",
         "coverage",
@@ -424,7 +425,7 @@ def test_reference_that_fails_under_jit(tmp_path: Path) -> None:
     edit(reference, "    return jax.tree.map(", "    if factor > 0:\n        pass\n    return jax.tree.map(")
     report = check(root)
     finding = only(report, "reference", where=f"reference/{FUNCTION}.py: cases example_1, example_2")
-    assert "TracerBoolConversionError" in finding.message and "and 8 more" in finding.where
+    assert "TracerBoolConversionError" in finding.message and "and 11 more" in finding.where
     assert reference.read_text().splitlines()[finding.line - 1].strip() == "if factor > 0:"  # type: ignore[operator]
     checks = report.problems[0]
     assert checks.check("examples").skipped and checks.check("solutions").skipped
@@ -434,12 +435,13 @@ def test_reference_that_is_not_deterministic_in_one_process(tmp_path: Path) -> N
     root = copy_problem(tmp_path)
     reference = reference_of(root)
     edit(reference, "import jax\n", "import random\n\nimport jax\n")
-    edit(reference, "lambda leaf: leaf * factor", "lambda leaf: leaf * factor + random.random()")
+    edit(reference, "lambda leaf: leaf * factor", "lambda leaf: leaf * (factor + random.random())")
     report = check(root)
     finding = only(report, "reference", message="not deterministic")
     total = len(load_problem(root).cases)
-    assert finding.message.startswith(
-        f"not deterministic: {total} of {total} cases give other outputs in a second run in this process"
+    # Cases near the value bound 1e15 round a random addition away, so not every case need differ.
+    assert finding.message.startswith("not deterministic: ") and (
+        f" of {total} cases give other outputs in a second run in this process" in finding.message
     )
     assert "largest difference is" in finding.message
     assert finding.line == line_with(reference, f"def {FUNCTION}")
@@ -477,7 +479,7 @@ def test_reference_with_integer_output(tmp_path: Path) -> None:
     )
     report = check(root)
     finding = only(report, "reference", message="returns dtype int32")
-    assert finding.where.endswith("and 8 more")
+    assert finding.where.endswith("and 11 more")
     assert [f.check for f in report.findings].count("reference") == 1
 
 

@@ -96,6 +96,8 @@ def test_a_case_dependent_limit_keeps_the_case_that_came_closest_in_proportion()
         ("lower", 0.0, 1e-2, False),  # distances down to 0, none under 1e-2 tested
         ("count_max", 3, 2, False),
         ("count_max", 3, 3, True),
+        ("count_max", 3, 4, True),  # past the bound: the cases check reports the violation, once
+        ("upper", 1e3, 2e3, True),
     ],
 )
 def test_approached_within_the_factor_or_the_zero_band(

@@ -8,6 +8,7 @@ by ``formats`` (text, JSON, JUnit XML, GitHub Actions annotations).
     statement   statement.md renders and names the function
     starter     starter.py parses and has the declared signature
     cases       every case satisfies validator.py; its JUNK is rejected; cases match their generator
+    reach       the hidden cases approach every bound the validator checks
     reference   runs under jit on every case, declared structure and dtypes, deterministic
     examples    the statement's examples are the public cases with the reference's outputs
     coverage    hidden cases cover every allowed dtype and the tree shapes that trip solutions up

@@ -22,10 +22,13 @@ def approached(bound: Bound, factor: float, zero_band: float) -> bool:
     value, limit = bound.reached, bound.limit
     if value is None:
         return False
-    if bound.side in ("count_max", "count_min"):
-        return value == limit
+    # A value past the bound reaches it: the violation is the cases check's finding, not a second one.
+    if bound.side == "count_max":
+        return value >= limit
+    if bound.side == "count_min":
+        return value <= limit
     if limit == 0:
-        return abs(value) <= zero_band
+        return value >= -zero_band if bound.side == "upper" else value <= zero_band
     if bound.side == "upper":
         return value >= (limit / factor if limit > 0 else limit * factor)
     return value <= (limit * factor if limit > 0 else limit / factor)
