@@ -183,14 +183,17 @@ class MistakeFinder:
     expected: Sequence[Any]
     gradients: Sequence[Any] | None = None
     _candidates: dict[int, list[Candidate]] = field(default_factory=dict, init=False)
-    _matches: dict[int, Match | None] = field(default_factory=dict, init=False)
+    _matches: dict[tuple[int, str], Match | None] = field(default_factory=dict, init=False)
 
     def __call__(self, i: int, got: Any) -> Match | None:
-        """Asked once per case and remembered: the grader asks again for the same run (as it streams, and
-        for a case shown from the other executor's run of the same program on the same input)."""
-        if i not in self._matches:
-            self._matches[i] = self._match(i, got)
-        return self._matches[i]
+        """Remembered per case and output: the grader asks again for the same run as it streams."""
+        try:
+            key = (i, hashlib.sha256(dumps_tree(got)).hexdigest())
+        except (ProtocolError, TypeError, ValueError):  # not a tree of arrays: not worth remembering
+            return self._match(i, got)
+        if key not in self._matches:
+            self._matches[key] = self._match(i, got)
+        return self._matches[key]
 
     def _match(self, i: int, got: Any) -> Match | None:
         mistakes = known_mistakes_cached(self.problem)

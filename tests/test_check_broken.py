@@ -567,7 +567,7 @@ def test_misfiled_solutions_and_weak_cases(tmp_path: Path) -> None:
         where="solutions/accepted/adds_factor.py",
         message="expected accepted, got wrong_answer",
     )
-    assert wrong.line == 5  # its def
+    assert wrong.line == line_with(solutions / "accepted" / "adds_factor.py", f"def {FUNCTION}")  # its def
     only(
         report,
         "solutions",

@@ -47,4 +47,4 @@ def get_problem(
     etag = f'"{detail.version.hash}"'
     if if_none_match is not None and etag in (tag.strip() for tag in if_none_match.split(",")):
         return Response(status_code=304, headers={"ETag": etag})
-    return JSONResponse(detail.model_dump(mode="json"), headers={"ETag": etag})
+    return JSONResponse(detail.model_dump(mode="json", by_alias=True), headers={"ETag": etag})
