@@ -36,11 +36,13 @@ VerdictName = Annotated[Verdict, Strict(False)]
 
 
 #: The kinds of argument a function may take (``ArgSpec.kind``).
-ArgKind = Literal["pytree", "number", "array", "int", "int_tuple", "function"]
+ArgKind = Literal["pytree", "number", "array", "int", "int_tuple", "bool", "str", "function", "key"]
 #: Kinds passed as hashable Python values through ``static_argnames``: never traced.
-STATIC_KINDS = frozenset({"int", "int_tuple", "function"})
-#: The dtype of an ``array`` argument: the case dtype (float32/bfloat16), or a fixed int32 or bool.
-ArrayDtype = Literal["case", "int32", "bool"]
+STATIC_KINDS = frozenset({"int", "int_tuple", "bool", "str", "function"})
+#: The dtype of an ``array`` argument: the case dtype (float32/bfloat16), or a fixed int32, uint32 or bool.
+ArrayDtype = Literal["case", "int32", "uint32", "bool"]
+#: PRNG key implementations a ``key`` argument may use (``sandbox.tree.KEY_IMPLS``: the words per key).
+KeyImpl = Literal["threefry2x32"]
 #: Most dimensions an ``array`` argument may declare (the Run-panel converter allows 8).
 MAX_ARRAY_NDIM = 8
 
@@ -57,8 +59,15 @@ class ArgSpec(_Strict):
       any). Always traced: a 0-d ``int32`` array is how a training loop passes a step counter.
     - ``int``: a JSON integer, passed as a Python ``int``; static (``static_argnames``).
     - ``int_tuple``: a JSON array of integers, passed as a Python ``tuple`` of ints; static.
+    - ``bool``: JSON ``true`` or ``false``, passed as a Python ``bool``; static.
+    - ``str``: a JSON string, one of ``choices``, passed as a Python ``str``; static.
     - ``function``: a JSON string naming one of ``choices``, a function of the problem's menu module,
       passed as the function itself; static.
+    - ``key``: a typed PRNG key array (``jax.random.key``) of the problem's ``impl``, with a rank in ``ndim``
+      (default ``[0]``: one key). JSON ``{"key": seed}`` (what ``jax.random.key(seed)`` makes; a bare
+      integer means the same) or ``{"key_data": [...]}`` (raw uint32 key data, ``jax.random.key_data``);
+      for a batch of keys ``{"key": [seed, ...]}`` or ``{"key_data": [[...], ...]}``. Always traced: the
+      program receives the key's uint32 data and the function the key wrapped again.
 
     ``traced`` defaults to true, and to false for the static kinds; a static kind cannot be traced, and an
     ``array`` cannot be static. Each distinct static value is traced and compiled on its own.
@@ -72,10 +81,14 @@ class ArgSpec(_Strict):
     traced: bool = True
     #: ``array`` only: the leaf dtype.
     dtype: ArrayDtype = "case"
-    #: ``array`` only: the ranks the array may have (``[0]`` for a scalar); empty means any.
+    #: ``key`` only: the PRNG implementation of the key (fixed by the problem).
+    impl: KeyImpl = "threefry2x32"
+    #: ``array`` and ``key``: the ranks the array may have (``[0]`` for a scalar, or one key); empty means
+    #: any (a ``key`` argument that declares none takes one key: ``[0]``).
     ndim: list[Annotated[int, Field(ge=0, le=MAX_ARRAY_NDIM)]] = Field(default_factory=list, max_length=9)
     description: str = ""
-    #: For ``function`` arguments: the names of the menu functions a case may pass.
+    #: For ``function`` arguments: the names of the menu functions a case may pass; for ``str`` arguments:
+    #: the strings a case may pass.
     choices: list[Identifier] = Field(default_factory=list)
     #: ``pytree`` only: ``fixed`` when every input has the same containers (a dict with the keys
     #: ``hidden`` and ``out``, say; leaf shapes may vary), so ``judge check`` holds the cases to that one
@@ -92,16 +105,23 @@ class ArgSpec(_Strict):
     @model_validator(mode="after")
     def _kind_fields(self) -> ArgSpec:
         if self.kind in STATIC_KINDS and self.kind != "function" and self.traced:
+            instead = {
+                "bool": "a traced bool is kind 'array' with dtype 'bool' and ndim [0]",
+                "str": "JAX has no string arrays",
+            }.get(self.kind, "a traced integer is kind 'array' with dtype 'int32' and ndim [0]")
             raise ValueError(
-                f"kind {self.kind!r} is static (passed with static_argnames) and cannot be traced; a traced "
-                "integer is kind 'array' with dtype 'int32' and ndim [0]"
+                f"kind {self.kind!r} is static (passed with static_argnames) and cannot be traced; {instead}"
             )
-        if self.kind in ("array", "pytree") and not self.traced:
+        if self.kind in ("array", "pytree", "key") and not self.traced:
             raise ValueError(
                 f"kind {self.kind!r} is always traced (arrays are not hashable, so they cannot be static)"
             )
-        if self.kind != "array" and (self.dtype != "case" or self.ndim):
-            raise ValueError(f"dtype and ndim apply to kind 'array' only, not {self.kind!r}")
+        if self.kind != "array" and self.dtype != "case":
+            raise ValueError(f"dtype applies to kind 'array' only, not {self.kind!r}")
+        if self.kind not in ("array", "key") and self.ndim:
+            raise ValueError(f"ndim applies to kinds 'array' and 'key' only, not {self.kind!r}")
+        if self.kind != "key" and self.impl != "threefry2x32":
+            raise ValueError(f"impl applies to kind 'key' only, not {self.kind!r}")
         if self.structure == "fixed" and self.kind != "pytree":
             raise ValueError(f"structure 'fixed' applies to kind 'pytree' only, not {self.kind!r}")
         if len(set(self.ndim)) != len(self.ndim):
@@ -111,6 +131,11 @@ class ArgSpec(_Strict):
     @property
     def static(self) -> bool:
         return not self.traced
+
+    @property
+    def key_ranks(self) -> list[int]:
+        """``key`` only: the key array ranks allowed (``[0]``, one key, unless ``ndim`` says otherwise)."""
+        return sorted(self.ndim) if self.ndim else [0]
 
     @property
     def accepts(self) -> tuple[str, ...]:
@@ -123,9 +148,19 @@ class ArgSpec(_Strict):
             return ("integer",)
         if self.kind == "int_tuple":
             return ("array",)
-        if self.kind == "function":
+        if self.kind in ("function", "str"):
             return ("string",)
-        scalar = "boolean" if self.dtype == "bool" else "integer" if self.dtype == "int32" else "number"
+        if self.kind == "bool":
+            return ("boolean",)
+        if self.kind == "key":
+            return ("object", "integer") if self.key_ranks == [0] else ("object",)
+        scalar = (
+            "boolean"
+            if self.dtype == "bool"
+            else "integer"
+            if self.dtype in ("int32", "uint32")
+            else "number"
+        )
         if self.ndim == [0]:
             return (scalar,)
         if self.ndim and 0 not in self.ndim:
@@ -145,8 +180,20 @@ class ArgSpec(_Strict):
             return "a tuple of Python ints (static)"
         if self.kind == "function":
             return "a Python function from the problem's menu (static)"
-        dtype = {"case": "float", "int32": "int32", "bool": "bool"}[self.dtype]
-        article = "an" if dtype[0] in "aeiou" else "a"
+        if self.kind == "bool":
+            return "a Python bool (static)"
+        if self.kind == "str":
+            return "a Python str (static), one of " + ", ".join(repr(c) for c in self.choices)
+        if self.kind == "key":
+            ranks = self.key_ranks
+            if ranks == [0]:
+                return f"a typed PRNG key (jax.random.key, {self.impl})"
+            listed = " or ".join(str(n) for n in ranks)
+            return (
+                f"a typed PRNG key array ({self.impl}) with {listed} dimension{'' if ranks == [1] else 's'}"
+            )
+        dtype = {"case": "float", "int32": "int32", "uint32": "uint32", "bool": "bool"}[self.dtype]
+        article = "an" if dtype[0] in "aeio" else "a"  # a uint32 array
         if not self.ndim:
             return f"{article} {dtype} array"
         if self.ndim == [0]:
@@ -166,8 +213,13 @@ class ArgSpec(_Strict):
                     f"function argument {self.name!r} must have traced = false (it is static: a function is "
                     "passed with static_argnames, never traced)"
                 )
+        elif self.kind == "str":
+            if not self.choices:
+                raise ValueError(f"str argument {self.name!r} needs choices (the strings a case may pass)")
+            if len(set(self.choices)) != len(self.choices):
+                raise ValueError(f"str argument {self.name!r}: choices repeat a string")
         elif self.choices:
-            raise ValueError(f"argument {self.name!r}: choices are only for function arguments")
+            raise ValueError(f"argument {self.name!r}: choices are only for function and str arguments")
         return self
 
 
@@ -178,8 +230,9 @@ class OutputSpec(_Strict):
     #: For ``tuple`` outputs: a name per element, shown as ``(a, b) = (...)`` and used in leaf paths.
     names: list[Identifier] = Field(default_factory=list)
     #: Integer and bool dtypes the output may hold besides the case's float dtype (ids, masks, counts);
-    #: such leaves compare exactly.
-    exact_dtypes: list[Literal["int32", "bool"]] = Field(default_factory=list)
+    #: such leaves compare exactly. ``key``: typed PRNG key arrays (a new carry key, split keys), compared
+    #: exactly as keys (implementation, shape and key data).
+    exact_dtypes: list[Literal["int32", "uint32", "bool", "key"]] = Field(default_factory=list)
 
 
 class Tolerance(_Strict):
@@ -321,6 +374,20 @@ class ReachSpec(_Strict):
     zero_band: float = Field(default=1e-3, gt=0, le=1.0)
 
 
+class AccuracySpec(_Strict):
+    """How accurate the reference must be (``judge check``'s ``accuracy`` check): on every case, its
+    largest error against the float64 evaluation of itself (``judge.check.float64_run``), in tolerances of
+    the case dtype, may be at most ``share`` (or the dtype's entry in ``shares``)."""
+
+    #: The share of the tolerance the reference's own error may use, for every dtype not in ``shares``.
+    share: float = Field(default=0.25, gt=0, le=1)
+    #: Per case dtype, a share of its own.
+    shares: dict[CaseDtype, Annotated[float, Field(gt=0, le=1)]] = Field(default_factory=dict)
+
+    def limit(self, dtype: str) -> float:
+        return self.shares.get(dtype, self.share)  # type: ignore[call-overload]
+
+
 class SolutionsSpec(_Strict):
     #: Extra verdicts a solutions folder may also get, e.g. a fork bomb under ``runtime_error/``
     #: that a host may instead stop with a memory limit: ``{"runtime_error": ["memory_limit_exceeded"]}``.
@@ -357,7 +424,56 @@ class ForbidOpsRule(_Strict):
     what: str = Field(min_length=1, max_length=120)
 
 
-ProgramRuleSpec = Annotated[LoopRule | ForbidOpsRule, Field(discriminator="kind")]
+class InPlaceRule(_Strict):
+    """The arguments in ``donate`` are donated to the compiled program (``jax.jit``'s ``donate_argnames``)
+    and it must update them in place: every donated buffer reused for an output (XLA's input/output
+    aliasing), and the whole program's memory traffic (XLA's cost analysis of the compiled program: bytes
+    read and written) at most ``max_traffic`` times the donated buffers' bytes. Writing a few entries into
+    a donated buffer touches only those entries; rebuilding it (concatenate, pad, a ``where`` over every
+    position, a one-hot multiply-add) reads and writes all of it, twice its bytes. A program with a loop
+    or a custom call breaks the rule, since XLA's cost analysis counts a loop's body once and a custom call
+    not at all (``judge.rules.UpdateInPlace``)."""
+
+    kind: Literal["update_in_place"]
+    asks: str = Field(min_length=1, max_length=200)
+    #: Traced arguments donated to the program (``array`` or ``pytree``; every leaf is donated).
+    donate: list[Identifier] = Field(min_length=1)
+    #: The most bytes the compiled program may read and write, as a share of the donated bytes.
+    max_traffic: float = Field(default=0.5, gt=0, lt=1)
+
+
+class AutodiffRule(_Strict):
+    """Named elements of the output must come from JAX's autodiff of the user's own function
+    (``judge.rules_transform``): the program computes the function twice, the second time with every
+    autodiff seed (``jax.vjp``'s cotangent, ``jax.jvp``'s tangent) scaled by a power of two; what autodiff
+    made scales with it, a hand-written derivative does not."""
+
+    kind: Literal["require_autodiff"]
+    #: Completes "this problem asks you to ...": ``compute the gradient with jax.value_and_grad``.
+    asks: str = Field(min_length=1, max_length=200)
+    #: Elements of the tuple output (``output.names``) that must come from autodiff.
+    outputs: list[Identifier] = Field(min_length=1)
+
+
+class BatchedRule(_Strict):
+    """The function must be batched over one axis of an argument, as ``jax.vmap`` makes it
+    (``judge.rules_transform``): the program holds no loop, and it has the same number of ops whatever that
+    axis's size (unrolled copies, one per member, grow with it). Decided across the programs of one grading
+    whose cases differ in that size."""
+
+    kind: Literal["require_batched"]
+    asks: str = Field(min_length=1, max_length=200)
+    #: The traced array or pytree argument whose every leaf has the batch axis.
+    arg: Identifier
+    #: That axis, the same for every leaf of ``arg``.
+    axis: int = Field(default=0, ge=0, le=8)
+    #: What one slice along the axis is, for messages: ``ensemble member``.
+    member: str = Field(min_length=1, max_length=60)
+
+
+ProgramRuleSpec = Annotated[
+    LoopRule | ForbidOpsRule | InPlaceRule | AutodiffRule | BatchedRule, Field(discriminator="kind")
+]
 
 
 class CostRule(_Strict):
@@ -392,6 +508,10 @@ class ProblemSpec(_Strict):
     title: str = Field(min_length=1, max_length=120)
     difficulty: Literal["easy", "medium", "hard"]
     tags: list[str] = Field(default_factory=list)
+    #: Slugs of problems a learner may try next (the catalog's "similar problems" links, strongest first):
+    #: the problem list's suggested order follows them. A slug not in the catalog links nothing until a
+    #: problem with it exists (``judge check`` notes it, and warns when it looks like a typo).
+    similar: list[Slug] = Field(default_factory=list)
     #: Name of the function users define.
     function: Identifier
     #: Module under ``reference/`` that defines ``function`` (trusted code).
@@ -407,6 +527,8 @@ class ProblemSpec(_Strict):
     solutions: SolutionsSpec = Field(default_factory=SolutionsSpec)
     #: How close the hidden cases must come to the validator's bounds.
     reach: ReachSpec = Field(default_factory=ReachSpec)
+    #: How accurate the reference must be against its own float64 evaluation.
+    accuracy: AccuracySpec = Field(default_factory=AccuracySpec)
     #: Rules on the user's compiled program (``judge.rules``), stated in the generated statement.
     rules: list[ProgramRuleSpec] = Field(default_factory=list)
     #: A gradient checked beside the output (``sandbox.transforms``).
@@ -430,6 +552,11 @@ class ProblemSpec(_Strict):
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
             raise ValueError(f"argument names repeat: {dupes}")
+        if self.slug in self.similar:
+            raise ValueError("similar names the problem itself")
+        repeated = sorted({s for s in self.similar if self.similar.count(s) > 1})
+        if repeated:
+            raise ValueError(f"similar repeats {repeated}")
         if self.output.kind == "tuple" and not self.output.names:
             raise ValueError("output.kind 'tuple' needs output.names, one per element")
         if any(a.kind == "function" for a in self.args) and self.functions is None:
@@ -441,6 +568,18 @@ class ProblemSpec(_Strict):
                 "compare.checks 'inputs_unchanged' needs a pytree argument: it watches the dicts and lists "
                 "of pytree inputs (a traced array cannot be changed in place)"
             )
+        for rule in self.rules:
+            if isinstance(rule, InPlaceRule):
+                for name in rule.donate:
+                    if name not in names:
+                        raise ValueError(f"rules: donate names {name!r}, which is not an argument")
+                    if self.arg(name).kind not in ("array", "pytree"):
+                        raise ValueError(
+                            f"rules: donate names {name!r}, which is not a traced array or pytree argument"
+                        )
+                if len(set(rule.donate)) != len(rule.donate):
+                    raise ValueError("rules: donate repeats an argument")
+        self._transform_rules_fit(names)
         if self.gradient is not None:
             for name in self.gradient.wrt:
                 if name not in names:
@@ -451,6 +590,30 @@ class ProblemSpec(_Strict):
             if len(set(self.gradient.wrt)) != len(self.gradient.wrt):
                 raise ValueError("gradient.wrt repeats an argument")
         return self
+
+    def _transform_rules_fit(self, names: list[str]) -> None:
+        """``require_autodiff`` and ``require_batched`` name parts of this spec: check that they exist."""
+        kinds = [rule.kind for rule in self.rules]
+        for kind in ("require_autodiff", "require_batched"):
+            if kinds.count(kind) > 1:
+                raise ValueError(f"rules: at most one {kind!r} rule")
+        for rule in self.rules:
+            if isinstance(rule, AutodiffRule):
+                if self.output.kind != "tuple":
+                    raise ValueError("rules: require_autodiff names outputs, so it needs output.kind 'tuple'")
+                for name in rule.outputs:
+                    if name not in self.output.names:
+                        raise ValueError(f"rules: require_autodiff names output {name!r}, not in output.names")
+                if self.gradient is not None:
+                    raise ValueError("rules: require_autodiff and [gradient] cannot be combined")
+            elif isinstance(rule, BatchedRule):
+                if rule.arg not in names:
+                    raise ValueError(f"rules: require_batched names {rule.arg!r}, which is not an argument")
+                arg = self.arg(rule.arg)
+                if arg.kind not in DIFFERENTIABLE_KINDS or not arg.traced:
+                    raise ValueError(
+                        f"rules: require_batched names {rule.arg!r}, which is not a traced array argument"
+                    )
 
     def arg(self, name: str) -> ArgSpec:
         for a in self.args:

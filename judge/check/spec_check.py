@@ -7,7 +7,9 @@ loaded problem are skipped.
 
 from __future__ import annotations
 
+import difflib
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +69,7 @@ def check(ctx: CheckContext) -> None:
         )
         return
     _sanity(ctx, spec, file, text)
+    _links(ctx, spec, file, lines)
     try:
         ctx.problem = load_problem(ctx.root)
     except ProblemError as exc:
@@ -112,6 +115,26 @@ def _sanity(ctx: CheckContext, spec: ProblemSpec, file: Path, text: str) -> None
                 file=file,
                 at=f"solutions.also_allow.{verdict.value}",
             )
+
+
+def _links(ctx: CheckContext, spec: ProblemSpec, file: Path, lines: Mapping[positions.Path, int]) -> None:
+    """``similar`` names problems of the catalog (the folders beside this one). A slug not there yet links
+    nothing (the list ignores it) and is only noted, so links to problems being written break nothing;
+    one within a typo of an existing slug warns with the slug it probably means."""
+    catalog = sorted(p.name for p in ctx.root.parent.iterdir() if (p / "problem.toml").is_file())
+    for index, slug in enumerate(spec.similar):
+        if slug in catalog:
+            continue
+        close = difflib.get_close_matches(slug, catalog, n=1, cutoff=0.8)
+        if close:
+            ctx.diag.warning(
+                f"{slug!r} is not in the catalog: did you mean {close[0]!r}?",
+                file=file,
+                at=f"similar.{index}",
+                line=positions.line_of(lines, ("similar",)),
+            )
+        else:
+            ctx.diag.note(f"similar: {slug!r} is not in the catalog yet; it links nothing until it is")
 
 
 def owner(root: Path, spec: ProblemSpec, path: str) -> str:

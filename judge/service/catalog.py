@@ -7,7 +7,7 @@ Details need the reference's outputs for the examples (computed on the trusted s
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 
 from judge.errors import ReferenceFailure
 from judge.problems import Problem, ProblemSet
@@ -30,20 +30,22 @@ def version(problem: Problem) -> ProblemVersion:
     return ProblemVersion(hash=content, revision=content[:12])
 
 
-def summary(problem: Problem) -> ProblemSummary:
+def summary(problem: Problem, known: Collection[str] | None = None) -> ProblemSummary:
+    """``known``: the catalog's slugs; a ``similar`` link to any other slug is left out."""
     spec = problem.spec
     return ProblemSummary(
         slug=spec.slug,
         title=spec.title,
         difficulty=spec.difficulty,
         tags=list(spec.tags),
+        similar=[slug for slug in spec.similar if known is None or slug in known],
         function=spec.function,
         signature=f"{spec.function}({', '.join(a.name for a in spec.args)})",
         version=version(problem),
     )
 
 
-def detail(problem: Problem) -> ProblemDetail:
+def detail(problem: Problem, known: Collection[str] | None = None) -> ProblemDetail:
     """Everything a page needs to show the problem (expected example outputs from the reference)."""
     from judge.expected import expected_outputs
     from judge.statement import fill_statement, render_examples
@@ -63,7 +65,7 @@ def detail(problem: Problem) -> ProblemDetail:
         for case, output in zip(public, outputs, strict=True)
     ]
     return ProblemDetail(
-        **summary(problem).model_dump(),
+        **summary(problem, known).model_dump(),
         statement_markdown=statement,
         statement_html=markdown.to_html(statement),
         arguments=[
@@ -73,7 +75,8 @@ def detail(problem: Problem) -> ProblemDetail:
                 accepts=list(a.accepts),  # type: ignore[arg-type]
                 kind_text=a.describe_kind(),
                 dtype=a.dtype if a.kind == "array" else None,
-                ndim=list(a.ndim),
+                ndim=list(a.key_ranks if a.kind == "key" else a.ndim),
+                key_impl=a.impl if a.kind == "key" else None,
                 traced=a.traced,
                 description=a.description,
                 choices=list(a.choices),
@@ -102,7 +105,8 @@ class Catalog:
 
     def __init__(self, problems: ProblemSet) -> None:
         self.problems = problems
-        self._summaries = [summary(p) for p in problems]
+        self._slugs = frozenset(p.slug for p in problems)
+        self._summaries = [summary(p, self._slugs) for p in problems]
         self._details: dict[str, ProblemDetail] = {}
         self._lock = threading.Lock()
 
@@ -120,7 +124,7 @@ class Catalog:
         problem = self.get(slug)
         with self._lock:
             if slug not in self._details:
-                self._details[slug] = detail(problem)
+                self._details[slug] = detail(problem, self._slugs)
             return self._details[slug]
 
     def prepare(self) -> None:

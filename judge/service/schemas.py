@@ -86,6 +86,10 @@ class ProblemSummary(_Out):
     title: str
     difficulty: Literal["easy", "medium", "hard"]
     tags: list[str]
+    similar: list[str] = Field(
+        default_factory=list,
+        description="Slugs of problems to try next (strongest first); only problems of this catalog.",
+    )
     function: str
     signature: str = Field(description="e.g. clip_by_global_norm(grads, max_norm)")
     version: ProblemVersion | None = None
@@ -93,23 +97,32 @@ class ProblemSummary(_Out):
 
 class ArgumentPublic(_Out):
     name: str
-    kind: Literal["pytree", "number", "array", "int", "int_tuple", "function"] = Field(
+    kind: Literal["pytree", "number", "array", "int", "int_tuple", "bool", "str", "function", "key"] = Field(
         description="pytree: dicts, lists and arrays of the case dtype; number: a Python float; array: one "
         "array of `dtype` with a rank in `ndim`; int: a static Python int; int_tuple: a static tuple of "
-        "ints; function: the name of one of `choices`, passed as that function."
+        "ints; bool: a static Python bool (true or false); str: a static Python str, one of `choices`; "
+        "function: the name of one of `choices`, passed as that function; key: a typed PRNG key "
+        'array of `key_impl` with a rank in `ndim`, written {"key": seed} or {"key_data": [...]}.'
     )
     accepts: list[JsonKind] = Field(description="The JSON kinds a Run input for this argument may be.")
     kind_text: str = Field(
         description="The kind in words, e.g. 'an int32 array with 0 dimensions (a scalar)'."
     )
-    dtype: Literal["case", "int32", "bool"] | None = Field(
+    dtype: Literal["case", "int32", "uint32", "bool"] | None = Field(
         description="array only: the leaf dtype ('case': the case's float dtype); None for other kinds."
     )
-    ndim: list[int] = Field(description="array only: the ranks the array may have; empty means any.")
+    ndim: list[int] = Field(
+        description="array and key only: the ranks the array (the key array) may have; empty means any."
+    )
+    key_impl: Literal["threefry2x32"] | None = Field(
+        default=None, description="key only: the PRNG implementation of the keys; None for other kinds."
+    )
     traced: bool
     description: str
     choices: list[str] = Field(
-        default_factory=list, description="For a function argument: the names of the functions it may be."
+        default_factory=list,
+        description="For a function argument: the names of the functions it may be; for a str argument: "
+        "the strings it may be.",
     )
 
 

@@ -1,14 +1,16 @@
 """The page's HTML routes: ``/`` (the problem list) and ``/problems/{slug}`` (one problem).
 
 The problem page is rendered on the server from the same ``ProblemDetail`` that
-``GET /api/problems/{slug}`` returns (the catalog's one cached copy), so page and API cannot disagree:
+``GET /api/v1/problems/{slug}`` returns (the catalog's one cached copy), so page and API cannot disagree:
 title, difficulty and tags, signature, statement HTML, hints (hidden; the script reveals them one at a
 time), the starter code in a plain ``<textarea>`` that works as an editor before any script runs, and the
 Run panel (``judge.web.run_panel``: a box per argument holding the first example, the examples to fill
 them with). The page asks the API for nothing before a Run; its script wires the controls and upgrades
 the textarea to CodeMirror. The list page is rendered whole on the server too (every problem, in the
-suggested order: easier first), and its script adds what this browser knows (your verdicts, the count
-solved, the next problem to try) and the search and filters.
+suggested order: ``judge.web.order``, which follows the catalog's "similar problems" links), and its script
+adds what this browser knows (your verdicts, the count solved, the next problem to try) and the search and
+filters. After an Accepted the problem page offers the first problem this browser has not solved among
+the ones it links to, then the rest of the suggested order.
 
 An unknown slug is a 404 page; a problem whose body cannot be built (its reference failed) a 503 page, as
 the API answers. When the service refuses anonymous callers, the pages (whose scripts call the API without
@@ -32,6 +34,7 @@ from judge.errors import ProblemNotFound
 from judge.service.markdown import inline_to_html
 from judge.service.schemas import ProblemDetail, ProblemSummary
 from judge.web.assets import Assets
+from judge.web.order import DIFFICULTY_RANK, next_problems, suggested_order
 from judge.web.run_panel import run_panel
 
 log = logging.getLogger(__name__)
@@ -76,25 +79,6 @@ class ProblemBodies(Protocol):
         ...
 
 
-#: Where each difficulty comes in the suggested order (easier first; the catalog's order within one).
-DIFFICULTY_RANK = {"easy": 0, "medium": 1, "hard": 2}
-
-
-def suggested_order(summaries: list[ProblemSummary]) -> list[ProblemSummary]:
-    """The problems in the order the list suggests: easier first, the catalog's order within a difficulty."""
-    ranked = sorted(enumerate(summaries), key=lambda item: (DIFFICULTY_RANK[item[1].difficulty], item[0]))
-    return [item for _, item in ranked]
-
-
-def next_problem(summaries: list[ProblemSummary], slug: str) -> ProblemSummary | None:
-    """The problem after ``slug`` in the suggested order (None after the last, or for an unknown slug)."""
-    order = suggested_order(summaries)
-    slugs = [item.slug for item in order]
-    if slug not in slugs or slugs.index(slug) + 1 >= len(order):
-        return None
-    return order[slugs.index(slug) + 1]
-
-
 def build_router(
     catalog: Callable[[], ProblemBodies],
     assets: Assets,
@@ -132,7 +116,8 @@ def build_router(
         problems = suggested_order(catalog().summaries())
         tags = sorted({tag for problem in problems for tag in problem.tags})
         difficulties = [d for d in DIFFICULTY_RANK if any(p.difficulty == d for p in problems)]
-        context = {"problems": problems, "tags": tags, "difficulties": difficulties}
+        titles = {problem.slug: problem.title for problem in problems}
+        context = {"problems": problems, "tags": tags, "difficulties": difficulties, "titles": titles}
         return page(request, "index.html", context)
 
     @router.api_route("/problems/{slug}", methods=["GET", "HEAD"], response_class=HTMLResponse)
@@ -154,7 +139,7 @@ def build_router(
                 "message": f"The judge could not prepare the problem “{slug}”; try again later.",
             }
             return page(request, "error.html", context, status_code=503)
-        following = next_problem(catalog().summaries(), slug)
+        following = next_problems(catalog().summaries(), slug)
         shown = {"problem": problem, "panel": run_panel(problem), "title": problem.title, "next": following}
         return page(request, "problem.html", shown)
 

@@ -2,11 +2,11 @@
 //
 // The server renders what needs no script (statement, hints, signature, the starter code in a plain
 // <textarea>, and the Run panel: one box per argument prefilled with the first example, the examples to fill
-// them with), from the same problem body GET /api/problems/{slug} returns (judge/web/run_panel.py). This
+// them with), from the same problem body GET /api/v1/problems/{slug} returns (judge/web/run_panel.py). This
 // entry stays small: it wires the textarea as an editor and the Run panel's controls, and marks the page
 // usable (`judge:ready`) without waiting for any request. Then it loads CodeMirror (web/src/editor.js, a
 // chunk of its own) and hands the textarea over to it (`judge:editor`, body[data-editor=codemirror]). Runs
-// and submissions go through the REST API (.../run, /api/submissions).
+// and submissions go through the REST API (/api/v1/problems/{slug}/run, /api/v1/submissions).
 import { api, ApiError } from "./api.js";
 import { CodeBox } from "./code.js";
 import { el, replace } from "./dom.js";
@@ -25,6 +25,7 @@ import {
   loadCode,
   loadLastRun,
   loadSubmissions,
+  loadVerdict,
   saveCode,
   saveLastRun,
   saveVerdict,
@@ -37,7 +38,7 @@ const POLL_WAIT_S = 20;
 
 const $ = (id) => document.getElementById(id);
 const slug = document.body.dataset.slug;
-const runUrl = `/api/problems/${encodeURIComponent(slug)}/run`;
+const runUrl = `/api/v1/problems/${encodeURIComponent(slug)}/run`;
 /** A tuple output's element names, which the judge's messages use as the roots of leaf paths. */
 const rootNames = JSON.parse(document.body.dataset.outputNames || "[]");
 
@@ -396,7 +397,7 @@ async function submit() {
   panel.scrollIntoView({ block: "nearest" });
   announce("Submitting…");
   try {
-    const created = await api("/api/submissions", { method: "POST", body: { problem: slug, code } });
+    const created = await api("/api/v1/submissions", { method: "POST", body: { problem: slug, code } });
     head.textContent = `Submission ${created.id}: queued`;
     addSubmission(slug, created.id);
     const result = await follow(created.id, head, rows);
@@ -413,10 +414,10 @@ async function submit() {
 
 /**
  * Follow a submission: one row per case as its event arrives, then resolve with the final result. If the
- * stream breaks before the result, fall back to waiting on GET /api/submissions/{id}.
+ * stream breaks before the result, fall back to waiting on GET /api/v1/submissions/{id}.
  */
 function follow(id, head, rows) {
-  const url = `/api/submissions/${encodeURIComponent(id)}`;
+  const url = `/api/v1/submissions/${encodeURIComponent(id)}`;
   let explained = false;
   const seen = new Set();
   const firstWithMessage = new Map();
@@ -499,11 +500,31 @@ function finishSubmission(result, panel, head) {
   const prints = renderPrints(result, { code: state.code.get() });
   if (prints) panel.append(prints);
   saveVerdict(slug, { verdict: result.verdict, passed: result.passed, total: result.total, at: Date.now() });
-  const next = $("next-problem");
-  if (next) next.hidden = result.verdict !== "accepted";
+  offerNext(result.verdict === "accepted");
   const line = firstErrorLine(result);
   if (line !== null) state.code.markErrorLine(line);
   announce(`Submission graded. ${verdictSentence(result)}`, result.verdict === "accepted" ? "ok" : "error");
+}
+
+/**
+ * After an Accepted, offer the first problem this browser has not solved: among those this one links to
+ * ("similar problems"), then the rest of the suggested order (the server lists them, best first).
+ */
+function offerNext(accepted) {
+  const next = $("next-problem");
+  if (!next) return;
+  next.hidden = !accepted;
+  if (!accepted) return;
+  const candidates = [...next.querySelectorAll("template[data-slug]")];
+  const open = candidates.find((item) => loadVerdict(item.dataset.slug)?.verdict !== "accepted");
+  const link = $("next-link");
+  if (open) {
+    link.href = `/problems/${encodeURIComponent(open.dataset.slug)}`;
+    link.textContent = open.dataset.title;
+  } else {
+    link.href = "/";
+    link.textContent = "every problem is solved in this browser: back to the list";
+  }
 }
 
 // --- history: this browser's submissions and last Run ------------------------------------------------
@@ -530,7 +551,7 @@ function historyRow(kept, submission) {
   const open = el("button", { type: "button", class: "link-button" }, "Open this code");
   open.addEventListener("click", async () => {
     try {
-      const { code } = await api(`/api/submissions/${encodeURIComponent(kept.id)}/code`);
+      const { code } = await api(`/api/v1/submissions/${encodeURIComponent(kept.id)}/code`);
       state.code.focus();
       state.code.set(code);
       $("save-state").textContent = `Opened submission ${kept.id} (Ctrl+Z undoes)`;
@@ -548,7 +569,7 @@ async function showHistory() {
   const section = $("history");
   if (!kept.length || !section) return;
   const fetched = await Promise.all(
-    kept.map((item) => api(`/api/submissions/${encodeURIComponent(item.id)}`).catch(() => null)),
+    kept.map((item) => api(`/api/v1/submissions/${encodeURIComponent(item.id)}`).catch(() => null)),
   );
   replace(
     $("history-list"),
