@@ -15,6 +15,10 @@ Order, stopping at the first failure (docs/architecture.md, "Comparison"):
    infinity only the same infinity. Integer and bool leaves compare exactly. The first failing leaf (dict
    keys sorted, as in JAX) is reported, but every leaf is measured for ``max_error_ratio``.
 
+Typed PRNG key leaves (``sandbox.tree.KeyArray``) compare as keys: a key where a key is expected (not its
+raw uint32 data), the same implementation and key-array shape, then every key's data exactly; messages
+speak of keys (``new_key: got the key with data [0, 42], expected [2718, 3141]; 1 of 1 keys differ``).
+
 Paths: the root is ``output``; a top-level dict's identifier keys are bare (``clipped["dense"]["w"]``,
 ``global_norm``); a top-level tuple's elements take ``root_names`` (``new_params["w"]``); element indexes
 use numpy form (``[1, 0]``).
@@ -40,7 +44,7 @@ import numpy as np
 
 from judge.spec import CompareSpec, OutputSpec, Tolerance
 from judge.verdicts import WrongAnswerReason
-from sandbox.tree import NonStrKey, OtherNode
+from sandbox.tree import KeyArray, NonStrKey, OtherNode
 
 __all__ = [
     "ROOT",
@@ -51,6 +55,7 @@ __all__ = [
     "Tree",
     "bind",
     "compare",
+    "element_bounds",
     "format_path",
     "ulp",
 ]
@@ -77,7 +82,8 @@ _ml_iinfo: Callable[[np.dtype[Any]], object] = ml_dtypes.iinfo
 class LeafError:
     """One element and how far it is from the expected value.
 
-    ``got`` and ``expected`` are Python floats (ints or bools for integer and bool leaves). ``tol`` is the
+    ``got`` and ``expected`` are Python floats (ints or bools for integer and bool leaves; for a key leaf,
+    0 and 1 with the keys' data in ``key_data``). ``tol`` is the
     element's bound (see the module docstring; 0 for exact leaves) and ``ratio`` is ``abs_err / tol``
     (``inf`` for a NaN or infinity mismatch or a differing exact element; 0 when equal). ``ulp`` is the
     spacing of the leaf's dtype at ``expected`` when the tolerance counts in ulps, else 0.
@@ -91,6 +97,8 @@ class LeafError:
     tol: float
     ratio: float
     ulp: float = 0.0
+    #: A key leaf's element (one key): its data as (got, expected) words; None for an array leaf.
+    key_data: tuple[tuple[int, ...], tuple[int, ...]] | None = None
 
 
 @dataclass(frozen=True)
@@ -148,6 +156,20 @@ def compare(
     return _compare_values(pairs, tolerance, root_names, reveal)
 
 
+def accepts(
+    expected: Tree, got: Tree, *, tolerance: Mapping[str, Tolerance], tuple_as_list: bool = False
+) -> bool:
+    """Whether ``compare(expected, got, ...)`` is ok: the same steps and bounds, no message, and it stops at
+    the first leaf that fails."""
+    for leaf in _expected_leaves(expected, ()):
+        _check_expected_dtype(leaf.dtype, tolerance)
+    pairs: list[_Pair] = []
+    if _match(expected, got, (), tuple_as_list, pairs) is not None or _first_leaf_mismatch(pairs) is not None:
+        return False
+    magnitudes = _magnitudes(pairs)
+    return not any(_leaf_fails(pair, tolerance, magnitudes[_group(pair)]) for pair in pairs)
+
+
 @dataclass(frozen=True)
 class Checker:
     """A checker with a problem's parameters bound (see ``bind``)."""
@@ -165,6 +187,11 @@ class Checker:
             tuple_as_list=self.tuple_as_list,
             reveal=reveal,
         )
+
+    def accepts(self, expected: Tree, got: Tree) -> bool:
+        """``self(expected, got).ok``, without building a message: stops at the first failing leaf. For
+        callers that only need the answer many times over (matching an output against known mistakes)."""
+        return accepts(expected, got, tolerance=self.tolerance, tuple_as_list=self.tuple_as_list)
 
 
 def bind(spec: CompareSpec, output: OutputSpec) -> Checker:
@@ -226,6 +253,8 @@ def _describe(node: object) -> str:
     """How a node of ``got`` reads in a message (its shape only, never its contents)."""
     if node is None:
         return "None"
+    if isinstance(node, KeyArray):
+        return _key_words(node)
     if isinstance(node, np.ndarray):
         return f"an array of shape {node.shape}"
     if isinstance(node, dict):
@@ -240,7 +269,14 @@ def _describe(node: object) -> str:
     return f"a value of type {_clip(type(node).__name__)}"
 
 
+def _key_words(node: KeyArray) -> str:
+    """``one PRNG key`` or ``a PRNG key array of shape (3,)``."""
+    return "one PRNG key" if not node.shape else f"a PRNG key array of shape {node.shape}"
+
+
 def _describe_expected(node: object) -> str:
+    if isinstance(node, KeyArray):
+        return _key_words(node)
     if isinstance(node, np.ndarray):
         return "an array"
     if isinstance(node, dict):
@@ -263,7 +299,7 @@ def _expected_leaves(node: Tree, at: tuple[PathEntry, ...]) -> Iterator[np.ndarr
     elif isinstance(node, OtherNode):
         for i, child in enumerate(node.children):
             yield from _expected_leaves(child, (*at, i))
-    elif node is not None:
+    elif node is not None and not isinstance(node, KeyArray):  # a key leaf has no dtype to check
         raise TypeError(f"expected tree: unsupported node {type(node).__name__} at {format_path(at)}")
 
 
@@ -305,7 +341,7 @@ def _check_expected_dtype(dtype: np.dtype[Any], tolerance: Mapping[str, Toleranc
 @dataclass(frozen=True)
 class _Pair:
     at: tuple[PathEntry, ...]
-    expected: np.ndarray
+    expected: np.ndarray | KeyArray
     got: object
 
 
@@ -325,7 +361,7 @@ def _match(
     exp: Tree, got: Tree, at: tuple[PathEntry, ...], tuple_as_list: bool, pairs: list[_Pair]
 ) -> _Mismatch | None:
     """Walk both trees in flatten order, collect leaf pairs, and return the first structure mismatch."""
-    if isinstance(exp, np.ndarray):
+    if isinstance(exp, np.ndarray | KeyArray):
         if got is None or isinstance(got, dict | list | tuple | OtherNode):
             return _structure(at, exp, got)
         pairs.append(_Pair(at, exp, got))
@@ -379,8 +415,32 @@ def _match_children(
     return None
 
 
+def _key_mismatch(at: tuple[PathEntry, ...], exp: KeyArray, got: object) -> _Mismatch | None:
+    """Step 2 for a key leaf: a key array (not its raw data) of the same implementation and shape."""
+    if not isinstance(got, KeyArray):
+        detail = f"expected {_key_words(exp)} (a typed key, {exp.impl}), got {_describe(got)}"
+        if isinstance(got, np.ndarray):
+            detail += f" of {got.dtype}"
+            if got.dtype == np.uint32 and got.shape == exp.data.shape:
+                detail += (
+                    ", which looks like raw key data: return typed keys as jax.random.split, fold_in and "
+                    "key make them, not jax.random.key_data(...) or legacy jax.random.PRNGKey keys"
+                )
+        return _Mismatch(WrongAnswerReason.TYPE, at, detail)
+    if got.impl != exp.impl:
+        return _Mismatch(WrongAnswerReason.DTYPE, at, f"a {got.impl} key, expected a {exp.impl} key")
+    if got.shape != exp.shape:
+        return _Mismatch(WrongAnswerReason.SHAPE, at, f"{_key_words(got)}, expected {_key_words(exp)}")
+    return None
+
+
 def _leaf_mismatch(pair: _Pair) -> _Mismatch | None:
     exp, got = pair.expected, pair.got
+    if isinstance(exp, KeyArray):
+        return _key_mismatch(pair.at, exp, got)
+    if isinstance(got, KeyArray):
+        detail = f"expected a {exp.dtype} array, got {_key_words(got)} (a typed key, not an array of numbers)"
+        return _Mismatch(WrongAnswerReason.TYPE, pair.at, detail)
     if not isinstance(got, np.ndarray):
         return _Mismatch(WrongAnswerReason.TYPE, pair.at, f"expected an array, got {_describe(got)}")
     if got.shape != exp.shape:
@@ -424,17 +484,25 @@ def ulp(values: np.ndarray, dtype: np.dtype[Any]) -> np.ndarray:
 def _bounds(exp: np.ndarray, tol: Tolerance, magnitude: float) -> tuple[np.ndarray, np.ndarray]:
     """Per element: (bound on |got - exp|, ulp of exp or 0), in float64; ``magnitude`` is the ``m`` of the
     floor (see the module docstring)."""
-    e = np.abs(exp.astype(np.float64))
+    return element_bounds(exp, exp.dtype, tol, magnitude)
+
+
+def element_bounds(
+    values: np.ndarray, dtype: np.dtype[Any], tol: Tolerance, magnitude: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per element of ``values`` (any float dtype, e.g. a float64 oracle of a float32 result): (the bound
+    ``tol`` puts on an element of ``dtype`` expected to equal it, the ulp of ``dtype`` there or 0)."""
+    e = np.abs(np.asarray(values).astype(np.float64))
     bound = tol.atol + tol.rtol * e
     if not tol.uses_ulps:
         return bound, np.zeros_like(e)
-    spacing = ulp(e, exp.dtype)
-    floor = float(ulp(np.asarray(magnitude), exp.dtype))
+    spacing = ulp(e, dtype)
+    floor = float(ulp(np.asarray(magnitude), dtype))
     return np.maximum(np.maximum(bound, tol.ulps * spacing), tol.floor_ulps * floor), spacing
 
 
-def _largest_finite(leaf: np.ndarray) -> float:
-    if leaf.size == 0 or not _is_float(leaf.dtype):
+def _largest_finite(leaf: np.ndarray | KeyArray) -> float:
+    if isinstance(leaf, KeyArray) or leaf.size == 0 or not _is_float(leaf.dtype):
         return 0.0
     e = np.abs(leaf.astype(np.float64))
     finite = e[np.isfinite(e)]
@@ -451,7 +519,8 @@ def _magnitudes(pairs: Sequence[_Pair]) -> dict[tuple[object, str], float]:
 
 
 def _group(pair: _Pair) -> tuple[object, str]:
-    return (pair.at[0] if pair.at else None, pair.expected.dtype.name)
+    kind = "key" if isinstance(pair.expected, KeyArray) else pair.expected.dtype.name
+    return (pair.at[0] if pair.at else None, kind)
 
 
 def _float_ratios(exp: np.ndarray, got: np.ndarray, bound: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -468,9 +537,44 @@ def _float_ratios(exp: np.ndarray, got: np.ndarray, bound: np.ndarray) -> tuple[
     return failing, ratio
 
 
+def _leaf_fails(pair: _Pair, tolerance: Mapping[str, Tolerance], magnitude: float) -> bool:
+    """Whether any element of the leaf fails (``_check_leaf``'s ``failing`` is non-zero), and no more."""
+    exp = pair.expected
+    got = pair.got
+    if isinstance(exp, KeyArray):
+        assert isinstance(got, KeyArray)  # step 2 passed
+        return bool(np.any(got.data != exp.data))
+    assert isinstance(got, np.ndarray)  # step 2 passed
+    if exp.size == 0:
+        return False
+    if not _is_float(exp.dtype):
+        return bool(np.any(got != exp))
+    with np.errstate(invalid="ignore", over="ignore"):
+        bound = _bounds(exp, tolerance[exp.dtype.name], magnitude)[0]
+    return bool(np.any(_float_ratios(exp, got, bound)[0]))
+
+
+def _check_keys(exp: KeyArray, got: KeyArray, path: str) -> _LeafCheck:
+    """A key leaf's values: each key's data exactly; the first differing key is the worst."""
+    size = int(np.prod(exp.shape, dtype=np.int64))
+    if size == 0:
+        return _LeafCheck(0, 0, None)
+    differs = np.any(got.data != exp.data, axis=-1).reshape(exp.shape)
+    flat = int(np.argmax(differs.ravel())) if differs.any() else 0
+    index = tuple(int(i) for i in np.unravel_index(flat, exp.shape))
+    wrong = bool(differs[index])
+    words = (tuple(int(w) for w in got.data[index]), tuple(int(w) for w in exp.data[index]))
+    ratio = math.inf if wrong else 0.0
+    worst = LeafError(path, index, int(wrong), 0, float(wrong), 0.0, ratio, 0.0, words)
+    return _LeafCheck(int(np.count_nonzero(differs)), size, worst)
+
+
 def _check_leaf(pair: _Pair, path: str, tolerance: Mapping[str, Tolerance], magnitude: float) -> _LeafCheck:
     exp = pair.expected
     got = pair.got
+    if isinstance(exp, KeyArray):
+        assert isinstance(got, KeyArray)  # step 2 passed
+        return _check_keys(exp, got, path)
     assert isinstance(got, np.ndarray)  # step 2 passed
     if exp.size == 0:
         return _LeafCheck(0, 0, None)
@@ -548,6 +652,13 @@ def _hidden_detail(worst: LeafError) -> str:
 def _value_message(check: _LeafCheck, reveal: bool) -> str:
     worst = check.worst
     assert worst is not None  # a failing leaf has elements
+    if worst.key_data is not None:
+        count = f"{check.failing} of {check.size} key{'' if check.size == 1 else 's'} differ"
+        if not reveal:
+            return f"{worst.path}: wrong PRNG key; {count}"
+        got, expected = (f"[{', '.join(map(str, words))}]" for words in worst.key_data)
+        where = f"{worst.path}{_index_suffix(worst.index)}"
+        return f"{where}: got the key with data {got}, expected {expected}; {count}"
     count = f"{check.failing} of {check.size} elements differ"
     if reveal:
         return f"{worst.path}{_index_suffix(worst.index)}: {_revealed_detail(worst)}; {count}"

@@ -22,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from sandbox.tree import NonStrKey, OtherNode
+from judge.pytree_json import key_dtype_name
+from sandbox.tree import KeyArray, NonStrKey, OtherNode
 
 __all__ = ["TreeLayout", "escape_surrogates", "escape_text", "sanitize_json", "strict_json", "tree_layout"]
 
@@ -123,6 +124,10 @@ def _walk_layout(tree: object, path: list[PathStep], layout: TreeLayout) -> None
             layout.tuples.append(path)
         for index, child in enumerate(children):
             _walk_layout(child, [*path, index], layout)
+        return
+    if isinstance(tree, KeyArray):
+        # Its JSON is {"key_data": [...]}: the leaf is the data, tagged with the key's dtype (key<fry>).
+        layout.leaves.append(([*path, "key_data"], key_dtype_name(tree.impl)))
         return
     if isinstance(tree, np.ndarray | np.generic):
         dtype = str(tree.dtype)

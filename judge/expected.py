@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import importlib.util
 import os
 import sys
@@ -22,12 +23,15 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import numpy as np
+
 from judge.errors import ProblemError, ReferenceFailure
 from judge.menu import MenuChoice
 from judge.problems import REPO_ROOT, Case, Problem
 from sandbox import transforms
 from sandbox.command import FAST_COMPILE_XLA_FLAGS
 from sandbox.protocol import ProtocolError, dumps_tree, loads_tree
+from sandbox.tree import KeyArray
 from sandbox.tree import to_host as tree_to_host
 
 _LOCK = threading.Lock()
@@ -65,6 +69,8 @@ def case_key(problem: Problem, case: Case, what: str = "output") -> str:
     ]
     if problem.menu_source is not None:
         parts.append(problem.menu_source)
+    if problem.spec.sandbox.devices > 1:  # the reference ran on that many devices
+        parts.append(f"devices={problem.spec.sandbox.devices}")
     if what != "output":
         gradient = problem.spec.gradient
         # The code that builds the cotangent and the vjp program is part of what a gradient is.
@@ -101,21 +107,43 @@ def _import_file(path: str, source: str) -> ModuleType:
 
 
 def to_host(tree: Any) -> Any:
-    """JAX output -> plain containers with numpy leaves (the same conversion the sandbox applies)."""
+    """JAX output -> plain containers with numpy leaves (the same conversion the sandbox applies); a typed
+    PRNG key array becomes a ``KeyArray`` of its implementation and uint32 data, as the tracer marks it."""
     import jax
 
     def children(x: Any) -> list[Any] | None:
         flat, treedef = jax.tree_util.tree_flatten(x, is_leaf=lambda y: y is not x)
         return None if jax.tree_util.treedef_is_leaf(treedef) else list(flat)
 
-    return tree_to_host(tree, lambda x: hasattr(x, "shape") and hasattr(x, "dtype"), children)
+    def convert(x: Any) -> Any:
+        if jax.numpy.issubdtype(x.dtype, jax.dtypes.prng_key):
+            return KeyArray(str(jax.random.key_impl(x)), np.asarray(jax.random.key_data(x)))
+        return np.asarray(x)
+
+    return tree_to_host(tree, lambda x: hasattr(x, "shape") and hasattr(x, "dtype"), children, convert)
+
+
+def reference_argument(jax: Any, value: Any) -> Any:
+    """A traced input on the device as the reference receives it: a ``KeyArray`` as the typed key its data
+    wraps (``jax.random.wrap_key_data``), anything else as is."""
+    if isinstance(value, KeyArray):
+        return jax.random.wrap_key_data(jax.device_put(value.data), impl=value.impl)
+    return jax.device_put(value)
+
+
+#: CPU host devices the judge's own JAX starts with (when it is the first to import JAX), so that the
+#: reference of a problem of that many devices runs in this process (``judge.mesh_reference``); one device
+#: problems use device 0 as before.
+HOST_DEVICES = 8
 
 
 def _import_jax() -> ModuleType:
-    """JAX for the trusted side, compiled with the same XLA flags as the sandbox (set before first import)."""
+    """JAX for the trusted side, compiled with the same XLA flags as the sandbox (set before first import),
+    with ``JUDGE_HOST_DEVICES`` (default ``HOST_DEVICES``) CPU host devices."""
     if "jax" not in sys.modules:
         os.environ.setdefault("XLA_FLAGS", FAST_COMPILE_XLA_FLAGS)
         os.environ.setdefault("JAX_PLATFORMS", "cpu")
+        os.environ.setdefault("JAX_NUM_CPU_DEVICES", os.environ.get("JUDGE_HOST_DEVICES", str(HOST_DEVICES)))
     import jax
 
     return jax
@@ -153,7 +181,7 @@ def reference_outputs(problem: Problem, cases: Sequence[Case], what: str = "outp
                 if isinstance(value, MenuChoice)
                 else value
                 if isinstance(value, float) or not arg.traced
-                else jax.device_put(value)
+                else reference_argument(jax, value)
                 for value, arg in zip(case.inputs, problem.spec.args, strict=True)
             ]
             outputs.append(to_host(jax.block_until_ready(jitted(*args))))
@@ -198,7 +226,7 @@ def _argument(jax: Any, menu: dict[str, Callable[..., Any]], value: Any) -> Any:
     """One reference argument: a menu function for a ``MenuChoice``, a float as is, else a device array."""
     if isinstance(value, MenuChoice):
         return menu[value.name]
-    return value if isinstance(value, float) else jax.device_put(value)
+    return value if isinstance(value, float) else reference_argument(jax, value)
 
 
 def expected_gradients(problem: Problem, cases: Sequence[Case]) -> list[Any | ReferenceFailure] | None:
@@ -221,7 +249,11 @@ def expected_outputs(
         with contextlib.suppress(OSError, ValueError, ProtocolError):  # absent or damaged: recompute it
             results[i] = loads_tree(file.read_bytes())
     missing = [i for i, r in enumerate(results) if r is _MISSING]
-    if missing:
+    if missing and what == "output" and problem.spec.sandbox.devices > 1:
+        with _LOCK:
+            for i, (output, _) in zip(missing, _on_mesh(problem, [cases[i] for i in missing]), strict=True):
+                results[i] = output
+    elif missing:
         with _LOCK:
             computed = reference_outputs(problem, [cases[i] for i in missing], what)
             for i, output in zip(missing, computed, strict=True):
@@ -229,6 +261,51 @@ def expected_outputs(
                 if not isinstance(output, ReferenceFailure):
                     _store(files[i], output)
     return results
+
+
+def expected_layouts(problem: Problem, cases: Sequence[Case]) -> list[Any] | None:
+    """Where each output leaf of the reference lives, per case (``{leaf path: layout}``, see
+    ``judge.mesh_reference``; a ReferenceFailure where it failed), for a problem of more than one device;
+    None for a one-device problem. Cached beside the expected outputs."""
+    if problem.spec.sandbox.devices <= 1:
+        return None
+    directory = cache_dir() / problem.slug
+    files = [directory / f"{case_key(problem, case)}.layouts.json" for case in cases]
+    results: list[Any] = [_MISSING] * len(cases)
+    for i, file in enumerate(files):
+        with contextlib.suppress(OSError, ValueError):
+            loaded = json.loads(file.read_text(encoding="utf-8"))
+            if isinstance(loaded, dict):
+                results[i] = loaded
+    missing = [i for i, r in enumerate(results) if r is _MISSING]
+    if missing:
+        with _LOCK:
+            for i, (_, layouts) in zip(missing, _on_mesh(problem, [cases[i] for i in missing]), strict=True):
+                results[i] = layouts
+    return results
+
+
+def _on_mesh(problem: Problem, cases: Sequence[Case]) -> list[tuple[Any, Any]]:
+    """The reference on the problem's devices (``judge.mesh_reference``): (output, layouts) per case, both
+    cached, or the failure twice."""
+    from judge import mesh_reference
+
+    directory = cache_dir() / problem.slug
+    out: list[tuple[Any, Any]] = []
+    for case, result in zip(cases, mesh_reference.run(problem, cases), strict=True):
+        if isinstance(result, ReferenceFailure):
+            out.append((result, result))
+            continue
+        output, layouts = result
+        key = case_key(problem, case)
+        _store(directory / f"{key}.frame", output)
+        with contextlib.suppress(OSError):
+            file = directory / f"{key}.layouts.json"
+            tmp = file.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(layouts, sort_keys=True), encoding="utf-8")
+            tmp.replace(file)
+        out.append((output, layouts))
+    return out
 
 
 def _store(file: Path, output: Any) -> None:

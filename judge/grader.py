@@ -29,13 +29,14 @@ import numpy as np
 
 from judge.compare import Checker, CompareResult, bind
 from judge.errors import JudgeError, ReferenceFailure
-from judge.expected import expected_gradients, expected_outputs
+from judge.expected import expected_gradients, expected_layouts, expected_outputs
 from judge.feedback.cost import CostComparison, compare_cost
 from judge.feedback.matching import Match
 from judge.feedback.program_view import marks
 from judge.gradients import compare_with_gradient
 from judge.hidden import hidden_message, ratio_bucket
 from judge.mistakes import MistakeFinder
+from judge.printed import printed_sections
 from judge.problems import Case, Problem
 from judge.reference_cost import reference_cost
 from judge.results import (
@@ -48,7 +49,19 @@ from judge.results import (
     ProgramView,
     Visibility,
 )
-from judge.rules import ProgramSummary, Rule, broken_rule, precheck_for, rules_for
+from judge.rules import ProgramSummary, Rule, broken_rule, donated_args, precheck_for, rules_for
+from judge.rules_transform import (
+    Peer,
+    autodiff_broken,
+    autodiff_plan,
+    autodiff_rule,
+    batch_size,
+    batched_broken,
+    batched_rule,
+    split_autodiff,
+)
+from judge.spec import AutodiffRule, BatchedRule
+from judge.shardings import misplaced
 from judge.verdicts import STOPS_RUN, Verdict, WrongAnswerReason
 from sandbox.base import Pair
 from sandbox.errors import HostOverloaded
@@ -64,7 +77,7 @@ from sandbox.monitor import (
     Stop,
     run_session,
 )
-from sandbox.protocol import ADVICE, ProtocolError, TreeLimits, decode_key
+from sandbox.protocol import ADVICE, ProtocolError, TreeLimits, decode_key, key_array
 from sandbox.tree import BadLeaf, OtherNode, split_input
 
 
@@ -108,6 +121,7 @@ def sandbox_limits(problem: Problem) -> SandboxLimits:
         memory_mb=lim.memory_mb,
         output_bytes=lim.output_bytes,
         processes=lim.processes,
+        devices=problem.spec.sandbox.devices,
     )
 
 
@@ -124,9 +138,13 @@ def build_session(
     """
     spec = problem.spec
     per_case: list[tuple[str, list[Any], list[np.ndarray[Any, Any]]]] = []
+    donated = donated_args(problem)
+    #: Per signature key, the flat input indices donated to its program (``judge.rules.UpdateInPlace``).
+    donations: dict[str, tuple[int, ...]] = {}
     for case in cases:
         args: list[Any] = []
         leaves: list[np.ndarray[Any, Any]] = []
+        donate: list[int] = []
         for arg, value in zip(spec.args, case.inputs, strict=True):
             if arg.kind == "number":
                 if arg.traced:
@@ -139,15 +157,24 @@ def build_session(
             elif arg.kind == "int_tuple":
                 # JSON has no tuple: the tracer rebuilds a tuple (hashable, as static_argnames needs).
                 args.append({"static": [int(v) for v in value], "tuple": True})
+            elif arg.kind in ("bool", "str"):
+                args.append({"static": value})  # JSON true/false or a string: the tracer passes it as is
             elif arg.kind == "function":
                 args.append({"function": str(value)})
+            elif arg.kind == "key":
+                # A typed key crosses as its uint32 data; the tracer wraps it again with the problem's impl.
+                args.append({"key": {"impl": value.impl, "shape": list(value.shape)}})
+                leaves.append(value.data)
             elif not arg.traced:
                 raise JudgeError(f"argument {arg.name!r}: a static pytree argument cannot be graded")
             else:
                 node, tree_leaves = split_input(value)
                 args.append({"tree": node})
+                if arg.name in donated:
+                    donate.extend(range(len(leaves), len(leaves) + len(tree_leaves)))
                 leaves.extend(tree_leaves)
         per_case.append((json.dumps(args, sort_keys=True), args, leaves))
+        donations[per_case[-1][0]] = tuple(donate)
     ids: dict[str, int] = {}
     for public_first in (True, False):
         for (key, _, _), is_secret in zip(per_case, secret, strict=True):
@@ -164,6 +191,7 @@ def build_session(
                 args,
                 [{"dtype": x.dtype.name, "shape": list(x.shape)} for x in leaves],
                 secret=is_secret and not shared_public,
+                donate=donations[key],
             )
         plans.append(CasePlan(index, sig_id, leaves, is_secret, case.name))
     return SessionJob(
@@ -177,7 +205,9 @@ def build_session(
         retrace_case=len(plans) - 1 if plans else None,
         precheck=precheck_for(problem),
         gradient=_gradient_plan(problem),
+        autodiff=autodiff_plan(problem),
         functions=problem.menu_source,
+        devices=spec.sandbox.devices,
     )
 
 
@@ -236,6 +266,7 @@ def grade(
         judging = Judging(
             problem, chosen, visibility, expected, limits, job, author=author, gradients=gradients
         )
+        judging.layouts = expected_layouts(problem, chosen)
         judging.mistakes = MistakeFinder(problem, chosen, expected, gradients) if feedback else None
         streamer = _Streamer(judging, on_case)
         raw = run_session(pair, job, limits, progress=streamer.update, display=judging.wants_display)
@@ -309,10 +340,16 @@ class Judging:
     author: bool = False
     #: The reference's gradient per case (``[gradient]`` problems), else None.
     gradients: Sequence[Any] | None = None
+    #: Where the reference's output leaves live, per case (``judge.shardings``): problems of more than
+    #: one device only, else None.
+    layouts: Sequence[Any] | None = None
     #: Which known mistake a wrong output on case i looks like (``judge.mistakes``); None: not asked.
     mistakes: Callable[[int, Any], Match | None] | None = None
     checker: Checker = field(init=False)
     rules: list[Rule] = field(init=False)
+    #: The transformation rules (``judge.rules_transform``) the problem declares, if any.
+    autodiff: AutodiffRule | None = field(init=False)
+    batched: BatchedRule | None = field(init=False)
     lines: list[str] = field(init=False)
     _cache: dict[int, CaseResult] = field(default_factory=dict, init=False)
     _views: dict[int, ProgramView | None] = field(default_factory=dict, init=False)
@@ -320,6 +357,8 @@ class Judging:
     def __post_init__(self) -> None:
         self.checker = bind(self.problem.spec.compare, self.problem.spec.output)
         self.rules = rules_for(self.problem)
+        self.autodiff = autodiff_rule(self.problem.spec)
+        self.batched = batched_rule(self.problem.spec)
         self.lines = self.job.code.removeprefix("\ufeff").splitlines()
 
     # -------------------------------------------------------------------------------------- the result
@@ -342,6 +381,7 @@ class Judging:
             cases=case_results,
             stdout=stdout,
             stdout_truncated=truncated,
+            output=printed_sections(raw, self.job, self.visibility),
             backend=backend,
             elapsed_ms=round(elapsed_ms, 1),
         )
@@ -399,6 +439,8 @@ class Judging:
         plan = self.job.cases[i]
         program = raw.programs.get(plan.sig)
         if program is None:
+            return False
+        if self.batched is not None and not self._peers_settled(raw, plan.sig):
             return False
         if program.failure is not None or program.refused is not None:
             return True
@@ -513,9 +555,9 @@ class Judging:
             return self._claim(program.failure, hidden)
         if program.refused is not None:
             return self._refused(program.refused)
-        rule = broken_rule(
-            self.rules, ProgramSummary.from_wire(program.compiled and program.compiled.get("summary"))
-        )
+        rule = broken_rule(self.rules, ProgramSummary.from_compiled(program.compiled))
+        if rule is None:
+            rule = self._unbatched(raw, i, program)
         if rule is not None:
             return _Outcome(Verdict.WRONG_ANSWER, rule, WrongAnswerReason.RULE)
         costly = self._over_cost(i, program)
@@ -525,6 +567,17 @@ class Judging:
         got_or_failure = self._output(program, run, hidden)
         if isinstance(got_or_failure, _Outcome):
             return got_or_failure
+        again = None
+        if self.autodiff is not None:
+            parts = split_autodiff(got_or_failure)
+            if parts is None:
+                return _Outcome(
+                    Verdict.WRONG_ANSWER,
+                    "the program did not return its output twice (the second time with autodiff seeds "
+                    "scaled)",
+                    WrongAnswerReason.STRUCTURE,
+                )
+            got_or_failure, again = parts
         try:
             compared, got = self._compare(expected, expected_gradient, got_or_failure)
         except Exception as exc:
@@ -535,6 +588,18 @@ class Judging:
             return _Outcome(
                 Verdict.WRONG_ANSWER, text, compared.reason, compared.max_error_ratio, got, mistake
             )
+        if self.autodiff is not None:
+            broken = autodiff_broken(
+                self.autodiff, self.problem.spec, self.checker, got_or_failure, again, hidden=hidden
+            )
+            if broken is not None:
+                return _Outcome(
+                    Verdict.WRONG_ANSWER, broken, WrongAnswerReason.RULE, compared.max_error_ratio, got
+                )
+        if self.layouts is not None:
+            placed = self._placed(i, program, got_or_failure)
+            if placed is not None:
+                return _Outcome(placed.verdict, placed.message, placed.reason, compared.max_error_ratio, got)
         if program.mutation is not None:
             text = (
                 f"{program.mutation}: leave the inputs and their containers unchanged and build new dicts "
@@ -554,6 +619,56 @@ class Judging:
             else f"matches the expected output ({ratio_bucket(compared.max_error_ratio)})"
         )
         return _Outcome(Verdict.ACCEPTED, message, None, compared.max_error_ratio, got)
+
+    def _peers_settled(self, raw: RawRun, sig: int) -> bool:
+        """Every signature before ``sig`` has its program's outcome (the ``require_batched`` rule compares
+        a program with those, so a case waits for them: its verdict must not depend on timing)."""
+        for other in self.job.sigs:
+            if other.id >= sig:
+                continue
+            report = raw.programs.get(other.id)
+            if report is None or (
+                report.compiled is None and report.refused is None and report.failure is None
+            ):
+                return False
+        return True
+
+    def _unbatched(self, raw: RawRun, i: int, program: ProgramReport) -> str | None:
+        """The ``require_batched`` rule on case i's program, against the programs of earlier signatures."""
+        rule = self.batched
+        if rule is None:
+            return None
+        plan = self.job.cases[i]
+        spec = self.problem.spec
+        ops = ProgramSummary.from_wire(program.compiled and program.compiled.get("summary")).ops
+        peers = []
+        for other in self.job.sigs:
+            report = raw.programs.get(other.id)
+            first = self.job.first_case(other.id)
+            if other.id >= plan.sig or report is None or report.compiled is None or first is None:
+                continue
+            size = batch_size(rule, spec, self.case_list[first].inputs)
+            if size is not None:
+                summary = ProgramSummary.from_wire(report.compiled.get("summary"))
+                peers.append(Peer(size, sum(summary.ops.values()), self.case_list[first].name))
+        return batched_broken(rule, batch_size(rule, spec, self.case_list[i].inputs), ops, peers)
+
+    def _placed(self, i: int, program: ProgramReport, got: Any) -> _Outcome | None:
+        """The output's sharding against the reference's (``judge.shardings``); None when they agree."""
+        expected = self.layouts[i] if self.layouts is not None else None
+        if isinstance(expected, ReferenceFailure):
+            return _Outcome(Verdict.INTERNAL_ERROR, f"the judge could not compute the expected sharding: {expected}")
+        if not isinstance(expected, dict):
+            return None
+        reported = program.compiled.get("shardings") if program.compiled is not None else None
+        wrong = misplaced(
+            expected, program.skeleton, reported, got, self.problem.spec.sandbox, self.checker.root_names
+        )
+        if wrong is None:
+            return None
+        if wrong.internal:
+            return _Outcome(Verdict.INTERNAL_ERROR, wrong.message)
+        return _Outcome(Verdict.WRONG_ANSWER, wrong.message, WrongAnswerReason.SHARDING)
 
     def _comparison(self, i: int, program: ProgramReport) -> CostComparison | None:
         """The program's cost (the executor's figures) beside the reference's on case i, or None."""
@@ -673,6 +788,9 @@ class Judging:
         second = self._output(retrace, run, hidden)
         if isinstance(second, _Outcome):
             return _Outcome(second.verdict, f"the second call failed: {second.message}", second.reason)
+        if self.autodiff is not None:
+            parts = split_autodiff(second)
+            second = parts[0] if parts is not None else second
         try:
             if self.gradients is not None and isinstance(first, tuple) and len(first) == 2:
                 compared, _ = compare_with_gradient(self.checker, first[0], first[1], second)
@@ -868,7 +986,8 @@ def assemble(skeleton: Any, outputs: Sequence[np.ndarray[Any, Any]], max_bytes: 
 
     The skeleton is untrusted (it only arranges outputs the executor computed, so lying hurts the liar):
     each ``{"out": i}`` must use a distinct existing output, every output must be used, and the usual tree
-    limits (depth, size) apply. Raises ProtocolError.
+    limits (depth, size) apply; ``{"key": {"impl": name, "out": i}}`` is a typed key output, whose data
+    must be uint32 of that implementation's width (``sandbox.tree.KeyArray``). Raises ProtocolError.
     """
     limits = TreeLimits(max_leaves=100_000, max_bytes=max_bytes)
     used: set[int] = set()
@@ -918,6 +1037,12 @@ def assemble(skeleton: Any, outputs: Sequence[np.ndarray[Any, Any]], max_bytes: 
             return OtherNode(body["type"][:200], tuple(build(c, depth + 1) for c in body["children"]))
         if tag == "bad":
             return BadLeaf(str(body)[:100])
+        if tag == "key":
+            # A typed key output: the program returned its uint32 data; wrap it again as a key array.
+            if not isinstance(body, dict) or set(body) != {"impl", "out"}:
+                raise ProtocolError("key node body is malformed")
+            data = build({"out": body["out"]}, depth + 1)
+            return key_array(body["impl"], data)
         raise ProtocolError(f"unknown output node {str(tag)[:40]!r}")
 
     tree = build(skeleton, 0)

@@ -26,7 +26,7 @@ from judge.compare import Checker, bind
 from judge.errors import ReferenceFailure
 from judge.feedback.matching import Candidate, Match, best_match, differing_leaves
 from judge.feedback.notes import MistakeNote, NoteError, parse_note
-from judge.gradients import compare_with_gradient, gradient_checker
+from judge.gradients import accepts_with_gradient, gradient_checker
 from judge.menu import MenuChoice
 from judge.problems import Case, Problem
 from sandbox.command import FAST_COMPILE_XLA_FLAGS
@@ -37,6 +37,9 @@ _FAILED = b"failed\n"
 #: Outputs read or computed in this process, by cache key (None: failed there); at most _MEMORY_ENTRIES.
 _MEMORY: dict[str, Any] = {}
 _MEMORY_ENTRIES = 4096
+#: Candidates per case (``MistakeFinder.candidates``), by ``_candidates_key``; at most _CANDIDATE_ENTRIES.
+_CANDIDATES: dict[str, list[Candidate]] = {}
+_CANDIDATE_ENTRIES = 1024
 _JITTED: dict[tuple[str, str, str], Callable[..., Any]] = {}
 _JITTED_LOCK = threading.Lock()
 
@@ -122,7 +125,7 @@ def _run(problem: Problem, mistake: KnownMistake, case: Case) -> Any | None:
             if isinstance(value, MenuChoice)
             else value
             if isinstance(value, float) or not arg.traced
-            else jax.device_put(value)
+            else _expected.reference_argument(jax, value)
             for value, arg in zip(case.inputs, problem.spec.args, strict=True)
         ]
         return _expected.to_host(jax.block_until_ready(fn(*args)))
@@ -161,15 +164,13 @@ def same_as(problem: Problem) -> Callable[[Any, Any], bool]:
     output (and, on a ``[gradient]`` problem, its gradient)."""
     checker = bind(problem.spec.compare, problem.spec.output)
     if problem.spec.gradient is None:
-        return lambda reference, got: checker(reference, got, reveal=False).ok
-    return lambda reference, got: (
-        compare_with_gradient(checker, reference[0], reference[1], got, reveal=False)[0].ok
-    )
+        return checker.accepts
+    return lambda reference, got: accepts_with_gradient(checker, reference[0], reference[1], got)
 
 
 def _leaf_same(problem: Problem) -> Callable[[Any, Any], bool]:
     checker: Checker = gradient_checker(bind(problem.spec.compare, problem.spec.output))
-    return lambda a, b: checker(a, b, reveal=False).ok
+    return checker.accepts
 
 
 @dataclass
@@ -216,9 +217,15 @@ class MistakeFinder:
         return None if isinstance(gradient, ReferenceFailure) else (reference, gradient)
 
     def candidates(self, i: int, mistakes: Sequence[KnownMistake]) -> list[Candidate]:
+        """Each mistake's output on case i and how far it is from the reference's; the same for every
+        learner, so remembered in this process across gradings (by what it depends on)."""
         if i in self._candidates:
             return self._candidates[i]
         reference = self._reference(i)
+        key = _candidates_key(self.problem, mistakes, self.cases[i], reference)
+        if key is not None and key in _CANDIDATES:
+            self._candidates[i] = _CANDIDATES[key]
+            return self._candidates[i]
         found: list[Candidate] = []
         if reference is not None:
             leaf_same, same = _leaf_same(self.problem), same_as(self.problem)
@@ -231,7 +238,28 @@ class MistakeFinder:
                 count = 0 if right else max(1, differing_leaves(reference, output, leaf_same))
                 found.append(Candidate(mistake.note, output, count))
         self._candidates[i] = found
+        if key is not None:
+            if len(_CANDIDATES) >= _CANDIDATE_ENTRIES:
+                _CANDIDATES.pop(next(iter(_CANDIDATES)))
+            _CANDIDATES[key] = found
         return found
+
+
+def _candidates_key(
+    problem: Problem, mistakes: Sequence[KnownMistake], case: Case, reference: Any
+) -> str | None:
+    """What a case's candidates depend on: each mistake's output key, the reference's output and the
+    problem's comparison; None when the reference's output cannot be encoded (then nothing is remembered)."""
+    try:
+        encoded = dumps_tree(reference)
+    except (ProtocolError, TypeError, ValueError):
+        return None
+    digest = hashlib.sha256(encoded)
+    digest.update(problem.spec.compare.model_dump_json().encode())
+    digest.update(problem.spec.output.model_dump_json().encode())
+    for mistake in mistakes:
+        digest.update(_key(problem, mistake, case).encode())
+    return digest.hexdigest()
 
 
 def _safely(same: Callable[[Any, Any], bool], a: Any, b: Any) -> bool:

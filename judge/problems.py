@@ -31,8 +31,11 @@ from judge.positions import json_lines, line_of, toml_lines
 from judge.pytree_json import (
     ConversionError,
     json_to_array,
+    json_to_bool,
+    json_to_choice,
     json_to_int,
     json_to_int_tuple,
+    json_to_key,
     json_to_number,
     json_to_pytree,
 )
@@ -62,7 +65,9 @@ class Case:
 
     definition: CaseDef
     #: One value per argument, in signature order: a tree of numpy arrays, one numpy array (``array``), a
-    #: Python float (``number``), int (``int``) or tuple of ints (``int_tuple``).
+    #: Python float (``number``), int (``int``), tuple of ints (``int_tuple``), bool (``bool``) or str
+    #: (``str``), a ``sandbox.tree.KeyArray``
+    #: (``key``: the typed key's implementation and uint32 data).
     inputs: tuple[Any, ...]
 
     @property
@@ -117,9 +122,15 @@ def _convert_arg(arg: ArgSpec, value: Any, dtype: str, where: str) -> Any:
             return json_to_int(value, root=root)
         if arg.kind == "int_tuple":
             return json_to_int_tuple(value, root=root)
+        if arg.kind == "bool":
+            return json_to_bool(value, root=root)
+        if arg.kind == "str":
+            return json_to_choice(value, root=root, choices=arg.choices)
         if arg.kind == "array":
             leaf_dtype = dtype if arg.dtype == "case" else arg.dtype
             return json_to_array(value, leaf_dtype, root=root, ndim=arg.ndim)
+        if arg.kind == "key":
+            return json_to_key(value, root=root, impl=arg.impl, ndim=arg.key_ranks)
         return json_to_pytree(value, dtype, root=root)
     except ConversionError as exc:
         raise InputError(exc.path, exc.reason) from None

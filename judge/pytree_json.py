@@ -12,8 +12,9 @@ Input conversion (``json_to_pytree``) follows docs/architecture.md, "Run-panel J
 The other argument kinds (``judge.spec.ArgSpec``) have converters of their own: ``json_to_number`` (a
 Python float), ``json_to_array`` (ONE array of a declared dtype and rank, never a tree: ``int32`` takes
 integral numbers only, ``bool`` takes ``true``/``false`` only), ``json_to_int`` and ``json_to_int_tuple``
-(static Python ints and tuples of ints). Every error names the path: ``step: 1.5 is not an integer``,
-``buckets[1]: expected an integer, got an array``.
+(static Python ints and tuples of ints), ``json_to_bool`` and ``json_to_choice`` (a static Python bool, and
+a static str that is one of the argument's choices). Every error names the path: ``step: 1.5 is not an
+integer``, ``buckets[1]: expected an integer, got an array``.
 
 Each leaf is validated by walking its nesting levels (type checks run at C speed over whole levels) and then
 built with a single numpy call, so a 256x256 input is one leaf converted in a few milliseconds. Only when the
@@ -37,7 +38,7 @@ import ml_dtypes
 import numpy as np
 import numpy.typing as npt
 
-from sandbox.tree import NonStrKey, OtherNode
+from sandbox.tree import KEY_IMPLS, KeyArray, NonStrKey, OtherNode
 
 #: A JSON value as produced by ``json.loads`` (and accepted by ``json.dumps``).
 JSON: TypeAlias = bool | int | float | str | list["JSON"] | dict[str, "JSON"] | None
@@ -54,6 +55,7 @@ _DTYPES: dict[str, np.dtype[Any]] = {
     "float16": np.dtype(np.float16),
     "float64": np.dtype(np.float64),
     "int32": np.dtype(np.int32),
+    "uint32": np.dtype(np.uint32),
     "bool": np.dtype(np.bool_),
 }
 _NUMBER_TYPES = frozenset({float, int})
@@ -96,6 +98,15 @@ class ConversionLimits:
                 raise ValueError(f"ConversionLimits.{name} must be a non-negative int, got {value!r}")
         if self.max_depth > _MAX_DEPTH_CAP:
             raise ValueError(f"ConversionLimits.max_depth must be at most {_MAX_DEPTH_CAP}")
+
+
+#: The dtype name JAX gives typed keys of each implementation (``str(jax.random.key(0).dtype)``).
+KEY_DTYPE_NAMES = {"threefry2x32": "key<fry>"}
+
+
+def key_dtype_name(impl: str) -> str:
+    """``key<fry>`` for threefry2x32 keys: the name JAX prints for a typed key's dtype."""
+    return KEY_DTYPE_NAMES.get(impl, f"key<{impl}>")
 
 
 @dataclass(frozen=True)
@@ -342,9 +353,13 @@ class _Converter:
             too_big = (wide < info.min) | (wide > info.max)
             if too_big.any():
                 i = int(np.argmax(too_big.ravel()))
-                self.fail(
-                    (*keys, *_unravel(i, shape)), f"{_number_text(flat[i])} overflows {self.dtype_name}"
+                span = f"the {self.dtype_name} range ({info.min} to {info.max})"
+                reason = (
+                    f"{_number_text(flat[i])} is outside {span}"
+                    if self.dtype.kind == "u"
+                    else f"{_number_text(flat[i])} overflows {self.dtype_name}"
                 )
+                self.fail((*keys, *_unravel(i, shape)), reason)
             return wide.astype(self.dtype)
         with np.errstate(over="ignore", invalid="ignore"):
             out: Array = wide.astype(self.dtype)
@@ -440,6 +455,80 @@ def json_to_int_tuple(value: object, *, root: str, max_items: int = MAX_TUPLE_IT
     return tuple(json_to_int(item, root=f"{root}[{i}]") for i, item in enumerate(value))
 
 
+_KEY_FORMS = '{"key": seed} or {"key_data": [...]}'
+
+
+def json_to_key(
+    value: object,
+    *,
+    root: str,
+    impl: str = "threefry2x32",
+    ndim: Sequence[int] = (0,),
+    limits: ConversionLimits = ConversionLimits(),
+) -> KeyArray:
+    """A ``key`` argument: a typed PRNG key array of ``impl`` with a rank in ``ndim``, as ``KeyArray`` data.
+
+    JSON forms: ``{"key": seed}`` (an integer from 0 to 2**32 - 1; the key ``jax.random.key(seed)`` makes,
+    whose threefry2x32 data is ``[0, seed]``), a bare integer (the same), ``{"key_data": [...]}`` (raw
+    uint32 key data, as ``jax.random.key_data`` gives it: shape ``(*key shape, words)``); a batch of keys
+    is ``{"key": [seed, ...]}`` or ``{"key_data": [[...], ...]}``. Errors name the path:
+    ``key["key_data"]: key data of shape (3,): a threefry2x32 key is 2 uint32 words``."""
+    words = KEY_IMPLS[impl]
+    if isinstance(value, bool) or not isinstance(value, int | dict):
+        hint = ' (raw key data is written {"key_data": [...]})' if isinstance(value, list) else ""
+        raise ConversionError(root, f"expected a PRNG key, {_KEY_FORMS}, got {_json_kind(value)}{hint}")
+    if isinstance(value, int):
+        value = {"key": value}
+    forms = sorted(value)
+    if len(forms) != 1 or forms[0] not in ("key", "key_data"):
+        listed = ", ".join(json.dumps(k) for k in forms[:4]) or "none"
+        raise ConversionError(root, f"expected a PRNG key, {_KEY_FORMS}, got an object with keys {listed}")
+    (form,) = forms
+    inner = f"{root}[{json.dumps(form)}]"
+    converter = _Converter("uint32", inner, limits)
+    item = value[form]
+    if not isinstance(item, list) and not _is_number(item):
+        converter.fail((), f"expected an integer or an array of integers, got {_json_kind(item)}")
+    array = converter.leaf(item, ())
+    if form == "key":
+        data = np.stack([np.zeros_like(array), array], axis=-1)
+    else:
+        if array.ndim == 0 or array.shape[-1] != words:
+            converter.fail(
+                (),
+                f"key data of shape {tuple(int(n) for n in array.shape)}: a {impl} key is {words} uint32 "
+                f"words, so key data has shape (..., {words})",
+            )
+        data = array
+    key = KeyArray(impl, np.ascontiguousarray(data, dtype=np.uint32))
+    if key.data.ndim - 1 not in ndim:
+        got = "one key" if not key.shape else f"a key array of shape {key.shape}"
+        ranks = " or ".join(str(n) for n in sorted(ndim))
+        wanted = "one key" if list(ndim) == [0] else f"a key array with {ranks} dimensions"
+        raise ConversionError(root, f"expected {wanted}, got {got}")
+    return key
+
+
+def json_to_bool(value: object, *, root: str) -> bool:
+    """A ``bool`` argument (static): JSON ``true`` or ``false`` only (not 0 or 1, not a string), returned as
+    a Python ``bool``."""
+    if not isinstance(value, bool):
+        raise ConversionError(root, f"expected true or false, got {_json_kind(value)}")
+    return value
+
+
+def json_to_choice(value: object, *, root: str, choices: Sequence[str]) -> str:
+    """A ``str`` argument (static): a JSON string that is one of ``choices``, returned as a Python ``str``:
+    ``mode: 'median' is not one of 'sum', 'mean'``."""
+    listed = ", ".join(repr(c) for c in choices)
+    if not isinstance(value, str):
+        raise ConversionError(root, f"expected a string (one of {listed}), got {_json_kind(value)}")
+    if value not in choices:
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        raise ConversionError(root, f"{shown!r} is not one of {listed}")
+    return value
+
+
 def json_to_number(value: object, *, root: str) -> float:
     """A ``number`` argument: a finite JSON number (not a boolean), returned as a Python float."""
     if not _is_number(value):
@@ -523,7 +612,8 @@ def _array_to_json(array: Array, decimals: int | None) -> JSON:
 
 def pytree_to_json(tree: object, *, decimals: int | None = None) -> JSON:
     """A tree as JSON: arrays as nested lists (floats, or ints/bools for int/bool dtypes), dict keys sorted,
-    tuples and ``OtherNode`` children as lists, ``None`` as null, NaN/inf as "NaN"/"Infinity"/"-Infinity".
+    tuples and ``OtherNode`` children as lists, ``None`` as null, NaN/inf as "NaN"/"Infinity"/"-Infinity",
+    a typed key array as ``{"key_data": [...]}`` (the Run-panel form of a key).
 
     With ``decimals``, float values are rounded to that many places (and -0.0 becomes 0.0).
     """
@@ -533,6 +623,8 @@ def pytree_to_json(tree: object, *, decimals: int | None = None) -> JSON:
 
 
 def _to_json(tree: object, decimals: int | None) -> JSON:
+    if isinstance(tree, KeyArray):
+        return {"key_data": _array_to_json(tree.data, None)}
     array = _leaf_array(tree)
     if array is not None:
         return _array_to_json(array, decimals)
@@ -572,6 +664,9 @@ def _describe(tree: object, root: str, keys: tuple[PathKey, ...], out: list[Leaf
         children: Iterable[object] = tree
     elif isinstance(tree, OtherNode):
         children = tree.children
+    elif isinstance(tree, KeyArray):
+        out.append(LeafInfo(path_str(root, keys), key_dtype_name(tree.impl), tree.shape))
+        return
     else:
         array = _leaf_array(tree)
         if array is None and isinstance(tree, bool | int):
@@ -596,7 +691,8 @@ def format_value(tree: object, *, decimals: int = 6) -> str:
 
     Dict keys sorted and double-quoted, tuples as ``(a, b)``, ``OtherNode`` as ``TypeName(a, b)``, floats
     rounded to ``decimals`` places and printed in shortest repr form, ints and bools as such, 0-d arrays as
-    a bare number.
+    a bare number, a typed key array as ``wrap_key_data([0, 42])`` (``jax.random.wrap_key_data`` of its
+    data makes that key).
     """
     if decimals < 0:
         raise ValueError("decimals must be non-negative")
@@ -604,6 +700,9 @@ def format_value(tree: object, *, decimals: int = 6) -> str:
 
 
 def _format(tree: object, decimals: int) -> str:
+    if isinstance(tree, KeyArray):
+        impl = "" if tree.impl == "threefry2x32" else f", impl={json.dumps(tree.impl)}"
+        return f"wrap_key_data({_format_array(tree.data, decimals)}{impl})"
     array = _leaf_array(tree)
     if array is not None:
         return _format_array(array, decimals)

@@ -57,7 +57,7 @@ def _measure(problem: Problem, case: Case) -> dict[str, float] | None:
             if isinstance(value, MenuChoice)
             else value
             if isinstance(value, float) or not arg.traced
-            else jax.device_put(value)
+            else _expected.reference_argument(jax, value)
             for value, arg in zip(case.inputs, problem.spec.args, strict=True)
         ]
         lowered = _jitted(problem).lower(*args)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import keyword
+import math
 import types
 import typing
 from typing import Annotated, Any, Literal
@@ -347,6 +348,48 @@ class LimitsSpec(_Strict):
     processes: int = Field(default=64, ge=24, le=1024)
 
 
+#: Most CPU host devices a problem may ask for (each executor of that count holds them all).
+MAX_DEVICES = 64
+
+
+class MeshSpec(_Strict):
+    """The device mesh a problem describes: axis names and sizes (their product is the device count),
+    over devices 0..n-1 in row-major order. The judge words output shardings against it."""
+
+    axes: list[Identifier] = Field(min_length=1, max_length=4)
+    shape: list[int] = Field(min_length=1, max_length=4)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> MeshSpec:
+        if len(self.axes) != len(self.shape):
+            raise ValueError("mesh.axes and mesh.shape need one entry per axis")
+        if len(set(self.axes)) != len(self.axes):
+            raise ValueError("mesh.axes repeat a name")
+        if any(n < 1 for n in self.shape):
+            raise ValueError("mesh.shape entries must be at least 1")
+        return self
+
+
+class SandboxSpec(_Strict):
+    """What the sandbox gives the problem's programs: ``devices`` CPU host devices (more than one: programs
+    are lowered and compiled for that many partitions, and each output's sharding is compared with the
+    reference's), and the ``mesh`` the statement describes (required with more than one device)."""
+
+    devices: int = Field(default=1, ge=1, le=MAX_DEVICES)
+    mesh: MeshSpec | None = None
+
+    @model_validator(mode="after")
+    def _mesh_fits(self) -> SandboxSpec:
+        if self.devices > 1 and self.mesh is None:
+            raise ValueError("sandbox.devices > 1 needs sandbox.mesh (axes and shape)")
+        if self.mesh is not None and math.prod(self.mesh.shape) != self.devices:
+            raise ValueError(
+                f"sandbox.mesh has {math.prod(self.mesh.shape)} devices (shape {self.mesh.shape}); "
+                f"sandbox.devices is {self.devices}"
+            )
+        return self
+
+
 class DtypePolicy(_Strict):
     #: Leaf dtypes cases may use; every case declares one of them for all its leaves.
     allowed: list[CaseDtype] = Field(default_factory=lambda: list[CaseDtype](["float32"]), min_length=1)
@@ -507,6 +550,10 @@ class ProblemSpec(_Strict):
     slug: Slug
     title: str = Field(min_length=1, max_length=120)
     difficulty: Literal["easy", "medium", "hard"]
+    #: The package's human-readable version, raised by hand with each change to what grading reads
+    #: (cases, reference, limits, ...); 1 when absent. The API shows it beside the content hash (which
+    #: changes with any file) and every submission's manifest records both.
+    revision: int = Field(default=1, ge=1, le=1_000_000)
     tags: list[str] = Field(default_factory=list)
     #: Slugs of problems a learner may try next (the catalog's "similar problems" links, strongest first):
     #: the problem list's suggested order follows them. A slug not in the catalog links nothing until a
@@ -521,6 +568,8 @@ class ProblemSpec(_Strict):
     dtypes: DtypePolicy = Field(default_factory=DtypePolicy)
     compare: CompareSpec = Field(default_factory=CompareSpec)
     limits: LimitsSpec = Field(default_factory=LimitsSpec)
+    #: Host devices and mesh (``SandboxSpec``); one device by default.
+    sandbox: SandboxSpec = Field(default_factory=SandboxSpec)
     #: Case files relative to the problem folder, in grading order (public cases first).
     case_files: list[str] = Field(default_factory=lambda: ["cases/public.json", "cases/hidden.json"])
     hints: list[str] = Field(default_factory=list)
@@ -603,7 +652,9 @@ class ProblemSpec(_Strict):
                     raise ValueError("rules: require_autodiff names outputs, so it needs output.kind 'tuple'")
                 for name in rule.outputs:
                     if name not in self.output.names:
-                        raise ValueError(f"rules: require_autodiff names output {name!r}, not in output.names")
+                        raise ValueError(
+                            f"rules: require_autodiff names output {name!r}, not in output.names"
+                        )
                 if self.gradient is not None:
                     raise ValueError("rules: require_autodiff and [gradient] cannot be combined")
             elif isinstance(rule, BatchedRule):

@@ -21,7 +21,7 @@ from judge.errors import ReferenceFailure
 from judge.menu import MenuChoice
 from judge.problems import Case, Problem
 from judge.pytree_json import format_value
-from judge.spec import LoopRule, ProblemSpec
+from judge.spec import AutodiffRule, BatchedRule, ForbidOpsRule, InPlaceRule, LoopRule, ProblemSpec
 
 #: The line of ``statement.md`` that the examples replace.
 EXAMPLES_PLACEHOLDER = "{{examples}}"
@@ -118,6 +118,18 @@ def _call_rules(spec: ProblemSpec) -> list[str]:
             "panel's JSON array of integers becomes a tuple, which is hashable as a static value must be)."
         )
     for arg in spec.args:
+        if arg.kind == "bool":
+            rules.append(
+                f"`{arg.name}` is a Python bool (`True` or `False`; the Run panel's JSON `true` or `false`): "
+                f"`if {arg.name}:` chooses while tracing, and each value is its own program."
+            )
+        elif arg.kind == "str":
+            listed = ", ".join(f'`"{c}"`' for c in arg.choices)
+            rules.append(
+                f"`{arg.name}` is a Python str, one of {listed} (any other string is refused before your "
+                f"function runs): compare it with `==` in a Python `if`."
+            )
+    for arg in spec.args:
         if arg.kind != "array" or arg.dtype == "case":
             continue
         if arg.ndim == [0] and arg.dtype == "bool":
@@ -137,6 +149,17 @@ def _call_rules(spec: ProblemSpec) -> list[str]:
                 f"`{arg.name}` arrives traced as {arg.describe_kind()}: its values are unknown while your "
                 f"function is traced, but its shape (`{arg.name}.shape`) is a plain tuple of ints you may "
                 "use."
+            )
+    for arg in spec.args:
+        if arg.kind == "key":
+            what = "a typed PRNG key" if arg.key_ranks == [0] else "a typed PRNG key array"
+            rules.append(
+                f"`{arg.name}` arrives traced as {what} (`jax.random.key`, {arg.impl}): use it with "
+                f"`jax.random` as it is (`jax.random.split({arg.name})`, `jax.random.normal({arg.name}, "
+                "shape)`). It is a new-style typed key, not a legacy `jax.random.PRNGKey` uint32 array: "
+                f"`jax.random.key_data({arg.name})` is its raw data, and `jax.random.wrap_key_data` makes a "
+                'key of data again. On the Run panel `{"key": 42}` (or `42`) is `jax.random.key(42)`, and '
+                '`{"key_data": [0, 42]}` the key with that raw data.'
             )
     rules.append(
         "Any other exception your function raises while it is traced or run (an `IndexError`, a "
@@ -182,12 +205,58 @@ def _declared_rules(spec: ProblemSpec) -> list[str]:
                 "it and leaves no loop, nor does `jax.vmap`: such a program is a wrong answer (`rule`) even "
                 "when every value is right."
             )
-        else:
+        elif isinstance(rule, InPlaceRule):
+            names = ", ".join(f'"{n}"' for n in rule.donate)
+            shown = " and ".join(f"`{n}`" for n in rule.donate)
+            rules.append(
+                f"This problem asks you to {rule.asks}. The judge compiles your function as "
+                f"`jax.jit(..., donate_argnames=({names}{',' if len(rule.donate) == 1 else ''}))`, so the "
+                f"buffers of {shown} may be reused for the outputs, and checks the compiled program: each "
+                f"donated buffer must be reused for an output, and the program may read and write at most "
+                f"{rule.max_traffic:g} times the bytes of {shown} (XLA's cost analysis). Writing the new "
+                "entries with `jax.lax.dynamic_update_slice` or `.at[...].set` touches only those entries; "
+                "rebuilding the buffer with `jnp.concatenate`, `jnp.pad`, a `jnp.where` over every "
+                "position or a one-hot multiply-add reads and writes all of it, and a loop cannot be "
+                "measured: such a program is a wrong answer (`rule`) even when every value is right."
+            )
+        elif isinstance(rule, ForbidOpsRule):
             rules.append(
                 f"This problem asks you to {rule.asks}: a program that contains {rule.what} (checked on the "
                 "compiled program, nested computations included) is a wrong answer (`rule`)."
             )
+        elif isinstance(rule, AutodiffRule):
+            rules.append(_autodiff_text(rule))
+        elif isinstance(rule, BatchedRule):
+            rules.append(_batched_text(rule))
     return rules
+
+
+def _autodiff_text(rule: AutodiffRule) -> str:
+    from judge.rules_transform import AUTODIFF_SCALE
+
+    outputs = _names(rule.outputs)
+    return (
+        f"This problem asks you to {rule.asks}: {outputs} must come from JAX's automatic differentiation "
+        "of your own function (`jax.grad`, `jax.value_and_grad`, `jax.vjp`, `jax.jacrev`, `jax.jacfwd` or "
+        "`jax.jvp`). The judge calls your function a second time in the same program with every autodiff "
+        f"seed (the cotangent `jax.grad` starts from, the tangent of `jax.jvp`) multiplied by "
+        f"{AUTODIFF_SCALE:g}; what autodiff returns is multiplied with it. A derivative written out by hand, "
+        "or `jax.grad` of something other than what you return, is not, and is a wrong answer (`rule`) even "
+        "when its values are right. Python prints run in the first call only."
+    )
+
+
+def _batched_text(rule: BatchedRule) -> str:
+    member = rule.member
+    return (
+        f"This problem asks you to {rule.asks}: the work must be one batched computation over axis "
+        f"{rule.axis} of `{rule.arg}` (one {member} per slice), as `jax.vmap` makes it. The judge checks "
+        "the compiled programs: a loop (`jax.lax.map`, `jax.lax.scan`, `jax.lax.fori_loop`) is refused, and "
+        f"the programs for different numbers of {member}s must have the same number of operations, since a "
+        f"Python loop or comprehension over the {member}s is unrolled into one copy per {member} (even "
+        "beside a `jax.vmap`). Such a program is a wrong answer (`rule`) even when every value is right; "
+        "an `einsum` over the batched arrays is the same program as `jax.vmap` and passes."
+    )
 
 
 def _gradient_rules(spec: ProblemSpec) -> list[str]:
@@ -233,9 +302,16 @@ def _dtype_rules(spec: ProblemSpec) -> list[str]:
             "Integer and boolean leaves (int32 ids, bool masks) must match exactly, dtype included: an int32 "
             "mask where a bool one is expected is a wrong answer."
         ]
-        if spec.output.exact_dtypes
+        if set(spec.output.exact_dtypes) - {"key"}
         else []
     )
+    if "key" in spec.output.exact_dtypes:
+        exact.append(
+            "Returned PRNG keys must be typed keys, as `jax.random.split`, `jax.random.fold_in` and "
+            "`jax.random.key` make them, and are compared exactly, as keys: the same key-array shape and the "
+            "same key data. Their raw data (`jax.random.key_data`) or a legacy `jax.random.PRNGKey` uint32 "
+            "array where a key is expected is a wrong answer, even with the right numbers in it."
+        )
     allowed = spec.dtypes.allowed
     run_dtypes = (
         [

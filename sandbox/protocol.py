@@ -36,7 +36,7 @@ from typing import Any, BinaryIO
 import ml_dtypes
 import numpy as np
 
-from sandbox.tree import NonStrKey, OtherNode
+from sandbox.tree import KEY_IMPLS, KeyArray, NonStrKey, OtherNode
 
 _HEADER = struct.Struct(">II")
 
@@ -423,7 +423,8 @@ def decode_leaves(nodes: Any, frame: Frame, limits: TreeLimits = TreeLimits()) -
 
 
 def encode_tree(tree: Any, blobs: Blobs) -> Any:
-    """Encode a host tree (dict/list/tuple/None/OtherNode and array leaves) as JSON nodes + blobs."""
+    """Encode a host tree (dict/list/tuple/None/OtherNode, array and ``KeyArray`` leaves) as JSON nodes +
+    blobs; a key array is ``{"key": {"impl": name, "data": <its uint32 data leaf>}}``."""
     if isinstance(tree, dict):
         return {"dict": [[encode_key(key), encode_tree(value, blobs)] for key, value in tree.items()]}
     if isinstance(tree, list):
@@ -434,7 +435,20 @@ def encode_tree(tree: Any, blobs: Blobs) -> Any:
         return {"none": True}
     if isinstance(tree, OtherNode):
         return {"node": {"type": tree.type_name, "children": [encode_tree(c, blobs) for c in tree.children]}}
+    if isinstance(tree, KeyArray):
+        return {"key": {"impl": tree.impl, "data": encode_leaf(tree.data, blobs)}}
     return encode_leaf(tree, blobs)
+
+
+def key_array(impl: Any, data: np.ndarray[Any, Any]) -> KeyArray:
+    """A ``KeyArray`` from wire parts: a known implementation and uint32 data of its width. Raises
+    ProtocolError."""
+    if not isinstance(impl, str) or impl not in KEY_IMPLS:
+        raise ProtocolError(f"key implementation {str(impl)[:40]!r} is not allowed")
+    try:
+        return KeyArray(impl, data)
+    except ValueError as exc:
+        raise ProtocolError(str(exc)) from None
 
 
 def encode_key(key: Any) -> Any:
@@ -510,6 +524,11 @@ def _decode(node: Any, frame: Frame, budget: _Budget, depth: int) -> Any:
         if not isinstance(kids, list):
             raise ProtocolError("node children is not a list")
         return OtherNode(body["type"][:200], tuple(_decode(c, frame, budget, depth + 1) for c in kids))
+    if tag == "key":
+        data = body.get("data") if isinstance(body, dict) else None
+        if not isinstance(data, dict) or set(data) != {"leaf"}:
+            raise ProtocolError("key node is malformed")
+        return key_array(body.get("impl"), decode_leaf(data["leaf"], frame, budget))
     raise ProtocolError(f"unknown tree node {str(tag)[:40]!r}")
 
 

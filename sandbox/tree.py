@@ -1,7 +1,8 @@
 """Tree types and the conversions both sides of the sandbox share.
 
 A decoded output tree (what the judge compares) is made of ``dict`` (string keys, or ``NonStrKey``), ``list``,
-``tuple``, ``None``, ``OtherNode``, ``BadLeaf`` and ``numpy.ndarray`` leaves (bfloat16 via ``ml_dtypes``).
+``tuple``, ``None``, ``OtherNode``, ``BadLeaf``, ``numpy.ndarray`` leaves (bfloat16 via ``ml_dtypes``) and
+``KeyArray`` leaves (a typed PRNG key array as its implementation and uint32 key data).
 
 The container rule (one rule, for the user's output and the reference's alike): subclasses of ``dict``,
 ``list`` and ``tuple`` (``OrderedDict``, ``defaultdict``, a ``NamedTuple``, ...) are read as their base
@@ -46,6 +47,39 @@ class BadLeaf:
     """A leaf of the user's output that is not an array (a string, an object), kept by its type name."""
 
     type_name: str
+
+
+#: PRNG key implementations a key argument or output may use, by JAX's name: the uint32 words of one key's
+#: data. A typed key array of shape ``S`` is held as data of shape ``(*S, words)``.
+KEY_IMPLS: dict[str, int] = {"threefry2x32": 2}
+
+
+@dataclass(frozen=True, eq=False)
+class KeyArray:
+    """A typed PRNG key array (``jax.random.key``) as data, on either side of the sandbox: the name of its
+    implementation and its raw key data (``jax.random.key_data``), uint32 of shape ``(*shape, words)``.
+
+    Programs carry keys as that data only (a typed key lowers to it); the tracer marks which outputs are
+    keys and the judge wraps them again, so a key compares as a key, never as the uint32 array under it.
+    """
+
+    impl: str
+    data: np.ndarray[Any, Any]
+
+    def __post_init__(self) -> None:
+        words = KEY_IMPLS.get(self.impl)
+        if words is None:
+            raise ValueError(f"unknown PRNG key implementation {self.impl[:40]!r}")
+        if self.data.dtype != np.uint32 or self.data.ndim < 1 or self.data.shape[-1] != words:
+            raise ValueError(
+                f"{self.impl} key data must be uint32 of shape (..., {words}), got {self.data.dtype} "
+                f"{tuple(self.data.shape)}"
+            )
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The key array's own shape (without the data's last axis)."""
+        return tuple(int(n) for n in self.data.shape[:-1])
 
 
 class TreeTooDeep(ValueError):

@@ -7,7 +7,8 @@
   and shallow trees passes. The longest list node and the deepest nesting covered are reported as notes.
 - Each ``array`` argument is one leaf, so it has no list nodes to cover: every rank its ``ndim`` allows
   should reach the hidden cases instead. Each static argument (``int``, ``int_tuple``, a static
-  ``number``) should take at least two values, or a solution that hard-codes one passes.
+  ``number``) should take at least two values, or a solution that hard-codes one passes; a ``bool`` both
+  values and a ``str`` every one of its choices.
 - The number of distinct compile signatures stays small, since each one costs a compile inside the time
   limit.
 """
@@ -22,6 +23,7 @@ from judge.check.context import CheckContext
 from judge.constraints import longest_list, nesting_depth, tree_signature
 from judge.menu import MenuChoice
 from judge.spec import ArgSpec
+from sandbox.tree import KeyArray
 
 NAME = "coverage"
 
@@ -51,6 +53,9 @@ def check(ctx: CheckContext) -> None:
         values = [c.inputs[index] for c in hidden]
         if arg.kind == "array":
             covered.append(_array_coverage(ctx, arg, values, file))
+            continue
+        if arg.kind == "key":
+            covered.append(_key_coverage(ctx, arg, values, file))
             continue
         if not arg.traced:
             covered.append(_static_coverage(ctx, arg, values, file))
@@ -133,11 +138,43 @@ def _array_coverage(ctx: CheckContext, arg: ArgSpec, values: list[Any], file: An
     return f"`{arg.name}`: {arg.describe_kind()}, ranks {listed}"
 
 
+def _key_coverage(ctx: CheckContext, arg: ArgSpec, values: list[Any], file: Any) -> str:
+    """A ``key`` argument: every declared key-array rank should reach the hidden cases, and the cases
+    should hold several distinct keys, or a solution that ignores its key (one hard-coded key) passes."""
+    ranks = sorted({len(v.shape) for v in values if isinstance(v, KeyArray)})
+    for rank in sorted(set(arg.key_ranks) - set(ranks)):
+        ctx.diag.warning(
+            f"`{arg.name}` may be a key array with {rank} dimension{'' if rank == 1 else 's'} but no hidden "
+            "case gives it that rank: code that handles only the ranks tested would pass; add a case",
+            file=file,
+            at=f"argument {arg.name}",
+        )
+    distinct = {v.data.tobytes() for v in values if isinstance(v, KeyArray)}
+    if len(distinct) < 2:
+        ctx.diag.warning(
+            f"the hidden cases give `{arg.name}` fewer than two distinct keys: a solution that ignores its "
+            "key and hard-codes one would pass; vary the seeds",
+            file=file,
+            at=f"argument {arg.name}",
+        )
+    return f"`{arg.name}`: {len(distinct)} distinct keys, ranks {', '.join(map(str, ranks)) or 'none'}"
+
+
 def _static_coverage(ctx: CheckContext, arg: ArgSpec, values: list[Any], file: Any) -> str:
     """A static argument needs at least two distinct values in the hidden cases, or a solution that ignores
     it (a hard-coded constant) passes."""
     distinct = {repr(v) for v in values}
-    if len(distinct) < 2:
+    wanted = [True, False] if arg.kind == "bool" else list(arg.choices) if arg.kind == "str" else []
+    missing = [w for w in wanted if w not in values]
+    if missing:
+        ctx.diag.warning(
+            f"no hidden case gives the static argument `{arg.name}` the value "
+            f"{' or '.join(repr(m) for m in missing)}: a solution that gets that value wrong would pass; "
+            "add a case with it",
+            file=file,
+            at=f"argument {arg.name}",
+        )
+    elif len(distinct) < 2:
         ctx.diag.warning(
             f"every hidden case gives the static argument `{arg.name}` the same value: a solution that "
             "ignores it and hard-codes that value would pass; vary it",
@@ -180,6 +217,8 @@ def signature(args: Any, inputs: tuple[Any, ...], dtype: str) -> tuple[Any, ...]
             parts.append((arg.name, "static", value))
         elif isinstance(value, float):
             parts.append((arg.name, "number"))
+        elif isinstance(value, KeyArray):
+            parts.append((arg.name, "key", value.impl, value.shape))
         else:
             parts.append((arg.name, tree_signature(value)))
     return tuple(parts)

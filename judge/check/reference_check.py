@@ -27,9 +27,9 @@ from judge.check.context import CheckContext
 from judge.errors import ReferenceFailure
 from judge.expected import clear_jax_caches, load_reference, reference_outputs
 from judge.problems import REPO_ROOT, Case
-from judge.pytree_json import describe_leaves, path_str
+from judge.pytree_json import KEY_DTYPE_NAMES, describe_leaves, path_str
 from sandbox.protocol import ProtocolError, loads_tree
-from sandbox.tree import OtherNode
+from sandbox.tree import KeyArray, OtherNode
 
 NAME = "reference"
 
@@ -328,7 +328,9 @@ def _check_output(ctx: CheckContext, case: Case, out: Any) -> list[tuple[str, bo
         return [
             (f"returns {_kind(out)}, the spec declares a tuple of {len(spec.output.names)} ({names})", True)
         ]
-    allowed = {*spec.dtypes.allowed, "float32", *spec.output.exact_dtypes}
+    allowed: set[str] = {*spec.dtypes.allowed, "float32", *spec.output.exact_dtypes}
+    if "key" in allowed:  # typed keys show their own dtype name (key<fry>)
+        allowed |= set(KEY_DTYPE_NAMES.values())
     found: list[tuple[str, bool]] = []
     non_finite = []
     for root, tree in _named_outputs(ctx, out):
@@ -384,6 +386,9 @@ def _non_finite(tree: Any, root: str, keys: tuple[Any, ...] = ()) -> list[str]:
 def _bitwise_difference(a: Any, b: Any, root: str, keys: tuple[Any, ...] = ()) -> str | None:
     """Where two outputs differ in structure, shape, dtype or any bit; None when identical."""
     here = path_str(root, keys)
+    if isinstance(a, KeyArray) or isinstance(b, KeyArray):
+        same = isinstance(a, KeyArray) and isinstance(b, KeyArray) and a.impl == b.impl
+        return None if same and _bitwise_difference(a.data, b.data, root, keys) is None else here
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)):
             return here

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Collection, Iterator
+from typing import Any
 
 from judge.errors import ReferenceFailure
 from judge.problems import Problem, ProblemSet
@@ -27,7 +28,12 @@ from judge.store.manifest import problem_hash
 
 def version(problem: Problem) -> ProblemVersion:
     content = problem_hash(problem)
-    return ProblemVersion(hash=content, revision=content[:12])
+    return ProblemVersion(hash=content, revision=problem.spec.revision, short_hash=content[:12])
+
+
+def served_versions(problems: ProblemSet) -> dict[str, dict[str, Any]]:
+    """slug -> ``{"revision", "hash"}`` of every problem served (what a grading node reports)."""
+    return {p.slug: {"revision": p.spec.revision, "hash": problem_hash(p)} for p in problems}
 
 
 def summary(problem: Problem, known: Collection[str] | None = None) -> ProblemSummary:

@@ -76,9 +76,21 @@ class ProblemVersion(_Out):
         description="SHA-256 of every file grading reads (spec, statement, cases, reference): the "
         "problem_hash of the manifests of the submissions it graded, and the detail's ETag."
     )
-    revision: str = Field(
-        description="The hash's first 12 hex digits, for people (as git shortens a commit)."
+    revision: int = Field(
+        ge=1,
+        description="The package's human-readable version (`revision` in its problem.toml, 1 when "
+        "absent), raised by its authors with each change to what grading reads: the problem_revision "
+        "of manifests. The hash is the exact version (it changes with any file).",
     )
+    short_hash: str = Field(description="The hash's first 12 hex digits, for people.")
+
+
+class VersionMismatch(_Out):
+    """A submission graded with another version of its problem than the one it was accepted for."""
+
+    accepted: dict[str, Any] = Field(description="`{hash, revision}` of the version it was accepted for.")
+    graded: dict[str, Any] = Field(description="`{hash, revision}` of the version that graded it.")
+    message: str = Field(description="The same, in a sentence.")
 
 
 class ProblemSummary(_Out):
@@ -338,12 +350,18 @@ class Manifest(_Out):
     jax_version: str
     jaxlib_version: str
     problem: str
+    problem_revision: int | None = Field(
+        default=None, description="The problem's revision (absent in manifests stored before revisions)."
+    )
     problem_hash: str
     sandbox_backend: str
     accepted_problem_hash: str | None = Field(
         default=None,
         description="Present only when the node that graded it served another version of the problem "
         "than the one it was accepted for: that accepted version's hash (problem_hash is what graded it).",
+    )
+    accepted_problem_revision: int | None = Field(
+        default=None, description="With accepted_problem_hash: the accepted version's revision."
     )
 
 
@@ -375,6 +393,12 @@ class SubmissionPublic(_Out):
     external_user: str | None = None
     tags: dict[str, str] | None = None
     regrade_of: str | None = Field(default=None, description="The submission this one regrades.")
+    version_mismatch: VersionMismatch | None = Field(
+        default=None,
+        description="Set when the grading node served another version of the problem than the one the "
+        "submission was accepted for (it is graded with what the node has, and says so here, in the "
+        "manifest and in the callback).",
+    )
     callback: CallbackStatus | None = Field(
         default=None, description="With a callback_url: its delivery state and tries (not in the callback)."
     )
@@ -425,6 +449,22 @@ class WorkerNode(_Out):
     graded: int = Field(description="Submissions it graded since it started.")
     started_at: datetime
     last_seen: datetime
+    problem_versions: dict[str, dict[str, Any]] | None = Field(
+        default=None, description="The problems it serves: slug -> `{revision, hash}`."
+    )
+
+
+class ServedVersion(_Out):
+    hash: str | None
+    revision: int | None
+    served_by: list[str] = Field(description="Names of the live nodes serving it (`api`: this API node).")
+
+
+class VersionSkew(_Out):
+    """One problem served in more than one version at once (a deployment mid-update, or a stale node)."""
+
+    problem: str
+    versions: list[ServedVersion]
 
 
 class WorkerList(_Out):
@@ -432,3 +472,9 @@ class WorkerList(_Out):
     nodes: list[WorkerNode]
     slots: int = Field(description="Grading slots of the live nodes.")
     busy: int
+    version_skew: list[VersionSkew] = Field(
+        default_factory=list,
+        description="Problems that this API node and the live grading nodes serve in different versions; "
+        "a submission graded by a node with another version than it was accepted for says so in its "
+        "version_mismatch.",
+    )

@@ -43,7 +43,9 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
+from sandbox.inside.autodiff import SeedScaler, with_autodiff_twice
 from sandbox.inside.lowering import Lowerer
+from sandbox.output_mark import section_mark
 from sandbox.protocol import (
     ADVICE,
     DTYPES,
@@ -56,7 +58,7 @@ from sandbox.protocol import (
     write_frame,
 )
 from sandbox.transforms import with_gradient
-from sandbox.tree import BadLeaf, OtherNode, TreeTooDeep, to_host
+from sandbox.tree import KEY_IMPLS, BadLeaf, OtherNode, TreeTooDeep, to_host
 
 FILENAME = "solution.py"
 #: Frames the judge sends: one job (code plus public values) and one continuation.
@@ -138,11 +140,21 @@ class Captured:
         self.array_type: type = jax.Array
         self.tree_flatten: Callable[..., Any] = jax.tree_util.tree_flatten
         self.treedef_is_leaf: Callable[[Any], bool] = jax.tree_util.treedef_is_leaf
+        # Typed PRNG keys cross as their uint32 data: wrapped again for the function, unwrapped from its
+        # output.
+        self.wrap_key_data: Callable[..., Any] = jax.random.wrap_key_data
+        self.key_data: Callable[[Any], Any] = jax.random.key_data
+        self.key_impl: Callable[[Any], Any] = jax.random.key_impl
+        self.issubdtype: Callable[[Any, Any], bool] = jnp.issubdtype
+        self.prng_key: Any = jax.dtypes.prng_key
         self.config_update: Callable[[str, Any], None] = jax.config.update
         self.config = {key: getattr(jax.config, key) for key in CONFIG_KEYS if hasattr(jax.config, key)}
         self.errors = jax.errors
         self.debug_primitives = (debugging.debug_print_p, debugging.debug_callback_p)
         self.debug_callback_p = debugging.debug_callback_p
+        self.ordered_debug_effect = debugging.ordered_debug_effect
+        #: The autodiff seed scaling of the ``require_autodiff`` rule (``sandbox.inside.autodiff``).
+        self.seeds = SeedScaler()
         _share_ir_context()
 
     def warm_up(self) -> None:
@@ -170,6 +182,14 @@ class Captured:
         if len(os.listdir("/proc/self/task")) != threads:
             raise RuntimeError("tracing or lowering started a thread: this JAX cannot be forked after it")
 
+    def use_devices(self, devices: int) -> None:
+        """A job of ``devices`` CPU host devices (a problem's ``[sandbox] devices``): what ``jax.devices()``
+        gives the submission (so it can build its mesh) and how many partitions programs are lowered for.
+        Set before user code runs; the backend starts only if the submission asks for devices."""
+        self.lower.devices = devices
+        with contextlib.suppress(Exception):  # a backend already started keeps its devices
+            self.config_update("jax_num_cpu_devices", devices)
+
     def restore_config(self) -> None:
         for key, value in self.config.items():
             try:
@@ -184,9 +204,12 @@ class Captured:
         ``used`` records that the function called one."""
 
         def strip(*args: Any, **kwargs: Any) -> list[Any]:
-            used.append(True)
+            # Whether the call keeps program order: jax.debug.print's ``ordered``, a callback's effect.
+            effect = kwargs.get("effect")
+            used.append(bool(kwargs.get("ordered")) or (effect is not None and effect is ordered_effect))
             return []
 
+        ordered_effect = self.ordered_debug_effect
         for primitive in self.debug_primitives:
             primitive.bind = strip  # type: ignore[method-assign]  # an instance attribute shadows the method
         try:
@@ -554,6 +577,11 @@ class Signature:
     def _collect(self, arg: dict[str, Any]) -> None:
         if "number" in arg:
             self.avals.append(self.cap.shape_dtype((), self.cap.jnp.float32, weak_type=True))
+        elif "key" in arg:
+            # The program's input is the key's uint32 data, (*shape, words); ``build`` wraps it as a key.
+            body = arg["key"]
+            shape = (*[int(n) for n in body["shape"]], KEY_IMPLS[str(body["impl"])])
+            self.avals.append(self.cap.shape_dtype(shape, DTYPES["uint32"]))
         elif "tree" in arg:
             self._collect_node(arg["tree"])
 
@@ -579,6 +607,8 @@ class Signature:
                 out.append(static_value(arg))
             elif "function" in arg:
                 out.append(self.menu[str(arg["function"])])
+            elif "key" in arg:
+                out.append(self.cap.wrap_key_data(next(it), impl=str(arg["key"]["impl"])))
             else:
                 out.append(_build_node(arg["tree"], it))
         return out
@@ -615,8 +645,18 @@ class _Out:
         self.index = index
 
 
+class _KeyOut(_Out):
+    """A placeholder for an output that is a typed key array: the program returns its uint32 data."""
+
+    def __init__(self, index: int, impl: str) -> None:
+        super().__init__(index)
+        self.impl = impl
+
+
 def skeleton_node(tree: Any) -> Any:
     """A host skeleton (from ``to_host`` with ``_Out`` leaves) as a wire node."""
+    if isinstance(tree, _KeyOut):
+        return {"key": {"impl": tree.impl, "out": tree.index}}
     if isinstance(tree, _Out):
         return {"out": tree.index}
     if isinstance(tree, dict):
@@ -662,11 +702,14 @@ def make_wrapper(
     probe: Probe,
     max_depth: int,
     gradient: dict[str, Any] | None = None,
+    autodiff: dict[str, Any] | None = None,
 ) -> Callable[..., list[Any]]:
     """The function the captured jit traces: flat leaves in, flat output leaves out (skeleton aside).
 
     With ``gradient`` (``{"wrt": [arg index], "names": [arg name], "cotangent": kind}``) the program returns
     ``(output, {name: gradient})`` (``sandbox.transforms.with_gradient``), computed in the same trace.
+    With ``autodiff`` (``{"scale": factor}``) it returns ``(output, output again with every autodiff seed
+    scaled)`` (``sandbox.inside.autodiff.with_autodiff_twice``).
     """
 
     def is_array(x: Any) -> bool:
@@ -681,7 +724,9 @@ def make_wrapper(
             probe.trace = weakref.ref(leaves[0]._trace)
         args = sig.build(list(leaves))
         snaps = [(n, snapshot(a)) for n, a in zip(sig.names, args, strict=True)] if check_inputs else []
-        if gradient is None:
+        if autodiff is not None:
+            out = with_autodiff_twice(fn, args, cap.seeds, float(autodiff["scale"]), _silenced)
+        elif gradient is None:
             out = fn(*args)
         else:
             out = with_gradient(
@@ -698,7 +743,14 @@ def make_wrapper(
             probe.mutation = probe.mutation or find_mutation(name, snap)
         recorded: list[Any] = []
 
-        def record(x: Any) -> _Out:
+        def record(x: Any) -> _Out | BadLeaf:
+            dtype = getattr(x, "dtype", None)
+            if dtype is not None and cap.issubdtype(dtype, cap.prng_key):
+                impl = str(cap.key_impl(x))
+                if impl not in KEY_IMPLS:
+                    return BadLeaf(f"PRNG key array of implementation {impl[:40]}")
+                recorded.append(cap.key_data(x))
+                return _KeyOut(len(recorded) - 1, impl)
             recorded.append(x)
             return _Out(len(recorded) - 1)
 
@@ -729,11 +781,18 @@ class Tracer:
     def serve(self) -> None:
         job = read_frame(self.stdin, JOB_LIMITS)
         message = job.message
+        self.sections = message.get("output_sections")
+        _section(self.sections, "load")
         self.arg_specs: list[dict[str, Any]] = list(message["args"])
         self.check_inputs = bool(message.get("check_inputs_unchanged"))
         self.max_depth = int(message.get("max_output_depth", 64))
         gradient = message.get("gradient")
         self.gradient: dict[str, Any] | None = gradient if isinstance(gradient, dict) else None
+        autodiff = message.get("autodiff")
+        self.autodiff: dict[str, Any] | None = autodiff if isinstance(autodiff, dict) else None
+        devices = message.get("devices")
+        if isinstance(devices, int) and devices > 1:
+            self.cap.use_devices(devices)
         try:
             self.menu = load_menu(message.get("functions"))
         except BaseException as exc:
@@ -763,6 +822,7 @@ class Tracer:
         for body in message["signatures"]:
             sig = Signature(body, self.arg_specs, self.cap, self.menu)
             signatures[sig.id] = sig
+            _section(self.sections, f"trace {sig.id}")
             if self.export_one(sig, "program", view=True):
                 debug_sigs.add(sig.id)
         self.print_runs(job, signatures, debug_sigs)
@@ -785,7 +845,7 @@ class Tracer:
         probe = Probe()
         used: list[bool] = []
         wrapper = make_wrapper(
-            self.fn, sig, self.check_inputs, self.cap, probe, self.max_depth, self.gradient
+            self.fn, sig, self.check_inputs, self.cap, probe, self.max_depth, self.gradient, self.autodiff
         )
         started = time.perf_counter()
         try:
@@ -823,6 +883,8 @@ class Tracer:
                 "sig": sig.id,
                 "skeleton": probe.skeleton,
                 "debug": bool(used),
+                # Two or more debug calls, one of them free to run in any order (not ordered=True).
+                "debug_unordered": len(used) > 1 and not all(used),
                 "mutation": probe.mutation,
                 "module": 0,
                 "trace_ms": round((time.perf_counter() - started) * 1000, 3),
@@ -843,6 +905,8 @@ class Tracer:
             except Exception as exc:  # the judge's own frame: never expected
                 print(f"[judge] cannot read the values to print with: {exc}", file=sys.stderr)
                 continue
+            index = item.get("index")
+            _section(self.sections, f"run {index}" if isinstance(index, int) else "other")
             self.print_one(sig, leaves, str(item.get("name", "")))
 
     def print_one(self, sig: Signature, leaves: list[Any], name: str) -> None:
@@ -885,6 +949,19 @@ class Tracer:
             debug_log.setLevel(level)
             self.cap.restore_config()
             sys.stdout.flush()
+
+
+def _section(token: Any, label: str) -> None:
+    """Write a section mark into the output (``sandbox.output_mark.section_mark``): what follows it was
+    printed while ``label`` (``load``, ``trace <sig>``, ``run <case index>``) ran. The judge splits the
+    public output at these marks to show it per case; a forged one only mislabels the forger's own prints."""
+    if not isinstance(token, str) or not token:
+        return
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+        sys.stderr.flush()
+    with contextlib.suppress(OSError):
+        write_all(1, section_mark(token, label))
 
 
 def _end_public_output(mark: Any) -> None:

@@ -208,7 +208,8 @@ export function formatNumber(value, dtype = null) {
   if (number === null) return typeof value === "string" ? quote(value) : JSON.stringify(value);
   if (Number.isNaN(number)) return "NaN";
   if (!Number.isFinite(number)) return number > 0 ? "Infinity" : "-Infinity";
-  if (dtype && /^u?int|^int$/.test(dtype)) return String(number);
+  // A typed PRNG key's data (dtype `key<fry>`) is uint32 words: integers too.
+  if (dtype && /^u?int|^int$|^key</.test(dtype)) return String(number);
   if (dtype === "bool") return number ? "True" : "False";
   let text;
   if (dtype === "float64" || dtype === "float") {
