@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from fastapi.testclient import TestClient
 from pydantic import ValidationError
 
 from judge.compare import compare
@@ -27,11 +28,13 @@ from judge.problems import Problem, load_problem
 from judge.pytree_json import ConversionError, describe_leaves, format_value, json_to_key, pytree_to_json
 from judge.spec import ArgSpec, OutputSpec, default_tolerances
 from judge.verdicts import Verdict, WrongAnswerReason
+from sandbox.backends import get_backend
 from sandbox.pool import GradingPool
 from sandbox.protocol import ProtocolError, dumps_tree, loads_tree
 from sandbox.tree import KeyArray
 from tests.conftest import available_backends
 from tests.program_pool import backend_pool, pool_source
+from tests.service_support import FakeEngine, make_settings, running
 
 pytestmark = pytest.mark.xdist_group("program_features")
 
@@ -398,3 +401,63 @@ def test_wrong_keys_are_rejected_with_a_message_about_keys(
     assert words in result.cases[0].message, result.cases[0].message
     hidden = [c for c in result.cases if c.visibility == "hidden"]
     assert hidden and all(c.verdict is Verdict.WRONG_ANSWER for c in hidden)
+
+
+# ------------------------------------------------------------------------------------- the API and the page
+
+
+@pytest.fixture(scope="module")
+def api(tmp_path_factory: pytest.TempPathFactory, problem: Problem) -> Iterator[TestClient]:
+    """The real app on a problems folder holding the key problem, with the fake engine (the route converts
+    and validates Run inputs itself, before any grading)."""
+    settings = make_settings(tmp_path_factory.mktemp("api"), problems_dir=problem.root.parent)
+    backend = get_backend("process")
+    try:
+        with running(settings, backend=backend, engine=FakeEngine()) as (client, _):
+            yield client
+    finally:
+        backend.close()
+
+
+def test_the_api_describes_a_key_argument(api: TestClient) -> None:
+    detail = api.get(f"/api/problems/{SLUG}").json()
+    key, _, salt = detail["arguments"]
+    assert key["kind"] == "key" and key["key_impl"] == "threefry2x32" and key["ndim"] == [0]
+    assert key["accepts"] == ["object", "integer"] and key["dtype"] is None
+    assert salt["dtype"] == "uint32" and salt["key_impl"] is None
+    assert detail["examples"][0]["input"]["key"] == {"key": 42}
+    expected = detail["examples"][0]["expected"]
+    assert expected["json"][0] == {"key_data": expected["json"][0]["key_data"]}
+    assert expected["leaves"][0] == {"path": [0, "key_data"], "dtype": "key<fry>"}
+    assert expected["text"].startswith("(wrap_key_data([")
+    page = api.get(f"/problems/{SLUG}").text
+    assert "a seed, {&#34;key&#34;: seed} or {&#34;key_data&#34;: [uint32, ...]}" in page
+
+
+@pytest.mark.parametrize("key", [42, {"key": 42}, {"key_data": [0, 42]}, {"key": 4294967295}])
+def test_every_key_form_is_a_valid_run_input(api: TestClient, key: Any) -> None:
+    body = {"code": ACCEPTED, "inputs": {"key": key, "x": [1.0], "salt": [7]}}
+    response = api.post(f"/api/problems/{SLUG}/run", json=body)
+    assert response.status_code == 200, response.text
+    assert response.json()["verdict"] == "accepted"
+
+
+@pytest.mark.parametrize(
+    ("key", "path", "words"),
+    [
+        ([0, 42], "key", "raw key data is written"),
+        ({"key": -1}, 'key["key"]', "outside the uint32 range"),
+        ({"key_data": [0, 42, 1]}, 'key["key_data"]', "2 uint32 words"),
+        ({"key_data": [[0, 1]]}, "key", "expected one key"),
+        ({"seed": 1}, "key", 'keys "seed"'),
+    ],
+)
+def test_a_malformed_key_is_a_422_naming_its_json_path(
+    api: TestClient, key: Any, path: str, words: str
+) -> None:
+    body = {"code": ACCEPTED, "inputs": {"key": key, "x": [1.0], "salt": [7]}}
+    response = api.post(f"/api/problems/{SLUG}/run", json=body)
+    assert response.status_code == 422, response.text
+    error = response.json()["error"]
+    assert error["code"] == "invalid_input" and error["argument"] == "key" and error["path"] == path
+    assert words in error["message"], error

@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from judge.service.schemas import ProblemDetail
+from judge.service.schemas import ArgumentPublic, ProblemDetail
 
 #: A value whose one-line text (plus its indentation) is at most this long stays on one line.
 LINE_WIDTH = 60
@@ -41,7 +41,7 @@ class ArgumentBox(BaseModel):
     text: str
     rows: int
     describedby: str
-    #: A function argument's choices (the box is a list to pick from), the one selected first.
+    #: A function or str argument's choices (the box is a list to pick from), the one selected first.
     choices: list[str] = []
     selected: str = ""
     #: The dtype of the leaves typed here: "case" (the dtype chosen for the Run), "int32", "bool", or ""
@@ -154,6 +154,17 @@ def _leaf_dtype(kind: str, dtype: str | None) -> str:
     return ""
 
 
+def _accepts_text(arg: ArgumentPublic) -> str:
+    """What a box takes, in words: the JSON kinds, a pick from the choices, or the forms of a key."""
+    if arg.choices:
+        return f"one of the listed {'functions' if arg.kind == 'function' else 'strings'}"
+    if arg.kind == "key":
+        if arg.ndim == [0]:
+            return 'a seed, {"key": seed} or {"key_data": [uint32, ...]}'
+        return '{"key": [seed, ...]} or {"key_data": [[uint32, ...], ...]}'
+    return ", ".join(arg.accepts)
+
+
 def run_panel(problem: ProblemDetail) -> RunPanel:
     """The Run panel of ``problem``'s page: boxes prefilled with the first example, the examples to fill."""
     first = problem.examples[0].input if problem.examples else {}
@@ -168,7 +179,7 @@ def run_panel(problem: ProblemDetail) -> RunPanel:
             ArgumentBox(
                 name=arg.name,
                 id=ident,
-                accepts="one of the listed functions" if arg.choices else ", ".join(arg.accepts),
+                accepts=_accepts_text(arg),
                 description=arg.description,
                 text=text,
                 rows=box_rows(text),
