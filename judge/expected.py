@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import importlib.util
+import json
 import os
 import sys
 import threading

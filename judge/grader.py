@@ -60,8 +60,8 @@ from judge.rules_transform import (
     batched_rule,
     split_autodiff,
 )
-from judge.spec import AutodiffRule, BatchedRule
 from judge.shardings import misplaced
+from judge.spec import AutodiffRule, BatchedRule
 from judge.verdicts import STOPS_RUN, Verdict, WrongAnswerReason
 from sandbox.base import Pair
 from sandbox.errors import HostOverloaded
@@ -657,7 +657,9 @@ class Judging:
         """The output's sharding against the reference's (``judge.shardings``); None when they agree."""
         expected = self.layouts[i] if self.layouts is not None else None
         if isinstance(expected, ReferenceFailure):
-            return _Outcome(Verdict.INTERNAL_ERROR, f"the judge could not compute the expected sharding: {expected}")
+            return _Outcome(
+                Verdict.INTERNAL_ERROR, f"the judge could not compute the expected sharding: {expected}"
+            )
         if not isinstance(expected, dict):
             return None
         reported = program.compiled.get("shardings") if program.compiled is not None else None

@@ -71,7 +71,8 @@ class Prestarted:
 
     Called as a pair source (``judge.grader.PairSource``): hands out the early pair once when the limits
     baked into its processes at start (CPU time, memory, processes) are the ones asked for, and starts a
-    fresh pair otherwise. Time and output limits are enforced on the judge's side per job.
+    fresh pair otherwise (an executor's device count is baked in too). Time and output limits are
+    enforced on the judge's side per job.
     """
 
     def __init__(self, backend: Backend, limits: SandboxLimits | None = None) -> None:
@@ -97,5 +98,5 @@ class Prestarted:
         self.backend.close()
 
 
-def _baked(limits: SandboxLimits) -> tuple[float, int, int]:
-    return (limits.cpu_time_s, limits.memory_mb, limits.processes)
+def _baked(limits: SandboxLimits) -> tuple[float, int, int, int]:
+    return (limits.cpu_time_s, limits.memory_mb, limits.processes, limits.devices)

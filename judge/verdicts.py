@@ -31,6 +31,8 @@ class WrongAnswerReason(StrEnum):
     RULE = "rule"
     #: A second call, traced through a fresh jit, gave another result: state kept across calls.
     STATE = "state"
+    #: An output leaf lives elsewhere on the device mesh than the reference's (``[sandbox] devices`` > 1).
+    SHARDING = "sharding"
 
 
 #: Verdicts that stop the run: later cases are reported as not run.

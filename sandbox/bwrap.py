@@ -82,6 +82,7 @@ from sandbox.command import (
     MIB,
     TRACER,
     ZYGOTE,
+    executor_options,
     program_argv,
     program_env,
     rlimit_argv,
@@ -429,7 +430,7 @@ class BwrapBackend(Backend):
         name = f"{role[0]}{slot}-{os.getpid()}-{next(self._names)}"
         tail = program_argv(module, self.settings.python)
         if module == EXECUTOR:
-            tail += ["--cache-scope", self.settings.executor_cache_scope]
+            tail += ["--cache-scope", self.settings.executor_cache_scope, *executor_options(limits)]
         launch = self._launch(started, uid, tail, name=name)
         try:
             return BwrapWorker(self.name, launch, uid, role=role)

@@ -63,6 +63,12 @@ def program_env(code_root: str, extra: dict[str, str] | None = None) -> dict[str
     return env
 
 
+def executor_options(limits: SandboxLimits) -> list[str]:
+    """The executor's own options that follow from the job's limits: its host device count, when more
+    than one (``sandbox.inside.executor --devices``)."""
+    return ["--devices", str(limits.devices)] if limits.devices > 1 else []
+
+
 def rlimit_values(limits: SandboxLimits, *, nproc: bool = True) -> dict[str, tuple[int, int]]:
     """The rlimits of a sandboxed program by ``prlimit`` option name: (soft, hard). One source of truth."""
     memory = limits.memory_mb * MIB

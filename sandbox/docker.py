@@ -86,7 +86,7 @@ from sandbox.base import (
     apply_rlimits,
     rlimit_plan,
 )
-from sandbox.command import EXECUTOR, MIB, TRACER, program_argv, program_env, rlimit_argv
+from sandbox.command import EXECUTOR, MIB, TRACER, executor_options, program_argv, program_env, rlimit_argv
 from sandbox.errors import WorkerStartError
 from sandbox.limits import SandboxLimits
 from sandbox.protocol import write_all
@@ -386,7 +386,11 @@ class DockerBackend(Backend):
 
         api = self.api()
         uid = FIRST_UID + slot if uid is None else uid
-        extra = ["--cache-scope", self.executor_cache_scope] if module == EXECUTOR else []
+        extra = (
+            ["--cache-scope", self.executor_cache_scope, *executor_options(limits)]
+            if module == EXECUTOR
+            else []
+        )
         security = ["no-new-privileges"]
         seccomp = self._seccomp_option()
         if seccomp is not None:

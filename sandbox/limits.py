@@ -23,3 +23,6 @@ class SandboxLimits:
     max_frame_bytes: int = 64 * 1024 * 1024
     #: Seconds a fresh worker may take to import JAX and report ready.
     startup_time_s: float = 30.0
+    #: CPU host devices the job's programs are partitioned over (a problem's ``[sandbox] devices``). An
+    #: executor's device count is fixed when it starts, so pools keep executors per count.
+    devices: int = 1

@@ -38,7 +38,7 @@ import numpy as np
 
 from sandbox.base import Pair, Worker
 from sandbox.limits import SandboxLimits
-from sandbox.output_mark import MarkScanner, new_mark
+from sandbox.output_mark import MarkScanner, SectionSplitter, new_mark, new_section_token
 from sandbox.protocol import (
     Blobs,
     Frame,
@@ -66,6 +66,8 @@ MAX_MODULE_BYTES = 16 * 1024 * 1024
 READ_CHUNK = 1 << 20
 #: Largest message or claim text kept from the tracer.
 MAX_TEXT = 4000
+#: Most section marks kept from one session (one per signature and public case, and the load, honestly).
+MAX_SECTIONS = 4096
 #: Program id of the fresh re-trace (real signatures are numbered from 0).
 RETRACE_ID = 1 << 30
 #: Programs an executor compiles at once (on threads: XLA releases the GIL), while it runs cases.
@@ -88,6 +90,8 @@ class SigPlan:
     args: list[Any]
     inputs: list[dict[str, Any]]
     secret: bool
+    #: Flat input indices the executor donates to the program (a problem's in-place rule), usually none.
+    donate: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -122,8 +126,13 @@ class SessionJob:
     #: A gradient the program returns beside the output (``sandbox.transforms``):
     #: ``{"wrt": [arg index], "names": [arg name], "cotangent": kind}``, or None.
     gradient: dict[str, Any] | None = None
+    #: ``{"scale": factor}``: the program returns the output and the output again with every autodiff seed
+    #: scaled (``sandbox.inside.autodiff``, the ``require_autodiff`` rule), or None.
+    autodiff: dict[str, Any] | None = None
     #: The source of the problem's menu module (problem code) for ``function`` arguments, or None.
     functions: str | None = None
+    #: CPU host devices the programs are lowered for (the executor's own count is fixed at its start).
+    devices: int = 1
 
     def sig(self, sig_id: int) -> SigPlan:
         return next(s for s in self.sigs if s.id == sig_id)
@@ -142,6 +151,9 @@ class ProgramReport:
     sig: int
     skeleton: Any = None
     debug: bool = False
+    #: The trace made two or more jax.debug calls, one of them unordered (XLA may run them in any order):
+    #: the tracer's claim, for a note beside the printed output only.
+    debug_unordered: bool = False
     mutation: str | None = None
     trace_ms: float | None = None
     #: A public signature's program as text, {jaxpr, stablehlo} (the tracer's claim, for display only).
@@ -197,6 +209,12 @@ class RawRun:
     output_total: int = 0
     #: Bytes of output captured before the tracer was given anything hidden (None: nothing hidden).
     output_cut: int | None = None
+    #: Where the public output ends in the whole stream (``output_cut`` counts kept bytes only).
+    output_cut_stream: int | None = None
+    #: The tracer's section marks (``sandbox.output_mark.SectionSplitter``): (stream offset, label), in
+    #: order; the output from one offset to the next was printed while that label ran. Stream offsets count
+    #: every byte printed (not only those kept); ``output`` is the stream's first bytes.
+    sections: list[tuple[int, str]] = field(default_factory=list)
     #: True once every executor closed the job cleanly.
     executor_healthy: bool = False
     #: Per executor of the session ("shown", and "secret" when the pair has one): it closed the job cleanly
@@ -354,6 +372,8 @@ class _Session:
         if pair.secret is not None:
             self.lanes.append(_Lane("secret", pair.secret, executor_limits(job)))
         self.output = bytearray()
+        self.section_token = new_section_token()
+        self.splitter = SectionSplitter(self.section_token)
         public = [s for s in job.sigs if not s.secret]
         secret = [s for s in job.sigs if s.secret]
         self.secret_sigs = secret
@@ -448,6 +468,7 @@ class _Session:
                     with contextlib.suppress(KeyError, ValueError):
                         sel.unregister(fd)
         self._drain_output()
+        self._keep(self.splitter.flush())
         for index in list(self.raw.display_pending):  # the run stopped before it was shown
             self._display_failed(index, "the run ended before this case could be shown")
         self.raw.output = bytes(self.output)
@@ -506,7 +527,12 @@ class _Session:
         job = self.job
         blobs = Blobs()
         prints = [
-            {"sig": c.sig, "name": c.name, "leaves": [encode_leaf(x, blobs) for x in c.leaves]}
+            {
+                "sig": c.sig,
+                "name": c.name,
+                "index": c.index,
+                "leaves": [encode_leaf(x, blobs) for x in c.leaves],
+            }
             for c in job.cases
             if not c.secret
         ]
@@ -519,8 +545,11 @@ class _Session:
             "print_cases": prints,
             "check_inputs_unchanged": job.check_inputs_unchanged,
             "gradient": job.gradient,
+            "autodiff": job.autodiff,
             "functions": job.functions,
+            "devices": job.devices,
             "output_mark": self.marks.mark.decode("ascii") if self.marks is not None else None,
+            "output_sections": self.section_token,
         }
         self.tracer.send(message, [bytes(b) for b in blobs.items])
 
@@ -596,6 +625,7 @@ class _Session:
             raise ProtocolError(f"program of {len(module)} bytes exceeds the {MAX_MODULE_BYTES}-byte cap")
         report.skeleton = message.get("skeleton")
         report.debug = message.get("debug") is True
+        report.debug_unordered = message.get("debug_unordered") is True
         mutation = message.get("mutation")
         report.mutation = _text(mutation, 500) if isinstance(mutation, str) else None
         report.trace_ms = _ms(message.get("trace_ms"))
@@ -620,6 +650,7 @@ class _Session:
 
     def _mark_missing(self) -> None:
         self.raw.output_cut = len(self.output)
+        self.raw.output_cut_stream = self.raw.output_total
         self.marks = None  # anything later is hidden output; a late mark stays in it, never shown
         self._continue()
 
@@ -874,6 +905,7 @@ class _Session:
                 "inputs": sig.inputs,
                 "max_output_bytes": self.job.max_output_bytes,
                 "precheck": self.job.precheck,
+                **({"donate": list(sig.donate)} if sig.donate else {}),
             },
             [module],
         )
@@ -978,6 +1010,8 @@ class _Session:
                 "cached": message.get("cached") is True,
                 "key": _text(message.get("key"), 64),
                 "cost": _cost(message.get("cost")),
+                "donation": _donation(message.get("donation")),
+                "shardings": _shardings(message.get("shardings")),
             }
         else:
             reply = {
@@ -1199,8 +1233,20 @@ class _Session:
             self._capture(chunk)
 
     def _capture(self, chunk: bytes) -> None:
+        """Take the section marks out of the stream (each records where its section starts), and keep
+        the rest (``_keep``)."""
+        for piece in self.splitter.feed(chunk):
+            if isinstance(piece, str):
+                if len(self.raw.sections) < MAX_SECTIONS:
+                    self.raw.sections.append((self.raw.output_total, piece))
+            else:
+                self._keep(piece)
+
+    def _keep(self, chunk: bytes) -> None:
         """Keep user output up to the cap; count (and drop) the rest, so a flood fills no memory. The
         first output mark is taken out of the stream and sets where the public output ends."""
+        if not chunk:
+            return
         self.raw.output_total += len(chunk)
         room = self.limits.output_bytes - len(self.output)
         if room > 0:
@@ -1212,6 +1258,7 @@ class _Session:
                 del self.output[at : at + len(self.marks.mark)]
                 self.raw.output_total -= len(self.marks.mark)
                 self.raw.output_cut = min(at, len(self.output))
+                self.raw.output_cut_stream = at
                 if self.mark_deadline is not None:
                     self._continue()
 
@@ -1273,6 +1320,43 @@ def _cost(value: Any) -> dict[str, float]:
         and not isinstance(figure, bool)
         and 0 <= figure <= 1e30
     }
+
+
+#: Most outputs, and device ids per output, a program's reported layouts may hold.
+_MAX_LAYOUT_OUTPUTS = 100_000
+_MAX_LAYOUT_IDS = 4096
+
+
+def _shardings(value: Any) -> list[dict[str, Any]] | None:
+    """Each output's layout as the executor reported it (``sandbox.shardings``; problems of more than one
+    device), bounded here and checked by the judge (``judge.shardings``); None when none came."""
+    if not isinstance(value, list) or len(value) > _MAX_LAYOUT_OUTPUTS:
+        return None
+    out: list[dict[str, Any]] = []
+    for item in value:
+        tiles = item.get("tiles") if isinstance(item, dict) else None
+        groups = item.get("groups") if isinstance(item, dict) else None
+        if not isinstance(tiles, list) or not isinstance(groups, list) or len(tiles) > 64:
+            return None
+        sizes = [len(g) if isinstance(g, list) else _MAX_LAYOUT_IDS + 1 for g in groups]
+        if len(groups) > _MAX_LAYOUT_IDS or sum(sizes) > _MAX_LAYOUT_IDS:
+            return None
+        out.append({"tiles": tiles, "groups": groups})
+    return out
+
+
+def _donation(value: Any) -> dict[str, int] | None:
+    """What donation gave a program (``sandbox.inside.executor.donation_of``): ``donated_bytes`` and
+    ``aliased_bytes`` as integers in range (-1: unknown), or None when the executor reported none."""
+    if not isinstance(value, dict):
+        return None
+    out: dict[str, int] = {}
+    for name in ("donated_bytes", "aliased_bytes"):
+        figure = value.get(name)
+        if not isinstance(figure, int) or isinstance(figure, bool) or not -1 <= figure <= 1 << 50:
+            return None
+        out[name] = figure
+    return out
 
 
 def _ms(value: Any) -> float | None:

@@ -550,6 +550,10 @@ class ExecutorPool:
     def acquire(self, timeout: float, limits: SandboxLimits | None = None) -> Worker:
         """A ready executor nobody else has; a fresh one when the job needs more than the pool's limits."""
         job = limits or self.limits
+        if job.devices != self.limits.devices:
+            raise ValueError(
+                f"a job of {job.devices} devices asked a pool of {self.limits.devices}-device executors"
+            )
         if not fits(job, self.limits):
             worker = self.backend.start_executor(replace(job, cpu_time_s=EXECUTOR_CPU_S))
             try:
@@ -596,6 +600,13 @@ class GradingPool:
     receive a hidden value; ``secrets`` compute hidden cases. An executor is reused across jobs, so keeping
     them apart is what guarantees that nothing shown is computed in a process that has held a hidden value,
     of this job or of any before it (``sandbox.monitor`` routes each case). A Run takes no secret executor.
+
+    Device counts: an executor's host devices are fixed when it starts (``SandboxLimits.devices``), so a job
+    of D > 1 devices gets its executors from a shown and a secret pool of D-device executors of their own
+    (``mesh_size`` each, in slot ranges after the one-device pools'), made on the first such job, or at
+    start for the counts in ``device_counts``. The one-device pools are the ones they always were: a
+    problem of one device starts, waits and is served exactly as before. Tracers serve every count (a job
+    tells its tracer the count before user code runs; a forked tracer has started no backend yet).
     """
 
     def __init__(
@@ -608,9 +619,17 @@ class GradingPool:
         slots: int | None = None,
         executor_slot_base: int | None = None,
         max_executor_jobs: int = MAX_EXECUTOR_JOBS,
+        mesh_size: int = 1,
+        device_counts: tuple[int, ...] = (),
     ) -> None:
         self.backend = backend
         self.limits = limits
+        self.max_executor_jobs = max_executor_jobs
+        self.mesh_size = max(1, mesh_size)
+        #: Device count -> (shown, secret) pools of executors with that many host devices (counts > 1).
+        self.meshes: dict[int, tuple[ExecutorPool, ExecutorPool]] = {}
+        self._mesh_lock = threading.Lock()
+        self._closed = False
         self.tracers = WorkerPool(backend, limits, size, slot_base=slot_base, slots=slots)
         self.size = self.tracers.size
         executor_base = slot_base if executor_slot_base is None else executor_slot_base
@@ -624,15 +643,47 @@ class GradingPool:
             slot_base=executor_base + executor_slots(self.size),
             max_jobs=max_executor_jobs,
         )
+        #: Where the executors of device-count pools take their slots (two ranges per count).
+        self._mesh_slot_base = executor_base + 2 * executor_slots(self.size)
+        for devices in device_counts:
+            self.executor_pools(devices)
+
+    def executor_pools(self, devices: int) -> tuple[ExecutorPool, ExecutorPool]:
+        """The (shown, secret) executor pools of jobs of ``devices`` host devices, made on first use."""
+        if devices <= 1:
+            return self.executors, self.secrets
+        with self._mesh_lock:
+            if self._closed:
+                raise PoolClosed("the grading pool is closed")
+            pools = self.meshes.get(devices)
+            if pools is None:
+                limits = replace(self.limits, devices=devices)
+                span = executor_slots(self.mesh_size)
+                base = self._mesh_slot_base + 2 * span * len(self.meshes)
+                pools = (
+                    ExecutorPool(
+                        self.backend, limits, self.mesh_size, slot_base=base, max_jobs=self.max_executor_jobs
+                    ),
+                    ExecutorPool(
+                        self.backend,
+                        limits,
+                        self.mesh_size,
+                        slot_base=base + span,
+                        max_jobs=self.max_executor_jobs,
+                    ),
+                )
+                self.meshes[devices] = pools
+            return pools
 
     def acquire(self, timeout: float, limits: SandboxLimits | None = None, *, secret: bool = False) -> Pair:
         """A tracer nobody else has and an executor lent for the grading (and a secret executor for the hidden
         cases when ``secret``); ``Pair.release`` gives them back."""
         deadline = time.monotonic() + timeout
+        shown_pool, secret_pool = self.executor_pools((limits or self.limits).devices)
         tracer = self.tracers.acquire(timeout, limits)
         taken: list[tuple[ExecutorPool, Worker]] = []
         try:
-            for pool in (self.executors, self.secrets) if secret else (self.executors,):
+            for pool in (shown_pool, secret_pool) if secret else (shown_pool,):
                 taken.append((pool, pool.acquire(max(0.5, deadline - time.monotonic()), limits)))
         except BaseException:
             _close(tracer)
@@ -644,10 +695,10 @@ class GradingPool:
         return Pair(
             tracer,
             shown,
-            self.executors.give_back,
+            shown_pool.give_back,
             self.tracers.close_later,
             secret=hidden,
-            on_release_secret=self.secrets.give_back,
+            on_release_secret=secret_pool.give_back,
         )
 
     def stats(self) -> dict[str, int | str | None]:
@@ -664,7 +715,17 @@ class GradingPool:
             "secret_executors_idle": secrets["idle"],
             "secret_executors_started": secrets["started"],
             "last_error": tracers["last_error"] or executors["last_error"] or secrets["last_error"],
+            **self._mesh_stats(),
         }
+
+    def _mesh_stats(self) -> dict[str, int | str | None]:
+        with self._mesh_lock:
+            meshes = dict(self.meshes)
+        out: dict[str, int | str | None] = {}
+        for devices, (shown, secret) in sorted(meshes.items()):
+            out[f"executors_{devices}_devices_idle"] = shown.stats()["idle"]
+            out[f"secret_executors_{devices}_devices_idle"] = secret.stats()["idle"]
+        return out
 
     def wait_full(self, timeout: float) -> bool:
         deadline = time.monotonic() + timeout
@@ -675,9 +736,15 @@ class GradingPool:
         )
 
     def close(self) -> None:
+        with self._mesh_lock:
+            self._closed = True
+            meshes = list(self.meshes.values())
         self.tracers.close()
         self.executors.close()
         self.secrets.close()
+        for shown, secret in meshes:
+            shown.close()
+            secret.close()
 
     def __enter__(self) -> GradingPool:
         return self

@@ -16,7 +16,16 @@ import threading
 from typing import ClassVar
 
 from sandbox.base import CODE_ROOT, Backend, PopenWorker, Protection, Worker
-from sandbox.command import EXECUTOR, TRACER, ZYGOTE, program_argv, program_env, rlimit_argv, rlimit_values
+from sandbox.command import (
+    EXECUTOR,
+    TRACER,
+    ZYGOTE,
+    executor_options,
+    program_argv,
+    program_env,
+    rlimit_argv,
+    rlimit_values,
+)
 from sandbox.forkserver import ForkedTracer, ForkServer, ZygoteProcess
 from sandbox.limits import SandboxLimits
 from sandbox.procfs import session_cpu_s
@@ -48,7 +57,7 @@ class ProcessBackend(Backend):
         return PopenWorker(self.name, argv, program_env(str(CODE_ROOT)), cwd=str(CODE_ROOT), role="tracer")
 
     def start_executor(self, limits: SandboxLimits, slot: int = 0) -> Worker:
-        argv = [*rlimit_argv(limits, nproc=False), *program_argv(EXECUTOR)]
+        argv = [*rlimit_argv(limits, nproc=False), *program_argv(EXECUTOR), *executor_options(limits)]
         return PopenWorker(self.name, argv, program_env(str(CODE_ROOT)), cwd=str(CODE_ROOT), role="executor")
 
     def fork_tracer(self, limits: SandboxLimits, slot: int = 0) -> Worker:

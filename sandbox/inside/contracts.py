@@ -18,6 +18,16 @@ Partitioning annotations (``Sharding``, ``SPMDFullToShardShape``, ``SPMDShardToF
 nothing on one device; they must have one operand and one result of the same type and only the attributes
 JAX's ``mlir.custom_call`` gives them. Any other target is refused, named.
 
+On several devices (a problem's ``[sandbox] devices``) annotations decide where every value lives, so they
+are held to what JAX's lowering makes for that many devices (``check_partitioning``): the module is lowered
+for exactly that many partitions; JAX lowers shardings with Shardy, so the only partitioning ops are
+``sdy.mesh``, ``sdy.sharding_constraint``, ``sdy.manual_computation`` (``shard_map``) and its
+``sdy.return``, and GSPMD's custom calls, which JAX makes only with Shardy switched off, are refused; every
+mesh spans exactly the job's devices (axis sizes whose product is the device count, ``device_ids`` a
+permutation of them), so an annotation cannot name a device the job does not have or leave one out. What
+the annotations then ask for is what XLA compiles, and the judge reads the outputs' shardings from the
+compiled executable, never from the annotations.
+
 It runs in the executor: it imports only JAX and the standard library.
 """
 
@@ -369,6 +379,62 @@ _LAST = frozenset({"mhlo.frontend_attributes", "sdy.sharding_rule"})
 _ANNOTATION_ATTRIBUTES = frozenset(
     {"call_target_name", "has_side_effect", "backend_config", "api_version", "called_computations"}
 )
+
+
+#: Shardy ops JAX's lowering makes (``with_sharding_constraint``, ``reshard``, ``shard_map``).
+SDY_OPS = frozenset({"sdy.mesh", "sdy.sharding_constraint", "sdy.manual_computation", "sdy.return"})
+_MESH_AXIS = re.compile(r'"([^"]{0,200})"\s*=\s*(\d{1,9})')
+_DEVICE_IDS = re.compile(r"device_ids\s*=\s*\[([\d,\s]{0,100000})\]")
+
+
+def check_partitioning(ir: Any, module: Any, devices: int) -> None:
+    """Raise ``BrokenContract`` unless ``module`` partitions as JAX's lowering does for ``devices`` host
+    devices: lowered for that many partitions, Shardy's ops only, every mesh over exactly those devices."""
+    attributes = module.operation.attributes
+    partitions = attributes["mhlo.num_partitions"] if "mhlo.num_partitions" in attributes else None  # noqa: SIM401
+    declared = str(partitions).split(":")[0].strip() if partitions is not None else "1"
+    if declared != str(devices):
+        raise BrokenContract(
+            f"the program is lowered for {declared} partition(s); this problem runs on {devices} devices"
+        )
+    problems: list[str] = []
+
+    def visit(op: Any) -> Any:
+        name = op.name
+        if name == "stablehlo.custom_call":
+            target = str(ir.StringAttr(op.attributes["call_target_name"]).value)
+            if target in ANNOTATIONS:
+                problems.append(
+                    f"the annotation {target} is GSPMD's form, which JAX's lowering for {devices} devices "
+                    "does not make (it lowers shardings with Shardy: sdy.sharding_constraint)"
+                )
+        elif name.startswith("sdy.") and name not in SDY_OPS:
+            problems.append(f"the program uses {name}, which JAX's lowering of shardings does not make")
+        elif name == "sdy.mesh":
+            name, mesh = str(op.attributes["sym_name"]), str(op.attributes["mesh"])
+            problems.extend(_mesh_problems(name, mesh, devices))
+        return ir.WalkResult.INTERRUPT if problems else ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    if problems:
+        raise BrokenContract(problems[0])
+
+
+def _mesh_problems(name: str, mesh: str, devices: int) -> list[str]:
+    """What is wrong with one ``sdy.mesh`` (its ``#sdy.mesh<...>`` text) for a job of ``devices``."""
+    where = f"the mesh {name.strip(chr(34))}"
+    sizes = [int(size) for _, size in _MESH_AXIS.findall(mesh.split("device_ids")[0])]
+    count = 1
+    for size in sizes:
+        count *= size
+    if count != devices:
+        return [f"{where} spans {count} device(s) ({mesh[:120]}); this problem runs on {devices}"]
+    ids = _DEVICE_IDS.search(mesh)
+    if ids is not None:
+        listed = [int(d) for d in ids.group(1).replace(" ", "").split(",") if d]
+        if sorted(listed) != list(range(devices)):
+            return [f"{where} names devices {listed[:16]}; this problem has devices 0 to {devices - 1}"]
+    return []
 
 
 def _check_annotation(call: Call) -> None:

@@ -1,6 +1,7 @@
 """The executor: compiles and runs the programs the tracer exported. It never runs user Python.
 
     python -m sandbox.inside.executor --result-fd N [--cache-scope job|process] [--cache-entries K]
+        [--devices D]
 
 Long-lived: it imports JAX once, reports ``ready`` on the private result channel and serves requests on stdin,
 job after job, until stdin closes (the judge recycles it after a bounded number of jobs or on
@@ -24,6 +25,15 @@ any failure). Requests and replies:
   ``--cache-scope process``). Replies ``ended`` {jobs, recycle}; ``recycle``: a compile that lost a race
   still runs, so the executor exits after this reply and the judge must not lend it again.
 
+With ``--devices D`` (D > 1, a problem's ``[sandbox] devices``) the process has D CPU host devices, fixed
+at its start (``jax_num_cpu_devices``, set before the backend starts): every program must be lowered for D
+partitions (``mhlo.num_partitions``), its meshes must span exactly the D devices and it may carry no GSPMD
+annotation (``sandbox.inside.contracts.check_partitioning``); it compiles for D partitions over devices
+0..D-1 with Shardy, every input placed replicated on all of them (a program whose compiled parameters are
+not replicated is refused), and ``compiled`` carries ``shardings``: each output's layout as the compiled
+executable places it (``sandbox.shardings``), which the judge compares with the reference's. Runs gather
+each output from its shards.
+
 The cache key is the module's text with locations stripped, so a program traced twice (the judge's fresh
 re-trace) or the same code submitted again compiles once. The executor runs no user code, so a cached
 executable can only be the compilation of the same program text.
@@ -43,13 +53,13 @@ import time
 import traceback
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 import numpy as np
 
 from sandbox.inside.compiling import FAST, STANDARD, STANDARD_OVERRIDES, Outcome, Pipelines, measure
-from sandbox.inside.contracts import BrokenContract, Contracts
+from sandbox.inside.contracts import BrokenContract, Contracts, check_partitioning
 from sandbox.inside.lowering import Lowerer, parse
 from sandbox.protocol import (
     DTYPES,
@@ -64,6 +74,7 @@ from sandbox.protocol import (
     write_frame,
 )
 from sandbox.schedclock import thread_now
+from sandbox.shardings import BadLayout, from_hlo
 
 REQUEST_LIMITS = FrameLimits(max_frame=256 * 1024 * 1024, max_json=16 * 1024 * 1024, max_json_depth=64)
 INPUT_LIMITS = TreeLimits(max_depth=4, max_leaves=100_000, max_bytes=256 * 1024 * 1024, max_ndim=16)
@@ -82,7 +93,7 @@ HOST_CALLBACK_TARGETS = frozenset(
         "xla_ffi_partitioned_python_cpu_callback",
     }
 )
-#: Partitioning annotations that compile to nothing on one device.
+#: Partitioning annotations that compile to nothing on one device (on several, checked: ``contracts``).
 _ANNOTATIONS = frozenset({"Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape"})
 
 #: MLIR element type -> wire dtype name.
@@ -139,13 +150,29 @@ class Compiled:
     summary: dict[str, Any]
     outputs: list[tuple[str, tuple[int, ...]]]
     key: str
+    #: Per output, its layout over the job's devices (``sandbox.shardings``); empty on one device.
+    layouts: list[dict[str, Any]] = field(default_factory=list)
+    #: Per output, the executable's own sharding (to gather its shards); empty on one device.
+    shardings: list[Any] = field(default_factory=list)
+    #: Bytes of the inputs donated to the program (``Executor.donate``); 0 when none were.
+    donated_bytes: int = 0
 
 
 class Executor:
     def __init__(
-        self, channel: int, cache_scope: str = "job", cache_entries: int = 64, compile_threads: int = 2
+        self,
+        channel: int,
+        cache_scope: str = "job",
+        cache_entries: int = 64,
+        compile_threads: int = 2,
+        devices: int = 1,
     ) -> None:
         import jax
+
+        #: CPU host devices of this process: fixed before the backend starts, never changed after.
+        self.partitions = max(1, devices)
+        if self.partitions > 1:
+            jax.config.update("jax_num_cpu_devices", self.partitions)  # type: ignore[no-untyped-call]
         from jax._src import compiler, xla_bridge
         from jax._src.interpreters import mlir
         from jax._src.lib import xla_client as xc  # type: ignore[attr-defined]
@@ -157,11 +184,12 @@ class Executor:
         self.mlir: Any = mlir
         self.backend: Any = xla_bridge.get_backend("cpu")
         self.device = self.backend.local_devices()[0]
-        self.devices: Any = xc.DeviceList((self.device,))
+        self.mesh_devices: tuple[Any, ...] = tuple(self.backend.local_devices()[: self.partitions])
+        if len(self.mesh_devices) != self.partitions:
+            raise RuntimeError(f"this process has {len(self.mesh_devices)} devices, not {self.partitions}")
+        self.devices: Any = xc.DeviceList(self.mesh_devices)
         # detailed_logging only adds XLA's own logging: without it a small program compiles ~15% faster.
-        self.options: Any = compiler.get_compile_options(
-            num_replicas=1, num_partitions=1, backend=self.backend, detailed_logging=False
-        )
+        self.options: Any = self._compile_options(compiler)
         self.channel = channel
         self.cache_scope = cache_scope
         self.cache_entries = max(1, cache_entries)
@@ -170,7 +198,7 @@ class Executor:
         self.programs: dict[int, Future[Compiled | None]] = {}
         self.allowed = allowed_custom_calls()
         #: Every custom call must be one JAX's own lowering makes (``sandbox.inside.contracts``).
-        self.contracts = Contracts(self.allowed, Lowerer())
+        self.contracts = Contracts(self.allowed, Lowerer(self.partitions))
         self.jobs = 0
         self.lock = threading.Lock()  # replies come from the compile threads and the main thread
         #: MLIR contexts for the current job, one per compile thread, made while the executor is idle
@@ -244,6 +272,7 @@ class Executor:
                 module = self._parse(data)
                 summary = self.summarize(module)
                 self.check(module, summary, message)
+                donated, data = self.donate(module, message.get("donate"), data)
                 key = hashlib.sha256(module.operation.get_asm(enable_debug_info=False).encode()).hexdigest()
                 with self.lock:
                     cached = self.cache.get(key)
@@ -263,7 +292,14 @@ class Executor:
                         self._refuse(program_id, "compile", text, summary)
                         done.set_result(None)
                         return
-                    compiled = Compiled(result.executable, summary, outputs, key)
+                    compiled = Compiled(result.executable, summary, outputs, key, donated_bytes=donated)
+                    if self.partitions > 1:
+                        try:
+                            self._partitioned(compiled)
+                        except Refused as exc:
+                            self._refuse(program_id, exc.kind, exc.message, summary)
+                            done.set_result(None)
+                            return
                     with self.lock:
                         self.cache[key] = compiled
                         while len(self.cache) > self.cache_entries:
@@ -307,6 +343,8 @@ class Executor:
                 "cached": outcome is None,
                 "key": compiled.key[:16],
                 "cost": cost_of(compiled.executable),
+                **({"donation": donation_of(compiled)} if compiled.donated_bytes else {}),
+                **({"shardings": compiled.layouts} if self.partitions > 1 else {}),
             }
         )
 
@@ -401,6 +439,8 @@ class Executor:
             )
         try:
             self.contracts.check(module)  # every call's target, types and attributes, before any compile
+            if self.partitions > 1:
+                check_partitioning(self.ir, module, self.partitions)
         except BrokenContract as exc:
             raise Refused("custom_call", str(exc)) from None
         for name in summary["ops"]:
@@ -428,6 +468,37 @@ class Executor:
         if total > int(message["max_output_bytes"]):
             raise Refused("output_limit", f"the function returns {total} bytes of arrays")
 
+    def donate(self, module: Any, wanted: Any, data: bytes) -> tuple[int, bytes]:
+        """Decide which inputs the program may update in place: the ones the judge names in ``donate``
+        (flat input indices; ``jax.jit``'s ``donate_argnames`` of a problem's in-place rule), marked as
+        buffer donors on ``main`` for XLA to alias with outputs. Aliasing the module declares itself
+        (``tf.aliasing_output``, ``jax.buffer_donor``) is dropped first: it is not the tracer's to decide.
+        Returns the donated bytes and the module's bytes (written again when the attributes changed, for
+        the pipeline that compiles from bytes)."""
+        ir = self.ir
+        main = self._main(module)
+        inputs = _types(ir, main, "inputs")
+        indices = wanted if isinstance(wanted, list) else []
+        if any(not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < len(inputs) for i in indices):
+            raise ValueError(f"donate names inputs the program does not have: {str(wanted)[:80]}")
+        old = main.attributes.get("arg_attrs", None)
+        attrs: list[dict[str, Any]] = []
+        changed = bool(indices)
+        for i in range(len(inputs)):
+            entries = {a.name: a.attr for a in ir.DictAttr(old[i])} if old is not None else {}
+            for name in _ALIASING_ATTRIBUTES:
+                changed |= entries.pop(name, None) is not None
+            if i in indices:
+                entries["jax.buffer_donor"] = ir.BoolAttr.get(True)
+            attrs.append(entries)
+        if not changed:
+            return 0, data
+        main.attributes["arg_attrs"] = ir.ArrayAttr.get([ir.DictAttr.get(a) for a in attrs])
+        donated = sum(
+            int(np.prod(inputs[i][1], dtype=np.float64)) * DTYPES[inputs[i][0]].itemsize for i in set(indices)
+        )
+        return donated, bytes(self.mlir.module_to_bytecode(module))
+
     def run(self, frame: Frame) -> None:
         message = frame.message
         case = int(message["case"])
@@ -440,9 +511,12 @@ class Executor:
         leaves = decode_leaves(message["leaves"], frame, INPUT_LIMITS)
         started = thread_now()  # charged time: a busy machine's run-queue waits are not the program's
         try:
-            arguments = [self.jax.device_put(np.array(leaf), self.device) for leaf in leaves]
-            results = compiled.executable.execute(arguments)
-            outputs = [np.asarray(r) for r in results]
+            if self.partitions > 1:
+                outputs = self._run_partitioned(compiled, leaves)
+            else:
+                arguments = [self.jax.device_put(np.array(leaf), self.device) for leaf in leaves]
+                results = compiled.executable.execute(arguments)
+                outputs = [np.asarray(r) for r in results]
         except Exception as exc:
             text = str(exc)
             kind = "memory" if "RESOURCE_EXHAUSTED" in text or "Out of memory" in text else "runtime"
@@ -456,25 +530,86 @@ class Executor:
             [bytes(b) for b in blobs.items],
         )
 
+    def _compile_options(self, compiler: Any, **overrides: Any) -> Any:
+        """XLA's options for this process: one partition, or ``partitions`` over devices 0..D-1 with the
+        Shardy partitioner (JAX's own), parameters as placed (replicated), outputs as XLA propagates them."""
+        n = self.partitions
+        options = compiler.get_compile_options(
+            num_replicas=1,
+            num_partitions=n,
+            backend=self.backend,
+            detailed_logging=False,
+            device_assignment=np.array(self.mesh_devices).reshape(1, n) if n > 1 else None,
+            **overrides,
+        )
+        if n > 1:
+            build = options.executable_build_options
+            build.use_spmd_partitioning = True
+            build.use_shardy_partitioner = True
+        return options
+
+    def _partitioned(self, compiled: Compiled) -> None:
+        """The compiled program's output layouts, or Refused when its inputs are not replicated (the
+        executor places every input so) or an output's sharding cannot be read."""
+        from jax._src.lib import xla_client as xc  # type: ignore[attr-defined]
+        from jax._src.sharding_impls import GSPMDSharding
+
+        executable = compiled.executable
+        n = self.partitions
+        for op in executable.get_parameter_shardings() or []:
+            if not xc.HloSharding.from_proto(op).is_replicated():
+                raise Refused(
+                    "inputs",
+                    "the program asks for its inputs sharded, where the judge gives them replicated over "
+                    f"{n} devices",
+                )
+        shardings = executable.get_output_shardings() or []
+        if len(shardings) != len(compiled.outputs):
+            raise Refused("outputs", "the compiled program's outputs have no sharding the judge can read")
+        for op, (_, shape) in zip(shardings, compiled.outputs, strict=True):
+            hlo = xc.HloSharding.from_proto(op)
+            try:
+                layout = from_hlo(hlo, len(shape), n)
+            except BadLayout as exc:
+                raise Refused("outputs", f"an output's sharding cannot be read: {exc}") from None
+            compiled.layouts.append(layout.wire())
+            compiled.shardings.append(GSPMDSharding(self.mesh_devices, hlo))
+
+    def _run_partitioned(self, compiled: Compiled, leaves: list[Any]) -> list[Any]:
+        """Run on every device, each input replicated; each output gathered from its shards."""
+        jax = self.jax
+        replicated = self._replicated_sharding()
+        arguments = [jax.device_put(np.array(leaf), replicated) for leaf in leaves]
+        results = compiled.executable.execute_sharded(arguments)
+        shards = results.disassemble_into_single_device_arrays()
+        outputs = []
+        for pieces, sharding, (_, shape) in zip(shards, compiled.shardings, compiled.outputs, strict=True):
+            whole = jax.make_array_from_single_device_arrays(shape, sharding, list(pieces))
+            outputs.append(np.asarray(whole))
+        return outputs
+
+    def _replicated_sharding(self) -> Any:
+        from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+        cached = getattr(self, "_replicated", None)
+        if cached is None:
+            mesh = Mesh(np.array(self.mesh_devices), ("_",))
+            cached = self._replicated = NamedSharding(mesh, PartitionSpec())  # type: ignore[no-untyped-call]
+        return cached
+
     def warm(self) -> None:
         """Read, compile and run one tiny program now, not on the first job's clock."""
         import jax.numpy as jnp
         from jax._src import compiler
 
         spec = self.jax.ShapeDtypeStruct((2,), jnp.float32)
-        data = Lowerer()(self.jax.jit(lambda x: [x * 2 + 1]).trace(spec).jaxpr)
+        data = Lowerer(self.partitions)(self.jax.jit(lambda x: [x * 2 + 1]).trace(spec).jaxpr)
         self.warm_module = data
         #: The fast pipeline is this process's XLA flags; the standard one overrides them per compile.
         self.pipeline_options: dict[str, Any] = {
             FAST: self.options,
-            STANDARD: compiler.get_compile_options(
-                num_replicas=1,
-                num_partitions=1,
-                backend=self.backend,
-                detailed_logging=False,
-                # XLA wants each option's own type: a bool, not jax's declared str ("true" is refused).
-                env_options_overrides=STANDARD_OVERRIDES,  # type: ignore[arg-type]
-            ),
+            # XLA wants each option's own type: a bool, not jax's declared str ("true" is refused).
+            STANDARD: self._compile_options(compiler, env_options_overrides=STANDARD_OVERRIDES),
         }
         self.pipelines = Pipelines()
         #: Set at the end of a job that left a losing compile running: serve no other job.
@@ -490,7 +625,12 @@ class Executor:
         (outcome,) = warmed  # a tiny program: the fast compile, delivered on this thread
         if isinstance(outcome, BaseException):
             raise outcome
-        outcome.executable.execute([self.jax.device_put(np.ones(2, np.float32), self.device)])
+        if self.partitions > 1:
+            compiled = Compiled(outcome.executable, {}, [("float32", (2,))], "")
+            self._partitioned(compiled)
+            self._run_partitioned(compiled, [np.ones(2, np.float32)])
+        else:
+            outcome.executable.execute([self.jax.device_put(np.ones(2, np.float32), self.device)])
 
 
 def loop_ops(ir: Any, module: Any) -> collections.Counter[str]:
@@ -576,6 +716,20 @@ def _types(ir: Any, main: Any, which: str) -> list[tuple[str, tuple[int, ...]]]:
     return out
 
 
+#: Attributes of ``main``'s arguments that make XLA alias an input with an output (``Executor.donate``).
+_ALIASING_ATTRIBUTES = ("tf.aliasing_output", "jax.buffer_donor")
+
+
+def donation_of(compiled: Compiled) -> dict[str, int]:
+    """What donation gave a compiled program: the bytes donated, and the bytes of inputs XLA aliased with
+    an output (its compiled memory statistics; -1 when XLA offers none, which breaks an in-place rule)."""
+    try:
+        aliased = int(compiled.executable.get_compiled_memory_stats().alias_size_in_bytes)
+    except Exception:  # no memory statistics: the judge cannot tell, and fails closed
+        aliased = -1
+    return {"donated_bytes": compiled.donated_bytes, "aliased_bytes": aliased}
+
+
 #: XLA's cost-analysis figures the executor reports with a compiled program, by the name the judge reads.
 COST_FIGURES = {"flops": "flops", "bytes accessed": "bytes_accessed", "transcendentals": "transcendentals"}
 
@@ -620,8 +774,9 @@ def main() -> None:
     parser.add_argument("--result-fd", type=int, required=True)
     parser.add_argument("--cache-scope", choices=("job", "process"), default="job")
     parser.add_argument("--cache-entries", type=int, default=64)
+    parser.add_argument("--devices", type=int, default=1)
     opts = parser.parse_args()
-    executor = Executor(opts.result_fd, opts.cache_scope, opts.cache_entries)
+    executor = Executor(opts.result_fd, opts.cache_scope, opts.cache_entries, devices=opts.devices)
     executor.warm()
     write_frame(opts.result_fd, {"type": "ready", "pid": os.getpid(), "jax": executor.jax.__version__})
     stdin = os.fdopen(0, "rb", buffering=0, closefd=False)

@@ -11,6 +11,12 @@ Lowering needs no XLA backend (``backend=None``, platform ``cpu``) and starts no
 MLIR context, so the zygote warms this very path before it forks, and a forked tracer never starts a
 backend unless it runs the function for its prints.
 
+A problem that runs on ``devices`` > 1 host devices (``[sandbox] devices``) is lowered for that many
+partitions (``mhlo.num_partitions``), its inputs declared replicated over all of them (the executor places
+them so, and refuses a program that asks otherwise), its outputs sharded where the trace says so (an
+explicit-axis mesh puts the sharding in the output's type, as ``jax.jit`` reads it) and otherwise left to
+XLA's propagation. Still no backend: the replicated inputs are declared over an abstract mesh.
+
 Nothing here is a check: a tracer's bytes are a claim, and the executor parses, inspects and refuses what it
 must not compile whatever this module (or user code patching it) produced.
 """
@@ -24,13 +30,20 @@ from typing import Any
 class Lowerer:
     """``lower(closed_jaxpr) -> bytes``: references taken at construction, before any user code runs."""
 
-    def __init__(self) -> None:
+    def __init__(self, devices: int = 1) -> None:
         from jax._src import effects, sharding_impls
         from jax._src.interpreters import mlir
+        from jax.sharding import AbstractMesh, NamedSharding, PartitionSpec
 
         self._to_module: Callable[..., Any] = mlir.lower_jaxpr_to_module
         self._to_bytecode: Callable[[Any], bytes] = mlir.module_to_bytecode
-        self._one_device: Any = sharding_impls.ShardingContext(1, None, None)
+        self._context: Callable[[int], Any] = sharding_impls.ShardingContext
+        self._replicated: Callable[[int], Any] = lambda n: NamedSharding(
+            AbstractMesh((n,), ("_",)),
+            PartitionSpec(),  # type: ignore[no-untyped-call]
+        )
+        #: Partitions the program is lowered for (the job's host devices; set per job by the tracer).
+        self.devices = devices
         self._parameters: Any = mlir.LoweringParameters()
         self._ordered: Any = effects.ordered_effects
         #: The last module lowered, for ``text`` (the program view of a public signature).
@@ -43,6 +56,14 @@ class Lowerer:
     def __call__(self, jaxpr: Any) -> bytes:
         """The StableHLO module of ``jaxpr`` (a ClosedJaxpr; its constants become module constants) with one
         public ``main`` taking every input, in order, as MLIR bytecode."""
+        devices = max(1, int(self.devices))
+        sharded: dict[str, Any] = {}
+        if devices > 1:
+            sharded = {
+                "num_partitions": devices,
+                "arg_shardings": [self._replicated(devices)] * len(jaxpr.in_avals),
+                "result_shardings": [_typed_sharding(aval) for aval in jaxpr.out_avals],
+            }
         lowered = self._to_module(
             "main",
             jaxpr,
@@ -51,9 +72,10 @@ class Lowerer:
             ordered_effects=self.ordered_effects(jaxpr),
             platforms=("cpu",),
             backend=None,
-            axis_context=self._one_device,
+            axis_context=self._context(devices),
             donated_args=[False] * len(jaxpr.in_avals),
             lowering_parameters=self._parameters,
+            **sharded,
         )
         self._last = lowered.module
         return self._to_bytecode(lowered.module)
@@ -64,6 +86,16 @@ class Lowerer:
             return ""
         text: str = self._last.operation.get_asm(large_elements_limit=16)
         return text[:limit]
+
+
+def _typed_sharding(aval: Any) -> Any:
+    """The sharding an output's type carries (a mesh with explicit axes that shards it), else None: XLA
+    propagates one."""
+    sharding = getattr(aval, "sharding", None)
+    mesh = getattr(sharding, "mesh", None)
+    if sharding is None or mesh is None or getattr(mesh, "empty", True):
+        return None
+    return sharding if any(p is not None for p in sharding.spec) else None
 
 
 def parse(ir: Any, data: bytes) -> Any:

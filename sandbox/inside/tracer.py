@@ -835,6 +835,7 @@ class Tracer:
             self.export_one(sig, "program")
         retrace = more.get("retrace")
         if isinstance(retrace, int) and retrace in signatures:
+            _section(self.sections, f"retrace {retrace}")
             self.export_one(signatures[retrace], "retrace")
         self.send({"type": "done"})
 
