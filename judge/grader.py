@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import signal
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -38,6 +39,7 @@ from judge.hidden import hidden_message, ratio_bucket
 from judge.mistakes import MistakeFinder
 from judge.printed import printed_sections
 from judge.problems import Case, Problem
+from judge.progress import RunProgress, progress_of
 from judge.reference_cost import reference_cost
 from judge.results import (
     CaseCost,
@@ -64,7 +66,7 @@ from judge.shardings import misplaced
 from judge.spec import AutodiffRule, BatchedRule
 from judge.verdicts import STOPS_RUN, Verdict, WrongAnswerReason
 from sandbox.base import Pair
-from sandbox.errors import HostOverloaded
+from sandbox.errors import Cancelled, HostOverloaded
 from sandbox.limits import SandboxLimits
 from sandbox.monitor import (
     OVERLOAD_FACTOR,
@@ -91,6 +93,7 @@ class PairSource(Protocol):
 
 
 CaseCallback = Callable[[CaseResult], None]
+ProgressCallback = Callable[[RunProgress], None]
 
 MAX_CODE_BYTES = 256 * 1024
 #: Verdicts the tracer may claim for its own failures; anything else from it is not trusted.
@@ -237,8 +240,13 @@ def grade(
     on_case: CaseCallback | None = None,
     author: bool = False,
     feedback: bool = True,
+    on_progress: ProgressCallback | None = None,
+    cancel: threading.Event | None = None,
 ) -> GradeResult:
     """Grade ``code`` on ``cases`` (default: every case of the problem) plus custom Run-panel cases.
+
+    ``on_progress`` is called with the phase (``judge.progress``) whenever a worker answers; ``cancel``,
+    once set, stops the sandbox work (the workers are replaced) and raises ``sandbox.errors.Cancelled``.
 
     ``on_case`` is called with each case's result, in case order, as soon as it is known (hidden cases with
     verdict and message only, exactly as in the returned result). ``author``: keep measurements that are
@@ -268,11 +276,17 @@ def grade(
         )
         judging.layouts = expected_layouts(problem, chosen)
         judging.mistakes = MistakeFinder(problem, chosen, expected, gradients) if feedback else None
-        streamer = _Streamer(judging, on_case)
-        raw = run_session(pair, job, limits, progress=streamer.update, display=judging.wants_display)
+        streamer = _Streamer(judging, on_case, on_progress)
+        if cancel is not None and cancel.is_set():
+            raise Cancelled("the grading was cancelled before it started")
+        raw = run_session(
+            pair, job, limits, progress=streamer.update, display=judging.wants_display, cancel=cancel
+        )
         lanes = raw.lanes_healthy
     finally:
         pair.release_after(lanes)
+    if raw.cancelled:
+        raise Cancelled("the grading was cancelled")
     if raw.stop is not None and raw.stop.timeout == "overload":
         raise HostOverloaded(
             f"the machine is too busy: the {raw.stop.party} got too little CPU to finish "
@@ -287,12 +301,17 @@ def grade(
 class _Streamer:
     """Calls ``on_case`` for each case, in order, as soon as its result is final."""
 
-    def __init__(self, judging: Judging, on_case: CaseCallback | None) -> None:
+    def __init__(
+        self, judging: Judging, on_case: CaseCallback | None, on_progress: ProgressCallback | None = None
+    ) -> None:
         self.judging = judging
         self.on_case = on_case
+        self.on_progress = on_progress
         self.sent = 0
 
     def update(self, raw: RawRun) -> None:
+        if self.on_progress is not None:
+            self.on_progress(progress_of(raw, self.judging.job))
         if self.on_case is None:
             return
         for result in self.judging.cases(raw, final=False)[self.sent :]:
@@ -502,7 +521,11 @@ class Judging:
             error_ratio=(graded.error_ratio if self.author else outcome.error_ratio) if show_run else None,
             mistake=outcome.mistake,
             # Feedback (a finder given): the cost of what a learner's case compiled to; hidden cases none.
-            cost=self._cost(i, program) if vis != "hidden" and self.mistakes is not None else None,
+            cost=(
+                self._cost(i, program, run.run_ms if run is not None and show_run else None)
+                if vis != "hidden" and self.mistakes is not None
+                else None
+            ),
             program=self._view(plan.sig, program) if vis != "hidden" and self.mistakes is not None else None,
         )
         return _shown(case, vis, result, outcome.got, self.expected[i])
@@ -672,8 +695,11 @@ class Judging:
             return _Outcome(Verdict.INTERNAL_ERROR, wrong.message)
         return _Outcome(Verdict.WRONG_ANSWER, wrong.message, WrongAnswerReason.SHARDING)
 
-    def _comparison(self, i: int, program: ProgramReport) -> CostComparison | None:
-        """The program's cost (the executor's figures) beside the reference's on case i, or None."""
+    def _comparison(
+        self, i: int, program: ProgramReport, run_ms: float | None = None
+    ) -> CostComparison | None:
+        """The program's cost (the executor's figures) beside the reference's on case i, or None.
+        ``run_ms``: the case's run time, when it may be shown."""
         compiled = program.compiled
         if compiled is None or not compiled.get("cost"):
             return None
@@ -681,7 +707,9 @@ class Judging:
         if reference is None:
             return None
         loops = ProgramSummary.from_wire(compiled.get("summary")).loops
-        return compare_cost(compiled["cost"], loops, reference)
+        # A program the executor had compiled before (its cache) took no compile time worth comparing.
+        compile_ms = None if compiled.get("cached") else compiled.get("compile_ms")
+        return compare_cost(compiled["cost"], loops, reference, compile_ms=compile_ms, run_ms=run_ms)
 
     def _view(self, sig: int, program: ProgramReport) -> ProgramView | None:
         """The program view of a public signature (the tracer's text, before anything hidden reached it);
@@ -702,9 +730,9 @@ class Judging:
             stablehlo_marks=[ProgramMark(line=m.line, kind=m.kind) for m in marks(stablehlo, "stablehlo")],
         )
 
-    def _cost(self, i: int, program: ProgramReport) -> CaseCost | None:
+    def _cost(self, i: int, program: ProgramReport, run_ms: float | None) -> CaseCost | None:
         try:
-            comparison = self._comparison(i, program)
+            comparison = self._comparison(i, program, run_ms)
         except Exception:  # feedback is extra: the verdict stands without it
             return None
         return None if comparison is None else CaseCost(**dataclasses.asdict(comparison))

@@ -19,16 +19,30 @@ asks for ``lax.scan``: the rule is about the program's form (one compiled loop b
 step), which is what the three share. A loop that does none of the work (an empty scan beside an unrolled
 Python loop) fails, because its body has no work op; a loop that does part of the work beside unrolled
 copies of the rest is not told apart.
+
+What "updates in place" means (``UpdateInPlace``, ``judge.spec.InPlaceRule``): the judge donates the declared
+arguments (the executor marks their buffers as donors, whatever the tracer's module says), and decides from
+what XLA reports about the compiled program: every donated byte aliased with an output, and the program's
+bytes accessed (XLA's cost analysis: every read and write of the compiled program) at most ``max_traffic``
+times the donated bytes. A ``dynamic_update_slice`` or ``.at[...].set`` into a donated buffer costs only the
+entries it writes; a cache rebuilt with ``concatenate``, ``pad``, a ``where`` over every position or a
+one-hot multiply-add reads and writes all of it (twice its bytes), and XLA's optimizer does not turn those
+into an in-place write. XLA's cost analysis counts a loop's body once, whatever its trip count, and a
+custom call not at all, so a program with a ``stablehlo.while`` or a custom call breaks the rule: the judge
+cannot bound what it touches. A rebuild that XLA's optimizer simplifies into an in-place write
+(``cache * 1.0`` before ``.at[pos].set``) passes, because the program that runs is in place.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from judge.problems import Problem
-from judge.spec import ForbidOpsRule, LoopRule, ProgramRuleSpec
+from judge.rules_transform import TRANSFORM_KINDS
+from judge.spec import ForbidOpsRule, InPlaceRule, LoopRule, ProgramRuleSpec
 
 HOST_CALLBACK_MESSAGE = (
     "the program calls back into Python on the host ({targets}); this problem needs a pure JAX computation: "
@@ -46,6 +60,27 @@ class ProgramSummary:
     loops: int = 0
     #: Ops that run inside a loop (``sandbox.inside.executor.Executor.loop_ops``).
     loop_ops: Mapping[str, int] = field(default_factory=dict)
+    #: XLA's bytes accessed of the compiled program (``sandbox.inside.executor.cost_of``), if known.
+    bytes_accessed: float | None = None
+    #: What donating inputs gave the compiled program (``sandbox.inside.executor.donation_of``):
+    #: ``donated_bytes`` and ``aliased_bytes`` (-1: unknown); None when nothing was donated.
+    donation: Mapping[str, int] | None = None
+
+    @classmethod
+    def from_compiled(cls, compiled: Mapping[str, Any] | None) -> ProgramSummary:
+        """From the monitor's bounded copy of the executor's ``compiled`` reply: its summary, with the
+        compiled program's bytes accessed and donation."""
+        if not compiled:
+            return cls()
+        summary = cls.from_wire(compiled.get("summary"))
+        cost = compiled.get("cost") or {}
+        accessed = cost.get("bytes_accessed") if isinstance(cost, Mapping) else None
+        donation = compiled.get("donation")
+        return dataclasses.replace(
+            summary,
+            bytes_accessed=float(accessed) if isinstance(accessed, int | float) else None,
+            donation=dict(donation) if isinstance(donation, Mapping) else None,
+        )
 
     @classmethod
     def from_wire(cls, value: Mapping[str, Any] | None) -> ProgramSummary:
@@ -122,17 +157,78 @@ class RequireLoop:
         return None
 
 
+@dataclass(frozen=True)
+class UpdateInPlace:
+    """The donated arguments must be updated in place (see the module docstring)."""
+
+    asks: str
+    donate: tuple[str, ...]
+    max_traffic: float
+
+    def check(self, summary: ProgramSummary) -> str | None:
+        names = " and ".join(f"`{n}`" for n in self.donate)
+        intro = f"this problem asks you to {self.asks}"
+        if summary.ops.get("stablehlo.while"):
+            return (
+                f"{intro}; your program has a loop, and the judge cannot tell how much of {names} a loop "
+                "touches (XLA's cost analysis counts its body once): write the new entries with one "
+                "jax.lax.dynamic_update_slice or .at[...].set, without a loop"
+            )
+        calls = sorted(c for c in summary.custom_calls if c not in _ANNOTATIONS)
+        if calls:
+            return (
+                f"{intro}; your program makes a custom call ({', '.join(calls)}), whose memory traffic XLA "
+                "does not count: update the buffers with jax.lax.dynamic_update_slice or .at[...].set"
+            )
+        donation, accessed = summary.donation, summary.bytes_accessed
+        if donation is None or accessed is None or donation.get("aliased_bytes", -1) < 0:
+            return f"{intro}; the judge could not see how the compiled program uses {names}, so it fails"
+        donated = donation.get("donated_bytes", 0)
+        if donation["aliased_bytes"] < donated:
+            return (
+                f"{intro}; the compiled program does not reuse the donated buffers of {names} for its "
+                "outputs: return each updated buffer with the shape and dtype it came in"
+            )
+        if donated > 0 and accessed > self.max_traffic * donated:
+            return (
+                f"{intro}; the compiled program reads and writes {accessed / donated:.2g} times the bytes "
+                f"of {names}, and an update in place touches only the entries it writes (at most "
+                f"{self.max_traffic:g} times here). Rebuilding the buffer (jnp.concatenate, jnp.pad, "
+                "jnp.where over every position, a one-hot multiply-add) reads and writes all of it: write "
+                "the new entries with jax.lax.dynamic_update_slice or .at[...].set"
+            )
+        return None
+
+
+#: Custom-call targets that are partitioning annotations (no work, no memory traffic).
+_ANNOTATIONS = frozenset({"Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape"})
+
+
 def declared_rule(spec: ProgramRuleSpec) -> Rule:
     """The rule object for one ``[[rules]]`` entry of a problem spec."""
     if isinstance(spec, LoopRule):
         return RequireLoop(spec.asks, frozenset(spec.body_has_any), spec.body_work)
+    if isinstance(spec, InPlaceRule):
+        return UpdateInPlace(spec.asks, tuple(spec.donate), spec.max_traffic)
     assert isinstance(spec, ForbidOpsRule)
     return ForbidOps(frozenset(spec.ops), f"this problem asks you to {spec.asks}, without {spec.what}")
 
 
+def donated_args(problem: Problem) -> frozenset[str]:
+    """The arguments the problem's in-place rules donate to the program (``donate_argnames``)."""
+    return frozenset(
+        name for rule in problem.spec.rules if isinstance(rule, InPlaceRule) for name in rule.donate
+    )
+
+
 def rules_for(problem: Problem) -> list[Rule]:
     """The rules a problem's programs are checked against: no host callbacks, then the declared ones."""
-    return [NoHostCallbacks(), *(declared_rule(rule) for rule in problem.spec.rules)]
+    # ``require_autodiff`` and ``require_batched`` need more than one program's summary: the grader decides
+    # them with ``judge.rules_transform``.
+    return [
+        NoHostCallbacks(),
+        *(declared_rule(rule) for rule in problem.spec.rules if rule.kind not in TRANSFORM_KINDS),
+    ]
 
 
 def precheck_for(problem: Problem) -> dict[str, list[str]]:
@@ -144,7 +240,7 @@ def precheck_for(problem: Problem) -> dict[str, list[str]]:
     for rule in problem.spec.rules:
         if isinstance(rule, LoopRule):
             required |= set(rule.body_has_any)
-        else:
+        elif isinstance(rule, ForbidOpsRule):
             forbidden |= set(rule.ops)
     # Sound for several rules too: a program with no loop holding any op of the union breaks every loop
     # rule, and one using any forbidden op breaks the rule that forbids it. The judge words the verdict.

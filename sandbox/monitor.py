@@ -29,6 +29,7 @@ import contextlib
 import errno
 import os
 import selectors
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -228,6 +229,9 @@ class RawRun:
     display: dict[int, CaseReport] = field(default_factory=dict)
     #: Cases whose shown run is still to come.
     display_pending: set[int] = field(default_factory=set)
+    #: The caller cancelled the session (``run_session``'s ``cancel``): it stopped where it was, with the
+    #: tracer killed and no executor reusable; the record is incomplete.
+    cancelled: bool = False
 
     @property
     def output_truncated(self) -> bool:
@@ -360,9 +364,11 @@ class _Session:
         limits: SandboxLimits,
         progress: Progress | None,
         display: Display | None = None,
+        cancel: threading.Event | None = None,
     ) -> None:
         self.pair, self.job, self.limits, self.progress = pair, job, limits, progress
         self.display = display
+        self.cancel = cancel
         #: Signatures a hidden case has: with a secret executor, every case of them runs there.
         self.hidden_sigs = {c.sig for c in job.cases if c.secret}
         self.raw = RawRun()
@@ -432,6 +438,9 @@ class _Session:
                 sel.register(lane.worker.result_fd, selectors.EVENT_READ, f"executor:{number}")
             writing: dict[int, bool] = {}
             while not self._finished():
+                if self.cancel is not None and self.cancel.is_set():
+                    self._cancelled()
+                    break
                 self._schedule()
                 for channel in (self.tracer, *(lane.channel for lane in self.lanes)):
                     channel.flush()
@@ -479,6 +488,14 @@ class _Session:
         }
         self.raw.elapsed_s = time.monotonic() - started
         return self.raw
+
+    def _cancelled(self) -> None:
+        """Stop now: kill the tracer (and with it any user code); no executor, busy or not, is reused (the
+        caller's ``release_after`` replaces them: one may be running a program that does not stop)."""
+        self.raw.cancelled = True
+        self._close_tracer()
+        for lane in self.lanes:
+            lane.failed = True
 
     def _ended(self) -> bool:
         return all(lane.ended for lane in self.lanes)
@@ -1282,14 +1299,17 @@ def run_session(
     limits: SandboxLimits,
     progress: Progress | None = None,
     display: Display | None = None,
+    cancel: threading.Event | None = None,
 ) -> RawRun:
     """Run one grading to the end (or to a limit). The pair is released by the caller. ``display``: which
-    public cases graded by the secret executor the learner is shown (run again in the shown executor)."""
+    public cases graded by the secret executor the learner is shown (run again in the shown executor).
+    ``cancel``: once set, the session stops within half a second (``RawRun.cancelled``), its tracer killed
+    and its executors reported unhealthy, so the caller's release replaces every worker."""
     pair.tracer.wait_ready(limits.startup_time_s)
     pair.executor.wait_ready(limits.startup_time_s)
     if pair.secret is not None:
         pair.secret.wait_ready(limits.startup_time_s)
-    return _Session(pair, job, limits, progress, display).run()
+    return _Session(pair, job, limits, progress, display, cancel).run()
 
 
 # ------------------------------------------------------------------------------------------ validation

@@ -345,6 +345,8 @@ def _trace_advice(exc: BaseException, errors: Any) -> str | None:
         return "concrete"
     if isinstance(exc, errors.UnexpectedTracerError) or _is_leak(exc):
         return "leak"
+    if isinstance(exc, TypeError) and "immutable and do not support in-place" in str(exc):
+        return "immutable"  # x[idx] = y on a JAX array: the function cannot be traced as written
     return None
 
 

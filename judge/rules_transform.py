@@ -1,0 +1,186 @@
+"""Transformation rules (``[[rules]]`` kinds ``require_autodiff`` and ``require_batched``), decided on the
+trusted side from what the executor computed and what it saw in the programs.
+
+**require_autodiff** ("the gradient must come from autodiff"). A hand-written derivative that is right has
+the same values as ``jax.grad``'s, so no comparison of values can tell them apart, and the lowered program
+does not say either (``jax.grad`` leaves no mark in a jaxpr: it has already become the ops of the backward
+pass). What autodiff has and a hand-written formula lacks is a *seed*: reverse mode starts from a cotangent
+(``jax.grad`` from 1.0), forward mode from a tangent, and everything it returns is linear in that seed. So
+the tracer's wrapper (``sandbox.inside.autodiff``, installed before user code loads) makes ONE program that
+returns ``(output, output_again)``: the user's function called twice in the same trace, the second time with
+every autodiff seed of ``jax.vjp`` (hence ``grad``, ``value_and_grad``, ``jacrev``, ``hessian``) and
+``jax.jvp`` (hence ``jacfwd``) multiplied by ``AUTODIFF_SCALE``, inside a jit-cache context of its own (so
+a ``jax.jit`` inside the user's code traces again instead of reusing the first trace). The executor runs that
+program; the judge compares ``output`` with the reference as usual, then checks that each declared output
+of ``output_again`` is ``AUTODIFF_SCALE`` times the same output of ``output``. A gradient written by hand, or
+a ``jax.grad`` of something else while the returned gradient is written by hand, does not scale and breaks
+the rule; ``jax.value_and_grad``'s value does not scale either, and is not asked to.
+
+Limits, on purpose: the seed scaling is done by code in the tracer, which runs user code, so a submission
+that tampers with the judge's code in its own process, or that passes a hand-written gradient through
+autodiff of a linear surrogate (``jax.grad(lambda p: vdot(p, stop_gradient(g)))``: autodiff, of a function
+built to have that gradient), is not told apart. What the judge checks itself is what the executor
+computed: a gradient that scales with the seed is linear in it, as only a derivative taken by
+autodiff of the function the program runs is, short of those two tricks. ``jax.linearize``'s linear
+function and ``jax.linear_transpose`` are not scaled: a gradient made with them breaks the rule (fail
+closed; the statement names the functions that work).
+
+**require_batched** ("the result must come from a ``vmap`` over the ensemble axis"). ``jax.vmap`` leaves no
+mark either: a vmapped function lowers to the same batched ops as the equivalent ``einsum`` formulation,
+so what is decidable is the substance of vmap, *one batched computation*, against its lookalikes: a Python
+loop (or comprehension) over members, which unrolls into one copy of the work per member (a dummy
+``vmap`` beside it changes nothing), and ``jax.lax.map``/``scan``/``fori_loop`` over members, which run
+them one after another in a loop. The executor's summary of each program (trusted: it parses the module
+itself) gives both: a program with a ``stablehlo.while`` breaks the rule, and the programs of one grading
+must have the same number of ops whatever the size of the batch axis, since unrolled copies grow with it
+and a batched program does not. A case is compared with the programs of every earlier signature (public
+first, then hidden, in the order the judge sends them), so its verdict does not depend on timing. Limits:
+a single program (a custom Run input alone) has nothing to be compared with and passes this part; a
+program padded with dead ops to the count of an unrolled one at one other size is not told apart (it is
+batched at every other size); a model that needs a loop of its own cannot use this rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from judge.compare import Checker, CompareResult
+from judge.problems import Problem
+from judge.spec import AutodiffRule, BatchedRule, ProblemSpec
+
+#: How much the second call's autodiff seeds are scaled by: a power of two, so that scaling is exact.
+AUTODIFF_SCALE = 2.0
+
+#: The ``[[rules]]`` kinds decided here rather than from one program's summary (``judge.rules``).
+TRANSFORM_KINDS = frozenset({"require_autodiff", "require_batched"})
+
+
+def autodiff_rule(spec: ProblemSpec) -> AutodiffRule | None:
+    return next((r for r in spec.rules if isinstance(r, AutodiffRule)), None)
+
+
+def batched_rule(spec: ProblemSpec) -> BatchedRule | None:
+    return next((r for r in spec.rules if isinstance(r, BatchedRule)), None)
+
+
+def autodiff_plan(problem: Problem) -> dict[str, Any] | None:
+    """The tracer's instructions (``sandbox.monitor.SessionJob.autodiff``), or None."""
+    return {"scale": AUTODIFF_SCALE} if autodiff_rule(problem.spec) is not None else None
+
+
+# ------------------------------------------------------------------------------------- require_autodiff
+
+
+def split_autodiff(got: Any) -> tuple[Any, Any] | None:
+    """``(output, output_again)`` from a program's result, or None when it is not such a pair (only a
+    forged tracer sends another shape)."""
+    if isinstance(got, tuple) and len(got) == 2:
+        return got[0], got[1]
+    return None
+
+
+def _scaled(tree: Any, factor: float) -> Any:
+    if isinstance(tree, dict):
+        return {k: _scaled(v, factor) for k, v in tree.items()}
+    if isinstance(tree, list):
+        return [_scaled(v, factor) for v in tree]
+    if isinstance(tree, tuple):
+        return tuple(_scaled(v, factor) for v in tree)
+    array = np.asarray(tree)
+    if not np.issubdtype(array.dtype, np.inexact) and array.dtype.name != "bfloat16":
+        return array
+    return np.asarray(array.astype(np.float64) * factor).astype(array.dtype)
+
+
+def autodiff_broken(
+    rule: AutodiffRule, spec: ProblemSpec, checker: Checker, output: Any, again: Any, *, hidden: bool
+) -> str | None:
+    """None when every declared output of ``again`` is ``AUTODIFF_SCALE`` times the same output of
+    ``output`` (within the problem's tolerance); else the message. ``output`` already matched the
+    reference, so it has the declared structure."""
+    part = Checker(tolerance=checker.tolerance, root_names=(), tuple_as_list=checker.tuple_as_list)
+    for name in rule.outputs:
+        index = spec.output.names.index(name)
+        if not isinstance(again, tuple) or len(again) != len(spec.output.names):
+            result = CompareResult(False, None, None, "the second call returned another structure", np.inf)
+        else:
+            result = part(_scaled(output[index], AUTODIFF_SCALE), again[index], reveal=not hidden)
+        if not result.ok:
+            detail = "" if hidden else f" ({result.message})"
+            return (
+                f"this problem asks you to {rule.asks}; `{name}` does not come from autodiff of your "
+                f"function: the judge called your function a second time in the same program with every "
+                f"autodiff seed (the cotangent jax.grad and jax.vjp start from, the tangent of jax.jvp) "
+                f"multiplied by {AUTODIFF_SCALE:g}, and a derivative taken by autodiff is multiplied with "
+                f"it, but `{name}` was not{detail}. A derivative written out by hand, or jax.grad of "
+                "something other than what you return, breaks this rule even when its values are right"
+            )
+    return None
+
+
+# ------------------------------------------------------------------------------------- require_batched
+
+
+def _leaves(tree: Any) -> Iterator[Any]:
+    if isinstance(tree, Mapping):
+        for value in tree.values():
+            yield from _leaves(value)
+    elif isinstance(tree, list | tuple):
+        for value in tree:
+            yield from _leaves(value)
+    else:
+        yield tree
+
+
+def batch_size(rule: BatchedRule, spec: ProblemSpec, inputs: Sequence[Any]) -> int | None:
+    """The size of the rule's axis in one case's inputs (its argument's first leaf), or None without one."""
+    value = inputs[[a.name for a in spec.args].index(rule.arg)]
+    for leaf in _leaves(value):
+        shape = np.shape(leaf)
+        return int(shape[rule.axis]) if len(shape) > rule.axis else None
+    return None
+
+
+@dataclass(frozen=True)
+class Peer:
+    """Another program of the same grading: its batch size, its op count and a case that used it."""
+
+    size: int
+    ops: int
+    case: str
+
+
+def op_count(ops: Mapping[str, int]) -> int:
+    return sum(int(n) for n in ops.values())
+
+
+def batched_broken(
+    rule: BatchedRule, size: int | None, ops: Mapping[str, int], peers: Sequence[Peer]
+) -> str | None:
+    """None when the program (``ops``, its op histogram, at batch size ``size``) keeps the rule against the
+    earlier programs ``peers``; else the message."""
+    member = rule.member
+    if ops.get("stablehlo.while"):
+        return (
+            f"this problem asks you to {rule.asks}; your program has a loop: jax.lax.map, jax.lax.scan and "
+            f"jax.lax.fori_loop compute one {member} after another. jax.vmap computes every {member} at once "
+            "in one batched program"
+        )
+    count = op_count(ops)
+    if size is None:
+        return None
+    for peer in peers:
+        if peer.size != size and peer.ops != count:
+            return (
+                f"this problem asks you to {rule.asks}; your program for {size} {member}s has {count} "
+                f"operations and the one for {peer.size} {member}s (case {peer.case}) has {peer.ops}: a "
+                f"program built with jax.vmap has the same operations whatever the number of {member}s, so "
+                f"yours computes each {member} separately (a Python loop or comprehension over them is "
+                f"unrolled into one copy per {member}, even beside a jax.vmap). Write the computation for "
+                f"one {member} and map it over axis {rule.axis} with jax.vmap(..., in_axes=...)"
+            )
+    return None
