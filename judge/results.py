@@ -139,8 +139,17 @@ class CaseCost(BaseModel):
     flops_ratio: FiniteOrNone = None
     bytes_ratio: FiniteOrNone = None
     #: The ratios in words: ``2.9x the reference's FLOPs, 1x its bytes accessed, 4 loops where the
-    #: reference has 1``.
+    #: reference has 1`` (and a time ratio when it is at least 2x or at most 0.5x).
     text: str = ""
+    #: Compile time of the program (None when the executor had it compiled already) and run time of the
+    #: case, in ms of charged time, beside the reference's measured on the judge's side with the same
+    #: compiler flags; times of two processes, so read their ratios as rough.
+    compile_ms: FiniteOrNone = None
+    run_ms: FiniteOrNone = None
+    reference_compile_ms: FiniteOrNone = None
+    reference_run_ms: FiniteOrNone = None
+    compile_ratio: FiniteOrNone = None
+    run_ratio: FiniteOrNone = None
 
 
 class CaseResult(BaseModel):
@@ -170,6 +179,29 @@ class CaseResult(BaseModel):
     program: ProgramView | None = None
 
 
+#: What a section of printed output is: printed while the code loaded, while one signature was traced
+#: (``cases``: every shown case of that signature: its Python prints come once for all of them), while
+#: one case ran for its ``jax.debug`` output, while the judge traced one signature again (``retrace``: a
+#: function must give the same program twice), or before any section began (``other``).
+OutputKind = Literal["load", "trace", "run", "retrace", "other"]
+
+
+class OutputSection(BaseModel):
+    """A part of the printed output, in the order printed (public and custom cases only)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: OutputKind
+    #: The cases it belongs to (names); empty for ``load`` and ``other``.
+    cases: list[str] = Field(default_factory=list)
+    text: DisplayText = ""
+    #: Bytes printed in this section past the output limit, counted and not kept.
+    cut_bytes: int = 0
+    #: ``run`` sections: the function made two or more ``jax.debug`` calls, one of them without
+    #: ``ordered=True``, so XLA was free to run them in another order than the code's.
+    unordered: bool = False
+
+
 class GradeResult(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -182,6 +214,8 @@ class GradeResult(BaseModel):
     #: What the submission printed (stdout and stderr), capped; hidden-case output is withheld.
     stdout: DisplayText = ""
     stdout_truncated: bool = False
+    #: ``stdout`` split where it was printed (loading, tracing a signature, running a case), in order.
+    output: list[OutputSection] = Field(default_factory=list)
     backend: str
     elapsed_ms: float
 

@@ -4,6 +4,8 @@ SandboxError
 +-- SandboxUnavailable   the configured backend cannot run on this host (fail closed)
 +-- WorkerStartError     a worker died or hung before it reported ready
 +-- HostOverloaded       the machine kept a grading waiting far past its limits (not the learner's fault)
+
+Cancelled (not a SandboxError: nothing failed) the caller asked the grading to stop, and it stopped
 """
 
 
@@ -22,3 +24,8 @@ class WorkerStartError(SandboxError):
 class HostOverloaded(SandboxError):
     """A case (or the job) was still short of its time limit in charged time when the overload cap came: the
     machine, not the program, made it slow. The grading is the judge's failure, to be retried."""
+
+
+class Cancelled(Exception):
+    """The grading was cancelled (``run_session``'s ``cancel`` was set): its workers were stopped and are
+    replaced, and there is no result."""

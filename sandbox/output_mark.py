@@ -46,3 +46,92 @@ class MarkScanner:
                 self._tail = data[-(len(self.mark) - 1) :] if len(self.mark) > 1 else b""
         self._seen += len(chunk)
         return self.found_at
+
+
+# ------------------------------------------------------------------------------------------ sections
+
+#: Longest label of a section mark (``load``, ``trace 12``, ``run 7``).
+MAX_LABEL = 40
+#: Section marks open and close with SOH, not NUL: no byte of the end mark may be held back as the possible
+#: start of a section mark (the judge must see the end mark whole as soon as it arrives).
+_SECTION_HEAD = b"\x01[judge: output of "
+_SECTION_TAIL = b"]\x01"
+
+
+def new_section_token() -> str:
+    """The session's section token: it tells the judge's section marks from text that merely looks alike."""
+    return secrets.token_hex(8)
+
+
+def section_mark(token: str, label: str) -> bytes:
+    """The mark a tracer writes where the output of ``label`` begins (what its code runs next)."""
+    return _SECTION_HEAD + token.encode("ascii") + b" " + label.encode("ascii")[:MAX_LABEL] + _SECTION_TAIL
+
+
+class SectionSplitter:
+    """Takes the section marks of one session out of a stream read in chunks of any size.
+
+    ``feed`` returns the chunk as a list of text pieces (bytes) and labels (str, a mark's label, where the
+    mark stood), in stream order. Bytes that could be the start of a mark are held back until the next
+    chunk shows what they are (``flush`` returns them at the end). Like the end mark these are no secret:
+    a forged section mark only mislabels the forger's own prints; the end of the public output is found
+    by ``MarkScanner`` in the stream without them."""
+
+    def __init__(self, token: str) -> None:
+        self.head = _SECTION_HEAD + token.encode("ascii") + b" "
+        self._held = b""
+
+    def feed(self, chunk: bytes) -> list[bytes | str]:
+        data = self._held + chunk
+        self._held = b""
+        out: list[bytes | str] = []
+        text = bytearray()
+        start = 0
+        while True:
+            at = data.find(b"\x01", start)
+            if at < 0:
+                text += data[start:]
+                break
+            text += data[start:at]
+            rest = data[at:]
+            if len(rest) < len(self.head):
+                if self.head.startswith(rest):
+                    self._held = bytes(rest)  # maybe a mark's first bytes: wait for the next chunk
+                    break
+                text += b"\x01"
+                start = at + 1
+                continue
+            if not rest.startswith(self.head):
+                text += b"\x01"
+                start = at + 1
+                continue
+            end = rest.find(_SECTION_TAIL, len(self.head), len(self.head) + MAX_LABEL + len(_SECTION_TAIL))
+            if end < 0:
+                if len(rest) < len(self.head) + MAX_LABEL + len(_SECTION_TAIL):
+                    self._held = bytes(rest)  # a mark whose label has not all come yet
+                    break
+                text += b"\x01"  # too long for a label: text
+                start = at + 1
+                continue
+            label = rest[len(self.head) : end]
+            if not _label_ok(label):
+                text += b"\x01"
+                start = at + 1
+                continue
+            if text:
+                out.append(bytes(text))
+                text.clear()
+            out.append(label.decode("ascii"))
+            start = at + end + len(_SECTION_TAIL)
+        if text:
+            out.append(bytes(text))
+        return out
+
+    def flush(self) -> bytes:
+        """What is still held back (the stream ended inside what looked like a mark): it is text."""
+        held, self._held = self._held, b""
+        return held
+
+
+def _label_ok(label: bytes) -> bool:
+    return bool(label) and all(0x20 <= byte < 0x7F for byte in label)

@@ -298,7 +298,7 @@ def test_run_shows_what_the_code_printed(web: Watched, server: JudgeServer) -> N
     page.locator("#run-results .printed button").click()  # the Output tab
     prints = page.locator("#output .prints")
     expect(prints.get_by_role("heading", name="Printed output")).to_be_visible()
-    expect(prints.locator(".stdout")).to_contain_text("leaves: 2 <b>not markup</b>")
+    expect(prints.locator(".stdout").first).to_contain_text("leaves: 2 <b>not markup</b>")
     expect(prints.locator("b")).to_have_count(0)  # shown as text, never as HTML
     web.shot("run-prints")
 
@@ -848,7 +848,7 @@ def scale_tree(tree, factor):
 """
 
 
-def test_prints_are_capped_in_a_scrolling_box_in_order_with_a_note_on_debug_print(
+def test_prints_come_per_case_capped_in_scrolling_boxes_in_order_with_a_note_on_debug_print(
     web: Watched, server: JudgeServer
 ) -> None:
     page = open_problem(web, server)
@@ -856,19 +856,58 @@ def test_prints_are_capped_in_a_scrolling_box_in_order_with_a_note_on_debug_prin
     run(page)
     page.locator("#run-results .printed button").click()  # the Output tab
     prints = page.locator("#output .prints")
-    box = prints.locator(".stdout")
+    # Per case, in the order printed: each example's trace, each example's jax.debug output, the re-trace.
+    sections = prints.locator(".print-section")
+    expect(sections).to_have_count(5)
+    kinds = [(s.get_attribute("data-kind"), s.get_attribute("data-cases")) for s in sections.all()]
+    assert kinds == [
+        ("trace", "example_1"),
+        ("trace", "example_2"),
+        ("run", "example_1"),
+        ("run", "example_2"),
+        ("retrace", "example_2"),
+    ]
+    expect(sections.nth(0).get_by_role("heading")).to_contain_text("While tracing Example 1")
+    expect(sections.nth(2).get_by_role("heading")).to_contain_text("jax.debug output of Example 1")
+    expect(sections.nth(2).locator(".stdout")).to_have_text(re.compile(r"^leaf sum [\d.]+$"))
+    box = sections.nth(0).locator(".stdout")
     height = box.evaluate("e => e.getBoundingClientRect().height")
-    assert height <= 24 * 16 + 2, f"the print box is {height} px high"
+    assert height <= 16 * 16 + 2, f"the print box is {height} px high"
     assert box.evaluate("e => e.scrollHeight > e.clientHeight"), "the box scrolls"
     text = box.inner_text()
     assert text.startswith("line 0\nline 1\n")  # in the order printed
-    expect(prints.locator(".print-cut")).to_contain_text(re.compile(r"^\d+ more lines not shown here\.$"))
-    expect(prints.locator(".print-order")).to_contain_text("ordered=True")
+    expect(sections.nth(0).locator(".print-cut")).to_have_text(
+        re.compile(r"^\d+ more lines not shown here\.$")
+    )
+    # One jax.debug.print per case: nothing to reorder, so no note; two unordered ones get it.
+    expect(prints.locator(".print-order")).to_have_count(0)
     # The box is reachable and scrollable with the keyboard.
     box.focus()
     page.keyboard.press("End")
     page.wait_for_function("() => document.querySelector('#output .stdout').scrollTop > 0")
     web.shot("prints-capped")
+
+    type_code(page, TWO_DEBUG_PRINTS)
+    run(page)
+    page.locator("#run-results .printed button").click()
+    runs = page.locator('#output .print-section[data-kind="run"]')
+    expect(runs).to_have_count(2)
+    for section in runs.all():
+        expect(section.locator(".print-order")).to_contain_text("ordered=True")
+        assert sorted(section.locator(".stdout").inner_text().split("\n")) == ["a", "b"]
+    web.shot("prints-unordered-note")
+
+
+#: Two unordered jax.debug.print calls: XLA may run them in either order.
+TWO_DEBUG_PRINTS = """\
+import jax
+
+
+def scale_tree(tree, factor):
+    jax.debug.print("a")
+    jax.debug.print("b")
+    return jax.tree.map(lambda leaf: leaf * factor, tree)
+"""
 
 
 def test_custom_inputs_run_in_bfloat16_and_show_the_forgotten_cast(web: Watched, server: JudgeServer) -> None:

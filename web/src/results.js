@@ -149,32 +149,90 @@ export function unorderedDebugPrint(code) {
   return calls.some((call) => !/ordered\s*=\s*True/.test(call[1]));
 }
 
+const ORDER_NOTE =
+  "Lines from jax.debug.print may appear out of order: without ordered=True XLA is free to run the prints " +
+  "in any order (and once per compiled call). Pass ordered=True to keep them in program order.";
+
+/** "Example 1", "Example 1 and Example 2", "Examples 1, 2 and 3": the cases a section belongs to. */
+function casesText(names) {
+  const titles = names.map((name) => caseTitle({ name, visibility: name === "custom" ? "custom" : "public" }));
+  if (titles.length <= 1) return titles[0] ?? "";
+  return `${titles.slice(0, -1).join(", ")} and ${titles.at(-1)}`;
+}
+
+/** The heading of one printed-output section (judge/printed.py says what each kind is). */
+export function sectionTitle(section) {
+  const cases = casesText(section.cases ?? []);
+  switch (section.kind) {
+    case "load":
+      return "While loading your code";
+    case "trace":
+      return section.cases.length > 1
+        ? `While tracing ${cases} (one trace: same shapes and dtypes)`
+        : `While tracing ${cases}`;
+    case "run":
+      return `jax.debug output of ${cases}`;
+    case "retrace":
+      return `While tracing ${cases} again (the judge checks that a second trace gives the same program)`;
+    default:
+      return "Other output";
+  }
+}
+
+function bytesText(count) {
+  return count >= 1024 ? `${(count / 1024).toFixed(count >= 10240 ? 0 : 1)} KiB` : `${count} bytes`;
+}
+
+/** One section: its heading, its text in a scrolling box (at most `limit` lines), what was cut, a note. */
+function renderSection(section, limit) {
+  const { shown, cut, lines } = capLines(section.text ?? "", limit);
+  const title = sectionTitle(section);
+  const count = `${lines} line${lines === 1 ? "" : "s"}`;
+  const part = el(
+    "section",
+    { class: "print-section", "data-kind": section.kind, "data-cases": (section.cases ?? []).join(" ") },
+    el("h4", {}, `${title} `, el("span", { class: "times" }, count)),
+  );
+  if (shown) part.append(el("pre", { class: "stdout", text: shown, tabindex: "0", "aria-label": `${title}, ${count}` }));
+  if (cut) part.append(el("p", { class: "muted print-cut" }, `${cut} more line${cut === 1 ? "" : "s"} not shown here.`));
+  if (section.cut_bytes > 0) {
+    part.append(
+      el("p", { class: "muted print-limit" }, `${bytesText(section.cut_bytes)} more printed here past the output limit (not kept).`),
+    );
+  }
+  if (section.unordered) part.append(el("p", { class: "muted print-order" }, ORDER_NOTE));
+  return part;
+}
+
 /**
- * The captured prints of a run or submission, or null when nothing was printed: in a scrolling box of
- * bounded height, at most PRINT_LINES_SHOWN lines (the rest counted), with a note when `code` uses
- * unordered jax.debug.print.
+ * The captured prints of a run or submission, or null when nothing was printed: per case, in the order
+ * printed (result.output: loading, tracing each signature, each case's jax.debug output), each section in
+ * a scrolling box of bounded height with at most PRINT_LINES_SHOWN lines (the rest counted), with a
+ * note where the function's jax.debug prints may be reordered. A result without sections (stored before
+ * the judge split output) shows its stdout in one box, with the note when `code` uses an unordered print.
  */
 export function renderPrints(result, { code } = {}) {
   if (!result.stdout) return null;
-  const { shown, cut, lines } = capLines(result.stdout);
+  const sections = (result.output ?? []).filter((section) => section.text || section.cut_bytes);
+  const lines = capLines(result.stdout).lines;
   const count = `${lines} line${lines === 1 ? "" : "s"}`;
-  return el(
+  const box = el(
     "section",
     { class: "prints", "aria-label": "Printed output" },
     el("h3", {}, "Printed output ", el("span", { class: "times" }, count)),
-    el("pre", { class: "stdout", text: shown, tabindex: "0", "aria-label": `Printed output, ${count}` }),
-    cut ? el("p", { class: "muted print-cut" }, `${cut} more line${cut === 1 ? "" : "s"} not shown here.`) : null,
-    result.stdout_truncated ? el("p", { class: "muted" }, "(cut: the print limit was reached)") : null,
-    unorderedDebugPrint(code)
-      ? el(
-          "p",
-          { class: "muted print-order" },
-          "Lines from jax.debug.print may appear out of order: without ordered=True XLA is free to run " +
-            "the prints in any order (and once per compiled call). Pass ordered=True to keep them in " +
-            "program order.",
-        )
-      : null,
   );
+  if (sections.length) {
+    for (const section of sections) box.append(renderSection(section, PRINT_LINES_SHOWN));
+  } else {
+    const { shown, cut } = capLines(result.stdout);
+    box.append(
+      el("pre", { class: "stdout", text: shown, tabindex: "0", "aria-label": `Printed output, ${count}` }),
+      cut ? el("p", { class: "muted print-cut" }, `${cut} more line${cut === 1 ? "" : "s"} not shown here.`) : null,
+      unorderedDebugPrint(code) ? el("p", { class: "muted print-order" }, ORDER_NOTE) : null,
+    );
+  }
+  if (result.stdout_truncated) box.append(el("p", { class: "muted" }, "(cut: the print limit was reached)"));
+  return box;
 }
 
 /** The headline of a result: overall verdict, how many cases passed, and the time taken. */
