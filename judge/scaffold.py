@@ -94,6 +94,8 @@ def _spec(p: Package) -> str:
     return f'''slug = "{p.slug}"
 title = "{p.title}"
 difficulty = "easy"
+# Raise with every change to what grading reads (cases, reference, limits): the API shows it.
+revision = 1
 tags = ["pytree", "jit"]
 # The function learners write, and the module reference/{p.function}.py that defines the trusted solution.
 function = "{p.function}"
@@ -305,6 +307,8 @@ def _generator(p: Package) -> str:
     ints = [a.name for a in p.of_kind("int")]
     int_tuples = [a.name for a in p.of_kind("int_tuple")]
     menus = {a.name: list(a.spec().choices) for a in p.of_kind("function")}
+    bools = [a.name for a in p.of_kind("bool")]
+    strings = {a.name: list(a.spec().choices) for a in p.of_kind("str")}
     bf16 = "bfloat16" in p.dtypes
     if trees:
         names = """#: Structures (tuples are leaf shapes; dicts and lists are nodes). The first two are the
@@ -359,6 +363,9 @@ INT_TUPLES: list[str] = {json.dumps(int_tuples)}
 TUPLE_VALUES = {json.dumps(list(INT_TUPLES))}
 #: Function arguments and their menus, in turn: every menu function appears in several cases.
 FUNCTIONS: dict[str, list[str]] = {py_literal(menus, 0, 34)}
+#: Static bools (True and False in turn) and static strings with their choices (each in several cases).
+BOOLS: list[str] = {json.dumps(bools)}
+STRINGS: dict[str, list[str]] = {py_literal(strings, 0, 32)}
 
 {names}
 #: Cases graded again in bfloat16 (when the problem allows it).
@@ -402,6 +409,8 @@ def build_cases() -> list[dict[str, Any]]:
         args.update({{arg: 2 + index % 3 for arg in INTS}})
         args.update({{arg: TUPLE_VALUES[index % len(TUPLE_VALUES)] for arg in INT_TUPLES}})
         args.update({{arg: menu[index % len(menu)] for arg, menu in FUNCTIONS.items()}})
+        args.update({{arg: index % 2 == 0 for arg in BOOLS}})
+        args.update({{arg: choices[index % len(choices)] for arg, choices in STRINGS.items()}})
         cases.append({{"name": name, "visibility": "hidden", "dtype": dtype, "args": args}})
     for name, sign, number in BOUND_CASES:
         scale = MAX_ABS / 4 if sign else 1.0
@@ -423,6 +432,8 @@ def build_cases() -> list[dict[str, Any]]:
         args.update({{arg: 2 for arg in INTS}})
         args.update({{arg: TUPLE_VALUES[0] for arg in INT_TUPLES}})
         args.update({{arg: menu[0] for arg, menu in FUNCTIONS.items()}})
+        args.update({{arg: True for arg in BOOLS}})
+        args.update({{arg: choices[0] for arg, choices in STRINGS.items()}})
         cases.append({{"name": name, "visibility": "hidden", "dtype": "float32", "args": args}})
     return cases
 

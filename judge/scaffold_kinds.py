@@ -10,6 +10,7 @@ writes for it, so a fresh scaffold's cases pass the ``cases`` check whatever the
 - ``array``: one traced array, ``:int32`` / ``:bool`` / ``:case`` (the default) for its dtype and ranks such
   as ``:2`` or ``:1,2`` for its ``ndim`` (default ``1``);
 - ``int``: a static int from 1 to 8; ``int_tuple``: a static increasing tuple of 1 to 4 such ints;
+- ``bool``: a static bool (both values in the cases); ``str``: a static string, one of ``STRINGS``;
 - ``function``: one of the menu functions ``square`` and ``sine`` of the package's ``functions.py``.
 """
 
@@ -27,6 +28,8 @@ KINDS: tuple[str, ...] = typing.get_args(ArgSpec.model_fields["kind"].annotation
 ARRAY_DTYPES: tuple[str, ...] = typing.get_args(ArrayDtype)
 #: The menu ``judge new`` writes for ``function`` arguments (``functions.py``).
 MENU = ("square", "sine")
+#: The choices ``judge new`` declares for ``str`` arguments.
+STRINGS = ("low", "high")
 #: Bounds the scaffold's validator puts on static ints (and tuple items) and on int32 array elements.
 INT_LOW, INT_HIGH = 1, 8
 INT_BOUND = 1000
@@ -55,7 +58,8 @@ class ArgDecl:
     def parse(cls, text: str) -> ArgDecl:
         """``grads:pytree``, ``max_norm:number``, ``axis:number:static``, ``x:array`` (float, 1-D),
         ``x:array:2``, ``x:array:1,2``, ``step:array:int32:0``, ``mask:array:bool:2``, ``n:int``,
-        ``sizes:int_tuple``, ``f:function``. Raises ScaffoldError naming what is wrong."""
+        ``sizes:int_tuple``, ``flag:bool``, ``mode:str``, ``f:function``. Raises ScaffoldError naming what
+        is wrong."""
         parts = text.split(":")
         if len(parts) < 2 or not all(parts):
             raise ScaffoldError(f"--arg {text!r}: expected NAME:KIND or NAME:KIND:OPTION, e.g. grads:pytree")
@@ -106,6 +110,8 @@ class ArgDecl:
             return ArgSpec(name=self.name, kind="array", dtype=self.dtype, ndim=list(self.ndim))  # type: ignore[arg-type]
         if self.kind == "function":
             return ArgSpec(name=self.name, kind="function", choices=list(MENU))
+        if self.kind == "str":
+            return ArgSpec(name=self.name, kind="str", choices=list(STRINGS))
         return ArgSpec(name=self.name, kind=self.kind, traced=self.traced)  # type: ignore[arg-type]
 
     @property
@@ -125,6 +131,8 @@ class ArgDecl:
             lines.append(f"ndim = {json.dumps(list(self.ndim))}")
         if self.kind == "function":
             lines.append(f"choices = {json.dumps(list(MENU))}")
+        if self.kind == "str":
+            lines.append(f"choices = {json.dumps(list(STRINGS))}")
         lines.append(f'description = "{description}"')
         return "\n".join(lines) + "\n"
 
@@ -141,6 +149,10 @@ class ArgDecl:
             return f"A static tuple of 1 to 4 increasing Python ints from {INT_LOW} to {INT_HIGH}."
         if self.kind == "function":
             return f"One of the functions of functions.py ({', '.join(MENU)}), passed as a Python function."
+        if self.kind == "bool":
+            return "A static Python bool."
+        if self.kind == "str":
+            return f"A static Python str: {' or '.join(STRINGS)}."
         kind = self.spec().describe_kind()
         return kind[0].upper() + kind[1:] + "."
 
@@ -162,6 +174,10 @@ class ArgDecl:
             )
         if self.kind == "function":
             return f"- `{n}` is one of the functions of the menu: {', '.join(f'`{m}`' for m in MENU)}."
+        if self.kind == "bool":
+            return f"- `{n}` is a Python bool, `True` or `False`."
+        if self.kind == "str":
+            return f"- `{n}` is one of the strings {', '.join(f'`{c!r}`' for c in STRINGS)}."
         what = self.spec().describe_kind()
         if self.dtype == "int32":
             return f"- `{n}` is {what}; every entry has magnitude at most {INT_BOUND}."
@@ -197,7 +213,7 @@ class ArgDecl:
             return [f"*check_dtype({n}, dtype)", f"*check_finite({n})", f"*check_max_abs({n}, MAX_ABS)"]
         if self.kind == "array" and self.dtype == "int32":
             return [f"*check_int_range({n}, ge=-INT_BOUND, le=INT_BOUND)"]
-        return []  # bool arrays and menu functions: the converter already refuses anything else
+        return []  # bool arrays, bools, strings and menu functions: the converter refuses anything else
 
     def helpers(self) -> set[str]:
         """The ``judge.constraints`` names its checks call."""
@@ -225,6 +241,10 @@ class ArgDecl:
             ]
         if self.kind == "function":
             return [(f"{n} not in the menu", "cube"), (f"{n} not a name", 3.0)]
+        if self.kind == "bool":
+            return [(f"{n} a number, not a boolean", 1), (f"{n} a string, not a boolean", "true")]
+        if self.kind == "str":
+            return [(f"{n} not among the choices", "middle"), (f"{n} not a string", 1)]
         wrong_rank = next(r for r in range(MAX_ARRAY_NDIM + 1) if r not in self.ndim)
         item: object = {"case": 1.0, "int32": 1, "bool": True}[self.dtype]
         junk: list[tuple[str, object]] = [(f"{n} with {wrong_rank} dimensions", _filled(wrong_rank, 1, item))]
@@ -256,6 +276,10 @@ class ArgDecl:
             return [INT_LOW] if low else [5, 6, 7, INT_HIGH]
         if self.kind == "function":
             return MENU[-1]
+        if self.kind == "bool":
+            return not low
+        if self.kind == "str":
+            return STRINGS[-1]
         if self.dtype == "bool":
             return _nest(self.ndim[0], [True, False])
         if self.dtype == "int32":
@@ -277,6 +301,10 @@ class ArgDecl:
             return INT_TUPLES[index]
         if self.kind == "function":
             return MENU[index % len(MENU)]
+        if self.kind == "bool":
+            return index % 2 == 0
+        if self.kind == "str":
+            return STRINGS[index % len(STRINGS)]
         rank = self.ndim[index % len(self.ndim)]
         shape = case_shape(rank, index)
         count = 1

@@ -220,7 +220,9 @@ class ArgSpec(_Strict):
             if len(set(self.choices)) != len(self.choices):
                 raise ValueError(f"str argument {self.name!r}: choices repeat a string")
         elif self.choices:
-            raise ValueError(f"argument {self.name!r}: choices are only for function arguments and str arguments")
+            raise ValueError(
+                f"argument {self.name!r}: choices are only for function arguments and str arguments"
+            )
         return self
 
 
