@@ -60,6 +60,7 @@ def fill(store: Store, key: str, rows: int) -> None:
                     "attempts": 1,
                     "manifest": {"problem_hash": "x" * 64},
                     "key_name": key,
+                    "key_id": key,
                     "created_at": created,
                     "started_at": created,
                     "finished_at": created,
@@ -98,7 +99,7 @@ def walk(store: Store, chosen: SubmissionFilter, after: Cursor | None, pages: in
 
 
 def measure(store: Store, rows: int, limit: int, pages: int) -> dict[str, float]:
-    mine = SubmissionFilter(key_name="platform")
+    mine = SubmissionFilter(key_id="platform")
     middle = store.page(mine, limit=1)[0]
     half = Cursor(middle.created_at - timedelta(seconds=rows // 6), middle.id)
     walk(store, mine, None, 3, limit)  # warm the caches

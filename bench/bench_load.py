@@ -77,6 +77,7 @@ def serve(data_dir: Path) -> Iterator[tuple[subprocess.Popen[bytes], Path]]:
         "JUDGE_RATE_LIMIT": "1000000/minute",
         "JUDGE_ANONYMOUS_RATE_LIMIT": "1000000/minute",
         "JUDGE_SUBMISSIONS_PER_CLIENT": "100000",
+        "JUDGE_QUEUE_SHARE": "1",
         "JUDGE_RUNS_PER_CLIENT": "64",
         "JUDGE_QUEUE_SIZE": "512",
         "JUDGE_SANDBOX_SLOT_BASE": "300",

@@ -49,6 +49,7 @@ def make_settings(data_dir: Path, **overrides: Any) -> Settings:
         # One test client is one client address: per-client shares as generous as the rate limits.
         "runs_per_client": 1024,
         "submissions_per_client": 100_000,
+        "queue_share": 1.0,
         "streams_per_client": 100_000,
         "submission_concurrency": 1,
         "run_reserve": 1,
@@ -253,6 +254,7 @@ class ServeProcess(JudgeProcess):
             "JUDGE_ANONYMOUS_RATE_LIMIT": "100000/minute",
             "JUDGE_RUNS_PER_CLIENT": "1024",
             "JUDGE_SUBMISSIONS_PER_CLIENT": "100000",
+            "JUDGE_QUEUE_SHARE": "1",
             "JUDGE_STREAMS_PER_CLIENT": "100000",
             "JUDGE_LOG_LEVEL": "warning",
         }

@@ -5,6 +5,7 @@ serves another version than a submission was accepted for says so."""
 
 from __future__ import annotations
 
+import shutil
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +20,7 @@ from judge.service.state import Services
 from judge.store.models import Submission
 from judge.verdicts import Verdict
 from sandbox.backends import get_backend
-from tests.conftest import FIXTURE_SLUG
+from tests.conftest import FIXTURE_SLUG, FIXTURES
 from tests.service_support import FakeEngine, make_settings, running
 
 SCALE = FIXTURE_SLUG
@@ -106,7 +107,8 @@ def test_every_problem_shows_its_version(api: tuple[TestClient, Services, FakeEn
     client, _, _ = api
     listed = {p["slug"]: p for p in client.get("/api/problems", headers=USER).json()}
     version = listed[SCALE]["version"]
-    assert len(version["hash"]) == 64 and version["revision"] == version["hash"][:12]
+    assert len(version["hash"]) == 64 and version["short_hash"] == version["hash"][:12]
+    assert version["revision"] == 1  # the fixture's problem.toml states none: 1
     detail = client.get(f"/api/problems/{SCALE}", headers=USER)
     assert detail.headers["etag"] == f'"{version["hash"]}"'
     assert detail.json()["version"] == version
@@ -119,6 +121,25 @@ def test_every_problem_shows_its_version(api: tuple[TestClient, Services, FakeEn
     sid = submitted(client)
     manifest = finished(client, sid)["manifest"]
     assert manifest["problem_hash"] == version["hash"] and "accepted_problem_hash" not in manifest
+    assert manifest["problem_revision"] == 1
+
+
+def test_a_stated_revision_is_shown_with_the_hash_everywhere(tmp_path: Path) -> None:
+    """``revision = 7`` in problem.toml: the list, the detail and the manifest say 7 beside the hash."""
+    fixtures = tmp_path / "fixtures"
+    shutil.copytree(FIXTURES.parent, fixtures)
+    toml = fixtures / "problems" / SCALE / "problem.toml"
+    toml.write_text(
+        toml.read_text().replace('difficulty = "easy"\n', 'difficulty = "easy"\nrevision = 7\n', 1)
+    )
+    settings = make_settings(tmp_path, problems_dir=fixtures / "problems", api_keys={"lms": hash_key(KEY)})
+    with running(settings, backend=PROCESS, engine=FakeEngine()) as (client, _):
+        listed = {p["slug"]: p for p in client.get("/api/v1/problems", headers=USER).json()}
+        version = listed[SCALE]["version"]
+        assert version["revision"] == 7 and listed["lerp-trees"]["version"]["revision"] == 1
+        assert client.get(f"/api/v1/problems/{SCALE}", headers=USER).json()["version"] == version
+        manifest = finished(client, submitted(client))["manifest"]
+    assert (manifest["problem_revision"], manifest["problem_hash"]) == (7, version["hash"])
 
 
 def test_a_node_with_another_version_says_so(api: tuple[TestClient, Services, FakeEngine]) -> None:
@@ -134,5 +155,17 @@ def test_a_node_with_another_version_says_so(api: tuple[TestClient, Services, Fa
     sid = submitted(client)
     services.worker._hashes[SCALE] = real  # ... and graded by a node serving this one
     gate.set()
-    manifest = finished(client, sid)["manifest"]
+    body = finished(client, sid)
+    manifest = body["manifest"]
     assert manifest["problem_hash"] == real and manifest["accepted_problem_hash"] == "f" * 64
+    assert manifest["accepted_problem_revision"] == 1 == manifest["problem_revision"]
+    # Said in the submission itself (and so in its callback) and in the stream's final event.
+    mismatch = body["version_mismatch"]
+    assert mismatch["accepted"] == {"hash": "f" * 64, "revision": 1}
+    assert mismatch["graded"] == {"hash": real, "revision": 1}
+    assert "graded with revision 1" in mismatch["message"] and "ffffffffffff" in mismatch["message"]
+    final = [e for e in services.store.events_after(sid) if e.kind == "result"]
+    assert final[0].data["version_mismatch"] == mismatch
+    assert b"judge_version_mismatches_total 1.0" in client.get("/metrics").content
+    same = finished(client, submitted(client))
+    assert same["version_mismatch"] is None

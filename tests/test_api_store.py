@@ -5,9 +5,7 @@ writers, deletion with everything of a submission, retention and erasing an exte
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select, update
@@ -15,43 +13,20 @@ from sqlalchemy import func, select, update
 from judge.store import (
     Claim,
     Cursor,
+    Deferred,
     IdempotencyKey,
     IdempotencyTaken,
     NewSubmission,
+    Quota,
+    QuotaExceeded,
     Status,
     Store,
     SubmissionFilter,
-    sqlite_url,
 )
 from judge.store.models import CallbackAttempt, IdempotencyRecord, Submission, SubmissionEvent
-from tests.postgres import PostgresServer, why_unavailable
 
-
-@pytest.fixture(scope="module")
-def postgres() -> Iterator[PostgresServer]:
-    reason = why_unavailable()
-    if reason is not None:
-        pytest.skip(reason)
-    server = PostgresServer()
-    try:
-        server.start()
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    if request.param == "sqlite":
-        url = sqlite_url(tmp_path / "judge.sqlite3")
-    else:
-        url = request.getfixturevalue("postgres").new_database()
-    store = Store(url)
-    store.migrate()
-    try:
-        yield store
-    finally:
-        store.close()
+#: The ``store`` fixture: SQLite and a real PostgreSQL (tests/stores.py).
+pytest_plugins = ("tests.stores",)
 
 
 def new(key: str | None = "k", **kw: object) -> NewSubmission:
@@ -73,7 +48,7 @@ def test_pages_are_stable_newest_first_and_filtered(store: Store) -> None:
         connection.execute(update(Submission).where(Submission.id.in_(ids[:4])).values(created_at=same))
     for sid in ids[::2]:
         finish(store, sid, "wrong_answer")
-    mine = SubmissionFilter(key_name="k")
+    mine = SubmissionFilter(key_id="k")
     seen: list[str] = []
     after: Cursor | None = None
     while True:
@@ -148,3 +123,80 @@ def test_a_deleted_submission_is_never_graded_or_stored(store: Store) -> None:
     assert isinstance(claim, Claim) and store.delete(sid)
     assert not store.finish(claim, {}, "accepted", {}, ("result", {}))
     assert store.claim(sid) is None and store.get(sid) is None
+
+
+def test_quotas_hold_when_writers_race(store: Store) -> None:
+    """Per-owner caps are counted with the new row in its transaction: twelve writers at once (as many
+    API nodes would be) store exactly what the caps allow, for a key and for a keyless address."""
+    quota = Quota(unfinished=5, queued=3)
+    results: list[str] = []
+    lock = threading.Lock()
+    barrier = threading.Barrier(12)
+
+    def create(submission: NewSubmission) -> None:
+        barrier.wait()
+        try:
+            store.create(submission, quota=quota)
+            outcome = "stored"
+        except QuotaExceeded as exc:
+            outcome = exc.limit
+        with lock:
+            results.append(outcome)
+
+    threads = [threading.Thread(target=create, args=(new(),)) for _ in range(12)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results.count("stored") == 3 and results.count("queue_share") == 9
+    # Running ones count against unfinished only: 3 running + 2 queued = the 5 unfinished allowed.
+    for sid in store.ids():
+        assert store.claim(sid) is not None
+    store.create(new(), quota=quota)
+    store.create(new(), quota=quota)
+    with pytest.raises(QuotaExceeded) as refused:
+        store.create(new(), quota=quota)
+    assert refused.value.limit == "submissions_per_client" and refused.value.count == 5
+    assert store.owner_counts("k", None) == {Status.QUEUED: 2, Status.RUNNING: 3}
+    # Another key, and a keyless address, have caps of their own; an address does not count a key's.
+    store.create(new("other"), quota=quota)
+    for _ in range(3):
+        store.create(new(None, client_address="10.0.0.1"), quota=quota)
+    with pytest.raises(QuotaExceeded):
+        store.create(new(None, client_address="10.0.0.1"), quota=quota)
+    assert store.owner_counts(None, "10.0.0.1")[Status.QUEUED] == 3
+
+
+def test_a_capped_claim_defers_past_the_owners_gradings(store: Store) -> None:
+    """claim_within: at most ``cap`` of one owner's submissions run at once, even when claims race (as
+    grading nodes would); the deferred ones stay queued and another owner is not held back."""
+    mine = [store.create(new()).id for _ in range(8)]
+    theirs = store.create(new("other")).id
+    outcomes: list[object] = []
+    lock = threading.Lock()
+    barrier = threading.Barrier(len(mine))
+
+    def claim(sid: str) -> None:
+        barrier.wait()
+        outcome = store.claim_within(sid, "node-a", 2)
+        with lock:
+            outcomes.append(outcome)
+
+    threads = [threading.Thread(target=claim, args=(sid,)) for sid in mine]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    claims = [o for o in outcomes if isinstance(o, Claim)]
+    assert len(claims) == 2 and all(
+        isinstance(o, Deferred) and o.running == 2 for o in outcomes if o not in claims
+    )
+    assert store.owner_counts("k", None) == {Status.QUEUED: 6, Status.RUNNING: 2}
+    assert isinstance(store.claim_within(theirs, "node-a", 2), Claim)
+    claim_one = claims[0]
+    assert isinstance(claim_one, Claim)
+    assert store.finish(claim_one, {}, "accepted", {}, ("result", {}))
+    deferred = next(sid for sid in mine if store.get(sid).status is Status.QUEUED)  # type: ignore[union-attr]
+    assert isinstance(store.claim_within(deferred, "node-b", 2), Claim)
+    # A deferred claim changed nothing: no attempt was counted.
+    assert all(store.get(sid).attempts <= 1 for sid in mine)  # type: ignore[union-attr]

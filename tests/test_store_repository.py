@@ -7,45 +7,18 @@ concurrency; migrations and models agree; event ids never go back.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
-from datetime import UTC
-from pathlib import Path
+from datetime import UTC, datetime
 
-import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
+from sqlalchemy import text
 
-from judge.store import CallbackState, NewSubmission, Status, Store, sqlite_url
-from judge.store.migrate import current
+from judge.store import CallbackState, NewSubmission, Status, Store, SubmissionFilter
+from judge.store.migrate import current, upgrade
 from judge.store.models import Base
-from tests.postgres import PostgresServer, why_unavailable
 
-
-@pytest.fixture(scope="module")
-def postgres() -> Iterator[PostgresServer]:
-    reason = why_unavailable()
-    if reason is not None:
-        pytest.skip(reason)
-    server = PostgresServer()
-    try:
-        server.start()
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    if request.param == "sqlite":
-        url = sqlite_url(tmp_path / "judge.sqlite3")
-    else:
-        url = request.getfixturevalue("postgres").new_database()
-    store = Store(url)
-    store.migrate()
-    try:
-        yield store
-    finally:
-        store.close()
+#: The ``store`` fixture: SQLite and a real PostgreSQL (tests/stores.py).
+pytest_plugins = ("tests.stores",)
 
 
 def new(problem: str = "some-problem", **kw: str) -> NewSubmission:
@@ -53,7 +26,7 @@ def new(problem: str = "some-problem", **kw: str) -> NewSubmission:
 
 
 def test_migrations_reach_head_and_match_the_models(store: Store) -> None:
-    assert current(store.engine) == "0003"
+    assert current(store.engine) == "0004"
     store.migrate()  # a second start migrates nothing
     with store.engine.connect() as connection:
         diff = compare_metadata(
@@ -182,3 +155,36 @@ def test_many_writers_at_once_lose_nothing(store: Store) -> None:
         t.join()
     assert len(created) == 60
     assert store.count(Status.DONE) == 60 and store.count() == 60
+
+
+def test_submissions_of_keys_made_before_key_ids_stay_theirs(database_url: str) -> None:
+    """0004 gives existing rows their key's name as owner id: a key line without an id (its id is its
+    name) still lists and reads them; a key with an id of its own does not see them."""
+    legacy = Store(database_url)
+    try:
+        upgrade(legacy.engine, "0003")
+        with legacy.engine.begin() as connection:
+            for sid, key in (
+                ("00000000-0000-0000-0000-000000000001", "lms"),
+                ("00000000-0000-0000-0000-000000000002", None),
+            ):
+                connection.execute(
+                    text(
+                        "INSERT INTO submissions (id, problem, code, status, attempts, manifest, key_name, "
+                        "created_at) VALUES (:id, 'p', 'x', 'queued', 0, '{}', :key, :at)"
+                    ),
+                    {"id": sid, "key": key, "at": datetime(2026, 1, 1)},
+                )
+        legacy.migrate()
+        assert current(legacy.engine) == "0004"
+        old = legacy.get("00000000-0000-0000-0000-000000000001")
+        assert old is not None and old.key_id == "lms" and old.key_name == "lms"
+        anonymous = legacy.get("00000000-0000-0000-0000-000000000002")
+        assert anonymous is not None and anonymous.key_id is None
+        assert [r.id for r in legacy.page(SubmissionFilter(key_id="lms"))] == [old.id]
+        assert legacy.page(SubmissionFilter(key_id="key_0123456789abcdef")) == []
+        fresh = legacy.create(new(key_name="lms", key_id="key_0123456789abcdef"))
+        assert fresh.key_id == "key_0123456789abcdef"
+        assert [r.id for r in legacy.page(SubmissionFilter(key_id="lms"))] == [old.id]
+    finally:
+        legacy.close()

@@ -28,6 +28,8 @@ INITIAL_GRADING_S = 3.0
 #: How often a held-back submission asks ``may_start`` again, and the longest it is held back.
 HOLD_POLL_S = 0.05
 HOLD_MAX_S = 30.0
+#: Seconds before a submission deferred by its owner's gradings cap is tried again (behind the others).
+DEFER_S = 0.25
 
 
 class LocalDispatcher(Dispatcher):
@@ -173,6 +175,10 @@ class LocalDispatcher(Dispatcher):
                 self._running -= 1
                 if outcome is Outcome.GRADED:
                     self._grading_s = 0.8 * self._grading_s + 0.2 * (time.monotonic() - started)
+                if outcome is Outcome.DEFERRED and not self._closing:
+                    # Its owner has gradings_per_client running: the others queued go first meanwhile.
+                    self._delayed.append((time.monotonic() + DEFER_S, submission_id))
+                    self._cond.notify()
                 if outcome is Outcome.RETRY and not self._closing:
                     # Unknown attempts (store down): retry after the first delay; start() recovers it anyway.
                     self._delayed.append((time.monotonic() + (delay or RETRY_DELAY_S), submission_id))

@@ -55,6 +55,9 @@ SELF_TEST_RETRY_S = 30.0
 WARM_TIMEOUT_S = 180.0
 #: Nodes not seen for this long (and holding nothing) are forgotten.
 PRUNE_AFTER = timedelta(days=1)
+#: Seconds a node waits before it publishes again a submission deferred by its owner's gradings cap
+#: (to the back of the queue: other clients' submissions are taken meanwhile).
+DEFER_S = 0.5
 
 
 class NodeEngine(Protocol):
@@ -126,6 +129,10 @@ class GradingNode:
         self.backend = metered(backend, lambda _reason: self.metrics.sandbox_start_failures.inc())
         self._sandbox_check = sandbox_check
         self.problems = ProblemSet(settings.problems_dir)
+        from judge.service.catalog import served_versions
+
+        #: What this node grades with, in its heartbeat: API nodes compare it with their own versions.
+        self.problem_versions = served_versions(self.problems)
         self.store = Store(settings.resolved_database_url())
         self.queue = GradingQueue(
             settings.queue_url, visibility_timeout_s=settings.visibility_timeout_s, concurrency=concurrency
@@ -149,6 +156,7 @@ class GradingNode:
             observer=self.metrics,
             max_attempts=settings.max_attempts,
             node=self.name,
+            gradings_cap=settings.gradings_per_client,
         )
         self.sweeper = Sweeper(
             self.store,
@@ -227,6 +235,7 @@ class GradingNode:
             idle_workers=int(self.engine_stats().get("idle") or 0),
             graded=self.graded,
             started_at=self.started_at,
+            problem_versions=self.problem_versions,
         )
 
     def _set_state(self, state: NodeState, detail: str | None = None) -> None:
@@ -281,6 +290,9 @@ class GradingNode:
         if outcome is Outcome.GRADED:
             self.graded += 1
         elif outcome is Outcome.RETRY:
+            self.sweeper.publish(submission_id)
+        elif outcome is Outcome.DEFERRED:
+            self._stop.wait(DEFER_S)
             self.sweeper.publish(submission_id)
         return outcome.value
 

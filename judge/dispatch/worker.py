@@ -28,9 +28,9 @@ from judge.dispatch.events import CASE, FAILED, RESULT, STATUS, ProgressFeed
 from judge.errors import ProblemNotFound
 from judge.problems import Problem, ProblemSet
 from judge.results import CaseResult, GradeResult
-from judge.store import CallbackState, Claim, Store, SubmissionRecord
+from judge.store import CallbackState, Claim, Deferred, Store, SubmissionRecord
 from judge.store.jsonsafe import case_json, result_json
-from judge.store.manifest import manifest
+from judge.store.manifest import manifest, version_note
 from judge.verdicts import Verdict
 
 log = logging.getLogger(__name__)
@@ -77,6 +77,7 @@ class Outcome(StrEnum):
     FAILED = "failed"  # the judge gave up on it (stored as failed)
     RETRY = "retry"  # the judge failed this time; it is queued again
     SKIPPED = "skipped"  # not queued (already taken or finished, or unknown): nothing done
+    DEFERRED = "deferred"  # its owner has gradings_per_client running: still queued, try again later
     ABANDONED = "abandoned"  # shutdown: nothing stored, the next start grades it
 
 
@@ -115,10 +116,13 @@ class GradingWorker:
         observer: GradingObserver | None = None,
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
         node: str | None = None,
+        gradings_cap: int | None = None,
     ) -> None:
         """``node``: the grading node's name, recorded with each claim (distributed dispatch), so that the
-        work of a node that dies is queued again."""
+        work of a node that dies is queued again. ``gradings_cap``: the most submissions of one owner
+        graded at once across every grader (``gradings_per_client``); past it a claim is DEFERRED."""
         self.node = node
+        self.gradings_cap = gradings_cap
         self.store = store
         self.engine = engine
         self.problems = problems
@@ -143,7 +147,10 @@ class GradingWorker:
         return manifest(problem, self.backend_name, self._hashes[problem.slug])
 
     def process(self, submission_id: str) -> Outcome:
-        claim = self.store.claim(submission_id, node=self.node)
+        claim = self.store.claim_within(submission_id, self.node, self.gradings_cap)
+        if isinstance(claim, Deferred):
+            self._observe("deferred_claim")
+            return Outcome.DEFERRED
         if claim is None:
             return Outcome.SKIPPED
         record = self.store.get(submission_id)
@@ -186,35 +193,45 @@ class GradingWorker:
         self._observe("grading_finished", result.verdict.value, time.monotonic() - started)
         if self._abandoned.is_set():
             return Outcome.ABANDONED
-        accepted_hash = record.manifest.get("problem_hash")
+        accepted = record.manifest
         try:
-            stored = self._finish(claim, problem, result, accepted_hash)
+            stored = self._finish(claim, problem, result, accepted)
         except _content_errors() as exc:
             log.warning("result of %s not storable (%s): stored as its verdict", submission_id, exc)
-            stored = self._finish(claim, problem, unstorable(result, exc), accepted_hash)
+            stored = self._finish(claim, problem, unstorable(result, exc), accepted)
         self.feed.announce(submission_id)
         if not stored:
             return Outcome.SKIPPED
         self._call_back(record)
         return Outcome.GRADED
 
-    def _finish(self, claim: Claim, problem: Problem, result: GradeResult, accepted_hash: str | None) -> bool:
+    def _finish(self, claim: Claim, problem: Problem, result: GradeResult, accepted: dict[str, Any]) -> bool:
         data = result_json(result)
         json.dumps(data, allow_nan=False).encode()  # what every store and client must be able to take
-        final = (RESULT, {"status": "done", "verdict": result.verdict.value, "result": data})
         graded = self.manifest(problem)
+        accepted_hash = accepted.get("problem_hash")
         if accepted_hash is not None and accepted_hash != graded["problem_hash"]:
             # This node serves another version of the problem than the one the submission was accepted
-            # for: grade it with what it has, and say so in the manifest (problem_hash is what graded it).
+            # for: grade it with what it has, and say so in the manifest (problem_hash is what graded it),
+            # in the submission's version_mismatch and in its final event.
             log.warning(
                 "submission %s was accepted for problem %s version %s; graded with %s",
                 claim.submission_id,
                 problem.slug,
-                accepted_hash[:12],
+                str(accepted_hash)[:12],
                 graded["problem_hash"][:12],
             )
-            graded = {**graded, "accepted_problem_hash": accepted_hash}
-        return self.store.finish(claim, data, result.verdict.value, graded, final)
+            graded = {
+                **graded,
+                "accepted_problem_hash": accepted_hash,
+                "accepted_problem_revision": accepted.get("problem_revision"),
+            }
+            self._observe("version_mismatch")
+        final_data: dict[str, Any] = {"status": "done", "verdict": result.verdict.value, "result": data}
+        note = version_note(graded)
+        if note is not None:
+            final_data["version_mismatch"] = note
+        return self.store.finish(claim, data, result.verdict.value, graded, (RESULT, final_data))
 
     def _give_up(self, claim: Claim, error: str) -> Outcome:
         stored = self.store.fail(claim, error, (FAILED, {"status": "failed", "error": error}))

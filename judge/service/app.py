@@ -5,7 +5,8 @@
     app = create_app(services=built, manage=True) # built by the caller, started/stopped with the app
 
 Routes, each under ``/api/v1`` and (deprecated) ``/api`` (judge/service/versioning.py; docs/api.md):
-``/problems``, ``/problems/{slug}`` (ETag), ``/problems/{slug}/run``, ``/problems/{slug}/regrade``
+``/problems``, ``/problems/{slug}`` (ETag), ``/problems/{slug}/run``, ``/problems/{slug}/run/events``
+(progress as server-sent events; closing the stream cancels the Run), ``/problems/{slug}/regrade``
 (operators), ``/submissions`` (submit, list), ``/submissions/batch``, ``/submissions/{id}`` (read,
 delete), ``/submissions/{id}/code``, ``/submissions/{id}/events``, ``/submissions/{id}/regrade``,
 ``/submissions/{id}/callback``, ``/users/{external_user}`` (erase), ``/workers`` (operators); ``/healthz``,
@@ -29,9 +30,18 @@ from judge.service.bodylimit import BodySizeLimit
 from judge.service.bodytimeout import BodyTimeout
 from judge.service.httpmetrics import RequestTimer
 from judge.service.ratelimit import RateLimitHeaders
-from judge.service.routes import health, problems, regrades, runs, submissions, users, workers
+from judge.service.routes import (
+    health,
+    problems,
+    regrades,
+    run_events,
+    runs,
+    submissions,
+    users,
+    workers,
+)
 from judge.service.settings import Settings
-from judge.service.shares import ClientShares
+from judge.service.shares import client_shares
 from judge.service.state import Services
 from judge.service.versioning import versioned
 
@@ -82,9 +92,18 @@ def create_app(
     )
     if services is not None:
         app.state.services = services
-    # Per-client shares of this process's Run capacity and event streams (judge/service/shares.py).
-    app.state.run_shares = ClientShares(settings.runs_per_client, what="Runs", retry_after=2)
-    app.state.stream_shares = ClientShares(settings.streams_per_client, what="event streams", retry_after=5)
+    # Per-client shares of Run capacity and event streams, across API nodes when they share a Redis
+    # (judge/service/shares.py); a lease outlives the longest Run or stream.
+    app.state.run_shares = client_shares(
+        settings, settings.runs_per_client, what="Runs", retry_after=2, lease_s=settings.run_wait_s + 600
+    )
+    app.state.stream_shares = client_shares(
+        settings,
+        settings.streams_per_client,
+        what="event streams",
+        retry_after=5,
+        lease_s=settings.stream_max_s + 60,
+    )
     errors.install(app)
     apidocs.mount(app, title=app.title)
     versioned(
@@ -92,6 +111,7 @@ def create_app(
         (
             problems.router,
             runs.router,
+            run_events.router,
             submissions.router,
             regrades.router,
             users.router,

@@ -92,6 +92,11 @@ class ResultEvent(BaseModel):
     status: Literal["done"]
     verdict: Verdict
     result: dict[str, Any] = Field(description="The GradeResult, as GET /api/v1/submissions/{id}.")
+    version_mismatch: dict[str, Any] | None = Field(
+        default=None,
+        description="Present when another version of the problem than the accepted one graded it "
+        "(as the submission's version_mismatch).",
+    )
 
 
 class FailedEvent(BaseModel):

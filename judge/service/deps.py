@@ -54,10 +54,10 @@ def get_principal(
     if request.headers.get("authorization") is not None:
         if credentials is None or credentials.scheme.lower() != "bearer" or not credentials.credentials:
             raise _failed(services, address, "the Authorization header must be 'Bearer <API key>'")
-        name = services.api_keys.identify(credentials.credentials)
-        if name is None:
+        key = services.api_keys.identify(credentials.credentials)
+        if key is None:
             raise _failed(services, address, "unknown API key")
-        return Principal(name, address)
+        return Principal(key.name, address, key.key_id)
     if not services.settings.allow_anonymous:
         raise _unauthorized("an API key is required (Authorization: Bearer <API key>)")
     return Principal(None, address)

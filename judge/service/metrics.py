@@ -16,6 +16,9 @@ judge_grading_nodes{state}              live | lost grading nodes (the service i
 judge_requeues_total{reason}            submissions queued again: retry | lost | broker | retried | stale
 judge_callback_failures_total{final}    failed callback tries; final="true" when it was given up on
 judge_http_request_seconds{method,route,status}   histogram: HTTP requests by route template
+judge_deferred_total                    claims put off: the owner had gradings_per_client running
+judge_version_mismatches_total          submissions graded with another problem version than accepted
+judge_problem_versions_mismatched       problems served in more than one version (live nodes, this API)
 """
 
 from __future__ import annotations
@@ -82,6 +85,21 @@ class Metrics:
             ["final"],
             registry=r,
         )
+        self.deferred = Counter(
+            "judge_deferred",
+            "Claims put off because the owner already had gradings_per_client gradings running.",
+            registry=r,
+        )
+        self.version_mismatches = Counter(
+            "judge_version_mismatches",
+            "Submissions graded with another version of the problem than the one they were accepted for.",
+            registry=r,
+        )
+        self.versions_mismatched = Gauge(
+            "judge_problem_versions_mismatched",
+            "Problems that the live grading nodes and this API node serve in more than one version.",
+            registry=r,
+        )
         self.http_seconds = Histogram(
             "judge_http_request_seconds",
             "HTTP requests by method, route template and status.",
@@ -103,10 +121,15 @@ class Metrics:
         self.workers_idle.set_function(idle)
 
     def bind_store(
-        self, oldest_queued: Callable[[], float], live_nodes: Callable[[], int], lost_nodes: Callable[[], int]
+        self,
+        oldest_queued: Callable[[], float],
+        live_nodes: Callable[[], int],
+        lost_nodes: Callable[[], int],
+        mismatched: Callable[[], int] = lambda: 0,
     ) -> None:
         """Gauges read from the database at each scrape (a failed read shows as NaN, never an error)."""
         self.oldest_queued.set_function(_safe(oldest_queued))
+        self.versions_mismatched.set_function(_safe(mismatched))
         self.grading_nodes.labels("live").set_function(_safe(live_nodes))
         self.grading_nodes.labels("lost").set_function(_safe(lost_nodes))
 
@@ -116,6 +139,12 @@ class Metrics:
 
     def queue_waited(self, seconds: float) -> None:
         self.queue_wait.observe(max(0.0, seconds))
+
+    def deferred_claim(self) -> None:
+        self.deferred.inc()
+
+    def version_mismatch(self) -> None:
+        self.version_mismatches.inc()
 
     def requeued(self, reason: str, count: int = 1) -> None:
         self.requeues.labels(reason).inc(count)

@@ -25,14 +25,20 @@ STATE_KEY = "ratelimit"
 
 @dataclass(frozen=True)
 class Principal:
-    """Who is asking: the API key's name when one was presented, and the client's address."""
+    """Who is asking: the API key's name and stable id when one was presented, and the client's address.
+    Limits, shares and ownership follow the id (a renamed key keeps them; a reassigned name does not)."""
 
     key_name: str | None
     address: str
+    key_id: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.key_name is not None and self.key_id is None:
+            object.__setattr__(self, "key_id", self.key_name)  # a key without an id owns by its name
 
     @property
     def identity(self) -> tuple[str, str]:
-        return ("key", self.key_name) if self.key_name is not None else ("address", self.address)
+        return ("key", self.key_id) if self.key_id is not None else ("address", self.address)
 
 
 class RateLimiter:

@@ -90,10 +90,17 @@ class Settings(BaseSettings):
     run_wait_s: float = Field(default=30.0, gt=0, le=600)
     #: Submissions that may wait in the queue; past it POST /api/submissions gets 429 with Retry-After.
     queue_size: int = Field(default=100, ge=1, le=100_000)
-    #: Runs one API key, or one client address without a key, may have running or waiting at once.
+    #: Runs one API key, or one client address without a key, may have running or waiting at once
+    #: (with ``queue_url`` set the count lives in that Redis, so it holds across API nodes).
     runs_per_client: int = Field(default=2, ge=1, le=1024)
     #: Submissions one API key, or one client address without a key, may have queued or running at once.
     submissions_per_client: int = Field(default=20, ge=1, le=100_000)
+    #: Of those, how many may wait queued at once, as a share of ``queue_size`` (at least 1): one
+    #: client cannot fill the queue for all. Counted in the database, so it holds across API nodes.
+    queue_share: float = Field(default=0.5, gt=0, le=1)
+    #: Submissions one API key, or one client address without a key, may have graded at once across
+    #: every grading node (the rest wait queued, and other clients' go first); unset: no cap.
+    gradings_per_client: int | None = Field(default=None, ge=1, le=100_000)
     #: Event streams one API key, or one client address without a key, may hold open at once.
     streams_per_client: int = Field(default=16, ge=1, le=100_000)
     #: Seconds an event stream stays open at most (a client that still wants events reconnects).
@@ -143,9 +150,11 @@ class Settings(BaseSettings):
     retention_sweep_s: float = Field(default=3600.0, gt=0, le=86400)
 
     # ---- access
-    #: API keys: name -> hash (``judge hash-key`` makes one). Clients send ``Authorization: Bearer KEY``.
+    #: API keys: name -> ``HASH [id=KEY_ID]`` (``judge hash-key`` makes one). Clients send
+    #: ``Authorization: Bearer KEY``. The id owns the key's submissions (default: the name).
     api_keys: dict[str, str] = Field(default_factory=dict)
-    #: A file of more keys, one ``NAME HASH`` per line (``#`` comments).
+    #: A file of more keys, one ``NAME HASH [id=KEY_ID]`` per line (``#`` comments); read again when it
+    #: changes.
     api_keys_file: Path | None = None
     #: Names of API keys that may read operator endpoints (GET /api/workers); empty: nobody may.
     operator_keys: StrList = Field(default_factory=list)
@@ -219,6 +228,11 @@ class Settings(BaseSettings):
         return self.submission_concurrency + self.run_reserve + self.spare_workers
 
     @property
+    def queued_per_client(self) -> int:
+        """Submissions one client may have waiting queued at once: its ``queue_share`` of the queue."""
+        return max(1, min(self.submissions_per_client, int(self.queue_share * self.queue_size)))
+
+    @property
     def distributed(self) -> bool:
         """Grading happens on ``judge worker`` nodes through ``queue_url`` (else in this process)."""
         return self.queue_url is not None
@@ -229,11 +243,12 @@ class Settings(BaseSettings):
         return self.database_url or sqlite_url(self.data_dir.resolve() / "judge.sqlite3")
 
     def all_api_keys(self) -> dict[str, str]:
-        """Keys from ``api_keys`` and ``api_keys_file`` (a name in both: the file's hash is ignored)."""
-        from judge.service.apikeys import read_keys_file
+        """Keys from ``api_keys`` and ``api_keys_file`` as name -> hash (a name in both: the file's lines
+        are ignored). Raises KeyFileError."""
+        from judge.service.apikeys import merged, read_key_entries, static_entries
 
-        keys = read_keys_file(self.api_keys_file) if self.api_keys_file else {}
-        return {**keys, **self.api_keys}
+        file = read_key_entries(self.api_keys_file) if self.api_keys_file else []
+        return {entry.name: entry.hash for entry in merged(static_entries(self.api_keys), file)}
 
     @classmethod
     def settings_customise_sources(

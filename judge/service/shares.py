@@ -5,17 +5,29 @@ address without a key, so one client cannot take what every other client needs.
     with shares.hold(principal):        # raises ShareExceeded (a 429 for the caller) past the cap
         ...
 
-In-process counters: each API node enforces its own (a client spread over N nodes gets N shares).
+``ClientShares`` counts in this process. ``RedisShares`` counts in Redis (with ``queue_url`` set:
+every API node of a deployment shares that Redis), so the cap holds across API nodes; each hold is a
+lease that expires after ``lease_s`` if its node dies holding it. ``client_shares(settings, ...)``
+picks one.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
+import secrets
 import threading
+import time
 from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 from judge.errors import JudgeError
 from judge.service.ratelimit import Principal
+
+if TYPE_CHECKING:
+    from judge.service.settings import Settings
+
+log = logging.getLogger(__name__)
 
 
 class ShareExceeded(JudgeError):
@@ -73,6 +85,103 @@ class ClientShares:
             yield
         finally:
             self.release(principal)
+
+    def close(self) -> None:
+        """Let go of any connection (nothing in this process)."""
+
+
+class RedisShares(ClientShares):
+    """ClientShares counted in Redis: one sorted set per client (``judge:shares:<what>:<kind>:<id>``),
+    a member per hold scored by when its lease expires. Taking a hold drops expired leases, counts and
+    adds in one Lua script (atomic across API nodes). When Redis does not answer, this process's own
+    count stands in (logged): a share is fairness, not access control, and Run must not fail for it."""
+
+    _ACQUIRE = """
+    redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+    local held = redis.call('ZCARD', KEYS[1])
+    if held >= tonumber(ARGV[3]) then return -held - 1 end
+    redis.call('ZADD', KEYS[1], ARGV[2], ARGV[4])
+    redis.call('PEXPIRE', KEYS[1], ARGV[5])
+    return held + 1
+    """
+
+    def __init__(
+        self, url: str, cap: int, *, what: str, retry_after: int = 1, lease_s: float = 900.0
+    ) -> None:
+        import redis
+
+        super().__init__(cap, what=what, retry_after=retry_after)
+        self._redis = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
+        self._script: Any = self._redis.register_script(self._ACQUIRE)
+        self.lease_s = lease_s
+        self._tokens: dict[tuple[str, str], list[str]] = {}
+        self._local: set[tuple[str, str]] = set()  # identities counted here while Redis was away
+
+    def _key(self, principal: Principal) -> str:
+        kind, ident = principal.identity
+        return f"judge:shares:{self.what.replace(' ', '-')}:{kind}:{ident}"
+
+    def held(self, principal: Principal) -> int:
+        try:
+            key = self._key(principal)
+            self._redis.zremrangebyscore(key, "-inf", time.time())
+            return int(self._redis.zcard(key))
+        except Exception:
+            return super().held(principal)
+
+    def acquire(self, principal: Principal) -> None:
+        from redis.exceptions import RedisError
+
+        token = secrets.token_hex(8)
+        now = time.time()
+        try:
+            held = int(
+                self._script(
+                    keys=[self._key(principal)],
+                    args=[now, now + self.lease_s, self.cap, token, int(self.lease_s * 1000) + 1000],
+                )
+            )
+        except (RedisError, OSError) as exc:
+            log.warning("client shares: Redis unreachable (%s); counting %s in this process", exc, self.what)
+            super().acquire(principal)
+            with self._lock:
+                self._tokens.setdefault(principal.identity, []).append("")  # "": a local hold
+            return
+        if held < 0:
+            raise ShareExceeded(
+                f"{who(principal)} already has {-held - 1} {self.what} open, the most one client may have",
+                self.retry_after,
+            )
+        with self._lock:
+            self._tokens.setdefault(principal.identity, []).append(token)
+
+    def release(self, principal: Principal) -> None:
+        with self._lock:
+            tokens = self._tokens.get(principal.identity, [])
+            token = tokens.pop() if tokens else None
+            if not tokens:
+                self._tokens.pop(principal.identity, None)
+        if token is None:
+            return
+        if token == "":
+            super().release(principal)
+            return
+        try:
+            self._redis.zrem(self._key(principal), token)
+        except Exception as exc:  # the lease expires by itself
+            log.warning("client shares: releasing a hold in Redis failed (%s); it expires", exc)
+
+    def close(self) -> None:
+        self._redis.close()
+
+
+def client_shares(
+    settings: Settings, cap: int, *, what: str, retry_after: int, lease_s: float
+) -> ClientShares:
+    """Shares counted in the deployment's Redis (``queue_url`` set), else in this process."""
+    if settings.queue_url is not None:
+        return RedisShares(settings.queue_url, cap, what=what, retry_after=retry_after, lease_s=lease_s)
+    return ClientShares(cap, what=what, retry_after=retry_after)
 
 
 class KeyedLocks:

@@ -27,10 +27,11 @@ from judge.dispatch.redis_notify import RedisNotifier
 from judge.doctor import SelfTest, self_test
 from judge.engine import Engine
 from judge.problems import Problem, ProblemSet
+from judge.progress import RunProgress
 from judge.results import CaseResult, GradeResult
 from judge.sandboxes import choose_backend
 from judge.service.apikeys import KeyRing
-from judge.service.catalog import Catalog
+from judge.service.catalog import Catalog, served_versions
 from judge.service.gate import RunGate
 from judge.service.limits import RequestLimits
 from judge.service.metrics import Metrics, metered
@@ -65,6 +66,8 @@ class GradingEngine(Protocol):
         *,
         dtype: str | None = None,
         on_case: Callable[[CaseResult], None] | None = None,
+        on_progress: Callable[[RunProgress], None] | None = None,
+        cancel: threading.Event | None = None,
     ) -> GradeResult: ...
 
     def readiness(self) -> str | None: ...
@@ -95,7 +98,7 @@ class Services:
         self.backend = metered(backend, self._start_failed, self._start_ok)
         self.catalog = catalog
         self.store = store
-        settings.all_api_keys()  # a bad keys file stops the start (KeyFileError), as before
+        # A bad key setting or keys file stops the start (KeyFileError).
         self.api_keys = KeyRing(settings.api_keys, settings.api_keys_file)
         self.limits = RequestLimits.from_settings(settings)
         self.limiter = RateLimiter(
@@ -144,6 +147,7 @@ class Services:
             callbacks=None if self.distributed else self.callbacks,
             observer=self.metrics,
             max_attempts=settings.max_attempts,
+            gradings_cap=settings.gradings_per_client,
         )
         self.queue: CeleryDispatcher | None = None
         if settings.queue_url is not None:
@@ -181,10 +185,13 @@ class Services:
             runs=lambda: self.run_gate.active,
             idle=lambda: int(self.engine.stats().get("idle") or 0),
         )
+        #: The versions this node accepts submissions for (compared with the grading nodes').
+        self.api_versions = served_versions(catalog.problems)
         self.metrics.bind_store(
             oldest_queued=store.oldest_queued_age,
             live_nodes=lambda: self._nodes_count(alive=True),
             lost_nodes=lambda: self._nodes_count(alive=False),
+            mismatched=lambda: len(self.version_skew()),
         )
         self._self_test: str | None = "the sandbox self-test has not run yet"
         self._prepared: str | None = "the problems are being prepared"
@@ -196,6 +203,43 @@ class Services:
         """Grading nodes whose heartbeat is recent (distributed dispatch)."""
         cutoff = utcnow() - timedelta(seconds=self.settings.node_timeout_s)
         return [n for n in self.store.nodes(seen_after=cutoff) if n.state in _LIVE]
+
+    def version_skew(self) -> list[dict[str, Any]]:
+        """Problems served in more than one version by this API node (what it accepts submissions for)
+        and the live grading nodes (what grades them): per problem, each version's hash, revision and
+        who serves it. Empty when every node agrees (always, with in-process dispatch)."""
+        if not self.distributed:
+            return []
+        served: dict[str, dict[str, dict[str, Any]]] = {}
+
+        def add(slug: str, version: Mapping[str, Any], who: str) -> None:
+            entry = served.setdefault(slug, {}).setdefault(
+                str(version.get("hash")),
+                {"hash": version.get("hash"), "revision": version.get("revision"), "served_by": []},
+            )
+            entry["served_by"].append(who)
+
+        for slug, version in self.api_versions.items():
+            add(slug, version, "api")
+        for node in self.live_nodes():
+            for slug, version in (node.problem_versions or {}).items():
+                if isinstance(version, Mapping):
+                    add(slug, version, node.name)
+        return [
+            {"problem": slug, "versions": list(versions.values())}
+            for slug, versions in sorted(served.items())
+            if len(versions) > 1
+        ]
+
+    def grading_alive(self) -> bool:
+        """Whether anything grades submissions now: this process (in-process dispatch), or a live
+        grading node; True when the database cannot tell (no claim of a dead queue is made then)."""
+        if not self.distributed:
+            return True
+        try:
+            return bool(self.live_nodes())
+        except Exception:
+            return True
 
     def _nodes_count(self, *, alive: bool) -> int:
         """Live grading nodes (``alive``), or those marked lost; in-process dispatch: itself, never lost."""

@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from judge.store import SubmissionRecord
+from judge.store.manifest import version_note
 
 #: What a listing item holds by default (``schemas.SubmissionSummary``).
 SUMMARY_FIELDS = (
@@ -25,7 +26,7 @@ SUMMARY_FIELDS = (
     "links",
 )
 #: Every field ``?fields=`` may name: a submission's own fields, and its ``code``.
-SELECTABLE_FIELDS = frozenset((*SUMMARY_FIELDS, "result", "error", "manifest", "code"))
+SELECTABLE_FIELDS = frozenset((*SUMMARY_FIELDS, "result", "error", "manifest", "version_mismatch", "code"))
 
 
 def _time(value: datetime | None) -> str | None:
@@ -53,6 +54,7 @@ def submission_json(record: SubmissionRecord) -> dict[str, Any]:
         "external_user": record.external_user,
         "tags": record.tags,
         "regrade_of": record.regrade_of,
+        "version_mismatch": version_note(record.manifest),
         "links": submission_links(record.id),
     }
 

@@ -45,12 +45,34 @@ def _add(digest: Any, name: str, data: bytes) -> None:
 
 
 def manifest(problem: Problem, backend: str, content_hash: str | None = None) -> dict[str, Any]:
-    """``judge``, ``jax``, ``jaxlib`` versions, the problem's content hash and the sandbox backend."""
+    """``judge``, ``jax``, ``jaxlib`` versions, the problem's revision and content hash, and the sandbox
+    backend."""
     return {
         "judge_version": __version__,
         "jax_version": _version("jax"),
         "jaxlib_version": _version("jaxlib"),
         "problem": problem.slug,
+        "problem_revision": problem.spec.revision,
         "problem_hash": content_hash or problem_hash(problem),
         "sandbox_backend": backend,
     }
+
+
+def version_note(manifest: dict[str, Any]) -> dict[str, Any] | None:
+    """When a submission was graded with another version of its problem than the one it was accepted
+    for: both versions and a sentence saying so (``schemas.VersionMismatch``); else None."""
+    accepted = manifest.get("accepted_problem_hash")
+    if not accepted:
+        return None
+    graded = {"hash": manifest.get("problem_hash"), "revision": manifest.get("problem_revision")}
+    before = {"hash": accepted, "revision": manifest.get("accepted_problem_revision")}
+
+    def label(version: dict[str, Any]) -> str:
+        short = str(version["hash"] or "")[:12]
+        return f"revision {version['revision']} ({short})" if version["revision"] else short
+
+    message = (
+        f"accepted for {manifest.get('problem', 'the problem')} {label(before)} but graded with "
+        f"{label(graded)}: the grading node served another version"
+    )
+    return {"accepted": before, "graded": graded, "message": message}

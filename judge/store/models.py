@@ -57,7 +57,10 @@ class Submission(Base):
     error: Mapped[str | None] = mapped_column(Text)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     manifest: Mapped[dict[str, Any]] = mapped_column(JsonDoc)
+    #: The API key's name when it was submitted (a label: ``key_id`` is the owner).
     key_name: Mapped[str | None] = mapped_column(String(64))
+    #: The stable id of the API key that owns it (None: submitted without a key).
+    key_id: Mapped[str | None] = mapped_column(String(64))
     client_address: Mapped[str | None] = mapped_column(String(64))
     callback_url: Mapped[str | None] = mapped_column(String(2048))
     callback_state: Mapped[str | None] = mapped_column(String(16))
@@ -80,8 +83,8 @@ class Submission(Base):
         Index("ix_submissions_callback_state", "callback_state"),
         Index("ix_submissions_node", "node"),
         # Listing a key's submissions newest first, by cursor (created_at, id).
-        Index("ix_submissions_key_created", "key_name", "created_at", "id"),
-        Index("ix_submissions_key_user", "key_name", "external_user", "created_at", "id"),
+        Index("ix_submissions_owner_created", "key_id", "created_at", "id"),
+        Index("ix_submissions_owner_user", "key_id", "external_user", "created_at", "id"),
         Index("ix_submissions_finished", "finished_at"),
         Index("ix_submissions_regrade_of", "regrade_of"),
         Index("ix_submissions_problem_created", "problem", "created_at"),
@@ -154,6 +157,8 @@ class GradingNode(Base):
     busy: Mapped[int] = mapped_column(Integer)
     idle_workers: Mapped[int] = mapped_column(Integer)
     graded: Mapped[int] = mapped_column(Integer)
+    #: The problems it serves: slug -> {"revision", "hash"} (versions across nodes are compared).
+    problem_versions: Mapped[dict[str, Any] | None] = mapped_column(JsonDoc)
     started_at: Mapped[datetime] = mapped_column(UTCDateTime)
     last_seen: Mapped[datetime] = mapped_column(UTCDateTime)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
@@ -34,6 +34,8 @@ class NewSubmission:
     code: str
     manifest: dict[str, Any]
     key_name: str | None = None
+    #: The owner: the API key's stable id (the name for a key without one); None without a key.
+    key_id: str | None = None
     client_address: str | None = None
     callback_url: str | None = None
     external_user: str | None = None
@@ -65,10 +67,40 @@ class IdempotencyTaken(Exception):
 
 
 @dataclass(frozen=True)
-class SubmissionFilter:
-    """Which submissions of one API key a listing returns; None fields do not filter."""
+class Quota:
+    """Caps on one owner's submissions (an API key's id, or a keyless client's address), checked in
+    the transaction that stores a new one, so they hold across API nodes: ``unfinished`` queued or
+    running at once, ``queued`` waiting at once (its share of the queue)."""
 
-    key_name: str | None
+    unfinished: int
+    queued: int
+
+
+class QuotaExceeded(Exception):
+    """Storing it would take its owner past a Quota (nothing was stored)."""
+
+    def __init__(self, limit: str, count: int, cap: int) -> None:
+        super().__init__(f"{limit}: {count} of at most {cap}")
+        #: ``submissions_per_client`` (unfinished) or ``queue_share`` (queued).
+        self.limit = limit
+        self.count = count
+        self.cap = cap
+
+
+@dataclass(frozen=True)
+class Deferred:
+    """A claim refused because the submission's owner already has ``running`` gradings, its cap: it
+    stays queued for later."""
+
+    running: int
+
+
+@dataclass(frozen=True)
+class SubmissionFilter:
+    """Which submissions of one API key (its id; None: the keyless ones) a listing returns; None fields
+    do not filter."""
+
+    key_id: str | None
     problem: str | None = None
     status: Status | None = None
     verdict: str | None = None
@@ -113,6 +145,8 @@ class SubmissionRecord:
     external_user: str | None = None
     tags: dict[str, str] | None = None
     regrade_of: str | None = None
+    #: The owner's key id (None: submitted without a key).
+    key_id: str | None = None
 
     @property
     def finished(self) -> bool:
@@ -149,6 +183,8 @@ class NodeBeat:
     idle_workers: int
     graded: int
     started_at: datetime
+    #: The problems it serves: slug -> {"revision": int, "hash": str}.
+    problem_versions: dict[str, Any] | None = field(default=None, kw_only=True)
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ never ``recover()``: instead each claim records its node, and
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -57,6 +58,7 @@ from judge.store.records import (
     CallbackState,
     Claim,
     Cursor,
+    Deferred,
     EventRecord,
     IdempotencyHit,
     IdempotencyKey,
@@ -65,6 +67,8 @@ from judge.store.records import (
     NodeBeat,
     NodeRecord,
     NodeState,
+    Quota,
+    QuotaExceeded,
     Status,
     SubmissionFilter,
     SubmissionRecord,
@@ -127,6 +131,7 @@ def _record(row: Submission) -> SubmissionRecord:
         attempts=row.attempts,
         manifest=row.manifest,
         key_name=row.key_name,
+        key_id=row.key_id,
         client_address=row.client_address,
         callback_url=row.callback_url,
         callback_state=CallbackState(row.callback_state) if row.callback_state else None,
@@ -138,6 +143,30 @@ def _record(row: Submission) -> SubmissionRecord:
         tags=row.tags,
         regrade_of=row.regrade_of,
     )
+
+
+def _owner(key_id: str | None, address: str | None) -> list[Any] | None:
+    """The conditions that select one owner's submissions: an API key's id, or a keyless client's
+    address (kept while unfinished); None when there is no owner to count (a keyless regrade)."""
+    if key_id is not None:
+        return [Submission.key_id == key_id]
+    if address is not None:
+        return [Submission.key_id.is_(None), Submission.client_address == address]
+    return None
+
+
+def _owner_lock_key(key_id: str | None, address: str | None) -> int:
+    """A signed 64-bit advisory-lock key for one owner (PostgreSQL)."""
+    owner = f"key:{key_id}" if key_id is not None else f"address:{address}"
+    return int.from_bytes(hashlib.sha256(f"judge-owner:{owner}".encode()).digest()[:8], "big", signed=True)
+
+
+class _Refused(Exception):
+    """Rolls a transaction back from inside ``with self._session()``."""
+
+    def __init__(self, outcome: Deferred | QuotaExceeded) -> None:
+        super().__init__()
+        self.outcome = outcome
 
 
 def _node(row: GradingNode) -> NodeRecord:
@@ -190,12 +219,21 @@ class Store:
 
     # ------------------------------------------------------------------------------------ submissions
 
-    def create(self, new: NewSubmission, idempotency: IdempotencyKey | None = None) -> SubmissionRecord:
+    def create(
+        self,
+        new: NewSubmission,
+        idempotency: IdempotencyKey | None = None,
+        quota: Quota | None = None,
+    ) -> SubmissionRecord:
         """Store an accepted submission as ``queued`` and return it (with its new id).
 
         ``idempotency``: stored in the same transaction, naming the new submission; raises
         IdempotencyTaken (nothing stored) when a live record of that key exists already (a concurrent
         request won: look it up). Call ``expire_idempotency`` first so that an expired one is gone.
+
+        ``quota``: its owner's caps, counted with the new row in the same transaction (the row is
+        written first, which takes SQLite's write lock; PostgreSQL takes an advisory lock per owner),
+        so concurrent API nodes cannot pass them together; raises QuotaExceeded (nothing stored).
         """
         row = Submission(
             id=str(uuid.uuid4()),
@@ -205,6 +243,7 @@ class Store:
             attempts=0,
             manifest=new.manifest,
             key_name=new.key_name,
+            key_id=new.key_id if new.key_id is not None else new.key_name,
             client_address=new.client_address,
             callback_url=new.callback_url,
             callback_state=CallbackState.PENDING.value if new.callback_url else None,
@@ -213,9 +252,22 @@ class Store:
             tags=dict(new.tags) if new.tags else None,
             regrade_of=new.regrade_of,
         )
+        owner = _owner(row.key_id, row.client_address)
         try:
             with self._session() as session:
                 session.add(row)
+                if quota is not None and owner is not None:
+                    session.flush()
+                    self._lock_owner(session, row.key_id, row.client_address)
+                    counts = self._status_counts(session, owner)
+                    unfinished = counts.get(Status.QUEUED.value, 0) + counts.get(Status.RUNNING.value, 0)
+                    if unfinished > quota.unfinished:
+                        raise _Refused(
+                            QuotaExceeded("submissions_per_client", unfinished - 1, quota.unfinished)
+                        )
+                    if counts.get(Status.QUEUED.value, 0) > quota.queued:
+                        queued = counts[Status.QUEUED.value] - 1
+                        raise _Refused(QuotaExceeded("queue_share", queued, quota.queued))
                 if idempotency is not None:
                     session.flush()  # the submission first: the key's foreign key names it
                     session.add(
@@ -231,7 +283,31 @@ class Store:
             if idempotency is None:
                 raise
             raise IdempotencyTaken(idempotency.key) from None
+        except _Refused as refused:
+            assert isinstance(refused.outcome, QuotaExceeded)
+            raise refused.outcome from None
         return _record(row)
+
+    def _lock_owner(self, session: Session, key_id: str | None, address: str | None) -> None:
+        """Serialize one owner's quota checks until the transaction ends (PostgreSQL; SQLite's single
+        writer already does)."""
+        if self.dialect == "postgresql":
+            session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _owner_lock_key(key_id, address)})
+
+    @staticmethod
+    def _status_counts(session: Session, owner: list[Any]) -> dict[str, int]:
+        unfinished = Submission.status.in_((Status.QUEUED.value, Status.RUNNING.value))
+        query = select(Submission.status, func.count()).where(unfinished, *owner).group_by(Submission.status)
+        return {status: int(n) for status, n in session.execute(query)}
+
+    def owner_counts(self, key_id: str | None, address: str | None) -> dict[Status, int]:
+        """Queued and running submissions of one owner (an API key's id, or a keyless address)."""
+        owner = _owner(key_id, address)
+        if owner is None:
+            return {Status.QUEUED: 0, Status.RUNNING: 0}
+        with self._session() as session:
+            counts = self._status_counts(session, owner)
+        return {s: counts.get(s.value, 0) for s in (Status.QUEUED, Status.RUNNING)}
 
     # ------------------------------------------------------------------------------------ idempotency
 
@@ -257,8 +333,8 @@ class Store:
     # ------------------------------------------------------------------------------------ listing
 
     def _where(self, chosen: SubmissionFilter) -> list[Any]:
-        key = chosen.key_name
-        conditions: list[Any] = [Submission.key_name.is_(None) if key is None else Submission.key_name == key]
+        key = chosen.key_id
+        conditions: list[Any] = [Submission.key_id.is_(None) if key is None else Submission.key_id == key]
         if chosen.problem is not None:
             conditions.append(Submission.problem == chosen.problem)
         if chosen.status is not None:
@@ -373,9 +449,9 @@ class Store:
                     return total
                 total += self._delete_ids(session, ids)
 
-    def erase_user(self, key_name: str | None, external_user: str, batch: int = 500) -> int:
-        """Remove every submission of one external user of one API key (any status); how many."""
-        owner = Submission.key_name.is_(None) if key_name is None else Submission.key_name == key_name
+    def erase_user(self, key_id: str | None, external_user: str, batch: int = 500) -> int:
+        """Remove every submission of one external user of one API key (its id; any status); how many."""
+        owner = Submission.key_id.is_(None) if key_id is None else Submission.key_id == key_id
         total = 0
         while True:
             with self._session() as session:
@@ -399,21 +475,6 @@ class Store:
         query = select(func.count()).select_from(Submission)
         if status is not None:
             query = query.where(Submission.status == status.value)
-        with self._session() as session:
-            return int(session.scalar(query) or 0)
-
-    def unfinished_of(self, key_name: str | None, address: str) -> int:
-        """Queued or running submissions of one API key, or of one client address without a key (the
-        status index bounds the scan to unfinished rows)."""
-        query = (
-            select(func.count())
-            .select_from(Submission)
-            .where(Submission.status.in_((Status.QUEUED.value, Status.RUNNING.value)))
-        )
-        if key_name is not None:
-            query = query.where(Submission.key_name == key_name)
-        else:
-            query = query.where(Submission.key_name.is_(None), Submission.client_address == address)
         with self._session() as session:
             return int(session.scalar(query) or 0)
 
@@ -458,22 +519,44 @@ class Store:
         queued again if it dies. The earlier attempt's progress events are dropped: a stream shows the
         attempt that counts.
         """
-        with self._session() as session:
-            attempt = session.scalar(
-                update(Submission)
-                .where(Submission.id == submission_id, Submission.status == Status.QUEUED.value)
-                .values(
-                    status=Status.RUNNING.value,
-                    attempts=Submission.attempts + 1,
-                    started_at=utcnow(),
-                    node=node,
-                )
-                .returning(Submission.attempts)
-            )
-            if attempt is None:
-                return None
-            session.execute(delete(SubmissionEvent).where(SubmissionEvent.submission_id == submission_id))
-            return Claim(submission_id, int(attempt))
+        claimed = self.claim_within(submission_id, node, None)
+        assert not isinstance(claimed, Deferred)
+        return claimed
+
+    def claim_within(
+        self, submission_id: str, node: str | None, gradings_cap: int | None
+    ) -> Claim | Deferred | None:
+        """``claim``, unless its owner already has ``gradings_cap`` gradings running (on any node): then
+        Deferred, and it stays queued. The claim is written first and the owner's running gradings
+        counted after it in the same transaction (under an advisory lock per owner on PostgreSQL), so
+        nodes claiming at once cannot pass the cap together."""
+        try:
+            with self._session() as session:
+                claimed = session.execute(
+                    update(Submission)
+                    .where(Submission.id == submission_id, Submission.status == Status.QUEUED.value)
+                    .values(
+                        status=Status.RUNNING.value,
+                        attempts=Submission.attempts + 1,
+                        started_at=utcnow(),
+                        node=node,
+                    )
+                    .returning(Submission.attempts, Submission.key_id, Submission.client_address)
+                ).first()
+                if claimed is None:
+                    return None
+                attempt, key_id, address = claimed
+                owner = _owner(key_id, address)
+                if gradings_cap is not None and owner is not None:
+                    self._lock_owner(session, key_id, address)
+                    running = self._status_counts(session, owner).get(Status.RUNNING.value, 0)
+                    if running > gradings_cap:
+                        raise _Refused(Deferred(running - 1))
+                session.execute(delete(SubmissionEvent).where(SubmissionEvent.submission_id == submission_id))
+                return Claim(submission_id, int(attempt))
+        except _Refused as refused:
+            assert isinstance(refused.outcome, Deferred)
+            return refused.outcome
 
     def _settle(self, claim: Claim, values: dict[str, Any], final: tuple[str, dict[str, Any]] | None) -> bool:
         with self._session() as session:

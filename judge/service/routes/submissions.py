@@ -22,6 +22,7 @@ from starlette.concurrency import run_in_threadpool
 from judge.dispatch import QueueFull
 from judge.dispatch.base import Reservation
 from judge.dispatch.callbacks import callback_refusal
+from judge.dispatch.celery_queue import NO_NODE_RETRY_S
 from judge.dispatch.events import FINAL_KINDS, STATUS
 from judge.errors import ProblemNotFound
 from judge.service import eventids
@@ -54,6 +55,8 @@ from judge.store import (
     IdempotencyKey,
     IdempotencyTaken,
     NewSubmission,
+    Quota,
+    QuotaExceeded,
     Status,
     SubmissionFilter,
     SubmissionRecord,
@@ -86,8 +89,9 @@ def load_submission(services: Services, submission_id: str, caller: Principal) -
     except ValueError:
         raise _not_found(submission_id) from None
     record = services.store.get(canonical)
-    # A submission made with an API key is visible to that key only; anonymous ones to whoever has the id.
-    if record is None or (record.key_name is not None and record.key_name != caller.key_name):
+    # A submission made with an API key is visible to that key only (its stable id: a name given to
+    # another client later does not see it); anonymous ones to whoever has the id.
+    if record is None or (record.key_id is not None and record.key_id != caller.key_id):
         raise _not_found(submission_id)
     return record
 
@@ -154,19 +158,9 @@ def submit(
         if hit is not None:
             return _replayed(services, hit, idempotency.body_hash, idempotency_key), False
         services.store.expire_idempotency(since, idempotency.scope, idempotency.key)
-    with _CLIENT_LOCKS.holding(caller):  # count and store atomically for this client
-        unfinished = services.store.unfinished_of(caller.key_name, caller.address)
-        cap = services.settings.submissions_per_client
-        if unfinished >= cap:
-            services.metrics.rejected.labels("client_queue_full").inc()
-            raise ApiError(
-                429,
-                "queue_full",
-                f"{who(caller)} has {unfinished} submissions queued or running, the most one client "
-                "may have; wait for one to finish",
-                limit="submissions_per_client",
-                headers={"Retry-After": "5"},
-            )
+    settings = services.settings
+    quota = Quota(unfinished=settings.submissions_per_client, queued=settings.queued_per_client)
+    with _CLIENT_LOCKS.holding(caller):  # the store counts the caps with the new row (across nodes)
         reservation = _reserve(services)
         try:
             record = services.store.create(
@@ -175,6 +169,7 @@ def submit(
                     code=code,
                     manifest=services.worker.manifest(problem),
                     key_name=caller.key_name,
+                    key_id=caller.key_id,
                     # Only a keyless client is counted by address (submissions_per_client), and only
                     # until it finishes: the store forgets the address then.
                     client_address=caller.address if caller.key_name is None else None,
@@ -183,7 +178,11 @@ def submit(
                     tags=body.tags,
                 ),
                 idempotency,
+                quota,
             )
+        except QuotaExceeded as exc:
+            reservation.cancel()
+            raise _over_quota(services, caller, exc) from None
         except IdempotencyTaken:
             reservation.cancel()
             assert idempotency is not None and idempotency_key is not None
@@ -196,6 +195,30 @@ def submit(
             raise
     reservation.commit(record.id)
     return record, True
+
+
+def _over_quota(services: Services, caller: Principal, exc: QuotaExceeded) -> ApiError:
+    """The 429 of a client past its caps: which one, and an honest Retry-After (a minute when no
+    grading node is alive to drain its queue)."""
+    services.metrics.rejected.labels("client_queue_full").inc()
+    if exc.limit == "queue_share":
+        what = (
+            f"{who(caller)} has {exc.count} submissions waiting, its share of the queue "
+            f"(queue_share of {services.settings.queue_size})"
+        )
+    else:
+        what = f"{who(caller)} has {exc.count} submissions queued or running, the most one client may have"
+    retry_after = 5
+    if not services.grading_alive():
+        what += "; no grading node is alive to drain them"
+        retry_after = NO_NODE_RETRY_S
+    return ApiError(
+        429,
+        "queue_full",
+        f"{what}; wait for one to finish",
+        limit=exc.limit,
+        headers={"Retry-After": str(retry_after)},
+    )
 
 
 def _reserve(services: Services) -> Reservation:
@@ -222,6 +245,7 @@ def enqueue_regrade(services: Services, original: SubmissionRecord) -> Submissio
                 code=original.code,
                 manifest=services.worker.manifest(problem),
                 key_name=original.key_name,
+                key_id=original.key_id,
                 callback_url=original.callback_url,
                 external_user=original.external_user,
                 tags=original.tags,
@@ -394,7 +418,7 @@ def list_submissions(
     count: Annotated[bool, Query(description="Also count every matching submission (total).")] = False,
     fields: FieldsQuery = None,
 ) -> SubmissionPage:
-    if caller.key_name is None:
+    if caller.key_id is None:
         raise ApiError(
             401,
             "unauthorized",
@@ -420,7 +444,7 @@ def list_submissions(
         tag_pair = (tag_name, tag_value)
     names = _fields(fields)
     chosen = SubmissionFilter(
-        key_name=caller.key_name,
+        key_id=caller.key_id,
         problem=problem,
         status=status,
         verdict=verdict.value if verdict is not None else None,

@@ -22,12 +22,12 @@ router = APIRouter(prefix="/api/users", tags=["submissions"], responses=API_ERRO
 def erase_user(
     external_user: Annotated[str, Path(max_length=200)], services: ServicesDep, caller: CallerDep
 ) -> UserErased:
-    if caller.key_name is None:
+    if caller.key_id is None:
         raise ApiError(
             401,
             "unauthorized",
             "erasing a user's submissions needs an API key (Authorization: Bearer <API key>)",
             headers={"WWW-Authenticate": "Bearer"},
         )
-    deleted = services.store.erase_user(caller.key_name, external_user)
+    deleted = services.store.erase_user(caller.key_id, external_user)
     return UserErased(external_user=external_user, deleted=deleted)

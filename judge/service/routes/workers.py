@@ -11,7 +11,7 @@ from judge import __version__
 from judge.service.deps import CallerDep, ServicesDep
 from judge.service.errors import ApiError
 from judge.service.ratelimit import Principal
-from judge.service.schemas import API_ERRORS, ErrorBody, WorkerList, WorkerNode
+from judge.service.schemas import API_ERRORS, ErrorBody, VersionSkew, WorkerList, WorkerNode
 from judge.service.state import Services
 from judge.store import NodeState
 from judge.store.models import utcnow
@@ -30,7 +30,8 @@ def require_operator(services: Services, caller: Principal) -> None:
             "an operator's API key is required (Authorization: Bearer <API key>)",
             headers={"WWW-Authenticate": "Bearer"},
         )
-    if caller.key_name not in services.settings.operator_keys:
+    operators = services.settings.operator_keys  # key names, or key ids
+    if caller.key_name not in operators and caller.key_id not in operators:
         message = f"API key {caller.key_name!r} is not an operator key (operator_keys)"
         raise ApiError(403, "forbidden", message)
 
@@ -76,12 +77,17 @@ def _listing(services: Services) -> WorkerList:
             graded=n.graded,
             started_at=n.started_at,
             last_seen=n.last_seen,
+            problem_versions=n.problem_versions,
         )
         for n in services.store.nodes(seen_after=now - SHOWN_FOR)
     ]
     live = [n for n in nodes if n.alive and n.state == NodeState.READY.value]
     return WorkerList(
-        dispatch="celery", nodes=nodes, slots=sum(n.slots for n in live), busy=sum(n.busy for n in live)
+        dispatch="celery",
+        nodes=nodes,
+        slots=sum(n.slots for n in live),
+        busy=sum(n.busy for n in live),
+        version_skew=[VersionSkew.model_validate(skew) for skew in services.version_skew()],
     )
 
 
