@@ -12,7 +12,6 @@ one-device executors, the 8-device ones untouched.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import jax
@@ -37,12 +36,12 @@ from tests.program_pool import backend_pool, pool_source
 #: Tracer slots of this module's pools: 1540-1579, one range of ``SLOTS`` per backend.
 SLOT_BASE = 1540
 SLOTS = 12
-PROBLEM = Path(__file__).resolve().parents[1] / "problems" / "device-mesh-sharding"
+PROBLEM = FIXTURES / "device-mesh-sharding"
 MESH = Mesh(("data", "model"), (4, 2))
 
 pytestmark = pytest.mark.xdist_group("mesh_sharding")
 
-ACCEPTED = '''
+ACCEPTED = """
 import jax
 from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
 
@@ -50,18 +49,18 @@ def shard_activations(x, w):
     mesh = jax.make_mesh((4, 2), ("data", "model"), axis_types=(AxisType.Auto, AxisType.Auto))
     y = jax.lax.with_sharding_constraint(x @ w, NamedSharding(mesh, P("data", "model")))
     return {"y": y, "top": jax.lax.with_sharding_constraint(y.max(axis=1), NamedSharding(mesh, P("data")))}
-'''
+"""
 #: The mesh axes swapped on y: every value right, each block on other devices.
 SWAPPED = ACCEPTED.replace('P("data", "model")', 'P("model", "data")')
-REPLICATED = '''
+REPLICATED = """
 import jax.numpy as jnp
 
 def shard_activations(x, w):
     y = x @ w
     return {"y": y, "top": jnp.max(y, axis=1)}
-'''
+"""
 #: A mesh of 16 devices on an 8-device problem: an annotation naming devices the job does not have.
-LYING_MESH = '''
+LYING_MESH = """
 import jax
 from jax.sharding import AbstractMesh, AxisType, NamedSharding, PartitionSpec as P
 
@@ -69,9 +68,9 @@ def shard_activations(x, w):
     mesh = AbstractMesh((16,), ("data",), axis_types=(AxisType.Auto,))
     y = jax.lax.with_sharding_constraint(x @ w, NamedSharding(mesh, P("data")))
     return {"y": y, "top": y.max(axis=1)}
-'''
+"""
 #: Shardy switched off: the annotation comes as GSPMD's custom call, which JAX makes for no 8-device job.
-GSPMD = '''
+GSPMD = """
 import jax
 from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
 
@@ -81,7 +80,7 @@ def shard_activations(x, w):
     mesh = jax.make_mesh((4, 2), ("data", "model"), axis_types=(AxisType.Auto, AxisType.Auto))
     y = jax.lax.with_sharding_constraint(x @ w, NamedSharding(mesh, P("data", "model")))
     return {"y": y, "top": jax.lax.with_sharding_constraint(y.max(axis=1), NamedSharding(mesh, P("data")))}
-'''
+"""
 
 
 # ------------------------------------------------------------------------------------------ layouts
@@ -102,14 +101,16 @@ def test_a_partition_spec_and_xla_tiles_are_one_layout() -> None:
 
 def test_a_layout_no_spec_gives_is_told_by_its_tiles() -> None:
     odd = from_tiles(2, [1, 2, 4], list(range(8)), True, 8)
-    assert describe(odd, MESH).startswith("split into tiles [1, 2] held by devices [0, 1, 2, 3], [4, 5, 6, 7]")
+    assert describe(odd, MESH).startswith(
+        "split into tiles [1, 2] held by devices [0, 1, 2, 3], [4, 5, 6, 7]"
+    )
 
 
 def test_a_mesh_must_span_the_devices() -> None:
     SandboxSpec.model_validate({"devices": 8, "mesh": {"axes": ["data", "model"], "shape": [4, 2]}})
     with pytest.raises(ValidationError, match="has 6 devices"):
         SandboxSpec.model_validate({"devices": 8, "mesh": {"axes": ["data", "model"], "shape": [3, 2]}})
-    with pytest.raises(ValidationError, match="needs sandbox.mesh"):
+    with pytest.raises(ValidationError, match=r"needs sandbox\.mesh"):
         SandboxSpec.model_validate({"devices": 8})
 
 
@@ -118,7 +119,8 @@ def test_a_mesh_must_span_the_devices() -> None:
 
 def _module_text(function: Any, devices: int = 8) -> str:
     lower = Lowerer(devices)
-    lower(jax.jit(function).trace(jax.ShapeDtypeStruct((8, 4), jnp.float32)).jaxpr)
+    spec = jax.ShapeDtypeStruct((8, 4), jnp.float32)  # type: ignore[no-untyped-call]
+    lower(jax.jit(function).trace(spec).jaxpr)
     return lower.text(1 << 20)
 
 
@@ -139,11 +141,12 @@ def honest() -> str:
     from jax.sharding import PartitionSpec as P
 
     mesh = AbstractMesh((4, 2), ("data", "model"), axis_types=(AxisType.Auto, AxisType.Auto))
-    return _module_text(lambda x: [jax.lax.with_sharding_constraint(x, NamedSharding(mesh, P("data")))])
+    sharding = NamedSharding(mesh, P("data"))  # type: ignore[no-untyped-call]
+    return _module_text(lambda x: [jax.lax.with_sharding_constraint(x, sharding)])  # type: ignore[no-untyped-call]
 
 
 def test_jax_own_partitioning_keeps_the_contract(honest: str) -> None:
-    assert 'sdy.sharding_constraint' in honest
+    assert "sdy.sharding_constraint" in honest
     assert _refusal(honest) is None
 
 
@@ -228,7 +231,7 @@ def test_a_lying_sharding_annotation_is_refused(
 def test_a_one_device_problem_is_served_by_the_one_device_pool(pool: GradingPool) -> None:
     one = ProblemSet(FIXTURES).get(FIXTURE_SLUG)
     assert one.spec.sandbox.devices == 1
-    before = pool.executors.stats()["handed_out"]
+    before = int(pool.executors.stats()["handed_out"] or 0)
     meshes = {n: (s.stats()["handed_out"], h.stats()["handed_out"]) for n, (s, h) in pool.meshes.items()}
     solution = next(path for verdict, path in one.solutions() if verdict == "accepted")
     result = grade(one, solution.read_text(), pool_source(pool), cases=one.public_cases)
