@@ -16,12 +16,14 @@ from fastapi.testclient import TestClient
 from sqlalchemy import update
 
 from judge.service.apikeys import generate_key, hash_key
+from judge.service.routes.workers import _listing
 from judge.service.state import Services
-from judge.store.models import Submission
+from judge.store import NodeBeat, NodeState
+from judge.store.models import Submission, utcnow
 from judge.verdicts import Verdict
 from sandbox.backends import get_backend
 from tests.conftest import FIXTURE_SLUG, FIXTURES
-from tests.service_support import FakeEngine, make_settings, running
+from tests.service_support import FakeEngine, make_settings, running, sandbox_ok
 
 SCALE = FIXTURE_SLUG
 CODE = "def scale_tree(tree, factor):\n    return tree\n"
@@ -169,3 +171,30 @@ def test_a_node_with_another_version_says_so(api: tuple[TestClient, Services, Fa
     assert b"judge_version_mismatches_total 1.0" in client.get("/metrics").content
     same = finished(client, submitted(client))
     assert same["version_mismatch"] is None
+
+
+def test_nodes_serving_other_versions_are_detected(tmp_path: Path) -> None:
+    """Grading nodes report the versions they serve in their heartbeats; the API node compares them
+    with its own: GET /api/v1/workers lists the problem in version_skew, and a gauge counts it."""
+    settings = make_settings(tmp_path, queue_url="redis://127.0.0.1:9/0")  # built, never started
+    services = Services.build(settings, backend=PROCESS, engine=FakeEngine(), sandbox_check=sandbox_ok)
+    try:
+        services.store.migrate()
+        ours = services.api_versions
+        stale = {**ours, SCALE: {"revision": 1, "hash": "e" * 64}}
+        for name, versions in (("node-a", ours), ("node-b", stale)):
+            services.store.heartbeat(
+                NodeBeat(name=name, hostname="h", pid=1, queues="q", backend="bwrap", version="0",
+                         state=NodeState.READY, detail=None, slots=1, busy=0, idle_workers=1, graded=0,
+                         started_at=utcnow(), problem_versions=versions)
+            )  # fmt: skip
+        [skew] = services.version_skew()
+        assert skew["problem"] == SCALE
+        by_hash = {v["hash"]: v["served_by"] for v in skew["versions"]}
+        assert by_hash == {ours[SCALE]["hash"]: ["api", "node-a"], "e" * 64: ["node-b"]}
+        listing = _listing(services)
+        assert [s.problem for s in listing.version_skew] == [SCALE]
+        assert {n.name: n.problem_versions for n in listing.nodes}["node-b"] == stale
+        assert b"judge_problem_versions_mismatched 1.0" in services.metrics.render()
+    finally:
+        services.stop()
