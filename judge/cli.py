@@ -558,13 +558,14 @@ def hash_key_command(
 
     Exit codes: 0 printed, 2 a usage error.
     """
-    from judge.service.apikeys import generate_key, hash_key
+    from judge.service.apikeys import generate_key, generate_key_id, hash_key
 
     if key is None:
         key = generate_key()
         typer.echo(f"key:  {key}   (give this to the client; it is not stored anywhere)")
     typer.echo(f"hash: {hash_key(key)}")
-    typer.echo(f"keys-file line:  {name} {hash_key(key)}")
+    # The id owns the client's submissions: keep it when the key is rotated or the name changes.
+    typer.echo(f"keys-file line:  {name} {hash_key(key)} id={generate_key_id()}")
 
 
 @app.command()
