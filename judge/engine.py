@@ -17,13 +17,17 @@ work. Every other failure of user code is a verdict inside the result; the judge
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from judge.grader import grade
+from judge.grader import ProgressCallback, grade
 from judge.problems import Problem
+from judge.progress import RunProgress
 from judge.results import CaseResult, GradeResult
 from sandbox.base import Backend, Pair
+from sandbox.errors import Cancelled
 from sandbox.limits import SandboxLimits
 from sandbox.pool import GradingPool
 
@@ -33,6 +37,8 @@ CaseCallback = Callable[[CaseResult], None]
 _POOLS = ("tracers", "executors", "secrets")
 #: Seconds ``grade``/``run`` wait for a warm pair before they fail with the pool's last start error.
 ACQUIRE_TIMEOUT_S = 60.0
+#: Seconds between looks at the pool while a Run waits for a warm pair.
+WARM_POLL_S = 0.5
 
 
 class Engine:
@@ -66,17 +72,51 @@ class Engine:
         *,
         dtype: str | None = None,
         on_case: CaseCallback | None = None,
+        on_progress: ProgressCallback | None = None,
+        cancel: threading.Event | None = None,
     ) -> GradeResult:
         """Run: the public examples, or one custom case built from Run-panel JSON ``inputs`` (its float
         leaves ``dtype``, one the problem allows; default its Run-panel dtype).
 
+        ``on_progress`` gets the phase (``judge.progress``): ``waiting`` with the pool's start status while
+        no warm pair is ready (the judge is still warming up), then what the workers do. ``cancel``, once
+        set, stops the Run (waiting or in the sandbox, whose workers are then replaced) and raises
+        ``sandbox.errors.Cancelled``.
+
         Raises InputError (argument and JSON path named) when an input is malformed or breaks the
         problem's constraints, or when the problem does not allow ``dtype``.
         """
-        if inputs is None:
-            return grade(problem, code, self._source, cases=problem.public_cases, on_case=on_case)
-        custom = problem.custom_case(dict(inputs), dtype=dtype)
-        return grade(problem, code, self._source, cases=(), custom=(custom,), on_case=on_case)
+        custom = () if inputs is None else (problem.custom_case(dict(inputs), dtype=dtype),)
+        cases = problem.public_cases if inputs is None else ()
+        self._wait_warm(on_progress, cancel)
+        return grade(
+            problem,
+            code,
+            self._source,
+            cases=cases,
+            custom=custom,
+            on_case=on_case,
+            on_progress=on_progress,
+            cancel=cancel,
+        )
+
+    def _wait_warm(self, on_progress: ProgressCallback | None, cancel: threading.Event | None) -> None:
+        """While no warm pair is ready, tell ``on_progress`` why (every second, as it changes) and stop
+        waiting when ``cancel`` is set; at most ``ACQUIRE_TIMEOUT_S`` (then the acquire itself waits)."""
+        if on_progress is None and cancel is None:
+            return
+        deadline = time.monotonic() + ACQUIRE_TIMEOUT_S
+        told = None
+        while (why := self.readiness()) is not None and time.monotonic() < deadline:
+            if cancel is not None and cancel.is_set():
+                raise Cancelled("the Run was cancelled while the judge warmed up")
+            if on_progress is not None and why != told:
+                on_progress(RunProgress(phase="waiting", detail=why))
+                told = why
+            if cancel is not None:
+                cancel.wait(WARM_POLL_S)
+            else:
+                time.sleep(WARM_POLL_S)
 
     def readiness(self) -> str | None:
         """None when a grading can start now (a warm tracer and a warm executor are ready), else why not:

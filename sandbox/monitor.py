@@ -430,6 +430,7 @@ class _Session:
         self._send_job()
         self.start_marks = [(c, c.mark()) for c in (self.tracer_clock, *(lane.clock for lane in self.lanes))]
         self._restart_tracer_clock()
+        self._notify()  # the job is sent: the tracer loads the code
         self._feed_leftovers()
         with selectors.DefaultSelector() as sel:
             sel.register(self.pair.tracer.result_fd, selectors.EVENT_READ, "tracer")
@@ -597,6 +598,7 @@ class _Session:
                     self._close_tracer()
                     self._notify()
                     return
+                self._notify()  # loaded: tracing begins
             elif step == "sig" and kind in ("program", "trace_failed") and message.get("sig") == sig_id:
                 report = self._program_report(frame, sig_id, "trace_failed")
                 self.raw.programs[sig_id] = report

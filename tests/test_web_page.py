@@ -545,7 +545,7 @@ def test_assets_come_from_this_server_only(web: Watched, server: JudgeServer) ->
     assert foreign == []
     # The page is rendered with everything the Run panel needs: the only API call is the Run itself.
     api = [url for url in seen if url.startswith(f"{server.url}/api/")]
-    assert api == [f"{server.url}/api/problems/{SCALE}/run"]
+    assert api == [f"{server.url}/api/v1/problems/{SCALE}/run/events"]
 
 
 #: Every laid-out element under <main>: (what it is, top in its scroller's content, height), in order.

@@ -7,7 +7,7 @@
 // usable (`judge:ready`) without waiting for any request. Then it loads CodeMirror (web/src/editor.js, a
 // chunk of its own) and hands the textarea over to it (`judge:editor`, body[data-editor=codemirror]). Runs
 // and submissions go through the REST API (/api/v1/problems/{slug}/run, /api/v1/submissions).
-import { api, ApiError } from "./api.js";
+import { api, ApiError, postEvents } from "./api.js";
 import { CodeBox } from "./code.js";
 import { el, replace } from "./dom.js";
 import { userLine } from "./explain.js";
@@ -38,7 +38,7 @@ const POLL_WAIT_S = 20;
 
 const $ = (id) => document.getElementById(id);
 const slug = document.body.dataset.slug;
-const runUrl = `/api/v1/problems/${encodeURIComponent(slug)}/run`;
+const runUrl = `/api/v1/problems/${encodeURIComponent(slug)}/run/events`;
 /** A tuple output's element names, which the judge's messages use as the roots of leaf paths. */
 const rootNames = JSON.parse(document.body.dataset.outputNames || "[]");
 
@@ -288,15 +288,22 @@ async function run() {
   setBusy(button, true, "Running…");
   button.disabled = true;
   announce("Running…");
+  const controller = new AbortController();
+  const cancel = $("cancel-run");
+  cancel.hidden = false;
+  cancel.onclick = () => controller.abort();
+  showPhase({ phase: "sending" });
   try {
-    const result = await api(runUrl, { method: "POST", body });
+    const result = await runWithProgress(body, controller.signal);
     state.lastRunCode = code;
     showRunResult(result);
     saveLastRun(slug, result);
     announce(`Run finished. ${verdictSentence(result)}`, result.verdict === "accepted" ? "ok" : "error");
   } catch (error) {
     const input = error instanceof ApiError && error.status === 422 ? inputErrorOf(error.body) : null;
-    if (input && showInputError(input.argument, input.message)) {
+    if (error.name === "AbortError") {
+      announce("Run cancelled: the judge stopped it.", "info");
+    } else if (input && showInputError(input.argument, input.message)) {
       clearRunResult();
       announce("The judge rejected an input: see the message below its box.", "error");
       $(boxId(input.argument)).focus();
@@ -306,9 +313,59 @@ async function run() {
   } finally {
     state.running = false;
     button.disabled = false;
+    const focused = cancel === document.activeElement;
+    cancel.hidden = true;
+    if (focused) button.focus(); // not lost with the hidden button
+    showPhase(null);
     setBusy(button, false, label);
     updateSubmit();
   }
+}
+
+/** The Run through its event stream: each progress event shows its phase; resolves with the result. */
+async function runWithProgress(body, signal) {
+  let result = null;
+  let failure = null;
+  await postEvents(runUrl, {
+    body,
+    signal,
+    onEvent: (kind, data) => {
+      if (kind === "progress") showPhase(data);
+      else if (kind === "result") result = data.result;
+      else if (kind === "error") failure = new ApiError(data.status, data, null);
+    },
+  });
+  if (failure) throw failure;
+  if (!result) throw new ApiError(0, null, null); // the stream ended early: the judge went away
+  return result;
+}
+
+/** What the Run is doing, in words (judge/progress.py names the phases). */
+function phaseText(p) {
+  const of = (done, total) => `${Math.min(done + 1, total)} of ${total}`;
+  switch (p.phase) {
+    case "sending":
+      return "Sending your code…";
+    case "waiting":
+      return `The judge is still warming up (${p.detail || "starting its sandbox workers"})…`;
+    case "loading":
+      return "Loading your code…";
+    case "tracing":
+      return `Tracing ${of(p.traced, p.programs)}…`;
+    case "compiling":
+      return `Compiling ${of(p.compiled, p.programs)}…`;
+    case "running":
+      return `Running case ${of(p.ran, p.cases)}…`;
+    default:
+      return "Running…";
+  }
+}
+
+function showPhase(progress) {
+  const node = $("run-phase");
+  node.hidden = !progress;
+  node.textContent = progress ? phaseText(progress) : "";
+  if (progress) node.dataset.phase = progress.phase;
 }
 
 function showRunResult(result) {

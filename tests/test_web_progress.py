@@ -1,0 +1,185 @@
+"""Slow work is not silent: a Run shows its phase as the judge reports it, can be cancelled (the judge stops
+the sandbox work and replaces its workers), and says when the judge is still warming up.
+
+The browser half drives Debian's Chromium against a real ``judge serve`` (its own sandbox slots); the
+warm-up half runs the engine's wait on a pool that reports it is starting.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import Browser, expect, sync_playwright
+
+from judge.engine import Engine
+from judge.progress import RunProgress
+from sandbox.errors import Cancelled
+from tests.conftest import FIXTURE_SLUG, FIXTURES
+from tests.webtools import ARTIFACTS, JudgeServer, Watched, launch_browser
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("web_progress")]
+
+#: The service's sandbox slots for this module (the page's tests own 740..779).
+SLOT_BASE = 740
+GRADE_TIMEOUT_MS = 120_000
+
+#: Sleeps while it is traced: the Run stays in its tracing phase long enough to be seen and cancelled.
+SLOW_TRACE = """\
+import time
+
+import jax
+
+
+def scale_tree(tree, factor):
+    time.sleep(8)
+    return jax.tree.map(lambda leaf: leaf * factor, tree)
+"""
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JudgeServer]:
+    folder = tmp_path_factory.mktemp("judge-serve-progress")
+    started = JudgeServer.start(
+        folder / "data",
+        folder / "serve.log",
+        submission_concurrency="1",
+        sandbox_slot_base=str(SLOT_BASE),
+        anonymous_rate_limit="10000/minute",
+    )
+    try:
+        yield started
+    finally:
+        started.stop()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as driver:
+        chromium = launch_browser(driver)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture
+def web(browser: Browser, request: pytest.FixtureRequest) -> Iterator[Watched]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(30_000)
+    watched = Watched.attach(context.new_page(), ARTIFACTS / request.node.name)
+    try:
+        yield watched
+        assert watched.unexpected_errors() == [], "the page reported errors"
+    finally:
+        context.close()
+
+
+def _type(web: Watched, code: str) -> None:
+    page = web.page
+    page.locator(".cm-content").click()
+    page.keyboard.press("Control+A")
+    page.keyboard.insert_text(code)
+    expect(page.locator("#save-state")).to_have_text("Saved in this browser")
+
+
+def test_a_run_shows_its_phase_and_cancel_stops_it(web: Watched, server: JudgeServer) -> None:
+    page = web.page
+    page.goto(f"{server.url}/problems/{FIXTURE_SLUG}")
+    expect(page.locator("body")).to_have_attribute("data-editor", "codemirror")
+    _type(web, SLOW_TRACE)
+    page.keyboard.press("Control+Enter")  # Run, from the keyboard
+    phase = page.locator("#run-phase")
+    expect(phase).to_have_attribute("data-phase", "tracing", timeout=GRADE_TIMEOUT_MS)
+    expect(phase).to_have_text(re.compile(r"^Tracing 1 of \d+…$"))
+    web.shot("run-phase-tracing")
+    cancel = page.get_by_role("button", name="Cancel Run")
+    expect(cancel).to_be_visible()
+    web.allow(r"run/events \(net::ERR_ABORTED\)")  # the page's own abort of the cancelled Run
+    cancel.focus()
+    clicked = time.monotonic()
+    page.keyboard.press("Enter")
+    expect(page.locator("#status")).to_have_text("Run cancelled: the judge stopped it.")
+    assert time.monotonic() - clicked < 3.0
+    expect(cancel).to_be_hidden()
+    expect(phase).to_be_hidden()
+    expect(page.locator("#run")).to_be_focused()  # the focus is not lost with the hidden button
+    web.shot("run-cancelled")
+
+    # The judge stopped the cancelled trace and replaced its workers: a Run now answers at once, well
+    # before the cancelled one's 8 s sleep could have ended, with the phases it went through.
+    solution = (FIXTURES / FIXTURE_SLUG / "solutions" / "accepted").glob("*.py")
+    _type(web, next(iter(sorted(solution))).read_text())
+    seen: list[str] = []
+    page.expose_function("notePhase", lambda value: seen.append(value))
+    page.evaluate(
+        """() => new MutationObserver(() => {
+             const node = document.getElementById('run-phase');
+             if (!node.hidden) window.notePhase(node.dataset.phase);
+           }).observe(document.getElementById('run-phase'), {attributes: true, childList: true})"""
+    )
+    page.locator("#run").click()
+    expect(page.locator("#run-results .summary")).to_contain_text("Accepted", timeout=GRADE_TIMEOUT_MS)
+    assert "running" in seen or "compiling" in seen, seen
+    web.shot("run-after-cancel")
+
+
+def test_the_stream_names_each_phase_then_the_result(server: JudgeServer) -> None:
+    import json
+    import urllib.request
+
+    code = next(iter(sorted((FIXTURES / FIXTURE_SLUG / "solutions" / "accepted").glob("*.py")))).read_text()
+    request = urllib.request.Request(
+        f"{server.url}/api/v1/problems/{FIXTURE_SLUG}/run/events",
+        data=json.dumps({"code": code}).encode(),
+        headers={"Content-Type": "application/json", "Accept": "text/event-stream"},
+        method="POST",
+    )
+    with urllib.request.urlopen(request, timeout=120) as response:
+        assert response.headers["Content-Type"].startswith("text/event-stream")
+        text = response.read().decode()
+    events = re.findall(r"event: (\w+)\r?\ndata: (.*)\r?\n", text)
+    kinds = [kind for kind, _ in events]
+    assert kinds[-1] == "result" and kinds.count("result") == 1
+    phases = [json.loads(data)["phase"] for kind, data in events if kind == "progress"]
+    assert "running" in phases and phases.index("loading") < phases.index("running"), phases
+    result = json.loads(events[-1][1])["result"]
+    assert result["verdict"] == "accepted"
+    # A bad input is the same 422 as POST .../run, before any stream.
+    bad = urllib.request.Request(
+        f"{server.url}/api/v1/problems/{FIXTURE_SLUG}/run/events",
+        data=json.dumps({"code": code, "inputs": {"tree": "nope"}}).encode(),
+        headers={"Content-Type": "application/json"},
+        method="POST",
+    )
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(bad, timeout=30)
+    assert refused.value.code == 422
+
+
+class _Starting(Engine):
+    """An engine whose pool is still starting for a while (no sandbox: only the wait is tested)."""
+
+    def __init__(self, ready_after_s: float) -> None:
+        self.ready_at = time.monotonic() + ready_after_s
+
+    def readiness(self) -> str | None:
+        left = self.ready_at - time.monotonic()
+        return None if left <= 0 else "tracers: 2 starts under way for 3 s"
+
+
+def test_a_run_says_the_judge_is_warming_up_and_can_stop_waiting() -> None:
+    told: list[RunProgress] = []
+    _Starting(1.0)._wait_warm(told.append, threading.Event())
+    assert [p.phase for p in told] == ["waiting"]
+    assert told[0].detail == "tracers: 2 starts under way for 3 s"
+
+    cancel = threading.Event()
+    threading.Timer(0.3, cancel.set).start()
+    started = time.monotonic()
+    with pytest.raises(Cancelled):
+        _Starting(30.0)._wait_warm(told.append, cancel)
+    assert time.monotonic() - started < 2.0
