@@ -40,13 +40,12 @@ def child(root: Path, backend_name: str, size: int, slot_base: int, mesh: bool) 
     """One round in ``root``'s engine: start a pool, time it full, one Run, (the mesh job), close."""
     sys.path.insert(0, str(root))
     from judge.grader import grade
-    from judge.problems import ProblemSet
+    from judge.problems import load_problem
     from sandbox.backends import get_backend
     from sandbox.limits import SandboxLimits
     from sandbox.pool import GradingPool
 
-    problems = ProblemSet(root / "problems")
-    problem = problems.get(PROBLEM)
+    problem = load_problem(root / "problems" / PROBLEM)
     code = (root / SOLUTION).read_text()
     backend = get_backend(backend_name)
     out: dict[str, Any] = {}
@@ -65,7 +64,7 @@ def child(root: Path, backend_name: str, size: int, slot_base: int, mesh: bool) 
         out["first"] = time.perf_counter() - begun
         out["verdict"] = str(result.verdict)
         if mesh:
-            sharded = ProblemSet(root / "tests" / "fixtures" / "problems").get("device-mesh-sharding")
+            sharded = load_problem(root / "tests" / "fixtures" / "problems" / "device-mesh-sharding")
             begun = time.perf_counter()
             result = grade(sharded, (root / MESH_SOLUTION).read_text(), source, cases=sharded.public_cases)
             out["mesh_first"] = time.perf_counter() - begun
