@@ -96,16 +96,21 @@ def wait_for(condition: Callable[[], bool], what: str, timeout: float = 30) -> N
         time.sleep(0.02)
 
 
-def test_gradings_per_client_holds_one_key_back_and_lets_the_others_through(tmp_path: Path) -> None:
+def gated(
+    tmp_path: Path, names: tuple[str, ...], **overrides: Any
+) -> tuple[Settings, FakeEngine, threading.Event, dict[str, str]]:
+    """Settings with one API key per name and an engine whose gradings wait for the gate."""
     gate = threading.Event()
-    engine = FakeEngine(delay=lambda: gate.wait(30))
-    heavy, light = generate_key(), generate_key()
-    settings = make_settings(
-        tmp_path,
-        api_keys={"heavy": hash_key(heavy), "light": hash_key(light)},
-        submission_concurrency=2,
-        gradings_per_client=1,
+    keys = {name: generate_key() for name in names}
+    settings = make_settings(tmp_path, api_keys={n: hash_key(k) for n, k in keys.items()}, **overrides)
+    return settings, FakeEngine(delay=lambda: gate.wait(30)), gate, keys
+
+
+def test_gradings_per_client_holds_one_key_back_and_lets_the_others_through(tmp_path: Path) -> None:
+    settings, engine, gate, keys = gated(
+        tmp_path, ("heavy", "light"), submission_concurrency=2, gradings_per_client=1
     )
+    heavy, light = keys["heavy"], keys["light"]
     with running(settings, backend=get_backend("process"), engine=engine) as (client, services):
         first, second = (submit(client, heavy, f"h{i}").json()["id"] for i in range(2))
         wait_for(lambda: services.dispatcher.running() == 1, "the heavy key's first grading")
@@ -116,25 +121,14 @@ def test_gradings_per_client_holds_one_key_back_and_lets_the_others_through(tmp_
         assert status == {first: Status.RUNNING, second: Status.QUEUED, other: Status.RUNNING}
         assert b"judge_deferred_total" in client.get("/metrics").content
         gate.set()
-        for sid in (first, second, other):
-            assert (
-                client.get(
-                    f"/api/v1/submissions/{sid}?wait=30", headers=bearer(light if sid == other else heavy)
-                ).json()["status"]
-                == "done"
-            )
+        for sid, key in ((first, heavy), (second, heavy), (other, light)):
+            done = client.get(f"/api/v1/submissions/{sid}?wait=30", headers=bearer(key)).json()
+            assert done["status"] == "done"
 
 
 def test_a_share_of_the_queue_keeps_room_for_other_clients(tmp_path: Path) -> None:
-    gate = threading.Event()
-    engine = FakeEngine(delay=lambda: gate.wait(30))
-    greedy, other = generate_key(), generate_key()
-    settings = make_settings(
-        tmp_path,
-        api_keys={"greedy": hash_key(greedy), "other": hash_key(other)},
-        queue_size=4,
-        queue_share=0.5,
-    )
+    settings, engine, gate, keys = gated(tmp_path, ("greedy", "other"), queue_size=4, queue_share=0.5)
+    greedy, other = keys["greedy"], keys["other"]
     with running(settings, backend=get_backend("process"), engine=engine) as (client, services):
         assert submit(client, greedy, "0").status_code == 202
         wait_for(lambda: services.dispatcher.running() == 1, "the first grading")
