@@ -32,6 +32,17 @@ def split(got: Any) -> tuple[Any, Any] | None:
     return None
 
 
+def accepts_with_gradient(checker: Checker, expected: Any, expected_gradient: Any, got: Any) -> bool:
+    """``compare_with_gradient(...)[0].ok``, without messages (``Checker.accepts``)."""
+    parts = split(got)
+    if parts is None:
+        return False
+    output, gradient = parts
+    return checker.accepts(expected, output) and gradient_checker(checker).accepts(
+        expected_gradient, gradient
+    )
+
+
 def compare_with_gradient(
     checker: Checker, expected: Any, expected_gradient: Any, got: Any, *, reveal: bool = True
 ) -> tuple[CompareResult, Any]:

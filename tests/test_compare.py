@@ -14,7 +14,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from judge.compare import CompareResult, bind, compare, format_path
+from judge.compare import CompareResult, accepts, bind, compare, format_path
 from judge.spec import CompareSpec, OutputSpec, Tolerance
 from judge.verdicts import WrongAnswerReason as R
 from sandbox.tree import NonStrKey, OtherNode
@@ -452,6 +452,9 @@ def test_table(
 ) -> None:
     result = compare(expected, got, **{"tolerance": TOL, **options})
     assert (result.ok, result.reason, result.path) == (ok, reason, path), result.message
+    verdict_only = {k: v for k, v in {"tolerance": TOL, **options}.items() if k != "root_names"}
+    if "reveal" not in verdict_only:
+        assert accepts(expected, got, **verdict_only) is ok
     assert message in result.message
     assert result.ok == (result.max_error_ratio <= 1.0)
     if reason in (R.STRUCTURE, R.TYPE, R.SHAPE, R.DTYPE):
@@ -639,6 +642,9 @@ def test_perturbed_element_fails_at_its_path(tree: Any, data: st.DataObject) -> 
     target[index] = value + 10 * _bound(tree, leaf, index)
     result: CompareResult = compare(tree, got, tolerance=TOL, root_names=("first",))
     assert not result.ok and result.reason is R.VALUE
+    assert not accepts(tree, got, tolerance=TOL)
+    target[index] = value + 0.5 * _bound(tree, leaf, index) if math.isfinite(value) else value
+    assert accepts(tree, got, tolerance=TOL) is compare(tree, got, tolerance=TOL).ok
     assert result.path == format_path(at, ("first",))
     assert result.max_error_ratio > 5
     suffix = str([int(i) for i in index]) if leaf.ndim else ""

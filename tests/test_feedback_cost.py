@@ -49,6 +49,18 @@ def test_ratios_and_their_words() -> None:
     assert ratio(0.0, 0.0) == 1.0 and ratio(5.0, 0.0) is None and ratio(None, 1.0) is None
 
 
+def test_time_ratios_are_figures_and_only_far_ones_are_words() -> None:
+    reference = {"flops": 10.0, "compile_ms": 40.0, "run_ms": 0.5}
+    near = compare_cost({"flops": 10.0}, None, reference, compile_ms=52.0, run_ms=0.45)
+    assert (near.compile_ratio, near.run_ratio) == (1.3, 0.9)
+    assert (near.reference_compile_ms, near.reference_run_ms) == (40.0, 0.5)
+    assert near.text == "1x the reference's FLOPs"
+    far = compare_cost({"flops": 10.0}, None, reference, compile_ms=130.0, run_ms=0.2)
+    assert far.text == "1x the reference's FLOPs, 3.2x its compile time, 0.4x its run time"
+    unknown = compare_cost({"flops": 10.0}, None, {"flops": 10.0, "run_ms": 0.0}, compile_ms=5.0, run_ms=1.0)
+    assert (unknown.compile_ratio, unknown.run_ratio) == (None, None)
+
+
 def test_cost_of_keeps_finite_figures_only() -> None:
     class Executable:
         def cost_analysis(self) -> object:
@@ -100,6 +112,10 @@ def test_the_references_own_code_costs_one_times_the_reference(
         assert case.cost is not None and case.cost.flops_ratio is not None, case.cost
         assert case.cost.flops_ratio == pytest.approx(1.0, abs=0.05)
         assert case.cost.bytes_ratio == pytest.approx(1.0, abs=0.05)
+        assert case.cost.reference_compile_ms and case.cost.reference_run_ms is not None
+    # Times of two processes: rough, but of the same order for the same code (CPU time on both sides).
+    ratios = [c.cost.compile_ratio for c in shown if c.cost is not None and c.cost.compile_ratio is not None]
+    assert ratios and all(0.2 < r < 5 for r in ratios), ratios
     assert all(c.cost is None for c in result.cases if c.visibility == "hidden")
 
 
