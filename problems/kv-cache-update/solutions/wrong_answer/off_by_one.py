@@ -1,0 +1,13 @@
+"""Mistake: Writes one row too far
+
+Writes at pos + 1 (thinking of pos as the number of tokens before the new one, plus one).
+"""
+import jax
+
+
+def update_kv_cache(k_cache, v_cache, k_new, v_new, pos):
+    start = (pos + 1, 0, 0)
+    return (
+        jax.lax.dynamic_update_slice(k_cache, k_new[None], start),
+        jax.lax.dynamic_update_slice(v_cache, v_new[None], start),
+    )
