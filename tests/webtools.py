@@ -179,6 +179,10 @@ class Watched:
         # own doing, not a failure.
         if request.resource_type == "eventsource" and request.failure == "net::ERR_ABORTED":
             return
+        # The same for a Run's event stream, which the page reads from a fetch (a POST): Chromium reports
+        # its end, and a cancel's abort, as aborted.
+        if request.url.endswith("/run/events") and request.failure == "net::ERR_ABORTED":
+            return
         self.errors.append(f"request failed: {request.method} {request.url} ({request.failure})")
 
     def allow(self, pattern: str) -> None:
