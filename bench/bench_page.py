@@ -97,7 +97,7 @@ RUN_ONCE = """async () => {
   await arrived;
   await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));  // that frame painted
   const shown = performance.now() - start;
-  const runs = performance.getEntriesByType("resource").filter((e) => e.name.endsWith("/run"));
+  const runs = performance.getEntriesByType("resource").filter((e) => e.name.endsWith("/run/events"));
   const last = runs[runs.length - 1];
   return [shown, last.responseEnd - last.startTime];
 }"""
