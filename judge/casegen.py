@@ -45,6 +45,20 @@ def random_tree(rng: np.random.Generator, shapes: Any, scale: float, cast: Calla
     return map_shapes(shapes, lambda shape: cast(rng.normal(size=shape) * scale))
 
 
+def key_from_seed(seed: int) -> dict[str, int]:
+    """A ``key`` argument's Run-panel JSON for ``jax.random.key(seed)`` (0 <= seed < 2**32)."""
+    if not 0 <= seed < 2**32:
+        raise ValueError(f"a key seed is 0 to 2**32 - 1, got {seed}")
+    return {"key": int(seed)}
+
+
+def random_key_data(rng: np.random.Generator, shape: tuple[int, ...] = (), words: int = 2) -> dict[str, Any]:
+    """A ``key`` argument's Run-panel JSON holding random raw key data (``{"key_data": [...]}``): uint32
+    words of shape ``(*shape, words)``, the whole range of each word."""
+    data = rng.integers(0, 2**32, size=(*shape, words), dtype=np.uint64)
+    return {"key_data": data.astype(np.uint32).tolist()}
+
+
 def render(cases: list[dict[str, Any]]) -> str:
     """A case file's text: one case per line, so diffs stay readable."""
     body = ",\n".join(json.dumps(case, allow_nan=False) for case in cases)

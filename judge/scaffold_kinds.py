@@ -35,6 +35,18 @@ INT_LOW, INT_HIGH = 1, 8
 INT_BOUND = 1000
 #: The static tuples cases use, in turn (the first two are the examples').
 INT_TUPLES = ([2, 4], [1, 3, 5], [1, 2, 4, 8], [3], [2, 3, 7])
+#: Kinds and array dtypes a problem may declare that ``judge new`` does not template (yet): why, for the error.
+UNSCAFFOLDED = {
+    "key": (
+        "judge new does not scaffold PRNG key arguments yet: scaffold without it and add the [[args]] table "
+        'kind = "key" by hand (problems/README.md, "Argument kinds"; judge.casegen.key_from_seed and '
+        "random_key_data write its cases)"
+    ),
+    "uint32": (
+        "judge new does not scaffold uint32 arrays yet: scaffold an int32 array and change its dtype to "
+        '"uint32" by hand (values 0 to 4294967295)'
+    ),
+}
 #: At most this many ranks in an array's ndim: the generator's 8 float32 cases must cover each.
 MAX_RANKS = 8
 
@@ -68,6 +80,8 @@ class ArgDecl:
             raise ScaffoldError(f"--arg {text!r}: {name!r} is not a valid Python argument name")
         if kind not in KINDS:
             raise ScaffoldError(f"--arg {text!r}: unknown kind {kind!r} (kinds: {', '.join(KINDS)})")
+        if kind in UNSCAFFOLDED:
+            raise ScaffoldError(f"--arg {text!r}: {UNSCAFFOLDED[kind]}")
         if kind == "number":
             if options and options != ["static"]:
                 raise ScaffoldError(f"--arg {text!r}: the third part may only be 'static'")
@@ -83,6 +97,8 @@ class ArgDecl:
         dtype: str | None = None
         ndim: tuple[int, ...] | None = None
         for option in options:
+            if option in UNSCAFFOLDED:
+                raise ScaffoldError(f"--arg {text!r}: {UNSCAFFOLDED[option]}")
             if option in ARRAY_DTYPES and dtype is None:
                 dtype = option
             elif ndim is None and all(r.isdigit() for r in option.split(",")):

@@ -105,6 +105,11 @@ ADVICE: dict[str, str] = {
     "thread": (
         "A thread could not be started: the sandbox limits how many processes and threads run at once."
     ),
+    "immutable": (
+        "JAX arrays are immutable: `x[idx] = y` (or `x[idx] += y`) cannot change an array in place. "
+        "Build the updated copy with the .at[] methods: `x = x.at[idx].set(y)`, `x.at[idx].add(y)` "
+        "(repeated indices add up), `.multiply`, `.min`, `.max`."
+    ),
     "output_depth": "The output is nested too deeply.",
     "output_type": "Every leaf of the output must be a JAX array.",
 }

@@ -461,3 +461,33 @@ def test_a_malformed_key_is_a_422_naming_its_json_path(
     error = response.json()["error"]
     assert error["code"] == "invalid_input" and error["argument"] == "key" and error["path"] == path
     assert words in error["message"], error
+
+
+# ------------------------------------------------------------------------------------- around the feature
+
+
+def test_assigning_into_a_jax_array_is_a_trace_error_naming_at() -> None:
+    """``x[i] = v`` on a traced array: the tracer classifies JAX's TypeError as a trace error whose advice
+    (also what a hidden case shows) names the .at[] methods."""
+    import jax
+
+    from sandbox.inside.tracer import classify
+
+    def assign(x: Any) -> Any:
+        x[0] = 1.0
+        return x
+
+    with pytest.raises(TypeError) as caught:
+        jax.jit(assign)(np.zeros(2, np.float32))
+    failure = classify(caught.value, jax.errors, at="while tracing the function")
+    assert failure.verdict == "trace_error" and failure.advice == "immutable"
+    assert "x.at[idx].set(y)" in failure.message
+
+
+def test_judge_new_says_it_does_not_scaffold_keys_yet() -> None:
+    from judge.scaffold_kinds import ArgDecl, ScaffoldError
+
+    with pytest.raises(ScaffoldError, match="does not scaffold PRNG key arguments yet"):
+        ArgDecl.parse("k:key")
+    with pytest.raises(ScaffoldError, match="does not scaffold uint32 arrays yet"):
+        ArgDecl.parse("s:array:uint32")

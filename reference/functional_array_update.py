@@ -1,0 +1,5 @@
+"""Reference for functional-array-update: set rows, then add rows, with JAX's .at[] updates."""
+
+
+def update_rows(x, set_idx, set_rows, add_idx, add_rows):
+    return x.at[set_idx].set(set_rows).at[add_idx].add(add_rows)
