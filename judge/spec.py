@@ -117,10 +117,10 @@ class ArgSpec(_Strict):
             raise ValueError(
                 f"kind {self.kind!r} is always traced (arrays are not hashable, so they cannot be static)"
             )
-        if self.kind != "array" and self.dtype != "case":
-            raise ValueError(f"dtype applies to kind 'array' only, not {self.kind!r}")
-        if self.kind not in ("array", "key") and self.ndim:
-            raise ValueError(f"ndim applies to kinds 'array' and 'key' only, not {self.kind!r}")
+        if self.kind != "array" and (self.dtype != "case" or (self.ndim and self.kind != "key")):
+            raise ValueError(
+                f"dtype and ndim apply to kind 'array' only (ndim to kind 'key' too), not {self.kind!r}"
+            )
         if self.kind != "key" and self.impl != "threefry2x32":
             raise ValueError(f"impl applies to kind 'key' only, not {self.kind!r}")
         if self.structure == "fixed" and self.kind != "pytree":
@@ -422,15 +422,28 @@ class ReachSpec(_Strict):
 class AccuracySpec(_Strict):
     """How accurate the reference must be (``judge check``'s ``accuracy`` check): on every case, its
     largest error against the float64 evaluation of itself (``judge.check.float64_run``), in tolerances of
-    the case dtype, may be at most ``share`` (or the dtype's entry in ``shares``)."""
+    the case dtype, may be at most ``share`` (or the dtype's entry in ``shares``).
+
+    The defaults: a quarter of the tolerance, and 0.4 for bfloat16, where arithmetic in the leaf's dtype
+    (a weakly typed Python float times a bfloat16 array) rounds twice before the output, a third of the
+    default 3-ulp tolerance, while a solution that computes in float32 rounds once."""
 
     #: The share of the tolerance the reference's own error may use, for every dtype not in ``shares``.
     share: float = Field(default=0.25, gt=0, le=1)
-    #: Per case dtype, a share of its own.
+    #: Per case dtype, a share of its own (bfloat16: 0.4 unless set).
     shares: dict[CaseDtype, Annotated[float, Field(gt=0, le=1)]] = Field(default_factory=dict)
 
     def limit(self, dtype: str) -> float:
-        return self.shares.get(dtype, self.share)  # type: ignore[call-overload]
+        given = {str(name): share for name, share in self.shares.items()}
+        if dtype in given:
+            return given[dtype]
+        if "share" in self.model_fields_set:
+            return self.share
+        return DEFAULT_ACCURACY_SHARES.get(dtype, self.share)
+
+
+#: Per dtype, the ``[accuracy]`` share when a problem sets neither ``share`` nor that dtype's entry.
+DEFAULT_ACCURACY_SHARES = {"bfloat16": 0.4}
 
 
 class SolutionsSpec(_Strict):

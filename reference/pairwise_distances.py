@@ -9,9 +9,17 @@ import jax.numpy as jnp
 
 
 def _distance(a: Any, b: Any) -> Any:
-    """The Euclidean distance between two points of shape ``(d,)``, from their difference, in float32."""
+    """The Euclidean distance between two points of shape ``(d,)``, from their difference, in float32.
+
+    The difference is scaled by a power of two near its largest entry before squaring, and the root scaled
+    back: exact scalings, so the result is the plain ``sqrt(sum(diff**2))`` wherever no square leaves
+    float32's normal range, and still right where squares of tiny differences (below about 1e-19) would
+    underflow (the CPU flushes subnormals to zero).
+    """
     diff = a.astype(jnp.float32) - b.astype(jnp.float32)
-    return jnp.sqrt(jnp.sum(diff * diff))
+    _, exponent = jnp.frexp(jnp.max(jnp.abs(diff), initial=0.0))
+    scaled = jnp.ldexp(diff, -exponent)
+    return jnp.ldexp(jnp.sqrt(jnp.sum(scaled * scaled)), exponent)
 
 
 def pairwise_distances(x: Any, y: Any) -> Any:

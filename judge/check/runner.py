@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from judge.check import (
+    accuracy_check,
     cases_check,
     cost_check,
     coverage_check,
@@ -54,6 +55,12 @@ def _needs_public_outputs(ctx: CheckContext) -> str | None:
     return None if ctx.public_outputs() is not None else "the reference failed on a public case"
 
 
+def _needs_reference_outputs(ctx: CheckContext) -> str | None:
+    if ctx.problem is None:
+        return "the package did not load"
+    return None if ctx.reference_outputs is not None else "the reference did not run"
+
+
 def _needs_backend(ctx: CheckContext) -> str | None:
     if ctx.problem is None:
         return "the package did not load"
@@ -76,6 +83,7 @@ STEPS: tuple[Step, ...] = (
     Step(cases_check.NAME, cases_check.check, _needs_problem),
     Step(reach_check.NAME, reach_check.check, _needs_problem),
     Step(reference_check.NAME, reference_check.check, _needs_problem),
+    Step(accuracy_check.NAME, accuracy_check.check, _needs_reference_outputs),
     Step(examples_check.NAME, examples_check.check, _needs_public_outputs),
     Step(coverage_check.NAME, coverage_check.check, _needs_problem),
     Step(lookalikes_check.NAME, lookalikes_check.check, _needs_problem),
