@@ -147,7 +147,8 @@ def test_a_key_argument_is_traced_and_described_as_a_key() -> None:
     ("arg", "words"),
     [
         ({"name": "k", "kind": "key", "traced": False}, "always traced"),
-        ({"name": "k", "kind": "key", "dtype": "int32"}, "dtype applies to kind 'array' only"),
+        ({"name": "k", "kind": "key", "dtype": "int32"}, "dtype and ndim apply to kind 'array' only"),
+        ({"name": "n", "kind": "int", "ndim": [0]}, "ndim to kind 'key' too"),
         ({"name": "k", "kind": "key", "impl": "rbg"}, "threefry2x32"),
         ({"name": "x", "kind": "array", "impl": "threefry2x32", "dtype": "uint64"}, "uint32"),
     ],
