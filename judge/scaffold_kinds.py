@@ -35,7 +35,7 @@ INT_LOW, INT_HIGH = 1, 8
 INT_BOUND = 1000
 #: The static tuples cases use, in turn (the first two are the examples').
 INT_TUPLES = ([2, 4], [1, 3, 5], [1, 2, 4, 8], [3], [2, 3, 7])
-#: Kinds and array dtypes a problem may declare that ``judge new`` does not template (yet): why, for the error.
+#: Kinds and array dtypes a problem may declare that ``judge new`` does not template yet, and why.
 UNSCAFFOLDED = {
     "key": (
         "judge new does not scaffold PRNG key arguments yet: scaffold without it and add the [[args]] table "
