@@ -1,0 +1,14 @@
+"""Mistake: y split by rows only
+
+`P("data")` splits the rows of `y` over `data` but keeps each row whole on both devices of `model`: the
+columns must be split too, `P("data", "model")`.
+"""
+import jax
+from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+
+
+def shard_activations(x, w):
+    mesh = jax.make_mesh((4, 2), ("data", "model"), axis_types=(AxisType.Auto, AxisType.Auto))
+    y = jax.lax.with_sharding_constraint(x @ w, NamedSharding(mesh, P("data")))
+    top = jax.lax.with_sharding_constraint(y.max(axis=1), NamedSharding(mesh, P("data")))
+    return {"y": y, "top": top}
