@@ -349,6 +349,23 @@ def _container_rules(spec: ProblemSpec) -> list[str]:
 #: Every kind of rule the statement states, in order. A new kind of rule the judge enforces (a program
 #: rule declared in the spec, such as "uses `jax.lax.scan`") adds its source here, so it is stated in
 #: every statement that declares it.
+def _device_rules(spec: ProblemSpec) -> list[str]:
+    """A problem of several devices: where they come from, how inputs arrive, and the sharding comparison."""
+    sandbox = spec.sandbox
+    if sandbox.devices == 1 or sandbox.mesh is None:
+        return []
+    axes = _names(sandbox.mesh.axes)
+    shape = "(" + ", ".join(str(n) for n in sandbox.mesh.shape) + ")"
+    return [
+        f"Your function runs on {sandbox.devices} CPU devices (`jax.devices()` lists them; the mesh of shape "
+        f"{shape} with axes {axes} lays out devices 0 to {sandbox.devices - 1} in row-major order), and "
+        "every input arrives replicated on all of them. After the values, each output's sharding as the "
+        "compiled program places it (which devices hold which block, whatever the mesh axes are called) "
+        "must be the expected one: a difference is wrong_answer (reason `sharding`), naming the output and "
+        "both placements."
+    ]
+
+
 def _cost_rules(spec: ProblemSpec) -> list[str]:
     rule = spec.cost
     if rule is None:
@@ -368,6 +385,7 @@ def _cost_rules(spec: ProblemSpec) -> list[str]:
 
 RULE_SOURCES: tuple[RuleSource, ...] = (
     _call_rules,
+    _device_rules,
     _program_rules,
     _declared_rules,
     _cost_rules,

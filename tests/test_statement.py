@@ -73,6 +73,16 @@ def test_rules_follow_the_spec() -> None:
     assert any("`start`, `end` and `weight` arrive traced" in r for r in rules)
 
 
+def test_a_problem_of_several_devices_states_them_and_the_sharding_comparison() -> None:
+    one = " ".join(stated_rules(_spec()))
+    assert "CPU devices" not in one and "reason `sharding`" not in one
+    mesh = {"devices": 8, "mesh": {"axes": ["data", "model"], "shape": [4, 2]}}
+    rules = " ".join(stated_rules(_spec(sandbox=mesh)))
+    assert "runs on 8 CPU devices" in rules
+    assert "the mesh of shape (4, 2) with axes `data` and `model` lays out devices 0 to 7" in rules
+    assert "every input arrives replicated" in rules and "wrong_answer (reason `sharding`)" in rules
+
+
 def test_only_allowed_dtypes_are_described() -> None:
     rules = " ".join(stated_rules(_spec(dtypes__allowed=["float32"])))
     assert "float32 within rtol" in rules and "bfloat16" not in rules.split("Values are compared")[1]
