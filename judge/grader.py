@@ -51,7 +51,15 @@ from judge.results import (
     ProgramView,
     Visibility,
 )
-from judge.rules import ProgramSummary, Rule, broken_rule, donated_args, precheck_for, rules_for
+from judge.rules import (
+    ProgramSummary,
+    Rule,
+    broken_rule,
+    donated_args,
+    idle_loops_message,
+    precheck_for,
+    rules_for,
+)
 from judge.rules_transform import (
     Peer,
     autodiff_broken,
@@ -590,6 +598,9 @@ class Judging:
         got_or_failure = self._output(program, run, hidden)
         if isinstance(got_or_failure, _Outcome):
             return got_or_failure
+        idle = idle_loops_message(self.problem, run.loops_matter, _leaf_count(expected))
+        if idle is not None:
+            return _Outcome(Verdict.WRONG_ANSWER, idle, WrongAnswerReason.RULE)
         again = None
         if self.autodiff is not None:
             parts = split_autodiff(got_or_failure)
@@ -1081,6 +1092,17 @@ def assemble(skeleton: Any, outputs: Sequence[np.ndarray[Any, Any]], max_bytes: 
             f"the program has {len(outputs)} outputs, the output structure places {len(used)}"
         )
     return tree
+
+
+def _leaf_count(tree: Any) -> int:
+    """The array leaves of a decoded tree (an expected output), in flatten order as the program's outputs."""
+    if isinstance(tree, dict):
+        return sum(_leaf_count(v) for v in tree.values())
+    if isinstance(tree, list | tuple):
+        return sum(_leaf_count(v) for v in tree)
+    if isinstance(tree, OtherNode):
+        return sum(_leaf_count(v) for v in tree.children)
+    return 0 if tree is None else 1
 
 
 def _bad_leaf(tree: Any) -> str | None:

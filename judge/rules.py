@@ -20,6 +20,10 @@ step), which is what the three share. A loop that does none of the work (an empt
 Python loop) fails, because its body has no work op; a loop that does part of the work beside unrolled
 copies of the rest is not told apart.
 
+And the loop must matter (``idle_loops_message``): the executor also runs a variant of the program it parsed
+whose loops' results are perturbed (``sandbox.inside.perturb``), on the same inputs; when no output bit
+changes, the loops do dummy work and a closed form outside computes the answer, so the case breaks the rule.
+
 What "updates in place" means (``UpdateInPlace``, ``judge.spec.InPlaceRule``): the judge donates the declared
 arguments (the executor marks their buffers as donors, whatever the tracer's module says), and decides from
 what XLA reports about the compiled program: every donated byte aliased with an output, and the program's
@@ -247,9 +251,26 @@ def precheck_for(problem: Problem) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     if required:
         out["require_loop_any"] = sorted(required)
+        # The executor also runs the program with its loops' results perturbed: ``idle_loops_message``.
+        out["loops_matter"] = []
     if forbidden:
         out["forbid_ops"] = sorted(forbidden)
     return out
+
+
+def idle_loops_message(problem: Problem, loops_matter: Sequence[bool] | None, leaves: int) -> str | None:
+    """The ``require_loop`` rule on one case's run: the message when perturbing the loops' results left
+    every bit of the first ``leaves`` output leaves (the function's own output; a gradient or a second
+    output follows it) as it was (``sandbox.inside.perturb``); None when they mattered, when the problem
+    has no loop rule, or when the executor did not check (several devices)."""
+    rule = next((r for r in problem.spec.rules if isinstance(r, LoopRule)), None)
+    if rule is None or loops_matter is None or any(loops_matter[:leaves]):
+        return None
+    return (
+        f"this problem asks you to {rule.asks}; your program has a loop, but its output does not depend "
+        "on what the loop computes (the judge changed the loop's results and got the same output): the "
+        "answer must come out of the loop, not from a formula beside it"
+    )
 
 
 def broken_rule(rules: Sequence[Rule], summary: ProgramSummary) -> str | None:

@@ -176,6 +176,9 @@ class CaseReport:
     error: dict[str, Any] | None = None
     #: For the re-trace: the executor found the very same program, so it was not run again.
     same_program: bool = False
+    #: The loop check (``sandbox.inside.perturb``): per output leaf, whether perturbing the loops' results
+    #: changed it; None when the executor did not check (no ``loops_matter`` in the precheck).
+    loops_matter: list[bool] | None = None
     #: The executor that computed it ("shown" or "secret"). A public case run by the secret executor
     #: (``_Session._lane``) counts for its verdict only: nothing of it is shown but what ``display`` gives.
     lane: str = "shown"
@@ -394,6 +397,7 @@ class _Session:
         self.steps: list[tuple[str, int]] = [
             ("load", -1),
             *[("sig", s.id) for s in public],
+            ("views", -1),
             ("public_done", -1),
         ]
         self.steps += [("sig", s.id) for s in secret]
@@ -591,6 +595,9 @@ class _Session:
         step, sig_id = self.steps[self.step]
         kind = frame.type
         message = frame.message
+        if step == "views" and kind != "views":  # the views are extra: a tracer may send none
+            self.step += 1
+            step, sig_id = self.steps[self.step]
         try:
             if step == "load" and kind in ("loaded", "load_error"):
                 self.raw.load = _load_message(message)
@@ -604,6 +611,9 @@ class _Session:
                 self.raw.programs[sig_id] = report
                 if report.failure is None:
                     self._arrived(sig_id, bytes(frame.blob(message.get("module"))))
+                self._notify()
+            elif step == "views" and kind == "views":
+                self._views(message.get("views"))
                 self._notify()
             elif step == "public_done" and kind == "public_done":
                 self._hidden_phase()
@@ -648,10 +658,20 @@ class _Session:
         mutation = message.get("mutation")
         report.mutation = _text(mutation, 500) if isinstance(mutation, str) else None
         report.trace_ms = _ms(message.get("trace_ms"))
-        view = message.get("view")
-        if isinstance(view, dict):
-            report.view = {k: _text(view.get(k), VIEW_MAX_CHARS) for k in ("jaxpr", "stablehlo")}
         return report
+
+    def _views(self, views: Any) -> None:
+        """The public programs' text (the tracer's claim, shown back to this learner only): each kept on its
+        signature's report, when that signature is public and traced; anything else is ignored."""
+        if not isinstance(views, list):
+            raise ProtocolError("the tracer's views are not a list")
+        public = {s.id for s in self.job.sigs if not s.secret}
+        for view in views[: len(public)]:
+            if not isinstance(view, dict) or view.get("sig") not in public:
+                continue
+            report = self.raw.programs.get(view["sig"])
+            if report is not None and report.failure is None and report.view is None:
+                report.view = {k: _text(view.get(k), VIEW_MAX_CHARS) for k in ("jaxpr", "stablehlo")}
 
     def _hidden_phase(self) -> None:
         """The tracer finished everything public: find the end of its public output, then give it the
@@ -709,7 +729,7 @@ class _Session:
             return "load", None
         if step == "sig":
             return "trace", self.job.first_case(sig_id)
-        if step == "public_done":
+        if step in ("views", "public_done"):
             first_secret = next((self.job.first_case(s.id) for s in self.secret_sigs), None)
             return "print", first_secret
         if step == "retrace":
@@ -982,6 +1002,12 @@ class _Session:
             if kind == "result":
                 report.outputs = decode_leaves(message.get("outputs"), frame, self.skeleton_limits)
                 report.run_ms = _ms(message.get("run_ms"))
+                matter = message.get("loops_matter")
+                report.loops_matter = (
+                    [bool(m) for m in matter[:_MAX_LOOP_FLAGS]]
+                    if isinstance(matter, list) and all(isinstance(m, bool) for m in matter)
+                    else None
+                )
             else:
                 report.error = {
                     "kind": _text(message.get("kind"), 20),
@@ -1344,6 +1370,8 @@ def _cost(value: Any) -> dict[str, float]:
     }
 
 
+#: Most per-leaf flags of the loop check a result may carry (one per output leaf).
+_MAX_LOOP_FLAGS = 100_000
 #: Most outputs, and device ids per output, a program's reported layouts may hold.
 _MAX_LAYOUT_OUTPUTS = 100_000
 _MAX_LAYOUT_IDS = 4096

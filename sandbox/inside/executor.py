@@ -19,7 +19,10 @@ any failure). Requests and replies:
   replies may come in any order.
 - ``run`` {program, case, leaves (blobs)}: run a compiled program on concrete inputs (on the main thread,
   in request order). Replies ``result`` {case, outputs (leaves as blobs), run_ms (charged time)} or
-  ``run_error`` {case, kind, message}.
+  ``run_error`` {case, kind, message}. When the program's ``precheck`` has ``loops_matter`` (a problem with
+  a ``require_loop`` rule), the executor also compiles a variant of the parsed program with every loop's
+  results perturbed (``sandbox.inside.perturb``), runs it after the program, untimed, and ``result``
+  carries ``loops_matter``: per output leaf, whether any of its bits changed.
 - ``begin`` {cpu_time_s}: a job starts; its CPU time limit (the soft RLIMIT_CPU) counts from now.
 - ``end``: the job is over; its programs are dropped (compiled programs stay cached by content only with
   ``--cache-scope process``). Replies ``ended`` {jobs, recycle}; ``recycle``: a compile that lost a race
@@ -61,6 +64,7 @@ import numpy as np
 from sandbox.inside.compiling import FAST, STANDARD, STANDARD_OVERRIDES, Outcome, Pipelines, measure
 from sandbox.inside.contracts import BrokenContract, Contracts, check_partitioning
 from sandbox.inside.lowering import Lowerer, parse
+from sandbox.inside.perturb import perturb_loops
 from sandbox.protocol import (
     DTYPES,
     Blobs,
@@ -156,6 +160,9 @@ class Compiled:
     shardings: list[Any] = field(default_factory=list)
     #: Bytes of the inputs donated to the program (``Executor.donate``); 0 when none were.
     donated_bytes: int = 0
+    #: The loop check's variant (``sandbox.inside.perturb``), compiled, when the judge asked for it; each
+    #: run then also runs it and reports ``loops_matter``.
+    variant: Any = None
 
 
 class Executor:
@@ -273,7 +280,9 @@ class Executor:
                 summary = self.summarize(module)
                 self.check(module, summary, message)
                 donated, data = self.donate(module, message.get("donate"), data)
-                key = hashlib.sha256(module.operation.get_asm(enable_debug_info=False).encode()).hexdigest()
+                variant = self._variant(data) if _wants_loop_check(message) else None
+                text = module.operation.get_asm(enable_debug_info=False) + ("|loops" if variant else "")
+                key = hashlib.sha256(text.encode()).hexdigest()
                 with self.lock:
                     cached = self.cache.get(key)
                 if cached is not None:
@@ -293,6 +302,18 @@ class Executor:
                         done.set_result(None)
                         return
                     compiled = Compiled(result.executable, summary, outputs, key, donated_bytes=donated)
+                    if variant is not None:
+                        try:
+                            compiled.variant = self.backend.compile_and_load(
+                                variant,
+                                executable_devices=self.devices,
+                                compile_options=self.pipeline_options[FAST],
+                            )
+                        except Exception as exc:  # the judge's own transformation failed: never the user's
+                            text = f"the judge could not compile its loop check of the program: {_first(exc)}"
+                            self._refuse(program_id, "internal", text, summary)
+                            done.set_result(None)
+                            return
                     if self.partitions > 1:
                         try:
                             self._partitioned(compiled)
@@ -388,6 +409,17 @@ class Executor:
             with context:
                 parse(self.ir, self.warm_module)
         return context
+
+    def _variant(self, data: bytes) -> bytes | None:
+        """The loop check's variant of the program (``sandbox.inside.perturb``) as bytes, parsed afresh
+        from the program's own bytes; None on several devices (not checked there)."""
+        if self.partitions > 1:
+            return None
+        from jax._src.lib.mlir.dialects import hlo  # type: ignore[attr-defined]
+
+        variant = self._parse(data)
+        perturb_loops(self.ir, hlo, variant)
+        return bytes(self.mlir.module_to_bytecode(variant))
 
     def _parse(self, data: bytes) -> Any:
         try:
@@ -523,12 +555,29 @@ class Executor:
             self.send({"type": "run_error", "case": case, "kind": kind, "message": _first(exc)})
             return
         run_ms = started.charged_s(thread_now()) * 1000
+        extra: dict[str, Any] = {}
+        if compiled.variant is not None:  # the judge's check, after the program's own (timed) run
+            extra["loops_matter"] = self._loops_matter(compiled.variant, leaves, outputs)
         blobs = Blobs()
         nodes = [encode_leaf(out, blobs) for out in outputs]
         self.send(
-            {"type": "result", "case": case, "outputs": nodes, "run_ms": round(run_ms, 3)},
+            {"type": "result", "case": case, "outputs": nodes, "run_ms": round(run_ms, 3), **extra},
             [bytes(b) for b in blobs.items],
         )
+
+    def _loops_matter(self, variant: Any, leaves: list[Any], outputs: list[Any]) -> list[bool]:
+        """Per output leaf, whether the variant with perturbed loop results gives other bits there on these
+        inputs (a variant that fails where the program ran changes every leaf)."""
+        try:
+            arguments = [self.jax.device_put(np.array(leaf), self.device) for leaf in leaves]
+            perturbed = [np.asarray(r) for r in variant.execute(arguments)]
+        except Exception:
+            return [True] * len(outputs)
+        if len(perturbed) != len(outputs):
+            return [True] * len(outputs)
+        return [
+            a.shape != b.shape or a.tobytes() != b.tobytes() for a, b in zip(outputs, perturbed, strict=True)
+        ]
 
     def _compile_options(self, compiler: Any, **overrides: Any) -> Any:
         """XLA's options for this process: one partition, or ``partitions`` over devices 0..D-1 with the
@@ -669,6 +718,12 @@ def loop_ops(ir: Any, module: Any) -> collections.Counter[str]:
                     if len(operation.regions):
                         stack.append((operation, in_loop or name == "stablehlo.while"))
     return counts
+
+
+def _wants_loop_check(message: dict[str, Any]) -> bool:
+    """The judge's precheck asks for the loop check (``judge.rules.precheck_for``: ``loops_matter``)."""
+    precheck = message.get("precheck")
+    return isinstance(precheck, dict) and "loops_matter" in precheck
 
 
 def _precheck(summary: dict[str, Any], precheck: Any) -> str | None:
