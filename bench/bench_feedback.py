@@ -62,7 +62,7 @@ def view_cost(problem_slug: str, repeats: int) -> tuple[float, float]:
             traced = jax.jit(fn, static_argnums=static).trace(*args)
             lower(traced.jaxpr)
             middle = time.perf_counter()
-            _program_view(traced.jaxpr, lower)
+            _program_view(traced.jaxpr, lower, lower.last)
             end = time.perf_counter()
             traces.append(middle - start)
             views.append(end - middle)

@@ -725,7 +725,7 @@ class Judging:
     def _view(self, sig: int, program: ProgramReport) -> ProgramView | None:
         """The program view of a public signature (the tracer's text, before anything hidden reached it);
         None for a secret signature, whatever the tracer sent. One per signature."""
-        if sig not in self._views:
+        if self._views.get(sig) is None:  # the views come after the programs: a case may be sent before
             self._views[sig] = self._new_view(sig, program)
         return self._views[sig]
 

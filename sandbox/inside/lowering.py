@@ -80,11 +80,18 @@ class Lowerer:
         self._last = lowered.module
         return self._to_bytecode(lowered.module)
 
-    def text(self, limit: int) -> str:
-        """The last module lowered, as StableHLO text (large constants elided), ``limit`` chars at most."""
-        if self._last is None:
+    @property
+    def last(self) -> Any:
+        """The last module lowered (None before the first), for ``text`` later."""
+        return self._last
+
+    def text(self, limit: int, module: Any = None) -> str:
+        """``module`` (default: the last one lowered) as StableHLO text (large constants elided), ``limit``
+        chars at most."""
+        module = self._last if module is None else module
+        if module is None:
             return ""
-        text: str = self._last.operation.get_asm(large_elements_limit=16)
+        text: str = module.operation.get_asm(large_elements_limit=16)
         return text[:limit]
 
 

@@ -526,13 +526,20 @@ def find_mutation(root: str, snap: Snapshot) -> str | None:
 VIEW_MAX_CHARS = 1 << 16
 
 
-def _program_view(jaxpr: Any, lower: Lowerer) -> dict[str, str] | None:
-    """The jaxpr as JAX prints it and the StableHLO text of the module just lowered, capped; None if
-    printing fails (the view is extra: the program is graded without it)."""
+def _program_view(jaxpr: Any, lower: Lowerer, module: Any = None) -> dict[str, str] | None:
+    """The jaxpr as JAX prints it and the StableHLO text of ``module`` (default: the one just lowered),
+    capped; None if printing fails (the view is extra: the program is graded without it)."""
     try:
-        return {"jaxpr": str(jaxpr)[:VIEW_MAX_CHARS], "stablehlo": lower.text(VIEW_MAX_CHARS)}
+        return {
+            "jaxpr": str(jaxpr)[:VIEW_MAX_CHARS],
+            "stablehlo": lower.text(VIEW_MAX_CHARS, module) if module is not None else "",
+        }
     except Exception:
         return None
+
+
+#: A public signature whose program text is still to be printed: (signature id, jaxpr, lowered module).
+PendingView = tuple[int, Any, Any]
 
 
 def find_callbacks(jaxpr: Any, found: set[str] | None = None, depth: int = 0) -> set[str]:
@@ -821,12 +828,15 @@ class Tracer:
         self.send({"type": "loaded"})
         signatures: dict[int, Signature] = {}
         debug_sigs: set[int] = set()
+        views: list[PendingView] = []
         for body in message["signatures"]:
             sig = Signature(body, self.arg_specs, self.cap, self.menu)
             signatures[sig.id] = sig
             _section(self.sections, f"trace {sig.id}")
-            if self.export_one(sig, "program", view=True):
+            if self.export_one(sig, "program", views=views):
                 debug_sigs.add(sig.id)
+        # Printed once every public program is on its way: the executor compiles them meanwhile.
+        self.send_views(views)
         self.print_runs(job, signatures, debug_sigs)
         _end_public_output(message.get("output_mark"))
         self.send({"type": "public_done"})
@@ -841,10 +851,10 @@ class Tracer:
             self.export_one(signatures[retrace], "retrace")
         self.send({"type": "done"})
 
-    def export_one(self, sig: Signature, kind: str, *, view: bool = False) -> bool:
+    def export_one(self, sig: Signature, kind: str, *, views: list[PendingView] | None = None) -> bool:
         """Trace and export one signature through a fresh wrapper; send it. True if it used jax.debug.
-        ``view`` (public signatures only, before anything hidden arrives): also send the program as text,
-        the jaxpr as JAX prints it and the StableHLO, for the learner to read."""
+        ``views`` (public signatures only, before anything hidden arrives): where to keep the traced program
+        for ``send_views``, which prints it as text for the learner to read."""
         probe = Probe()
         used: list[bool] = []
         wrapper = make_wrapper(
@@ -872,7 +882,8 @@ class Tracer:
                         "graded function cannot have: return every result instead",
                     )
                 module = self.cap.lower(traced.jaxpr)
-                shown = _program_view(traced.jaxpr, self.cap.lower) if view else None
+                if views is not None:
+                    views.append((sig.id, traced.jaxpr, getattr(self.cap.lower, "last", None)))
         except BaseException as exc:
             failure = classify(exc, self.cap.errors, at="while tracing the function")
             failed = f"{kind}_failed" if kind == "retrace" else "trace_failed"
@@ -891,11 +902,20 @@ class Tracer:
                 "mutation": probe.mutation,
                 "module": 0,
                 "trace_ms": round((time.perf_counter() - started) * 1000, 3),
-                **({"view": shown} if shown is not None else {}),
             },
             [module],
         )
         return bool(used)
+
+    def send_views(self, views: list[PendingView]) -> None:
+        """The public programs as text (the jaxpr as JAX prints it and the StableHLO), one message for all;
+        a program that cannot be printed is left out."""
+        shown: list[dict[str, Any]] = []
+        for sig_id, jaxpr, module in views:
+            view = _program_view(jaxpr, self.cap.lower, module)
+            if view is not None:
+                shown.append({"sig": sig_id, **view})
+        self.send({"type": "views", "views": shown})
 
     def print_runs(self, job: Frame, signatures: dict[int, Signature], debug_sigs: set[int]) -> None:
         """Run the function on public and custom values of signatures that used jax.debug, for its prints."""
