@@ -2,9 +2,10 @@
 
 The tracer is the only process that runs user Python, and the only one whose output is shown. Before it
 loads the code, before it traces each public signature, before it runs each public case for its
-``jax.debug`` output and before it traces one signature again (the state check), it writes a section mark into its output (``sandbox.output_mark``); the monitor
-records where each mark stood in the stream (``RawRun.sections``) and where the public output ends (the
-end mark, written before the tracer is given anything hidden). This module turns that record into
+``jax.debug`` output and before it traces one signature again (the state check), it writes a section mark
+into its output (``sandbox.output_mark``); the monitor records where each mark stood in the stream
+(``RawRun.sections``) and where the public output ends (the end mark, written before the tracer is given
+anything hidden). This module turns that record into
 ``OutputSection``s: each one's text is the kept output between its mark and the next (never past the
 public end: nothing printed once a hidden signature reached the tracer is shown, and the tracer never
 holds a hidden value), with the bytes printed past the output limit counted. The executor prints
