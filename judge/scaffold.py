@@ -91,6 +91,15 @@ def _spec(p: Package) -> str:
         if p.example
         else "Say here what a learner who is stuck should look up (one hint per line)."
     )
+    backing = (
+        '"Keep each leaf\'s dtype" = ["compare"]'
+        if p.example
+        else '# "words of a requirement" = ["solution:wrong_answer/<file>.py"]  (case:, rule:, compare, jit)'
+    )
+    requirements = (
+        "# What rejects a solution breaking each requirement of the statement (judge check: requirements).\n"
+        f"[requirements]\n{backing}\n\n"
+    )
     return f'''slug = "{p.slug}"
 title = "{p.title}"
 difficulty = "easy"
@@ -121,7 +130,7 @@ run_panel = "float32"
 # 1.5 ulp of the largest magnitude in its result. Add [compare.tolerance.<dtype>] only with a measurement.
 checks = []
 
-[limits]
+{requirements}[limits]
 case_time_s = 10
 wall_time_s = 60
 '''

@@ -593,6 +593,10 @@ class ProblemSpec(_Strict):
     reach: ReachSpec = Field(default_factory=ReachSpec)
     #: How accurate the reference must be against its own float64 evaluation.
     accuracy: AccuracySpec = Field(default_factory=AccuracySpec)
+    #: What backs each requirement the statement states (``judge check``'s ``requirements`` check): a few
+    #: words of the requirement -> ``solution:<folder>/<file>.py``, ``case:<name>``, ``rule:<kind>``,
+    #: ``check:<name>``, ``gradient``, ``compare`` or ``jit``.
+    requirements: dict[str, Annotated[list[str], Field(min_length=1)]] = Field(default_factory=dict)
     #: Rules on the user's compiled program (``judge.rules``), stated in the generated statement.
     rules: list[ProgramRuleSpec] = Field(default_factory=list)
     #: A gradient checked beside the output (``sandbox.transforms``).

@@ -109,8 +109,11 @@ def test_new_writes_cases_for_every_argument_kind(tmp_path: Path) -> None:
     )
     report = run_checks([root], separate_runs=False)
     left = {(f.check, f.severity.value) for f in report.findings}
-    # What is left is the author's: solutions to write, explanations of the examples.
-    assert left == {("rules", "error"), ("examples", "warning")}, [str(f) for f in report.findings]
+    # What is left is the author's: solutions to write, explanations of the examples, the requirements
+    # the statement states and what backs them.
+    assert left == {("rules", "error"), ("examples", "warning"), ("requirements", "warning")}, [
+        str(f) for f in report.findings
+    ]
     assert all("rule signature" not in f.message for f in report.findings)
     checks = {c.name: c.status for c in report.problems[0].checks}
     for name in ("spec", "statement", "starter", "cases", "reference", "coverage", "lookalikes"):

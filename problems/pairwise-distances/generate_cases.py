@@ -68,6 +68,13 @@ def build_cases() -> list[dict[str, Any]]:
     add("near_the_bound_opposite_corners", points(5, 3, 1e9, 9e14), points(7, 3, 1e9, -9e14))
     x = np.clip(points(6, 4, 3e14), -1e15, 1e15)
     add("bf16_values_near_the_bound", x, with_copies(x, 9, 4, 1e14), "bfloat16")
+    # Every point the same: every distance is exactly 0, so the result's magnitude is 0 and the bfloat16
+    # tolerance is a subnormal; even a tiny epsilon under the root (sqrt(d + 1e-12) = 1e-6, which the
+    # float32 atol of 1e-6 lets through) is far outside it. Shapes of earlier cases.
+    point = points(1, 4)
+    add("bf16_all_points_identical", np.repeat(point, 6, axis=0), np.repeat(point, 9, axis=0), "bfloat16")
+    point = points(1, 2, 50.0)
+    add("bf16_all_points_identical_small", np.repeat(point, 2, axis=0), np.repeat(point, 3, axis=0), "bfloat16")
     return cases
 
 
