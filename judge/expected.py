@@ -176,14 +176,7 @@ def reference_outputs(problem: Problem, cases: Sequence[Case], what: str = "outp
         try:
             # Python floats stay floats (weakly typed when traced); static ints and tuples stay Python
             # values; a menu choice becomes its function; arrays and trees move to the device.
-            args = [
-                menu[value.name]
-                if isinstance(value, MenuChoice)
-                else value
-                if isinstance(value, float) or not arg.traced
-                else reference_argument(jax, value)
-                for value, arg in zip(case.inputs, problem.spec.args, strict=True)
-            ]
+            args = call_arguments(jax, problem, case, menu)
             outputs.append(to_host(jax.block_until_ready(jitted(*args))))
         except Exception as exc:
             failure = ReferenceFailure(
@@ -222,11 +215,32 @@ def _gradient_of(problem: Problem, fn: Callable[..., Any]) -> Callable[..., Any]
     return gradient
 
 
-def _argument(jax: Any, menu: dict[str, Callable[..., Any]], value: Any) -> Any:
-    """One reference argument: a menu function for a ``MenuChoice``, a float as is, else a device array."""
-    if isinstance(value, MenuChoice):
-        return menu[value.name]
-    return value if isinstance(value, float) else reference_argument(jax, value)
+def call_arguments(jax: Any, problem: Problem, case: Case, menu: dict[str, Callable[..., Any]]) -> list[Any]:
+    """The arguments of a trusted-side call on ``case`` (the reference, a known mistake): Python floats stay
+    floats (weakly typed when traced), static ints and tuples stay Python values, a menu choice becomes its
+    function, arrays and trees move to the device (``reference_argument``)."""
+    return [
+        menu[value.name]
+        if isinstance(value, MenuChoice)
+        else value
+        if isinstance(value, float) or not arg.traced
+        else reference_argument(jax, value)
+        for value, arg in zip(case.inputs, problem.spec.args, strict=True)
+    ]
+
+
+def jit_with_gradient(problem: Problem, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` under ``jax.jit`` with the problem's static arguments; for a problem with ``[gradient]`` it
+    returns ``(output, gradient)``, the gradient as the problem checks it (``_gradient_of``)."""
+    jax = _import_jax()
+    if problem.spec.gradient is not None:
+        value, gradient = fn, _gradient_of(problem, fn)
+
+        def fn(*args: Any) -> Any:
+            return value(*args), gradient(*args)
+
+    static = tuple(i for i, a in enumerate(problem.spec.args) if not a.traced)
+    return jax.jit(fn, static_argnums=static)  # type: ignore[no-any-return]
 
 
 def expected_gradients(problem: Problem, cases: Sequence[Case]) -> list[Any | ReferenceFailure] | None:

@@ -27,7 +27,6 @@ from judge.errors import ReferenceFailure
 from judge.feedback.matching import Candidate, Match, best_match, differing_leaves
 from judge.feedback.notes import MistakeNote, NoteError, parse_note
 from judge.gradients import accepts_with_gradient, gradient_checker
-from judge.menu import MenuChoice
 from judge.problems import Case, Problem
 from sandbox.command import FAST_COMPILE_XLA_FLAGS
 from sandbox.protocol import ProtocolError, dumps_tree, loads_tree
@@ -88,7 +87,7 @@ def _key(problem: Problem, mistake: KnownMistake, case: Case) -> str:
 
 def _jitted(problem: Problem, mistake: KnownMistake) -> Callable[..., Any]:
     """The wrong solution's function (with its gradient, on a ``[gradient]`` problem) under one jit."""
-    jax = _expected._import_jax()
+    _expected._import_jax()  # the XLA flags are set before the code imports JAX
     key = (
         str(mistake.path),
         mistake.source,
@@ -101,14 +100,7 @@ def _jitted(problem: Problem, mistake: KnownMistake) -> Callable[..., Any]:
     fn = getattr(module, problem.spec.function, None)
     if not callable(fn):
         raise ReferenceFailure(f"{mistake.path} does not define `{problem.spec.function}`")
-    if problem.spec.gradient is not None:
-        value, gradient = fn, _expected._gradient_of(problem, fn)
-
-        def fn(*args: Any) -> Any:
-            return value(*args), gradient(*args)
-
-    static = tuple(i for i, a in enumerate(problem.spec.args) if not a.traced)
-    jitted: Callable[..., Any] = jax.jit(fn, static_argnums=static)
+    jitted = _expected.jit_with_gradient(problem, fn)
     with _JITTED_LOCK:
         _JITTED[key] = jitted
     return jitted
@@ -120,14 +112,7 @@ def _run(problem: Problem, mistake: KnownMistake, case: Case) -> Any | None:
     try:
         fn = _jitted(problem, mistake)
         menu = problem.menu()
-        args = [
-            menu[value.name]
-            if isinstance(value, MenuChoice)
-            else value
-            if isinstance(value, float) or not arg.traced
-            else _expected.reference_argument(jax, value)
-            for value, arg in zip(case.inputs, problem.spec.args, strict=True)
-        ]
+        args = _expected.call_arguments(jax, problem, case, menu)
         return _expected.to_host(jax.block_until_ready(fn(*args)))
     except Exception:  # a known mistake that cannot run here names nothing on this case
         return None

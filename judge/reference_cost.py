@@ -19,7 +19,6 @@ import time
 from typing import Any
 
 from judge import expected as _expected
-from judge.menu import MenuChoice
 from judge.problems import Case, Problem
 
 _JITTED: dict[tuple[str, str], Any] = {}
@@ -38,16 +37,9 @@ def _jitted(problem: Problem) -> Any:
     with _JITTED_LOCK:
         if key in _JITTED:
             return _JITTED[key]
-    jax = _expected._import_jax()
+    _expected._import_jax()  # the XLA flags are set before the code imports JAX
     fn = _expected.load_reference(problem)
-    if problem.spec.gradient is not None:
-        value, gradient = fn, _expected._gradient_of(problem, fn)
-
-        def fn(*args: Any) -> Any:
-            return value(*args), gradient(*args)
-
-    static = tuple(i for i, a in enumerate(problem.spec.args) if not a.traced)
-    jitted = jax.jit(fn, static_argnums=static)
+    jitted = _expected.jit_with_gradient(problem, fn)
     with _JITTED_LOCK:
         _JITTED[key] = jitted
     return jitted
@@ -59,14 +51,7 @@ def _measure(problem: Problem, case: Case) -> dict[str, float] | None:
 
     try:
         menu = problem.menu()
-        args = [
-            menu[value.name]
-            if isinstance(value, MenuChoice)
-            else value
-            if isinstance(value, float) or not arg.traced
-            else _expected.reference_argument(jax, value)
-            for value, arg in zip(case.inputs, problem.spec.args, strict=True)
-        ]
+        args = _expected.call_arguments(jax, problem, case, menu)
         lowered = _jitted(problem).lower(*args)
         compiled = lowered.compile()
         figures = cost_of(compiled.runtime_executable())
