@@ -105,7 +105,7 @@ title = "{p.title}"
 difficulty = "easy"
 # Raise with every change to what grading reads (cases, reference, limits): the API shows it.
 revision = 1
-tags = ["pytree", "jit"]
+tags = {json.dumps(_tags(p))}
 # The function learners write, and the module reference/{p.function}.py that defines the trusted solution.
 function = "{p.function}"
 reference = "{p.function}"
@@ -136,6 +136,17 @@ wall_time_s = 60
 '''
 
 
+def _tags(p: Package) -> list[str]:
+    """What the problem is about, from its arguments: ``pytree`` only with a pytree argument."""
+    kinds = {a.kind for a in p.args}
+    return [*(["pytree"] if "pytree" in kinds else []), "jit"]
+
+
+def _has_floats(p: Package) -> bool:
+    """Whether any argument holds values of the case dtype (a pytree, a number, a float array)."""
+    return any(a.kind in ("pytree", "number") or (a.kind == "array" and a.dtype == "case") for a in p.args)
+
+
 def _statement(p: Package) -> str:
     if p.example:
         task = f"""Write `{p.signature}`. Multiply every entry of every leaf of `tree` by `factor` and return
@@ -158,6 +169,12 @@ returns: its structure, shapes and dtypes.
         )
     constraints = "\n".join(a.constraint() for a in p.args)
     dtypes = " or ".join(p.dtypes)
+    run = (
+        "The examples are float32, and so are custom Run inputs unless you choose bfloat16 on the page."
+        if "bfloat16" in p.dtypes
+        else "The examples and custom Run inputs are float32."
+    )
+    shared = f"\n- All leaves of one case share a dtype, {dtypes}. {run}" if _has_floats(p) else ""
     return f"""{task}
 {{{{examples}}}}
 
@@ -168,8 +185,7 @@ returns: its structure, shapes and dtypes.
 
 ## Constraints
 
-{constraints}
-- All leaves of one case share a dtype, {dtypes}. The examples and custom Run inputs are float32.
+{constraints}{shared}
 """
 
 
@@ -457,8 +473,9 @@ def _cases_readme(p: Package) -> str:
 
 - `public.json`: the examples, written by hand. Each is shown in the statement (at its `{{{{examples}}}}`
   line) with the reference's output, so give each an `explanation` (one sentence: why the output is
-  what it is) and an `expected` output worked out by hand (`judge check` requires the reference to agree
-  with it). Public cases are float32: the Run panel's JSON cannot say bfloat16.
+  what it is) and, where one can be worked out by hand, an `expected` output (`judge check` requires the
+  reference to agree with it; leave it out for outputs nobody can work out by hand, such as random
+  draws). Public cases are float32.
 - `hidden.json`: graded, never shown. Written by `../generate_cases.py`: edit the generator, never this
   file, then run `python problems/{p.slug}/generate_cases.py`.
 
@@ -639,7 +656,8 @@ def create(
         (
             root / "cases" / "public.json",
             _public(package),
-            "the examples: give each an explanation and a hand-worked expected output",
+            "the examples: give each an explanation, and an `expected` output worked out by hand where one "
+            "can be (leave it out for outputs nobody can work out by hand, such as random draws)",
         ),
         (
             root / "generate_cases.py",
@@ -657,18 +675,12 @@ def create(
             files.append(
                 (root / "solutions" / rel, text, "a shipped solution: replace it with your problem's")
             )
-    else:
-        for folder in ("accepted", "wrong_answer", "trace_error"):
-            files.append(
-                (
-                    root / "solutions" / folder / "README.md",
-                    f"# {folder}\n\nPut solution files that must get the verdict `{folder}` here.\n",
-                    f"add solutions that must get {folder}",
-                )
-            )
     for path, text, _ in files:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
+    if not package.example:  # empty folders for the author's solutions (solutions/README.md says what)
+        for folder in ("accepted", "wrong_answer", "trace_error"):
+            (root / "solutions" / folder).mkdir(exist_ok=True)
     _run_generator(root / "generate_cases.py")
     hidden = root / "cases" / "hidden.json"
     after_public = 1 + [path for path, _, _ in files].index(root / "cases" / "public.json")

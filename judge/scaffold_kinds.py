@@ -9,7 +9,8 @@ writes for it, so a fresh scaffold's cases pass the ``cases`` check whatever the
 - ``number`` (``:static`` for a static one): a finite float;
 - ``array``: one traced array, ``:int32`` / ``:bool`` / ``:case`` (the default) for its dtype and ranks such
   as ``:2`` or ``:1,2`` for its ``ndim`` (default ``1``);
-- ``int``: a static int from 1 to 8; ``int_tuple``: a static increasing tuple of 1 to 4 such ints;
+- ``int``: a static int from 1 to 8; ``int_tuple``: a static tuple of 1 to 4 such ints (in any
+  order: it may be a shape; a problem whose tuple must be sorted adds ``increasing=True``);
 - ``bool``: a static bool (both values in the cases); ``str``: a static string, one of ``STRINGS``;
 - ``function``: one of the menu functions ``square`` and ``sine`` of the package's ``functions.py``.
 """
@@ -162,7 +163,7 @@ class ArgDecl:
         if self.kind == "int":
             return f"A static Python int from {INT_LOW} to {INT_HIGH}."
         if self.kind == "int_tuple":
-            return f"A static tuple of 1 to 4 increasing Python ints from {INT_LOW} to {INT_HIGH}."
+            return f"A static tuple of 1 to 4 Python ints from {INT_LOW} to {INT_HIGH}."
         if self.kind == "function":
             return f"One of the functions of functions.py ({', '.join(MENU)}), passed as a Python function."
         if self.kind == "bool":
@@ -185,9 +186,7 @@ class ArgDecl:
         if self.kind == "int":
             return f"- `{n}` is a Python int from {INT_LOW} to {INT_HIGH}."
         if self.kind == "int_tuple":
-            return (
-                f"- `{n}` is a tuple of 1 to 4 strictly increasing Python ints from {INT_LOW} to {INT_HIGH}."
-            )
+            return f"- `{n}` is a tuple of 1 to 4 Python ints from {INT_LOW} to {INT_HIGH}."
         if self.kind == "function":
             return f"- `{n}` is one of the functions of the menu: {', '.join(f'`{m}`' for m in MENU)}."
         if self.kind == "bool":
@@ -221,10 +220,7 @@ class ArgDecl:
         if self.kind == "int":
             return [f"*check_int({n}, ge={INT_LOW}, le={INT_HIGH})"]
         if self.kind == "int_tuple":
-            return [
-                f"*check_int_tuple({n}, min_items=1, max_items=4, ge={INT_LOW}, le={INT_HIGH}, "
-                "increasing=True)"
-            ]
+            return [f"*check_int_tuple({n}, min_items=1, max_items=4, ge={INT_LOW}, le={INT_HIGH})"]
         if self.kind == "array" and self.dtype == "case":
             return [f"*check_dtype({n}, dtype)", f"*check_finite({n})", f"*check_max_abs({n}, MAX_ABS)"]
         if self.kind == "array" and self.dtype == "int32":
@@ -251,7 +247,6 @@ class ArgDecl:
             return [(f"{n} below {INT_LOW}", INT_LOW - 1), (f"{n} not an integer", 2.5)]
         if self.kind == "int_tuple":
             return [
-                (f"{n} not increasing", [4, 2]),
                 (f"{n} empty", []),
                 (f"{n} past the bound", [INT_HIGH + 1]),
             ]

@@ -230,3 +230,21 @@ def test_preview_when_the_reference_fails_exits_1(tmp_path: Path) -> None:
     out = judge("preview", "unwritten", "--problems", str(tmp_path / "problems"), cwd=tmp_path)
     assert out.returncode == 1 and "NotImplementedError" in out.stderr
     assert not list(tmp_path.glob("*.html"))
+
+
+def test_new_fits_its_words_to_the_signature_it_was_given(tmp_path: Path) -> None:
+    """No pytree tag, dtype line or float constraint without floats; a tuple that may be a shape is not
+    asked to increase; no placeholder file in the verdict folders; bfloat16 Run inputs named."""
+    root = tmp_path / "problems"
+    create("int-shape", root, args=[ArgDecl.parse("ids:array:int32"), ArgDecl.parse("shape:int_tuple")])
+    package = root / "int-shape"
+    spec = load_spec(package)
+    assert "pytree" not in spec.tags
+    statement = (package / "statement.md").read_text()
+    assert "share a dtype" not in statement and "increasing" not in statement
+    assert "increasing" not in (package / "validator.py").read_text()
+    assert not list((package / "solutions").glob("*/README.md"))
+    create("tree-scale", root, args=[ArgDecl.parse("tree:pytree"), ArgDecl.parse("c:number")])
+    text = (root / "tree-scale" / "statement.md").read_text()
+    assert "pytree" in load_spec(root / "tree-scale").tags
+    assert "unless you choose bfloat16 on the page" in text
