@@ -127,8 +127,9 @@ class SessionJob:
     #: A gradient the program returns beside the output (``sandbox.transforms``):
     #: ``{"wrt": [arg index], "names": [arg name], "cotangent": kind}``, or None.
     gradient: dict[str, Any] | None = None
-    #: ``{"scale": factor}``: the program returns the output and the output again with every autodiff seed
-    #: scaled (``sandbox.inside.autodiff``, the ``require_autodiff`` rule), or None.
+    #: ``{"sigs": {id: {"scale": factor, "scaled_first": bool}}}``: each signature's program returns the
+    #: output and the output again with every autodiff seed scaled (``sandbox.inside.autodiff``, the
+    #: ``require_autodiff`` rule), or None.
     autodiff: dict[str, Any] | None = None
     #: The source of the problem's menu module (problem code) for ``function`` arguments, or None.
     functions: str | None = None
