@@ -65,6 +65,7 @@ from judge.rules_transform import (
     autodiff_broken,
     autodiff_plan,
     autodiff_rule,
+    autodiff_scale,
     batch_size,
     batched_broken,
     batched_rule,
@@ -216,7 +217,7 @@ def build_session(
         retrace_case=len(plans) - 1 if plans else None,
         precheck=precheck_for(problem),
         gradient=_gradient_plan(problem),
-        autodiff=autodiff_plan(problem),
+        autodiff=autodiff_plan(problem, sigs),
         functions=problem.menu_source,
         devices=spec.sandbox.devices,
     )
@@ -624,7 +625,13 @@ class Judging:
             )
         if self.autodiff is not None:
             broken = autodiff_broken(
-                self.autodiff, self.problem.spec, self.checker, got_or_failure, again, hidden=hidden
+                self.autodiff,
+                self.problem.spec,
+                self.checker,
+                got_or_failure,
+                again,
+                hidden=hidden,
+                scale=autodiff_scale(self.job.autodiff, self.job.cases[i].sig),
             )
             if broken is not None:
                 return _Outcome(

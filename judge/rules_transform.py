@@ -9,10 +9,14 @@ pass). What autodiff has and a hand-written formula lacks is a *seed*: reverse m
 the tracer's wrapper (``sandbox.inside.autodiff``, installed before user code loads) makes ONE program that
 returns ``(output, output_again)``: the user's function called twice in the same trace, the second time with
 every autodiff seed of ``jax.vjp`` (hence ``grad``, ``value_and_grad``, ``jacrev``, ``hessian``) and
-``jax.jvp`` (hence ``jacfwd``) multiplied by ``AUTODIFF_SCALE``, inside a jit-cache context of its own (so
-a ``jax.jit`` inside the user's code traces again instead of reusing the first trace). The executor runs that
-program; the judge compares ``output`` with the reference as usual, then checks that each declared output
-of ``output_again`` is ``AUTODIFF_SCALE`` times the same output of ``output``. A gradient written by hand, or
+``jax.jvp`` (hence ``jacfwd``) multiplied by a factor, inside a jit-cache context of its own (so a
+``jax.jit`` inside the user's code traces again instead of reusing the first trace). The factor (a power of
+two of ``AUTODIFF_SCALES``, so scaling is exact) and whether the scaled call comes first are drawn by the
+judge for each signature (``autodiff_plan``), so user code that keeps state between calls (a call counter
+returning twice its hand-written gradient every second call) cannot tell which call to scale or by how
+much without reading the judge's own code in its process. The executor runs that program; the judge
+compares ``output`` with the reference as usual, then checks that each declared output of ``output_again``
+is the signature's factor times the same output of ``output``. A gradient written by hand, or
 a ``jax.grad`` of something else while the returned gradient is written by hand, does not scale and breaks
 the rule; ``jax.value_and_grad``'s value does not scale either, and is not asked to.
 
@@ -42,7 +46,8 @@ batched at every other size); a model that needs a loop of its own cannot use th
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+import secrets
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,8 +57,9 @@ from judge.compare import Checker, CompareResult
 from judge.problems import Problem
 from judge.spec import AutodiffRule, BatchedRule, ProblemSpec
 
-#: How much the second call's autodiff seeds are scaled by: a power of two, so that scaling is exact.
-AUTODIFF_SCALE = 2.0
+#: What the scaled call's autodiff seeds may be multiplied by: powers of two, so that scaling is exact,
+#: none the inverse of another, so a stateful guess of (factor, order) matches one plan in eight.
+AUTODIFF_SCALES = (2.0, 4.0, 8.0, 16.0)
 
 #: The ``[[rules]]`` kinds decided here rather than from one program's summary (``judge.rules``).
 TRANSFORM_KINDS = frozenset({"require_autodiff", "require_batched"})
@@ -67,9 +73,25 @@ def batched_rule(spec: ProblemSpec) -> BatchedRule | None:
     return next((r for r in spec.rules if isinstance(r, BatchedRule)), None)
 
 
-def autodiff_plan(problem: Problem) -> dict[str, Any] | None:
-    """The tracer's instructions (``sandbox.monitor.SessionJob.autodiff``), or None."""
-    return {"scale": AUTODIFF_SCALE} if autodiff_rule(problem.spec) is not None else None
+def autodiff_plan(problem: Problem, sigs: Iterable[int]) -> dict[str, Any] | None:
+    """The tracer's instructions (``sandbox.monitor.SessionJob.autodiff``): per signature, the factor and
+    whether the scaled call comes first, drawn at random; None when the problem has no such rule."""
+    if autodiff_rule(problem.spec) is None:
+        return None
+    draw = secrets.SystemRandom()
+    return {
+        "sigs": {
+            str(sig): {"scale": draw.choice(AUTODIFF_SCALES), "scaled_first": draw.random() < 0.5}
+            for sig in sigs
+        }
+    }
+
+
+def autodiff_scale(plan: Mapping[str, Any] | None, sig: int) -> float:
+    """The factor a signature's second output must be its first times (``autodiff_plan``)."""
+    if plan is None or str(sig) not in plan.get("sigs", {}):
+        raise KeyError(f"no autodiff plan for signature {sig}")
+    return float(plan["sigs"][str(sig)]["scale"])
 
 
 # ------------------------------------------------------------------------------------- require_autodiff
@@ -97,25 +119,32 @@ def _scaled(tree: Any, factor: float) -> Any:
 
 
 def autodiff_broken(
-    rule: AutodiffRule, spec: ProblemSpec, checker: Checker, output: Any, again: Any, *, hidden: bool
+    rule: AutodiffRule,
+    spec: ProblemSpec,
+    checker: Checker,
+    output: Any,
+    again: Any,
+    *,
+    hidden: bool,
+    scale: float,
 ) -> str | None:
-    """None when every declared output of ``again`` is ``AUTODIFF_SCALE`` times the same output of
-    ``output`` (within the problem's tolerance); else the message. ``output`` already matched the
-    reference, so it has the declared structure."""
+    """None when every declared output of ``again`` is ``scale`` times the same output of ``output``
+    (within the problem's tolerance); else the message. ``output`` already matched the reference, so it
+    has the declared structure."""
     part = Checker(tolerance=checker.tolerance, root_names=(), tuple_as_list=checker.tuple_as_list)
     for name in rule.outputs:
         index = spec.output.names.index(name)
         if not isinstance(again, tuple) or len(again) != len(spec.output.names):
             result = CompareResult(False, None, None, "the second call returned another structure", np.inf)
         else:
-            result = part(_scaled(output[index], AUTODIFF_SCALE), again[index], reveal=not hidden)
+            result = part(_scaled(output[index], scale), again[index], reveal=not hidden)
         if not result.ok:
             detail = "" if hidden else f" ({result.message})"
             return (
                 f"this problem asks you to {rule.asks}; `{name}` does not come from autodiff of your "
                 f"function: the judge called your function a second time in the same program with every "
                 f"autodiff seed (the cotangent jax.grad and jax.vjp start from, the tangent of jax.jvp) "
-                f"multiplied by {AUTODIFF_SCALE:g}, and a derivative taken by autodiff is multiplied with "
+                f"multiplied by {scale:g}, and a derivative taken by autodiff is multiplied with "
                 f"it, but `{name}` was not{detail}. A derivative written out by hand, or jax.grad of "
                 "something other than what you return, breaks this rule even when its values are right"
             )

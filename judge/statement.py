@@ -232,17 +232,15 @@ def _declared_rules(spec: ProblemSpec) -> list[str]:
 
 
 def _autodiff_text(rule: AutodiffRule) -> str:
-    from judge.rules_transform import AUTODIFF_SCALE
-
     outputs = _names(rule.outputs)
     return (
         f"This problem asks you to {rule.asks}: {outputs} must come from JAX's automatic differentiation "
         "of your own function (`jax.grad`, `jax.value_and_grad`, `jax.vjp`, `jax.jacrev`, `jax.jacfwd` or "
-        "`jax.jvp`). The judge calls your function a second time in the same program with every autodiff "
-        f"seed (the cotangent `jax.grad` starts from, the tangent of `jax.jvp`) multiplied by "
-        f"{AUTODIFF_SCALE:g}; what autodiff returns is multiplied with it. A derivative written out by hand, "
-        "or `jax.grad` of something other than what you return, is not, and is a wrong answer (`rule`) even "
-        "when its values are right. Python prints run in the first call only."
+        "`jax.jvp`). The judge calls your function twice in the same program, once with every autodiff "
+        "seed (the cotangent `jax.grad` starts from, the tangent of `jax.jvp`) multiplied by a factor it "
+        "chooses; what autodiff returns is multiplied with it. A derivative written out by hand, or "
+        "`jax.grad` of something other than what you return, is not, and is a wrong answer (`rule`) even "
+        "when its values are right. Python prints of the second call are not shown."
     )
 
 

@@ -17,7 +17,7 @@ from judge.compare import bind
 from judge.grader import grade
 from judge.problems import Problem, ProblemSet
 from judge.rules import rules_for
-from judge.rules_transform import AUTODIFF_SCALE, Peer, autodiff_broken, batched_broken
+from judge.rules_transform import AUTODIFF_SCALES, Peer, autodiff_broken, autodiff_plan, batched_broken
 from judge.spec import BatchedRule, ProblemSpec
 from judge.statement import render_rules
 from judge.verdicts import Verdict, WrongAnswerReason
@@ -162,14 +162,14 @@ def problems(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProblemSet]:
 # ------------------------------------------------------------------------------------- the seed scaling
 
 
-def _traced_twice(fn: Any, *args: Any) -> tuple[Any, Any]:
+def _traced_twice(fn: Any, *args: Any, scale: float = 2.0, scaled_first: bool = False) -> tuple[Any, Any]:
     """The wrapper's pair, as the tracer builds it, run here."""
     import jax
 
     from sandbox.inside.autodiff import SeedScaler, with_autodiff_twice
 
     scaler = SeedScaler()
-    twice = jax.jit(lambda *a: with_autodiff_twice(fn, list(a), scaler, AUTODIFF_SCALE))
+    twice = jax.jit(lambda *a: with_autodiff_twice(fn, list(a), scaler, scale, scaled_first=scaled_first))
     pair: tuple[Any, Any] = twice(*args)
     return pair
 
@@ -212,16 +212,51 @@ def _ways() -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("way", sorted(_ways()))
-def test_every_autodiff_api_scales_with_the_seed(way: str) -> None:
+@pytest.mark.parametrize(("scale", "scaled_first"), [(2.0, False), (16.0, True)])
+def test_every_autodiff_api_scales_with_the_seed(way: str, scale: float, scaled_first: bool) -> None:
     import jax.numpy as jnp
 
     p = {"w": jnp.ones((3, 2)), "b": jnp.ones(2)}
     x = jnp.arange(12.0).reshape(4, 3) / 10
-    (loss, grads), (loss2, grads2) = _traced_twice(_ways()[way], p, x)
+    (loss, grads), (loss2, grads2) = _traced_twice(_ways()[way], p, x, scale=scale, scaled_first=scaled_first)
     assert float(loss2) == float(loss)
     for key in ("w", "b"):
-        expected = AUTODIFF_SCALE * np.asarray(grads[key])
+        expected = scale * np.asarray(grads[key])
         np.testing.assert_allclose(np.asarray(grads2[key]), expected, rtol=1e-6)
+
+
+def test_a_call_counter_cannot_know_which_call_to_scale() -> None:
+    """A hand-written gradient returned twice over on every second call passes the one plan it was written
+    for (the second call scaled by 2) and none of the seven others the judge draws from per signature."""
+    import jax.numpy as jnp
+
+    calls = [0]
+
+    def counter(q: Any, y: Any) -> Any:
+        calls[0] += 1
+        factor = 2.0 if calls[0] % 2 == 0 else 1.0
+        return _loss(q, y), {k: v * factor for k, v in _hand(q, y).items()}
+
+    p = {"w": jnp.ones((3, 2)), "b": jnp.ones(2)}
+    x = jnp.arange(12.0).reshape(4, 3) / 10
+
+    def scales(scale: float, scaled_first: bool) -> bool:
+        calls[0] = 0
+        (_, grads), (_, grads2) = _traced_twice(counter, p, x, scale=scale, scaled_first=scaled_first)
+        return bool(np.allclose(np.asarray(grads2["w"]), scale * np.asarray(grads["w"])))
+
+    passed = [(f, first) for f in AUTODIFF_SCALES for first in (False, True) if scales(f, first)]
+    assert passed == [(2.0, False)]
+
+
+def test_the_plan_is_drawn_per_signature(problems: ProblemSet) -> None:
+    problem = problems.get("autodiff-probe")
+    plans = [autodiff_plan(problem, range(12)) for _ in range(4)]
+    drawn = {(v["scale"], v["scaled_first"]) for plan in plans if plan for v in plan["sigs"].values()}
+    assert {f for f, _ in drawn} <= set(AUTODIFF_SCALES) and len(drawn) > 2
+    assert all(
+        plan is not None and sorted(plan["sigs"], key=int) == [str(i) for i in range(12)] for plan in plans
+    )
 
 
 def test_a_hand_written_gradient_does_not_scale_and_the_patch_is_undone() -> None:
@@ -252,8 +287,9 @@ def test_the_autodiff_decision(problems: ProblemSet) -> None:
     grads = {"w": np.array([1.0, -2.0], np.float32), "b": np.asarray(0.5, np.float32)}
     output = (np.asarray(3.0, np.float32), grads)
     doubled = (np.asarray(3.0, np.float32), {k: np.asarray(v * 2) for k, v in grads.items()})
-    assert autodiff_broken(rule, problem.spec, checker, output, doubled, hidden=False) is None  # type: ignore[arg-type]
-    message = autodiff_broken(rule, problem.spec, checker, output, output, hidden=True)  # type: ignore[arg-type]
+    assert autodiff_broken(rule, problem.spec, checker, output, doubled, hidden=False, scale=2.0) is None  # type: ignore[arg-type]
+    assert autodiff_broken(rule, problem.spec, checker, output, doubled, hidden=False, scale=4.0) is not None  # type: ignore[arg-type]
+    message = autodiff_broken(rule, problem.spec, checker, output, output, hidden=True, scale=0.5)  # type: ignore[arg-type]
     assert message is not None and "`grads` does not come from autodiff" in message
     assert "wrong values" not in message  # hidden: no detail
     assert rules_for(problem) and len(rules_for(problem)) == 1  # decided by the grader, not per summary

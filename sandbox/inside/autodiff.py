@@ -72,9 +72,17 @@ def with_autodiff_twice(
     scaler: SeedScaler,
     factor: float,
     quiet: Callable[[], contextlib.AbstractContextManager[Any]] = contextlib.nullcontext,
+    scaled_first: bool = False,
 ) -> tuple[Any, Any]:
-    """``(fn(*args), fn(*args))``, the second call with every autodiff seed multiplied by ``factor`` and
-    inside ``quiet`` (the tracer silences its Python prints: the first call printed them)."""
+    """``(fn(*args), fn(*args) scaled)``: the scaled call with every autodiff seed multiplied by ``factor``;
+    ``scaled_first``: it is made before the plain one. The second call made runs inside ``quiet`` (the
+    tracer silences its Python prints: the first call printed them)."""
+    if scaled_first:
+        with scaler.scaled(factor):
+            second = fn(*args)
+        with quiet():
+            first = fn(*args)
+        return first, second
     first = fn(*args)
     with scaler.scaled(factor), quiet():
         second = fn(*args)

@@ -717,8 +717,8 @@ def make_wrapper(
 
     With ``gradient`` (``{"wrt": [arg index], "names": [arg name], "cotangent": kind}``) the program returns
     ``(output, {name: gradient})`` (``sandbox.transforms.with_gradient``), computed in the same trace.
-    With ``autodiff`` (``{"scale": factor}``) it returns ``(output, output again with every autodiff seed
-    scaled)`` (``sandbox.inside.autodiff.with_autodiff_twice``).
+    With ``autodiff`` (``{"scale": factor, "scaled_first": bool}``, the signature's plan) it returns
+    ``(output, output again with every autodiff seed scaled)`` (``sandbox.inside.autodiff``).
     """
 
     def is_array(x: Any) -> bool:
@@ -734,7 +734,9 @@ def make_wrapper(
         args = sig.build(list(leaves))
         snaps = [(n, snapshot(a)) for n, a in zip(sig.names, args, strict=True)] if check_inputs else []
         if autodiff is not None:
-            out = with_autodiff_twice(fn, args, cap.seeds, float(autodiff["scale"]), _silenced)
+            out = with_autodiff_twice(
+                fn, args, cap.seeds, float(autodiff["scale"]), _silenced, autodiff.get("scaled_first") is True
+            )
         elif gradient is None:
             out = fn(*args)
         else:
@@ -858,7 +860,14 @@ class Tracer:
         probe = Probe()
         used: list[bool] = []
         wrapper = make_wrapper(
-            self.fn, sig, self.check_inputs, self.cap, probe, self.max_depth, self.gradient, self.autodiff
+            self.fn,
+            sig,
+            self.check_inputs,
+            self.cap,
+            probe,
+            self.max_depth,
+            self.gradient,
+            self._autodiff(sig),
         )
         started = time.perf_counter()
         try:
@@ -906,6 +915,14 @@ class Tracer:
             [module],
         )
         return bool(used)
+
+    def _autodiff(self, sig: Signature) -> dict[str, Any] | None:
+        """The signature's autodiff plan (the ``require_autodiff`` rule), or None; a rule without a plan
+        for this signature is the judge's mistake, and traces it unscaled (the judge then rejects it)."""
+        if self.autodiff is None:
+            return None
+        plan = self.autodiff.get("sigs", {}).get(str(sig.id))
+        return plan if isinstance(plan, dict) and isinstance(plan.get("scale"), int | float) else None
 
     def send_views(self, views: list[PendingView]) -> None:
         """The public programs as text (the jaxpr as JAX prints it and the StableHLO), one message for all;
