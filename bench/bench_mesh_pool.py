@@ -33,7 +33,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 PROBLEM = "global-norm-clipping"
 SOLUTION = "problems/global-norm-clipping/solutions/accepted/tree_map_minimum.py"
-MESH_SOLUTION = "tests/fixtures/problems/device-mesh-sharding/solutions/accepted/with_sharding_constraint.py"
+MESH_SOLUTION = "tests/fixtures/mesh/device-mesh-sharding/solutions/accepted/with_sharding_constraint.py"
 
 
 def child(root: Path, backend_name: str, size: int, slot_base: int, mesh: bool) -> None:
@@ -64,7 +64,7 @@ def child(root: Path, backend_name: str, size: int, slot_base: int, mesh: bool) 
         out["first"] = time.perf_counter() - begun
         out["verdict"] = str(result.verdict)
         if mesh:
-            sharded = load_problem(root / "tests" / "fixtures" / "problems" / "device-mesh-sharding")
+            sharded = load_problem(root / "tests" / "fixtures" / "mesh" / "device-mesh-sharding")
             begun = time.perf_counter()
             result = grade(sharded, (root / MESH_SOLUTION).read_text(), source, cases=sharded.public_cases)
             out["mesh_first"] = time.perf_counter() - begun

@@ -142,7 +142,11 @@ def run_in_child(problem: Problem, cases: Sequence[Case]) -> list[Result]:
     env = {**os.environ, "JAX_NUM_CPU_DEVICES": str(problem.spec.sandbox.devices), "JAX_PLATFORMS": "cpu"}
     request = {
         "problem": str(problem.root),
-        "cases": [case.definition.model_dump(mode="json") for case in cases],
+        # By position: a case made here (a validator's EDGE input) may have a name no case file could.
+        "cases": [
+            {**case.definition.model_dump(mode="json"), "name": _child_name(i)}
+            for i, case in enumerate(cases)
+        ],
     }
     try:
         done = subprocess.run(
@@ -169,13 +173,18 @@ def run_in_child(problem: Problem, cases: Sequence[Case]) -> list[Result]:
             )
         ] * len(cases)
     out: list[Result] = []
-    for line in lines:
+    for i, line in enumerate(lines):
         item = json.loads(line)
         if "failure" in item:
-            out.append(ReferenceFailure(str(item["failure"])))
+            failure = str(item["failure"]).replace(f"case {_child_name(i)} ", f"case {cases[i].name} ")
+            out.append(ReferenceFailure(failure))
         else:
             out.append((loads_tree(base64.b64decode(item["output"])), dict(item["layouts"])))
     return out
+
+
+def _child_name(index: int) -> str:
+    return f"case_{index}"
 
 
 def main() -> None:

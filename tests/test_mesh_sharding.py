@@ -36,7 +36,9 @@ from tests.program_pool import backend_pool, pool_source
 #: Tracer slots of this module's pools: 1540-1579, one range of ``SLOTS`` per backend.
 SLOT_BASE = 1540
 SLOTS = 12
-PROBLEM = FIXTURES / "device-mesh-sharding"
+#: The 8-device problem of these tests: a package of its own, outside the fixture problems that every
+#: check runs on.
+PROBLEM = FIXTURES.parent / "mesh" / "device-mesh-sharding"
 MESH = Mesh(("data", "model"), (4, 2))
 
 pytestmark = pytest.mark.xdist_group("mesh_sharding")
@@ -157,7 +159,13 @@ def test_a_mesh_of_other_devices_is_refused(honest: str) -> None:
     ids = '<["data"=4, "model"=2], device_ids=[0,1,2,3,4,5,6,9]>'
     renumbered = honest.replace('<["data"=4, "model"=2]>', ids)
     assert renumbered != honest
-    assert "names devices [0, 1, 2, 3, 4, 5, 6, 9]" in (_refusal(renumbered) or "")
+    # Refused by the partitioning contract, or before it by MLIR's own verifier when it parses the module
+    # (which the executor does first, so the program is refused either way).
+    try:
+        refusal = _refusal(renumbered) or ""
+    except ir.MLIRError as exc:
+        refusal = str(exc)
+    assert "names devices [0, 1, 2, 3, 4, 5, 6, 9]" in refusal or "must be iota" in refusal, refusal
 
 
 def test_a_program_lowered_for_other_partitions_is_refused(honest: str) -> None:

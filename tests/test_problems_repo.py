@@ -256,6 +256,10 @@ def test_each_mistake_gives_one_precise_finding(installed: Path, tmp_path: Path)
     assert sorted(by_problem) == sorted(MISTAKES)
     for slug, (file, line, check, needle) in expected.items():
         findings = by_problem[slug]
+        if slug == "tight-tolerance":
+            # A bfloat16 tolerance under an ulp is also under the reference's own rounding (about an ulp
+            # from float64): the accuracy check says so too, rightly.
+            findings = [f for f in findings if f["check"] != "accuracy"]
         assert len(findings) == 1, (slug, json.dumps(findings, indent=1))
         (finding,) = findings
         assert finding["severity"] == "error" and finding["check"] == check, (slug, finding)

@@ -200,7 +200,7 @@ def test_the_executor_refuses_before_compiling_what_a_rule_rejects() -> None:
 
     problem = PROBLEMS.get(SCAN_PROBLEM)
     precheck = precheck_for(problem)
-    assert precheck == {"require_loop_any": ["stablehlo.reduce"]}
+    assert precheck == {"require_loop_any": ["stablehlo.reduce"], "loops_matter": []}
     assert precheck_for(PROBLEMS.get(FIXTURE_SLUG)) == {}
     no_loop = {"ops": {"stablehlo.reduce": 4}, "loop_ops": {}}
     idle_loop = {"ops": {"stablehlo.while": 1, "stablehlo.reduce": 4}, "loop_ops": {"stablehlo.add": 1}}

@@ -297,8 +297,8 @@ def test_submissions_get_the_verdict_of_their_folder(
     assert done["status"] == "done" and done["verdict"] == folder and done["result"]["verdict"] == folder
     result = done["result"]
     assert set(result) == {
-        "problem", "verdict", "passed", "total", "message", "cases", "stdout", "stdout_truncated", "backend",
-        "elapsed_ms",
+        "problem", "verdict", "passed", "total", "message", "cases", "stdout", "stdout_truncated", "output",
+        "backend", "elapsed_ms",
     }  # fmt: skip
     for case in result["cases"]:
         if case["visibility"] == "hidden":

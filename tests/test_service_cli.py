@@ -21,7 +21,11 @@ SCALE = FIXTURE_SLUG
 ACCEPTED = SOLUTIONS[SCALE] / "accepted" / "tree_util_map.py"
 #: `judge run` grades the fixture problems, as the services of these tests serve them.
 PROBLEMS = ["--problems", str(FIXTURES)]
-TIMES = ("compile_ms", "run_ms", "elapsed_ms")
+#: Measured times (the cost line's time ratios among them), which differ between any two runs.
+TIMES = (
+    "compile_ms", "run_ms", "elapsed_ms", "reference_compile_ms", "reference_run_ms", "compile_ratio",
+    "run_ratio", "text",
+)  # fmt: skip
 
 
 def judge(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -74,7 +74,8 @@ def build_cases() -> list[dict[str, Any]]:
     point = points(1, 4)
     add("bf16_all_points_identical", np.repeat(point, 6, axis=0), np.repeat(point, 9, axis=0), "bfloat16")
     point = points(1, 2, 50.0)
-    add("bf16_all_points_identical_small", np.repeat(point, 2, axis=0), np.repeat(point, 3, axis=0), "bfloat16")
+    small = "bf16_all_points_identical_small"
+    add(small, np.repeat(point, 2, axis=0), np.repeat(point, 3, axis=0), "bfloat16")
     return cases
 
 
