@@ -38,7 +38,7 @@ from judge.progress import RunProgress
 from judge.service.deps import CallerDep, ProblemDep, ServicesDep
 from judge.service.errors import ApiError, input_error
 from judge.service.gate import RunBusy
-from judge.service.limits import check_inputs, checked_code
+from judge.service.routes.runs import checked_run
 from judge.service.schemas import API_ERRORS, ErrorBody, RunRequest, error_responses
 from judge.service.shares import ClientShares, ShareExceeded
 from judge.store.jsonsafe import result_json
@@ -78,15 +78,7 @@ def _error(exc: ApiError) -> dict[str, Any]:
 async def run_events(
     request: Request, body: RunRequest, problem: ProblemDep, services: ServicesDep, caller: CallerDep
 ) -> EventSourceResponse:
-    code = checked_code(body.code, services.limits)
-    if body.inputs is None and body.dtype is not None:
-        raise ApiError(422, "invalid_input", "dtype: applies to custom inputs only", path="dtype")
-    if body.inputs is not None:
-        check_inputs(body.inputs, services.limits)
-        try:
-            problem.custom_case(dict(body.inputs), dtype=body.dtype)
-        except InputError as exc:
-            raise input_error(exc) from None
+    code = checked_run(body, problem, services)
     shares: ClientShares = request.app.state.run_shares
     held = contextlib.ExitStack()
     try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
@@ -19,6 +20,21 @@ from judge.store.jsonsafe import result_json
 from sandbox.errors import SandboxError
 
 router = APIRouter(prefix="/api/problems", tags=["runs"], responses=API_ERRORS)
+
+
+def checked_run(body: RunRequest, problem: Any, services: Any) -> str:
+    """A Run body checked before it takes a worker (a bad input costs no sandbox time): its code, or an
+    ApiError naming what is wrong. ``POST .../run`` and ``POST .../run/events`` check the same way."""
+    code = checked_code(body.code, services.limits)
+    if body.inputs is None and body.dtype is not None:
+        raise ApiError(422, "invalid_input", "dtype: applies to custom inputs only", path="dtype")
+    if body.inputs is not None:
+        check_inputs(body.inputs, services.limits)
+        try:
+            problem.custom_case(dict(body.inputs), dtype=body.dtype)
+        except InputError as exc:
+            raise input_error(exc) from None
+    return code
 
 
 @router.post(
@@ -42,15 +58,7 @@ router = APIRouter(prefix="/api/problems", tags=["runs"], responses=API_ERRORS)
 def run(
     request: Request, body: RunRequest, problem: ProblemDep, services: ServicesDep, caller: CallerDep
 ) -> JSONResponse:
-    code = checked_code(body.code, services.limits)
-    if body.inputs is None and body.dtype is not None:
-        raise ApiError(422, "invalid_input", "dtype: applies to custom inputs only", path="dtype")
-    if body.inputs is not None:
-        check_inputs(body.inputs, services.limits)
-        try:  # convert before taking a worker: a bad input costs no sandbox time
-            problem.custom_case(dict(body.inputs), dtype=body.dtype)
-        except InputError as exc:
-            raise input_error(exc) from None
+    code = checked_run(body, problem, services)
     started = time.monotonic()
     shares: ClientShares = request.app.state.run_shares
     try:
