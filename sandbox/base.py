@@ -108,6 +108,11 @@ class Worker(ABC):
     def close(self) -> None:
         """Release everything the worker holds (fds, cgroups, containers). Idempotent."""
 
+    def oom_killed_now(self) -> bool:
+        """Whether the memory bound has already ended one of the worker's processes while the worker
+        itself may still be alive (a child it forked, say). Backends without a memory cgroup say False."""
+        return False
+
     def wait_ready(self, timeout: float) -> dict[str, Any]:
         """Block until the program reports ``ready``; raise WorkerStartError if it dies, hangs or says
         anything else first. Uses a reader of its own with small limits (never the job's).

@@ -868,6 +868,9 @@ class BwrapWorker(PopenWorker):
             self._notes.append("cgroup: some processes survived SIGKILL for 2 s")
         super().kill()
 
+    def oom_killed_now(self) -> bool:
+        return self.cgroups is not None and self.cgroups.oom_kills() > 0
+
     def exit_info(self) -> ExitInfo:
         info = super().exit_info()
         if self.cgroups is not None and self.cgroups.oom_kills() > 0:

@@ -396,6 +396,9 @@ class ForkedTracer(Worker):
             return self._child.code
         return self._child.code
 
+    def oom_killed_now(self) -> bool:
+        return self._oom_killed is not None and self._oom_killed()
+
     def exit_info(self) -> ExitInfo:
         info = ExitInfo(returncode=self._child.code, notes=list(self._notes))
         if self._oom_killed is not None and self._oom_killed():

@@ -61,6 +61,8 @@ Party = Literal["tracer", "executor"]
 #: Longest wait, after ``public_done``, for the tracer's output mark to come through its output relay (it
 #: comes at once unless the tracer closed or redirected its output, which costs only its own session).
 MARK_WAIT_S = 2.0
+#: How often a live tracer's memory cgroup is asked whether its OOM killer ended one of its processes.
+OOM_CHECK_S = 0.25
 #: Largest serialized program a tracer may send.
 MAX_MODULE_BYTES = 16 * 1024 * 1024
 #: Most bytes read from one channel per select round.
@@ -408,6 +410,8 @@ class _Session:
         self.step = 0
         self.tracer_open = True
         self.tracer_deadline: float | None = None
+        #: When to look next whether the memory bound ended one of the tracer's processes.
+        self.oom_check_at = 0.0
         #: The tracer's clock when its current step began (user code: its CPU time counts in full).
         self.tracer_clock = TreeClock(pair.tracer.clock_root)
         self.tracer_mark: Mark | None = None
@@ -1187,6 +1191,13 @@ class _Session:
                 self._mark_missing()
                 return True
             return False  # the tracer waits for the judge: its clock is not running
+        if self.tracer_open and now >= self.oom_check_at:
+            # A process of the tracer's (a child it forked) ended by the memory bound while the tracer
+            # lives on is the submission's memory limit all the same, on a quiet machine or a busy one.
+            self.oom_check_at = now + OOM_CHECK_S
+            if self.pair.tracer.oom_killed_now():
+                self._tracer_stop("oom")
+                return True
         if self.tracer_open and self.tracer_deadline is not None and now >= self.tracer_deadline:
             assert self.tracer_mark is not None
             limit = self.limits.case_time_s
