@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import shutil
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -198,3 +199,52 @@ def test_nodes_serving_other_versions_are_detected(tmp_path: Path) -> None:
         assert b"judge_problem_versions_mismatched 1.0" in services.metrics.render()
     finally:
         services.stop()
+
+
+def test_a_regrade_counts_against_the_callers_limits_and_operators_against_the_queue(
+    tmp_path: Path,
+) -> None:
+    """A learner's regrade is the caller's submit: past submissions_per_client a 429 like a submit's
+    (Retry-After, rate-limit headers, the limit named). An operator's regrade of a problem is not held to
+    the owner's caps, but never goes past the queue's size."""
+    settings = make_settings(
+        tmp_path,
+        api_keys={"lms": hash_key(KEY), "op": hash_key(OPERATOR)},
+        operator_keys=["op"],
+        submissions_per_client=2,
+        queue_size=2,
+    )
+    gate = threading.Event()
+    gate.set()
+
+    def held() -> None:
+        gate.wait(30)
+
+    engine = FakeEngine(delay=held)
+    with running(settings, backend=PROCESS, engine=engine) as (client, services):
+        done = [submitted(client) for _ in range(2)]
+        for sid in done:
+            finished(client, sid)
+        gate.clear()
+        submitted(client)  # grading, held at the gate
+        deadline = time.monotonic() + 30
+        while services.dispatcher.running() != 1:
+            assert time.monotonic() < deadline, "the grading never started"
+            time.sleep(0.02)
+        submitted(client)  # queued: the key is at its cap of 2 unfinished
+        refused = [client.post(f"/api/v1/submissions/{done[0]}/regrade", headers=USER) for _ in range(3)]
+        submit = client.post("/api/v1/submissions", json={"problem": SCALE, "code": CODE}, headers=USER)
+        assert [r.status_code for r in refused] == [429, 429, 429] and submit.status_code == 429
+        for answer in (*refused, submit):
+            error = answer.json()["error"]
+            assert error["code"] == "queue_full" and error["limit"] == "submissions_per_client"
+            assert answer.headers["retry-after"] == "5"
+            assert "x-ratelimit-remaining" in answer.headers and "ratelimit-limit" in answer.headers
+        assert set(refused[0].json()["error"]) == set(submit.json()["error"])
+        assert services.store.count() == 4  # nothing stored for the refused regrades
+        # The operator regrades both finished ones past the key's cap, as far as the queue has room (2,
+        # one taken): one queued, one left for the next call.
+        batch = client.post(f"/api/v1/problems/{SCALE}/regrade", params={"force": "true"}, headers=OP)
+        assert batch.status_code == 202
+        assert len(batch.json()["queued"]) == 1 and batch.json()["remaining"] == 1
+        gate.set()

@@ -23,11 +23,17 @@ router = APIRouter(prefix="/api", tags=["regrades"], responses=API_ERRORS)
     status_code=202,
     response_model=SubmissionAccepted,
     summary="Regrade one submission: a new submission linked to it, graded with the problem as it is now",
-    responses={404: {"model": ErrorBody, "description": "No such submission (or not yours)."}},
+    description="The regrade is the caller's new submission and counts against the caller's limits "
+    "exactly as a submit does (queue_size, submissions_per_client, queue_share): past them a 429 "
+    "`queue_full` naming the `limit`, with Retry-After.",
+    responses={
+        404: {"model": ErrorBody, "description": "No such submission (or not yours)."},
+        429: {"model": ErrorBody, "description": "Rate limit, full queue, or caller's caps (Retry-After)."},
+    },
 )
 def regrade_submission(submission_id: str, services: ServicesDep, caller: CallerDep) -> JSONResponse:
     original = load_submission(services, submission_id, caller)
-    accepted = accepted_body(enqueue_regrade(services, original))
+    accepted = accepted_body(enqueue_regrade(services, original, caller))
     return JSONResponse(
         accepted.model_dump(mode="json"), status_code=202, headers={"Location": accepted.links.self}
     )
@@ -40,7 +46,9 @@ def regrade_submission(submission_id: str, services: ServicesDep, caller: Caller
     summary="Regrade every submission of a problem graded with another version of it (operators)",
     description="Queues a regrade of each original submission of the problem whose latest grading used "
     "another problem hash (every finished one with `force=true`) and has no regrade pending, as far as "
-    "the queue has room; `remaining` says how many are left for the next call.",
+    "the queue has room; `remaining` says how many are left for the next call. Each regrade belongs to "
+    "the original's owner; an operator's regrade is not held to that owner's per-client caps "
+    "(submissions_per_client, queue_share) but never goes past the queue's size (queue_size).",
     responses={
         403: {"model": ErrorBody, "description": "The API key is not an operator key."},
         404: {"model": ErrorBody, "description": "No problem with that slug."},

@@ -158,43 +158,52 @@ def submit(
         if hit is not None:
             return _replayed(services, hit, idempotency.body_hash, idempotency_key), False
         services.store.expire_idempotency(since, idempotency.scope, idempotency.key)
+    new = NewSubmission(
+        problem=problem.slug,
+        code=code,
+        manifest=services.worker.manifest(problem),
+        key_name=caller.key_name,
+        key_id=caller.key_id,
+        # Only a keyless client is counted by address (submissions_per_client), and only until it
+        # finishes: the store forgets the address then.
+        client_address=caller.address if caller.key_name is None else None,
+        callback_url=body.callback_url,
+        external_user=body.external_user,
+        tags=body.tags,
+    )
+    try:
+        return _store_counted(services, caller, new, idempotency), True
+    except IdempotencyTaken:
+        assert idempotency is not None and idempotency_key is not None
+        hit = services.store.idempotent(idempotency.scope, idempotency.key, since)
+        if hit is None:
+            raise ApiError(409, "idempotency_conflict", "a concurrent request holds this key") from None
+        return _replayed(services, hit, idempotency.body_hash, idempotency_key), False
+
+
+def _quota(services: Services) -> Quota:
     settings = services.settings
-    quota = Quota(unfinished=settings.submissions_per_client, queued=settings.queued_per_client)
+    return Quota(unfinished=settings.submissions_per_client, queued=settings.queued_per_client)
+
+
+def _store_counted(
+    services: Services, caller: Principal, new: NewSubmission, idempotency: IdempotencyKey | None = None
+) -> SubmissionRecord:
+    """Store and queue ``new`` as ``caller``'s: a place in the queue (queue_size) and the caller's caps
+    (submissions_per_client, queue_share) counted with the new row. Raises ApiError 429 (nothing stored)
+    or IdempotencyTaken."""
     with _CLIENT_LOCKS.holding(caller):  # the store counts the caps with the new row (across nodes)
         reservation = _reserve(services)
         try:
-            record = services.store.create(
-                NewSubmission(
-                    problem=problem.slug,
-                    code=code,
-                    manifest=services.worker.manifest(problem),
-                    key_name=caller.key_name,
-                    key_id=caller.key_id,
-                    # Only a keyless client is counted by address (submissions_per_client), and only
-                    # until it finishes: the store forgets the address then.
-                    client_address=caller.address if caller.key_name is None else None,
-                    callback_url=body.callback_url,
-                    external_user=body.external_user,
-                    tags=body.tags,
-                ),
-                idempotency,
-                quota,
-            )
+            record = services.store.create(new, idempotency, _quota(services))
         except QuotaExceeded as exc:
             reservation.cancel()
             raise _over_quota(services, caller, exc) from None
-        except IdempotencyTaken:
-            reservation.cancel()
-            assert idempotency is not None and idempotency_key is not None
-            hit = services.store.idempotent(idempotency.scope, idempotency.key, since)
-            if hit is None:
-                raise ApiError(409, "idempotency_conflict", "a concurrent request holds this key") from None
-            return _replayed(services, hit, idempotency.body_hash, idempotency_key), False
         except BaseException:
             reservation.cancel()
             raise
     reservation.commit(record.id)
-    return record, True
+    return record
 
 
 def _over_quota(services: Services, caller: Principal, exc: QuotaExceeded) -> ApiError:
@@ -229,29 +238,42 @@ def _reserve(services: Services) -> Reservation:
         raise ApiError(429, "queue_full", str(exc), headers={"Retry-After": str(exc.retry_after)}) from None
 
 
-def enqueue_regrade(services: Services, original: SubmissionRecord) -> SubmissionRecord:
-    """A new submission of ``original``'s code, owner, metadata and callback, linked to it (or to the
+def enqueue_regrade(
+    services: Services, original: SubmissionRecord, caller: Principal | None = None
+) -> SubmissionRecord:
+    """A new submission of ``original``'s code, metadata and callback, linked to it (or to the
     submission it regraded): graded with the problem as it is now. Raises ApiError 404 (the problem is
-    gone) or 429 (the queue is full)."""
+    gone) or 429.
+
+    ``caller``: a learner's (or platform's) regrade of its own submission. It is the caller's new
+    submission, counted exactly as a submit is: a place in the queue (queue_size) and the caller's caps
+    (submissions_per_client, queue_share), a 429 with Retry-After past them. None: an operator's
+    regrade of a problem, owned by the original's owner; it takes a place in the queue (never past
+    queue_size) but is not held to the owner's per-client caps (docs/api.md)."""
     try:
         problem = services.catalog.get(original.problem)
     except ProblemNotFound:
         raise _problem_missing(services, original.problem, "problem") from None
+    # An API key sees its own submissions only, so a caller's regrade is owned as the original is; a
+    # keyless original (visible to whoever has its id) is regraded as the caller's, as its submit would.
+    owner = caller if caller is not None else Principal(original.key_name, "", original.key_id)
+    new = NewSubmission(
+        problem=problem.slug,
+        code=original.code,
+        manifest=services.worker.manifest(problem),
+        key_name=owner.key_name,
+        key_id=owner.key_id,
+        client_address=owner.address if caller is not None and owner.key_name is None else None,
+        callback_url=original.callback_url,
+        external_user=original.external_user,
+        tags=original.tags,
+        regrade_of=original.regrade_of or original.id,
+    )
+    if caller is not None:
+        return _store_counted(services, caller, new)
     reservation = _reserve(services)
     try:
-        record = services.store.create(
-            NewSubmission(
-                problem=problem.slug,
-                code=original.code,
-                manifest=services.worker.manifest(problem),
-                key_name=original.key_name,
-                key_id=original.key_id,
-                callback_url=original.callback_url,
-                external_user=original.external_user,
-                tags=original.tags,
-                regrade_of=original.regrade_of or original.id,
-            )
-        )
+        record = services.store.create(new)
     except BaseException:
         reservation.cancel()
         raise
