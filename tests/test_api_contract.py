@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from judge.results import CaseCost, GradeResult, MistakeMatch, ProgramMark, ProgramView
 from judge.service.apikeys import generate_key, hash_key
 from judge.service.app import create_app
 from judge.service.contract import ERROR_CODES
@@ -97,6 +98,77 @@ def test_limits_in_the_schema_match_the_server(schema: dict[str, Any]) -> None:
     assert user["maxLength"] == 200 and user["pattern"]
     assert create["problem"]["maxLength"] == 200
     assert f"at most {MAX_TAGS}" in create["tags"]["description"]
+    tags = next(o for o in create["tags"]["anyOf"] if o.get("type") == "object")
+    assert tags["maxProperties"] == MAX_TAGS
+
+
+@pytest.mark.parametrize(
+    "overrides", [{}, {"max_code_bytes": 4096, "page_max": 75, "max_wait_s": 12.5, "batch_max": 7}]
+)
+def test_limits_that_are_settings_come_from_the_settings_the_app_is_built_with(
+    tmp_path: Path, overrides: dict[str, Any]
+) -> None:
+    """code's maxLength (max_code_bytes, said to be bytes), the batch's maxItems (batch_max), the
+    listing's limit (page_max) and wait (max_wait_s), as the server answering them is configured."""
+    settings = make_settings(tmp_path, api_keys={"lms": hash_key(KEY)}, **overrides)
+    document: dict[str, Any] = create_app(settings).openapi()
+    components = document["components"]["schemas"]
+    for model in ("SubmissionCreate", "RunRequest"):
+        code = components[model]["properties"]["code"]
+        assert code["maxLength"] == code["x-maxBytes"] == settings.max_code_bytes
+        assert f"At most {settings.max_code_bytes} bytes of UTF-8" in code["description"]
+    assert components["BatchCreate"]["properties"]["items"]["maxItems"] == settings.batch_max
+    for prefix in ("/api/v1", "/api"):
+        listing = {
+            p["name"]: p["schema"] for p in document["paths"][f"{prefix}/submissions"]["get"]["parameters"]
+        }
+        assert listing["limit"]["maximum"] == settings.page_max
+        read = document["paths"][f"{prefix}/submissions/{{submission_id}}"]["get"]["parameters"]
+        assert {p["name"]: p["schema"] for p in read}["wait"]["maximum"] == settings.max_wait_s
+    # The server answers past each bound with the 422 naming the setting, and accepts the bound itself.
+    with running(settings, backend=get_backend("process"), engine=FakeEngine()) as (client, _):
+        client.headers["Authorization"] = f"Bearer {KEY}"
+        too_long = "x" * (settings.max_code_bytes + 1)
+        answer = client.post("/api/v1/submissions", json={"problem": FIXTURE_SLUG, "code": too_long})
+        assert answer.status_code == 422 and answer.json()["error"]["limit"] == "max_code_bytes"
+        batch = {"items": [{"problem": FIXTURE_SLUG, "code": "x"}] * (settings.batch_max + 1)}
+        answer = client.post("/api/v1/submissions/batch", json=batch)
+        assert answer.status_code == 422 and answer.json()["error"]["limit"] == "batch_max"
+        sid = "00000000-0000-0000-0000-000000000000"
+        answer = client.get(f"/api/v1/submissions/{sid}", params={"wait": settings.max_wait_s + 1})
+        assert answer.status_code == 422 and answer.json()["error"]["limit"] == "max_wait_s"
+        assert client.get(f"/api/v1/submissions/{sid}", params={"wait": 0}).status_code == 404
+        answer = client.get("/api/v1/submissions", params={"limit": settings.page_max + 1})
+        assert answer.status_code == 422 and answer.json()["error"]["limit"] == "page_max"
+        assert client.get("/api/v1/submissions", params={"limit": settings.page_max}).status_code == 200
+
+
+def test_each_event_stream_declares_its_own_event_types(schema: dict[str, Any]) -> None:
+    """A streamed Run sends progress, result and error (judge/service/routes/run_events.py), not a
+    submission's status, case, result and failed; every text/event-stream operation declares its own."""
+    components = schema["components"]["schemas"]
+    for prefix in ("/api/v1", "/api"):
+        run = schema["paths"][f"{prefix}/problems/{{slug}}/run/events"]["post"]["x-event-types"]
+        assert {kind: ref["$ref"].split("/")[-1] for kind, ref in run.items()} == {
+            "progress": "RunProgress",
+            "result": "RunResultEvent",
+            "error": "RunErrorEvent",
+        }
+        submission = schema["paths"][f"{prefix}/submissions/{{submission_id}}/events"]["get"]
+        assert set(submission["x-event-types"]) == {"status", "case", "result", "failed"}
+    assert set(components["RunProgress"]["properties"]) >= {"phase", "traced", "compiled", "ran", "detail"}
+    assert components["RunResultEvent"]["properties"]["result"]["$ref"].endswith("/GradeResult")
+    error = components["RunErrorEvent"]["properties"]
+    assert error["status"]["type"] == "integer" and error["error"]["$ref"].endswith("/ErrorInfo")
+    # The names the Run stream sends are the ones declared.
+    source = (ROOT / "judge" / "service" / "routes" / "run_events.py").read_text()
+    sent = set(re.findall(r'send\("([a-z_]+)"', source))
+    assert sent == set(run)
+    for path, item in schema["paths"].items():
+        for operation in item.values():
+            content = operation["responses"].get("200", {}).get("content", {})
+            if "text/event-stream" in content:
+                assert operation.get("x-event-types"), path
 
 
 def test_every_error_code_the_judge_answers_with_is_declared() -> None:
@@ -179,3 +251,82 @@ def test_the_generated_client_does_a_round_trip(generated: str, tmp_path: Path) 
             and missing.error.code == models.ErrorInfoCode.SUBMISSION_NOT_FOUND
         )
         assert delete.sync_detailed(submission_id=accepted.parsed.id, client=api).status_code == 204
+
+
+class _FeedbackEngine(FakeEngine):
+    """Grades instantly, every case with the three kinds of feedback a real grading may attach."""
+
+    def _result(self, problem: Any, names: list[str], on_case: Any) -> GradeResult:
+        result = super()._result(problem, names, on_case)
+        view = ProgramView(
+            jaxpr="{ lambda ; a:f32[3]. let\n    b:f32[3] = cholesky a\n  in (b,) }",
+            stablehlo="%0 = stablehlo.custom_call @lapack_spotrf_ffi(%arg0)",
+            jaxpr_marks=[ProgramMark(line=2, kind="custom_call")],
+            stablehlo_marks=[ProgramMark(line=1, kind="custom_call")],
+        )
+        cost = CaseCost(flops=29.0, reference_flops=10.0, flops_ratio=2.9, loops=4, reference_loops=1,
+                        text="2.9x the reference's FLOPs, 4 loops where the reference has 1")  # fmt: skip
+        mistake = MistakeMatch(name="Adds factor", note="Adds the factor instead of multiplying.", others=1)
+        cases = [
+            c.model_copy(update={"mistake": mistake, "cost": cost, "program": view}) for c in result.cases
+        ]
+        return result.model_copy(update={"cases": cases})
+
+
+def test_the_feedback_fields_are_typed_in_the_schema_and_a_run_reply_validates(
+    schema: dict[str, Any], tmp_path: Path
+) -> None:
+    components = schema["components"]["schemas"]
+
+    def refs(prop: dict[str, Any]) -> set[str]:
+        return {r["$ref"].split("/")[-1] for r in prop.get("anyOf", [prop]) if "$ref" in r}
+
+    case = components["CaseResult"]["properties"]
+    assert (refs(case["mistake"]), refs(case["cost"]), refs(case["program"])) == (
+        {"MistakeMatch"},
+        {"CaseCost"},
+        {"ProgramView"},
+    )
+    view = components["ProgramView"]
+    assert set(view["required"]) >= {"jaxpr", "stablehlo"}
+    for marks_field in ("jaxpr_marks", "stablehlo_marks"):
+        assert view["properties"][marks_field]["items"] == {"$ref": "#/components/schemas/ProgramMark"}
+    mark = components["ProgramMark"]
+    assert set(mark["properties"]["kind"]["enum"]) == {"loop", "custom_call", "host_callback", "convert"}
+    assert mark["properties"]["line"]["minimum"] == 1 and set(mark["required"]) == {"line", "kind"}
+    mistake = components["MistakeMatch"]
+    assert set(mistake["required"]) == {"name", "note"} and mistake["properties"]["others"]["minimum"] == 0
+    cost = components["CaseCost"]["properties"]
+    assert {"flops", "bytes_accessed", "loops", "flops_ratio", "bytes_ratio", "text"} <= set(cost)
+    assert {"compile_ratio", "run_ratio", "reference_compile_ms", "reference_run_ms"} <= set(cost)
+    run = schema["paths"]["/api/v1/problems/{slug}/run"]["post"]["responses"]["200"]["content"]
+    assert run["application/json"]["schema"] == {"$ref": "#/components/schemas/GradeResult"}
+
+    import jsonschema_rs
+
+    validator = jsonschema_rs.Draft202012Validator(
+        {"$ref": "#/components/schemas/GradeResult", "components": schema["components"]}
+    )
+    settings = make_settings(tmp_path)
+    with running(settings, backend=get_backend("process"), engine=_FeedbackEngine()) as (client, _):
+        response = client.post(f"/api/v1/problems/{FIXTURE_SLUG}/run", json={"code": "x = 1\n"})
+        custom = client.post(
+            f"/api/v1/problems/{FIXTURE_SLUG}/run",
+            json={"code": "x = 1\n", "inputs": {"tree": {"w": [1.0, 2.0]}, "factor": 3.0}},
+        )
+    for reply in (response, custom):
+        assert reply.status_code == 200, reply.text
+        body = reply.json()
+        assert body["cases"] and all(
+            c["mistake"]["name"] == "Adds factor" and c["program"]["jaxpr_marks"] and c["cost"]["flops_ratio"]
+            for c in body["cases"]
+        ), body
+        errors = [str(e) for e in validator.iter_errors(body)]
+        assert errors == [], errors
+    # The validator does check the nested feedback types: a mark of an unknown kind is refused.
+    body = response.json()
+    body["cases"][0]["program"]["jaxpr_marks"][0]["kind"] = "teleport"
+    assert not validator.is_valid(body)
+    body = response.json()
+    del body["cases"][0]["mistake"]["note"]
+    assert not validator.is_valid(body)

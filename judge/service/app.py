@@ -119,7 +119,7 @@ def create_app(
             health.router,
         ),
     )  # each /api/... route also under /api/v1/...; the unversioned paths are deprecated in the schema
-    contract.install(app)
+    contract.install(app, settings)
     web.mount(
         app,
         lambda: app.state.services.catalog,

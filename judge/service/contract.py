@@ -1,13 +1,17 @@
 """The OpenAPI document as a contract: what FastAPI's generated schema cannot say by itself.
 
-    install(app)    app.openapi() returns the schema with these additions (built once)
+    install(app, settings)    app.openapi() returns the schema with these additions (built once)
 
 - every error code (``ErrorInfo.code``) as an enum, verdicts as an enum (``not_run`` is a case's only);
 - response headers: ``Location`` on 202, ``Retry-After`` on 429 and 503, ``Idempotent-Replayed``;
-- the event stream's event types and their payloads (``x-event-types`` on the events operation, each a
-  schema under ``components``);
+- each event stream's own event types and their payloads (``x-event-types`` on each events operation:
+  a submission's ``status``, ``case``, ``result``, ``failed``; a streamed Run's ``progress``, ``result``,
+  ``error``), each a schema under ``components``;
 - the result callback as an OpenAPI ``webhooks`` entry, with its signature headers;
-- ``callback_url`` as ``format: uri``.
+- ``callback_url`` as ``format: uri``;
+- the limits that are settings, from the settings the app is built with: ``code``'s ``maxLength``
+  (``max_code_bytes``), the batch's ``maxItems`` (``batch_max``), the listing's ``limit`` maximum
+  (``page_max``), ``wait``'s maximum (``max_wait_s``); and ``tags``' ``maxProperties``.
 """
 
 from __future__ import annotations
@@ -20,6 +24,10 @@ from pydantic import BaseModel, Field
 
 from judge.dispatch.callbacks import DELIVERY_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER
 from judge.dispatch.events import CASE, FAILED, RESULT, STATUS
+from judge.progress import RunProgress
+from judge.results import GradeResult
+from judge.service.schemas import MAX_TAGS, ErrorInfo
+from judge.service.settings import Settings
 from judge.verdicts import Verdict
 
 #: Every ``error.code`` the API answers with (tests/test_api_contract.py checks the routes use no other).
@@ -104,17 +112,38 @@ class FailedEvent(BaseModel):
     error: str
 
 
+class RunResultEvent(BaseModel):
+    result: GradeResult = Field(description="The body `POST /api/v1/problems/{slug}/run` answers.")
+
+
+class RunErrorEvent(BaseModel):
+    status: int = Field(description="The status `POST /api/v1/problems/{slug}/run` would have answered.")
+    error: ErrorInfo
+
+
+#: A submission's stream (GET .../submissions/{submission_id}/events).
 _EVENTS: dict[str, type[BaseModel]] = {
     STATUS: StatusEvent,
     CASE: CaseEvent,
     RESULT: ResultEvent,
     FAILED: FailedEvent,
 }
+#: A streamed Run's (POST .../problems/{slug}/run/events; judge/service/routes/run_events.py).
+_RUN_EVENTS: dict[str, type[BaseModel]] = {
+    "progress": RunProgress,
+    "result": RunResultEvent,
+    "error": RunErrorEvent,
+}
+#: Each event stream's path (less its /api or /api/v1 prefix) and its event types.
+_STREAMS: dict[str, dict[str, type[BaseModel]]] = {
+    "/submissions/{submission_id}/events": _EVENTS,
+    "/problems/{slug}/run/events": _RUN_EVENTS,
+}
 
 
 def _add_components(schema: dict[str, Any]) -> None:
     components = schema.setdefault("components", {}).setdefault("schemas", {})
-    for model in _EVENTS.values():
+    for model in [*_EVENTS.values(), *_RUN_EVENTS.values()]:
         definition = model.model_json_schema(ref_template="#/components/schemas/{model}")
         for name, nested in definition.pop("$defs", {}).items():
             components.setdefault(name, nested)
@@ -159,11 +188,52 @@ def _add_headers(schema: dict[str, Any]) -> None:
                     headers["Idempotent-Replayed"] = _HEADERS["Idempotent-Replayed"]
                 if not headers:
                     response.pop("headers")
-            if path.endswith("/events"):
-                operation["x-event-types"] = {
-                    kind: {"$ref": f"#/components/schemas/{model.__name__}"}
-                    for kind, model in _EVENTS.items()
-                }
+            for suffix, events in _STREAMS.items():
+                if path.endswith(suffix):
+                    operation["x-event-types"] = {
+                        kind: {"$ref": f"#/components/schemas/{model.__name__}"}
+                        for kind, model in events.items()
+                    }
+
+
+def _string_option(prop: dict[str, Any], kind: str) -> dict[str, Any]:
+    """The ``kind`` branch of an optional property (``anyOf: [{type: kind}, {type: null}]``), or itself."""
+    return next((o for o in prop.get("anyOf", []) if o.get("type") == kind), prop)
+
+
+def _add_limits(schema: dict[str, Any], settings: Settings) -> None:
+    """The limits that are settings (checked in the routes, so a 422 names the setting), as the server
+    it documents is configured."""
+    components = schema.get("components", {}).get("schemas", {})
+    for name in ("SubmissionCreate", "RunRequest"):
+        code = components.get(name, {}).get("properties", {}).get("code")
+        if code is not None:
+            # The limit is in bytes of UTF-8; a string has at least as many bytes as characters, so
+            # maxLength (characters) is the bound it implies and x-maxBytes the limit itself.
+            code["maxLength"] = settings.max_code_bytes
+            code["x-maxBytes"] = settings.max_code_bytes
+            code["description"] = (
+                f"{code.get('description', '').rstrip()} At most {settings.max_code_bytes} bytes of UTF-8 "
+                "(max_code_bytes; a 422 limit_exceeded past it): maxLength is the character count that "
+                "implies, so code with multi-byte characters can be refused below it."
+            ).strip()
+    tags = components.get("SubmissionCreate", {}).get("properties", {}).get("tags")
+    if tags is not None:
+        _string_option(tags, "object")["maxProperties"] = MAX_TAGS
+    items = components.get("BatchCreate", {}).get("properties", {}).get("items")
+    if items is not None:
+        items["maxItems"] = settings.batch_max
+    bounds = {
+        ("/submissions", "get", "limit"): settings.page_max,
+        ("/submissions/{submission_id}", "get", "wait"): settings.max_wait_s,
+    }
+    for path, item in schema.get("paths", {}).items():
+        tail = path.removeprefix("/api/v1").removeprefix("/api")
+        for method, operation in item.items():
+            for parameter in operation.get("parameters", []):
+                bound = bounds.get((tail, method, parameter.get("name")))
+                if bound is not None and path.startswith("/api/"):
+                    parameter.setdefault("schema", {})["maximum"] = bound
 
 
 def _add_webhook(schema: dict[str, Any]) -> None:
@@ -204,7 +274,9 @@ def _add_webhook(schema: dict[str, Any]) -> None:
     }
 
 
-def install(app: FastAPI) -> None:
+def install(app: FastAPI, settings: Settings) -> None:
+    """``settings``: what the app is built with (the limits the schema declares)."""
+
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
             schema = get_openapi(
@@ -216,6 +288,7 @@ def install(app: FastAPI) -> None:
             )
             _add_components(schema)
             _add_headers(schema)
+            _add_limits(schema, settings)
             _add_webhook(schema)
             app.openapi_schema = schema
         return app.openapi_schema

@@ -44,7 +44,6 @@ from judge.service.schemas import (
     SubmissionPublic,
     error_responses,
 )
-from judge.service.settings import WAIT_CAP_S
 from judge.service.shares import ClientShares, KeyedLocks, ShareExceeded, who
 from judge.service.state import Services
 from judge.service.views import SUMMARY_FIELDS, parse_fields, selected, submission_json, submission_links
@@ -436,7 +435,7 @@ def list_submissions(
     created_after: Annotated[datetime | None, Query(description="Created at or after (ISO 8601).")] = None,
     created_before: Annotated[datetime | None, Query(description="Created before (ISO 8601).")] = None,
     cursor: Annotated[str | None, Query(max_length=200, description="next_cursor of the last page.")] = None,
-    limit: Annotated[int, Query(ge=1, le=1000, description="Items per page (at most page_max).")] = 50,
+    limit: Annotated[int, Query(ge=1, description="Items per page (at most page_max).")] = 50,
     count: Annotated[bool, Query(description="Also count every matching submission (total).")] = False,
     fields: FieldsQuery = None,
 ) -> SubmissionPage:
@@ -501,7 +500,7 @@ async def get_submission(
         float,
         Query(
             ge=0,
-            le=WAIT_CAP_S,
+            allow_inf_nan=False,
             description="Seconds to wait for the result (at most the max_wait_s setting).",
         ),
     ] = 0,
