@@ -29,6 +29,10 @@ DEEP = {"encoder": {"blocks": [{"attn": {"q": (2, 2), "k": (2,)}}, {"mlp": [{"w"
 # A list of four dicts as the root.
 ROOT_LIST = [{"w": (3,), "b": ()} for _ in range(4)]
 LARGE = {"w1": (16, 24), "w2": (24, 8), "b": (24,)}
+# Over a hundred entries with a 3-d leaf, and a list of three dicts: forming the n x n Hessian costs
+# hundreds of times the reference's FLOPs on these and the LARGE cases (the [cost] rule).
+WIDE = {"w": (4, 8, 4), "b": (32,)}
+WIDE_LIST = [{"w": (8, 8), "b": (8,)} for _ in range(3)]
 
 
 def build_cases() -> list[dict[str, Any]]:
@@ -57,6 +61,9 @@ def build_cases() -> list[dict[str, Any]]:
     add("root_list_log_sum_exp", "log_sum_exp", ROOT_LIST, 3.0)
     add("large_log_sum_exp", "log_sum_exp", LARGE, 2.0)
     add("large_coupled_cosine", "coupled_cosine", LARGE, 1.0)
+    # Appended last, so the cases above keep their values.
+    add("wide_quartic", "quartic", WIDE, 1.0)
+    add("wide_list_soft_norm", "soft_norm", WIDE_LIST, 2.0)
     return cases
 
 
