@@ -3,16 +3,24 @@ jaxpr and StableHLO of every public case, never of a hidden signature."""
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable, Iterator
+from typing import Any, Literal
 
+import numpy as np
 import pytest
 
 from judge.feedback.program_view import Mark, marks
-from judge.problems import Problem, ProblemSet
+from judge.grader import PairSource, grade
+from judge.problems import Case, Problem, ProblemSet
 from judge.results import GradeResult
 from judge.verdicts import Verdict
-from tests.conftest import FIXTURE_SLUG, FIXTURES
-from tests.program_pool import pooled_grader
+from sandbox.limits import SandboxLimits
+from sandbox.monitor import ProgramReport, RawRun, SessionJob, SigPlan, _Session
+from sandbox.pool import GradingPool
+from sandbox.protocol import ProtocolError
+from tests.conftest import FIXTURE_SLUG, FIXTURES, default_backend
 
 #: Tracer slots of this module's pool (the feedback tests' range is 1400-1499).
 SLOT_BASE = 1440
@@ -54,10 +62,193 @@ def test_a_hostile_text_is_only_text() -> None:
     assert marks("\x1b[2J stablehlo.add\n" * 3, "stablehlo") == []
 
 
+# ------------------------------------------------------------------------- marks on real JAX programs
+
+
+def _real_view(function: Callable[..., Any], *args: Any) -> dict[str, str]:
+    """The view the tracer would send for ``function`` (``sandbox.inside.tracer._program_view``): the jaxpr
+    as JAX prints it and the StableHLO text of the same trace, lowered in this process as the tracer does."""
+    import jax
+
+    from sandbox.inside.lowering import Lowerer
+    from sandbox.inside.tracer import _program_view
+
+    jaxpr = jax.make_jaxpr(function)(*args)
+    lower = Lowerer()
+    lower(jaxpr)
+    view = _program_view(jaxpr, lower, lower.last)
+    assert view is not None and view["stablehlo"], "the program could not be printed"
+    return view
+
+
+def _marked(text: str, dialect: Literal["jaxpr", "stablehlo"]) -> dict[str, list[str]]:
+    """The marked lines of ``text`` by kind."""
+    lines = text.splitlines()
+    found: dict[str, list[str]] = {}
+    for mark in marks(text, dialect):
+        found.setdefault(mark.kind, []).append(lines[mark.line - 1])
+    return found
+
+
+def test_a_scan_and_a_fori_loop_are_marked_as_loops_in_both_texts() -> None:
+    import jax.numpy as jnp
+    from jax import lax
+
+    def running_sum(x: Any) -> Any:
+        return lax.scan(lambda carry, v: (carry + v, carry * v), jnp.float32(0), x)
+
+    def doubled(x: Any, n: Any) -> Any:  # a traced bound: a while loop
+        return lax.fori_loop(0, n, lambda i, a: a * 2.0, x)
+
+    for function, args in ((running_sum, (jnp.ones(3),)), (doubled, (jnp.ones(3), 3))):
+        view = _real_view(function, *args)
+        jaxpr, stablehlo = _marked(view["jaxpr"], "jaxpr"), _marked(view["stablehlo"], "stablehlo")
+        assert jaxpr.get("loop") and all(re.search(r"\b(scan|while)\[", ln) for ln in jaxpr["loop"]), view
+        assert stablehlo.get("loop") and all("stablehlo.while" in ln for ln in stablehlo["loop"]), view
+        assert "custom_call" not in jaxpr and "custom_call" not in stablehlo
+        assert "host_callback" not in jaxpr and "host_callback" not in stablehlo
+
+
+def test_a_host_callback_is_marked_as_one_in_both_texts() -> None:
+    import jax
+    import jax.numpy as jnp
+
+    def pure(x: Any) -> Any:
+        return jax.pure_callback(np.sin, jax.ShapeDtypeStruct(x.shape, x.dtype), x)  # type: ignore[no-untyped-call]
+
+    def printed(x: Any) -> Any:
+        jax.debug.print("x = {}", x)
+        return x * 2
+
+    for function, primitive in ((pure, "pure_callback["), (printed, "debug_print[")):
+        view = _real_view(function, jnp.ones(3))
+        jaxpr, stablehlo = _marked(view["jaxpr"], "jaxpr"), _marked(view["stablehlo"], "stablehlo")
+        assert [primitive in ln for ln in jaxpr.get("host_callback", [])] == [True], view["jaxpr"]
+        (line,) = stablehlo.get("host_callback", [])
+        assert "stablehlo.custom_call @" in line and "callback" in line, view["stablehlo"]
+        # A host callback is a custom call in StableHLO, but it is named as what it is, not twice.
+        assert "custom_call" not in jaxpr and "custom_call" not in stablehlo
+
+
+@pytest.mark.parametrize("routine", ["cholesky", "eigh", "qr", "solve_triangular"])
+def test_a_linalg_routine_making_a_custom_call_is_marked_in_both_texts(routine: str) -> None:
+    import jax.numpy as jnp
+    import jax.scipy.linalg as jsl
+
+    functions: dict[str, Callable[[Any], Any]] = {
+        "cholesky": jnp.linalg.cholesky,
+        "eigh": jnp.linalg.eigh,
+        "qr": jnp.linalg.qr,
+        "solve_triangular": lambda a: jsl.solve_triangular(a, a),
+    }
+    view = _real_view(functions[routine], jnp.eye(3) * 2.0)
+    jaxpr, stablehlo = _marked(view["jaxpr"], "jaxpr"), _marked(view["stablehlo"], "stablehlo")
+    primitive = "triangular_solve" if routine == "solve_triangular" else routine
+    assert jaxpr.get("custom_call"), view["jaxpr"]
+    assert all(f"= {primitive}" in ln for ln in jaxpr["custom_call"]), jaxpr["custom_call"]
+    # The jit wrapper's ``name=cholesky`` is not the call itself.
+    assert not any(f"name={routine}" in ln for ln in jaxpr["custom_call"])
+    assert stablehlo.get("custom_call"), view["stablehlo"]
+    assert all(re.search(r"stablehlo\.custom_call @lapack_\w+", ln) for ln in stablehlo["custom_call"])
+    assert "host_callback" not in jaxpr and "host_callback" not in stablehlo
+
+
+def test_a_custom_derivative_is_not_a_custom_call() -> None:
+    """``jax.nn.relu`` is a ``custom_jvp_call`` in the jaxpr and plain StableHLO: no custom call to mark."""
+    import jax
+    import jax.numpy as jnp
+
+    view = _real_view(jax.nn.relu, jnp.ones(3))
+    assert "custom_jvp_call[" in view["jaxpr"]
+    assert "custom_call" not in _marked(view["jaxpr"], "jaxpr")
+    assert "stablehlo.custom_call" not in view["stablehlo"]
+
+
+# --------------------------------------------------------------------- the monitor keeps public views only
+
+
+def _session_with(sigs: list[SigPlan]) -> Any:
+    """What ``_Session._views`` reads of a session: the job's signatures and the record of their programs
+    (every signature traced, a secret one too, so only the monitor's own filter can drop its view)."""
+
+    class Stub:
+        job = SessionJob(code="", function="f", args=[], sigs=sigs, cases=[])
+        raw = RawRun(programs={s.id: ProgramReport(sig=s.id) for s in sigs})
+
+    return Stub()
+
+
+def test_the_monitor_drops_a_view_a_hostile_tracer_claims_for_a_secret_signature() -> None:
+    first, second = SigPlan(0, [], [], secret=False), SigPlan(1, [], [], secret=False)
+    secret = SigPlan(2, [], [], secret=True)
+    session = _session_with([first, second, secret])
+    claimed = [
+        {"sig": 2, "jaxpr": "{ lambda ; a:bf16[5]. let in (a,) }", "stablehlo": "tensor<5xbf16>"},
+        {"sig": 0, "jaxpr": "public jaxpr", "stablehlo": "public hlo", "extra": "x" * 10},
+    ]
+    _Session._views(session, claimed)
+    assert session.raw.programs[2].view is None
+    assert session.raw.programs[0].view == {"jaxpr": "public jaxpr", "stablehlo": "public hlo"}
+    assert session.raw.programs[1].view is None
+    # Junk, an unknown signature, a second view of a signature and views past one per public signature
+    # are ignored; a text that is not a string is shown as nothing.
+    session = _session_with([first, second, secret])
+    _Session._views(
+        session,
+        [
+            {"sig": 0, "jaxpr": ["not text"], "stablehlo": "hlo"},
+            {"sig": 0, "jaxpr": "again", "stablehlo": "again"},
+            {"sig": 1, "jaxpr": "past the cap", "stablehlo": ""},
+        ],
+    )
+    assert session.raw.programs[0].view == {"jaxpr": "", "stablehlo": "hlo"}
+    assert session.raw.programs[1].view is None and session.raw.programs[2].view is None
+    session = _session_with([first, second, secret])
+    _Session._views(session, ["junk", {"sig": 9, "jaxpr": "unknown"}, {"sig": 2, "jaxpr": "secret"}])
+    assert all(report.view is None for report in session.raw.programs.values())
+    with pytest.raises(ProtocolError):
+        _Session._views(session, {"sig": 0, "jaxpr": "not in a list"})
+
+
+# --------------------------------------------------------------------------------- in the sandbox
+
+
 @pytest.fixture(scope="module")
-def graded() -> Iterator[Callable[[Problem, str], GradeResult]]:
-    with pooled_grader(SLOT_BASE) as grader:
-        yield grader
+def source() -> Iterator[PairSource]:
+    """A one-pair warm pool of the default backend (tracer slots from ``SLOT_BASE``) as a pair source."""
+    backend = default_backend()
+    pool = GradingPool(backend, SandboxLimits(), size=1, slot_base=SLOT_BASE, slots=16)
+    try:
+        yield lambda limits, secret=False: pool.acquire(180, limits, secret=secret)
+    finally:
+        pool.close()
+        backend.close()
+
+
+@pytest.fixture(scope="module")
+def graded(source: PairSource) -> Callable[[Problem, str], GradeResult]:
+    return lambda problem, code: grade(problem, code, source)
+
+
+def _signature(case: Case) -> tuple[str, ...]:
+    """The abstract types of a case's flat inputs as a jaxpr prints them (``f32[2]``; a Python number is
+    traced as float32)."""
+    import jax
+    from jax.core import ShapedArray
+
+    return tuple(
+        ShapedArray(np.shape(leaf), jax.dtypes.canonicalize_dtype(np.result_type(leaf))).str_short(  # type: ignore[no-untyped-call]
+            short_dtypes=True
+        )
+        for leaf in jax.tree.leaves(case.inputs)
+    )
+
+
+def _view_signature(jaxpr: str) -> tuple[str, ...]:
+    """The input types in a jaxpr's first line, ``{ lambda ; a:f32[] b:f32[2] c:f32[]. let``."""
+    header = jaxpr.splitlines()[0]
+    assert header.startswith("{ lambda ") and header.endswith(". let"), header
+    return tuple(re.findall(r"\w+:(\w+\[[\d,]*\])", header.split(";", 1)[1]))
 
 
 @pytest.mark.slow
@@ -77,6 +268,48 @@ def test_public_cases_show_their_program_and_hidden_signatures_none(
         assert any(m.kind == "convert" for m in case.program.jaxpr_marks)
         assert any(m.kind == "convert" for m in case.program.stablehlo_marks)
     assert all(c.program is None for c in result.cases if c.visibility == "hidden")
-    # Only the public signatures' programs: as many distinct views as public signatures at most.
-    views = {c.program.jaxpr for c in shown if c.program is not None}
-    assert len(views) <= len(shown)
+    # Each public case shows the program of its own signature, and the views are exactly the public
+    # signatures' (all float32 here: only hidden cases have a bfloat16 signature).
+    by_name = {c.name: c for c in problem.cases}
+    for case in shown:
+        assert case.program is not None
+        assert _view_signature(case.program.jaxpr) == _signature(by_name[case.name]), case.name
+    public = {_signature(c) for c in problem.public_cases}
+    assert {_view_signature(c.program.jaxpr) for c in shown if c.program is not None} == public
+    hidden_only = {_signature(c) for c in problem.cases if c.hidden} - public
+    assert any("bf16[" in t for s in hidden_only for t in s), "the fixture lost its bfloat16 hidden cases"
+    serialized = result.model_dump_json()
+    assert "xbf16>" not in serialized and ":bf16[" not in serialized
+
+
+@pytest.mark.slow
+def test_no_hidden_signatures_program_text_reaches_the_result(
+    source: PairSource, graded: Callable[[Problem, str], GradeResult]
+) -> None:
+    """The very text the tracer makes of each hidden-only signature (got by running the same inputs as a
+    custom case, whose program is shown) appears nowhere in the result of a grading with the hidden cases."""
+    problem = ProblemSet(FIXTURES).get(FIXTURE_SLUG)
+    code = (FIXTURES / FIXTURE_SLUG / "solutions" / "accepted" / "float32_then_cast.py").read_text()
+    public = {_signature(c) for c in problem.public_cases}
+    secret: dict[tuple[str, ...], Case] = {}
+    for hidden in problem.hidden_cases:
+        if _signature(hidden) not in public:
+            secret.setdefault(_signature(hidden), hidden)
+    chosen = [c for c in secret.values() if c.dtype == "bfloat16"][:1] + [
+        c for c in secret.values() if c.dtype != "bfloat16"
+    ][:1]
+    assert len(chosen) == 2, secret
+    custom = [problem.custom_case(dict(c.definition.args), name=c.name, dtype=c.dtype) for c in chosen]
+    probe = grade(problem, code, source, cases=(), custom=custom)
+    assert probe.verdict is Verdict.ACCEPTED, probe.message
+    texts: list[str] = []
+    for shown, original in zip(probe.cases, chosen, strict=True):
+        assert shown.visibility == "custom" and shown.program is not None, shown
+        assert _view_signature(shown.program.jaxpr) == _signature(original)
+        texts += [shown.program.jaxpr, shown.program.stablehlo, shown.program.jaxpr.splitlines()[0]]
+    assert any("bf16[" in t for t in texts)
+    result = graded(problem, code)
+    assert result.verdict is Verdict.ACCEPTED, result.message
+    serialized = result.model_dump_json()
+    for text in texts:
+        assert json.dumps(text, ensure_ascii=False)[1:-1] not in serialized, text[:200]

@@ -14,10 +14,23 @@ from typing import Literal
 
 MarkKind = Literal["loop", "custom_call", "host_callback", "convert"]
 
+#: Primitives of ``jax.lax.linalg`` that lower to a LAPACK custom call on CPU (``lapack_spotrf_ffi``...).
+#: Not ``custom_jvp_call`` or ``custom_vjp_call``: those are custom derivatives (``jax.nn.relu`` has one)
+#: and lower to plain StableHLO, no custom call.
+_LAPACK = (
+    "cholesky|eigh|eig|lu|qr|svd|schur|hessenberg|tridiagonal|tridiagonal_solve|triangular_solve"
+    "|geqrf|geqp3|householder_product"
+)
+
 #: (kind, pattern) per dialect, tried in order; the first that matches names the line.
 _JAXPR: tuple[tuple[MarkKind, re.Pattern[str]], ...] = (
-    ("host_callback", re.compile(r"\b(pure_callback|io_callback|debug_callback|callback)\[")),
-    ("custom_call", re.compile(r"\b(custom_jvp_call|custom_vjp_call|custom_vjp_call_jaxpr|custom_call)\[")),
+    (
+        "host_callback",
+        re.compile(r"\b(pure_callback|io_callback|debug_callback|debug_print|callback)\["),
+    ),
+    # ``ffi_call[``, or an equation of a LAPACK primitive: ``b:f32[3,3] = cholesky a`` (no parameters, no
+    # bracket) or ``c:f32[3] b:f32[3,3] = eigh[`` (not ``name=cholesky`` inside a ``jit[...]``).
+    ("custom_call", re.compile(rf"\bffi_call\[|= (?:{_LAPACK})(?:\[|\s|$)")),
     ("loop", re.compile(r"\b(while|scan)\[")),
     ("convert", re.compile(r"\bconvert_element_type\[")),
 )
