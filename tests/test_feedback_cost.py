@@ -4,15 +4,19 @@ program doing 10x the work and accepts the reference, stated in the statement.""
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from judge.check import cost_check
+from judge.check.context import CheckContext, SolutionGrade
+from judge.check.diagnostics import Diagnostics, Finding, Severity
 from judge.feedback.cost import compare_cost, ratio
 from judge.problems import Problem, load_problem
-from judge.results import GradeResult
+from judge.results import CaseCost, CaseResult, GradeResult
 from judge.spec import CostRule
 from judge.statement import stated_rules
 from judge.verdicts import Verdict, WrongAnswerReason
@@ -87,16 +91,139 @@ def graded() -> Iterator[Callable[[Problem, str], GradeResult]]:
         yield grader
 
 
-@pytest.fixture(scope="module")
-def costly_problem(tmp_path_factory: pytest.TempPathFactory) -> Problem:
-    """The fixture problem with ``[cost] max_flops_ratio = 4``."""
-    base = tmp_path_factory.mktemp("cost")
+def _with_cost_rule(base: Path, rule: str) -> Problem:
+    """The fixture problem, copied under ``base``, with ``[cost]`` holding ``rule``."""
     root = base / "problems" / FIXTURE_SLUG
     shutil.copytree(FIXTURES / FIXTURE_SLUG, root)
     shutil.copytree(FIXTURES.parent / "reference", base / "reference")
     spec = root / "problem.toml"
-    spec.write_text(spec.read_text() + "\n[cost]\nmax_flops_ratio = 4\n")
+    spec.write_text(spec.read_text() + f"\n[cost]\n{rule}\n")
     return load_problem(Path(root))
+
+
+@pytest.fixture(scope="module")
+def costly_problem(tmp_path_factory: pytest.TempPathFactory) -> Problem:
+    """The fixture problem with ``[cost] max_flops_ratio = 4``."""
+    return _with_cost_rule(tmp_path_factory.mktemp("cost"), "max_flops_ratio = 4")
+
+
+# ------------------------------------------------------------------ judge check: the rule's margin
+
+
+def _cost_check(problem: Problem, grades: list[SolutionGrade]) -> tuple[list[str], list[Finding]]:
+    """The ``cost`` check of ``judge check`` over ``grades``: its notes and findings."""
+    diag = Diagnostics(problem.slug, problem.root.parent.parent, check=cost_check.NAME)
+    cost_check.check(CheckContext(root=problem.root, diag=diag, problem=problem, grades=grades))
+    return diag.notes_of(cost_check.NAME), diag.findings
+
+
+def _graded(folder: str, *ratios: tuple[float | None, float | None]) -> SolutionGrade:
+    """A graded solution whose public cases cost (FLOPs ratio, bytes ratio) each, and one hidden case
+    without figures."""
+    cases = [
+        CaseResult(
+            name=f"case_{i}",
+            visibility="public",
+            verdict=Verdict.ACCEPTED,
+            cost=CaseCost(flops_ratio=flops, bytes_ratio=bytes_),
+        )
+        for i, (flops, bytes_) in enumerate(ratios)
+    ]
+    cases.append(CaseResult(name="hidden", visibility="hidden", verdict=Verdict.ACCEPTED))
+    result = GradeResult(
+        problem=FIXTURE_SLUG,
+        verdict=Verdict.ACCEPTED if folder == "accepted" else Verdict.WRONG_ANSWER,
+        passed=len(cases),
+        total=len(cases),
+        cases=cases,
+        backend="fake",
+        elapsed_ms=0.0,
+    )
+    return SolutionGrade(folder, Path(f"{folder}/{len(ratios)}.py"), result)
+
+
+def test_the_cost_check_notes_the_largest_accepted_ratio_beside_the_bound(tmp_path: Path) -> None:
+    problem = _with_cost_rule(tmp_path, "max_flops_ratio = 4\nmax_bytes_ratio = 10")
+    grades = [
+        _graded("accepted", (1.0, 1.0), (2.5, 3.0)),
+        _graded("accepted", (1.25, None), (None, 2.0)),
+        # A wrong solution's cost is no margin: 12x would be over the bound, and is not reported.
+        _graded("wrong_answer", (12.0, 30.0)),
+        SolutionGrade("accepted", Path("accepted/broken.py"), None, "could not be graded"),
+    ]
+    notes, findings = _cost_check(problem, grades)
+    assert notes == [
+        "accepted solutions reach at most 2.5x the reference's FLOPs; the rule allows 4x",
+        "accepted solutions reach at most 3x the reference's bytes accessed; the rule allows 10x",
+    ]
+    assert findings == []
+
+
+def test_the_cost_check_warns_within_twenty_percent_of_the_bound(tmp_path: Path) -> None:
+    problem = _with_cost_rule(tmp_path, "max_flops_ratio = 4")
+    # 3.3x is within 20% of 4x (above 3.2x); 3.1x is not. Bytes have no bound: a note of the largest.
+    close = [_graded("accepted", (1.0, 1.0), (3.3, 1.5))]
+    notes, findings = _cost_check(problem, close)
+    assert notes == [
+        "accepted solutions reach at most 3.3x the reference's FLOPs; the rule allows 4x",
+        "accepted solutions reach at most 1.5x the reference's bytes accessed",
+    ]
+    (warning,) = findings
+    assert warning.severity is Severity.WARNING and warning.check == "cost"
+    assert warning.message == (
+        "an accepted solution reaches 3.3x the reference's FLOPs, within 20% of the [cost] bound of 4x: "
+        "honest variants may be rejected; raise the bound"
+    )
+    assert warning.path.endswith(f"{FIXTURE_SLUG}/problem.toml") and warning.at == "cost"
+    assert (
+        warning.line is not None
+        and "[cost]" in (problem.root / "problem.toml").read_text().splitlines()[warning.line - 1]
+    )
+    far = [_graded("accepted", (3.1, 1.0))]
+    assert _cost_check(problem, far)[1] == []
+
+
+def test_without_a_rule_the_cost_check_only_notes_the_largest_ratios() -> None:
+    problem = load_problem(FIXTURES / FIXTURE_SLUG)
+    assert problem.spec.cost is None
+    notes, findings = _cost_check(problem, [_graded("accepted", (9.0, 2.0))])
+    assert notes == [
+        "accepted solutions reach at most 9x the reference's FLOPs",
+        "accepted solutions reach at most 2x the reference's bytes accessed",
+    ]
+    assert findings == []
+
+
+@pytest.mark.slow
+def test_the_cost_check_on_real_gradings_states_the_margin_and_warns_near_the_bound(
+    graded: Callable[[Problem, str], GradeResult], costly_problem: Problem, tmp_path: Path
+) -> None:
+    """From the executor's own figures: the reference (1x) sits well inside a bound of 4x, a note and no
+    warning, and the wrong 10x solution is not counted; under a bound of 1.1x the same 1x is a warning."""
+    right = graded(costly_problem, REFERENCE)
+    wasteful = graded(costly_problem, TEN_TIMES)
+    assert right.verdict is Verdict.ACCEPTED and wasteful.verdict is Verdict.WRONG_ANSWER
+    grades = [
+        SolutionGrade("accepted", costly_problem.root / "solutions" / "accepted" / "reference.py", right),
+        SolutionGrade(
+            "wrong_answer", costly_problem.root / "solutions" / "wrong_answer" / "ten.py", wasteful
+        ),
+    ]
+    notes, findings = _cost_check(costly_problem, grades)
+    (flops,) = [n for n in notes if "FLOPs" in n]
+    said = re.fullmatch(
+        r"accepted solutions reach at most (\S+)x the reference's FLOPs; the rule allows 4x", flops
+    )
+    assert said is not None and float(said[1]) == pytest.approx(1.0, abs=0.05), notes
+    assert findings == []
+    tight = _with_cost_rule(tmp_path, "max_flops_ratio = 1.1")
+    notes, findings = _cost_check(tight, grades)
+    assert f"accepted solutions reach at most {said[1]}x the reference's FLOPs; the rule allows 1.1x" in notes
+    (warning,) = findings
+    assert warning.severity is Severity.WARNING
+    assert (
+        f"reaches {said[1]}x the reference's FLOPs, within 20% of the [cost] bound of 1.1x" in warning.message
+    )
 
 
 @pytest.mark.slow

@@ -14,12 +14,14 @@ import pytest
 from judge.expected import expected_gradients, expected_outputs
 from judge.feedback.matching import Candidate, best_match, differing_leaves, indistinguishable_pairs
 from judge.feedback.notes import MistakeNote, NoteError, parse_note
+from judge.grader import PairSource, grade
 from judge.mistakes import KnownMistake, MistakeFinder, known_mistakes, mistake_output
 from judge.problems import Problem, ProblemSet, default_problems_dir
 from judge.results import GradeResult
 from judge.verdicts import Verdict
-from tests.conftest import FIXTURE_SLUG, FIXTURES
-from tests.program_pool import pooled_grader
+from sandbox.limits import SandboxLimits
+from sandbox.pool import GradingPool
+from tests.conftest import FIXTURE_SLUG, FIXTURES, default_backend
 
 #: Tracer slots of this module's pool (the feedback tests' range is 1400-1499).
 SLOT_BASE = 1400
@@ -209,9 +211,20 @@ def test_judge_check_requires_a_note_and_counts_what_the_examples_cannot_tell_ap
 
 
 @pytest.fixture(scope="module")
-def graded() -> Iterator[Callable[[Problem, str], GradeResult]]:
-    with pooled_grader(SLOT_BASE) as grader:
-        yield grader
+def source() -> Iterator[PairSource]:
+    """A one-pair warm pool of the default backend (tracer slots from ``SLOT_BASE``) as a pair source."""
+    backend = default_backend()
+    pool = GradingPool(backend, SandboxLimits(), size=1, slot_base=SLOT_BASE, slots=16)
+    try:
+        yield lambda limits, secret=False: pool.acquire(180, limits, secret=secret)
+    finally:
+        pool.close()
+        backend.close()
+
+
+@pytest.fixture(scope="module")
+def graded(source: PairSource) -> Callable[[Problem, str], GradeResult]:
+    return lambda problem, code: grade(problem, code, source)
 
 
 @pytest.mark.slow
@@ -236,3 +249,30 @@ def test_a_submitted_mistake_is_named_with_its_note_and_hidden_cases_show_no_val
     accepted = (FIXTURES / FIXTURE_SLUG / "solutions" / "accepted" / "tree_util_map.py").read_text()
     right = graded(problem, accepted)
     assert right.verdict is Verdict.ACCEPTED and all(c.mistake is None for c in right.cases)
+
+
+@pytest.mark.slow
+def test_a_mistake_is_named_on_a_custom_run_input(source: PairSource) -> None:
+    """A learner's own Run-panel input, on which the shipped mistake's output is its own (adding 3 gives
+    [4, 5, 5.5] where multiplying by 3 gives [3, 6, 7.5]), names the mistake with its note; an accepted
+    solution on the same input is named nothing."""
+    problem = ProblemSet(FIXTURES).get(FIXTURE_SLUG)
+    inputs = {"tree": {"w": [1.0, 2.0], "b": 2.5}, "factor": 3.0}
+    wrong = FIXTURES / FIXTURE_SLUG / "solutions" / "wrong_answer" / "adds_factor.py"
+    note = parse_note(wrong.read_text())
+    code = wrong.read_text().replace(note.note, "a learner's own words")
+
+    def run(source_code: str) -> GradeResult:
+        return grade(problem, source_code, source, cases=(), custom=(problem.custom_case(inputs),))
+
+    result = run(code)
+    assert result.verdict is Verdict.WRONG_ANSWER, result.message
+    (case,) = result.cases
+    assert case.visibility == "custom" and case.verdict is Verdict.WRONG_ANSWER
+    assert case.output is not None and case.expected is not None  # a custom case shows its values
+    assert case.mistake is not None, result.model_dump_json(indent=1)
+    assert (case.mistake.name, case.mistake.note, case.mistake.others) == (note.name, note.note, 0)
+    accepted = (FIXTURES / FIXTURE_SLUG / "solutions" / "accepted" / "tree_util_map.py").read_text()
+    right = run(accepted)
+    assert right.verdict is Verdict.ACCEPTED, right.message
+    assert [c.mistake for c in right.cases] == [None]
