@@ -5,16 +5,19 @@ route)."""
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+from judge.dispatch.callbacks import SIGNATURE_HEADER, CallbackSender, verify
+from judge.dispatch.worker import GradingWorker
 from judge.store import CallbackState, NewSubmission
 from sandbox.backends import get_backend
 from tests.conftest import FIXTURE_SLUG
 from tests.service_support import FakeEngine, make_settings, running
-from tests.test_service_callbacks import Receiver, receivers  # noqa: F401  (the fixture)
+from tests.test_service_callbacks import SECRET, Receiver, receivers  # noqa: F401  (the fixture)
 
 CODE = "def scale_tree(tree, factor):\n    return tree\n"
 PROCESS = get_backend("process")
@@ -67,25 +70,94 @@ def test_callback_state_tries_redelivery_and_failure_metric(
         assert refused.status_code == 409 and refused.json()["error"]["code"] == "no_callback"
 
 
-def test_a_grader_without_callback_settings_says_so(tmp_path: Path) -> None:
+def test_a_grader_without_callback_settings_hands_the_callback_off(tmp_path: Path) -> None:
+    """A grader without callback settings leaves the callback pending with a note naming it (not failed);
+    an API node's sender takes it exactly once, and gives up one left unsent past its deadline."""
     settings = make_settings(tmp_path)
     with running(settings, backend=PROCESS, engine=FakeEngine()) as (client, services):
         # As a grading node without callback settings meets a submission an API node accepted with one.
-        record = services.store.create(
-            NewSubmission(
-                problem=FIXTURE_SLUG,
-                code=CODE,
-                manifest={},
-                callback_url="https://hooks.example/cb",
-            )
-        )
+        ids = [
+            services.store.create(
+                NewSubmission(
+                    problem=FIXTURE_SLUG, code=CODE, manifest={}, callback_url="https://hooks.example/cb"
+                )
+            ).id
+            for _ in range(2)
+        ]
         assert services.worker.callbacks is None
-        services.worker.process(record.id)
-        stored = services.store.get(record.id)
-        assert stored is not None and stored.callback_state is CallbackState.FAILED
-        ((_, status, error, _),) = services.store.callback_attempts(record.id)
-        assert status is None and error is not None and "has no callback settings" in error
-        assert client.post(f"/api/v1/submissions/{record.id}/callback").status_code == 503
+        for sid in ids:
+            services.worker.process(sid)
+        stored = services.store.get(ids[0])
+        assert stored is not None and stored.callback_state is CallbackState.HANDED_OFF
+        ((attempt, status, error, _),) = services.store.callback_attempts(ids[0])
+        assert attempt == 0 and status is None and error is not None
+        assert "grading node local: it has no callback settings" in error and "left pending" in error
+        read = client.get(f"/api/v1/submissions/{ids[0]}").json()["callback"]
+        assert read["state"] == "pending" and read["attempts"][0]["attempt"] == 0
+        assert client.post(f"/api/v1/submissions/{ids[0]}/callback").status_code == 503
+        # Of two API nodes asking, one takes it.
+        assert [services.store.take_callback(ids[0]) for _ in range(2)] == [True, False]
+        # Past its deadline, a sender gives it up (failed, with a note) instead of sending it that late.
+        sender = CallbackSender(
+            services.store,
+            secret=b"k",
+            allowed_hosts=["hooks.example"],
+            render=lambda record: b"{}",
+            handoff_max_s=0,
+        )
+        try:
+            time.sleep(0.01)
+            assert sender.poll() == 1 and sender.pending() == 0
+        finally:
+            sender.close()
+        late = services.store.get(ids[1])
+        assert late is not None and late.callback_state is CallbackState.FAILED
+        assert "left unsent" in (services.store.callback_attempts(ids[1])[-1][2] or "")
+
+
+def test_an_api_node_sends_the_callback_a_grader_without_settings_could_not(
+    tmp_path: Path,
+    receivers: Callable[[list[int]], Receiver],  # noqa: F811  (the fixture of test_service_callbacks)
+) -> None:
+    receiver: Receiver = receivers([])
+    settings = make_settings(
+        tmp_path,
+        callback_hosts=[receiver.url.split("/")[2]],
+        callback_secret=SECRET,
+        callback_poll_s=0.1,
+    )
+    with running(settings, backend=PROCESS, engine=FakeEngine()) as (client, services):
+        assert services.callbacks is not None and services.callbacks.poll_s == 0.1
+        record = services.store.create(
+            NewSubmission(problem=FIXTURE_SLUG, code=CODE, manifest={}, callback_url=receiver.url)
+        )
+        # A grading node without callback settings (sharing the API node's store) grades it.
+        grader = GradingWorker(
+            services.store,
+            services.engine,
+            services.catalog.problems,
+            services.feed,
+            backend_name="process",
+            node="grader-1",
+        )
+        assert grader.process(record.id) is not None
+        receiver.wait_for(1)
+        delivered = wait_state(client, record.id, "delivered")
+        time.sleep(0.5)  # several more polls: nothing is sent twice
+        assert len(receiver.requests) == 1
+        headers, body, _ = receiver.requests[0]
+        assert verify(
+            SECRET.encode(),
+            body,
+            headers[SIGNATURE_HEADER],
+            timestamp=headers["X-Judge-Timestamp"],
+            delivery=headers["X-Judge-Delivery"],
+        )
+        assert json.loads(body)["id"] == record.id and json.loads(body)["status"] == "done"
+        assert headers["X-Judge-Delivery-Attempt"] == "1"
+        tries = delivered["callback"]["attempts"]  # type: ignore[index]
+        assert [(t["attempt"], t["status_code"]) for t in tries] == [(0, None), (1, 200)]
+        assert "grading node grader-1" in tries[0]["error"]
 
 
 def test_metrics_worth_alerting_on(tmp_path: Path) -> None:

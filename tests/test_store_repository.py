@@ -134,6 +134,36 @@ def test_callback_attempts_are_recorded_and_pending_ones_listed(store: Store) ->
     assert store.pending_callbacks() == []
 
 
+def test_a_handed_off_callback_is_listed_and_taken_once(store: Store) -> None:
+    """A grader without callback settings hands it off (try 0 a note); of API nodes racing to take it,
+    one gets it, and it is pending again for that node's sender."""
+    url = "http://127.0.0.1:9/cb"
+    record = store.create(new(callback_url=url))
+    claim = store.claim(record.id)
+    assert claim is not None
+    store.finish(claim, {}, "accepted", {}, ("result", {}))
+    assert store.hand_off_callback(record.id, url, "not sent by grading node g")
+    assert not store.hand_off_callback(record.id, url, "again")  # no longer pending
+    got = store.get(record.id)
+    assert got is not None and got.callback_state is CallbackState.HANDED_OFF
+    assert store.pending_callbacks() == []
+    [(sid, finished_at)] = store.handed_off_callbacks(10)
+    assert sid == record.id and finished_at is not None and finished_at.tzinfo is not None
+    results: list[bool] = []
+    threads = [
+        threading.Thread(target=lambda: results.append(store.take_callback(record.id))) for _ in range(4)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(results) == [False, False, False, True]
+    assert store.handed_off_callbacks(10) == [] and store.pending_callbacks() == [record.id]
+    assert [(a, s, e) for a, s, e, _ in store.callback_attempts(record.id)] == [
+        (0, None, "not sent by grading node g")
+    ]
+
+
 def test_many_writers_at_once_lose_nothing(store: Store) -> None:
     created: list[str] = []
     lock = threading.Lock()

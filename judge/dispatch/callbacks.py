@@ -19,6 +19,13 @@ network error, a timeout, 408, 429 or 5xx is retried after ``backoff_s * 2**(att
 ``attempts`` tries; redirects are never followed. Every try is recorded (``Store.record_callback_attempt``)
 and the submission's ``callback_state`` ends ``delivered`` or ``failed``. Pending deliveries survive a
 restart: ``start`` resumes them.
+
+A grading node without callback settings hands a finished submission's callback off (``handed_off``,
+read as pending, with a try-0 note naming the node). A sender with ``poll_s`` (every API node's) looks for
+such callbacks every ``poll_s`` seconds, at most ``poll_batch`` at a time and only while its own backlog
+is below that, takes each with a conditional update (one API node of several gets it) and delivers it as
+any other; one left unsent longer than ``handoff_max_s`` after it finished is given up (``failed``, with a
+note) rather than sent that late.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
+from datetime import UTC, datetime
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
@@ -48,6 +56,8 @@ DELIVERY_HEADER = "X-Judge-Delivery"
 TOLERANCE_S = 300
 _RETRYABLE_STATUS = frozenset({408, 425, 429})
 MAX_URL_LENGTH = 2048
+#: Seconds after its submission finished that a handed-off callback is still sent (then given up).
+HANDOFF_MAX_S = 24 * 3600.0
 _DELIVERY_NAMESPACE = uuid.UUID("6f1c1b0e-8a55-4a49-9d3f-2f3f0d6c5a11")
 
 Resolver = Callable[[str, int], list[str]]
@@ -187,9 +197,19 @@ class CallbackSender:
         threads: int = 2,
         resolver: Resolver = resolve,
         on_failure: Callable[[bool], None] | None = None,
+        poll_s: float | None = None,
+        poll_batch: int = 100,
+        handoff_max_s: float = HANDOFF_MAX_S,
     ) -> None:
-        """``on_failure(final)``: called for each failed try (final: the callback was given up on)."""
+        """``on_failure(final)``: called for each failed try (final: the callback was given up on).
+        ``poll_s``: look for callbacks handed off by grading nodes without callback settings this often
+        (None: never; the API nodes' senders poll)."""
         self.on_failure = on_failure
+        self.poll_s = poll_s
+        self.poll_batch = poll_batch
+        self.handoff_max_s = handoff_max_s
+        self._stopping = threading.Event()
+        self._poller: threading.Thread | None = None
         self.store = store
         self.secret = secret
         self.secrets = [secret] if not previous_secret else [secret, previous_secret]
@@ -209,20 +229,63 @@ class CallbackSender:
         ]
 
     def start(self, *, resume: bool = True) -> None:
-        """Start delivering, beginning (``resume``) with the callbacks a previous run left pending."""
+        """Start delivering, beginning (``resume``) with the callbacks a previous run left pending; with
+        ``poll_s``, also poll for handed-off ones."""
         for submission_id in self.store.pending_callbacks() if resume else ():
-            done = len(self.store.callback_attempts(submission_id))
+            done = sum(1 for attempt in self.store.callback_attempts(submission_id) if attempt[0] >= 1)
             self._push(time.monotonic(), submission_id, done + 1)
         for thread in self._threads:
             thread.start()
+        if self.poll_s is not None:
+            self._poller = threading.Thread(target=self._poll_loop, name="callbacks-poll", daemon=True)
+            self._poller.start()
+
+    def _poll_loop(self) -> None:
+        assert self.poll_s is not None
+        while not self._stopping.is_set():
+            try:
+                self.poll()
+            except Exception:  # the store failed: try again at the next poll
+                log.exception("looking for handed-off callbacks failed")
+            self._stopping.wait(self.poll_s)
+
+    def poll(self) -> int:
+        """Take the callbacks grading nodes without callback settings handed off (at most
+        ``poll_batch``, none while this sender's own backlog is that long) and queue them for delivery;
+        give up those older than ``handoff_max_s``. Returns how many were taken."""
+        room = self.poll_batch - self.pending()
+        if room <= 0:
+            return 0
+        taken = 0
+        now = datetime.now(UTC)
+        for submission_id, finished_at in self.store.handed_off_callbacks(room):
+            if self._stopping.is_set() or not self.store.take_callback(submission_id):
+                continue  # closing, or another API node took it
+            taken += 1
+            age = (now - finished_at).total_seconds() if finished_at is not None else 0.0
+            if age > self.handoff_max_s:
+                record = self.store.get(submission_id)
+                url = record.callback_url if record is not None and record.callback_url else ""
+                note = (
+                    f"not sent: left unsent {age:.0f} s after it finished (at most {self.handoff_max_s:g} s)"
+                )
+                self.store.record_callback_attempt(submission_id, 0, url, None, note)
+                self.store.set_callback_state(submission_id, CallbackState.FAILED)
+                self._failed(True)
+                continue
+            self._push(time.monotonic(), submission_id, 1)
+        return taken
 
     def submit(self, submission_id: str) -> None:
         self._push(time.monotonic(), submission_id, 1)
 
     def close(self) -> None:
+        self._stopping.set()
         with self._cond:
             self._closing = True
             self._cond.notify_all()
+        if self._poller is not None and self._poller.is_alive():
+            self._poller.join(self.timeout_s + 1)
         for thread in self._threads:
             if thread.is_alive():
                 thread.join(self.timeout_s + 1)

@@ -28,7 +28,7 @@ from judge.dispatch.events import CASE, FAILED, RESULT, STATUS, ProgressFeed
 from judge.errors import ProblemNotFound
 from judge.problems import Problem, ProblemSet
 from judge.results import CaseResult, GradeResult
-from judge.store import CallbackState, Claim, Deferred, Store, SubmissionRecord
+from judge.store import Claim, Deferred, Store, SubmissionRecord
 from judge.store.jsonsafe import case_json, result_json
 from judge.store.manifest import manifest, version_note
 from judge.verdicts import Verdict
@@ -245,21 +245,21 @@ class GradingWorker:
         return Outcome.FAILED if stored else Outcome.SKIPPED
 
     def _call_back(self, record: SubmissionRecord) -> None:
-        """Send the finished submission's callback; a grader without callback settings says so in the
-        submission's callback record (state ``failed``) instead of sending nothing silently."""
+        """Send the finished submission's callback. A grader without callback settings cannot sign it:
+        it hands the callback off (still pending, with a note naming this node) to the API nodes, whose
+        sender polls for such callbacks and delivers them (``CallbackSender(poll_s=...)``); the API node
+        that accepted a ``callback_url`` necessarily has callback settings."""
         if not record.callback_url:
             return
         if self.callbacks is not None:
             self.callbacks.submit(record.id)
             return
-        reason = (
-            f"not sent: grading node {self.node or 'local'} has no callback settings "
-            "(callback_hosts, callback_secret)"
+        note = (
+            f"not sent by grading node {self.node or 'local'}: it has no callback settings "
+            "(callback_hosts, callback_secret); left pending for an API node to send"
         )
-        log.error("submission %s: %s", record.id, reason)
-        self.store.record_callback_attempt(record.id, 1, record.callback_url, None, reason)
-        self.store.set_callback_state(record.id, CallbackState.FAILED)
-        self._observe("callback_failed", True)
+        if self.store.hand_off_callback(record.id, record.callback_url, note):
+            log.warning("submission %s: callback %s", record.id, note)
 
     def _observe(self, method: str, *args: Any) -> None:
         if self.observer is not None:

@@ -366,7 +366,10 @@ class Manifest(_Out):
 
 
 class CallbackTry(_Out):
-    attempt: int
+    attempt: int = Field(
+        description="1 for the first try, then 2, 3, ...; 0 is a note, not a try (a grading node without "
+        "callback settings left the callback to an API node, or it was left unsent too long)."
+    )
     status_code: int | None = Field(description="The receiver's HTTP status; None when none answered.")
     error: str | None = Field(description="Why it failed without a status (network, refused, ...).")
     at: datetime

@@ -180,6 +180,9 @@ class Settings(BaseSettings):
     callback_attempts: int = Field(default=5, ge=1, le=20)
     callback_backoff_s: float = Field(default=1.0, gt=0, le=3600)
     callback_timeout_s: float = Field(default=10.0, gt=0, le=120)
+    #: How often an API node looks for callbacks that a grading node without callback settings left to
+    #: it (finished submissions whose callback is handed off), and sends them.
+    callback_poll_s: float = Field(default=5.0, gt=0, le=3600)
 
     @field_validator("cors_origins", "callback_hosts", "operator_keys", mode="before")
     @classmethod

@@ -120,8 +120,10 @@ class Services:
         self.feed = ProgressFeed(store, self.notifier)
         self.retention = Retention(store, settings)
         self.callbacks: CallbackSender | None = None
-        # Distributed: the node that grades a submission sends its callback; this node's sender only
-        # redelivers what an operator asks for (POST .../callback), and resumes nothing at start.
+        # Distributed: the node that grades a submission sends its callback; this node's sender
+        # redelivers what an operator asks for (POST .../callback), resumes nothing at start, and sends
+        # the callbacks a grading node without callback settings handed off (polled every
+        # callback_poll_s; the node that accepted a callback_url always has callback settings).
         if settings.callback_hosts and settings.callback_secret is not None:
             self.callbacks = CallbackSender(
                 store,
@@ -137,6 +139,7 @@ class Services:
                 backoff_s=settings.callback_backoff_s,
                 timeout_s=settings.callback_timeout_s,
                 on_failure=self.metrics.callback_failed,
+                poll_s=settings.callback_poll_s,
             )
         self.worker = GradingWorker(
             store,

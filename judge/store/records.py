@@ -24,6 +24,9 @@ class CallbackState(StrEnum):
     PENDING = "pending"
     DELIVERED = "delivered"
     FAILED = "failed"
+    #: Still to send, by an API node: the grading node that finished it has no callback settings
+    #: (``Store.hand_off_callback``). Reads show it as ``pending``.
+    HANDED_OFF = "handed_off"
 
 
 @dataclass(frozen=True)

@@ -793,8 +793,65 @@ class Store:
                 update(Submission).where(Submission.id == submission_id).values(callback_state=state.value)
             )
 
+    def hand_off_callback(self, submission_id: str, url: str, note: str) -> bool:
+        """Leave a pending callback to an API node (the caller cannot send it): its state becomes
+        ``handed_off`` and ``note`` is recorded as try 0 (not a delivery try). False when it was not
+        pending (delivered, failed, deleted)."""
+        with self._session() as session:
+            updated = session.execute(
+                update(Submission)
+                .where(
+                    Submission.id == submission_id,
+                    Submission.callback_state == CallbackState.PENDING.value,
+                )
+                .values(callback_state=CallbackState.HANDED_OFF.value)
+            )
+            if not getattr(updated, "rowcount", 0):
+                return False
+            session.add(
+                CallbackAttempt(
+                    submission_id=submission_id,
+                    attempt=0,
+                    url=url,
+                    status_code=None,
+                    error=note,
+                    created_at=utcnow(),
+                )
+            )
+        return True
+
+    def handed_off_callbacks(self, limit: int) -> list[tuple[str, datetime | None]]:
+        """(id, finished_at) of at most ``limit`` finished submissions whose callback was handed off to
+        an API node, the longest finished first."""
+        query = (
+            select(Submission.id, Submission.finished_at)
+            .where(
+                Submission.callback_state == CallbackState.HANDED_OFF.value,
+                Submission.status.in_([Status.DONE.value, Status.FAILED.value]),
+            )
+            .order_by(Submission.finished_at, Submission.id)
+            .limit(limit)
+        )
+        with self._session() as session:
+            return [(sid, finished) for sid, finished in session.execute(query)]
+
+    def take_callback(self, submission_id: str) -> bool:
+        """Take a handed-off callback to send it (``handed_off`` to ``pending``): True for exactly one of
+        the API nodes asking (a conditional update), False for the others."""
+        with self._session() as session:
+            updated = session.execute(
+                update(Submission)
+                .where(
+                    Submission.id == submission_id,
+                    Submission.callback_state == CallbackState.HANDED_OFF.value,
+                )
+                .values(callback_state=CallbackState.PENDING.value)
+            )
+            return bool(getattr(updated, "rowcount", 0))
+
     def callback_attempts(self, submission_id: str) -> list[tuple[int, int | None, str | None, datetime]]:
-        """(attempt, HTTP status, error, time) of every delivery attempt, in order."""
+        """(attempt, HTTP status, error, time) of every delivery attempt, in order (try 0: a note of a
+        node that could not send it, ``hand_off_callback``)."""
         query = (
             select(CallbackAttempt)
             .where(CallbackAttempt.submission_id == submission_id)

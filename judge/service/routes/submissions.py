@@ -533,6 +533,8 @@ async def get_submission(
 def callback_status(services: Services, record: SubmissionRecord) -> dict[str, Any]:
     tries = services.store.callback_attempts(record.id)
     state = record.callback_state.value if record.callback_state is not None else "pending"
+    if record.callback_state is CallbackState.HANDED_OFF:
+        state = "pending"  # still to send, by an API node (the try-0 note says which grader could not)
     return {
         "url": record.callback_url,
         "state": state,
