@@ -33,6 +33,7 @@ from judge.pytree_json import PathKey, path_str
 __all__ = [
     "Bound",
     "BoundRecorder",
+    "check_derived",
     "check_dtype",
     "check_finite",
     "check_has_leaves",
@@ -44,6 +45,7 @@ __all__ = [
     "check_ndim",
     "check_number",
     "check_same_structure",
+    "check_size",
     "leaves_with_paths",
     "longest_list",
     "nesting_depth",
@@ -272,6 +274,58 @@ def check_int(value: Any, name: str, *, ge: int | None = None, le: int | None = 
         errors.append(f"{name}: {value}, must be at least {ge}")
     if le is not None and value > le:
         errors.append(f"{name}: {value}, must be at most {le}")
+    return errors
+
+
+def check_size(
+    value: int, name: str, what: str, *, ge: int | None = None, le: int | None = None
+) -> list[str]:
+    """A size read from an argument's shape (a batch size, a length, a feature size) within the bounds:
+    ``check_size(q.shape[0], "q", "the batch size B", ge=1, le=8)`` -> ``q: the batch size B is 9, 1 to 8
+    allowed``. A size is a small count: the hidden cases must reach each of its bounds exactly (like a rank
+    bound), since a mistake at the largest size (a hard-coded length, a loop bound) lives at that size only.
+    """
+    _note(f"{name}: {what} at least", "count_min", ge, value)
+    _note(f"{name}: {what} at most", "count_max", le, value)
+    if (ge is None or value >= ge) and (le is None or value <= le):
+        return []
+    if ge is not None and le is not None:
+        allowed = f"{ge} to {le} allowed"
+    else:
+        allowed = f"at least {ge} required" if ge is not None else f"at most {le} allowed"
+    return [f"{name}: {what} is {value}, {allowed}"]
+
+
+def check_derived(
+    value: float,
+    name: str,
+    what: str,
+    *,
+    gt: float | None = None,
+    ge: float | None = None,
+    lt: float | None = None,
+    le: float | None = None,
+) -> list[str]:
+    """A quantity the validator derives from the arguments (the largest attention score ``|q.k| / sqrt(d)``,
+    the smallest nonzero distance) within the bounds the statement states or implies for it, so the
+    ``reach`` check sees how close the hidden cases come: ``check_derived(smallest, "x, y", "the smallest
+    nonzero distance", gt=0.0)``. ``name`` names the arguments it comes from (the violation's path)."""
+    value = float(value)
+    if not math.isfinite(value):
+        return [f"{name}: {what} is {value!r}, a finite value is required"]
+    _note(f"{name}: {what} greater than", "lower", gt, value, strict=True)
+    _note(f"{name}: {what} at least", "lower", ge, value)
+    _note(f"{name}: {what} less than", "upper", lt, value, strict=True)
+    _note(f"{name}: {what} at most", "upper", le, value)
+    errors = []
+    for bad, words, limit in (
+        (gt is not None and not value > gt, "must be greater than", gt),
+        (ge is not None and not value >= ge, "must be at least", ge),
+        (lt is not None and not value < lt, "must be less than", lt),
+        (le is not None and not value <= le, "must be at most", le),
+    ):
+        if bad:
+            errors.append(f"{name}: {what} is {value:.6g}, {words} {limit:g}")
     return errors
 
 

@@ -88,19 +88,21 @@ def build_cases() -> list[dict[str, Any]]:
         scale=10.0,
     )
     # d != dv and T != S: a scale of 1/sqrt(dv), or a softmax over the queries, is caught.
+    # The largest d and dv (64); one key per sequence (S = 1: the softmax of a row is 1, or 0 when masked).
     case(
         "cross_attention_sparse_mask",
         "float32",
-        2,
+        1,
         16,
         12,
-        32,
-        8,
-        random_mask(2, 16, 12, p=0.4, empty_rows=3),
+        64,
+        64,
+        random_mask(1, 16, 12, p=0.4, empty_rows=3),
     )
-    case("cross_attention_padding", "float32", 2, 3, 9, 8, 5, padding(2, 9, [9, 4]), scale=3.0)
+    case("cross_attention_one_key", "float32", 2, 3, 1, 8, 5, padding(2, 1, [1, 0]), scale=3.0)
     case("largest_batch", "float32", 8, 4, 4, 8, 8, random_mask(8, 4, 4, p=0.7, empty_rows=2), scale=2.0)
-    case("long_sequences", "float32", 2, 24, 24, 16, 16, causal(2, 24), scale=2.0)
+    # The longest sequences: 64 queries and 64 keys.
+    case("long_sequences", "float32", 1, 64, 64, 16, 16, padding(1, 64, [50]), scale=2.0)
     # bfloat16 inputs: the arithmetic runs in float32, the result is bfloat16.
     case("bf16_causal", "bfloat16", 2, 8, 8, 8, 4, causal(2, 8), scale=4.0)
     case("bf16_causal_large_scores", "bfloat16", 2, 8, 8, 8, 4, causal(2, 8), scale=10.0)
@@ -147,6 +149,51 @@ def build_cases() -> list[dict[str, Any]]:
         [[[0.0, 0.0], [1.0, 1.0], [50.0, -50.0]], [[1.0, 0.0], [0.0, 1.0], [-2.0, 3.0]]],
         [[[80.0, -48.0], [-80.0, 48.0], [100.0, 100.0]], [[-72.0, 64.0], [72.0, -64.0], [-100.0, 9.0]]],
         [[True, True, False], [True, True, False]],
+    )
+
+    # Scores in the tens of thousands (the statement's bound: |q.k|/sqrt(d) up to 80,000), exact in float32
+    # whatever the summation order: integer q and k (exact in bfloat16 too), d = 16 or 64 so sqrt(d) is a
+    # power of two. Every key is +K or -K (K shared by the keys of a sequence) plus a small part of its own,
+    # every query +-Q aligned with K: a row's scores form two clusters near +C and -C. The mask lets some
+    # rows see only the -C cluster while keys of the +C cluster are masked: a finite fill such as -1e4
+    # (where(mask, s, -1e4), or adding -1e4 to masked scores) is then no longer "minus infinity", and the
+    # masked keys take the weight (or every allowed weight underflows). Exp of the raw scores overflows.
+    def large_scores(name: str, dtype: str, b: int, t: int, s: int, d: int, dv: int, mask: Any) -> None:
+        close = dtype == "bfloat16"
+        fine = 2 if close else 1  # the last coordinates: the keys' own parts
+        coarse = d - fine
+        k_sign = np.where(rng.random((b, s)) < 0.5, -1, 1)
+        q_sign = np.where(rng.random((b, t)) < 0.5, -1, 1)
+        base = rng.integers(70, 101, size=(b, 1, coarse)) * np.where(rng.random((b, 1, coarse)) < 0.5, -1, 1)
+        if mask is not None:  # (B, S) key padding: the kept keys are -K, the padding +K
+            k_sign = np.where(mask, -1, 1)
+        if close:  # parts of -3..3: the scores of a cluster lie within a few units, in steps of 1/4
+            k_own = rng.integers(-3, 4, size=(b, s, fine))
+            q_own = rng.integers(-3, 4, size=(b, t, fine))
+        else:  # distinct parts 200 // S apart and |q| >= 40: a cluster's scores 30 or more apart
+            step = max(1, 200 // s)
+            k_own = np.stack([rng.permutation(np.arange(s) * step - 100)[:, None] for _ in range(b)])
+            q_own = rng.integers(40, 101, size=(b, t, fine)) * np.where(rng.random((b, t, fine)) < 0.5, -1, 1)
+        k = np.concatenate([k_sign[..., None] * base, k_own], axis=-1)
+        q = np.concatenate(
+            [q_sign[..., None] * np.sign(base) * rng.integers(70, 101, size=(b, t, coarse)), q_own], -1
+        )
+        if mask is None:  # (B, T, S): rows of +Q see only keys of the -K cluster, and not all of them
+            allowed = (q_sign[:, :, None] * k_sign[:, None, :] < 0) & (rng.random((b, t, s)) < 0.8)
+            mask = np.where(q_sign[:, :, None] > 0, allowed, rng.random((b, t, s)) < 0.5)
+        add(name, dtype, q.astype(float), k.astype(float), normal(b, s, dv, scale=3.0), mask)
+
+    # float32: a cluster's scores lie 30 or more apart, so the softmax is one-hot within float32's precision
+    # (close float32 scores near 4e4 would put float32's own rounding of a logsumexp, 2e-3 of every weight,
+    # past the float32 tolerance: a correct formulation would fail).
+    large_scores("large_scores_d64", "float32", 1, 16, 12, 64, 64, None)
+    large_scores("large_scores_long_padding", "float32", 1, 64, 64, 16, 16, padding(1, 64, [37]))
+    # bfloat16: scores near +-25,000 within a few units of each other (bfloat16's spacing there is 128, so
+    # scores rounded to bfloat16 collapse), exact in float32 (quarters: d = 16).
+    pad = padding(4, 10, [6, 3, 10, 8])
+    large_scores("bf16_large_close_scores_padding", "bfloat16", 4, 6, 10, 16, 8, pad)
+    large_scores(
+        "bf16_large_close_scores_padding_2", "bfloat16", 4, 6, 10, 16, 8, padding(4, 10, [4, 9, 7, 1])
     )
     return cases
 

@@ -4,29 +4,35 @@ from __future__ import annotations
 
 from typing import Any
 
-from judge.constraints import check_finite, check_max_abs, check_max_elements
+import numpy as np
+
+from judge.constraints import check_derived, check_finite, check_max_abs, check_max_elements, check_size
 
 MAX_BATCH = 8
 MAX_LEN = 64
 MAX_DIM = 64
 MAX_ABS = 100.0
 MAX_ELEMENTS = 4096
+#: The largest score magnitude the constraints allow: |q . k| / sqrt(d) <= d * MAX_ABS**2 / sqrt(d) at d = 64
+#: (80,000, the statement's "tens of thousands"); not a constraint of its own, so the reach check sees how
+#: close the hidden cases come to it.
+MAX_SCORE = MAX_ABS**2 * MAX_DIM**0.5
 
 
-def _bounded(name: str, size: int, what: str, limit: int) -> list[str]:
-    if 1 <= size <= limit:
-        return []
-    return [f"{name}: {what} is {size}, 1 to {limit} allowed"]
+def _largest_score(q: Any, k: Any) -> float:
+    """The largest |q_t . k_s| / sqrt(d) over every query and key, masked or not, in float64 (exact here)."""
+    scores = np.einsum("btd,bsd->bts", q.astype(np.float64), k.astype(np.float64)) / np.sqrt(q.shape[-1])
+    return float(np.max(np.abs(scores)))
 
 
 def validate(args: dict[str, Any], dtype: str) -> list[str]:
     q, k, v, mask = args["q"], args["k"], args["v"], args["mask"]
     (batch, queries, dim), (k_batch, keys, k_dim), (v_batch, v_keys, v_dim) = q.shape, k.shape, v.shape
-    errors = _bounded("q", batch, "the batch size B", MAX_BATCH)
-    errors += _bounded("q", queries, "the number of queries T", MAX_LEN)
-    errors += _bounded("q", dim, "the feature size d", MAX_DIM)
-    errors += _bounded("k", keys, "the number of keys S", MAX_LEN)
-    errors += _bounded("v", v_dim, "the value size dv", MAX_DIM)
+    errors = check_size(batch, "q", "the batch size B", ge=1, le=MAX_BATCH)
+    errors += check_size(queries, "q", "the number of queries T", ge=1, le=MAX_LEN)
+    errors += check_size(dim, "q", "the feature size d", ge=1, le=MAX_DIM)
+    errors += check_size(keys, "k", "the number of keys S", ge=1, le=MAX_LEN)
+    errors += check_size(v_dim, "v", "the value size dv", ge=1, le=MAX_DIM)
     if k_batch != batch or k_dim != dim:
         errors.append(f"k: shape {k.shape}, expected ({batch}, S, {dim}): the batch size and d of q")
     if v_batch != batch or v_keys != keys:
@@ -40,6 +46,8 @@ def validate(args: dict[str, Any], dtype: str) -> list[str]:
         errors += check_finite(args[name], name)
         errors += check_max_abs(args[name], name, MAX_ABS)
     errors += check_max_elements(args, MAX_ELEMENTS)
+    if not errors:  # the scores exist (and stay within MAX_SCORE) once the shapes and values are right
+        errors += check_derived(_largest_score(q, k), "q, k", "the largest score |q.k|/sqrt(d)", le=MAX_SCORE)
     return errors
 
 

@@ -76,6 +76,26 @@ def build_cases() -> list[dict[str, Any]]:
     point = points(1, 2, 50.0)
     small = "bf16_all_points_identical_small"
     add(small, np.repeat(point, 2, axis=0), np.repeat(point, 3, axis=0), "bfloat16")
+
+    # Tiny nonzero distances (1e-4 to 1e-3; the statement allows any distance down to 0): a guard that
+    # returns 0 below some small squared distance, or sqrt(s + eps), moves them by their whole size. The
+    # bfloat16 cases keep every distance tiny (points within ~1e-3 of each other near the origin), so the
+    # tolerance, 1.5 ulp of the largest distance at least, stays tiny too. Shapes of earlier cases.
+    def nudged(x: Any, low: float, high: float) -> Any:
+        """x moved by a random direction of length low to high (exactly representable or not: the case's
+        distances are those of the stored values)."""
+        step = rng.standard_normal(x.shape)
+        step *= rng.uniform(low, high, size=(len(x), 1)) / np.linalg.norm(step, axis=1, keepdims=True)
+        return x + step
+
+    x = points(6, 4)
+    y = np.concatenate([x[:3], nudged(x, 1e-4, 8e-4), points(3, 4)])[rng.permutation(12)][:9]
+    add("tiny_distances", x, y)
+    x = points(5, 3, 4e-4, 0.5)
+    add("tiny_distances_cluster", x, np.concatenate([nudged(x, 1e-4, 5e-4), points(2, 3, 4e-4, 0.5)]))
+    x = points(6, 4, 3e-4)
+    add("bf16_tiny_distances", x, with_copies(x, 9, 4, 3e-4), "bfloat16")
+    add("bf16_tiny_distances_small", points(2, 2, 3e-4), points(3, 2, 3e-4), "bfloat16")
     return cases
 
 
