@@ -4,15 +4,15 @@ marked lines), in headless Chromium against a real ``judge serve`` (``tests/test
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, expect, sync_playwright
 
 from judge.feedback.notes import parse_note
 from tests.conftest import FIXTURE_SLUG, FIXTURES
-from tests.webtools import ARTIFACTS, JudgeServer, Watched, launch_browser
+from tests.webtools import JudgeServer, Watched, launch_browser, module_artifacts
 
 #: The service's slot base is at most 900 (``sandbox_slot_base``), so this server takes the default slots
 #: of ``tests/test_web_page.py``'s and runs in its xdist group, one server at a time.
@@ -47,11 +47,15 @@ def browser() -> Iterator[Browser]:
             chromium.close()
 
 
+@pytest.fixture(scope="module")
+def artifacts() -> Path:
+    """This module's screenshot folder (``test-artifacts/web/test_web_feedback``), emptied for this run."""
+    return module_artifacts(__name__)
+
+
 @pytest.fixture
-def web(browser: Browser, request: pytest.FixtureRequest) -> Iterator[Watched]:
-    folder = ARTIFACTS / request.node.name
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
+def web(browser: Browser, artifacts: Path, request: pytest.FixtureRequest) -> Iterator[Watched]:
+    folder = artifacts / request.node.name
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     context.set_default_timeout(30_000)
     watched = Watched.attach(context.new_page(), folder)

@@ -2,15 +2,14 @@
 ``judge serve`` (real sandbox, real engine, its own database).
 
 Every test runs in a fresh browser context (empty local storage) and fails if the page logged a console
-error, threw, or had a request fail. Each state is saved as a screenshot under ``test-artifacts/web/``
-(the path is printed).
+error, threw, or had a request fail. Each state is saved as a screenshot under
+``test-artifacts/web/test_web_page/`` (the path is printed).
 """
 
 from __future__ import annotations
 
 import json
 import re
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from playwright.sync_api import Browser, Page, Playwright, Route, expect, sync_p
 
 from judge.web.assets import DIST_DIR
 from tests.conftest import FIXTURE_SLUG, FIXTURES, KINDS_SLUG, PROGRAM_SLUG, TUPLE_SLUG
-from tests.webtools import ARTIFACTS, JudgeServer, Watched, launch_browser
+from tests.webtools import ROOT, JudgeServer, Watched, launch_browser, module_artifacts
 
 #: The server serves the suite's fixture problems (``tests/webtools.py``); the page is tested on scale-tree.
 SCALE = FIXTURE_SLUG
@@ -83,9 +82,27 @@ def browser(playwright: Playwright) -> Iterator[Browser]:
 
 @pytest.fixture(scope="module")
 def artifacts() -> Path:
-    shutil.rmtree(ARTIFACTS, ignore_errors=True)
-    ARTIFACTS.mkdir(parents=True)
-    return ARTIFACTS
+    """This module's screenshot folder (``test-artifacts/web/test_web_page``), emptied for this run."""
+    return module_artifacts(__name__)
+
+
+@pytest.fixture(scope="module")
+def catalog_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JudgeServer]:
+    """A server of the repository's own problems (for a problem the fixtures do not have), started only
+    by the tests that need it; its own sandbox slots."""
+    folder = tmp_path_factory.mktemp("judge-serve-catalog")
+    started = JudgeServer.start(
+        folder / "data",
+        folder / "serve.log",
+        problems_dir=str(ROOT / "problems"),
+        sandbox_slot_base="780",
+        submission_concurrency="1",
+        anonymous_rate_limit="10000/minute",
+    )
+    try:
+        yield started
+    finally:
+        started.stop()
 
 
 def _watch(browser: Browser, folder: Path, width: int, height: int) -> Iterator[Watched]:
@@ -720,7 +737,12 @@ def test_a_syntax_error_on_run_shows_the_message_and_marks_the_line(
     web: Watched, server: JudgeServer
 ) -> None:
     page = open_problem(web, server)
-    type_code(page, MISSING_COLON)
+    type_code(page, MISSING_COLON.replace("factor)\n", "factor):\n"))
+    # The slip a learner makes: the colon deleted with the keyboard.
+    page.locator(".cm-line", has_text="def scale_tree").click()
+    page.keyboard.press("End")
+    page.keyboard.press("Backspace")
+    assert editor_text(page).rstrip("\n") == MISSING_COLON.rstrip("\n")
     run(page)
     results = page.locator("#run-results")
     expect(results.locator(".summary .verdict")).to_have_text("Compile error")
@@ -735,6 +757,12 @@ def test_a_syntax_error_on_run_shows_the_message_and_marks_the_line(
     web.shot("run-syntax-error")
     results.get_by_role("button", name="Show line 4 in the editor").click()
     expect(page.locator(".cm-content")).to_be_focused()
+    # Fixed where the button put the cursor, key by key: the mark goes and the examples run.
+    page.keyboard.press("End")
+    page.keyboard.type(":")
+    page.keyboard.press("Control+Enter")
+    expect(results.locator(".summary .verdict")).to_have_text("Accepted", timeout=GRADE_TIMEOUT_MS)
+    expect(page.locator(".cm-line.cm-error-line")).to_have_count(0)
 
 
 #: Returns a list where the problem's tuple (mix, gap) is expected: a structure mismatch.
@@ -794,6 +822,28 @@ def test_display_integers_as_integers_and_int_arguments_say_int32(web: Watched, 
     expect(card.locator(".pane").nth(0).locator('.leaf[data-path="mask"]')).to_contain_text("True")
     expect(card.locator(".pane").nth(0).locator(".dtype")).to_have_text(["int32", "bool"])
     web.shot("int-output")
+
+
+def test_inputs_show_their_dtypes_and_integers_as_integers(web: Watched, catalog_server: JudgeServer) -> None:
+    """lr-schedule's `step` is an int32 array and its step counts Python ints: the Input of a Run's case
+    shows `55` with its dtype, not `55.0`, and a Python float as a float."""
+    page = open_problem(web, catalog_server, "lr-schedule")
+    accepted = ROOT / "problems" / "lr-schedule" / "solutions" / "accepted" / "where_two_phases.py"
+    type_code(page, accepted.read_text())
+    page.keyboard.press("Control+Enter")
+    card = page.locator('.case[data-case="example_2"]')
+    expect(card.locator(".verdict")).to_have_text("Accepted", timeout=GRADE_TIMEOUT_MS)
+    card.locator("details.input summary").click()
+    shown = card.locator("details.input .value")
+    expect(shown).to_be_visible()
+    expect(shown.locator('.leaf[data-path="step"]')).to_have_text("55")
+    expect(shown).to_contain_text('"step": 55 int32')
+    expect(shown).not_to_contain_text("55.0")
+    expect(shown.locator('.leaf[data-path="warmup_steps"]')).to_have_text("10")
+    expect(shown).to_contain_text('"total_steps": 100 int')
+    expect(shown).to_contain_text('"peak_lr": 0.1 float')
+    expect(shown).to_contain_text('"final_lr": 0.0 float')
+    web.shot("input-dtypes")
 
 
 def test_display_enough_digits_and_rejected_inputs_clear_old_results(
@@ -917,7 +967,13 @@ def test_custom_inputs_run_in_bfloat16_and_show_the_forgotten_cast(web: Watched,
     expect(page.locator("#statement")).to_contain_text("Run on my input can give your inputs")
     dtype = page.get_by_label("Float leaves as")
     expect(dtype.locator("option")).to_have_text(["float32", "bfloat16"])
-    type_code(page, NO_CAST_BACK)
+    # The function's body typed key by key (brackets close themselves; typing the closer steps over it).
+    head, body = NO_CAST_BACK.split("    return ")
+    type_code(page, head + "    return ")
+    page.keyboard.press("Control+End")
+    page.keyboard.type(body.rstrip("\n"))
+    page.keyboard.press("Escape")  # a completion popup, if one is open, goes
+    assert editor_text(page).rstrip("\n") == NO_CAST_BACK.rstrip("\n")
     dtype.focus()
     page.keyboard.press("ArrowDown")  # the keyboard picks bfloat16
     expect(dtype).to_have_value("bfloat16")
@@ -969,7 +1025,6 @@ def test_lr_schedule_math_has_no_leftover_tex_and_its_rows_align(web: Watched) -
     from judge.problems import ProblemSet
     from judge.service.markdown import to_html
     from judge.statement import fill_statement
-    from tests.webtools import ROOT
 
     problem = ProblemSet(ROOT / "problems").get("lr-schedule")
     page = web.page
@@ -1209,6 +1264,45 @@ def test_statement_and_editor_side_by_side_in_panes_that_scroll_and_resize(
     wait_for_codemirror(page)
     expect(splitter).to_have_attribute("aria-valuenow", "55")
     web.shot("panes-resized")
+
+
+def settled(page: Page) -> None:
+    """Wait two frames: what the page scrolls in its next frame has been scrolled."""
+    page.evaluate("() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))")
+
+
+def test_the_console_is_docked_under_the_editor_and_a_result_leaves_the_marked_line_in_view(
+    web: Watched, server: JudgeServer
+) -> None:
+    page = open_problem(web, server)
+    # The learner types a Python `if` on the traced factor into the starter code, key by key (the editor
+    # indents the line after the colon).
+    page.locator(".cm-line", has_text="return jax.tree.map").click()
+    page.keyboard.press("Home")
+    page.keyboard.type("if factor == 0:\n")
+    assert "    if factor == 0:\n        return jax.tree.map(lambda leaf: leaf, tree)" in editor_text(page)
+    page.keyboard.press("Control+Enter")
+    results = page.locator("#run-results")
+    expect(results.locator(".summary .verdict")).to_have_text("Trace error", timeout=GRADE_TIMEOUT_MS)
+    marked = page.locator(".cm-line.cm-error-line")
+    expect(marked).to_have_text("    if factor == 0:")
+    expect(results).to_be_focused()
+    settled(page)
+    # The editor with its marked line and the new result are on screen together: only the console scrolled.
+    expect(marked).to_be_in_viewport(timeout=2000)
+    expect(results.locator(".summary")).to_be_in_viewport(timeout=2000)
+    expect(results.locator('.case[data-case="example_1"] .message')).to_be_in_viewport(timeout=2000)
+    assert page.locator("#solve-pane").evaluate("e => e.scrollTop") == 0
+    editor = page.locator(".cm-editor").bounding_box()
+    console = page.locator(".console-body").bounding_box()
+    assert editor and console and editor["y"] + editor["height"] <= console["y"], (editor, console)
+    assert console["y"] + console["height"] <= 900 + 1, console  # docked: it ends inside the window
+    # The console scrolls on its own, the editor stays where it was.
+    editor_top = editor["y"]
+    page.locator(".console-body").evaluate("e => e.scrollTo(0, e.scrollHeight)")
+    assert page.locator(".cm-editor").bounding_box()["y"] == editor_top  # type: ignore[index]
+    page.locator(".console-body").evaluate("e => e.scrollTo(0, 0)")
+    web.shot("docked-trace-error")
 
 
 def test_the_console_has_tabs_and_a_new_result_takes_the_focus(web: Watched, server: JudgeServer) -> None:

@@ -11,6 +11,7 @@ import re
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, expect, sync_playwright
@@ -19,7 +20,7 @@ from judge.engine import Engine
 from judge.progress import RunProgress
 from sandbox.errors import Cancelled
 from tests.conftest import FIXTURE_SLUG, FIXTURES
-from tests.webtools import ARTIFACTS, JudgeServer, Watched, launch_browser
+from tests.webtools import JudgeServer, Watched, launch_browser, module_artifacts
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("web_progress")]
 
@@ -66,11 +67,17 @@ def browser() -> Iterator[Browser]:
             chromium.close()
 
 
+@pytest.fixture(scope="module")
+def artifacts() -> Path:
+    """This module's screenshot folder (``test-artifacts/web/test_web_progress``), emptied for this run."""
+    return module_artifacts(__name__)
+
+
 @pytest.fixture
-def web(browser: Browser, request: pytest.FixtureRequest) -> Iterator[Watched]:
+def web(browser: Browser, artifacts: Path, request: pytest.FixtureRequest) -> Iterator[Watched]:
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     context.set_default_timeout(30_000)
-    watched = Watched.attach(context.new_page(), ARTIFACTS / request.node.name)
+    watched = Watched.attach(context.new_page(), artifacts / request.node.name)
     try:
         yield watched
         assert watched.unexpected_errors() == [], "the page reported errors"
@@ -113,18 +120,60 @@ def test_a_run_shows_its_phase_and_cancel_stops_it(web: Watched, server: JudgeSe
     # before the cancelled one's 8 s sleep could have ended, with the phases it went through.
     solution = (FIXTURES / FIXTURE_SLUG / "solutions" / "accepted").glob("*.py")
     _type(web, next(iter(sorted(solution))).read_text())
-    seen: list[str] = []
-    page.expose_function("notePhase", lambda value: seen.append(value))
+    seen: list[tuple[str, str]] = []
+    page.expose_function("notePhase", lambda phase, text: seen.append((phase, text)))
     page.evaluate(
         """() => new MutationObserver(() => {
              const node = document.getElementById('run-phase');
-             if (!node.hidden) window.notePhase(node.dataset.phase);
+             if (!node.hidden) window.notePhase(node.dataset.phase, node.textContent);
            }).observe(document.getElementById('run-phase'), {attributes: true, childList: true})"""
     )
+    again = time.monotonic()
     page.locator("#run").click()
     expect(page.locator("#run-results .summary")).to_contain_text("Accepted", timeout=GRADE_TIMEOUT_MS)
-    assert "running" in seen or "compiling" in seen, seen
+    answered = time.monotonic() - again
+    # Had the cancelled trace slept on, this Run would have waited for its 8 s sleep to end.
+    assert answered < 6.0, f"the Run after a cancel took {answered:.1f} s"
+    phases = [phase for phase, _ in seen]
+    assert "running" in phases or "compiling" in phases, seen
+    for phase, text in seen:  # each phase in words, with its count: "Compiling 1 of 1…"
+        if phase == "compiling":
+            assert re.fullmatch(r"Compiling \d+ of \d+…", text), text
+        if phase == "running":
+            assert re.fullmatch(r"Running case \d+ of \d+…", text), text
     web.shot("run-after-cancel")
+
+
+def test_a_run_says_the_judge_is_still_warming_up(
+    web: Watched, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A judge that has just started (its sandbox workers still warming up) takes a Run: the page says it
+    is warming up, and the Run can be cancelled while it waits."""
+    folder = tmp_path_factory.mktemp("judge-serve-cold")
+    cold = JudgeServer.start(
+        folder / "data",
+        folder / "serve.log",
+        ready=False,
+        submission_concurrency="1",
+        sandbox_slot_base=str(SLOT_BASE + 20),
+        anonymous_rate_limit="10000/minute",
+    )
+    try:
+        page = web.page
+        page.goto(f"{cold.url}/problems/{FIXTURE_SLUG}")
+        expect(page.locator("body")).to_have_attribute("data-ready", "true")
+        page.locator("#run").click()
+        phase = page.locator("#run-phase")
+        expect(phase).to_have_attribute("data-phase", "waiting", timeout=GRADE_TIMEOUT_MS)
+        expect(phase).to_contain_text("The judge is still warming up (warm sandbox workers are starting")
+        expect(page.locator("#run")).to_have_attribute("aria-busy", "true")
+        web.shot("run-warming-up")
+        web.allow(r"run/events \(net::ERR_ABORTED\)")
+        page.get_by_role("button", name="Cancel Run").click()
+        expect(page.locator("#status")).to_have_text("Run cancelled: the judge stopped it.")
+        expect(phase).to_be_hidden()
+    finally:
+        cold.stop()
 
 
 def test_the_stream_names_each_phase_then_the_result(server: JudgeServer) -> None:

@@ -7,6 +7,7 @@ that records its console and saves screenshots.
 - ``launch_browser(playwright)``: the system Chromium (no browser download), headless, no network chatter.
 - ``Watched``: a page whose console errors, uncaught exceptions and failed requests are collected, so a
   test can require that there were none; ``shot(label)`` saves a numbered full-page screenshot.
+- ``module_artifacts(__name__)``: a module's own screenshot folder, emptied when the module starts.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -64,8 +66,9 @@ class JudgeServer:
     log: Path
 
     @classmethod
-    def start(cls, data_dir: Path, log: Path, **settings: str) -> JudgeServer:
-        """Start ``judge serve`` on a free loopback port and wait until it is ready to grade."""
+    def start(cls, data_dir: Path, log: Path, *, ready: bool = True, **settings: str) -> JudgeServer:
+        """Start ``judge serve`` on a free loopback port and wait until it is ready to grade (with
+        ``ready=False`` only until it answers: its sandbox workers may still be warming up)."""
         env = {
             **os.environ,
             "JUDGE_DATA_DIR": str(data_dir),
@@ -88,7 +91,10 @@ class JudgeServer:
         server = cls(process, "", log)
         try:
             server.url = server._wait_for_url()
-            server._wait_ready()
+            if ready:
+                server._wait_ready()
+            else:
+                server._wait_listening()
         except BaseException:
             server.stop()
             raise
@@ -108,6 +114,20 @@ class JudgeServer:
                 raise self._fail(f"exited with {self.process.returncode} before listening")
             time.sleep(0.1)
         raise self._fail("printed no URL")
+
+    def _wait_listening(self) -> None:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise self._fail(f"exited with {self.process.returncode} while starting")
+            try:
+                with urllib.request.urlopen(f"{self.url}/healthz", timeout=5):
+                    return
+            except urllib.error.HTTPError:
+                return  # it answers, whatever it says
+            except OSError:
+                time.sleep(0.1)
+        raise self._fail(f"did not answer in {START_TIMEOUT_S:.0f} s")
 
     def _wait_ready(self) -> None:
         deadline = time.monotonic() + START_TIMEOUT_S
@@ -143,6 +163,15 @@ class JudgeServer:
 def _signal_group(pid: int, sig: signal.Signals) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(pid, sig)
+
+
+def module_artifacts(module: str) -> Path:
+    """The screenshot folder of one test module (``ARTIFACTS/<module>``), emptied for this run: each module
+    clears only its own shots, so the shots of the modules that ran before it stay."""
+    folder = ARTIFACTS / module.rsplit(".", 1)[-1]
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    return folder
 
 
 def launch_browser(playwright: Playwright) -> Browser:

@@ -66,6 +66,8 @@ class RunPanel(BaseModel):
     examples: list[ExampleChoice]
     pytree_rule: bool
     dtype: str
+    #: What the page needs to show a case's input with its dtypes (``input_layout``), as JSON.
+    input_layout: str = "{}"
 
 
 def box_id(name: str) -> str:
@@ -165,6 +167,29 @@ def _accepts_text(arg: ArgumentPublic) -> str:
     return ", ".join(arg.accepts)
 
 
+#: The dtype a static argument's JSON value stands for (shown beside it, numbers written as that type).
+_STATIC_DTYPES = {"number": "float", "int": "int", "int_tuple": "int", "bool": "bool", "key": "int"}
+
+
+def input_layout(problem: ProblemDetail) -> dict[str, Any]:
+    """What a shown input's JSON cannot say, for the page to show it as the function gets it: each
+    argument's kind and the dtype of its leaves ("case": the case's float dtype; "float", "int", "bool":
+    the Python type of a static argument; null for a string or a function's name), and each example's
+    dtype (a case of a Run on the examples is named as the example)."""
+    arguments = {}
+    for arg in problem.arguments:
+        if arg.kind in ("pytree", "array"):
+            dtype: str | None = arg.dtype or "case"
+        else:
+            dtype = _STATIC_DTYPES.get(arg.kind)
+        arguments[arg.name] = {"kind": arg.kind, "dtype": dtype}
+    return {
+        "arguments": arguments,
+        "examples": {example.name: example.dtype for example in problem.examples},
+        "dtype": problem.run_panel_dtype,
+    }
+
+
 def run_panel(problem: ProblemDetail) -> RunPanel:
     """The Run panel of ``problem``'s page: boxes prefilled with the first example, the examples to fill."""
     first = problem.examples[0].input if problem.examples else {}
@@ -208,4 +233,5 @@ def run_panel(problem: ProblemDetail) -> RunPanel:
         examples=examples,
         pytree_rule=any(arg.kind == "pytree" for arg in problem.arguments),
         dtype=problem.run_panel_dtype,
+        input_layout=json.dumps(input_layout(problem), ensure_ascii=False),
     )

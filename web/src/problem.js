@@ -41,6 +41,8 @@ const slug = document.body.dataset.slug;
 const runUrl = `/api/v1/problems/${encodeURIComponent(slug)}/run/events`;
 /** A tuple output's element names, which the judge's messages use as the roots of leaf paths. */
 const rootNames = JSON.parse(document.body.dataset.outputNames || "[]");
+/** Each argument's kind and leaf dtype, each example's dtype: to show a case's input as the function gets it. */
+const inputInfo = JSON.parse(document.body.dataset.inputLayout || "{}");
 
 /** Select a console tab ("run", "results", "output", "submissions"); set by wireLayout. */
 let showConsole = () => {};
@@ -295,6 +297,7 @@ async function run() {
   showPhase({ phase: "sending" });
   try {
     const result = await runWithProgress(body, controller.signal);
+    if (body.inputs && body.dtype) result.run_dtype = body.dtype; // kept with the result, for its input
     state.lastRunCode = code;
     showRunResult(result);
     saveLastRun(slug, result);
@@ -369,7 +372,7 @@ function showPhase(progress) {
 }
 
 function showRunResult(result) {
-  const options = { onShowLine: (line) => state.code.focusLine(line), rootNames, code: state.lastRunCode };
+  const options = { onShowLine: (line) => state.code.focusLine(line), rootNames, inputs: inputInfo, code: state.lastRunCode };
   const panel = $("run-results");
   replace(panel, ...renderRun(result, options));
   panel.hidden = false;
@@ -398,7 +401,24 @@ function showOutput(panel) {
 function showNewResult(panel) {
   panel.focus({ preventScroll: true });
   // After the editor's own scroll to a marked line, which CodeMirror makes in its next frame.
-  requestAnimationFrame(() => panel.scrollIntoView({ block: "start" }));
+  requestAnimationFrame(() => revealInConsole(panel, "start"));
+}
+
+/**
+ * Scroll `node` into view. In the console docked under the editor (a wide screen: the console's body
+ * scrolls on its own) only the console scrolls, so the editor and its marked line stay in view; on a
+ * phone, where the page scrolls as one column, the page does.
+ */
+function revealInConsole(node, block = "nearest") {
+  const body = node.closest(".console-body");
+  if (!body || getComputedStyle(body).overflowY === "visible") {
+    node.scrollIntoView({ block });
+    return;
+  }
+  const top = node.getBoundingClientRect().top - body.getBoundingClientRect().top;
+  const bottom = node.getBoundingClientRect().bottom - body.getBoundingClientRect().bottom;
+  if (block === "start" || top < 0) body.scrollTop += top;
+  else if (bottom > 0) body.scrollTop += Math.min(bottom, top);
 }
 
 /** Results of an earlier Run no longer answer the current inputs once an input is rejected. */
@@ -451,7 +471,7 @@ async function submit() {
   replace(panel, el("h2", {}, "Submission"), head, rows);
   panel.hidden = false;
   showConsole("submissions");
-  panel.scrollIntoView({ block: "nearest" });
+  revealInConsole(panel);
   announce("Submitting…");
   try {
     const created = await api("/api/v1/submissions", { method: "POST", body: { problem: slug, code } });
@@ -486,7 +506,7 @@ function follow(id, head, rows) {
     const sameAs = item.message ? (firstWithMessage.get(item.message) ?? null) : null;
     if (item.message && !sameAs) firstWithMessage.set(item.message, caseTitle(item));
     const onShowLine = (line) => state.code.focusLine(line);
-    rows.append(renderProgressRow(item, { explain, sameAs, onShowLine, rootNames }));
+    rows.append(renderProgressRow(item, { explain, sameAs, onShowLine, rootNames, inputs: inputInfo }));
     head.textContent = `Submission ${id}: ${seen.size} case${seen.size === 1 ? "" : "s"} graded…`;
   };
   return new Promise((resolve, reject) => {
@@ -640,7 +660,7 @@ async function showHistory() {
 function showLastRun() {
   const last = loadLastRun(slug);
   if (!last) return;
-  const options = { onShowLine: (line) => state.code.focusLine(line), rootNames };
+  const options = { onShowLine: (line) => state.code.focusLine(line), rootNames, inputs: inputInfo };
   const panel = $("run-results");
   replace(
     panel,

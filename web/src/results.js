@@ -2,7 +2,7 @@
 import { cloneTemplate, el } from "./dom.js";
 import { renderFeedback } from "./feedback.js";
 import { conditionOf, tracingRule, userLine } from "./explain.js";
-import { differingPaths, layoutOf, renderTree } from "./tree.js";
+import { differingPaths, inputLayout, layoutOf, renderTree } from "./tree.js";
 import { verdictBadge, verdictLabel } from "./verdicts.js";
 
 function milliseconds(value) {
@@ -100,6 +100,29 @@ function outputPanes(item, { rootNames = [] } = {}) {
   ];
 }
 
+const FLOAT = /^(b?float\d+)$/;
+
+/**
+ * The float dtype of a case's leaves: a custom case's is the Run's (`options.runDtype`), an example's the
+ * problem says (`options.inputs.examples`); else the first float leaf of its expected output.
+ */
+export function caseDtype(item, options = {}) {
+  const inputs = options.inputs;
+  if (item.visibility === "custom") return options.runDtype ?? inputs?.dtype ?? null;
+  const known = inputs?.examples?.[item.name];
+  if (known) return known;
+  for (const shown of [item.expected, item.output]) {
+    const leaf = (shown?.leaves ?? []).find((l) => FLOAT.test(l.dtype));
+    if (leaf) return leaf.dtype;
+  }
+  return inputs?.dtype ?? null;
+}
+
+/** A case's input as a tree, with each leaf's dtype when the page knows the arguments. */
+function inputTree(item, options) {
+  return renderTree(item.input, { layout: inputLayout(item.input, options.inputs, caseDtype(item, options)) });
+}
+
 /** One case of a Run: title, verdict, times, message, input, and your output beside the expected one. */
 export function renderCase(item, options = {}) {
   const card = el("article", { class: "case", "data-case": item.name, "data-verdict": item.verdict });
@@ -122,7 +145,7 @@ export function renderCase(item, options = {}) {
         "details",
         { class: "input", open: item.visibility === "custom" },
         el("summary", {}, "Input"),
-        el("pre", { class: "value" }, renderTree(item.input)),
+        el("pre", { class: "value" }, inputTree(item, options)),
       ),
     );
   }
@@ -261,6 +284,8 @@ export function renderResultMessage(result, options = {}) {
 
 /** The whole result of a Run. */
 export function renderRun(result, options = {}) {
+  // The dtype a custom case's float leaves were given (the page notes it on the result it keeps).
+  if (result.run_dtype) options = { ...options, runDtype: result.run_dtype };
   const what = result.cases.some((c) => c.visibility === "custom") ? "cases" : "examples";
   // One explanation of a tracing error is enough, even when every case fails the same way.
   const explained = result.cases.find((item) => item.verdict === "trace_error");
@@ -296,7 +321,7 @@ export function renderProgressRow(item, options = {}) {
   }
   if (item.visibility !== "hidden" && item.verdict !== "accepted" && (item.output || item.expected)) {
     const details = el("details", {}, el("summary", {}, "Input and outputs"));
-    if (item.input) details.append(el("pre", { class: "value" }, renderTree(item.input)));
+    if (item.input) details.append(el("pre", { class: "value" }, inputTree(item, options)));
     details.append(...outputPanes(item, options).filter(Boolean));
     row.append(details);
   }

@@ -50,6 +50,44 @@ export function layoutOf(shown) {
   };
 }
 
+/**
+ * The layout of a case's input (`{argument: JSON}`) from what the page knows of the arguments
+ * (`inputs.arguments`: each one's kind and leaf dtype, "case" for the case's float dtype) and the case's
+ * float dtype: each leaf's dtype, so numbers read as the function gets them (an int32 `55`, not `55.0`)
+ * with their dtype beside them; a static int tuple as a tuple. Null without the page's knowledge.
+ */
+export function inputLayout(input, inputs, caseDtype) {
+  if (!input || !inputs?.arguments) return null;
+  const dtypes = new Map();
+  const tuples = new Set();
+  const untagged = new Set();
+  const leaves = (value, path, dtype, tag = true) => {
+    if (isNode(value)) {
+      const keys = isDict(value) ? Object.keys(value) : value.map((_, i) => i);
+      for (const key of keys) leaves(value[key], [...path, key], dtype, tag);
+      return;
+    }
+    dtypes.set(pathKey(path), dtype);
+    if (!tag) untagged.add(pathKey(path));
+  };
+  for (const [name, value] of Object.entries(input)) {
+    const argument = inputs.arguments[name];
+    if (!argument?.dtype) continue; // a string or a function's name: shown as it is
+    const dtype = argument.dtype === "case" ? caseDtype : argument.dtype;
+    if (!dtype) continue;
+    if (argument.kind === "int_tuple" && Array.isArray(value)) {
+      tuples.add(pathKey([name]));
+      value.forEach((_, i) => dtypes.set(pathKey([name, i]), dtype));
+    } else if (argument.kind === "pytree" || argument.kind === "key") {
+      // A key's seed or words are integers, but not the dtype of a leaf the function gets (a key array).
+      leaves(value, [name], dtype, argument.kind !== "key");
+    } else {
+      dtypes.set(pathKey([name]), dtype);
+    }
+  }
+  return { dtypes, tuples, untagged };
+}
+
 function pathKey(path) {
   return JSON.stringify(path);
 }
@@ -363,7 +401,7 @@ function renderLeaf(value, other, context, path) {
     index += 1;
   };
   write(value);
-  if (!dtype) return [leaf];
+  if (!dtype || context.layout?.untagged?.has(pathKey(path))) return [leaf];
   // The leaf's dtype beside it (JSON cannot say bfloat16); marked when the other side's differs.
   const tag = span(dtypeDiffers ? "dtype diff" : "dtype", dtype);
   return [leaf, span(null, " "), tag];

@@ -8,6 +8,7 @@ import {
   differingPaths,
   formatNumber,
   formatPath,
+  inputLayout,
   isListNode,
   kindAt,
   layoutOf,
@@ -115,4 +116,22 @@ test("with the judge's layout: tuples, leaves that are lists of arrays, dtypes a
     differingPaths(shown.json, shown.json, { gotLayout: layout, expectedLayout: bf16, rootNames: ["p", "q"] }),
     ["q[0]"],
   );
+});
+
+test("an input's layout: an int32 step and Python ints read as integers, floats as floats, a tuple as one", () => {
+  const inputs = {
+    arguments: {
+      step: { kind: "array", dtype: "int32" },
+      peak_lr: { kind: "number", dtype: "float" },
+      warmup_steps: { kind: "int", dtype: "int" },
+      tree: { kind: "pytree", dtype: "case" },
+      shape: { kind: "int_tuple", dtype: "int" },
+      fn: { kind: "function", dtype: null },
+    },
+  };
+  const input = { step: 55, peak_lr: 0.1, warmup_steps: 10, tree: { w: [1, 2], b: [{ c: 3 }] }, shape: [2, 3], fn: "relu" };
+  const layout = inputLayout(input, inputs, "bfloat16");
+  assert.equal(compactText(input, layout), '{"fn": "relu", "peak_lr": 0.1, "shape": (2, 3), "step": 55, "tree": {"b": [{"c": 3.0}], "w": [1.0, 2.0]}, "warmup_steps": 10}');
+  assert.equal(kindAt(input.tree.b, ["tree", "b"], layout), "list");
+  assert.equal(inputLayout(input, undefined, "float32"), null);
 });
