@@ -16,23 +16,29 @@ from sandbox.backends import get_backend
 from sandbox.base import Pair
 from sandbox.limits import SandboxLimits
 from sandbox.pool import GradingPool
-from tests.conftest import default_backend
+from tests.conftest import available_backends, default_backend
 
 Grader = Callable[[Problem, str], GradeResult]
 
 
 @contextmanager
-def pooled_grader(slot_base: int) -> Iterator[Grader]:
-    """A grader on a one-pair pool of the default backend, tracer slots from ``slot_base``; closed after."""
+def default_pool(slot_base: int) -> Iterator[GradingPool]:
+    """A one-pair warm pool of the default backend, tracer slots from ``slot_base``; closed after, with the
+    backend's zygote."""
     backend = default_backend()
     pool = GradingPool(backend, SandboxLimits(), size=1, slot_base=slot_base, slots=16)
     try:
-        yield lambda problem, code: grade(
-            problem, code, lambda limits, secret=False: pool.acquire(180, limits, secret=secret)
-        )
+        yield pool
     finally:
         pool.close()
         backend.close()
+
+
+@contextmanager
+def pooled_grader(slot_base: int) -> Iterator[Grader]:
+    """A grader on a one-pair pool of the default backend, tracer slots from ``slot_base``; closed after."""
+    with default_pool(slot_base) as pool:
+        yield lambda problem, code: grade(problem, code, pool_source(pool))
 
 
 @contextmanager
@@ -46,6 +52,15 @@ def backend_pool(name: str, slot_base: int, slots: int = 16) -> Iterator[Grading
     finally:
         pool.close()
         backend.close()
+
+
+@contextmanager
+def per_backend_pool(name: str, slot_base: int, slots: int) -> Iterator[GradingPool]:
+    """:func:`backend_pool` for one of ``available_backends()``, each backend in its own ``slots`` tracer
+    slots from ``slot_base`` (the module's pool fixture is parametrized over them)."""
+    index = available_backends().index(name)
+    with backend_pool(name, slot_base + slots * index, slots=slots) as pool:
+        yield pool
 
 
 def pool_source(pool: GradingPool, timeout: float = 180) -> Callable[..., Pair]:

@@ -19,9 +19,8 @@ from judge.mistakes import KnownMistake, MistakeFinder, known_mistakes, mistake_
 from judge.problems import Problem, ProblemSet, default_problems_dir
 from judge.results import GradeResult
 from judge.verdicts import Verdict
-from sandbox.limits import SandboxLimits
-from sandbox.pool import GradingPool
-from tests.conftest import FIXTURE_SLUG, FIXTURES, default_backend
+from tests.conftest import FIXTURE_SLUG, FIXTURES
+from tests.program_pool import default_pool, pool_source
 
 #: Tracer slots of this module's pool (the feedback tests' range is 1400-1499).
 SLOT_BASE = 1400
@@ -213,13 +212,8 @@ def test_judge_check_requires_a_note_and_counts_what_the_examples_cannot_tell_ap
 @pytest.fixture(scope="module")
 def source() -> Iterator[PairSource]:
     """A one-pair warm pool of the default backend (tracer slots from ``SLOT_BASE``) as a pair source."""
-    backend = default_backend()
-    pool = GradingPool(backend, SandboxLimits(), size=1, slot_base=SLOT_BASE, slots=16)
-    try:
-        yield lambda limits, secret=False: pool.acquire(180, limits, secret=secret)
-    finally:
-        pool.close()
-        backend.close()
+    with default_pool(SLOT_BASE) as pool:
+        yield pool_source(pool)
 
 
 @pytest.fixture(scope="module")

@@ -16,11 +16,10 @@ from judge.grader import PairSource, grade
 from judge.problems import Case, Problem, ProblemSet
 from judge.results import GradeResult
 from judge.verdicts import Verdict
-from sandbox.limits import SandboxLimits
 from sandbox.monitor import ProgramReport, RawRun, SessionJob, SigPlan, _Session
-from sandbox.pool import GradingPool
 from sandbox.protocol import ProtocolError
-from tests.conftest import FIXTURE_SLUG, FIXTURES, default_backend
+from tests.conftest import FIXTURE_SLUG, FIXTURES
+from tests.program_pool import default_pool, pool_source
 
 #: Tracer slots of this module's pool (the feedback tests' range is 1400-1499).
 SLOT_BASE = 1440
@@ -216,13 +215,8 @@ def test_the_monitor_drops_a_view_a_hostile_tracer_claims_for_a_secret_signature
 @pytest.fixture(scope="module")
 def source() -> Iterator[PairSource]:
     """A one-pair warm pool of the default backend (tracer slots from ``SLOT_BASE``) as a pair source."""
-    backend = default_backend()
-    pool = GradingPool(backend, SandboxLimits(), size=1, slot_base=SLOT_BASE, slots=16)
-    try:
-        yield lambda limits, secret=False: pool.acquire(180, limits, secret=secret)
-    finally:
-        pool.close()
-        backend.close()
+    with default_pool(SLOT_BASE) as pool:
+        yield pool_source(pool)
 
 
 @pytest.fixture(scope="module")

@@ -24,7 +24,7 @@ from judge.spec import ProblemSpec
 from judge.verdicts import Verdict, WrongAnswerReason
 from sandbox.pool import GradingPool
 from tests.conftest import available_backends
-from tests.program_pool import backend_pool, pool_source
+from tests.program_pool import per_backend_pool, pool_source
 
 pytestmark = pytest.mark.xdist_group("program_features")
 
@@ -121,9 +121,7 @@ def test_the_problem_gets_its_forbid_ops_rule(problem: Problem) -> None:
 
 @pytest.fixture(scope="module", params=available_backends())
 def pool(request: pytest.FixtureRequest) -> Iterator[GradingPool]:
-    index = available_backends().index(str(request.param))
-    base = SLOT_BASE + SLOTS_PER_BACKEND * index
-    with backend_pool(str(request.param), base, slots=SLOTS_PER_BACKEND) as pool:
+    with per_backend_pool(str(request.param), SLOT_BASE, SLOTS_PER_BACKEND) as pool:
         yield pool
 
 

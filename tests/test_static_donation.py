@@ -28,7 +28,7 @@ from judge.statement import render_rules
 from judge.verdicts import Verdict, WrongAnswerReason
 from sandbox.pool import GradingPool
 from tests.conftest import available_backends
-from tests.program_pool import backend_pool, pool_source
+from tests.program_pool import per_backend_pool, pool_source
 
 #: Tracer slots of this module's pools: 1620 to 1659, 12 per backend.
 SLOT_BASE = 1620
@@ -316,9 +316,7 @@ def test_a_problem_gets_its_in_place_rule(packages: dict[str, Problem]) -> None:
 
 @pytest.fixture(scope="module", params=available_backends())
 def pool(request: pytest.FixtureRequest) -> Iterator[GradingPool]:
-    index = available_backends().index(str(request.param))
-    base = SLOT_BASE + SLOTS_PER_BACKEND * index
-    with backend_pool(str(request.param), base, slots=SLOTS_PER_BACKEND) as pool:
+    with per_backend_pool(str(request.param), SLOT_BASE, SLOTS_PER_BACKEND) as pool:
         yield pool
 
 

@@ -798,15 +798,7 @@ class Store:
         ``handed_off`` and ``note`` is recorded as try 0 (not a delivery try). False when it was not
         pending (delivered, failed, deleted)."""
         with self._session() as session:
-            updated = session.execute(
-                update(Submission)
-                .where(
-                    Submission.id == submission_id,
-                    Submission.callback_state == CallbackState.PENDING.value,
-                )
-                .values(callback_state=CallbackState.HANDED_OFF.value)
-            )
-            if not getattr(updated, "rowcount", 0):
+            if not _move_callback(session, submission_id, CallbackState.PENDING, CallbackState.HANDED_OFF):
                 return False
             session.add(
                 CallbackAttempt(
@@ -839,15 +831,7 @@ class Store:
         """Take a handed-off callback to send it (``handed_off`` to ``pending``): True for exactly one of
         the API nodes asking (a conditional update), False for the others."""
         with self._session() as session:
-            updated = session.execute(
-                update(Submission)
-                .where(
-                    Submission.id == submission_id,
-                    Submission.callback_state == CallbackState.HANDED_OFF.value,
-                )
-                .values(callback_state=CallbackState.PENDING.value)
-            )
-            return bool(getattr(updated, "rowcount", 0))
+            return _move_callback(session, submission_id, CallbackState.HANDED_OFF, CallbackState.PENDING)
 
     def callback_attempts(self, submission_id: str) -> list[tuple[int, int | None, str | None, datetime]]:
         """(attempt, HTTP status, error, time) of every delivery attempt, in order (try 0: a note of a
@@ -880,3 +864,14 @@ class Store:
             query = query.where(Submission.problem == problem)
         with self._session() as session:
             return list(session.scalars(query))
+
+
+def _move_callback(session: Session, submission_id: str, old: CallbackState, new: CallbackState) -> bool:
+    """Move a submission's callback from state ``old`` to ``new`` (a conditional update): False when it
+    was not in ``old``, so of several callers exactly one moves it."""
+    updated = session.execute(
+        update(Submission)
+        .where(Submission.id == submission_id, Submission.callback_state == old.value)
+        .values(callback_state=new.value)
+    )
+    return bool(getattr(updated, "rowcount", 0))
