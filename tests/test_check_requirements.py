@@ -91,3 +91,19 @@ def test_a_backer_that_names_nothing_is_an_error_and_a_stale_key_warns(tmp_path:
     assert any("a backer is solution:" in m for m in errors)
     warnings = [m for s, m in messages if s is Severity.WARNING]
     assert len(warnings) == 1 and "matches no requirement" in warnings[0]
+
+
+def test_rule_cost_backs_a_requirement_only_when_the_problem_has_a_cost_rule(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    table = (
+        "[requirements]\n"
+        '"Build new containers" = ["check:inputs_unchanged", "solution:wrong_answer/writes_into_start.py"]\n'
+        '"Keep each leaf\'s dtype" = ["compare", "rule:cost"]\n'
+    )
+    _set_requirements(root, table)
+    errors = [f.message for f in _run(root) if f.severity is Severity.ERROR]
+    assert len(errors) == 1, errors
+    assert errors[0].startswith("[requirements] \"Keep each leaf's dtype\" is backed by 'rule:cost'")
+    assert "declares no [cost] rule" in errors[0]
+    _set_requirements(root, "[cost]\nmax_flops_ratio = 4\n\n" + table)
+    assert _run(root) == []

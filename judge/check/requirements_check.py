@@ -16,7 +16,9 @@ what rejects a solution that breaks it, checked to exist:
   ``accepted`` (the ``solutions`` check proves it gets that verdict; ``margins``, that hidden cases kill
   it well outside the tolerance);
 - ``case:<name>``: a case whose expected output a solution breaking it cannot match;
-- ``rule:<kind>``: a ``[[rules]]`` entry of that kind; ``check:inputs_unchanged``: that compare check;
+- ``rule:<kind>``: a ``[[rules]]`` entry of that kind; ``rule:cost``: the problem's ``[cost]`` rule (a
+  bound on the compiled program's FLOPs or bytes beside the reference's), when it sets a bound;
+  ``check:inputs_unchanged``: that compare check;
   ``gradient``: the ``[gradient]`` the problem checks;
 - ``compare``: the comparison with the expected output itself (structure, shapes, dtypes, values);
 - ``jit``: ``jax.jit`` itself refuses it (a Python ``if`` on a traced value).
@@ -44,12 +46,15 @@ REQUIREMENT_WORDS = re.compile(r"\b(must|never)\b", re.IGNORECASE)
 NOT_REQUIRED = re.compile(r"^([-*]\s+)?(advice:|you may\b)", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(])")
 SIMPLE_BACKERS = frozenset({"compare", "jit", "gradient"})
+#: ``rule:cost`` names the problem's ``[cost]`` table, not a ``[[rules]]`` entry.
+COST_RULE = "cost"
 HOW_TO_BACK = (
     "mark what rejects a solution that breaks it in problem.toml, [requirements] "
     '"<a few words of it>" = ["solution:wrong_answer/<file>.py"] (a shipped solution that breaks it), or '
-    '"case:<name>", "rule:<kind>", "check:inputs_unchanged", "gradient", "compare" (the comparison with the '
-    'expected output) or "jit" (jax.jit refuses it); if nothing can reject it, write it as advice (under '
-    '"## Advice", as an item starting "Advice:", or elsewhere without must / never)'
+    '"case:<name>", "rule:<kind>", "rule:cost" (the [cost] rule), "check:inputs_unchanged", "gradient", '
+    '"compare" (the comparison with the expected output) or "jit" (jax.jit refuses it); if nothing can '
+    'reject it, write it as advice (under "## Advice", as an item starting "Advice:", or elsewhere without '
+    "must / never)"
 )
 
 
@@ -167,6 +172,11 @@ def _missing(ctx: CheckContext, backer: str) -> str | None:
         return None
     if kind == "case":
         return None if any(c.name == name for c in ctx.loaded.cases) else f"no case is named {name!r}"
+    if kind == "rule" and name == COST_RULE:
+        cost = spec.cost
+        if cost is None or (cost.max_flops_ratio is None and cost.max_bytes_ratio is None):
+            return "the problem declares no [cost] rule with a bound (max_flops_ratio or max_bytes_ratio)"
+        return None
     if kind == "rule":
         kinds = sorted({r.kind for r in spec.rules})
         return (
@@ -177,6 +187,6 @@ def _missing(ctx: CheckContext, backer: str) -> str | None:
     if kind == "check":
         return None if name in spec.compare.checks else f"compare.checks does not hold {name!r}"
     return (
-        "a backer is solution:<folder>/<file>.py, case:<name>, rule:<kind>, check:<name>, gradient, compare "
-        "or jit"
+        "a backer is solution:<folder>/<file>.py, case:<name>, rule:<kind>, rule:cost, check:<name>, "
+        "gradient, compare or jit"
     )
