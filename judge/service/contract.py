@@ -25,8 +25,8 @@ from pydantic import BaseModel, Field
 from judge.dispatch.callbacks import DELIVERY_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER
 from judge.dispatch.events import CASE, FAILED, RESULT, STATUS
 from judge.progress import RunProgress
-from judge.results import GradeResult
-from judge.service.schemas import MAX_TAGS, ErrorInfo
+from judge.results import CaseResult, GradeResult
+from judge.service.schemas import MAX_TAGS, ErrorInfo, VersionMismatch
 from judge.service.settings import Settings
 from judge.verdicts import Verdict
 
@@ -93,14 +93,17 @@ class StatusEvent(BaseModel):
 
 class CaseEvent(BaseModel):
     index: int = Field(description="The case's position in the grading order.")
-    case: dict[str, Any] = Field(description="A CaseResult (hidden cases: verdict and message only).")
+    case: CaseResult = Field(
+        description="The case's result as the submission's `result.cases` will hold it (hidden cases: "
+        "verdict and message, and a known mistake's name and note, never a value)."
+    )
 
 
 class ResultEvent(BaseModel):
     status: Literal["done"]
     verdict: Verdict
-    result: dict[str, Any] = Field(description="The GradeResult, as GET /api/v1/submissions/{id}.")
-    version_mismatch: dict[str, Any] | None = Field(
+    result: GradeResult = Field(description="The GradeResult, as GET /api/v1/submissions/{id}.")
+    version_mismatch: VersionMismatch | None = Field(
         default=None,
         description="Present when another version of the problem than the accepted one graded it "
         "(as the submission's version_mismatch).",
@@ -144,7 +147,9 @@ _STREAMS: dict[str, dict[str, type[BaseModel]]] = {
 def _add_components(schema: dict[str, Any]) -> None:
     components = schema.setdefault("components", {}).setdefault("schemas", {})
     for model in [*_EVENTS.values(), *_RUN_EVENTS.values()]:
-        definition = model.model_json_schema(ref_template="#/components/schemas/{model}")
+        definition = model.model_json_schema(
+            ref_template="#/components/schemas/{model}", mode="serialization"
+        )
         for name, nested in definition.pop("$defs", {}).items():
             components.setdefault(name, nested)
         components[model.__name__] = definition
