@@ -108,3 +108,29 @@ def test_pairwise_distances_tests_tiny_nonzero_distances_in_both_dtypes() -> Non
     assert [f.message for f in diag.findings] == []
     for dtype in ("float32", "bfloat16"):
         assert extremes[dtype]["x, y: the smallest nonzero distance greater than"] <= 5e-4, dtype
+
+
+def test_pairwise_distances_sizes_are_checked_by_the_reach_check_and_reached() -> None:
+    diag, _ = _reach("pairwise-distances")
+    assert [f.message for f in diag.findings] == []
+    (note,) = diag.notes_of(reach_check.NAME)
+    for size in (
+        "x: the number of points n at least 1: hidden cases reach 1",
+        "x: the number of points n at most 256: hidden cases reach 256",
+        "y: the number of points m at least 1: hidden cases reach 1",
+        "y: the number of points m at most 256: hidden cases reach 256",
+        "x: the number of coordinates d at least 1: hidden cases reach 1",
+        "x: the number of coordinates d at most 64: hidden cases reach 64",
+        "x, y: elements in total at most 4096: hidden cases reach 4096",
+    ):
+        assert size in note, size
+    # Without the case of 256 points on each side, the sizes stop at 32 and 20 points: the check warns.
+    problem = load_problem(ROOT / "problems" / "pairwise-distances")
+    names = [arg.name for arg in problem.spec.args]
+    assert problem.validator is not None
+    with recording_bounds() as recorder:
+        for case in problem.hidden_cases:
+            if case.name != "most_points_and_numbers":
+                problem.validator(dict(zip(names, case.inputs, strict=True)), case.dtype)
+    short = [key for key, bound in recorder.bounds.items() if not reach_check.approached(bound, 10.0, 1e-3)]
+    assert short == ["x: the number of points n at most", "y: the number of points m at most"]

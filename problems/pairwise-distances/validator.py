@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from judge.constraints import check_derived, check_finite, check_max_abs, check_max_elements
+from judge.constraints import check_derived, check_finite, check_max_abs, check_max_elements, check_size
 
 MAX_POINTS = 256
 MAX_DIM = 64
@@ -19,12 +19,10 @@ def validate(args: dict[str, Any], dtype: str) -> list[str]:
     x, y = args["x"], args["y"]
     errors: list[str] = []
     (n, d), (m, e) = x.shape, y.shape
-    if not 1 <= n <= MAX_POINTS:
-        errors.append(f"x: {n} points, 1 to {MAX_POINTS} allowed")
-    if not 1 <= m <= MAX_POINTS:
-        errors.append(f"y: {m} points, 1 to {MAX_POINTS} allowed")
-    if not 1 <= d <= MAX_DIM:
-        errors.append(f"x: points of {d} coordinates, 1 to {MAX_DIM} allowed")
+    # Sizes through check_size, so the reach check sees whether the hidden cases reach each bound exactly.
+    errors += check_size(n, "x", "the number of points n", ge=1, le=MAX_POINTS)
+    errors += check_size(m, "y", "the number of points m", ge=1, le=MAX_POINTS)
+    errors += check_size(d, "x", "the number of coordinates d", ge=1, le=MAX_DIM)
     if e != d:
         errors.append(f"y: points of {e} coordinates, expected {d} like x")
     errors += check_max_elements({"x": x, "y": y}, MAX_ELEMENTS)
