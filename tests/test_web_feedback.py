@@ -107,3 +107,31 @@ def test_a_run_of_a_known_mistake_shows_its_note_cost_and_program(web: Watched, 
     first.locator("details.program > summary").click()
     expect(first.locator('pre[data-dialect="jaxpr"] .mark-convert').first).to_be_visible()
     web.shot("run-accepted-program")
+
+
+def test_a_submit_of_a_known_mistake_names_it_with_the_failing_case(
+    web: Watched, server: JudgeServer
+) -> None:
+    """Submit streams each case's result (CaseEvent): the failing case's row names the mistake and shows
+    its note, as Run does; no row shows a hidden case's value."""
+    wrong = SOLUTIONS / "wrong_answer" / "adds_factor.py"
+    note = parse_note(wrong.read_text())
+    page = web.page
+    page.goto(f"{server.url}/problems/{FIXTURE_SLUG}")
+    expect(page.locator("body")).to_have_attribute("data-ready", "true")
+    expect(page.locator("body")).to_have_attribute("data-editor", "codemirror")
+    page.locator(".cm-content").click()
+    page.keyboard.press("Control+A")
+    page.keyboard.insert_text(wrong.read_text())
+    page.locator("#run").click()  # Submit grades the code last run
+    expect(page.locator("#run-results .summary")).to_be_visible(timeout=GRADE_TIMEOUT_MS)
+    expect(page.locator("#submit")).to_be_enabled()
+    page.locator("#submit").click()
+    panel = page.locator("#submission")
+    expect(panel.locator(".summary")).to_contain_text("Wrong answer", timeout=GRADE_TIMEOUT_MS)
+    failing = panel.locator('.progress-row[data-verdict="wrong_answer"]').first
+    expect(failing.locator(".mistake .mistake-name strong")).to_have_text(note.name)
+    expect(failing.locator(".mistake .mistake-note")).to_have_text(note.note)
+    # The fixture's hidden cases are every case but its two examples: none shows a value.
+    expect(panel.locator('.progress-row:not([data-case^="example_"]) details')).to_have_count(0)
+    web.shot("submit-known-mistake")
