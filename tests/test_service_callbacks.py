@@ -13,11 +13,14 @@ from typing import Any
 
 import pytest
 
-from judge.dispatch.callbacks import SIGNATURE_HEADER, callback_refusal, sign, verify
-from judge.store import CallbackState
+from judge.dispatch.callbacks import SIGNATURE_HEADER, CallbackSender, callback_refusal, sign, verify
+from judge.store import CallbackState, NewSubmission, Store
 from sandbox.backends import get_backend
 from tests.conftest import FIXTURE_SLUG
 from tests.service_support import FakeEngine, make_settings, running
+
+#: The ``store`` fixture: SQLite and a real PostgreSQL (tests/stores.py).
+pytest_plugins = ("tests.stores",)
 
 SCALE = FIXTURE_SLUG  # served from the fixture problems (make_settings)
 CODE = "def scale_tree(tree, factor):\n    return tree\n"
@@ -204,3 +207,89 @@ def test_pending_callbacks_are_delivered_after_a_restart(
         while services.store.get(sid).callback_state is not CallbackState.DELIVERED:  # type: ignore[union-attr]
             assert time.monotonic() < deadline
             time.sleep(0.02)
+
+
+# ------------------------------------------------------------------------------------ leases
+
+LEASE_S = 0.5
+
+
+def _finished(store: Store, url: str) -> str:
+    """A graded submission with a callback to send (as a grading node leaves it)."""
+    sid = store.create(NewSubmission(problem=SCALE, code=CODE, manifest={}, callback_url=url)).id
+    claim = store.claim(sid, node="grader-1")
+    assert claim is not None
+    assert store.finish(claim, {"verdict": "accepted"}, "accepted", {}, ("result", {"verdict": "accepted"}))
+    return sid
+
+
+def _sender(store: Store, name: str, receiver: Receiver) -> CallbackSender:
+    return CallbackSender(
+        store,
+        secret=SECRET.encode(),
+        allowed_hosts=["127.0.0.1"],
+        render=lambda record: json.dumps({"id": record.id}).encode(),
+        lease_s=LEASE_S,
+        name=name,
+    )
+
+
+def _wait_state(store: Store, sid: str, state: CallbackState) -> None:
+    deadline = time.monotonic() + 30
+    while (record := store.get(sid)) is None or record.callback_state is not state:
+        assert time.monotonic() < deadline, record
+        time.sleep(0.02)
+
+
+def test_a_callback_whose_sender_died_is_sent_by_another_after_its_lease(
+    store: Store, receivers: Callable[[list[int]], Receiver]
+) -> None:
+    """At least once, never stuck: an API node that took a handed-off callback and died after a failed try
+    holds it only until its lease passes; a pending callback whose grading node died before its first try
+    (no lease) is taken over once it has waited as long. Another API node then sends each, on from the
+    dead one's tries, with the same delivery id; the dead sender's late renewal is refused."""
+    receiver = receivers([])
+    handed, orphan = _finished(store, receiver.url), _finished(store, receiver.url)
+    assert store.hand_off_callback(handed, receiver.url, "not sent by grading node grader-1")
+    dead = _sender(store, "api-1", receiver)
+    assert dead.poll() == 1 and dead.holds(handed)  # taken; its delivery threads never run: it dies
+    store.record_callback_attempt(handed, 1, receiver.url, 503, None)  # ... after one try that failed
+    alive = _sender(store, "api-2", receiver)
+    try:
+        assert alive.poll() == 0  # the dead node's lease runs; the orphan has not waited a lease yet
+        assert store.handed_off_callbacks(10, LEASE_S) == []
+        time.sleep(LEASE_S + 0.1)
+        assert {sid for sid, _ in store.handed_off_callbacks(10, LEASE_S)} == {handed, orphan}
+        alive.start(resume=False)
+        assert alive.poll() == 2 and alive.poll() == 0  # taken once, not queued twice
+        assert not store.lease_callback(handed, "api-1", LEASE_S)  # the dead one's late renewal
+        for sid in (handed, orphan):
+            _wait_state(store, sid, CallbackState.DELIVERED)
+        assert sorted(r[0]["X-Judge-Submission"] for r in receiver.requests) == sorted([handed, orphan])
+        attempts = {r[0]["X-Judge-Submission"]: r[0]["X-Judge-Delivery-Attempt"] for r in receiver.requests}
+        assert attempts == {handed: "2", orphan: "1"}  # on from the dead sender's try 1
+        assert [(a, code) for a, code, _, _ in store.callback_attempts(handed)] == [
+            (0, None),
+            (1, 503),
+            (2, 200),
+        ]
+        assert alive.poll() == 0 and not alive.holds(handed)
+    finally:
+        alive.close()
+        dead.close()
+
+
+def test_a_sender_that_stops_releases_what_it_holds(
+    store: Store, receivers: Callable[[list[int]], Receiver]
+) -> None:
+    """A sender closed with callbacks still queued gives up their leases: another takes them at once."""
+    receiver = receivers([])
+    sid = _finished(store, receiver.url)
+    assert store.hand_off_callback(sid, receiver.url, "not sent by grading node grader-1")
+    first, second = _sender(store, "api-1", receiver), _sender(store, "api-2", receiver)
+    try:
+        assert first.poll() == 1 and second.poll() == 0
+        first.close()
+        assert second.poll() == 1
+    finally:
+        second.close()

@@ -26,6 +26,14 @@ such callbacks every ``poll_s`` seconds, at most ``poll_batch`` at a time and on
 is below that, takes each with a conditional update (one API node of several gets it) and delivers it as
 any other; one left unsent longer than ``handoff_max_s`` after it finished is given up (``failed``, with a
 note) rather than sent that late.
+
+Delivery is at least once, never stuck: before each try a sender leases the callback in the store for
+``lease_s`` (longer than a try can take), and over the backoff before the next; a try of a callback another
+live sender holds is skipped. A sender that dies mid-delivery (an API node killed while sending) leaves
+a lease that passes, and the polling senders take the callback over, continuing its tries; one whose
+sender died before its first try (no lease) is taken over ``lease_s`` after its submission finished. The
+receiver may then see a delivery id twice (the dead sender's try may have arrived): it drops the
+duplicate by ``X-Judge-Delivery``, as for any retry.
 """
 
 from __future__ import annotations
@@ -35,6 +43,8 @@ import heapq
 import hmac
 import ipaddress
 import logging
+import os
+import secrets as token
 import socket
 import threading
 import time
@@ -61,6 +71,12 @@ HANDOFF_MAX_S = 24 * 3600.0
 _DELIVERY_NAMESPACE = uuid.UUID("6f1c1b0e-8a55-4a49-9d3f-2f3f0d6c5a11")
 
 Resolver = Callable[[str, int], list[str]]
+
+
+def lease_for(timeout_s: float) -> float:
+    """Seconds a sender holds a callback for one try: well past the try's own timeout (connect and read
+    each get ``timeout_s``), at least a minute."""
+    return max(60.0, 4 * timeout_s)
 
 
 def delivery_id(submission_id: str) -> str:
@@ -200,11 +216,19 @@ class CallbackSender:
         poll_s: float | None = None,
         poll_batch: int = 100,
         handoff_max_s: float = HANDOFF_MAX_S,
+        lease_s: float | None = None,
+        name: str | None = None,
     ) -> None:
         """``on_failure(final)``: called for each failed try (final: the callback was given up on).
-        ``poll_s``: look for callbacks handed off by grading nodes without callback settings this often
-        (None: never; the API nodes' senders poll)."""
+        ``poll_s``: look for callbacks handed off by grading nodes without callback settings, or left by
+        a sender that died, this often (None: never; the API nodes' senders poll). ``lease_s``: how long
+        this sender holds a callback for a try (default ``lease_for(timeout_s)``); ``name``: who holds
+        it (unique per process by default)."""
         self.on_failure = on_failure
+        self.lease_s = lease_for(timeout_s) if lease_s is None else lease_s
+        self.name = name or f"{socket.gethostname()[:120]}-{os.getpid()}-{token.token_hex(4)}"
+        #: Callbacks this sender has queued or is delivering (a poll does not take them twice).
+        self._held: set[str] = set()
         self.poll_s = poll_s
         self.poll_batch = poll_batch
         self.handoff_max_s = handoff_max_s
@@ -258,9 +282,11 @@ class CallbackSender:
             return 0
         taken = 0
         now = datetime.now(UTC)
-        for submission_id, finished_at in self.store.handed_off_callbacks(room):
-            if self._stopping.is_set() or not self.store.take_callback(submission_id):
-                continue  # closing, or another API node took it
+        for submission_id, finished_at in self.store.handed_off_callbacks(room, self.lease_s):
+            if self._stopping.is_set() or self.holds(submission_id):
+                continue  # closing, or already queued here (not yet tried)
+            if not self.store.take_callback(submission_id, self.name, self.lease_s, self.lease_s):
+                continue  # another API node took it
             taken += 1
             age = (now - finished_at).total_seconds() if finished_at is not None else 0.0
             if age > self.handoff_max_s:
@@ -273,8 +299,15 @@ class CallbackSender:
                 self.store.set_callback_state(submission_id, CallbackState.FAILED)
                 self._failed(True)
                 continue
-            self._push(time.monotonic(), submission_id, 1)
+            # Handed off: from try 1; taken over from a sender that died: on from its last try.
+            done = sum(1 for attempt in self.store.callback_attempts(submission_id) if attempt[0] >= 1)
+            self._push(time.monotonic(), submission_id, done + 1)
         return taken
+
+    def holds(self, submission_id: str) -> bool:
+        """Whether this sender has the callback queued or is delivering it."""
+        with self._cond:
+            return submission_id in self._held
 
     def submit(self, submission_id: str) -> None:
         self._push(time.monotonic(), submission_id, 1)
@@ -290,6 +323,12 @@ class CallbackSender:
             if thread.is_alive():
                 thread.join(self.timeout_s + 1)
         self._client.close()
+        with self._cond:
+            held = list(self._held)
+        try:  # what it still holds may be sent by another sender (or by it after a restart) at once
+            self.store.release_callback_leases(self.name, held)
+        except Exception:
+            log.exception("releasing the callbacks this sender held failed")
 
     def pending(self) -> int:
         with self._cond:
@@ -299,7 +338,13 @@ class CallbackSender:
         with self._cond:
             self._seq += 1
             heapq.heappush(self._heap, (due, self._seq, submission_id, attempt))
+            self._held.add(submission_id)
             self._cond.notify()
+
+    def _release(self, submission_id: str) -> None:
+        with self._cond:
+            if all(entry[2] != submission_id for entry in self._heap):
+                self._held.discard(submission_id)
 
     def _next(self) -> tuple[str, int] | None:
         with self._cond:
@@ -316,12 +361,18 @@ class CallbackSender:
         while (item := self._next()) is not None:
             try:
                 self._deliver(*item)
-            except Exception:  # the store failed: the callback stays pending until the next start
+            except Exception:  # the store failed: the callback stays pending; once its lease has
+                # passed, a polling sender takes it over
                 log.exception("delivering the callback of submission %s failed", item[0])
+            finally:
+                self._release(item[0])
 
     def _deliver(self, submission_id: str, attempt: int) -> None:
         record = self.store.get(submission_id)
         if record is None or not record.callback_url or record.callback_state is not CallbackState.PENDING:
+            return
+        if not self.store.lease_callback(submission_id, self.name, self.lease_s):
+            log.info("submission %s: its callback is being sent by another sender", submission_id)
             return
         url = record.callback_url
         refusal = callback_refusal(url, self.allowed_hosts)
@@ -362,7 +413,11 @@ class CallbackSender:
             return
         retryable = status is None or status >= 500 or status in _RETRYABLE_STATUS
         if retryable and attempt < self.attempts:
-            self._push(time.monotonic() + self.backoff_s * 2 ** (attempt - 1), submission_id, attempt + 1)
+            wait = self.backoff_s * 2 ** (attempt - 1)
+            # Held over the wait too; lost meanwhile (this sender stalled past its lease): the taker
+            # goes on with it.
+            if self.store.lease_callback(submission_id, self.name, wait + self.lease_s):
+                self._push(time.monotonic() + wait, submission_id, attempt + 1)
             self._failed(False)
         else:
             self.store.set_callback_state(submission_id, CallbackState.FAILED)

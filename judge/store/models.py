@@ -77,6 +77,10 @@ class Submission(Base):
     tags: Mapped[dict[str, Any] | None] = mapped_column(JsonDoc)
     #: The submission this one regrades (same code, graded again with the problem as it is now).
     regrade_of: Mapped[str | None] = mapped_column(String(36))
+    #: The callback sender delivering it now and until when (a lease, renewed at each try): once it has
+    #: passed, the sender is taken for dead and an API node's sender may take the callback over.
+    callback_sender: Mapped[str | None] = mapped_column(String(200))
+    callback_lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
     __table_args__ = (
         Index("ix_submissions_status_created", "status", "created_at"),

@@ -24,12 +24,13 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import fields
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import (
     Engine,
+    and_,
     create_engine,
     delete,
     event,
@@ -76,6 +77,10 @@ from judge.store.records import (
 
 #: Columns a listing leaves out unless asked for (the bulk of a row: up to 64 KB of code, ~12 KB of result).
 HEAVY_COLUMNS = ("code", "result")
+
+#: Seconds a callback sender holds a callback it took (``take_callback``), by default; and how long a
+#: finished submission's pending callback may wait for its first try before an API node takes it over.
+CALLBACK_LEASE_S = 120.0
 
 #: Seconds a SQLite writer waits for another writer's lock before it fails.
 SQLITE_BUSY_TIMEOUT_S = 30
@@ -788,10 +793,49 @@ class Store:
             )
 
     def set_callback_state(self, submission_id: str, state: CallbackState) -> None:
+        """Set the callback's state; its sender's lease ends (a redelivery's sender takes a new one)."""
         with self._session() as session:
             session.execute(
-                update(Submission).where(Submission.id == submission_id).values(callback_state=state.value)
+                update(Submission)
+                .where(Submission.id == submission_id)
+                .values(callback_state=state.value, callback_sender=None, callback_lease_until=None)
             )
+
+    def lease_callback(self, submission_id: str, sender: str, lease_s: float) -> bool:
+        """Hold a pending callback for ``sender`` for ``lease_s`` seconds from now (before each try, and
+        over the wait for the next): True when it was free (no lease, or one that has passed) or already
+        ``sender``'s; False while another sender's lease runs (that one delivers it) or it is no longer
+        pending."""
+        now = utcnow()
+        free = or_(
+            Submission.callback_lease_until.is_(None),
+            Submission.callback_lease_until < now,
+            Submission.callback_sender == sender,
+        )
+        with self._session() as session:
+            updated = session.execute(
+                update(Submission)
+                .where(
+                    Submission.id == submission_id,
+                    Submission.callback_state == CallbackState.PENDING.value,
+                    free,
+                )
+                .values(callback_sender=sender, callback_lease_until=now + timedelta(seconds=lease_s))
+            )
+            return bool(getattr(updated, "rowcount", 0))
+
+    def release_callback_leases(self, sender: str, submission_ids: Sequence[str]) -> int:
+        """End ``sender``'s leases on these callbacks (it stops without sending them): another sender may
+        take them at once. How many it held."""
+        if not submission_ids:
+            return 0
+        with self._session() as session:
+            updated = session.execute(
+                update(Submission)
+                .where(Submission.id.in_(list(submission_ids)), Submission.callback_sender == sender)
+                .values(callback_sender=None, callback_lease_until=utcnow())
+            )
+            return int(getattr(updated, "rowcount", 0) or 0)
 
     def hand_off_callback(self, submission_id: str, url: str, note: str) -> bool:
         """Leave a pending callback to an API node (the caller cannot send it): its state becomes
@@ -812,14 +856,19 @@ class Store:
             )
         return True
 
-    def handed_off_callbacks(self, limit: int) -> list[tuple[str, datetime | None]]:
-        """(id, finished_at) of at most ``limit`` finished submissions whose callback was handed off to
-        an API node, the longest finished first."""
+    def handed_off_callbacks(
+        self, limit: int, orphaned_after_s: float = CALLBACK_LEASE_S
+    ) -> list[tuple[str, datetime | None]]:
+        """(id, finished_at) of at most ``limit`` finished submissions whose callback an API node may take
+        (``take_callback``), the longest finished first: handed off by a grading node without callback
+        settings, or pending with its sender gone: a lease that has passed (the sender died mid-delivery),
+        or no lease though it finished over ``orphaned_after_s`` ago (it died before its first try)."""
         query = (
             select(Submission.id, Submission.finished_at)
             .where(
-                Submission.callback_state == CallbackState.HANDED_OFF.value,
+                Submission.callback_state.in_([CallbackState.HANDED_OFF.value, CallbackState.PENDING.value]),
                 Submission.status.in_([Status.DONE.value, Status.FAILED.value]),
+                _takeable(utcnow(), orphaned_after_s),
             )
             .order_by(Submission.finished_at, Submission.id)
             .limit(limit)
@@ -827,11 +876,35 @@ class Store:
         with self._session() as session:
             return [(sid, finished) for sid, finished in session.execute(query)]
 
-    def take_callback(self, submission_id: str) -> bool:
-        """Take a handed-off callback to send it (``handed_off`` to ``pending``): True for exactly one of
-        the API nodes asking (a conditional update), False for the others."""
+    def take_callback(
+        self,
+        submission_id: str,
+        sender: str = "api",
+        lease_s: float = CALLBACK_LEASE_S,
+        orphaned_after_s: float = CALLBACK_LEASE_S,
+    ) -> bool:
+        """Take a callback to send it (state ``pending``, leased to ``sender`` for ``lease_s`` seconds):
+        a handed-off one, or a pending one whose sender is gone (``handed_off_callbacks``). True for
+        exactly one of the API nodes asking (a conditional update), False for the others."""
+        now = utcnow()
         with self._session() as session:
-            return _move_callback(session, submission_id, CallbackState.HANDED_OFF, CallbackState.PENDING)
+            updated = session.execute(
+                update(Submission)
+                .where(
+                    Submission.id == submission_id,
+                    Submission.callback_state.in_(
+                        [CallbackState.HANDED_OFF.value, CallbackState.PENDING.value]
+                    ),
+                    Submission.status.in_([Status.DONE.value, Status.FAILED.value]),
+                    _takeable(now, orphaned_after_s),
+                )
+                .values(
+                    callback_state=CallbackState.PENDING.value,
+                    callback_sender=sender,
+                    callback_lease_until=now + timedelta(seconds=lease_s),
+                )
+            )
+            return bool(getattr(updated, "rowcount", 0))
 
     def callback_attempts(self, submission_id: str) -> list[tuple[int, int | None, str | None, datetime]]:
         """(attempt, HTTP status, error, time) of every delivery attempt, in order (try 0: a note of a
@@ -864,6 +937,21 @@ class Store:
             query = query.where(Submission.problem == problem)
         with self._session() as session:
             return list(session.scalars(query))
+
+
+def _takeable(now: datetime, orphaned_after_s: float) -> Any:
+    """The condition on a finished submission's callback that an API node may take it: handed off, or
+    pending with its sender's lease passed, or with no lease though finished ``orphaned_after_s`` ago."""
+    pending = Submission.callback_state == CallbackState.PENDING.value
+    return or_(
+        Submission.callback_state == CallbackState.HANDED_OFF.value,
+        and_(pending, Submission.callback_lease_until < now),
+        and_(
+            pending,
+            Submission.callback_lease_until.is_(None),
+            Submission.finished_at < now - timedelta(seconds=orphaned_after_s),
+        ),
+    )
 
 
 def _move_callback(session: Session, submission_id: str, old: CallbackState, new: CallbackState) -> bool:
