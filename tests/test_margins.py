@@ -8,9 +8,10 @@ from pathlib import Path
 from judge.check.context import CheckContext, SolutionGrade
 from judge.check.diagnostics import Diagnostics
 from judge.check.formats import margin_table
-from judge.check.margins import check
+from judge.check.margins import ULP_BAND, VALUE_BAND, band_factor, check
 from judge.problems import ProblemSet
 from judge.results import CaseResult, GradeResult
+from judge.spec import Tolerance
 from judge.verdicts import Verdict, WrongAnswerReason
 from tests.conftest import FIXTURE_SLUG, FIXTURES, ROOT
 
@@ -132,6 +133,16 @@ def test_bfloat16_errors_in_whole_ulps_stay_clear_of_the_band() -> None:
     # 2 of 3 ulps (0.667x) is an honest variant's worst: outside the ulp band (0.7 / 1.04 = 0.673x).
     assert _accepted_at(2 / 3, "bf16_long_list") == ""
     assert "safety band" in _accepted_at(0.69, "bf16_long_list")
+
+
+def test_only_a_tolerance_of_ulps_alone_gets_the_narrow_ulp_band() -> None:
+    # bfloat16's 3 ulps (floor 1.5): errors in whole ulps of an element, the narrow band.
+    assert band_factor(Tolerance(ulps=3, floor_ulps=1.5)) == ULP_BAND
+    # float32's rtol/atol with a floor of ulps beside it (rotary-embedding's 32768, ema-scan's 16): errors
+    # of many roundings, continuous; a 0.0998x measurement against 0.1x must not pass as clear of the band.
+    assert band_factor(Tolerance(rtol=1e-5, atol=1e-6, floor_ulps=32768)) == VALUE_BAND
+    assert band_factor(Tolerance(rtol=3e-5, atol=1e-6, floor_ulps=16)) == VALUE_BAND
+    assert band_factor(Tolerance(rtol=1e-5, atol=1e-6)) == VALUE_BAND
 
 
 def test_a_wrong_answer_killed_just_past_its_threshold_warns_as_within_the_band() -> None:

@@ -46,16 +46,20 @@ TIME_WARN = 0.5
 #: measurement moves by a factor; 1.4 holds the largest cross-machine spread reported (0.087x against 0.1x
 #: is 1.15x) with room, and clears the catalog's closest margin (spectral-norm's 0.068x, 1.47x under 0.1x).
 VALUE_BAND = 1.4
-#: The safety band under an ulp tolerance (bfloat16's 3 ulps, floor 1.5 ulps). Errors there are whole ulps
-#: of an element: an honest variant's 2 of 3 ulps is 0.667x and moves only by a whole ulp (1/3 of the
-#: tolerance), which the thresholds (0.7x, 1.5x) already sit between; a measurement a fraction of an ulp
-#: from them comes from the floor term (small elements of a larger result) and moves by that fraction.
+#: The safety band under a tolerance made of ulps alone (bfloat16's 3 ulps, floor 1.5 ulps). Errors there
+#: are whole ulps of an element: an honest variant's 2 of 3 ulps is 0.667x and moves only by a whole ulp
+#: (1/3 of the tolerance), which the thresholds (0.7x, 1.5x) already sit between; a measurement a fraction
+#: of an ulp from them comes from the floor term (small elements of a larger result) and moves by that
+#: fraction. A tolerance with an rtol or atol beside its ulps (float32's rtol/atol with a floor of 16 or
+#: 32768 ulps of the largest magnitude) measures errors of many roundings, continuous like rtol/atol
+#: alone: it takes ``VALUE_BAND``.
 ULP_BAND = 1.04
 
 
 def band_factor(tolerance: Tolerance) -> float:
     """How wide the safety band under the tolerance's margin thresholds is, as a factor (see above)."""
-    return ULP_BAND if tolerance.uses_ulps else VALUE_BAND
+    only_ulps = tolerance.uses_ulps and tolerance.rtol == 0 and tolerance.atol == 0
+    return ULP_BAND if only_ulps else VALUE_BAND
 
 
 def check(ctx: CheckContext) -> None:

@@ -451,7 +451,7 @@ def list_submissions(
             422,
             "limit_exceeded",
             f"limit: at most {services.settings.page_max} items per page",
-            path="limit",
+            path="query.limit",
             limit="page_max",
         )
     for name, value in (("created_after", created_after), ("created_before", created_before)):
@@ -510,7 +510,11 @@ async def get_submission(
     limit = services.settings.max_wait_s
     if wait > limit:
         raise ApiError(
-            422, "limit_exceeded", f"wait: at most {limit:g} seconds allowed", path="wait", limit="max_wait_s"
+            422,
+            "limit_exceeded",
+            f"wait: at most {limit:g} seconds allowed",
+            path="query.wait",
+            limit="max_wait_s",
         )
     record = await run_in_threadpool(load_submission, services, submission_id, caller)
     if wait > 0 and not record.finished:
