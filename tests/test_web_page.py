@@ -826,7 +826,8 @@ def test_display_integers_as_integers_and_int_arguments_say_int32(web: Watched, 
 
 def test_inputs_show_their_dtypes_and_integers_as_integers(web: Watched, catalog_server: JudgeServer) -> None:
     """lr-schedule's `step` is an int32 array and its step counts Python ints: the Input of a Run's case
-    shows `55` with its dtype, not `55.0`, and a Python float as a float."""
+    shows `55` with its dtype, not `55.0`, and a Python float as a float; its arguments in the function's
+    signature order."""
     page = open_problem(web, catalog_server, "lr-schedule")
     accepted = ROOT / "problems" / "lr-schedule" / "solutions" / "accepted" / "where_two_phases.py"
     type_code(page, accepted.read_text())
@@ -843,6 +844,9 @@ def test_inputs_show_their_dtypes_and_integers_as_integers(web: Watched, catalog
     expect(shown).to_contain_text('"total_steps": 100 int')
     expect(shown).to_contain_text('"peak_lr": 0.1 float')
     expect(shown).to_contain_text('"final_lr": 0.0 float')
+    # The arguments in the signature's order, lr_schedule(step, peak_lr, final_lr, ...), not sorted.
+    keys = [key.strip('"') for key in shown.locator(".key").all_text_contents()]
+    assert keys == ["step", "peak_lr", "final_lr", "warmup_steps", "total_steps"], keys
     web.shot("input-dtypes")
 
 
@@ -1237,6 +1241,21 @@ def test_history_keeps_submissions_and_the_last_run_across_visits(web: Watched, 
 # ----------------------------------------------------------------- layout: panes, splitter, console tabs
 
 
+def keys_lines(page: Page) -> int:
+    """How many lines the hint under the editor (its keys) takes."""
+    return int(
+        page.evaluate(
+            """() => {
+              const keys = document.getElementById('editor-keys');
+              const hints = [...keys.children].map((span) => span.getBoundingClientRect());
+              const lineHeight = parseFloat(getComputedStyle(keys).lineHeight);
+              const lines = new Set(hints.map((box) => Math.round(box.top)));
+              return Math.max(lines.size, Math.round(keys.getBoundingClientRect().height / lineHeight));
+            }"""
+        )
+    )
+
+
 def test_statement_and_editor_side_by_side_in_panes_that_scroll_and_resize(
     web: Watched, server: JudgeServer
 ) -> None:
@@ -1251,6 +1270,10 @@ def test_statement_and_editor_side_by_side_in_panes_that_scroll_and_resize(
     statement.evaluate("e => e.scrollTo(0, e.scrollHeight)")
     expect(page.get_by_role("heading", name="Constraints")).to_be_in_viewport()
     assert page.locator(".cm-editor").bounding_box()["y"] == editor_top  # type: ignore[index]
+    # The keys under the editor are one line beside a normal-width window's editor (it wrapped to two).
+    for width, height in ((1366, 768), (1280, 900)):
+        page.set_viewport_size({"width": width, "height": height})
+        assert keys_lines(page) == 1, f"the keys line wraps at {width} px"
 
     # The splitter resizes the panes with the keyboard, and the width is kept.
     splitter = page.get_by_role("separator", name=re.compile("Width of the statement"))

@@ -12,6 +12,7 @@ import { CodeBox } from "./code.js";
 import { el, replace } from "./dom.js";
 import { userLine } from "./explain.js";
 import { parseInputs } from "./inputs.js";
+import { phaseText } from "./phase.js";
 import {
   caseTitle,
   renderPrints,
@@ -343,32 +344,24 @@ async function runWithProgress(body, signal) {
   return result;
 }
 
-/** What the Run is doing, in words (judge/progress.py names the phases). */
-function phaseText(p) {
-  const of = (done, total) => `${Math.min(done + 1, total)} of ${total}`;
-  switch (p.phase) {
-    case "sending":
-      return "Sending your code…";
-    case "waiting":
-      return `The judge is still warming up (${p.detail || "starting its sandbox workers"})…`;
-    case "loading":
-      return "Loading your code…";
-    case "tracing":
-      return `Tracing ${of(p.traced, p.programs)}…`;
-    case "compiling":
-      return `Compiling ${of(p.compiled, p.programs)}…`;
-    case "running":
-      return `Running case ${of(p.ran, p.cases)}…`;
-    default:
-      return "Running…";
-  }
-}
-
+/** Show the Run's phase (null: none); while the judge warms up, the seconds waited tick every second. */
+let waitTimer = null;
 function showPhase(progress) {
   const node = $("run-phase");
+  clearInterval(waitTimer);
+  waitTimer = null;
   node.hidden = !progress;
   node.textContent = progress ? phaseText(progress) : "";
-  if (progress) node.dataset.phase = progress.phase;
+  if (progress?.phase !== "waiting") delete node.dataset.waitingSince;
+  if (!progress) return;
+  node.dataset.phase = progress.phase;
+  if (progress.phase === "waiting") {
+    const since = node.dataset.waitingSince ? Number(node.dataset.waitingSince) : performance.now();
+    node.dataset.waitingSince = String(since);
+    const tick = () => (node.textContent = phaseText(progress, (performance.now() - since) / 1000));
+    tick();
+    waitTimer = setInterval(tick, 1000);
+  }
 }
 
 function showRunResult(result) {

@@ -85,7 +85,10 @@ export function inputLayout(input, inputs, caseDtype) {
       dtypes.set(pathKey([name]), dtype);
     }
   }
-  return { dtypes, tuples, untagged };
+  // The arguments in the function's signature order (the page's argument list is in that order), not
+  // sorted as a dict's keys are: `adamw(params, grads, mu, nu, step, ...)` shows params first.
+  const order = new Map([[pathKey([]), Object.keys(inputs.arguments)]]);
+  return { dtypes, tuples, untagged, order };
 }
 
 function pathKey(path) {
@@ -194,8 +197,16 @@ export function differingPaths(got, expected, options = {}) {
   return found;
 }
 
-function sortedKeys(dict) {
-  return Object.keys(dict).sort();
+/**
+ * A dict's keys as shown: sorted, as JAX flattens a dict; except where the layout gives the order (a
+ * case's input: its arguments in signature order), which comes first, then any other key sorted.
+ */
+function sortedKeys(dict, layout = null, path = []) {
+  const sorted = Object.keys(dict).sort();
+  const order = layout?.order?.get(pathKey(path));
+  if (!order) return sorted;
+  const first = order.filter((key) => Object.hasOwn(dict, key));
+  return [...first, ...sorted.filter((key) => !first.includes(key))];
 }
 
 function walkDiff(got, expected, path, tol, sides, report) {
@@ -272,7 +283,7 @@ export function formatNumber(value, dtype = null) {
 export function compactText(value, layout = null, path = []) {
   const kind = kindAt(value, path, layout);
   if (kind === "dict") {
-    const items = sortedKeys(value).map((k) => `${quote(k)}: ${compactText(value[k], layout, [...path, k])}`);
+    const items = sortedKeys(value, layout, path).map((k) => `${quote(k)}: ${compactText(value[k], layout, [...path, k])}`);
     return `{${items.join(", ")}}`;
   }
   if (kind === "list" || kind === "tuple") {
@@ -338,7 +349,7 @@ function inlineFits(value, context, path, depth) {
 }
 
 function renderDict(value, other, context, path, depth) {
-  const keys = sortedKeys(value);
+  const keys = sortedKeys(value, context.layout, path);
   const inline = inlineFits(value, context, path, depth);
   const parts = [span(null, "{")];
   keys.forEach((key, i) => {

@@ -131,7 +131,27 @@ test("an input's layout: an int32 step and Python ints read as integers, floats 
   };
   const input = { step: 55, peak_lr: 0.1, warmup_steps: 10, tree: { w: [1, 2], b: [{ c: 3 }] }, shape: [2, 3], fn: "relu" };
   const layout = inputLayout(input, inputs, "bfloat16");
-  assert.equal(compactText(input, layout), '{"fn": "relu", "peak_lr": 0.1, "shape": (2, 3), "step": 55, "tree": {"b": [{"c": 3.0}], "w": [1.0, 2.0]}, "warmup_steps": 10}');
+  // the arguments in signature order (the order of `inputs.arguments`); a dict inside one sorted, as JAX does
+  assert.equal(compactText(input, layout), '{"step": 55, "peak_lr": 0.1, "warmup_steps": 10, "tree": {"b": [{"c": 3.0}], "w": [1.0, 2.0]}, "shape": (2, 3), "fn": "relu"}');
   assert.equal(kindAt(input.tree.b, ["tree", "b"], layout), "list");
   assert.equal(inputLayout(input, undefined, "float32"), null);
+});
+
+test("an input's arguments come in signature order, whatever order its JSON has; unknown keys after, sorted", () => {
+  const inputs = {
+    arguments: {
+      params: { kind: "pytree", dtype: "case" },
+      grads: { kind: "pytree", dtype: "case" },
+      step: { kind: "array", dtype: "int32" },
+      learning_rate: { kind: "number", dtype: "float" },
+    },
+  };
+  const input = { learning_rate: 0.5, grads: { w: 1 }, zeta: 1, step: 3, params: { w: 2 }, alpha: 2 };
+  const layout = inputLayout(input, inputs, "float32");
+  assert.equal(
+    compactText(input, layout),
+    '{"params": {"w": 2.0}, "grads": {"w": 1.0}, "step": 3, "learning_rate": 0.5, "alpha": 2.0, "zeta": 1.0}',
+  );
+  // without the page's knowledge of the arguments a dict's keys stay sorted
+  assert.equal(compactText({ b: 1, a: 2 }), '{"a": 2.0, "b": 1.0}');
 });
