@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import types
 from pathlib import Path
@@ -15,7 +16,7 @@ from judge.check import accuracy_check, cases_check, reference_check, spec_check
 from judge.check.context import CheckContext
 from judge.check.diagnostics import Diagnostics, Severity
 from judge.check.float64_run import widen_inputs, widen_module
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, ROOT
 
 #: ``leaf * factor`` through a float32 ``1 - 0.999**t`` (t = 1, traced so nothing folds in Python): 1.3e-5
 #: relative off in float32, exact to float64 precision in the float64 path.
@@ -105,3 +106,43 @@ def test_shares_outside_zero_to_one_are_refused(value: float) -> None:
 
     with pytest.raises(ValidationError):
         AccuracySpec(shares={"bfloat16": value})
+
+
+#: adamw's reference before the accuracy check (issue 27, class 4): the plain float32 bias corrections.
+OLD_ADAMW_CORRECTIONS = "    c1 = 1.0 - B1**t\n    c2 = 1.0 - B2**t\n"
+ADAMW_CORRECTIONS = (
+    "    c1 = -jnp.expm1(t * jnp.log1p(B1 - 1.0))\n    c2 = -jnp.expm1(t * jnp.log1p(B2 - 1.0))\n"
+)
+#: The hidden cases where the plain corrections use more than the share.
+ADAMW_CASES = ("mixed_strong_decay", "tiny_moments_step_3")
+
+
+def _adamw_copy(tmp_path: Path, *, old: bool) -> Path:
+    """The shipped adamw package with the two hidden cases where the plain corrections use more than the
+    share (the others cost time and say nothing here), its reference as shipped or with those corrections."""
+    root = tmp_path / "problems" / "adamw"
+    shutil.copytree(ROOT / "problems" / "adamw", root, ignore=shutil.ignore_patterns("solutions"))
+    hidden = root / "cases" / "hidden.json"
+    cases = json.loads(hidden.read_text())["cases"]
+    hidden.write_text(json.dumps({"cases": [c for c in cases if c["name"] in ADAMW_CASES]}))
+    source = (ROOT / "reference" / "adamw.py").read_text()
+    assert ADAMW_CORRECTIONS in source
+    if old:
+        source = source.replace(ADAMW_CORRECTIONS, OLD_ADAMW_CORRECTIONS)
+    (tmp_path / "reference").mkdir()
+    (tmp_path / "reference" / "adamw.py").write_text(source)
+    return root
+
+
+def test_adamw_old_reference_fails_the_accuracy_check_on_a_hidden_case_the_shipped_one_passes(
+    tmp_path: Path,
+) -> None:
+    """The class-4 demonstration on a shipped problem: adamw's old reference (float32 ``1 - 0.999**t``)
+    uses more than its share (0.25x) of the tolerance on two hidden cases (tiny_moments_step_3: 0.44x) and
+    most (6.6x) on the EDGE input where the step nearly cancels the parameter, where it would reject a
+    correct solution more accurate than itself; the shipped expm1/log1p one passes them all."""
+    errors = _accuracy_errors(_run(_adamw_copy(tmp_path / "old", old=True)))
+    (old,) = [e for e in errors if "float32 tolerance" in e]
+    assert "uses 6.6x the float32 tolerance on validator.py EDGE[1] (the step nearly cancels" in old, old
+    assert all(f"case {name}" in old for name in ADAMW_CASES), old
+    assert _accuracy_errors(_run(_adamw_copy(tmp_path / "new", old=False))) == []
