@@ -9,10 +9,12 @@ noise hits both alike), a ``GradingPool`` of ``--size`` pairs on one backend and
   2. ``first``: the first Run of a one-device problem's examples on that warm pool;
   3. ``close``: closing the pool.
 
-It prints each measure's median per checkout and the ratio this/baseline, then, for this checkout only, what
-the first 8-device job costs (its executors start on first use).
+It prints each measure's median and minimum per checkout and their ratios this/baseline (on a loaded host
+the minimum, the round the machine disturbed least, is the steadier wall-clock figure), then, for this
+checkout only, what the first 8-device job costs (its executors start on first use).
 
-    git worktree add /tmp/mesh-baseline <commit before the device-mesh work>
+    git worktree add --detach /tmp/mesh-baseline 84c268f   # before the device-mesh work (c52cc5c); the
+                                                           # commits between do not import (split commits)
     .venv/bin/python bench/bench_mesh_pool.py --baseline /tmp/mesh-baseline [--rounds 5] [--backend bwrap]
     git worktree remove /tmp/mesh-baseline
 
@@ -110,12 +112,19 @@ def main() -> None:
         for name, root in order if r % 2 == 0 else order[::-1]:
             runs[name].append(_round(root, opts.backend, opts.size, opts.slot_base, False))
             print(f"round {r + 1} {name}: {runs[name][-1]}", flush=True)
-    print(f"\n{opts.backend}, pool of {opts.size} pair(s), {opts.rounds} rounds, medians (s):")
-    print(f"{'measure':<8} {'this':>8} {'baseline':>9} {'ratio':>7}")
+    print(f"\n{opts.backend}, pool of {opts.size} pair(s), {opts.rounds} rounds (s):")
+    print(
+        f"{'measure':<8} {'median':>8} {'baseline':>9} {'ratio':>7}   {'min':>8} {'baseline':>9} {'ratio':>7}"
+    )
     for measure in ("full", "first", "close"):
-        this = statistics.median(x[measure] for x in runs["this"])
-        base = statistics.median(x[measure] for x in runs["baseline"])
-        print(f"{measure:<8} {this:>8.3f} {base:>9.3f} {this / base:>7.3f}")
+        this = [x[measure] for x in runs["this"]]
+        base = [x[measure] for x in runs["baseline"]]
+        med, med_base = statistics.median(this), statistics.median(base)
+        low, low_base = min(this), min(base)
+        print(
+            f"{measure:<8} {med:>8.3f} {med_base:>9.3f} {med / med_base:>7.3f}   "
+            f"{low:>8.3f} {low_base:>9.3f} {low / low_base:>7.3f}"
+        )
     mesh = _round(ROOT, opts.backend, opts.size, opts.slot_base, True)
     print(
         f"\nthis checkout, an 8-device job on the same pool: first {mesh['mesh_first']:.2f} s "
