@@ -32,6 +32,7 @@ from judge.compare import Checker, CompareResult, bind
 from judge.errors import JudgeError, ReferenceFailure
 from judge.expected import expected_gradients, expected_layouts, expected_outputs
 from judge.feedback.cost import CostComparison, compare_cost
+from judge.feedback.known_costs import CostMistakeFinder
 from judge.feedback.matching import Match
 from judge.feedback.program_view import marks
 from judge.gradients import compare_with_gradient
@@ -285,6 +286,7 @@ def grade(
         )
         judging.layouts = expected_layouts(problem, chosen)
         judging.mistakes = MistakeFinder(problem, chosen, expected, gradients) if feedback else None
+        judging.cost_mistakes = CostMistakeFinder(problem, chosen) if feedback else None
         streamer = _Streamer(judging, on_case, on_progress)
         if cancel is not None and cancel.is_set():
             raise Cancelled("the grading was cancelled before it started")
@@ -373,6 +375,9 @@ class Judging:
     layouts: Sequence[Any] | None = None
     #: Which known mistake a wrong output on case i looks like (``judge.mistakes``); None: not asked.
     mistakes: Callable[[int, Any], Match | None] | None = None
+    #: Which known mistake a program the cost rule refuses on case i looks like, from the figure that
+    #: broke it, its value and the most the rule allows (``judge.feedback.known_costs``); None: not asked.
+    cost_mistakes: Callable[[int, str, float, float], Match | None] | None = None
     checker: Checker = field(init=False)
     rules: list[Rule] = field(init=False)
     #: The transformation rules (``judge.rules_transform``) the problem declares, if any.
@@ -594,7 +599,8 @@ class Judging:
             return _Outcome(Verdict.WRONG_ANSWER, rule, WrongAnswerReason.RULE)
         costly = self._over_cost(i, program)
         if costly is not None:
-            return _Outcome(Verdict.WRONG_ANSWER, costly, WrongAnswerReason.RULE)
+            text, mistake = costly
+            return _Outcome(Verdict.WRONG_ANSWER, text, WrongAnswerReason.RULE, mistake=mistake)
         run = raw.runs[i] if run is None else run
         got_or_failure = self._output(program, run, hidden)
         if isinstance(got_or_failure, _Outcome):
@@ -755,26 +761,48 @@ class Judging:
             return None
         return None if comparison is None else CaseCost(**dataclasses.asdict(comparison))
 
-    def _over_cost(self, i: int, program: ProgramReport) -> str | None:
-        """The problem's cost rule (``[cost]``), broken on case i: the message; None when kept or absent.
-        Figures the judge cannot get (no cost analysis) break nothing."""
+    def _over_cost(self, i: int, program: ProgramReport) -> tuple[str, MistakeMatch | None] | None:
+        """The problem's cost rule (``[cost]``), broken on case i: the message and the known mistake that
+        costs as much (feedback on); None when kept or absent. Figures the judge cannot get (no cost
+        analysis) break nothing."""
         rule = self.problem.spec.cost
         if rule is None or program.compiled is None:
             return None
         comparison = self._comparison(i, program)
         if comparison is None:
             return None
-        for what, got, bound in (
-            ("FLOPs", comparison.flops_ratio, rule.max_flops_ratio),
-            ("bytes accessed", comparison.bytes_ratio, rule.max_bytes_ratio),
+        for what, figure, got, bound in (
+            ("FLOPs", "flops", comparison.flops_ratio, rule.max_flops_ratio),
+            ("bytes accessed", "bytes_accessed", comparison.bytes_ratio, rule.max_bytes_ratio),
         ):
             if got is not None and bound is not None and got > bound:
-                return (
+                text = (
                     f"the compiled program costs {got:.3g} times the reference solution's {what}; this "
                     f"problem allows at most {bound:g} times (do the work once: no repeated or wasted "
                     "computation)"
                 )
+                return text, self._cost_mistake(i, figure, comparison, bound)
         return None
+
+    def _cost_mistake(
+        self, i: int, figure: str, comparison: CostComparison, bound: float
+    ) -> MistakeMatch | None:
+        """The known mistake that breaks the cost rule on the same figure with the nearest value
+        (``judge.feedback.known_costs``): a right answer that costs too much has no output to match. Only
+        its name and note come out, so it is the same for a hidden case; a finder that fails names nothing."""
+        if self.cost_mistakes is None:
+            return None
+        mine = comparison.flops if figure == "flops" else comparison.bytes_accessed
+        reference = comparison.reference_flops if figure == "flops" else comparison.reference_bytes_accessed
+        if mine is None or reference is None:
+            return None
+        try:
+            match = self.cost_mistakes(i, figure, mine, bound * reference)
+        except Exception:  # feedback is extra: the verdict stands without it
+            return None
+        if match is None:
+            return None
+        return MistakeMatch(name=match.mistake.name, note=match.mistake.note, others=match.others)
 
     def _mistake(self, i: int, got: Any, reason: WrongAnswerReason | None) -> MistakeMatch | None:
         """The known mistake a wrong output (by structure, shape, dtype or value) looks like. Only names and

@@ -15,14 +15,18 @@ from judge.check import cost_check
 from judge.check.context import CheckContext, SolutionGrade
 from judge.check.diagnostics import Diagnostics, Finding, Severity
 from judge.feedback.cost import compare_cost, ratio
-from judge.problems import Problem, load_problem
+from judge.feedback.known_costs import KnownCost, nearest
+from judge.feedback.notes import MistakeNote, parse_note
+from judge.grader import grade
+from judge.problems import Problem, ProblemSet, load_problem
 from judge.results import CaseCost, CaseResult, GradeResult
 from judge.spec import CostRule
 from judge.statement import stated_rules
 from judge.verdicts import Verdict, WrongAnswerReason
 from sandbox.inside.executor import cost_of
-from tests.conftest import FIXTURE_SLUG, FIXTURES
-from tests.program_pool import pooled_grader
+from sandbox.pool import GradingPool
+from tests.conftest import FIXTURE_SLUG, FIXTURES, ROOT
+from tests.program_pool import default_pool, pool_source
 
 #: Tracer slots of this module's pool (the feedback tests' range is 1400-1499).
 SLOT_BASE = 1420
@@ -86,9 +90,14 @@ def test_the_statement_states_the_cost_rule() -> None:
 
 
 @pytest.fixture(scope="module")
-def graded() -> Iterator[Callable[[Problem, str], GradeResult]]:
-    with pooled_grader(SLOT_BASE) as grader:
-        yield grader
+def pool() -> Iterator[GradingPool]:
+    with default_pool(SLOT_BASE) as opened:
+        yield opened
+
+
+@pytest.fixture(scope="module")
+def graded(pool: GradingPool) -> Callable[[Problem, str], GradeResult]:
+    return lambda problem, code: grade(problem, code, pool_source(pool))
 
 
 def _with_cost_rule(base: Path, rule: str) -> Problem:
@@ -260,3 +269,57 @@ def test_a_cost_rule_rejects_ten_times_the_work_and_accepts_the_reference(
     assert "the reference's FLOPs" in shown.cost.text
     right = graded(costly_problem, REFERENCE)
     assert right.verdict is Verdict.ACCEPTED, right.message
+
+
+# ------------------------------------------------------- a cost rejection names the known mistake
+
+
+def _note(name: str) -> MistakeNote:
+    return MistakeNote(name=name, note=f"{name}: do it once.")
+
+
+def test_the_nearest_known_mistake_over_the_bound_is_named_and_the_others_near_counted() -> None:
+    known = [
+        KnownCost(_note("hessian"), 570.0),
+        KnownCost(_note("columns by vmap"), 570.0),
+        KnownCost(_note("jacfwd of jacrev"), 1070.0),
+        KnownCost(_note("far"), 5000.0),
+        KnownCost(_note("under the bound"), 300.0),
+        KnownCost(_note("not compiled"), None),
+    ]
+    match = nearest(1000.0, known, over=400.0)
+    assert match is not None and match.mistake.name == "jacfwd of jacrev" and match.others == 2
+    # Equal figures: the name decides, the other is counted.
+    tie = nearest(570.0, known, over=400.0)
+    assert tie is not None and tie.mistake.name == "columns by vmap" and tie.others == 2
+    # Nothing within NEAR times the learner's figure, or only mistakes the rule allows: nothing named.
+    assert nearest(100_000.0, known, over=400.0) is None
+    assert nearest(310.0, known[4:], over=400.0) is None
+    assert nearest(0.0, known, over=400.0) is None
+
+
+HVP = ROOT / "problems" / "hessian-vector-product" / "solutions"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mistake", ["jax_hessian.py", "jacfwd_of_jacrev.py", "hessian_columns_by_vmap.py"])
+def test_a_hessian_forming_answer_is_refused_by_the_cost_rule_with_its_own_note(
+    pool: GradingPool, mistake: str
+) -> None:
+    """The right numbers at hundreds of times the FLOPs: refused by ``[cost] max_flops_ratio``, and named
+    by what they cost, since no output can name them. jax.hessian and a vmap over basis vectors compile to
+    the same program (same figures): each is named as one of the two, with the other counted."""
+    problem = ProblemSet().get("hessian-vector-product")
+    source = (HVP / "wrong_answer" / mistake).read_text()
+    note = parse_note(source)
+    result = grade(problem, source, pool_source(pool), cases=list(problem.public_cases))
+    refused = next(c for c in result.cases if c.verdict is Verdict.WRONG_ANSWER)
+    assert refused.reason is WrongAnswerReason.RULE and "reference solution's FLOPs" in refused.message
+    assert refused.mistake is not None, refused
+    same_program = {"jax_hessian.py", "hessian_columns_by_vmap.py"}
+    if mistake in same_program:
+        twins = {parse_note((HVP / "wrong_answer" / f).read_text()) for f in same_program}
+        named = next(n for n in twins if n.name == refused.mistake.name)
+        assert refused.mistake.note == named.note and refused.mistake.others >= 1
+    else:
+        assert (refused.mistake.name, refused.mistake.note) == (note.name, note.note)
