@@ -451,7 +451,7 @@ def list_submissions(
             422,
             "limit_exceeded",
             f"limit: at most {services.settings.page_max} items per page",
-            path="query.limit",
+            path="limit",
             limit="page_max",
         )
     for name, value in (("created_after", created_after), ("created_before", created_before)):
