@@ -232,7 +232,7 @@ def test_limits_name_the_setting(client: TestClient, api: tuple[TestClient, Serv
     )
     assert assert_clean_error(response, 413, "limit_exceeded")["limit"] == "max_body_bytes"
     error = assert_clean_error(client.get("/api/submissions/x?wait=100000"), 422, "limit_exceeded")
-    assert error["path"] == "query.wait" and error["limit"] == "max_wait_s"
+    assert error["path"] == "wait" and error["limit"] == "max_wait_s"
     assert f"at most {settings.max_wait_s:g} seconds" in error["message"]
     error = assert_clean_error(client.get("/api/submissions/x?wait=-1"), 422, "invalid_request")
     assert error["path"] == "query.wait"

@@ -513,7 +513,7 @@ async def get_submission(
             422,
             "limit_exceeded",
             f"wait: at most {limit:g} seconds allowed",
-            path="query.wait",
+            path="wait",
             limit="max_wait_s",
         )
     record = await run_in_threadpool(load_submission, services, submission_id, caller)
