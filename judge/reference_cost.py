@@ -11,20 +11,17 @@ learner's are set beside (one-device problems only). Figures are cached per case
 
 from __future__ import annotations
 
-import contextlib
-import json
-import os
 import threading
 import time
 from typing import Any
 
 from judge import expected as _expected
+from judge.figure_cache import FigureCache
 from judge.problems import Case, Problem
 
 _JITTED: dict[tuple[str, str], Any] = {}
-#: Figures read or measured in this process, by case key.
-_MEMORY: dict[str, dict[str, float]] = {}
-_MEMORY_ENTRIES = 4096
+#: The figures by case key, in this process and on disk (a reference that cannot compile is retried).
+_CACHE = FigureCache("cost", keep_failures=False)
 _JITTED_LOCK = threading.Lock()
 #: What the figures are and how they are measured: part of their cache key, raised when either changes.
 FIGURES = 3
@@ -101,27 +98,4 @@ def reference_cost(problem: Problem, case: Case) -> dict[str, float] | None:
     """The reference's figures on ``case`` (``flops``, ``bytes_accessed``, ``transcendentals``, ``loops``),
     from the cache or measured and cached; None when the reference cannot be compiled for it."""
     key = _expected.case_key(problem, case, f"cost/{FIGURES}")
-    if key in _MEMORY:
-        return _MEMORY[key]
-    file = _expected.cache_dir().parent / "cost" / problem.slug / f"{key}.json"
-    with contextlib.suppress(OSError, ValueError):
-        data = json.loads(file.read_text())
-        if isinstance(data, dict) and all(isinstance(v, int | float) for v in data.values()):
-            return _remember(key, {str(k): float(v) for k, v in data.items()})
-    with _expected._LOCK:
-        figures = _measure(problem, case)
-    if figures is not None:
-        with contextlib.suppress(OSError):
-            file.parent.mkdir(parents=True, exist_ok=True)
-            tmp = file.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-            tmp.write_text(json.dumps(figures))
-            tmp.replace(file)
-        _remember(key, figures)
-    return figures
-
-
-def _remember(key: str, figures: dict[str, float]) -> dict[str, float]:
-    if len(_MEMORY) >= _MEMORY_ENTRIES:
-        _MEMORY.pop(next(iter(_MEMORY)))
-    _MEMORY[key] = figures
-    return figures
+    return _CACHE.get(problem.slug, key, lambda: _measure(problem, case))

@@ -12,7 +12,7 @@ from playwright.sync_api import Browser, expect, sync_playwright
 
 from judge.feedback.notes import parse_note
 from tests.conftest import FIXTURE_SLUG, FIXTURES
-from tests.webtools import JudgeServer, Watched, launch_browser, module_artifacts
+from tests.webtools import JudgeServer, Watched, launch_browser, module_artifacts, open_problem, type_code
 
 #: The service's slot base is at most 900 (``sandbox_slot_base``), so this server takes the default slots
 #: of ``tests/test_web_page.py``'s and runs in its xdist group, one server at a time.
@@ -70,13 +70,8 @@ def web(browser: Browser, artifacts: Path, request: pytest.FixtureRequest) -> It
 def test_a_run_of_a_known_mistake_shows_its_note_cost_and_program(web: Watched, server: JudgeServer) -> None:
     wrong = SOLUTIONS / "wrong_answer" / "adds_factor.py"
     note = parse_note(wrong.read_text())
-    page = web.page
-    page.goto(f"{server.url}/problems/{FIXTURE_SLUG}")
-    expect(page.locator("body")).to_have_attribute("data-ready", "true")
-    expect(page.locator("body")).to_have_attribute("data-editor", "codemirror")
-    page.locator(".cm-content").click()
-    page.keyboard.press("Control+A")
-    page.keyboard.insert_text(wrong.read_text())
+    page = open_problem(web, server, FIXTURE_SLUG)
+    type_code(page, wrong.read_text())
     page.locator("#run").click()
     expect(page.locator("#run-results .summary")).to_be_visible(timeout=GRADE_TIMEOUT_MS)
     failing = page.locator('.case[data-case="example_1"]')
@@ -95,9 +90,7 @@ def test_a_run_of_a_known_mistake_shows_its_note_cost_and_program(web: Watched, 
     web.shot("run-known-mistake")
 
     # An accepted solution is never told it looks like a mistake; its program converts dtypes (marked).
-    page.locator(".cm-content").click()
-    page.keyboard.press("Control+A")
-    page.keyboard.insert_text((SOLUTIONS / "accepted" / "float32_then_cast.py").read_text())
+    type_code(page, (SOLUTIONS / "accepted" / "float32_then_cast.py").read_text())
     page.locator("#run").click()
     expect(page.locator("#run-results .summary")).to_contain_text(
         "2 of 2 examples passed", timeout=GRADE_TIMEOUT_MS
@@ -116,13 +109,8 @@ def test_a_submit_of_a_known_mistake_names_it_with_the_failing_case(
     its note, as Run does; no row shows a hidden case's value."""
     wrong = SOLUTIONS / "wrong_answer" / "adds_factor.py"
     note = parse_note(wrong.read_text())
-    page = web.page
-    page.goto(f"{server.url}/problems/{FIXTURE_SLUG}")
-    expect(page.locator("body")).to_have_attribute("data-ready", "true")
-    expect(page.locator("body")).to_have_attribute("data-editor", "codemirror")
-    page.locator(".cm-content").click()
-    page.keyboard.press("Control+A")
-    page.keyboard.insert_text(wrong.read_text())
+    page = open_problem(web, server, FIXTURE_SLUG)
+    type_code(page, wrong.read_text())
     page.locator("#run").click()  # Submit grades the code last run
     expect(page.locator("#run-results .summary")).to_be_visible(timeout=GRADE_TIMEOUT_MS)
     expect(page.locator("#submit")).to_be_enabled()

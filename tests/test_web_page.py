@@ -17,8 +17,17 @@ import pytest
 from playwright.sync_api import Browser, Page, Playwright, Route, expect, sync_playwright
 
 from judge.web.assets import DIST_DIR
+from tests import webtools
 from tests.conftest import FIXTURE_SLUG, FIXTURES, KINDS_SLUG, PROGRAM_SLUG, TUPLE_SLUG
-from tests.webtools import ROOT, JudgeServer, Watched, launch_browser, module_artifacts
+from tests.webtools import (
+    ROOT,
+    JudgeServer,
+    Watched,
+    launch_browser,
+    module_artifacts,
+    type_code,
+    wait_for_codemirror,
+)
 
 #: The server serves the suite's fixture problems (``tests/webtools.py``); the page is tested on scale-tree.
 SCALE = FIXTURE_SLUG
@@ -134,24 +143,7 @@ def phone(browser: Browser, artifacts: Path, request: pytest.FixtureRequest) -> 
 
 
 def open_problem(web: Watched, server: JudgeServer, slug: str = SCALE) -> Page:
-    """Open a problem and wait until it is usable and CodeMirror has taken over the textarea."""
-    page = web.page
-    page.goto(f"{server.url}/problems/{slug}")
-    wait_for_codemirror(page)
-    return page
-
-
-def wait_for_codemirror(page: Page) -> None:
-    expect(page.locator("body")).to_have_attribute("data-ready", "true")
-    expect(page.locator("body")).to_have_attribute("data-editor", "codemirror")
-
-
-def type_code(page: Page, code: str) -> None:
-    """Replace the editor's text as a paste would (no auto-indent or completion on the way)."""
-    page.locator(".cm-content").click()
-    page.keyboard.press("Control+A")
-    page.keyboard.insert_text(code)
-    expect(page.locator("#save-state")).to_have_text("Saved in this browser")
+    return webtools.open_problem(web, server, slug)
 
 
 def editor_text(page: Page) -> str:

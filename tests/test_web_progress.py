@@ -20,7 +20,7 @@ from judge.engine import Engine
 from judge.progress import RunProgress
 from sandbox.errors import Cancelled
 from tests.conftest import FIXTURE_SLUG, FIXTURES
-from tests.webtools import JudgeServer, Watched, launch_browser, module_artifacts
+from tests.webtools import JudgeServer, Watched, launch_browser, module_artifacts, type_code
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("web_progress")]
 
@@ -93,19 +93,11 @@ def web(browser: Browser, artifacts: Path, request: pytest.FixtureRequest) -> It
         context.close()
 
 
-def _type(web: Watched, code: str) -> None:
-    page = web.page
-    page.locator(".cm-content").click()
-    page.keyboard.press("Control+A")
-    page.keyboard.insert_text(code)
-    expect(page.locator("#save-state")).to_have_text("Saved in this browser")
-
-
 def test_a_run_shows_its_phase_and_cancel_stops_it(web: Watched, server: JudgeServer) -> None:
     page = web.page
     page.goto(f"{server.url}/problems/{FIXTURE_SLUG}")
     expect(page.locator("body")).to_have_attribute("data-editor", "codemirror")
-    _type(web, SLOW_TRACE)
+    type_code(web.page, SLOW_TRACE)
     page.keyboard.press("Control+Enter")  # Run, from the keyboard
     phase = page.locator("#run-phase")
     expect(phase).to_have_attribute("data-phase", "tracing", timeout=GRADE_TIMEOUT_MS)
@@ -127,7 +119,7 @@ def test_a_run_shows_its_phase_and_cancel_stops_it(web: Watched, server: JudgeSe
     # The judge stopped the cancelled trace and replaced its workers: a Run now answers at once, well
     # before the cancelled one's 8 s sleep could have ended, with the phases it went through.
     solution = (FIXTURES / FIXTURE_SLUG / "solutions" / "accepted").glob("*.py")
-    _type(web, next(iter(sorted(solution))).read_text())
+    type_code(web.page, next(iter(sorted(solution))).read_text())
     seen: list[tuple[str, str]] = []
     page.expose_function("notePhase", lambda phase, text: seen.append((phase, text)))
     page.evaluate(

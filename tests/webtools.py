@@ -8,6 +8,8 @@ that records its console and saves screenshots.
 - ``Watched``: a page whose console errors, uncaught exceptions and failed requests are collected, so a
   test can require that there were none; ``shot(label)`` saves a numbered full-page screenshot.
 - ``module_artifacts(__name__)``: a module's own screenshot folder, emptied when the module starts.
+- ``open_problem(web, server, slug)``, ``wait_for_codemirror(page)``, ``type_code(page, code)``: a problem
+  page opened until usable, and its editor's text replaced as a paste would.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
-from playwright.sync_api import Browser, ConsoleMessage, Page, Playwright, Request
+from playwright.sync_api import Browser, ConsoleMessage, Page, Playwright, Request, expect
 
 from judge.service.schemas import ProblemDetail, ProblemSummary
 from judge.web import mount
@@ -227,6 +229,27 @@ class Watched:
         path = self.folder / f"{self._shots:02d}-{label}.png"
         self.page.screenshot(path=str(path), full_page=True)
         return path
+
+
+def open_problem(web: Watched, server: JudgeServer, slug: str) -> Page:
+    """Open a problem and wait until it is usable and CodeMirror has taken over the textarea."""
+    page = web.page
+    page.goto(f"{server.url}/problems/{slug}")
+    wait_for_codemirror(page)
+    return page
+
+
+def wait_for_codemirror(page: Page) -> None:
+    expect(page.locator("body")).to_have_attribute("data-ready", "true")
+    expect(page.locator("body")).to_have_attribute("data-editor", "codemirror")
+
+
+def type_code(page: Page, code: str) -> None:
+    """Replace the editor's text as a paste would (no auto-indent or completion on the way)."""
+    page.locator(".cm-content").click()
+    page.keyboard.press("Control+A")
+    page.keyboard.insert_text(code)
+    expect(page.locator("#save-state")).to_have_text("Saved in this browser")
 
 
 def page_of(body: ProblemDetail) -> str:

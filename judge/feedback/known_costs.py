@@ -14,12 +14,8 @@ Figures are measured only when a cost rule refuses a program, so an accepted sub
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import json
 import math
-import os
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +23,7 @@ from typing import Any
 from judge import expected as _expected
 from judge.feedback.matching import Match
 from judge.feedback.notes import MistakeNote
+from judge.figure_cache import FigureCache
 from judge.mistakes import KnownMistake, _jitted, known_mistakes_cached
 from judge.mistakes import _key as _output_key
 from judge.problems import Case, Problem
@@ -37,8 +34,8 @@ from judge.problems import Case, Problem
 NEAR = 2.0
 #: What the figures are and how they are measured: part of their cache key.
 FIGURES = 1
-_MEMORY: dict[str, dict[str, float] | None] = {}
-_MEMORY_ENTRIES = 4096
+#: The figures by key, in this process and on disk (one that cannot compile is kept as such).
+_CACHE = FigureCache("mistake-cost", keep_failures=True)
 
 
 @dataclass(frozen=True)
@@ -77,24 +74,7 @@ def _key(problem: Problem, mistake: KnownMistake, case: Case) -> str:
 def mistake_figures(problem: Problem, mistake: KnownMistake, case: Case) -> dict[str, float] | None:
     """The known mistake's cost figures on ``case`` (``flops``, ``bytes_accessed``), from the cache or
     measured and cached; None when it cannot be compiled there."""
-    key = _key(problem, mistake, case)
-    if key in _MEMORY:
-        return _MEMORY[key]
-    file = _expected.cache_dir().parent / "mistake-cost" / problem.slug / f"{key}.json"
-    with contextlib.suppress(OSError, ValueError):
-        data = json.loads(file.read_text())
-        if data is None:
-            return _remember(key, None)
-        if isinstance(data, dict) and all(isinstance(v, int | float) for v in data.values()):
-            return _remember(key, {str(k): float(v) for k, v in data.items()})
-    with _expected._LOCK:
-        figures = _measure(problem, mistake, case)
-    with contextlib.suppress(OSError):
-        file.parent.mkdir(parents=True, exist_ok=True)
-        tmp = file.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-        tmp.write_text(json.dumps(figures))
-        tmp.replace(file)
-    return _remember(key, figures)
+    return _CACHE.get(problem.slug, _key(problem, mistake, case), lambda: _measure(problem, mistake, case))
 
 
 def _measure(problem: Problem, mistake: KnownMistake, case: Case) -> dict[str, float] | None:
@@ -108,13 +88,6 @@ def _measure(problem: Problem, mistake: KnownMistake, case: Case) -> dict[str, f
         return cost_of(compiled.runtime_executable())
     except Exception:  # a known mistake that cannot compile here names nothing on this case
         return None
-
-
-def _remember(key: str, figures: dict[str, float] | None) -> dict[str, float] | None:
-    if len(_MEMORY) >= _MEMORY_ENTRIES:
-        _MEMORY.pop(next(iter(_MEMORY)))
-    _MEMORY[key] = figures
-    return figures
 
 
 @dataclass

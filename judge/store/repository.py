@@ -813,16 +813,8 @@ class Store:
             Submission.callback_sender == sender,
         )
         with self._session() as session:
-            updated = session.execute(
-                update(Submission)
-                .where(
-                    Submission.id == submission_id,
-                    Submission.callback_state == CallbackState.PENDING.value,
-                    free,
-                )
-                .values(callback_sender=sender, callback_lease_until=now + timedelta(seconds=lease_s))
-            )
-            return bool(getattr(updated, "rowcount", 0))
+            pending = Submission.callback_state == CallbackState.PENDING.value
+            return _lease(session, submission_id, sender, now + timedelta(seconds=lease_s), pending, free)
 
     def release_callback_leases(self, sender: str, submission_ids: Sequence[str]) -> int:
         """End ``sender``'s leases on these callbacks (it stops without sending them): another sender may
@@ -865,11 +857,7 @@ class Store:
         or no lease though it finished over ``orphaned_after_s`` ago (it died before its first try)."""
         query = (
             select(Submission.id, Submission.finished_at)
-            .where(
-                Submission.callback_state.in_([CallbackState.HANDED_OFF.value, CallbackState.PENDING.value]),
-                Submission.status.in_([Status.DONE.value, Status.FAILED.value]),
-                _takeable(utcnow(), orphaned_after_s),
-            )
+            .where(_takeable(utcnow(), orphaned_after_s))
             .order_by(Submission.finished_at, Submission.id)
             .limit(limit)
         )
@@ -888,23 +876,13 @@ class Store:
         exactly one of the API nodes asking (a conditional update), False for the others."""
         now = utcnow()
         with self._session() as session:
-            updated = session.execute(
-                update(Submission)
-                .where(
-                    Submission.id == submission_id,
-                    Submission.callback_state.in_(
-                        [CallbackState.HANDED_OFF.value, CallbackState.PENDING.value]
-                    ),
-                    Submission.status.in_([Status.DONE.value, Status.FAILED.value]),
-                    _takeable(now, orphaned_after_s),
-                )
-                .values(
-                    callback_state=CallbackState.PENDING.value,
-                    callback_sender=sender,
-                    callback_lease_until=now + timedelta(seconds=lease_s),
-                )
+            return _lease(
+                session,
+                submission_id,
+                sender,
+                now + timedelta(seconds=lease_s),
+                _takeable(now, orphaned_after_s),
             )
-            return bool(getattr(updated, "rowcount", 0))
 
     def callback_attempts(self, submission_id: str) -> list[tuple[int, int | None, str | None, datetime]]:
         """(attempt, HTTP status, error, time) of every delivery attempt, in order (try 0: a note of a
@@ -940,18 +918,35 @@ class Store:
 
 
 def _takeable(now: datetime, orphaned_after_s: float) -> Any:
-    """The condition on a finished submission's callback that an API node may take it: handed off, or
-    pending with its sender's lease passed, or with no lease though finished ``orphaned_after_s`` ago."""
+    """The condition on a submission's callback that an API node may take it: the submission finished,
+    and its callback handed off, or pending with its sender's lease passed, or with no lease though
+    finished ``orphaned_after_s`` ago."""
     pending = Submission.callback_state == CallbackState.PENDING.value
-    return or_(
-        Submission.callback_state == CallbackState.HANDED_OFF.value,
-        and_(pending, Submission.callback_lease_until < now),
-        and_(
-            pending,
-            Submission.callback_lease_until.is_(None),
-            Submission.finished_at < now - timedelta(seconds=orphaned_after_s),
+    return and_(
+        Submission.status.in_([Status.DONE.value, Status.FAILED.value]),
+        or_(
+            Submission.callback_state == CallbackState.HANDED_OFF.value,
+            and_(pending, Submission.callback_lease_until < now),
+            and_(
+                pending,
+                Submission.callback_lease_until.is_(None),
+                Submission.finished_at < now - timedelta(seconds=orphaned_after_s),
+            ),
         ),
     )
+
+
+def _lease(session: Session, submission_id: str, sender: str, until: datetime, *conditions: Any) -> bool:
+    """Lease the submission's callback to ``sender`` until ``until`` (its state ``pending``) where the
+    conditions hold (a conditional update): False when they do not, so of several senders one gets it."""
+    updated = session.execute(
+        update(Submission)
+        .where(Submission.id == submission_id, *conditions)
+        .values(
+            callback_state=CallbackState.PENDING.value, callback_sender=sender, callback_lease_until=until
+        )
+    )
+    return bool(getattr(updated, "rowcount", 0))
 
 
 def _move_callback(session: Session, submission_id: str, old: CallbackState, new: CallbackState) -> bool:
