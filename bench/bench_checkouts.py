@@ -1,20 +1,25 @@
 """This checkout's grading engine against another's, side by side in one run, plus an in-process floor.
 
 Each checkout runs in a child process of its own (same interpreter, its own ``judge`` and ``sandbox`` on
-``sys.path``) that keeps a warm ``GradingPool`` on the bwrap backend, as the service does; the driver sends
-both children the same requests, interleaved, so machine noise hits them alike:
+``sys.path``) that keeps a warm ``GradingPool`` on the bwrap backend, as the service does; a third child
+(same interpreter, this checkout) measures the in-process floor of a Run: the solution under a fresh
+jax.jit on each public case, in that process, with the sandbox's XLA flags. The driver sends the three
+children the same requests, interleaved, so machine noise hits them alike:
 
-  1. Submit wall time (every public and hidden case), warm pools: p50 of each, ratio this/baseline;
-  2. Run of the public examples: p50 of each, and this checkout against the in-process floor (the
-     solution under a fresh jax.jit on each public case, in the driver, with the sandbox's XLA flags);
-  3. Submits per second at concurrency 2 (a burst of submissions from two threads), best of ``--blocks``.
+  1. Submit wall time (every public and hidden case), warm pools: ratio this/baseline;
+  2. Run of the public examples: ratios this/baseline, this/floor and baseline/floor;
+  3. Submits per second at concurrency 2 (a burst of submissions from two threads), ``--blocks`` bursts.
+
+Every ratio is printed twice: of the medians (p50) and of the minima (best times, for Submits/s the best
+blocks), the minimum being the least disturbed by a busy host.
 
     git worktree add /tmp/baseline <commit>
     .venv/bin/python bench/bench_checkouts.py --baseline /tmp/baseline [--repeats 9] [--burst 10] [--blocks 3]
                                               [--problem global-norm-clipping]
     git worktree remove /tmp/baseline
 
-Runs as root (bwrap drops sandboxed code to its own uids). ``--child ROOT`` is the child's entry point.
+Runs as root (bwrap drops sandboxed code to its own uids). ``--child ROOT`` is a checkout child's entry
+point, ``--floor`` the floor child's.
 """
 
 from __future__ import annotations
@@ -116,17 +121,20 @@ def burst(count: int, submit: Any) -> float:
 
 
 class Child:
-    def __init__(self, root: Path, slug: str, slot_base: int) -> None:
+    def __init__(self, root: Path, slug: str, slot_base: int | None) -> None:
+        """A checkout's child (``slot_base`` set) or, with ``slot_base`` None, the floor child."""
         self.root = root
+        script = (sys.executable, str(ROOT / "bench" / "bench_checkouts.py"))
+        role = (
+            ("--child", str(root), "--slot-base", str(slot_base)) if slot_base is not None else ("--floor",)
+        )
         self.proc = subprocess.Popen(
-            [
-                *(sys.executable, str(ROOT / "bench" / "bench_checkouts.py"), "--child", str(root)),
-                *("--problem", slug, "--slot-base", str(slot_base)),
-            ],
+            [*script, *role, "--problem", slug],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
             cwd=root,
+            env=floor_env() if slot_base is None else None,
         )
 
     def wait_ready(self) -> None:
@@ -155,12 +163,10 @@ class Child:
             self.proc.wait()
 
 
-def floor_s(slug: str, repeats: int) -> float:
-    """The in-process floor of a Run: the solution under a fresh jax.jit on each public case."""
-    from sandbox.command import program_env
-
-    for key in ("XLA_FLAGS", "JAX_PLATFORMS", "JAX_ENABLE_X64", "TF_CPP_MIN_LOG_LEVEL"):
-        os.environ[key] = program_env(str(ROOT))[key]
+def floor_child(slug: str) -> None:
+    """Serve ``run`` requests on stdin with the in-process floor of a Run (one JSON line each, as ``child``):
+    the solution under a fresh jax.jit on each public case, in this process (started with the sandbox's XLA
+    flags, ``floor_env``)."""
     sys.path.insert(0, str(ROOT))
     from judge.expected import _import_jax
     from judge.problems import ProblemSet
@@ -168,17 +174,44 @@ def floor_s(slug: str, repeats: int) -> float:
     jax = _import_jax()
     problem = ProblemSet(ROOT / "problems").get(slug)
     code = compile((ROOT / SOLUTIONS[slug]).read_text(), "solution.py", "exec")
-    times = []
-    for _ in range(repeats + 1):
+
+    def once() -> float:
         started = time.perf_counter()
         scope: dict[str, Any] = {}
-        exec(code, scope)  # a fresh function each time: nothing is cached from the last repeat
+        exec(code, scope)  # a fresh function each time: nothing is cached from the last request
         for case in problem.public_cases:
             fn = jax.jit(lambda *a, f=scope[problem.spec.function]: f(*a))
             args = [a if isinstance(a, float) else jax.device_put(a) for a in case.inputs]
             jax.block_until_ready(fn(*args))
-        times.append(time.perf_counter() - started)
-    return statistics.median(times[1:])
+        return time.perf_counter() - started
+
+    once()
+    print(json.dumps({"ready": True}), flush=True)
+    for line in sys.stdin:
+        request = json.loads(line)
+        if request["do"] != "run":
+            raise SystemExit(f"the floor child only runs, not {request['do']!r}")
+        print(json.dumps({"s": once()}), flush=True)
+
+
+def floor_env() -> dict[str, str]:
+    """The driver's environment with the sandbox's XLA flags (and platform, x64, logging) in place."""
+    sys.path.insert(0, str(ROOT))
+    from sandbox.command import program_env
+
+    sandboxed = program_env(str(ROOT))
+    env = dict(os.environ)
+    for key in ("XLA_FLAGS", "JAX_PLATFORMS", "JAX_ENABLE_X64", "TF_CPP_MIN_LOG_LEVEL"):
+        env[key] = sandboxed[key]
+    return env
+
+
+def ratios(label: str, this: list[float], other: list[float], *, higher_is_better: bool = False) -> str:
+    """``label`` and the ratio of the medians and of the best values (least time, or most per second)."""
+    best = max if higher_is_better else min
+    p50 = statistics.median(this) / statistics.median(other)
+    name = "best" if higher_is_better else "min"
+    return f"  {label:<32} p50 {p50:.2f}x   {name:<4} {best(this) / best(other):.2f}x"
 
 
 def main() -> None:
@@ -189,50 +222,57 @@ def main() -> None:
     parser.add_argument("--blocks", type=int, default=3)
     parser.add_argument("--problem", default="global-norm-clipping", choices=sorted(SOLUTIONS))
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--floor", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--slot-base", type=int, default=600, help=argparse.SUPPRESS)
     opts = parser.parse_args()
     if opts.child is not None:
         child(opts.child.resolve(), opts.problem, opts.slot_base)
         return
+    if opts.floor:
+        floor_child(opts.problem)
+        return
     if opts.baseline is None:
         parser.error("--baseline DIR is required (another checkout of the judge)")
-    children = {
+    checkouts = {
         "this": Child(ROOT, opts.problem, 600),
         "baseline": Child(opts.baseline.resolve(), opts.problem, 700),
     }
+    floor = Child(ROOT, opts.problem, None)
+    children = [*checkouts.values(), floor]
     try:
-        for one in children.values():
+        for one in children:
             one.wait_ready()
         times: dict[str, dict[str, list[float]]] = {
-            n: {"submit": [], "run": [], "per_s": []} for n in children
+            n: {"submit": [], "run": [], "per_s": []} for n in (*checkouts, "floor")
         }
         for _ in range(opts.repeats):
-            for name, one in children.items():
+            for name, one in checkouts.items():
                 times[name]["submit"].append(one.ask(do="submit")["s"])
                 times[name]["run"].append(one.ask(do="run")["s"])
+            times["floor"]["run"].append(floor.ask(do="run")["s"])
         for _ in range(opts.blocks):
-            for name, one in children.items():
+            for name, one in checkouts.items():
                 times[name]["per_s"].append(one.ask(do="burst", count=opts.burst)["per_s"])
     finally:
-        for one in children.values():
+        for one in children:
             one.close()
-    floor = floor_s(opts.problem, opts.repeats)
-    p50 = {n: {k: statistics.median(v) for k, v in t.items() if k != "per_s"} for n, t in times.items()}
-    best = {n: max(t["per_s"]) for n, t in times.items()}
+    this, base, low = times["this"], times["baseline"], times["floor"]["run"]
     print(f"{opts.problem}: repeats={opts.repeats} burst={opts.burst} blocks={opts.blocks}")
-    for name in children:
+    for name in checkouts:
+        got = times[name]
         print(
-            f"  {name:<8} Submit p50 {p50[name]['submit'] * 1000:7.1f} ms"
-            f"   Run p50 {p50[name]['run'] * 1000:6.1f} ms"
-            f"   Submits/s at concurrency 2 (best block) {best[name]:.2f}"
+            f"  {name:<8} Submit p50 {statistics.median(got['submit']) * 1000:7.1f} ms"
+            f" (min {min(got['submit']) * 1000:.1f})"
+            f"   Run p50 {statistics.median(got['run']) * 1000:6.1f} ms (min {min(got['run']) * 1000:.1f})"
+            f"   Submits/s at concurrency 2 median {statistics.median(got['per_s']):.2f}"
+            f" (best {max(got['per_s']):.2f})"
         )
-    print(f"  in-process floor of the Run: {floor * 1000:.1f} ms")
-    print(f"  Submit wall time this/baseline {p50['this']['submit'] / p50['baseline']['submit']:.2f}x")
-    print(f"  Submits/s this/baseline        {best['this'] / best['baseline']:.2f}x")
-    print(
-        f"  Run this/floor {p50['this']['run'] / floor:.2f}x"
-        f"   baseline/floor {p50['baseline']['run'] / floor:.2f}x"
-    )
+    print(f"  floor    Run p50 {statistics.median(low) * 1000:6.1f} ms (min {min(low) * 1000:.1f})")
+    print(ratios("Submit wall time this/baseline", this["submit"], base["submit"]))
+    print(ratios("Submits/s this/baseline", this["per_s"], base["per_s"], higher_is_better=True))
+    print(ratios("Run this/baseline", this["run"], base["run"]))
+    print(ratios("Run this/floor", this["run"], low))
+    print(ratios("Run baseline/floor", base["run"], low))
 
 
 if __name__ == "__main__":
