@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import types
 from pathlib import Path
@@ -16,6 +17,11 @@ from judge.check import accuracy_check, cases_check, reference_check, spec_check
 from judge.check.context import CheckContext
 from judge.check.diagnostics import Diagnostics, Severity
 from judge.check.float64_run import widen_inputs, widen_module
+from judge.grader import grade
+from judge.problems import Problem, ProblemSet, load_problem
+from judge.results import GradeResult
+from judge.verdicts import Verdict
+from sandbox.base import Backend
 from tests.conftest import FIXTURES, ROOT
 
 #: ``leaf * factor`` through a float32 ``1 - 0.999**t`` (t = 1, traced so nothing folds in Python): 1.3e-5
@@ -146,3 +152,104 @@ def test_adamw_old_reference_fails_the_accuracy_check_on_a_hidden_case_the_shipp
     assert "uses 6.6x the float32 tolerance on validator.py EDGE[1] (the step nearly cancels" in old, old
     assert all(f"case {name}" in old for name in ADAMW_CASES), old
     assert _accuracy_errors(_run(_adamw_copy(tmp_path / "new", old=False))) == []
+
+
+#: pairwise-distances' reference written as the classic expansion ``|a|^2 + |b|^2 - 2 a.b`` (clamped at 0),
+#: the form many references and libraries use: the same formula as the shipped wrong answer
+#: ``expansion_clamped.py``, so that solution matches it on every case.
+EXPANSION_REFERENCE = '''"""pairwise-distances by the expansion, clamped (it cancels)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax.numpy as jnp
+
+
+def pairwise_distances(x: Any, y: Any) -> Any:
+    xf, yf = x.astype(jnp.float32), y.astype(jnp.float32)
+    sq = jnp.sum(xf * xf, axis=1)[:, None] + jnp.sum(yf * yf, axis=1)[None, :] - 2.0 * xf @ yf.T
+    return jnp.sqrt(jnp.maximum(sq, 0.0)).astype(x.dtype)
+'''
+
+PAIRWISE = ROOT / "problems" / "pairwise-distances"
+EXPANSION_CLAMPED = PAIRWISE / "solutions" / "wrong_answer" / "expansion_clamped.py"
+#: The hidden cases that reject ``expansion_clamped.py`` against the shipped reference, in case order: points
+#: far from the origin and close together (or identical, or tiny distances apart), where the expansion
+#: cancels; each one also where the expansion-form reference uses more than its share of the tolerance.
+EXPANSION_KILLS = (
+    "copies_of_x_in_y",
+    "copies_decimal_points",
+    "far_from_origin",
+    "far_from_origin_negative",
+    "tiny_distances",
+    "tiny_distances_cluster",
+    "most_points_and_numbers",
+)
+
+
+def _pairwise_copy(tmp_path: Path, *, expansion: bool) -> Path:
+    """The shipped pairwise-distances package (no solutions), its reference as shipped or as the expansion."""
+    root = tmp_path / "problems" / "pairwise-distances"
+    shutil.copytree(PAIRWISE, root, ignore=shutil.ignore_patterns("solutions"))
+    (tmp_path / "reference").mkdir()
+    source = (ROOT / "reference" / "pairwise_distances.py").read_text()
+    (tmp_path / "reference" / "pairwise_distances.py").write_text(
+        EXPANSION_REFERENCE if expansion else source
+    )
+    return root
+
+
+def _grade(backend: Backend, problem: Problem, solution: Path) -> GradeResult:
+    """``solution`` graded on every case as ``judge check`` grades it (hidden cases' error ratios kept)."""
+    return grade(problem, solution.read_text(), lambda limits, **_: backend.start_pair(limits), author=True)
+
+
+def _hidden_rejections(result: GradeResult) -> list[str]:
+    return [c.name for c in result.cases if c.visibility == "hidden" and c.verdict is not Verdict.ACCEPTED]
+
+
+def test_pairwise_expansion_reference_fails_the_accuracy_check_on_the_cases_that_kill_expansion_clamped(
+    tmp_path: Path,
+) -> None:
+    """Class 4 (references as accurate as the best solution), pairwise-distances: a reference written as
+    the expansion uses about 6e5x the float32 tolerance (limit 0.25x) on far_from_origin, where it gives
+    0.707 for a distance of 0.0103, and more than its share on exactly the seven hidden cases that reject
+    ``expansion_clamped.py`` today; the shipped reference, from the difference, passes."""
+    errors = _accuracy_errors(_run(_pairwise_copy(tmp_path / "expansion", expansion=True)))
+    (float32,) = [e for e in errors if "float32 tolerance" in e]
+    share = re.search(r"uses ([0-9.e+]+)x the float32 tolerance on case far_from_origin at output", float32)
+    assert share is not None and float(share.group(1)) > 1e5, float32
+    assert "the limit is 0.25x" in float32, float32
+    named = "; ".join(f"case {name}" for name in EXPANSION_KILLS[:5])
+    assert f"exceeded on {len(EXPANSION_KILLS)} inputs ({named} and 2 more)" in float32, float32
+    assert _accuracy_errors(_run(_pairwise_copy(tmp_path / "shipped", expansion=False))) == []
+
+
+@pytest.mark.slow
+def test_expansion_clamped_is_killed_by_the_shipped_reference_and_matches_an_expansion_reference(
+    tmp_path: Path, backend: Backend
+) -> None:
+    """What the accuracy check guarantees, on a shipped wrong answer: against the shipped reference
+    ``expansion_clamped.py`` is rejected by seven hidden cases, each well outside the float32 tolerance
+    (10x or more, the margins check's 'strong' kill); with the expansion-form reference it passes every
+    case (it is that reference's own formula), so it would be accepted. A correct solution, from the
+    difference, is then the one rejected, on those same seven cases: what the accuracy check's message
+    says. Without the accuracy check, only an accurate accepted solution shipped beside the reference
+    would show it, and only where its error exceeds the whole tolerance; the check needs none."""
+    problem = ProblemSet(ROOT / "problems").get("pairwise-distances")
+    shipped = _grade(backend, problem, EXPANSION_CLAMPED)
+    assert shipped.verdict is Verdict.WRONG_ANSWER, shipped.message
+    assert _hidden_rejections(shipped) == list(EXPANSION_KILLS)
+    dtypes = {c.name: c.dtype for c in problem.cases}
+    assert {dtypes[name] for name in EXPANSION_KILLS} == {"float32"}
+    well_outside = problem.spec.compare.tolerance["float32"].well_outside
+    ratios = {c.name: c.error_ratio for c in shipped.cases if c.name in EXPANSION_KILLS}
+    assert all(r is not None and r >= well_outside for r in ratios.values()), ratios
+
+    expansion = load_problem(_pairwise_copy(tmp_path, expansion=True))
+    graded = _grade(backend, expansion, EXPANSION_CLAMPED)
+    assert graded.verdict is Verdict.ACCEPTED, graded.message
+    assert graded.passed == graded.total, [(c.name, c.verdict) for c in graded.cases]
+    correct = _grade(backend, expansion, PAIRWISE / "solutions" / "accepted" / "broadcast_linalg_norm.py")
+    assert _hidden_rejections(correct) == list(EXPANSION_KILLS)
