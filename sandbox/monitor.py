@@ -8,7 +8,8 @@ signature k+1 while the executor compiles k. The executor then runs every case o
 concrete inputs, lowest case first. Just before the tracer reports ``public_done`` it writes the session's
 mark into its output (``sandbox.output_mark``); the judge cuts the output there (nothing printed after it
 is shown to the user) and only once it has seen the mark does the tracer receive the hidden signatures,
-still abstract. At the end one signature is traced again through a fresh jit and run on the same case.
+still abstract. At the end one signature is traced again through a fresh jit and run on the same case
+(unless it is the very same program: the same bytes, or the same text once the executor reads it).
 
 What the judge trusts: the executor's outputs, timings and program summaries (it runs no user code). What it
 does not: anything the tracer says beyond "here is a program for signature s", which is checked against the
@@ -177,7 +178,8 @@ class CaseReport:
     run_ms: float | None = None
     #: The executor's ``run_error``: {kind: memory|runtime, message}.
     error: dict[str, Any] | None = None
-    #: For the re-trace: the executor found the very same program, so it was not run again.
+    #: For the re-trace: the very same program (the same bytes as the first trace's, or the same text by
+    #: the executor's compile), so it was not run again.
     same_program: bool = False
     #: The loop check (``sandbox.inside.perturb``): per output leaf, whether perturbing the loops' results
     #: changed it; None when the executor did not check (no ``loops_matter`` in the precheck).
@@ -625,8 +627,7 @@ class _Session:
             elif step == "retrace" and kind in ("retrace", "retrace_failed") and message.get("sig") == sig_id:
                 self.raw.retrace = self._program_report(frame, sig_id, "retrace_failed")
                 if self.raw.retrace.failure is None:
-                    self.retrace_module = bytes(frame.blob(message.get("module")))
-                    self.retrace_state = "arrived"
+                    self._retrace_arrived(sig_id, bytes(frame.blob(message.get("module"))))
                 self._notify()
             elif step == "done" and kind == "done":
                 self._tracer_finished()
@@ -785,6 +786,17 @@ class _Session:
             if case.sig == sig_id:
                 bisect.insort(self.pending, case.index)
         self._prune()
+
+    def _retrace_arrived(self, sig_id: int, module: bytes) -> None:
+        """The re-trace's program. Byte for byte the program the first trace gave (what a stateless
+        function gives): the same program, so the same result; nothing to compile or run. Otherwise the
+        executor compiles it (``_schedule_retrace``), and runs it unless its text is the same."""
+        if module == self.modules.get(sig_id):
+            self.raw.retrace_run = CaseReport(self.job.retrace_case or 0, same_program=True)
+            self.retrace_state = "done"
+            return
+        self.retrace_module = module
+        self.retrace_state = "arrived"
 
     def _prune(self) -> None:
         if self.case_limit is not None:

@@ -127,7 +127,8 @@ def tracer(fd: int, scenario: str) -> None:
                 fd,
                 encode_frame(
                     {"type": "retrace", "sig": more["retrace"], "skeleton": {"out": 0}, "module": 0},
-                    [b"module"],
+                    # Other bytes than the first trace's program (a stateful function's): compiled and run.
+                    [b"module" if scenario == "stateless" else b"module traced again"],
                 ),
             )
         send(fd, encode_frame({"type": "done"}))

@@ -54,6 +54,28 @@ def test_a_well_behaved_pair_completes() -> None:
     np.testing.assert_array_equal(raw.runs[1].outputs[0], np.arange(4, dtype=np.float32))  # type: ignore[index]
 
 
+def test_a_retrace_of_the_same_bytes_is_the_same_program_without_the_executor(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A re-trace whose program is byte for byte the first trace's is the same program: it is neither
+    compiled nor run again; one of other bytes is (tests/fake_worker.py's default retrace)."""
+    asked: list[int] = []
+    send_program = monitor._Session._send_program
+
+    def spy(self: monitor._Session, lane: monitor._Lane, kind: str, program_id: int, *rest: object) -> None:
+        asked.append(program_id)
+        send_program(self, lane, kind, program_id, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(monitor._Session, "_send_program", spy)
+    raw = drive(tracer="stateless")
+    assert raw.stop is None and raw.executor_healthy and sorted(raw.runs) == [0, 1]
+    assert raw.retrace_run is not None and raw.retrace_run.same_program
+    assert monitor.RETRACE_ID not in asked and raw.retrace is not None and raw.retrace.compiled is None
+    asked.clear()
+    raw = drive()
+    assert monitor.RETRACE_ID in asked and raw.retrace_run is not None and not raw.retrace_run.same_program
+
+
 HIDDEN_VALUES = np.arange(4, dtype=np.float32) + 1000  # planted in the hidden case: a canary
 
 
