@@ -18,7 +18,8 @@ of the host); the others wait for a place. A start is waited for while it progre
 (``sandbox.starts.StartClock``: the CPU time its processes got, a stall limit, a wall cap), never killed
 for being slow on a busy host. A worker that fails to become ready is closed and replaced after a backoff
 that doubles on each consecutive failure (0.5 s up to 30 s), so a broken backend does not spin; ``acquire``
-then fails after its timeout with the last start error, and ``start_status`` says why the pool is not full.
+then fails after its timeout with the last start error, and ``start_status`` says why the pool is not full
+(``start_state``: the same as fields, ``sandbox.starts.StartState``).
 
 Limits: workers start with the pool's limits, which act as a ceiling, and get them re-applied with
 ``Worker.apply_limits`` once ready (the CPU-time limit then counts from there, so JAX's import is not
@@ -49,7 +50,7 @@ from dataclasses import fields, replace
 from sandbox.base import Backend, Pair, SlotBusy, Worker
 from sandbox.errors import SandboxError, WorkerStartError
 from sandbox.limits import SandboxLimits
-from sandbox.starts import StartGate, Ticket, default_gate
+from sandbox.starts import StartGate, StartState, Ticket, default_gate
 from sandbox.waitfd import readable
 
 BACKOFF_FIRST_S = 0.5
@@ -169,24 +170,32 @@ class WorkerPool:
                 "last_error": self.last_error,
             }
 
-    def start_status(self) -> str | None:
-        """Why the pool is not full yet, in words (for ``/readyz``); None when it is."""
+    def start_state(self) -> StartState | None:
+        """Why the pool is not full yet, as fields; None when it is (or is closed)."""
         with self._cond:
             if len(self._idle) >= self.size or self._closed:
                 return None
             pending = list(self._pending)
             gated, failures, error = self._gated, self._failures, self.last_error
             backoff = self._backoff_until - time.monotonic()
-        parts: list[str] = []
+        oldest = None
         if pending:
             clocks = [w.start_clock(self.limits.startup_time_s).progress() for w in pending]
-            slowest = max(clocks, key=lambda p: p.wall_s)
-            parts.append(f"{len(pending)} starting (the oldest for {slowest.describe()})")
-        if gated:
-            parts.append(f"{gated} waiting for a place at the host's start gate ({self.gate.limit} at once)")
-        if backoff > 0 and failures:
-            parts.append(f"next start in {backoff:.0f} s after {failures} failed start(s): {error}")
-        return "; ".join(parts) or None
+            oldest = max(clocks, key=lambda p: p.wall_s)
+        return StartState(
+            starting=len(pending),
+            oldest=oldest,
+            gated=gated,
+            gate_limit=self.gate.limit,
+            failures=failures,
+            retry_in_s=backoff if backoff > 0 and failures else None,
+            last_error=error,
+        )
+
+    def start_status(self) -> str | None:
+        """Why the pool is not full yet, in words (for ``/readyz``); None when it is."""
+        state = self.start_state()
+        return (state.describe() if state is not None else "") or None
 
     def idle(self) -> tuple[Worker, ...]:
         """The ready workers waiting now (a snapshot: for health checks and tests)."""
@@ -582,6 +591,9 @@ class ExecutorPool:
 
     def wait_full(self, timeout: float) -> bool:
         return self._pool.wait_full(timeout)
+
+    def start_state(self) -> StartState | None:
+        return self._pool.start_state()
 
     def start_status(self) -> str | None:
         return self._pool.start_status()

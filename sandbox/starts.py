@@ -57,6 +57,40 @@ class StartProgress:
         return f"{self.wall_s:.0f} s, {self.cpu_s:.1f} s of CPU"
 
 
+@dataclass(frozen=True)
+class StartState:
+    """Why a pool is not full yet, as fields (``sandbox.pool.WorkerPool.start_state``): what a page turns into
+    a sentence of its own; ``describe`` is the operator's (``/readyz``).
+
+    ``starting``: starts under way, ``oldest`` the progress of the one begun first; ``gated``: starts wanted
+    but waiting for a place at the host's start gate (``gate_limit`` places); ``failures``: consecutive
+    failed starts, ``retry_in_s`` the seconds until the next start after them (None: no backoff under way),
+    ``last_error`` the last start error (an operator's, never a learner's)."""
+
+    starting: int = 0
+    oldest: StartProgress | None = None
+    gated: int = 0
+    gate_limit: int = 0
+    failures: int = 0
+    retry_in_s: float | None = None
+    last_error: str | None = None
+
+    def describe(self) -> str:
+        """The state in words ("" when no start is under way, waiting or scheduled)."""
+        parts: list[str] = []
+        if self.starting:
+            oldest = f" (the oldest for {self.oldest.describe()})" if self.oldest is not None else ""
+            parts.append(f"{self.starting} starting{oldest}")
+        if self.gated:
+            parts.append(
+                f"{self.gated} waiting for a place at the host's start gate ({self.gate_limit} at once)"
+            )
+        if self.retry_in_s is not None:
+            retry = f"next start in {self.retry_in_s:.0f} s after {self.failures} failed start(s)"
+            parts.append(f"{retry}: {self.last_error}")
+        return "; ".join(parts)
+
+
 class StartClock:
     """Decides when a starting worker has had its chance (see the module docstring)."""
 

@@ -287,8 +287,11 @@ def test_readiness_says_what_the_starts_are_doing(gate: StartGate) -> None:
         time.sleep(0.5)
         status = pool.start_status()
         assert status is not None and "1 starting (the oldest for" in status and "start gate" in status
+        state = pool.start_state()  # the same, as fields
+        assert state is not None and (state.starting, state.gated, state.gate_limit) == (1, 1, 1)
+        assert state.oldest is not None and state.retry_in_s is None
         assert pool.wait_full(30)
-        assert pool.start_status() is None
+        assert pool.start_status() is None and pool.start_state() is None
     finally:
         pool.close()
 
