@@ -24,7 +24,7 @@ from typing import Any
 
 from judge.grader import ProgressCallback, grade
 from judge.problems import Problem
-from judge.progress import RunProgress
+from judge.progress import RunProgress, warmup_of
 from judge.results import CaseResult, GradeResult
 from sandbox.base import Backend, Pair
 from sandbox.errors import Cancelled
@@ -33,12 +33,21 @@ from sandbox.pool import GradingPool
 
 CaseCallback = Callable[[CaseResult], None]
 
-#: The sub-pools of a ``GradingPool`` whose starts ``readiness`` describes.
+#: The sub-pools of a ``GradingPool`` whose starts ``warming`` describes.
 _POOLS = ("tracers", "executors", "secrets")
 #: Seconds ``grade``/``run`` wait for a warm pair before they fail with the pool's last start error.
 ACQUIRE_TIMEOUT_S = 60.0
 #: Seconds between looks at the pool while a Run waits for a warm pair.
 WARM_POLL_S = 0.5
+
+
+def _waited(progress: RunProgress, seconds: float) -> RunProgress:
+    """``progress`` (of phase ``waiting``) with the whole ``seconds`` the Run has waited so far."""
+    if progress.warmup is None:
+        return progress
+    return progress.model_copy(
+        update={"warmup": progress.warmup.model_copy(update={"waited_s": int(seconds)})}
+    )
 
 
 class Engine:
@@ -78,10 +87,10 @@ class Engine:
         """Run: the public examples, or one custom case built from Run-panel JSON ``inputs`` (its float
         leaves ``dtype``, one the problem allows; default its Run-panel dtype).
 
-        ``on_progress`` gets the phase (``judge.progress``): ``waiting`` with the pool's start status while
-        no warm pair is ready (the judge is still warming up), then what the workers do. ``cancel``, once
-        set, stops the Run (waiting or in the sandbox, whose workers are then replaced) and raises
-        ``sandbox.errors.Cancelled``.
+        ``on_progress`` gets the phase (``judge.progress``): ``waiting`` with the pools' start status (in
+        words and as fields, ``warming``) while no warm pair is ready (the judge is still warming up), then
+        what the workers do. ``cancel``, once set, stops the Run (waiting or in the sandbox, whose workers
+        are then replaced) and raises ``sandbox.errors.Cancelled``.
 
         Raises InputError (argument and JSON path named) when an input is malformed or breaks the
         problem's constraints, or when the problem does not allow ``dtype``.
@@ -105,35 +114,48 @@ class Engine:
         waiting when ``cancel`` is set; at most ``ACQUIRE_TIMEOUT_S`` (then the acquire itself waits)."""
         if on_progress is None and cancel is None:
             return
-        deadline = time.monotonic() + ACQUIRE_TIMEOUT_S
+        began = time.monotonic()
+        deadline = began + ACQUIRE_TIMEOUT_S
         told = None
-        while (why := self.readiness()) is not None and time.monotonic() < deadline:
+        while (now := self.warming()) is not None and time.monotonic() < deadline:
             if cancel is not None and cancel.is_set():
                 raise Cancelled("the Run was cancelled while the judge warmed up")
-            if on_progress is not None and why != told:
-                on_progress(RunProgress(phase="waiting", detail=why))
-                told = why
+            if on_progress is not None and now != told:
+                on_progress(_waited(now, time.monotonic() - began))
+                told = now
             if cancel is not None:
                 cancel.wait(WARM_POLL_S)
             else:
                 time.sleep(WARM_POLL_S)
 
-    def readiness(self) -> str | None:
-        """None when a grading can start now (a warm tracer and a warm executor are ready), else why not:
-        what each pool is doing (starts under way and for how long, starts waiting for the host's start
-        gate, a backoff after failed starts) and the last start error."""
+    def warming(self) -> RunProgress | None:
+        """None when a grading can start now (a warm tracer and a warm executor are ready), else the
+        ``waiting`` progress: what each pool is doing (starts under way and for how long, starts waiting for
+        the host's start gate, a backoff after failed starts) and the last start error, in words for an
+        operator (``detail``) and as fields (``warmup``)."""
         stats = self.pool.stats()
         if stats["idle"]:
             return None
-        doing = [
-            f"{name}: {status}"
+        states = {
+            name: pool.start_state()
             for name in _POOLS
-            if (pool := getattr(self.pool, name, None)) is not None and (status := pool.start_status())
-        ]
-        if doing:
-            return f"warm sandbox workers are starting ({'; '.join(doing)})"
+            if (pool := getattr(self.pool, name, None)) is not None
+        }
+        doing = [f"{name}: {text}" for name, state in states.items() if state and (text := state.describe())]
         error = stats["last_error"]
-        return f"no warm sandbox pair is ready ({error})" if error else "warm sandbox workers are starting"
+        if doing:
+            detail = f"warm sandbox workers are starting ({'; '.join(doing)})"
+        else:
+            detail = (
+                f"no warm sandbox pair is ready ({error})" if error else "warm sandbox workers are starting"
+            )
+        warmup = warmup_of(states.values(), str(error) if error else None)
+        return RunProgress(phase="waiting", detail=detail, warmup=warmup)
+
+    def readiness(self) -> str | None:
+        """None when a grading can start now, else why not, in words (``warming``'s ``detail``)."""
+        warming = self.warming()
+        return None if warming is None else warming.detail
 
     def wait_ready(self, timeout: float) -> bool:
         return self.pool.wait_full(timeout)

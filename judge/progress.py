@@ -4,18 +4,70 @@
 progress callback whenever the tracer or an executor answers): the tracer loads the code, traces each
 signature and the executor compiles each program as it arrives, then runs the cases. Counts are of what
 is done; ``phase`` names the step under way. ``waiting`` (before any of it: the judge is still warming its
-sandbox workers, or every one is busy) is reported by the engine, with why in ``detail``.
+sandbox workers, or every one is busy) is reported by the engine, with why in ``detail`` (the operator's
+words, as ``/readyz`` says it) and in ``warmup`` (the same as fields, ``warmup_of``: what the page words
+for a learner, so rewording the operator's status changes nothing the learner reads).
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from sandbox.monitor import RawRun, SessionJob
+from sandbox.starts import StartState
 
 Phase = Literal["waiting", "loading", "tracing", "compiling", "running"]
+
+
+class WarmupProgress(BaseModel):
+    """Where the judge's warm-up stands while a Run waits for it (phase ``waiting``), summed over its pools
+    of sandbox workers."""
+
+    model_config = ConfigDict(frozen=True)
+
+    starting: int = Field(default=0, ge=0, description="Sandbox workers starting now.")
+    queued: int = Field(
+        default=0,
+        ge=0,
+        description="Sandbox workers waiting their turn to start (the host starts a bounded number at once).",
+    )
+    failed_starts: int = Field(
+        default=0, ge=0, description="Consecutive failed starts that a start is about to retry."
+    )
+    retry_in_s: int | None = Field(
+        default=None,
+        ge=1,
+        description="Whole seconds (rounded up) until the soonest retry of a failed start; null when no "
+        "retry is scheduled.",
+    )
+    start_failed: bool = Field(
+        default=False,
+        description="The last start failed and no start is under way, waiting or scheduled yet: the judge "
+        "is about to try again.",
+    )
+    waited_s: int = Field(
+        default=0, ge=0, description="Whole seconds this Run had waited for the warm-up when this was sent."
+    )
+
+
+def warmup_of(states: Iterable[StartState | None], last_error: str | None) -> WarmupProgress:
+    """The warm-up of pools whose start states are ``states`` (None: a full pool), ``last_error`` the last
+    start error of any of them (only whether there is one is kept)."""
+    live = [s for s in states if s is not None]
+    retries = [s.retry_in_s for s in live if s.retry_in_s is not None]
+    starting = sum(s.starting for s in live)
+    queued = sum(s.gated for s in live)
+    return WarmupProgress(
+        starting=starting,
+        queued=queued,
+        failed_starts=sum(s.failures for s in live if s.retry_in_s is not None),
+        retry_in_s=max(1, math.ceil(min(retries))) if retries else None,
+        start_failed=not (starting or queued or retries) and bool(last_error),
+    )
 
 
 class RunProgress(BaseModel):
@@ -30,8 +82,13 @@ class RunProgress(BaseModel):
     #: Cases whose run came back, of ``cases``.
     ran: int = 0
     cases: int = 0
-    #: ``waiting``: why (the pool's start status); otherwise empty.
+    #: ``waiting``: why (the pools' start status, as an operator reads it); otherwise empty.
     detail: str = ""
+    warmup: WarmupProgress | None = Field(
+        default=None,
+        description="With phase `waiting`: the warm-up as fields (what the page words for a learner; "
+        "`detail` is the operator's wording and may change); otherwise null.",
+    )
 
 
 def progress_of(raw: RawRun, job: SessionJob) -> RunProgress:

@@ -156,7 +156,11 @@ def test_each_event_stream_declares_its_own_event_types(schema: dict[str, Any]) 
         }
         submission = schema["paths"][f"{prefix}/submissions/{{submission_id}}/events"]["get"]
         assert set(submission["x-event-types"]) == {"status", "case", "result", "failed"}
-    assert set(components["RunProgress"]["properties"]) >= {"phase", "traced", "compiled", "ran", "detail"}
+    progress = set(components["RunProgress"]["properties"])
+    assert progress >= {"phase", "traced", "compiled", "ran", "detail", "warmup"}
+    assert {"starting", "queued", "retry_in_s", "start_failed"} <= set(
+        components["WarmupProgress"]["properties"]
+    )
     assert components["RunResultEvent"]["properties"]["result"]["$ref"].endswith("/GradeResult")
     error = components["RunErrorEvent"]["properties"]
     assert error["status"]["type"] == "integer" and error["error"]["$ref"].endswith("/ErrorInfo")

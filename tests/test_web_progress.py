@@ -17,7 +17,7 @@ import pytest
 from playwright.sync_api import Browser, expect, sync_playwright
 
 from judge.engine import Engine
-from judge.progress import RunProgress
+from judge.progress import RunProgress, WarmupProgress
 from sandbox.errors import Cancelled
 from tests.conftest import FIXTURE_SLUG, FIXTURES
 from tests.webtools import JudgeServer, Watched, launch_browser, module_artifacts, type_code
@@ -162,12 +162,25 @@ def test_a_run_says_the_judge_is_still_warming_up(
         page = web.page
         page.goto(f"{cold.url}/problems/{FIXTURE_SLUG}")
         expect(page.locator("body")).to_have_attribute("data-ready", "true")
+        seen: list[str] = []
+        page.expose_function("noteWaiting", lambda text: seen.append(text))
+        page.evaluate(
+            """() => new MutationObserver(() => {
+                 const node = document.getElementById('run-phase');
+                 if (!node.hidden && node.dataset.phase === 'waiting') window.noteWaiting(node.textContent);
+               }).observe(document.getElementById('run-phase'), {attributes: true, childList: true})"""
+        )
         page.locator("#run").click()
         phase = page.locator("#run-phase")
         expect(phase).to_have_attribute("data-phase", "waiting", timeout=GRADE_TIMEOUT_MS)
         # A sentence a learner reads (what is starting, for how long), not the pools' status string.
         expect(phase).to_have_text(WARMING_UP)
         expect(phase).not_to_contain_text(re.compile("tracers|executors|secrets|warm sandbox"))
+        # Worded from the event's warmup fields (web/src/phase.js reads no status string): while the
+        # workers start, the line counts them.
+        expect(phase).to_contain_text(re.compile(r"\d+ sandbox workers? (starting|waiting their turn)"))
+        raw = re.compile("tracers|executors|secrets|warm sandbox|Error")
+        assert seen and not any(raw.search(text) for text in seen), seen
         expect(page.locator("#run")).to_have_attribute("aria-busy", "true")
         web.shot("run-warming-up")
         web.allow(r"run/events \(net::ERR_ABORTED\)")
@@ -217,9 +230,13 @@ class _Starting(Engine):
     def __init__(self, ready_after_s: float) -> None:
         self.ready_at = time.monotonic() + ready_after_s
 
-    def readiness(self) -> str | None:
+    def warming(self) -> RunProgress | None:
         left = self.ready_at - time.monotonic()
-        return None if left <= 0 else "tracers: 2 starts under way for 3 s"
+        if left <= 0:
+            return None
+        return RunProgress(
+            phase="waiting", detail="tracers: 2 starts under way for 3 s", warmup=WarmupProgress(starting=2)
+        )
 
 
 def test_a_run_says_the_judge_is_warming_up_and_can_stop_waiting() -> None:
@@ -227,6 +244,7 @@ def test_a_run_says_the_judge_is_warming_up_and_can_stop_waiting() -> None:
     _Starting(1.0)._wait_warm(told.append, threading.Event())
     assert [p.phase for p in told] == ["waiting"]
     assert told[0].detail == "tracers: 2 starts under way for 3 s"
+    assert told[0].warmup == WarmupProgress(starting=2, waited_s=0)
 
     cancel = threading.Event()
     threading.Timer(0.3, cancel.set).start()

@@ -6,8 +6,9 @@ code or input, a client over its share or no Run capacity answer with their usua
 stream opens. Then the answer is ``text/event-stream``:
 
 - ``progress``: ``judge.progress.RunProgress`` as JSON, each time the phase changes: ``waiting`` (the judge
-  is still warming its sandbox workers; ``detail`` says what is starting), ``loading``, ``tracing``,
-  ``compiling`` and ``running`` with counts of programs traced and compiled and cases run;
+  is still warming its sandbox workers; ``warmup`` counts what is starting, waiting its turn or being
+  retried, ``detail`` says it in the operator's words), ``loading``, ``tracing``, ``compiling`` and
+  ``running`` with counts of programs traced and compiled and cases run;
 - ``result``: ``{"result": ...}``, the body ``POST .../run`` answers; the stream then ends;
 - ``error``: ``{"status", "error": {"code", "message", ...}}``, what ``POST .../run`` would have answered
   (an input the converter rejects, 422; the sandbox failing, 503); the stream then ends.
@@ -60,9 +61,9 @@ def _error(exc: ApiError) -> dict[str, Any]:
     "/{slug}/run/events",
     summary="Run with progress as server-sent events; closing the stream cancels the Run",
     description="The Run of `POST /problems/{slug}/run`, answered as `text/event-stream`: `progress` events "
-    "(phase `waiting` while the judge warms up, then `loading`, `tracing`, `compiling`, `running` with "
-    "counts), then one `result` (the Run's body) or `error` (`status` and the error body). Closing the "
-    "stream stops the sandbox work.",
+    "(phase `waiting` while the judge warms up, with its `warmup` fields, then `loading`, `tracing`, "
+    "`compiling`, `running` with counts), then one `result` (the Run's body) or `error` (`status` and the "
+    "error body). Closing the stream stops the sandbox work.",
     response_class=EventSourceResponse,
     responses={
         **error_responses(413),
