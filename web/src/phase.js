@@ -1,8 +1,8 @@
 // What a Run is doing, in words a learner reads (judge/progress.py names the phases).
 
 /**
- * The text of a progress event `p` (`{phase, traced, compiled, programs, ran, cases, detail}`);
- * `waitedS`: whole seconds the Run has waited for the judge to warm up, shown while it waits.
+ * The text of a progress event `p` (`{phase, traced, compiled, programs, ran, cases, detail, warmup}`);
+ * `waitedS`: seconds the Run has waited for the judge to warm up, shown (whole) while it waits.
  */
 export function phaseText(p, waitedS = 0) {
   const of = (done, total) => `${Math.min(done + 1, total)} of ${total}`;
@@ -10,7 +10,7 @@ export function phaseText(p, waitedS = 0) {
     case "sending":
       return "Sending your code…";
     case "waiting":
-      return warmupText(p.detail ?? "", waitedS);
+      return warmupText(p.warmup, waitedS);
     case "loading":
       return "Loading your code…";
     case "tracing":
@@ -24,28 +24,28 @@ export function phaseText(p, waitedS = 0) {
   }
 }
 
-const sum = (text, pattern) => [...text.matchAll(pattern)].reduce((total, m) => total + Number(m[1]), 0);
 const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;
 
 /**
- * The judge is still warming up: a sentence from the engine's `detail`, the pools' start status as the
- * operator reads it (judge/engine.py readiness, sandbox/pool.py start_status: "warm sandbox workers are
- * starting (tracers: 2 starting (the oldest for 3 s); executors: 1 waiting for a place at the host's start
- * gate (2 at once))", "... next start in 4 s after 2 failed start(s): <error>", "no warm sandbox pair is
- * ready (<error>)"). What is starting and for how long, never the pools' names or an error's text.
+ * The judge is still warming up: a sentence from the event's `warmup` fields (judge/progress.py
+ * WarmupProgress: `starting`, `queued`, `retry_in_s`, `start_failed`; null or absent: nothing known yet).
+ * What is starting and for how long, never the pools' names or an error's text; `detail`, the operator's
+ * wording of the same, is not read.
  */
-export function warmupText(detail, waitedS = 0) {
+export function warmupText(warmup, waitedS = 0) {
   const soFar = waitedS >= 1 ? ` (${Math.floor(waitedS)} s so far)` : "";
   const then = "Your Run starts as soon as it is ready.";
-  const retry = /next start in (\d+) s after \d+ failed start/.exec(detail);
-  if (retry) {
-    return `The judge's sandbox failed to start; it tries again in ${retry[1]} s${soFar}. ${then}`;
+  const count = (n) => (Number.isInteger(n) && n > 0 ? n : 0);
+  const w = warmup ?? {};
+  const retryIn = count(w.retry_in_s);
+  if (retryIn) {
+    return `The judge's sandbox failed to start; it tries again in ${retryIn} s${soFar}. ${then}`;
   }
-  if (/^no warm sandbox pair is ready/.test(detail)) {
+  if (w.start_failed === true) {
     return `The judge's sandbox failed to start and is trying again${soFar}. ${then}`;
   }
-  const starting = sum(detail, /(\d+) starting\b/g);
-  const queued = sum(detail, /(\d+) waiting for a place/g);
+  const starting = count(w.starting);
+  const queued = count(w.queued);
   let what = ", starting its sandbox";
   if (starting && queued) {
     what = `: ${plural(starting, "sandbox worker", "sandbox workers")} starting, ${queued} more waiting their turn`;

@@ -356,7 +356,9 @@ function showPhase(progress) {
   if (!progress) return;
   node.dataset.phase = progress.phase;
   if (progress.phase === "waiting") {
-    const since = node.dataset.waitingSince ? Number(node.dataset.waitingSince) : performance.now();
+    // From the judge's count of the seconds waited (the first event may come after a few), then ticking here.
+    const waited = Number(progress.warmup?.waited_s) || 0;
+    const since = node.dataset.waitingSince ? Number(node.dataset.waitingSince) : performance.now() - 1000 * waited;
     node.dataset.waitingSince = String(since);
     const tick = () => (node.textContent = phaseText(progress, (performance.now() - since) / 1000));
     tick();
