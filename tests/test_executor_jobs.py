@@ -1,0 +1,76 @@
+"""The executor between jobs (in this process, no sandbox): what a job leaves behind for the next one."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+from sandbox.inside.executor import REQUEST_LIMITS, Executor
+from sandbox.inside.lowering import Lowerer
+from sandbox.protocol import Frame, FrameLimits, FrameReader, encode_frame
+
+REPLIES = FrameLimits(max_frame=1 << 24, max_json=1 << 22, max_json_depth=64)
+
+
+@pytest.fixture(scope="module")
+def executor() -> Iterator[tuple[Executor, int]]:
+    read, write = os.pipe()
+    os.set_blocking(read, False)
+    executor = Executor(write)
+    executor.warm()
+    yield executor, read
+    executor.compiler.shutdown()
+    os.close(read)
+    os.close(write)
+
+
+def frame(message: dict[str, Any], blobs: list[bytes] | None = None) -> Frame:
+    (decoded,) = FrameReader(REQUEST_LIMITS).feed(encode_frame(message, blobs or []))
+    return decoded
+
+
+def replies(read: int) -> list[Frame]:
+    data = b""
+    while True:
+        try:
+            chunk = os.read(read, 1 << 16)
+        except BlockingIOError:
+            break
+        data += chunk
+    return FrameReader(REPLIES).feed(data)
+
+
+def test_a_job_that_read_no_program_keeps_its_contexts(executor: tuple[Executor, int]) -> None:
+    ex, read = executor
+    ex.handle(frame({"type": "end"}))  # the contexts warm() used are made again
+    replies(read)
+    contexts = list(ex.contexts)
+    ex.handle(frame({"type": "begin"}))
+    ex.handle(frame({"type": "end"}))
+    assert [f.type for f in replies(read)] == ["ended"]
+    assert ex.contexts == contexts, "nothing was parsed in them: they are kept"
+
+
+def test_a_job_that_compiled_leaves_fresh_contexts_and_no_program(executor: tuple[Executor, int]) -> None:
+    ex, read = executor
+    contexts = list(ex.contexts)
+    spec = jax.ShapeDtypeStruct((3,), jnp.float32)
+    module = Lowerer()(jax.jit(lambda x: [x * 3]).trace(spec).jaxpr)
+    message = {
+        "type": "program",
+        "id": 0,
+        "module": 0,
+        "inputs": [{"dtype": "float32", "shape": [3]}],
+        "max_output_bytes": 1 << 20,
+    }
+    ex.handle(frame({"type": "begin"}))
+    ex.handle(frame(message, [module]))
+    ex.handle(frame({"type": "end"}))
+    assert [f.type for f in replies(read)] == ["compiled", "ended"]
+    assert not ex.programs and not ex.cache, "the job's programs are dropped before the next request"
+    assert len(ex.contexts) == len(contexts) and not set(map(id, ex.contexts)) & set(map(id, contexts))
