@@ -34,7 +34,9 @@ from sandbox.protocol import ProtocolError, dumps_tree, loads_tree
 from sandbox.tree import KeyArray
 from sandbox.tree import to_host as tree_to_host
 
-_LOCK = threading.Lock()
+#: Held while the judge's own JAX runs or compiles trusted code (the reference, the known mistakes, their
+#: cost figures): one at a time in this process. Shared with ``judge.mistakes`` and ``judge.figure_cache``.
+JAX_LOCK = threading.Lock()
 _MISSING = object()
 
 
@@ -59,7 +61,7 @@ def case_key(problem: Problem, case: Case, what: str = "output") -> str:
     digest = hashlib.sha256()
     parts = [
         _jax_version(),
-        # The flags this process compiles with (set before JAX loads, see _import_jax): compiler options
+        # The flags this process compiles with (set before JAX loads, see import_jax): compiler options
         # are part of what a number was computed with.
         os.environ.get("XLA_FLAGS", FAST_COMPILE_XLA_FLAGS),
         problem.spec.function,
@@ -83,7 +85,7 @@ def case_key(problem: Problem, case: Case, what: str = "output") -> str:
 
 def load_reference(problem: Problem) -> Callable[..., Any]:
     """Import the problem's reference module from its file and return its function."""
-    _import_jax()  # the reference imports jax: the XLA flags must be set before that first import
+    import_jax()  # the reference imports jax: the XLA flags must be set before that first import
     module = _import_file(str(problem.reference_path), problem.reference_source)
     fn = getattr(module, problem.spec.function, None)
     if not callable(fn):
@@ -137,9 +139,10 @@ def reference_argument(jax: Any, value: Any) -> Any:
 HOST_DEVICES = 8
 
 
-def _import_jax() -> ModuleType:
+def import_jax() -> ModuleType:
     """JAX for the trusted side, compiled with the same XLA flags as the sandbox (set before first import),
-    with ``JUDGE_HOST_DEVICES`` (default ``HOST_DEVICES``) CPU host devices."""
+    with ``JUDGE_HOST_DEVICES`` (default ``HOST_DEVICES``) CPU host devices. Call it before anything on the
+    trusted side imports JAX (a reference, a known mistake, a cost measurement)."""
     if "jax" not in sys.modules:
         os.environ.setdefault("XLA_FLAGS", FAST_COMPILE_XLA_FLAGS)
         os.environ.setdefault("JAX_PLATFORMS", "cpu")
@@ -149,9 +152,13 @@ def _import_jax() -> ModuleType:
     return jax
 
 
+#: The name ``import_jax`` had before it was public; ``judge.mesh_reference`` and some benches still use it.
+_import_jax = import_jax
+
+
 def clear_jax_caches() -> None:
     """Forget every traced and compiled function, so the next reference run traces and compiles afresh."""
-    _import_jax().clear_caches()
+    import_jax().clear_caches()
 
 
 def reference_outputs(problem: Problem, cases: Sequence[Case], what: str = "output") -> list[Any]:
@@ -163,7 +170,7 @@ def reference_outputs(problem: Problem, cases: Sequence[Case], what: str = "outp
         from judge import mesh_reference
 
         return [r if isinstance(r, ReferenceFailure) else r[0] for r in mesh_reference.run(problem, cases)]
-    jax = _import_jax()
+    jax = import_jax()
     try:
         fn = load_reference(problem)
         menu = problem.menu()
@@ -198,7 +205,7 @@ def _gradient_of(problem: Problem, fn: Callable[..., Any]) -> Callable[..., Any]
     the tracer wraps the user's function in, keeping only the gradient part."""
     from sandbox.transforms import with_gradient
 
-    jax = _import_jax()
+    jax = import_jax()
     spec = problem.spec.gradient
     if spec is None:
         raise ValueError(f"problem {problem.slug} checks no gradient")
@@ -237,7 +244,7 @@ def call_arguments(jax: Any, problem: Problem, case: Case, menu: dict[str, Calla
 def jit_with_gradient(problem: Problem, fn: Callable[..., Any]) -> Callable[..., Any]:
     """``fn`` under ``jax.jit`` with the problem's static arguments; for a problem with ``[gradient]`` it
     returns ``(output, gradient)``, the gradient as the problem checks it (``_gradient_of``)."""
-    jax = _import_jax()
+    jax = import_jax()
     if problem.spec.gradient is not None:
         value, gradient = fn, _gradient_of(problem, fn)
 
@@ -269,11 +276,11 @@ def expected_outputs(
             results[i] = loads_tree(file.read_bytes())
     missing = [i for i, r in enumerate(results) if r is _MISSING]
     if missing and what == "output" and problem.spec.sandbox.devices > 1:
-        with _LOCK:
+        with JAX_LOCK:
             for i, (output, _) in zip(missing, _on_mesh(problem, [cases[i] for i in missing]), strict=True):
                 results[i] = output
     elif missing:
-        with _LOCK:
+        with JAX_LOCK:
             computed = reference_outputs(problem, [cases[i] for i in missing], what)
             for i, output in zip(missing, computed, strict=True):
                 results[i] = output
@@ -298,7 +305,7 @@ def expected_layouts(problem: Problem, cases: Sequence[Case]) -> list[Any] | Non
                 results[i] = loaded
     missing = [i for i, r in enumerate(results) if r is _MISSING]
     if missing:
-        with _LOCK:
+        with JAX_LOCK:
             for i, (_, layouts) in zip(missing, _on_mesh(problem, [cases[i] for i in missing]), strict=True):
                 results[i] = layouts
     return results

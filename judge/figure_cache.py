@@ -39,7 +39,7 @@ class FigureCache:
                 return self._remember(key, None)
             if isinstance(data, dict) and all(isinstance(v, int | float) for v in data.values()):
                 return self._remember(key, {str(k): float(v) for k, v in data.items()})
-        with _expected._LOCK:
+        with _expected.JAX_LOCK:
             figures = measure()
         if figures is None and not self.keep_failures:
             return None

@@ -7,7 +7,10 @@ pickle; a solution that raises on a case is remembered as failed there and names
 
 ``MistakeFinder`` is what the grader asks, for a case whose output is wrong, which known mistake that output
 looks like (``judge.feedback.matching``). Outputs are computed only when asked, so an accepted submission
-pays nothing; a file without a valid teaching note (which ``judge check`` reports) is left out.
+pays nothing; a file without a valid teaching note (which ``judge check`` reports) is left out. An answer
+depends only on the case's candidates and the learner's output, so it is remembered in this process by both
+(a Run again, or the Submit after it, with the same output pays two digests); the known mistakes are read
+once per grading, and each case's output keys once.
 """
 
 from __future__ import annotations
@@ -39,6 +42,12 @@ _MEMORY_ENTRIES = 4096
 #: Candidates per case (``MistakeFinder.candidates``), by ``_candidates_key``; at most _CANDIDATE_ENTRIES.
 _CANDIDATES: dict[str, list[Candidate]] = {}
 _CANDIDATE_ENTRIES = 1024
+#: Answers (``MistakeFinder.match``) by (``_candidates_key``, digest of the learner's output); at most
+#: _MATCH_ENTRIES.
+_MATCHES: dict[tuple[str, str], Match | None] = {}
+_MATCH_ENTRIES = 4096
+#: Held while _CANDIDATES or _MATCHES is read or changed (gradings run on several threads).
+_MEMO_LOCK = threading.Lock()
 _JITTED: dict[tuple[str, str, str], Callable[..., Any]] = {}
 _JITTED_LOCK = threading.Lock()
 
@@ -64,7 +73,10 @@ def known_mistakes(problem: Problem) -> tuple[KnownMistake, ...]:
     return tuple(found)
 
 
-def _key(problem: Problem, mistake: KnownMistake, case: Case) -> str:
+def output_key(problem: Problem, mistake: KnownMistake, case: Case) -> str:
+    """The cache key of ``mistake``'s output on ``case``: what that output depends on (the solution's
+    source, the case, the problem's function, menu and gradient, the JAX version and XLA flags). Also what
+    the known mistakes' cost figures (``judge.feedback.known_costs``) are keyed by."""
     digest = hashlib.sha256()
     gradient = problem.spec.gradient
     parts = [
@@ -85,9 +97,12 @@ def _key(problem: Problem, mistake: KnownMistake, case: Case) -> str:
     return digest.hexdigest()[:32]
 
 
-def _jitted(problem: Problem, mistake: KnownMistake) -> Callable[..., Any]:
-    """The wrong solution's function (with its gradient, on a ``[gradient]`` problem) under one jit."""
-    _expected._import_jax()  # the XLA flags are set before the code imports JAX
+def jitted_mistake(problem: Problem, mistake: KnownMistake) -> Callable[..., Any]:
+    """The wrong solution's function (with its gradient, on a ``[gradient]`` problem) under one jit, made
+    once per (file, source, gradient spec) in this process: what its outputs come from, and what
+    ``judge.feedback.known_costs`` lowers and compiles to measure its cost. Raises ReferenceFailure when
+    the file does not define the problem's function."""
+    _expected.import_jax()  # the XLA flags are set before the code imports JAX
     key = (
         str(mistake.path),
         mistake.source,
@@ -108,9 +123,9 @@ def _jitted(problem: Problem, mistake: KnownMistake) -> Callable[..., Any]:
 
 def _run(problem: Problem, mistake: KnownMistake, case: Case) -> Any | None:
     """The wrong solution's output on ``case`` (host tree), or None when it fails there."""
-    jax = _expected._import_jax()
+    jax = _expected.import_jax()
     try:
-        fn = _jitted(problem, mistake)
+        fn = jitted_mistake(problem, mistake)
         menu = problem.menu()
         args = _expected.call_arguments(jax, problem, case, menu)
         return _expected.to_host(jax.block_until_ready(fn(*args)))
@@ -118,16 +133,17 @@ def _run(problem: Problem, mistake: KnownMistake, case: Case) -> Any | None:
         return None
 
 
-def mistake_output(problem: Problem, mistake: KnownMistake, case: Case) -> Any | None:
-    """``mistake``'s output on ``case``, from the cache or computed and cached; None where it failed."""
-    key = _key(problem, mistake, case)
+def mistake_output(problem: Problem, mistake: KnownMistake, case: Case, key: str | None = None) -> Any | None:
+    """``mistake``'s output on ``case``, from the cache or computed and cached; None where it failed.
+    ``key``: its ``output_key``, when the caller has it already."""
+    key = output_key(problem, mistake, case) if key is None else key
     if key in _MEMORY:
         return _MEMORY[key]
     file = _expected.cache_dir().parent / "mistakes" / problem.slug / f"{key}.frame"
     with contextlib.suppress(OSError, ValueError, ProtocolError):
         data = file.read_bytes()
         return _remember(key, None if data == _FAILED else loads_tree(data))
-    with _expected._LOCK:
+    with _expected.JAX_LOCK:
         output = _run(problem, mistake, case)
     with contextlib.suppress(OSError, ValueError, ProtocolError):
         file.parent.mkdir(parents=True, exist_ok=True)
@@ -160,7 +176,8 @@ def _leaf_same(problem: Problem) -> Callable[[Any, Any], bool]:
 
 @dataclass
 class MistakeFinder:
-    """For the grader: which known mistake a wrong output on case ``i`` looks like (None: none)."""
+    """For the grader: which known mistake a wrong output on case ``i`` looks like (None: none). One per
+    grading: the known mistakes are read on the first question, each case's keys made once."""
 
     problem: Problem
     cases: Sequence[Case]
@@ -168,21 +185,45 @@ class MistakeFinder:
     #: differ from to name anything.
     expected: Sequence[Any]
     gradients: Sequence[Any] | None = None
+    _known: tuple[KnownMistake, ...] | None = field(default=None, init=False)
+    #: ``output_key`` of each known mistake, per case.
+    _output_keys: dict[int, tuple[str, ...]] = field(default_factory=dict, init=False)
+    #: ``_candidates_key`` per case (None: nothing remembered by it).
+    _by_case: dict[int, str | None] = field(default_factory=dict, init=False)
     _candidates: dict[int, list[Candidate]] = field(default_factory=dict, init=False)
     _matches: dict[tuple[int, str], Match | None] = field(default_factory=dict, init=False)
 
     def __call__(self, i: int, got: Any) -> Match | None:
-        """Remembered per case and output: the grader asks again for the same run as it streams."""
+        """``match``, remembered per case and output in this grading (the grader asks again for the same
+        run as it streams) and by the case's candidates and the output in this process (the same output
+        run again, or submitted after a Run, gets the same answer)."""
         try:
-            key = (i, hashlib.sha256(dumps_tree(got)).hexdigest())
+            digest = hashlib.sha256(dumps_tree(got)).hexdigest()
         except (ProtocolError, TypeError, ValueError):  # not a tree of arrays: not worth remembering
-            return self._match(i, got)
-        if key not in self._matches:
-            self._matches[key] = self._match(i, got)
-        return self._matches[key]
+            return self.match(i, got)
+        if (i, digest) not in self._matches:
+            self._matches[(i, digest)] = self._remembered(i, got, digest)
+        return self._matches[(i, digest)]
 
-    def _match(self, i: int, got: Any) -> Match | None:
-        mistakes = known_mistakes_cached(self.problem)
+    def _remembered(self, i: int, got: Any, digest: str) -> Match | None:
+        if not self.known() or self._reference(i) is None:  # nothing to look up: nothing to remember
+            return self.match(i, got)
+        by = self._candidates_key(i)
+        if by is None:
+            return self.match(i, got)
+        key = (by, digest)
+        with _MEMO_LOCK:
+            if key in _MATCHES:
+                return _MATCHES[key]
+        answer = self.match(i, got)
+        with _MEMO_LOCK:
+            _bounded_put(_MATCHES, key, answer, _MATCH_ENTRIES)
+        return answer
+
+    def match(self, i: int, got: Any) -> Match | None:
+        """The known mistake ``got`` (a wrong output on case i) looks like, looked up afresh: None when the
+        problem has none, when the reference failed on the case or when ``got`` is right."""
+        mistakes = self.known()
         if not mistakes:
             return None
         same = same_as(self.problem)
@@ -190,6 +231,12 @@ class MistakeFinder:
         if reference is None or same(reference, got):  # the reference's output is right, whatever else
             return None
         return best_match(self.candidates(i, mistakes), got, same)
+
+    def known(self) -> tuple[KnownMistake, ...]:
+        """The problem's known mistakes (``known_mistakes_cached``), read once per finder."""
+        if self._known is None:
+            self._known = known_mistakes_cached(self.problem)
+        return self._known
 
     def _reference(self, i: int) -> Any | None:
         """The reference's result on case i as a program returns it (with its gradient), or None."""
@@ -201,21 +248,40 @@ class MistakeFinder:
         gradient = self.gradients[i]
         return None if isinstance(gradient, ReferenceFailure) else (reference, gradient)
 
+    def _keys(self, i: int) -> tuple[str, ...]:
+        """``output_key`` of each known mistake on case i, made once per case."""
+        if i not in self._output_keys:
+            case = self.cases[i]
+            self._output_keys[i] = tuple(output_key(self.problem, m, case) for m in self.known())
+        return self._output_keys[i]
+
+    def _candidates_key(self, i: int) -> str | None:
+        """``_candidates_key`` of case i and the known mistakes, made once per case."""
+        if i not in self._by_case:
+            self._by_case[i] = _candidates_key(self.problem, self._keys(i), self._reference(i))
+        return self._by_case[i]
+
     def candidates(self, i: int, mistakes: Sequence[KnownMistake]) -> list[Candidate]:
         """Each mistake's output on case i and how far it is from the reference's; the same for every
         learner, so remembered in this process across gradings (by what it depends on)."""
         if i in self._candidates:
             return self._candidates[i]
         reference = self._reference(i)
-        key = _candidates_key(self.problem, mistakes, self.cases[i], reference)
-        if key is not None and key in _CANDIDATES:
-            self._candidates[i] = _CANDIDATES[key]
-            return self._candidates[i]
+        if tuple(mistakes) == self.known():
+            keys, key = self._keys(i), self._candidates_key(i)
+        else:
+            keys = tuple(output_key(self.problem, m, self.cases[i]) for m in mistakes)
+            key = _candidates_key(self.problem, keys, reference)
+        with _MEMO_LOCK:
+            remembered = _CANDIDATES.get(key) if key is not None else None
+        if remembered is not None:
+            self._candidates[i] = remembered
+            return remembered
         found: list[Candidate] = []
         if reference is not None:
             leaf_same, same = _leaf_same(self.problem), same_as(self.problem)
-            for mistake in mistakes:
-                output = mistake_output(self.problem, mistake, self.cases[i])
+            for mistake, output_at in zip(mistakes, keys, strict=True):
+                output = mistake_output(self.problem, mistake, self.cases[i], output_at)
                 if output is None:
                     continue
                 # A mistake whose output the problem accepts here is right on this case: it names nothing.
@@ -224,17 +290,23 @@ class MistakeFinder:
                 found.append(Candidate(mistake.note, output, count))
         self._candidates[i] = found
         if key is not None:
-            if len(_CANDIDATES) >= _CANDIDATE_ENTRIES:
-                _CANDIDATES.pop(next(iter(_CANDIDATES)))
-            _CANDIDATES[key] = found
+            with _MEMO_LOCK:
+                _bounded_put(_CANDIDATES, key, found, _CANDIDATE_ENTRIES)
         return found
 
 
-def _candidates_key(
-    problem: Problem, mistakes: Sequence[KnownMistake], case: Case, reference: Any
-) -> str | None:
-    """What a case's candidates depend on: each mistake's output key, the reference's output and the
-    problem's comparison; None when the reference's output cannot be encoded (then nothing is remembered)."""
+def _bounded_put(memo: dict[Any, Any], key: Any, value: Any, entries: int) -> None:
+    """``memo[key] = value``, first dropping the oldest entry when ``memo`` holds ``entries``; under
+    ``_MEMO_LOCK``."""
+    if key not in memo and len(memo) >= entries:
+        memo.pop(next(iter(memo)))
+    memo[key] = value
+
+
+def _candidates_key(problem: Problem, output_keys: Sequence[str], reference: Any) -> str | None:
+    """What a case's candidates depend on: each mistake's output key on it (``output_key``), the
+    reference's output and the problem's comparison; None when the reference's output cannot be encoded
+    (then nothing is remembered)."""
     try:
         encoded = dumps_tree(reference)
     except (ProtocolError, TypeError, ValueError):
@@ -242,8 +314,8 @@ def _candidates_key(
     digest = hashlib.sha256(encoded)
     digest.update(problem.spec.compare.model_dump_json().encode())
     digest.update(problem.spec.output.model_dump_json().encode())
-    for mistake in mistakes:
-        digest.update(_key(problem, mistake, case).encode())
+    for key in output_keys:
+        digest.update(key.encode())
     return digest.hexdigest()
 
 

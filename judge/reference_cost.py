@@ -34,7 +34,7 @@ def _jitted(problem: Problem) -> Any:
     with _JITTED_LOCK:
         if key in _JITTED:
             return _JITTED[key]
-    _expected._import_jax()  # the XLA flags are set before the code imports JAX
+    _expected.import_jax()  # the XLA flags are set before the code imports JAX
     fn = _expected.load_reference(problem)
     jitted = _expected.jit_with_gradient(problem, fn)
     with _JITTED_LOCK:
@@ -43,7 +43,7 @@ def _jitted(problem: Problem) -> Any:
 
 
 def _measure(problem: Problem, case: Case) -> dict[str, float] | None:
-    jax = _expected._import_jax()
+    jax = _expected.import_jax()
     from sandbox.inside.executor import cost_of
 
     try:

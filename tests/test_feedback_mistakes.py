@@ -181,6 +181,67 @@ def test_an_accepted_solution_is_never_told_it_looks_like_a_mistake(slug: str) -
             assert finder(i, output) is None, f"{path.stem} on {case.name} was named a mistake"
 
 
+def _shifted(tree: Any) -> Any:
+    """``tree`` with 1 added to every array leaf (an output no known mistake gives)."""
+    if isinstance(tree, dict):
+        return {k: _shifted(v) for k, v in tree.items()}
+    if isinstance(tree, list | tuple):
+        return type(tree)(_shifted(v) for v in tree)
+    return np.asarray(tree) + np.asarray(1, dtype=np.asarray(tree).dtype)
+
+
+def test_an_answer_is_remembered_across_gradings_by_the_cases_candidates_and_the_output(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The same output on the same case in a later grading (a Run again, the Submit after it) gets the
+    answer the lookup gave without looking it up again; another output is looked up afresh."""
+    from judge import mistakes as module
+
+    problem = ProblemSet(FIXTURES).get(FIXTURE_SLUG)
+    cases = list(problem.public_cases)
+    (wrong,) = known_mistakes(problem)
+    outputs = [mistake_output(problem, wrong, case) for case in cases]
+    first = _finder(problem, cases)
+    answers = [first(i, output) for i, output in enumerate(outputs)]
+    assert any(a is not None and a.mistake == wrong.note for a in answers), answers
+    assert answers == [first.match(i, output) for i, output in enumerate(outputs)]
+    looked_up: list[int] = []
+    lookup = module.best_match
+
+    def counted(*args: Any) -> Any:
+        looked_up.append(1)
+        return lookup(*args)
+
+    monkeypatch.setattr(module, "best_match", counted)
+    again = _finder(problem, cases)
+    assert [again(i, output) for i, output in enumerate(outputs)] == answers
+    assert looked_up == []
+    assert again(0, _shifted(outputs[0])) is None
+    assert looked_up == [1]
+
+
+def test_a_finder_reads_the_known_mistakes_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from judge import mistakes as module
+
+    problem = ProblemSet(FIXTURES).get(FIXTURE_SLUG)
+    cases = list(problem.public_cases)
+    reads: list[str] = []
+    read = module.known_mistakes_cached
+
+    def counted(problem: Problem) -> tuple[KnownMistake, ...]:
+        reads.append(problem.slug)
+        return read(problem)
+
+    monkeypatch.setattr(module, "known_mistakes_cached", counted)
+    finder = _finder(problem, cases)
+    (wrong,) = known_mistakes(problem)
+    for i, case in enumerate(cases):
+        output = mistake_output(problem, wrong, case)
+        finder.match(i, output)
+        finder(i, _shifted(output))
+    assert reads == [FIXTURE_SLUG]
+
+
 # ------------------------------------------------------------------------------------ judge check
 
 

@@ -61,6 +61,15 @@ def test_a_hostile_text_is_only_text() -> None:
     assert marks("\x1b[2J stablehlo.add\n" * 3, "stablehlo") == []
 
 
+def test_marks_are_remembered_by_text_and_dialect_and_each_call_gets_its_own_list() -> None:
+    first = marks(JAXPR, "jaxpr")
+    first.clear()
+    assert marks(JAXPR, "jaxpr") == [Mark(2, "loop"), Mark(4, "convert"), Mark(5, "host_callback")]
+    assert marks(JAXPR, "stablehlo") == []  # the same text in the other dialect is scanned as that one
+    assert marks(JAXPR + "\n  e:f32[] = while[cond_jaxpr={}]", "jaxpr")[-1] == Mark(9, "loop")
+    assert marks("lone \udc80 surrogate", "jaxpr") == []
+
+
 # ------------------------------------------------------------------------- marks on real JAX programs
 
 

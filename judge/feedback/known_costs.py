@@ -24,8 +24,7 @@ from judge import expected as _expected
 from judge.feedback.matching import Match
 from judge.feedback.notes import MistakeNote
 from judge.figure_cache import FigureCache
-from judge.mistakes import KnownMistake, _jitted, known_mistakes_cached
-from judge.mistakes import _key as _output_key
+from judge.mistakes import KnownMistake, jitted_mistake, known_mistakes_cached, output_key
 from judge.problems import Case, Problem
 
 #: A learner's figure and a known mistake's match when either is at most this many times the other: the
@@ -68,7 +67,7 @@ def nearest(mine: float, known: Sequence[KnownCost], *, over: float, near: float
 
 def _key(problem: Problem, mistake: KnownMistake, case: Case) -> str:
     """What the figures depend on: what the mistake's output does (its source, the case, JAX, XLA flags)."""
-    return hashlib.sha256(f"cost/{FIGURES}\0{_output_key(problem, mistake, case)}".encode()).hexdigest()[:32]
+    return hashlib.sha256(f"cost/{FIGURES}\0{output_key(problem, mistake, case)}".encode()).hexdigest()[:32]
 
 
 def mistake_figures(problem: Problem, mistake: KnownMistake, case: Case) -> dict[str, float] | None:
@@ -80,10 +79,10 @@ def mistake_figures(problem: Problem, mistake: KnownMistake, case: Case) -> dict
 def _measure(problem: Problem, mistake: KnownMistake, case: Case) -> dict[str, float] | None:
     from sandbox.inside.executor import cost_of
 
-    jax = _expected._import_jax()
+    jax = _expected.import_jax()
     try:
         args = _expected.call_arguments(jax, problem, case, problem.menu())
-        jitted: Any = _jitted(problem, mistake)  # a jax.jit function: it lowers
+        jitted: Any = jitted_mistake(problem, mistake)  # a jax.jit function: it lowers
         compiled = jitted.lower(*args).compile()
         return cost_of(compiled.runtime_executable())
     except Exception:  # a known mistake that cannot compile here names nothing on this case

@@ -3,12 +3,16 @@
 The text is the tracer's (the jaxpr as JAX prints it and the StableHLO of the same trace, sent for public
 and custom-case signatures only, before the tracer learns anything hidden). It is a claim of a process
 user code controls, so it is only ever shown back to that learner, escaped; nothing is decided from it.
-Marks name the lines where a loop, a custom call, a host callback or a dtype conversion appears.
+Marks name the lines where a loop, a custom call, a host callback or a dtype conversion appears. The marks
+of a text are remembered in this process by its digest (a learner who runs the same code again sends the
+same text), so a text is scanned once.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
+import threading
 from dataclasses import dataclass
 from typing import Literal
 
@@ -49,8 +53,27 @@ class Mark:
     kind: MarkKind
 
 
+#: Marks by (dialect, digest of the text); at most _REMEMBERED entries, the oldest dropped first.
+_MARKS: dict[tuple[str, str], tuple[Mark, ...]] = {}
+_REMEMBERED = 1024
+_MARKS_LOCK = threading.Lock()
+
+
 def marks(text: str, dialect: Literal["jaxpr", "stablehlo"]) -> list[Mark]:
     """The marked lines of a program text, in order (one mark per line: the first kind that matches)."""
+    key = (dialect, hashlib.sha256(text.encode(errors="surrogatepass")).hexdigest())
+    with _MARKS_LOCK:
+        remembered = _MARKS.get(key)
+    if remembered is None:
+        remembered = tuple(_scan(text, dialect))
+        with _MARKS_LOCK:
+            if len(_MARKS) >= _REMEMBERED:
+                _MARKS.pop(next(iter(_MARKS)))
+            _MARKS[key] = remembered
+    return list(remembered)
+
+
+def _scan(text: str, dialect: Literal["jaxpr", "stablehlo"]) -> list[Mark]:
     patterns = _JAXPR if dialect == "jaxpr" else _STABLEHLO
     found: list[Mark] = []
     for number, line in enumerate(text.splitlines(), start=1):
