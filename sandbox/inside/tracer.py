@@ -156,6 +156,7 @@ class Captured:
         #: The autodiff seed scaling of the ``require_autodiff`` rule (``sandbox.inside.autodiff``).
         self.seeds = SeedScaler()
         _share_ir_context()
+        _leave_judge_frames_out()
 
     def warm_up(self) -> None:
         """Pay the first-use costs of tracing and lowering now, not on the user's clock: our own signature
@@ -297,6 +298,20 @@ def _share_ir_context() -> None:
 
     shared_context.judge_shared = True  # type: ignore[attr-defined]
     mlir.make_ir_context = shared_context
+
+
+def _leave_judge_frames_out() -> None:
+    """Keep this package's own frames (the tracer's loop, the wrapper, the lowering) out of the locations
+    JAX writes into a program, as it keeps its own: a program's locations then hold the submission's frames
+    only. So two traces of a stateless function give the same bytes wherever the tracer called them from
+    (a signature traced for ``program`` and again for ``retrace``), which the monitor takes as the same
+    program without compiling it again. Locations never change what a program computes (the executor strips
+    them from its cache key); error tracebacks are not affected (JAX filters those by another list)."""
+    from jax._src import source_info_util
+
+    here = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    if here not in source_info_util._exclude_paths:
+        source_info_util.register_exclusion(here)
 
 
 # ------------------------------------------------------------------------------------------ user lines
