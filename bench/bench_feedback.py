@@ -8,8 +8,9 @@ cost figures are cached first (as a running service has them after its first gra
   submit every case (``POST /api/submissions``), with an accepted solution
 ``feedback off`` is ``grade(..., feedback=False)``: no mistake lookup, no cost, no program view in the result
 (the tracer still prints the program text for public signatures; ``view`` below measures that part alone,
-in this process, against the trace and lowering it follows). Each round runs the Run twice, then the Submit
-twice, "on" first in even rounds and "off" first in odd ones, so neither side always follows the other.
+in this process, against the trace and lowering it follows). Each round runs Run and Submit with feedback
+on, then both with it off ("off" first in odd rounds), so every Run follows a Submit (the pool's next
+tracer ready, as between a service's requests) and neither side always comes first.
 Prints per variant the p50 and the minimum with their ratios on/off, the ``paired`` ratio (the median over
 pairs of rounds of on/off, each pair side by side: the steadiest on a busy machine) and the p50 CPU time of
 the grading thread (the judge's own work, which is what feedback adds to); the target is within 5%.
@@ -52,7 +53,7 @@ def _min(values: list[float]) -> float:
 
 def _paired(on: list[float], off: list[float]) -> float:
     """The median over pairs of rounds (2k, 2k+1) of their on/off ratio: each pair runs "on" first once
-    and "off" first once, side by side, so both the order and slow swings of the machine's load cancel."""
+    and "off" first once, close together, so both the order and slow swings of the machine's load cancel."""
     ratios = [sum(on[k : k + 2]) / sum(off[k : k + 2]) for k in range(0, len(on) - 1, 2)]
     return statistics.median(ratios) if ratios else sum(on) / sum(off)
 
@@ -141,8 +142,8 @@ def main() -> None:
         assert any(c.mistake is not None for c in named.cases), "the wrong solution names no mistake"
         for round_ in range(args.repeats):
             order = (True, False) if round_ % 2 == 0 else (False, True)
-            for kind, code, cases in (("run", wrong_code, public), ("submit", accepted_code, None)):
-                for feedback in order:
+            for feedback in order:
+                for kind, code, cases in (("run", wrong_code, public), ("submit", accepted_code, None)):
                     tag = "on" if feedback else "off"
                     start, cpu = time.perf_counter(), time.thread_time()
                     result = grade(problem, code, source, cases=cases, feedback=feedback)
