@@ -152,7 +152,8 @@ def import_jax() -> ModuleType:
     return jax
 
 
-#: The name ``import_jax`` had before it was public; ``judge.mesh_reference`` and some benches still use it.
+#: The name ``import_jax`` had before it was public. The benches that compare with another checkout
+#: (``--baseline``) import this name in both trees, and older checkouts have only this one.
 _import_jax = import_jax
 
 

@@ -6,7 +6,7 @@ learner, each input replicated over all of them as the executor places it, under
 leaf's layout is read from the array's own sharding.
 
 JAX fixes a process's device count when its backend starts. The judge's own processes start theirs with
-``judge.expected.HOST_DEVICES`` host devices (set before JAX loads, see ``judge.expected._import_jax``), so a
+``judge.expected.HOST_DEVICES`` host devices (set before JAX loads, see ``judge.expected.import_jax``), so a
 problem of that many devices runs its reference in the judge's process. Any other count, or a process whose
 backend started otherwise (a test run that imported JAX first), runs the reference in a child process
 started with that count: ``python -m judge.mesh_reference`` (trusted repository code, the judge's own
@@ -48,10 +48,10 @@ def run(problem: Problem, cases: Sequence[Case]) -> list[Result]:
     """The reference's output and output layouts per case (a ReferenceFailure where it failed), on the
     problem's device count: in this process when its backend has exactly that many devices, else in a
     child process."""
-    from judge.expected import _import_jax
+    from judge.expected import import_jax
 
     devices = problem.spec.sandbox.devices
-    jax = _import_jax()
+    jax = import_jax()
     if len(jax.devices()) == devices:
         return run_here(problem, cases)
     return run_in_child(problem, cases)
@@ -61,9 +61,9 @@ def run_here(problem: Problem, cases: Sequence[Case]) -> list[Result]:
     """The reference in this process, whose backend has the problem's device count."""
     from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-    from judge.expected import _import_jax, load_reference, to_host
+    from judge.expected import import_jax, load_reference, to_host
 
-    jax = _import_jax()
+    jax = import_jax()
     devices = problem.spec.sandbox.devices
     try:
         fn = load_reference(problem)
@@ -136,9 +136,9 @@ def path_entries(key: str) -> tuple[Any, ...]:
 
 def run_in_child(problem: Problem, cases: Sequence[Case]) -> list[Result]:
     """The reference in a child process started with the problem's device count."""
-    from judge.expected import _import_jax
+    from judge.expected import import_jax
 
-    _import_jax()  # the XLA flags this process compiles with, for the child too
+    import_jax()  # the XLA flags this process compiles with, for the child too
     env = {**os.environ, "JAX_NUM_CPU_DEVICES": str(problem.spec.sandbox.devices), "JAX_PLATFORMS": "cpu"}
     request = {
         "problem": str(problem.root),
