@@ -121,6 +121,10 @@ class WorkerPool:
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
         os.set_blocking(self._wake_w, False)
+        #: Guards the wake pipe's write end for ``_gate_freed`` (a gate's release may come from any thread,
+        #: holding any pool's lock: it must not take ``_cond``).
+        self._wake_lock = threading.Lock()
+        self.gate.listen(self._gate_freed)
         self._thread = threading.Thread(target=self._run, name=f"sandbox-pool-{backend.name}", daemon=True)
         self._thread.start()
 
@@ -243,7 +247,8 @@ class WorkerPool:
         for worker in handed:
             if not _finished(worker):
                 _close(worker)
-        with self._cond:
+        self.gate.unlisten(self._gate_freed)
+        with self._cond, self._wake_lock:
             for fd in (self._wake_r, self._wake_w):
                 with contextlib.suppress(OSError):
                     os.close(fd)
@@ -322,6 +327,15 @@ class WorkerPool:
             if worker in self._handed:
                 self._handed.remove(worker)
         _close(worker)
+
+    def _gate_freed(self) -> None:
+        """A place at the start gate was released in this process: starts waiting for one try now (a place
+        released by another process is found at the next ``GATE_RETRY_S``)."""
+        if not self._gated:
+            return
+        with self._wake_lock, contextlib.suppress(OSError):
+            if self._wake_w >= 0:
+                os.write(self._wake_w, b"x")
 
     def _wake(self) -> None:
         with self._cond, contextlib.suppress(OSError):

@@ -24,6 +24,7 @@ import os
 import tempfile
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -238,6 +239,18 @@ class StartGate:
         self._held = 0
         #: Starts that asked and were refused since the last admission (for readiness messages).
         self.refused = 0
+        #: Called (no argument, no lock held) when a place of this process is released: a pool whose
+        #: starts wait for a place tries again at once instead of at its next retry.
+        self._listeners: list[weakref.WeakMethod[Callable[[], None]]] = []
+
+    def listen(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` (a bound method, held weakly) whenever a place of this process is released."""
+        with self._lock:
+            self._listeners.append(weakref.WeakMethod(callback))
+
+    def unlisten(self, callback: Callable[[], None]) -> None:
+        with self._lock:
+            self._listeners = [ref for ref in self._listeners if ref() not in (None, callback)]
 
     def try_acquire(self) -> Ticket | None:
         """A place now, or None when every place is taken (by this process or another)."""
@@ -286,6 +299,11 @@ class StartGate:
             os.close(fd)  # closing the only descriptor of the open file releases its flock
         with self._lock:
             self._held -= 1
+            listeners = [ref() for ref in self._listeners]
+        for listener in listeners:
+            if listener is not None:
+                with contextlib.suppress(Exception):
+                    listener()
 
 
 _DEFAULT_GATE: StartGate | None = None
