@@ -14,11 +14,12 @@ It never runs user code and reads commands only from the judge, on its control s
 - every child or orphan that exits is reaped and reported as ``exit`` {pid, code} (the zygote is a child
   subreaper, so a tracer's orphaned grandchildren come back to it).
 
-Before reporting ``ready`` it imports JAX, traces one function (``jit(f).trace``) and lowers that trace to
-StableHLO without a backend, in a single-threaded MLIR context its children inherit. This warms the tracing
-and lowering machinery WITHOUT starting the XLA backend: it never compiles or creates an array, so it has no
-XLA or MLIR threads and its children can start a backend of their own safely (forking after the backend
-started deadlocks; the warm-up raises if a thread appeared).
+Before reporting ``ready`` (which names them, ``warmed``) it imports JAX, traces a few fixed programs of
+its own (``tracer.WARM_PROGRAMS``, each under a fresh ``jit`` as a job's function is) and lowers them to
+StableHLO without a backend, in a single-threaded MLIR context its children inherit. This warms the
+tracing and lowering machinery WITHOUT starting the XLA backend: it never compiles or creates an array, so
+it has no XLA or MLIR threads and its children can start a backend of their own safely (forking after the
+backend started deadlocks; the warm-up raises if a thread appeared).
 It exits when the control socket closes.
 """
 
@@ -41,11 +42,11 @@ from sandbox.protocol import write_frame
 PR_SET_CHILD_SUBREAPER = 36
 
 
-def _warm() -> Any:
+def _warm() -> tuple[Any, list[str]]:
     cap = tracer.Captured()
-    cap.warm_up()  # tracing and lowering need no backend: no thread, so forking stays safe
+    warmed = cap.warm_up()  # tracing and lowering need no backend: no thread, so forking stays safe
     tracer.freeze_heap()
-    return cap
+    return cap, warmed
 
 
 def _send(sock: socket.socket, message: dict[str, Any], creds_pid: int | None = None) -> None:
@@ -103,7 +104,7 @@ def _reap(sock: socket.socket) -> None:
 
 
 def serve(sock: socket.socket, bpf: bytes | None) -> None:
-    cap = _warm()
+    cap, warmed = _warm()
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_r, False)
     os.set_blocking(wake_w, False)
@@ -113,7 +114,7 @@ def serve(sock: socket.socket, bpf: bytes | None) -> None:
         import ctypes
 
         ctypes.CDLL(None).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    _send(sock, {"type": "ready", "pid": os.getpid(), "jax": cap.jax.__version__})
+    _send(sock, {"type": "ready", "pid": os.getpid(), "jax": cap.jax.__version__, "warmed": warmed})
     import select
 
     while True:
