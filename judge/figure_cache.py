@@ -15,6 +15,7 @@ import threading
 from collections.abc import Callable
 
 from judge import expected as _expected
+from judge.memo import MISSING, BoundedMemo
 
 Figures = dict[str, float]
 
@@ -26,19 +27,19 @@ class FigureCache:
     def __init__(self, folder: str, *, keep_failures: bool, entries: int = 4096) -> None:
         self.folder = folder
         self.keep_failures = keep_failures
-        self.entries = entries
-        self._memory: dict[str, Figures | None] = {}
+        self._memory: BoundedMemo[str, Figures | None] = BoundedMemo(entries)
 
     def get(self, slug: str, key: str, measure: Callable[[], Figures | None]) -> Figures | None:
-        if key in self._memory:
-            return self._memory[key]
+        remembered = self._memory.get(key, MISSING)
+        if remembered is not MISSING:
+            return remembered
         file = _expected.cache_dir().parent / self.folder / slug / f"{key}.json"
         with contextlib.suppress(OSError, ValueError):
             data = json.loads(file.read_text())
             if data is None and self.keep_failures:
-                return self._remember(key, None)
+                return self._memory.put(key, None)
             if isinstance(data, dict) and all(isinstance(v, int | float) for v in data.values()):
-                return self._remember(key, {str(k): float(v) for k, v in data.items()})
+                return self._memory.put(key, {str(k): float(v) for k, v in data.items()})
         with _expected.JAX_LOCK:
             figures = measure()
         if figures is None and not self.keep_failures:
@@ -48,10 +49,4 @@ class FigureCache:
             tmp = file.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
             tmp.write_text(json.dumps(figures))
             tmp.replace(file)
-        return self._remember(key, figures)
-
-    def _remember(self, key: str, figures: Figures | None) -> Figures | None:
-        if len(self._memory) >= self.entries:
-            self._memory.pop(next(iter(self._memory)))
-        self._memory[key] = figures
-        return figures
+        return self._memory.put(key, figures)

@@ -30,24 +30,19 @@ from judge.errors import ReferenceFailure
 from judge.feedback.matching import Candidate, Match, best_match, differing_leaves
 from judge.feedback.notes import MistakeNote, NoteError, parse_note
 from judge.gradients import accepts_with_gradient, gradient_checker
+from judge.memo import BoundedMemo
 from judge.problems import Case, Problem
 from sandbox.command import FAST_COMPILE_XLA_FLAGS
 from sandbox.protocol import ProtocolError, dumps_tree, loads_tree
 
 FOLDER = "wrong_answer"
 _FAILED = b"failed\n"
-#: Outputs read or computed in this process, by cache key (None: failed there); at most _MEMORY_ENTRIES.
-_MEMORY: dict[str, Any] = {}
-_MEMORY_ENTRIES = 4096
-#: Candidates per case (``MistakeFinder.candidates``), by ``_candidates_key``; at most _CANDIDATE_ENTRIES.
-_CANDIDATES: dict[str, list[Candidate]] = {}
-_CANDIDATE_ENTRIES = 1024
-#: Answers (``MistakeFinder.match``) by (``_candidates_key``, digest of the learner's output); at most
-#: _MATCH_ENTRIES.
-_MATCHES: dict[tuple[str, str], Match | None] = {}
-_MATCH_ENTRIES = 4096
-#: Held while _CANDIDATES or _MATCHES is read or changed (gradings run on several threads).
-_MEMO_LOCK = threading.Lock()
+#: Outputs read or computed in this process, by ``output_key`` (None: failed there).
+_MEMORY: BoundedMemo[str, Any] = BoundedMemo(4096)
+#: Candidates per case (``MistakeFinder.candidates``), by ``_candidates_key``.
+_CANDIDATES: BoundedMemo[str, list[Candidate]] = BoundedMemo(1024)
+#: Answers (``MistakeFinder.match``) by (``_candidates_key``, digest of the learner's output).
+_MATCHES: BoundedMemo[tuple[str, str], Match | None] = BoundedMemo(4096)
 _JITTED: dict[tuple[str, str, str], Callable[..., Any]] = {}
 _JITTED_LOCK = threading.Lock()
 
@@ -137,12 +132,15 @@ def mistake_output(problem: Problem, mistake: KnownMistake, case: Case, key: str
     """``mistake``'s output on ``case``, from the cache or computed and cached; None where it failed.
     ``key``: its ``output_key``, when the caller has it already."""
     key = output_key(problem, mistake, case) if key is None else key
-    if key in _MEMORY:
-        return _MEMORY[key]
+    return _MEMORY.get_or_make(key, lambda: _read_or_run(problem, mistake, case, key))
+
+
+def _read_or_run(problem: Problem, mistake: KnownMistake, case: Case, key: str) -> Any | None:
+    """``mistake``'s output on ``case`` from the disk cache, or computed and written there."""
     file = _expected.cache_dir().parent / "mistakes" / problem.slug / f"{key}.frame"
     with contextlib.suppress(OSError, ValueError, ProtocolError):
         data = file.read_bytes()
-        return _remember(key, None if data == _FAILED else loads_tree(data))
+        return None if data == _FAILED else loads_tree(data)
     with _expected.JAX_LOCK:
         output = _run(problem, mistake, case)
     with contextlib.suppress(OSError, ValueError, ProtocolError):
@@ -150,13 +148,6 @@ def mistake_output(problem: Problem, mistake: KnownMistake, case: Case, key: str
         tmp = file.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
         tmp.write_bytes(_FAILED if output is None else dumps_tree(output))
         tmp.replace(file)
-    return _remember(key, output)
-
-
-def _remember(key: str, output: Any) -> Any:
-    if len(_MEMORY) >= _MEMORY_ENTRIES:
-        _MEMORY.pop(next(iter(_MEMORY)))
-    _MEMORY[key] = output
     return output
 
 
@@ -211,14 +202,7 @@ class MistakeFinder:
         by = self._candidates_key(i)
         if by is None:
             return self.match(i, got)
-        key = (by, digest)
-        with _MEMO_LOCK:
-            if key in _MATCHES:
-                return _MATCHES[key]
-        answer = self.match(i, got)
-        with _MEMO_LOCK:
-            _bounded_put(_MATCHES, key, answer, _MATCH_ENTRIES)
-        return answer
+        return _MATCHES.get_or_make((by, digest), lambda: self.match(i, got))
 
     def match(self, i: int, got: Any) -> Match | None:
         """The known mistake ``got`` (a wrong output on case i) looks like, looked up afresh: None when the
@@ -272,8 +256,7 @@ class MistakeFinder:
         else:
             keys = tuple(output_key(self.problem, m, self.cases[i]) for m in mistakes)
             key = _candidates_key(self.problem, keys, reference)
-        with _MEMO_LOCK:
-            remembered = _CANDIDATES.get(key) if key is not None else None
+        remembered = _CANDIDATES.get(key, None) if key is not None else None
         if remembered is not None:
             self._candidates[i] = remembered
             return remembered
@@ -290,17 +273,8 @@ class MistakeFinder:
                 found.append(Candidate(mistake.note, output, count))
         self._candidates[i] = found
         if key is not None:
-            with _MEMO_LOCK:
-                _bounded_put(_CANDIDATES, key, found, _CANDIDATE_ENTRIES)
+            _CANDIDATES.put(key, found)
         return found
-
-
-def _bounded_put(memo: dict[Any, Any], key: Any, value: Any, entries: int) -> None:
-    """``memo[key] = value``, first dropping the oldest entry when ``memo`` holds ``entries``; under
-    ``_MEMO_LOCK``."""
-    if key not in memo and len(memo) >= entries:
-        memo.pop(next(iter(memo)))
-    memo[key] = value
 
 
 def _candidates_key(problem: Problem, output_keys: Sequence[str], reference: Any) -> str | None:

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import hashlib
 import re
-import threading
 from dataclasses import dataclass
 from typing import Literal
+
+from judge.memo import BoundedMemo
 
 MarkKind = Literal["loop", "custom_call", "host_callback", "convert"]
 
@@ -53,24 +54,14 @@ class Mark:
     kind: MarkKind
 
 
-#: Marks by (dialect, digest of the text); at most _REMEMBERED entries, the oldest dropped first.
-_MARKS: dict[tuple[str, str], tuple[Mark, ...]] = {}
-_REMEMBERED = 1024
-_MARKS_LOCK = threading.Lock()
+#: Marks by (dialect, digest of the text).
+_MARKS: BoundedMemo[tuple[str, str], tuple[Mark, ...]] = BoundedMemo(1024)
 
 
 def marks(text: str, dialect: Literal["jaxpr", "stablehlo"]) -> list[Mark]:
     """The marked lines of a program text, in order (one mark per line: the first kind that matches)."""
     key = (dialect, hashlib.sha256(text.encode(errors="surrogatepass")).hexdigest())
-    with _MARKS_LOCK:
-        remembered = _MARKS.get(key)
-    if remembered is None:
-        remembered = tuple(_scan(text, dialect))
-        with _MARKS_LOCK:
-            if len(_MARKS) >= _REMEMBERED:
-                _MARKS.pop(next(iter(_MARKS)))
-            _MARKS[key] = remembered
-    return list(remembered)
+    return list(_MARKS.get_or_make(key, lambda: tuple(_scan(text, dialect))))
 
 
 def _scan(text: str, dialect: Literal["jaxpr", "stablehlo"]) -> list[Mark]:
