@@ -28,6 +28,7 @@ import pytest
 
 from judge.verdicts import Verdict, WrongAnswerReason
 from tests.conftest import ROOT, SeedCheck, seed_check_group
+from tests.test_check_accuracy import EXPANSION_KILLS
 
 
 @dataclass(frozen=True)
@@ -69,15 +70,7 @@ REPRESENTATIVES = (
         "class 4, references as accurate as the best solution (accuracy)",
         "pairwise-distances",
         "wrong_answer/expansion_clamped.py",
-        (
-            "copies_of_x_in_y",
-            "copies_decimal_points",
-            "far_from_origin",
-            "far_from_origin_negative",
-            "tiny_distances",
-            "tiny_distances_cluster",
-            "most_points_and_numbers",
-        ),
+        EXPANSION_KILLS,
         WrongAnswerReason.VALUE,
     ),
 )
