@@ -19,11 +19,19 @@ REPLIES = FrameLimits(max_frame=1 << 24, max_json=1 << 22, max_json_depth=64)
 
 @pytest.fixture(scope="module")
 def executor() -> Iterator[tuple[Executor, int]]:
+    """An executor in this process, with JAX's own MLIR contexts: a tracer made earlier in the same test
+    process (``sandbox.inside.tracer``) shares one context for all (``_share_ir_context``), which an
+    executor, a process of its own in the sandbox, never does."""
+    from jax._src.interpreters import mlir
+
     read, write = os.pipe()
     os.set_blocking(read, False)
-    executor = Executor(write)
-    executor.warm()
-    yield executor, read
+    with pytest.MonkeyPatch.context() as patch:
+        jax_own = getattr(mlir.make_ir_context, "unshared", mlir.make_ir_context)
+        patch.setattr(mlir, "make_ir_context", jax_own)
+        executor = Executor(write)
+        executor.warm()
+        yield executor, read
     executor.compiler.shutdown()
     os.close(read)
     os.close(write)

@@ -364,6 +364,7 @@ def _share_ir_context() -> None:
         return shared[0]
 
     shared_context.judge_shared = True  # type: ignore[attr-defined]
+    shared_context.unshared = make  # type: ignore[attr-defined]  # JAX's own, for a test of another role
     mlir.make_ir_context = shared_context
 
 
