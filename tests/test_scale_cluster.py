@@ -160,6 +160,12 @@ def test_workers_endpoint_lists_nodes_to_operators_only(cluster: Cluster) -> Non
         refused = learner.get("/api/workers")
         assert refused.status_code == 403 and refused.json()["error"]["code"] == "forbidden"
     with cluster.client(0, OPERATOR_KEY) as operator:
+        # A node's busy count comes with its heartbeat (1 s here): the test before may have just ended a job.
+        def idle() -> bool:
+            nodes = operator.get("/api/workers").json()["nodes"]
+            return all(n["busy"] == 0 for n in nodes)
+
+        wait_until(idle, 15, "every node to report its last job done")
         body = operator.get("/api/workers").json()
         ready = operator.get("/readyz").json()
     assert body["dispatch"] == "celery"
