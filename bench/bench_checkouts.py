@@ -18,6 +18,14 @@ blocks), the minimum being the least disturbed by a busy host.
                                               [--problem global-norm-clipping]
     git worktree remove /tmp/baseline
 
+``--variant fast-only`` takes as baseline, instead of another checkout, a copy of this one (its tracked
+engine, problems and references, in a temporary folder removed afterwards) whose executor
+compiles every program with the fast pipeline alone: no ``measure`` of the program, no race, no standard
+pipeline (``sandbox.inside.compiling``). Side by side, that is what the choice of pipeline (issue 28) costs
+an ordinary Submit and Run, apart from every other change since an older checkout:
+
+    .venv/bin/python bench/bench_checkouts.py --variant fast-only [--repeats 15]
+
 Runs as root (bwrap drops sandboxed code to its own uids). ``--child ROOT`` is a checkout child's entry
 point, ``--floor`` the floor child's.
 """
@@ -27,10 +35,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -206,6 +218,64 @@ def floor_env() -> dict[str, str]:
     return env
 
 
+#: Appended to the copy's ``sandbox/inside/compiling.py`` by ``--variant fast-only``: the executor binds
+#: ``measure`` and ``Pipelines`` when it imports the module, after these lines ran.
+FAST_ONLY = """
+
+# bench/bench_checkouts.py --variant fast-only: the fast pipeline alone, charged as the race charges it.
+def _fast_only(self, compile, shape, deliver):
+    started, begin = time.monotonic(), ProcessClock.now()
+    try:
+        executable = compile(FAST)
+    except BaseException as exc:
+        deliver(exc)
+        return
+    charged = begin.charged_s(ProcessClock.now())
+    deliver(Outcome(executable, FAST, charged, time.monotonic() - started, False))
+
+
+def measure(ir, module):
+    return ProgramShape(0, 0.0)
+
+
+Pipelines.compile_program = _fast_only
+"""
+VARIANTS = {"fast-only": ("sandbox/inside/compiling.py", FAST_ONLY)}
+#: Asserts, in a fresh interpreter with the copy first on ``sys.path``, that its executor took the variant.
+VARIANT_PROBES = {
+    "fast-only": "import sandbox.inside.executor as e; assert e.measure(None, None).ops == 0, e.__file__; "
+    "assert e.Pipelines.compile_program.__name__ == '_fast_only'",
+}
+
+
+#: What a checkout child needs of a checkout: the engine, the problems and their references.
+COPIED = ("judge", "sandbox", "problems", "reference")
+
+
+@contextmanager
+def variant_copy(name: str) -> Iterator[Path]:
+    """A temporary copy of this checkout's tracked ``COPIED`` files with the variant's lines appended to
+    its file; removed on exit."""
+    relative, lines = VARIANTS[name]
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", *COPIED], cwd=ROOT, capture_output=True, check=True
+    ).stdout.decode()
+    folder = Path(tempfile.mkdtemp(prefix=f"bench-{name}-"))
+    try:
+        for path in filter(None, listed.split("\0")):
+            target = folder / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / path, target)
+        with open(folder / relative, "a") as out:
+            out.write(lines)
+        folder.chmod(0o755)  # mkdtemp makes it 0700: the sandboxed programs' uids must read the code
+        probe = f"import sys; sys.path.insert(0, {str(folder)!r}); {VARIANT_PROBES[name]}"
+        subprocess.run([sys.executable, "-c", probe], check=True)  # the executor sees the variant
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def ratios(label: str, this: list[float], other: list[float], *, higher_is_better: bool = False) -> str:
     """``label`` and the ratio of the medians and of the best values (least time, or most per second)."""
     best = max if higher_is_better else min
@@ -217,6 +287,7 @@ def ratios(label: str, this: list[float], other: list[float], *, higher_is_bette
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--baseline", type=Path)
+    parser.add_argument("--variant", choices=sorted(VARIANTS), help="baseline: this checkout so changed")
     parser.add_argument("--repeats", type=int, default=9)
     parser.add_argument("--burst", type=int, default=10)
     parser.add_argument("--blocks", type=int, default=3)
@@ -231,11 +302,21 @@ def main() -> None:
     if opts.floor:
         floor_child(opts.problem)
         return
-    if opts.baseline is None:
-        parser.error("--baseline DIR is required (another checkout of the judge)")
+    if (opts.baseline is None) == (opts.variant is None):
+        parser.error("give --baseline DIR (another checkout of the judge) or --variant NAME")
+    if opts.variant is not None:
+        with variant_copy(opts.variant) as folder:
+            print(f"baseline: this checkout, variant {opts.variant}")
+            compare(opts, folder)
+    else:
+        compare(opts, opts.baseline.resolve())
+
+
+def compare(opts: argparse.Namespace, baseline: Path) -> None:
+    """Interleave the requests to this checkout, ``baseline`` and the floor; print times and ratios."""
     checkouts = {
         "this": Child(ROOT, opts.problem, 600),
-        "baseline": Child(opts.baseline.resolve(), opts.problem, 700),
+        "baseline": Child(baseline, opts.problem, 700),
     }
     floor = Child(ROOT, opts.problem, None)
     children = [*checkouts.values(), floor]
