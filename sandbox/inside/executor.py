@@ -63,7 +63,7 @@ import numpy as np
 
 from sandbox.inside.compiling import FAST, STANDARD, STANDARD_OVERRIDES, Outcome, Pipelines, measure
 from sandbox.inside.contracts import BrokenContract, Contracts, check_partitioning
-from sandbox.inside.lowering import Lowerer, parse
+from sandbox.inside.lowering import Lowerer, lean_ir_context, parse
 from sandbox.inside.perturb import perturb_loops
 from sandbox.protocol import (
     DTYPES,
@@ -209,7 +209,7 @@ class Executor:
         self.jobs = 0
         self.lock = threading.Lock()  # replies come from the compile threads and the main thread
         #: MLIR contexts for the current job, one per compile thread, made while the executor is idle
-        #: (between jobs): making one and loading its dialects costs 5-30 ms that would otherwise fall on the
+        #: (between jobs): making one and loading its dialects (~1 ms, ``lean_ir_context``) would otherwise fall on the
         #: first programs of a job. A context holds one program at a time; a job's contexts (and the
         #: attributes its modules uniqued in them) are dropped when it ends.
         self.compile_threads = max(1, compile_threads)
@@ -404,7 +404,7 @@ class Executor:
     def prepare_contexts(self) -> None:
         """Fresh MLIR contexts for the next job (the current job's are dropped with their modules). A job
         that read no program (an executor lent for a job that needed none of it) leaves its contexts as
-        they were made: nothing was parsed in them, so they are kept (~5 ms each to make again)."""
+        they were made: nothing was parsed in them, so they are kept."""
         with self.lock:
             if self.used_contexts == 0 and len(self.contexts) == self.compile_threads:
                 return
@@ -415,7 +415,7 @@ class Executor:
 
     def _new_context(self) -> Any:
         """A context whose dialects are loaded: deserializing the warm-up program loads the ones JAX uses."""
-        context = self.mlir.make_ir_context()
+        context = lean_ir_context()
         if self.warm_module is not None:
             with context:
                 parse(self.ir, self.warm_module)

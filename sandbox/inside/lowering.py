@@ -105,6 +105,31 @@ def _typed_sharding(aval: Any) -> Any:
     return sharding if any(p is not None for p in sharding.spec) else None
 
 
+def lean_ir_context() -> Any:
+    """An MLIR context as JAX's ``make_ir_context`` makes one (its context class, the same registry of
+    upstream dialects, JAX's thread pool, the sdy, mpmd, mhlo, chlo and stablehlo dialects registered and
+    loaded) except that the other registered dialects are not all loaded up front: each loads when a
+    program that uses it is parsed, as MLIR does for any registered dialect. The same modules parse to the
+    same text (tests/test_lean_context.py); making one costs ~0.4 ms instead of ~2.3 ms, and the executor
+    makes two per job on each of its executors (``Executor.prepare_contexts``).
+
+    Built here rather than by patching JAX's maker, which a tracer made earlier in the same process may
+    have replaced with a shared context (``sandbox.inside.tracer``)."""
+    from jax._src.interpreters import mlir
+    from jax._src.lib.mlir import dialects as jax_dialects
+
+    dialects: Any = jax_dialects
+    context = mlir.JaxIrContext()  # type: ignore[no-untyped-call]
+    context.append_dialect_registry(mlir.upstream_dialects)
+    context.set_thread_pool(mlir.global_thread_pool)
+    dialects.sdy.register_dialect(context)
+    dialects.mpmd.register_dialect(context)
+    dialects.mhlo.register_mhlo_dialect(context)
+    dialects.chlo.register_dialect(context)
+    dialects.hlo.register_dialect(context)
+    return context
+
+
 def parse(ir: Any, data: bytes) -> Any:
     """The module in ``data`` (MLIR bytecode), read in the current MLIR context and verified by MLIR."""
     return ir.Module.parse(data)
