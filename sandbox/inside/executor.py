@@ -209,9 +209,9 @@ class Executor:
         self.jobs = 0
         self.lock = threading.Lock()  # replies come from the compile threads and the main thread
         #: MLIR contexts for the current job, one per compile thread, made while the executor is idle
-        #: (between jobs): making one and loading its dialects (~1 ms, ``lean_ir_context``) would otherwise fall on the
-        #: first programs of a job. A context holds one program at a time; a job's contexts (and the
-        #: attributes its modules uniqued in them) are dropped when it ends.
+        #: (between jobs): making one and loading its dialects (~1 ms, ``lean_ir_context``) would
+        #: otherwise fall on the first programs of a job. A context holds one program at a time; a job's
+        #: contexts (and the attributes its modules uniqued in them) are dropped when it ends.
         self.compile_threads = max(1, compile_threads)
         self.contexts: list[Any] = []
         #: Contexts handed out since they were made (``ir_context``): 0 means they are as fresh as new.
