@@ -209,9 +209,9 @@ def floor_child(slug: str) -> None:
 def floor_env() -> dict[str, str]:
     """The driver's environment with the sandbox's XLA flags (and platform, x64, logging) in place."""
     sys.path.insert(0, str(ROOT))
-    from sandbox.command import program_env
+    from sandbox.command import EXECUTOR, program_env
 
-    sandboxed = program_env(str(ROOT))
+    sandboxed = program_env(str(ROOT), module=EXECUTOR)
     env = dict(os.environ)
     for key in ("XLA_FLAGS", "JAX_PLATFORMS", "JAX_ENABLE_X64", "TF_CPP_MIN_LOG_LEVEL"):
         env[key] = sandboxed[key]

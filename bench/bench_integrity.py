@@ -30,11 +30,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from sandbox.command import program_env  # noqa: E402
+from sandbox.command import EXECUTOR, program_env  # noqa: E402
 
 # The floor must compile with the same XLA flags as the sandboxed programs: set them before JAX loads.
 for key in ("XLA_FLAGS", "JAX_PLATFORMS", "JAX_ENABLE_X64", "TF_CPP_MIN_LOG_LEVEL"):
-    os.environ[key] = program_env(str(ROOT))[key]
+    os.environ[key] = program_env(str(ROOT), module=EXECUTOR)[key]
 
 import argparse  # noqa: E402
 import resource  # noqa: E402

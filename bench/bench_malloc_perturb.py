@@ -48,7 +48,7 @@ F32 = jnp.float32
 
 def environment(perturb: bool) -> dict[str, str]:
     """The sandboxed programs' environment (``sandbox.command.program_env``), with or without the variable."""
-    env = program_env(str(ROOT))
+    env = program_env(str(ROOT), module=EXECUTOR)
     if not perturb:
         del env["MALLOC_PERTURB_"]
     return {**env, "PYTHONPATH": str(ROOT)}

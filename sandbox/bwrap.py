@@ -285,7 +285,7 @@ class BwrapBackend(Backend):
     def _probe(self, limits: SandboxLimits, slot: int) -> dict[str, object]:
         tail = [self.settings.python, "-E", "-s", "-B", "-c", _SELF_TEST]
         launch = self._launch(
-            limits, self.uid(slot), tail, name=f"selftest-{os.getpid()}-{next(self._names)}"
+            limits, self.uid(slot), tail, name=f"selftest-{os.getpid()}-{next(self._names)}", module=TRACER
         )
         try:
             proc = subprocess.run(
@@ -431,7 +431,7 @@ class BwrapBackend(Backend):
         tail = program_argv(module, self.settings.python)
         if module == EXECUTOR:
             tail += ["--cache-scope", self.settings.executor_cache_scope, *executor_options(limits)]
-        launch = self._launch(started, uid, tail, name=name)
+        launch = self._launch(started, uid, tail, name=name, module=module)
         try:
             return BwrapWorker(self.name, launch, uid, role=role)
         except BaseException:
@@ -441,7 +441,7 @@ class BwrapBackend(Backend):
         finally:
             launch.release()
 
-    def _launch(self, limits: SandboxLimits, uid: int, tail: list[str], name: str) -> Launch:
+    def _launch(self, limits: SandboxLimits, uid: int, tail: list[str], name: str, module: str) -> Launch:
         cgroups = self._make_cgroups(name, limits)
         fds: list[int] = []
         try:
@@ -458,7 +458,7 @@ class BwrapBackend(Backend):
                 cgroups.remove()
             raise
         argv = [
-            *self._bwrap_argv(passwd_fd, group_fd, seccomp_fd=filter_fd, caps=_SETPRIV_CAPS),
+            *self._bwrap_argv(passwd_fd, group_fd, seccomp_fd=filter_fd, caps=_SETPRIV_CAPS, module=module),
             *rlimit_argv(limits, nproc=True),
             *_setpriv_argv(uid),
             *tail,
@@ -487,7 +487,7 @@ class BwrapBackend(Backend):
         return cgroups
 
     def _bwrap_argv(
-        self, passwd_fd: int, group_fd: int, *, seccomp_fd: int | None, caps: tuple[str, ...]
+        self, passwd_fd: int, group_fd: int, *, seccomp_fd: int | None, caps: tuple[str, ...], module: str
     ) -> list[str]:
         s = self.settings
         tools = self.tools()
@@ -529,7 +529,7 @@ class BwrapBackend(Backend):
         if seccomp_fd is not None:
             args += ["--seccomp", str(seccomp_fd)]
         args += ["--clearenv"]
-        for key, value in program_env(s.inside_root, {"XLA_FLAGS": s.xla_flags}).items():
+        for key, value in program_env(s.inside_root, {"XLA_FLAGS": s.xla_flags}, module=module).items():
             args += ["--setenv", key, value]
         return [*args, "--"]
 
@@ -567,7 +567,7 @@ class BwrapBackend(Backend):
             filter_fd = data_fd(self.seccomp().bpf, "seccomp")
             fds.append(filter_fd)
             argv = [
-                *self._bwrap_argv(passwd_fd, group_fd, seccomp_fd=None, caps=_ZYGOTE_CAPS),
+                *self._bwrap_argv(passwd_fd, group_fd, seccomp_fd=None, caps=_ZYGOTE_CAPS, module=ZYGOTE),
                 "/usr/bin/prlimit", "--core=0", "--nofile=4096:4096", "--",
                 *program_argv(ZYGOTE, s.python),
                 "--control-fd", str(control_fd), "--seccomp-fd", str(filter_fd),

@@ -23,7 +23,10 @@ FAST_COMPILE_XLA_FLAGS = (
 #: (``MALLOC_PERTURB_``). XLA's CPU buffers come from ``malloc``: a buffer handed out uninitialised (an XLA
 #: or kernel bug; issue 21's oversized custom-call result) holds fill bytes, never an earlier case's values.
 #: Measured in bench/bench_malloc_perturb.py: compiles and small runs unchanged, a run pays 0.3-0.8 ms per MiB
-#: of buffers it allocates, a tracer's trace and lowering ~6%. Set for every sandboxed program.
+#: of buffers it allocates, a tracer's trace and lowering ~6%. Set for executors, the only sandboxed
+#: programs that hold hidden values or serve more than one job; a tracer is forked for one submission from
+#: a zygote that never ran user code and holds nothing but that submission's code and public values, so
+#: there it would only cost (page faults of the forked tracer: Run 0.96-1.00x without it, side by side).
 MALLOC_PERTURB = "165"
 
 #: Address space JAX needs to reserve at start-up regardless of real use (XLA maps large arenas).
@@ -42,8 +45,10 @@ def program_argv(module: str, python: str = sys.executable) -> list[str]:
     return [python, "-E", "-s", "-B", "-u", "-m", module]
 
 
-def program_env(code_root: str, extra: dict[str, str] | None = None) -> dict[str, str]:
-    """A minimal environment: nothing of the judge's own environment (secrets) is passed on."""
+def program_env(code_root: str, extra: dict[str, str] | None = None, *, module: str) -> dict[str, str]:
+    """A minimal environment for the sandboxed program ``module`` (``TRACER``, ``EXECUTOR``, ``ZYGOTE``):
+    nothing of the judge's own environment (secrets) is passed on; executors scrub their heap
+    (``MALLOC_PERTURB``)."""
     env = {
         "PATH": "/usr/local/bin:/usr/bin:/bin",
         "LANG": "C.UTF-8",
@@ -57,8 +62,9 @@ def program_env(code_root: str, extra: dict[str, str] | None = None) -> dict[str
         "JUDGE_CODE_ROOT": code_root,
         # numpy's BLAS would start a thread pool per process; nothing inside needs it.
         "OPENBLAS_NUM_THREADS": "1",
-        "MALLOC_PERTURB_": MALLOC_PERTURB,
     }
+    if module == EXECUTOR:
+        env["MALLOC_PERTURB_"] = MALLOC_PERTURB
     env.update(extra or {})
     return env
 

@@ -421,7 +421,7 @@ class DockerBackend(Backend):
             "image": self.image,
             "command": [*_SHELL, *program_argv(module), "--result-fd", "3", *extra],
             "user": f"{uid}:{uid}",
-            "environment": program_env(CODE_MOUNT),
+            "environment": program_env(CODE_MOUNT, module=module),
             "working_dir": CODE_MOUNT,
             "hostname": "sandbox",
             "stdin_open": True,  # with detach=False this also sets StdinOnce and the Attach* flags

@@ -54,11 +54,13 @@ class ProcessBackend(Backend):
 
     def start_tracer(self, limits: SandboxLimits, slot: int = 0) -> Worker:
         argv = [*rlimit_argv(limits, nproc=False), *program_argv(TRACER)]
-        return PopenWorker(self.name, argv, program_env(str(CODE_ROOT)), cwd=str(CODE_ROOT), role="tracer")
+        env = program_env(str(CODE_ROOT), module=TRACER)
+        return PopenWorker(self.name, argv, env, cwd=str(CODE_ROOT), role="tracer")
 
     def start_executor(self, limits: SandboxLimits, slot: int = 0) -> Worker:
         argv = [*rlimit_argv(limits, nproc=False), *program_argv(EXECUTOR), *executor_options(limits)]
-        return PopenWorker(self.name, argv, program_env(str(CODE_ROOT)), cwd=str(CODE_ROOT), role="executor")
+        env = program_env(str(CODE_ROOT), module=EXECUTOR)
+        return PopenWorker(self.name, argv, env, cwd=str(CODE_ROOT), role="executor")
 
     def fork_tracer(self, limits: SandboxLimits, slot: int = 0) -> Worker:
         return ForkedTracer(
@@ -92,7 +94,7 @@ def _launch_zygote(control_fd: int) -> ZygoteProcess:
             stdout=output_w,
             stderr=output_w,
             pass_fds=(control_fd,),
-            env=program_env(str(CODE_ROOT)),
+            env=program_env(str(CODE_ROOT), module=ZYGOTE),
             cwd=str(CODE_ROOT),
             start_new_session=True,
             close_fds=True,

@@ -414,14 +414,24 @@ def test_the_same_submission_through_jax_own_lowering_is_accepted(pool: GradingP
 
 
 @pytest.mark.slow
-def test_sandboxed_programs_run_with_malloc_perturb(pool: GradingPool) -> None:
-    """Defence in depth: glibc scrubs what malloc hands out and what is freed (``sandbox.command``), so an
-    uninitialised buffer holds fill bytes, never an earlier case's values. The tracer shows its environment,
-    which is the executor's (one ``program_env`` per backend)."""
+def test_executors_run_with_malloc_perturb_and_tracers_without(pool: GradingPool) -> None:
+    """Defence in depth: in executors glibc scrubs what malloc hands out and what is freed
+    (``sandbox.command``), so an uninitialised buffer holds fill bytes, never an earlier case's or job's
+    values; every executor of a Submit (shown and secret) says so when it reports ready. A tracer, forked
+    for one submission and never given a hidden value, runs without it (it would only cost page faults):
+    the submission sees no such variable."""
     code = (
         ATTACK.replace("{body}", "jnp.zeros(1)")
         + "\nimport os\nprint('perturb', os.environ.get('MALLOC_PERTURB_'))\n"
     )
     result = run(pool, code)
     assert result.verdict is Verdict.ACCEPTED, f"{result.verdict}: {result.message}"
-    assert f"perturb {MALLOC_PERTURB}" in result.stdout, result.stdout
+    assert "perturb None" in result.stdout, result.stdout
+    pair = pool.acquire(180, secret=True)
+    try:
+        assert pair.secret is not None
+        for executor in (pair.executor, pair.secret):
+            assert executor.ready_info is not None
+            assert executor.ready_info.get("malloc_perturb") == MALLOC_PERTURB, executor.ready_info
+    finally:
+        pair.release(True, True)
