@@ -156,10 +156,12 @@ class WorkerPool:
                 self._handed.remove(worker)
             try:
                 self._closer.submit(_close, worker)
-                return
+                queued = True
             except RuntimeError:  # the pool is closing: its closer takes no more work
-                pass
-        _close(worker)
+                queued = False
+        self._wake()  # its job is over: a one-job worker's replacement may start now
+        if not queued:
+            _close(worker)
 
     def stats(self) -> dict[str, int | str | None]:
         with self._cond:
@@ -376,10 +378,16 @@ class WorkerPool:
                 for worker in dead:
                     self._idle.remove(worker)
                 need = self.size - len(self._idle) - len(self._pending)
+                self._handed = [w for w in self._handed if not _finished(w)]
+                spare = len(self._idle) + len(self._pending)
                 if self.reusable:
                     # Lent workers come back; start more only for callers waiting beyond ``size``.
-                    self._handed = [w for w in self._handed if not _finished(w)]
-                    need = max(need - len(self._handed), self._waiting - len(self._idle) - len(self._pending))
+                    need = max(need - len(self._handed), self._waiting - spare)
+                else:
+                    # A worker that serves one job (a tracer) is replaced once that job is over, not while
+                    # it runs: forking the replacement would take CPU from that very job. At least one
+                    # stays ready (or starting) for the next caller, and waiting callers get theirs now.
+                    need = max(need - len(self._handed), 1 - spare, self._waiting - spare)
                 may_start = time.monotonic() >= self._backoff_until
             for worker in dead:
                 self._retire(worker)

@@ -139,6 +139,28 @@ def test_killed_idle_tracer_is_replaced_and_never_handed_out(pool: GradingPool) 
 
 
 @pytest.mark.slow
+def test_a_tracer_is_replaced_once_its_job_is_over_and_one_stays_ready(pool: GradingPool) -> None:
+    """Forking a tracer's replacement while its grading runs would take CPU from that grading: with another
+    tracer ready, the replacement starts when the job ends. With none left ready, one starts at once."""
+    tracers = pool.tracers
+    started = tracers.stats()["started"]
+    assert isinstance(started, int)
+    first = pool.acquire(timeout=30)
+    time.sleep(0.5)  # the refill thread has long looked at the pool
+    stats = tracers.stats()
+    assert stats["started"] == started and stats["idle"] == 1, stats
+    second = pool.acquire(timeout=30)  # the last ready one: a replacement starts now
+    deadline = time.monotonic() + 5
+    while tracers.stats()["started"] == started and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert tracers.stats()["started"] == started + 1, tracers.stats()
+    np.testing.assert_array_equal(grade(first), [0, 3, 6])
+    np.testing.assert_array_equal(grade(second), [0, 3, 6])
+    assert pool.wait_full(120), pool.stats()
+    assert tracers.stats()["started"] == started + 2, tracers.stats()
+
+
+@pytest.mark.slow
 def test_concurrent_acquires_get_distinct_tracers(pool: GradingPool) -> None:
     got: list[Pair] = []
     lock = threading.Lock()
