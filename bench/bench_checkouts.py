@@ -11,7 +11,9 @@ children the same requests, interleaved, so machine noise hits them alike:
   3. Submits per second at concurrency 2 (a burst of submissions from two threads), ``--blocks`` bursts.
 
 Every ratio is printed twice: of the medians (p50) and of the minima (best times, for Submits/s the best
-blocks), the minimum being the least disturbed by a busy host.
+blocks), the minimum being the least disturbed by a busy host. A child answers once its own work after the
+request is over (closing the used tracer, refilling its pools), so no child's background work falls into
+another's times; within a burst it does, as on a busy service.
 
     git worktree add /tmp/baseline <commit>
     .venv/bin/python bench/bench_checkouts.py --baseline /tmp/baseline [--repeats 9] [--burst 10] [--blocks 3]
@@ -85,9 +87,19 @@ def child(root: Path, slug: str, slot_base: int) -> None:
             raise SystemExit(f"{root}: {result.verdict} {result.message}")
         return time.perf_counter() - started
 
+    def settle() -> None:
+        """This child's work after a request ends before the driver asks the next child: the closes the
+        request queued (a used tracer's kill, exit and cgroup removal) and its pools' refills (which may
+        begin once a job is over), so that no checkout's background work lands in another's times."""
+        closer = getattr(pool.tracers, "_closer", None)  # every checkout's pool has one closing thread
+        if closer is not None:
+            closer.submit(lambda: None).result(60)
+        pool.wait_full(600)
+
     pool.wait_full(600)
     once(False)
     once(True)
+    settle()
     print(json.dumps({"ready": True}), flush=True)
     try:
         for line in sys.stdin:
@@ -99,6 +111,7 @@ def child(root: Path, slug: str, slot_base: int) -> None:
                 reply = {"s": once(True)}
             else:  # a burst from two threads
                 reply = {"per_s": burst(int(request["count"]), lambda: once(False))}
+            settle()
             print(json.dumps(reply), flush=True)
     finally:
         pool.close()
