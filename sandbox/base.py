@@ -96,6 +96,12 @@ class Worker(ABC):
     def kill(self) -> None:
         """Kill every process of the worker, immediately (SIGKILL)."""
 
+    def stop(self) -> None:
+        """End every process of the worker now, as ``kill`` does, but without waiting for them to exit where
+        the backend can otherwise make sure that none runs user code again (each has SIGKILL pending): the
+        caller goes on while they exit, and ``close`` reaps them. Here, as most backends do: ``kill``."""
+        self.kill()
+
     @abstractmethod
     def wait(self, timeout: float | None) -> int | None:
         """Wait for the worker to exit; its return code, or None if it is still running."""

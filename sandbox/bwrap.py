@@ -637,6 +637,7 @@ class BwrapBackend(Backend):
                 shm_bytes=self.settings.shm_mb * MIB,
                 on_ready=lambda t: _adopt(t, cgroups),
                 on_kill=lambda t: _kill_uid(t.uid, cgroups, scan=cgroups is None),
+                on_stop=lambda t: cgroups is not None and cgroups.signal_all_members(),
                 on_close=lambda t: _release(t.uid, cgroups, lock),
                 on_limits=lambda t, job: tighten(t.pid, t.uid, job, cgroups),
                 oom_killed=lambda: cgroups is not None and cgroups.oom_kills() > 0,

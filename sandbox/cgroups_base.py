@@ -148,6 +148,12 @@ class WorkerCgroups(ABC):
     def kill_all(self, timeout: float = 2.0) -> bool:
         """SIGKILL every member so that none can fork meanwhile; True once the cgroups are empty."""
 
+    @abstractmethod
+    def signal_all_members(self, timeout: float = 2.0) -> bool:
+        """SIGKILL every member so that none can fork meanwhile, without waiting for them to exit: True once
+        each has the signal pending, so none runs user code again (a task with SIGKILL pending dies before
+        it returns to user space); False if that could not be made sure (``kill_all`` then)."""
+
     def remove(self, timeout: float = 2.0) -> list[str]:
         """Kill what is left and remove the directories; notes for any that could not go."""
         notes: list[str] = []

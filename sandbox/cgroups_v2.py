@@ -311,6 +311,25 @@ class V2Cgroups(WorkerCgroups):
                 return not self.members()
             time.sleep(0.005 if frozen else 0.002)
 
+    def signal_all_members(self, timeout: float = 2.0) -> bool:
+        """``cgroup.kill`` (the kernel signals every member, forks under way included) where it exists, else
+        freeze, SIGKILL every member, thaw; no wait for them to exit."""
+        directory = self._dir()
+        if directory is None:
+            return False
+        if self.use_cgroup_kill and (directory / "cgroup.kill").exists():
+            try:
+                fs.write(directory / "cgroup.kill", "1")
+                return True
+            except OSError:
+                pass  # the freeze sequence below still works
+        deadline = time.monotonic() + timeout
+        frozen = self._freeze(directory, True, deadline)
+        if frozen:
+            signal_all(self.members())
+        self._freeze(directory, False, deadline)
+        return frozen
+
     @staticmethod
     def _freeze(directory: Path, frozen: bool, deadline: float) -> bool:
         want = "1" if frozen else "0"

@@ -323,6 +323,7 @@ class ForkedTracer(Worker):
         shm_bytes: int = 16 << 20,
         on_ready: Callable[[ForkedTracer], None] | None = None,
         on_kill: Callable[[ForkedTracer], None] | None = None,
+        on_stop: Callable[[ForkedTracer], bool] | None = None,
         on_close: Callable[[ForkedTracer], list[str]] | None = None,
         on_limits: Callable[[ForkedTracer, SandboxLimits], bool] | None = None,
         oom_killed: Callable[[], bool] | None = None,
@@ -334,6 +335,7 @@ class ForkedTracer(Worker):
         self.limits = limits
         self.uid = uid
         self._on_ready, self._on_kill, self._on_close = on_ready, on_kill, on_close
+        self._on_stop = on_stop
         self._on_limits = on_limits
         self._oom_killed = oom_killed
         self._notes: list[str] = []
@@ -382,6 +384,17 @@ class ForkedTracer(Worker):
     def kill(self) -> None:
         if self._on_kill is not None:
             self._on_kill(self)
+        self._signal_kill()
+
+    def stop(self) -> None:
+        """Every process of the tracer gets SIGKILL at once (its cgroups', ``on_stop``), and nobody waits
+        for them to exit; without a way to make sure of that, ``kill``."""
+        if self._on_stop is None or not self._on_stop(self):
+            self.kill()
+            return
+        self._signal_kill()
+
+    def _signal_kill(self) -> None:
         if self._pidfd is not None:
             with contextlib.suppress(OSError):
                 signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)

@@ -733,7 +733,9 @@ class _Session:
         the pair is released: no user code lives once it is closed, so secret cases may run (``_may_run``)."""
         self.tracer_open = False
         self.tracer_deadline = None
-        self.pair.tracer.kill()
+        # Every process of it has SIGKILL pending when this returns (none runs user code again); their exit
+        # (~3-7 ms for a JAX process) is not waited for here: the pair's release reaps them.
+        self.pair.tracer.stop()
 
     def _current_culprit(self) -> tuple[str, int | None]:
         """The phase the tracer was in and the case a failure there is charged to."""

@@ -453,6 +453,28 @@ def test_kill_uses_cgroup_kill(
     cgroups.remove()
 
 
+@pytest.mark.parametrize("cgroup_kill", [True, False], ids=["cgroup.kill", "freeze"])
+def test_signal_all_members_kills_without_waiting(
+    tmp_path: Path, kernel: FakeKernel, sleepers: list[subprocess.Popen[bytes]], cgroup_kill: bool
+) -> None:
+    """``signal_all_members`` (a tracer stopped before hidden cases run): every member gets SIGKILL, by
+    ``cgroup.kill`` or frozen, signalled and thawed; it says so without waiting for them to exit."""
+    kernel.cgroup_kill = cgroup_kill
+    kernel.make("svc", {os.getpid()})
+    cgroups = setup(tmp_path, kernel, "/svc")
+    directory = next(iter(cgroups.dirs.values()))
+    pids = {sleep(sleepers), sleep(sleepers)}
+    for pid in pids:
+        kernel.write(directory / "cgroup.procs", str(pid))
+    start = len(kernel.log)
+    assert cgroups.signal_all_members()
+    writes = [(Path(p).name, v) for p, v in kernel.log[start:]]
+    expected = [("cgroup.kill", "1")] if cgroup_kill else [("cgroup.freeze", "1"), ("cgroup.freeze", "0")]
+    assert writes == expected, writes
+    assert all(proc.wait(5) == -signal.SIGKILL for proc in sleepers)
+    cgroups.remove()
+
+
 def test_kill_freezes_kills_every_member_then_thaws_without_cgroup_kill(
     tmp_path: Path, kernel: FakeKernel, sleepers: list[subprocess.Popen[bytes]]
 ) -> None:

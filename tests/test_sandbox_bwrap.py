@@ -28,6 +28,7 @@ import pytest
 from sandbox.base import CODE_ROOT, Pair
 from sandbox.bwrap import BwrapBackend, BwrapWorker, project_copies
 from sandbox.cgroups import discover
+from sandbox.command import TRACER
 from sandbox.limits import SandboxLimits
 from sandbox.monitor import RawRun, run_session
 from sandbox.procfs import processes_of_uid
@@ -138,7 +139,7 @@ def test_project_copies_in_site_packages_are_hidden(backend: BwrapBackend, tmp_p
         (site / name).mkdir(parents=True)
     assert project_copies(tmp_path) == [site / "judge", site / "reference"]
     settings = replace(backend.settings, python_roots=(*backend.settings.python_roots, str(tmp_path)))
-    argv = BwrapBackend(settings)._bwrap_argv(4, 5, seccomp_fd=3, caps=())
+    argv = BwrapBackend(settings)._bwrap_argv(4, 5, seccomp_fd=3, caps=(), module=TRACER)
     for hidden in (site / "judge", site / "reference"):
         at = argv.index(str(hidden))
         assert argv[at - 1] == "--tmpfs" and argv[at + 1 : at + 3] == ["--remount-ro", str(hidden)]
@@ -421,6 +422,41 @@ def test_detached_grandchild_does_not_outlive_the_run(backend: BwrapBackend) -> 
         raw, worker = run(backend, code, forked=forked)  # run() asserts that no process of the uid is left
         assert raw.runs[0].outputs is not None
         assert processes_of_uid(worker.uid) == set()
+
+
+def _runs_no_user_code(pid: int) -> bool:
+    """The process is gone, a zombie, or has SIGKILL pending (it dies before it returns to user space)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return True
+    fields = dict(line.split(":\t", 1) for line in status.splitlines() if ":\t" in line)
+    pending = int(fields.get("ShdPnd", "0"), 16) | int(fields.get("SigPnd", "0"), 16)
+    return fields.get("State", "").startswith(("Z", "X")) or bool(pending & (1 << (signal.SIGKILL - 1)))
+
+
+@pytest.mark.slow
+def test_the_tracer_runs_no_user_code_once_hidden_cases_may_run(backend: BwrapBackend) -> None:
+    """With a hidden case the monitor stops the tracer before any hidden case runs (``Worker.stop``): every
+    process of it, a child it forked included, has SIGKILL pending or is gone when the session returns,
+    though nobody waited for them to exit."""
+    code = (
+        "import os, time\nif os.fork() == 0:\n    while True:\n        time.sleep(0.001)\n"
+        "def f(x, s):\n    return x * s\n"
+    )
+    tracer = backend.fork_tracer(LIMITS, SLOT)
+    executor = backend.start_executor(LIMITS, SLOT)
+    secret_executor = backend.start_executor(LIMITS, SLOT + 1)
+    job = session(code, np.ones(3, np.float32), np.ones(4, np.float32), secret=(False, True))
+    pair = Pair(tracer, executor, secret=secret_executor)
+    try:
+        raw = run_session(pair, job, LIMITS)
+        assert raw.runs[1].outputs is not None, raw.stop  # the hidden case ran
+        pids = processes_of_uid(tracer.uid)
+        assert all(_runs_no_user_code(pid) for pid in pids), pids
+    finally:
+        pair.close()
+    assert_clean(backend, tracer)
 
 
 @pytest.mark.slow
