@@ -727,3 +727,49 @@ def test_the_floor_takes_the_magnitude_of_the_whole_result_not_of_other_results(
 def test_zero_leaf_in_bf16_must_stay_zero() -> None:
     assert compare(bf16(0.0, 0.0), bf16(0.0, 0.0), tolerance=TOL).ok
     assert not compare(bf16(0.0, 0.0), bf16(0.0, 0.001), tolerance=TOL).ok
+
+
+# ------------------------------------------------------------------------------------------ identical leaves
+
+_SPECIAL = [0.0, -0.0, 1.0, -2.5, math.inf, -math.inf, math.nan, 1e-40, 3.4e38, 65504.0, 1e-8]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    dtype=st.sampled_from(["float16", "bfloat16", "float32", "float64", "int32", "uint8", "bool"]),
+    shape=hnp.array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=4),
+    data=st.data(),
+    magnitude=st.sampled_from([0.0, 1.0, 1e6, math.inf]),
+)
+def test_a_leaf_bit_for_bit_the_expected_is_checked_as_element_by_element(
+    dtype: str, shape: tuple[int, ...], data: st.DataObject, magnitude: float
+) -> None:
+    """The shortcut for identical values (the usual right answer) finds exactly what the element-by-element
+    check finds: nothing failing, the first element as the worst, its bound and ulp (NaN, infinities,
+    signed zeros and subnormals included)."""
+    from judge.compare import _check_leaf, _check_values, _Pair
+
+    kind = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
+    if dtype == "bool":
+        values = data.draw(st.lists(st.booleans(), min_size=1, max_size=64))
+    elif kind.kind in "iu":
+        values = data.draw(st.lists(st.integers(0, 120), min_size=1, max_size=64))
+    else:
+        values = data.draw(
+            st.lists(st.sampled_from(_SPECIAL) | st.floats(-1e4, 1e4), min_size=1, max_size=64)
+        )
+    size = int(np.prod(shape))
+    with np.errstate(over="ignore"):
+        exp = np.resize(
+            np.asarray(values, dtype=np.float64 if kind.kind == "f" or kind.kind == "V" else None), size
+        )
+        exp = exp.astype(kind).reshape(shape)
+    got = exp.copy()
+    tolerance = {
+        **TOL,
+        "bfloat16": Tolerance(rtol=1.6e-2, atol=1e-2),
+        "float16": Tolerance(rtol=1e-3, atol=1e-5),
+    }
+    shortcut = _check_leaf(_Pair((), exp, got), "out", tolerance, magnitude)
+    full = _check_values(exp, got, "out", tolerance, magnitude)
+    assert repr(shortcut) == repr(full)
