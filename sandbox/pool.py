@@ -385,9 +385,10 @@ class WorkerPool:
                     need = max(need - len(self._handed), self._waiting - spare)
                 else:
                     # A worker that serves one job (a tracer) is replaced once that job is over, not while
-                    # it runs: forking the replacement would take CPU from that very job. At least one
-                    # stays ready (or starting) for the next caller, and waiting callers get theirs now.
-                    need = max(need - len(self._handed), 1 - spare, self._waiting - spare)
+                    # it runs: forking the replacement would take CPU from that very job. But at least half
+                    # the pool stays ready (or starting), so that a burst, or a Run kept in reserve beside
+                    # busy submissions, finds one; and waiting callers get theirs now.
+                    need = max(need - len(self._handed), -(-self.size // 2) - spare, self._waiting - spare)
                 may_start = time.monotonic() >= self._backoff_until
             for worker in dead:
                 self._retire(worker)

@@ -140,8 +140,8 @@ def test_killed_idle_tracer_is_replaced_and_never_handed_out(pool: GradingPool) 
 
 @pytest.mark.slow
 def test_a_tracer_is_replaced_once_its_job_is_over_and_one_stays_ready(pool: GradingPool) -> None:
-    """Forking a tracer's replacement while its grading runs would take CPU from that grading: with another
-    tracer ready, the replacement starts when the job ends. With none left ready, one starts at once."""
+    """Forking a tracer's replacement while its grading runs would take CPU from that grading: with half the
+    pool (here one of two) still ready, the replacement starts when the job ends. Below half, at once."""
     tracers = pool.tracers
     started = tracers.stats()["started"]
     assert isinstance(started, int)
@@ -158,6 +158,31 @@ def test_a_tracer_is_replaced_once_its_job_is_over_and_one_stays_ready(pool: Gra
     np.testing.assert_array_equal(grade(second), [0, 3, 6])
     assert pool.wait_full(120), pool.stats()
     assert tracers.stats()["started"] == started + 2, tracers.stats()
+
+
+@pytest.mark.slow
+def test_half_of_a_tracer_pool_stays_ready(backend: Backend) -> None:
+    """A pool of four: two tracers handed out leave two ready (half) and nothing is forked; a third taken
+    forks a replacement at once; closing the used ones refills the pool to four."""
+    pool = WorkerPool(backend, LIMITS, size=4, slot_base=SLOT_BASE + 20, slots=12)
+    try:
+        assert pool.wait_full(120), pool.stats()
+        started = pool.stats()["started"]
+        assert isinstance(started, int)
+        taken = [pool.acquire(30), pool.acquire(30)]
+        time.sleep(0.5)  # the refill thread has long looked at the pool
+        assert pool.stats()["started"] == started and len(pool.idle()) == 2, pool.stats()
+        taken.append(pool.acquire(30))
+        deadline = time.monotonic() + 5
+        while pool.stats()["started"] == started and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert pool.stats()["started"] == started + 1, pool.stats()
+        for worker in taken:
+            pool.close_later(worker)
+        assert pool.wait_full(120), pool.stats()
+        assert pool.stats()["started"] == started + 3, pool.stats()
+    finally:
+        pool.close()
 
 
 @pytest.mark.slow
