@@ -237,14 +237,7 @@ FAST_ONLY = """
 
 # bench/bench_checkouts.py --variant fast-only: the fast pipeline alone, charged as the race charges it.
 def _fast_only(self, compile, shape, deliver):
-    started, begin = time.monotonic(), ProcessClock.now()
-    try:
-        executable = compile(FAST)
-    except BaseException as exc:
-        deliver(exc)
-        return
-    charged = begin.charged_s(ProcessClock.now())
-    deliver(Outcome(executable, FAST, charged, time.monotonic() - started, False))
+    compile_with(FAST, compile, deliver)
 
 
 def measure(ir, module):

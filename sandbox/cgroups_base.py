@@ -144,15 +144,42 @@ class WorkerCgroups(ABC):
 
     # ------------------------------------------------------------------------------------- killing
 
-    @abstractmethod
     def kill_all(self, timeout: float = 2.0) -> bool:
         """SIGKILL every member so that none can fork meanwhile; True once the cgroups are empty."""
+        deadline = time.monotonic() + timeout
+        if self._kill_at_once():
+            while self.members():
+                if time.monotonic() >= deadline:
+                    return False
+                time.sleep(0.002)
+            return True
+        while True:
+            frozen, members = self._freeze_and_signal(deadline)
+            if not members:
+                return True
+            if time.monotonic() >= deadline:
+                return not self.members()
+            time.sleep(0.005 if frozen else 0.002)
 
-    @abstractmethod
     def signal_all_members(self, timeout: float = 2.0) -> bool:
         """SIGKILL every member so that none can fork meanwhile, without waiting for them to exit: True once
         each has the signal pending, so none runs user code again (a task with SIGKILL pending dies before
         it returns to user space); False if that could not be made sure (``kill_all`` then)."""
+        if self._kill_at_once():
+            return True
+        frozen, _ = self._freeze_and_signal(time.monotonic() + timeout)
+        return frozen
+
+    def _kill_at_once(self) -> bool:
+        """Have the kernel SIGKILL every member, forks under way included, where it can (v2's
+        ``cgroup.kill``); False where it cannot."""
+        return False
+
+    @abstractmethod
+    def _freeze_and_signal(self, deadline: float) -> tuple[bool, set[int]]:
+        """Freeze, SIGKILL every member, thaw: whether they were frozen as they were signalled (so none can
+        have forked meanwhile), and the members signalled. Without a freezer the members are signalled
+        all the same, and the first value is False."""
 
     def remove(self, timeout: float = 2.0) -> list[str]:
         """Kill what is left and remove the directories; notes for any that could not go."""

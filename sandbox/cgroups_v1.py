@@ -145,35 +145,15 @@ class V1Cgroups(WorkerCgroups):
         except (OSError, ValueError):
             return None
 
-    def kill_all(self, timeout: float = 2.0) -> bool:
-        """Freeze, SIGKILL every member, thaw; True once the cgroups are empty."""
+    def _freeze_and_signal(self, deadline: float) -> tuple[bool, set[int]]:
         freezer = self.dirs.get("freezer")
-        deadline = time.monotonic() + timeout
-        while True:
-            frozen = freezer is not None and self._freeze(freezer, "FROZEN", deadline)
-            members = self.members()
-            signal_all(members)
-            if freezer is not None:
-                # SIGKILL is delivered once the tasks thaw; a frozen cgroup cannot die.
-                self._freeze(freezer, "THAWED", deadline)
-            if not members:
-                return True
-            if time.monotonic() >= deadline:
-                return not self.members()
-            time.sleep(0.005 if frozen else 0.002)
-
-    def signal_all_members(self, timeout: float = 2.0) -> bool:
-        """Freeze, SIGKILL every member, thaw; no wait for them to exit. Only with the freezer: frozen
-        members cannot fork between the listing and the signal."""
-        freezer = self.dirs.get("freezer")
-        if freezer is None:
-            return False
-        deadline = time.monotonic() + timeout
-        frozen = self._freeze(freezer, "FROZEN", deadline)
-        if frozen:
-            signal_all(self.members())
-        self._freeze(freezer, "THAWED", deadline)  # a member still frozen runs nothing either
-        return frozen
+        frozen = freezer is not None and self._freeze(freezer, "FROZEN", deadline)
+        members = self.members()
+        signal_all(members)
+        if freezer is not None:
+            # SIGKILL is delivered once the tasks thaw; a frozen cgroup cannot die.
+            self._freeze(freezer, "THAWED", deadline)
+        return frozen, members
 
     @staticmethod
     def _freeze(freezer: Path, state: str, deadline: float) -> bool:

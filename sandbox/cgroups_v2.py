@@ -281,54 +281,26 @@ class V2Cgroups(WorkerCgroups):
                 return int(value) / 1e6
         return None
 
-    def kill_all(self, timeout: float = 2.0) -> bool:
-        """``cgroup.kill`` where the kernel has it, else freeze, SIGKILL every member, thaw; True once the
-        cgroup is empty."""
+    def _kill_at_once(self) -> bool:
         directory = self._dir()
-        if directory is None:
-            return True
-        deadline = time.monotonic() + timeout
-        if self.use_cgroup_kill and (directory / "cgroup.kill").exists():
-            try:
-                fs.write(directory / "cgroup.kill", "1")
-            except OSError:
-                pass  # e.g. the cgroup is gone or the file refused: the freeze sequence below still works
-            else:
-                while self.members():
-                    if time.monotonic() >= deadline:
-                        return False
-                    time.sleep(0.002)
-                return True
-        while True:
-            frozen = self._freeze(directory, True, deadline)
-            members = self.members()
-            signal_all(members)
-            # A frozen v2 task still dies of SIGKILL, but thawing makes sure and leaves the cgroup usable.
-            self._freeze(directory, False, deadline)
-            if not members:
-                return True
-            if time.monotonic() >= deadline:
-                return not self.members()
-            time.sleep(0.005 if frozen else 0.002)
-
-    def signal_all_members(self, timeout: float = 2.0) -> bool:
-        """``cgroup.kill`` (the kernel signals every member, forks under way included) where it exists, else
-        freeze, SIGKILL every member, thaw; no wait for them to exit."""
-        directory = self._dir()
-        if directory is None:
+        if directory is None or not self.use_cgroup_kill or not (directory / "cgroup.kill").exists():
             return False
-        if self.use_cgroup_kill and (directory / "cgroup.kill").exists():
-            try:
-                fs.write(directory / "cgroup.kill", "1")
-                return True
-            except OSError:
-                pass  # the freeze sequence below still works
-        deadline = time.monotonic() + timeout
+        try:
+            fs.write(directory / "cgroup.kill", "1")
+        except OSError:  # e.g. the cgroup is gone or the file refused: the freeze sequence still works
+            return False
+        return True
+
+    def _freeze_and_signal(self, deadline: float) -> tuple[bool, set[int]]:
+        directory = self._dir()
+        if directory is None:
+            return False, set()
         frozen = self._freeze(directory, True, deadline)
-        if frozen:
-            signal_all(self.members())
+        members = self.members()
+        signal_all(members)
+        # A frozen v2 task still dies of SIGKILL, but thawing makes sure and leaves the cgroup usable.
         self._freeze(directory, False, deadline)
-        return frozen
+        return frozen, members
 
     @staticmethod
     def _freeze(directory: Path, frozen: bool, deadline: float) -> bool:

@@ -388,7 +388,8 @@ class WorkerPool:
                     # it runs: forking the replacement would take CPU from that very job. But at least half
                     # the pool stays ready (or starting), so that a burst, or a Run kept in reserve beside
                     # busy submissions, finds one; and waiting callers get theirs now.
-                    need = max(need - len(self._handed), -(-self.size // 2) - spare, self._waiting - spare)
+                    half = (self.size + 1) // 2
+                    need = max(need - len(self._handed), half - spare, self._waiting - spare)
                 may_start = time.monotonic() >= self._backoff_until
             for worker in dead:
                 self._retire(worker)

@@ -19,9 +19,9 @@ REPLIES = FrameLimits(max_frame=1 << 24, max_json=1 << 22, max_json_depth=64)
 
 @pytest.fixture(scope="module")
 def executor() -> Iterator[tuple[Executor, int]]:
-    """An executor in this process, with JAX's own MLIR contexts: a tracer made earlier in the same test
-    process (``sandbox.inside.tracer``) shares one context for all (``_share_ir_context``), which an
-    executor, a process of its own in the sandbox, never does."""
+    """An executor in this process, as a process of its own in the sandbox has it: its compile contexts are
+    lean ones of its own (``lean_ir_context``), and its contract checks lower in JAX's own contexts, not
+    the one a tracer made earlier in the same test process shares for all (``_share_ir_context``)."""
     from jax._src.interpreters import mlir
 
     read, write = os.pipe()

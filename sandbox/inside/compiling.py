@@ -415,6 +415,19 @@ def _spare_cpu_limit() -> None:
         resource.setrlimit(resource.RLIMIT_CPU, (hard, hard))
 
 
+def compile_with(pipeline: str, compile: Compile, deliver: Deliver) -> None:
+    """Compile with ``pipeline`` alone, on this thread; ``deliver`` gets its ``Outcome`` (charged time) or
+    its error."""
+    started, begin = time.monotonic(), ProcessClock.now()
+    try:
+        executable = compile(pipeline)
+    except BaseException as exc:
+        deliver(exc)
+        return
+    charged = begin.charged_s(ProcessClock.now())
+    deliver(Outcome(executable, pipeline, charged, time.monotonic() - started, False))
+
+
 class Pipelines:
     """Compiles programs with the fast pipeline, the standard one, or both in a race; remembers losers.
 
@@ -447,14 +460,7 @@ class Pipelines:
         failed. Returns once the caller's thread is done with it (``deliver`` may come later, from the
         standard compile's thread, when the fast one failed first)."""
         if shape.ops > self.large_program_ops or shape.expansion > self.expansion_limit:
-            started, begin = time.monotonic(), ProcessClock.now()
-            try:
-                executable = compile(STANDARD)
-            except BaseException as exc:
-                deliver(exc)
-                return
-            charged = begin.charged_s(ProcessClock.now())
-            deliver(Outcome(executable, STANDARD, charged, time.monotonic() - started, False))
+            compile_with(STANDARD, compile, deliver)
             return
         race = _Race(compile, deliver, self.race_after_s)
         with self._lock:

@@ -847,11 +847,10 @@ def main() -> None:
     opts = parser.parse_args()
     executor = Executor(opts.result_fd, opts.cache_scope, opts.cache_entries, devices=opts.devices)
     executor.warm()
+    # ``malloc_perturb``: whether glibc scrubs this process's heap (``sandbox.command.MALLOC_PERTURB``; it
+    # reads the variable at start, before any job), so that a backend's configuration can be checked.
     ready = {"type": "ready", "pid": os.getpid(), "jax": executor.jax.__version__}
-    # Whether glibc scrubs this process's heap (``sandbox.command.MALLOC_PERTURB``): it reads the variable at
-    # start, before any job; reported so that a backend's configuration can be checked from outside.
-    ready["malloc_perturb"] = os.environ.get("MALLOC_PERTURB_")
-    write_frame(opts.result_fd, ready)
+    write_frame(opts.result_fd, {**ready, "malloc_perturb": os.environ.get("MALLOC_PERTURB_")})
     stdin = os.fdopen(0, "rb", buffering=0, closefd=False)
     try:
         serve(executor, stdin)
