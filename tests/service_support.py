@@ -39,6 +39,29 @@ def solution(slug: str, verdict: str, name: str) -> str:
     return (SOLUTIONS[slug] / verdict / name).read_text()
 
 
+def live_processes(pids: list[int]) -> list[int]:
+    """Those of ``pids`` that still exist and are not zombies (a zombie runs nothing; its parent reaps it)."""
+    live = []
+    for pid in pids:
+        with contextlib.suppress(OSError, IndexError):
+            if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X"):
+                live.append(pid)
+    return live
+
+
+def describe_processes(pids: list[int]) -> list[str]:
+    """``pid: command line (state)`` of each process, for an assertion's message."""
+    out = []
+    for pid in pids:
+        try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            command, state = "(gone)", "-"
+        out.append(f"{pid}: {command[:200]} ({state})")
+    return out
+
+
 def make_settings(data_dir: Path, **overrides: Any) -> Settings:
     """Settings for a test: its own database, generous rate limits unless overridden."""
     values: dict[str, Any] = {
