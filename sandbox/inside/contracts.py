@@ -42,6 +42,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sandbox.inside.op_policy import attribute_items
+
 #: Partitioning annotations: a no-op on one device.
 ANNOTATIONS = frozenset({"Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape"})
 #: Distinct (target, operand types) one program may call: each new one costs a lowering (3-20 ms).
@@ -213,10 +215,7 @@ class Contracts:
             self.check_call(call)
 
     def normalise(self, op: Any) -> Call:
-        attributes = {}
-        for i in range(len(op.attributes)):
-            named = op.attributes[i]
-            attributes[str(named.name)] = str(named.attr)
+        attributes = dict(attribute_items(op))  # by name: reading by position can abort the process
         return Call(
             target=str(self.ir.StringAttr(op.attributes["call_target_name"]).value),
             operands=tuple(str(v.type) for v in op.operands),

@@ -64,6 +64,7 @@ import numpy as np
 from sandbox.inside.compiling import FAST, STANDARD, STANDARD_OVERRIDES, Outcome, Pipelines, measure
 from sandbox.inside.contracts import BrokenContract, Contracts, check_partitioning
 from sandbox.inside.lowering import Lowerer, lean_ir_context, parse
+from sandbox.inside.op_policy import Policy, PolicyViolation
 from sandbox.inside.perturb import perturb_loops
 from sandbox.protocol import (
     DTYPES,
@@ -206,6 +207,8 @@ class Executor:
         self.allowed = allowed_custom_calls()
         #: Every custom call must be one JAX's own lowering makes (``sandbox.inside.contracts``).
         self.contracts = Contracts(self.allowed, Lowerer(self.partitions))
+        #: Every op, attribute and kernel region must be one JAX's lowering makes (``op_policy``).
+        self.policy = Policy()
         self.jobs = 0
         self.lock = threading.Lock()  # replies come from the compile threads and the main thread
         #: MLIR contexts for the current job, one per compile thread, made while the executor is idle
@@ -481,6 +484,10 @@ class Executor:
                 f"the program calls back into Python on the host ({', '.join(summary['host_callbacks'])})",
             )
         try:
+            self.policy.check(module)  # every op, attribute and kernel region: JAX's own, before any compile
+        except PolicyViolation as exc:
+            raise Refused("op", str(exc)) from None
+        try:
             self.contracts.check(module)  # every call's target, types and attributes, before any compile
             if self.partitions > 1:
                 check_partitioning(self.ir, module, self.partitions)
@@ -678,6 +685,7 @@ class Executor:
         #: Set at the end of a job that left a losing compile running: serve no other job.
         self.retiring = False
         self.prepare_contexts()
+        self.policy.comparators.warm()  # the usual sorts' comparators, not on a job's clock
         warmed: list[Outcome | BaseException] = []
         with self.ir_context() as context, context:
             module = parse(self.ir, data)

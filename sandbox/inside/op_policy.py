@@ -1,0 +1,510 @@
+"""The op policy: a program is compiled only when all of it is something JAX's own lowering makes.
+
+A program is bytes a submission chose (a primitive of its own can lower to any StableHLO), and some XLA
+kernels trust parts of it: XLA:CPU hands a sort's comparator to ``std::sort``, which runs past both ends of
+its buffer when the comparator is not a strict weak order (``a <= b``). So the executor does not forbid
+what it knows to be dangerous; it allows only what JAX's lowerings make, read from JAX itself:
+
+- **Ops and attributes** (``Table``): every op's name, the names of its attributes, and the values of its
+  enumerated attributes (a comparison's direction and type, a dot's precision or algorithm, an FFT's type,
+  a random generator's algorithm...) together with the kind of element it applies to (float, signed or
+  unsigned integer, bool, complex) must appear in the table derived by lowering a corpus of JAX programs
+  (``sandbox.inside.op_corpus``; ``op_table.json``, keyed by the JAX version it came from: with another
+  JAX the executor derives it again at start). Attributes whose values are shapes (dimension numbers,
+  window strides and padding, slice bounds, a sort's or reduction's dimensions) are checked against the
+  operand types by the StableHLO verifier, which runs as the module is read (``lowering.parse``).
+- **Sort comparators** (``Comparators``): a sort is accepted only when its comparator is, op for op, the
+  one JAX's lowering of ``lax.sort`` makes for the same operand element types with some number of keys
+  (values named in order of definition, so SSA names do not matter; ``is_stable`` may be either, as
+  ``lax.sort`` lowers both with the same comparator). Derived by lowering ``lax.sort`` per element-type
+  signature, once per executor process (the usual ones at start, ``warm``).
+- **Regions handed to a kernel** (reduce, reduce-window, scatter, select-and-scatter, all-reduce,
+  reduce-scatter): XLA compiles them into the kernel's loop as a function of scalars; the kernel's memory
+  accesses depend only on the operand types and the op's shape attributes, never on what the region
+  computes. What they may hold is still what JAX puts there: only ops JAX's lowering puts in such regions
+  (``region_ops``, derived from reductions, windows, scans and ``.at[].apply`` updates of the corpus), so
+  no sort, loop, custom call or collective runs inside a kernel. ``while``, ``case``, ``if`` and
+  ``shard_map`` bodies are ordinary code: their ops are checked like any other.
+
+Custom calls are checked by ``sandbox.inside.contracts`` (after this), meshes by ``check_partitioning``.
+
+It runs in the executor: it imports only JAX and the standard library.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import re
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+#: The derived table (``sandbox.inside.op_corpus``).
+TABLE = Path(__file__).with_name("op_table.json")
+#: Ops whose kernel runs a region of the program for each element (reduction, update or selection).
+KERNEL_REGION_OPS = frozenset(
+    {
+        "stablehlo.reduce",
+        "stablehlo.reduce_window",
+        "stablehlo.scatter",
+        "stablehlo.select_and_scatter",
+        "stablehlo.all_reduce",
+        "stablehlo.reduce_scatter",
+    }
+)
+SORT = "stablehlo.sort"
+#: Element-type signatures of sorts whose comparators are derived at start (``Comparators.warm``).
+COMMON_SORTS: tuple[tuple[str, ...], ...] = (
+    ("f32",),
+    ("f32", "i32"),
+    ("i32",),
+    ("i32", "i32"),
+    ("bf16",),
+    ("bf16", "i32"),
+    ("f32", "f32"),
+)
+#: Distinct sort signatures one program may have: each new one costs a lowering of ``lax.sort``.
+MAX_SORT_SIGNATURES = 16
+#: Operands of one sort the judge derives a comparator for.
+MAX_SORT_OPERANDS = 32
+#: Sort signatures kept per executor process (least recently used dropped first).
+CACHE_ENTRIES = 256
+_ENUM = re.compile(r"^\[?#(?:stablehlo|chlo)(?:<|\.dot_algorithm<)")
+_ELEMENT = re.compile(r"^tensor<(?:[0-9?]+x)*([^<>]+|complex<[^<>]+>)>$")
+_NUMPY = {
+    "f32": "float32",
+    "f64": "float64",
+    "f16": "float16",
+    "bf16": "bfloat16",
+    "i1": "bool",
+    "i8": "int8",
+    "i16": "int16",
+    "i32": "int32",
+    "i64": "int64",
+    "ui8": "uint8",
+    "ui16": "uint16",
+    "ui32": "uint32",
+    "ui64": "uint64",
+    "complex<f32>": "complex64",
+    "complex<f64>": "complex128",
+}
+_WIDE = frozenset({"f64", "i64", "ui64", "complex<f64>"})
+
+
+class PolicyViolation(Exception):
+    """A program part JAX's lowering does not make; the message names the op and what differs."""
+
+
+def element(kind: str) -> str:
+    """``tensor<4x4xf32>`` -> ``f32``; other types as MLIR prints them."""
+    match = _ELEMENT.match(kind)
+    return match.group(1) if match else kind
+
+
+def element_kind(kind: str) -> str:
+    """The kind of a type's elements: float, int (signed), uint, bool, complex, or the type itself."""
+    name = element(kind)
+    if name == "i1":
+        return "bool"
+    if re.fullmatch(r"i\d+", name):
+        return "int"
+    if re.fullmatch(r"ui\d+", name):
+        return "uint"
+    if re.fullmatch(r"f\d+|bf16|f8E\w+|tf32", name):
+        return "float"
+    if name.startswith("complex<"):
+        return "complex"
+    return name
+
+
+#: The text of an attribute MLIR's Python bindings cannot read (a dense array of complex numbers: reading it
+#: by position aborts the process, by name raises): never a value JAX's lowering gives where it matters.
+UNREADABLE = "<unreadable attribute>"
+
+
+def attribute_items(op: Any) -> list[tuple[str, str]]:
+    """``op``'s attributes as (name, text), read by name: reading one by position makes the bindings cast
+    it to its class, and an attribute they cannot cast then aborts the whole process."""
+    attributes = op.attributes
+    items = []
+    for name in attributes.keys():  # noqa: SIM118 - iterating the map reads by position
+        try:
+            text = str(attributes[name])
+        except TypeError:
+            text = UNREADABLE
+        items.append((str(name), text))
+    return items
+
+
+_attributes = attribute_items
+
+
+def _op_kind(op: Any) -> str:
+    """The element kind an op applies to: its first operand's, else its first result's."""
+    if len(op.operands):
+        return element_kind(str(op.operands[0].type))
+    if len(op.results):
+        return element_kind(str(op.results[0].type))
+    return "none"
+
+
+def _enums(attributes: Iterable[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted((n, v) for n, v in attributes if _ENUM.match(v)))
+
+
+def _descendants(op: Any) -> Iterable[Any]:
+    """Every op inside ``op``'s regions, nested ones included (an explicit stack: no recursion limit)."""
+    stack = [op]
+    while stack:
+        parent = stack.pop()
+        for region in parent.regions:
+            for block in region.blocks:
+                for child in block.operations:
+                    child = child.operation
+                    yield child
+                    if len(child.regions):
+                        stack.append(child)
+
+
+def _walk(module: Any) -> Iterable[tuple[Any, str | None]]:
+    """Every op of ``module`` (itself included) but what sorts' comparators hold, with the kernel-region op
+    it runs in (None outside any). A function ``func.call``-ed from a kernel's region (JAX lowers a jitted
+    helper so) runs in that kernel too: its ops are given again with that op, transitively."""
+    functions: dict[str, Any] = {}
+    for op in module.body.operations:
+        operation = op.operation
+        if operation.name == "func.func" and "sym_name" in operation.attributes:
+            functions[str(operation.attributes["sym_name"]).strip('"')] = operation
+    called: set[str] = set()
+    stack: list[tuple[Any, str | None]] = [(module.operation, None)]
+    while stack:
+        op, within = stack.pop()
+        yield op, within
+        if op.name == SORT:
+            continue
+        if within is not None and op.name == "func.call" and "callee" in op.attributes:
+            callee = str(op.attributes["callee"]).lstrip("@").strip('"')
+            if callee in functions and callee not in called:
+                called.add(callee)
+                stack.append((functions[callee], within))
+        inner = op.name if op.name in KERNEL_REGION_OPS else within
+        for region in op.regions:
+            for block in region.blocks:
+                for child in block.operations:
+                    stack.append((child.operation, inner))
+
+
+# ---------------------------------------------------------------------------------------------- the table
+
+
+@dataclass
+class Collected:
+    """What a set of JAX-lowered modules holds, accumulated by ``collect``."""
+
+    attributes: dict[str, set[str]] = field(default_factory=lambda: collections.defaultdict(set))
+    enums: dict[str, set[tuple[str, tuple[tuple[str, str], ...]]]] = field(
+        default_factory=lambda: collections.defaultdict(set)
+    )
+    region_ops: set[str] = field(default_factory=set)
+
+    def table(self, version: str) -> dict[str, Any]:
+        ops: dict[str, Any] = {}
+        for name in sorted(self.attributes):
+            entry: dict[str, Any] = {"attributes": sorted(self.attributes[name])}
+            combos = sorted(self.enums.get(name, ()))
+            if combos:
+                entry["enums"] = [[kind, [list(p) for p in pairs]] for kind, pairs in combos]
+            ops[name] = entry
+        return {"jax": version, "ops": ops, "region_ops": sorted(self.region_ops)}
+
+
+def collect(data: bytes, into: Collected) -> None:
+    """Add what one lowered module (MLIR bytecode) holds to ``into``."""
+    from jax._src.interpreters import mlir
+    from jax._src.lib.mlir import ir  # type: ignore[attr-defined]
+
+    with mlir.make_ir_context():
+        module = ir.Module.parse(data)
+        for op, within in _walk(module):
+            attributes = _attributes(op)
+            into.attributes[op.name].update(n for n, _ in attributes)
+            enums = _enums(attributes)
+            if enums:
+                into.enums[op.name].add((_op_kind(op), enums))
+            if within is not None:
+                into.region_ops.add(op.name)
+
+
+@dataclass(frozen=True)
+class Table:
+    """The ops, attribute names, enumerated values (per element kind) and kernel-region ops JAX makes."""
+
+    version: str
+    attributes: dict[str, frozenset[str]]
+    enums: dict[str, frozenset[tuple[str, tuple[tuple[str, str], ...]]]]
+    region_ops: frozenset[str]
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Table:
+        ops = data["ops"]
+        return cls(
+            version=str(data["jax"]),
+            attributes={name: frozenset(entry["attributes"]) for name, entry in ops.items()},
+            enums={
+                name: frozenset(
+                    (str(kind), tuple((str(n), str(v)) for n, v in pairs)) for kind, pairs in entry["enums"]
+                )
+                for name, entry in ops.items()
+                if "enums" in entry
+            },
+            region_ops=frozenset(data["region_ops"]),
+        )
+
+
+def load_table(path: Path = TABLE) -> Table:
+    """The committed table when it was derived from this JAX, else one derived now (seconds)."""
+    import jax
+
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        data = None
+    if data is None or data.get("jax") != jax.__version__:
+        from sandbox.inside import op_corpus
+
+        data = op_corpus.derive()
+    return Table.from_json(data)
+
+
+# ---------------------------------------------------------------------------------------------- comparators
+
+Comparator = tuple[str, ...]
+
+
+def comparator_of(sort: Any) -> Comparator:
+    """A sort's comparator as lines, one per op, values named by position: ``a<i>`` the block's
+    arguments, ``v<j>`` the ``j``-th value defined in it. Two comparators are the same program exactly
+    when their lines are equal."""
+    from jax._src.lib.mlir import ir  # type: ignore[attr-defined]
+
+    (region,) = sort.regions
+    blocks = list(region.blocks)
+    if len(blocks) != 1:
+        return (f"<{len(blocks)} blocks>",)
+    (block,) = blocks
+    state = ir.AsmState(sort)
+    names: dict[str, str] = {}
+    for i, argument in enumerate(block.arguments):
+        names[argument.get_name(state)] = f"a{i}"
+    lines = [" ".join(element(str(a.type)) for a in block.arguments)]
+    count = 0
+    for child in block.operations:
+        child = child.operation
+        operands = ",".join(names.get(v.get_name(state), "?") for v in child.operands)
+        results = []
+        for result in child.results:
+            names[result.get_name(state)] = f"v{count}"
+            results.append(f"v{count}:{element(str(result.type))}")
+            count += 1
+        attributes = " ".join(f"{n}={v}" for n, v in sorted(_attributes(child)))
+        regions = f" regions={len(child.regions)}" if len(child.regions) else ""
+        lines.append(f"{','.join(results)} = {child.name}({operands}) {attributes}{regions}".strip())
+    return tuple(lines)
+
+
+class Comparators:
+    """The comparators JAX's lowering of ``lax.sort`` makes, per operand element types (all key counts)."""
+
+    def __init__(self) -> None:
+        import jax
+        from jax._src.interpreters import mlir
+        from jax._src.lib.mlir import ir  # type: ignore[attr-defined]
+
+        from sandbox.inside.lowering import Lowerer
+
+        self.jax: Any = jax
+        self.ir: Any = ir
+        self.mlir: Any = mlir
+        self.lower = Lowerer(1)
+        self.lock = threading.Lock()
+        self.cache: collections.OrderedDict[tuple[str, ...], dict[Comparator, int]] = (
+            collections.OrderedDict()
+        )
+
+    def warm(self, signatures: Iterable[tuple[str, ...]] = COMMON_SORTS) -> None:
+        for signature in signatures:
+            self.of(signature)
+
+    def of(self, elements: tuple[str, ...]) -> dict[Comparator, int]:
+        """Comparator -> its number of keys, for sorts of operands with these element types (cached)."""
+        with self.lock:
+            found = self.cache.get(elements)
+            if found is not None:
+                self.cache.move_to_end(elements)
+                return found
+        found = self._derive(elements)
+        with self.lock:
+            self.cache[elements] = found
+            while len(self.cache) > CACHE_ENTRIES:
+                self.cache.popitem(last=False)
+        return found
+
+    def _derive(self, elements: tuple[str, ...]) -> dict[Comparator, int]:
+        if not elements or len(elements) > MAX_SORT_OPERANDS or any(e not in _NUMPY for e in elements):
+            return {}
+        jax = self.jax
+        specs = [jax.ShapeDtypeStruct((2,), _NUMPY[e]) for e in elements]
+
+        def every(*operands: Any) -> list[Any]:
+            return [
+                jax.lax.sort(operands, dimension=0, is_stable=True, num_keys=k)
+                for k in range(1, len(operands) + 1)
+            ]
+
+        wide = any(e in _WIDE for e in elements)
+        with jax.enable_x64(wide):
+            data = self.lower(jax.jit(every).trace(*specs).jaxpr)
+        found: dict[Comparator, int] = {}
+        ir = self.ir
+        with self.mlir.make_ir_context():
+            module = ir.Module.parse(data)
+            sorts = [op for op in _descendants(module.operation) if op.name == SORT]
+            for keys, sort in enumerate(sorts, start=1):
+                found.setdefault(comparator_of(sort), keys)
+        return found
+
+
+# ---------------------------------------------------------------------------------------------- the check
+
+
+def _types(elements: Sequence[str]) -> str:
+    return ", ".join(elements)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _clip(text: str, limit: int = 160) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+_COMPARE = re.compile(
+    r"stablehlo\.compare\(.*?(?:compare_type=#stablehlo<comparison_type (\w+)> )?"
+    r"comparison_direction=#stablehlo<comparison_direction (\w+)>"
+)
+
+
+def _compares(comparator: Comparator) -> list[str]:
+    """The comparisons a comparator makes, as ``LT (TOTALORDER)``, in order."""
+    found = []
+    for line in comparator[1:]:
+        match = _COMPARE.search(line)
+        if match:
+            found.append(f"{match.group(2)} ({match.group(1) or 'no type'})")
+    return found
+
+
+def _comparator_difference(got: Comparator, want: Comparator) -> str:
+    """What ``got`` does that ``want`` does not: a comparison JAX's never makes, else the first op where
+    they part, worded."""
+    if got[:1] != want[:1]:
+        return f"it takes ({got[0]}) where JAX's takes ({want[0]})"
+    mine, theirs = _compares(got), _compares(want)
+    extra = [c for c in dict.fromkeys(mine) if c not in theirs]
+    if extra:
+        return (
+            f"it compares with {extra[0]}, where JAX's compares only with {', '.join(dict.fromkeys(theirs))}"
+        )
+    for i, (mine, theirs) in enumerate(zip(got[1:], want[1:], strict=False), start=1):
+        if mine == theirs:
+            continue
+        direction = re.search(r"comparison_direction (\w+)", mine)
+        wanted = re.search(r"comparison_direction (\w+)", theirs)
+        if direction and wanted and direction.group(1) != wanted.group(1):
+            return f"op {i} compares with {direction.group(1)} where JAX's compares with {wanted.group(1)}"
+        kind = re.search(r"compare_type = #stablehlo<comparison_type (\w+)>", mine)
+        wanted_kind = re.search(r"compare_type = #stablehlo<comparison_type (\w+)>", theirs)
+        if kind and wanted_kind and kind.group(1) != wanted_kind.group(1):
+            return f"op {i} compares as {kind.group(1)} where JAX's compares as {wanted_kind.group(1)}"
+        return f"op {i} is `{_clip(mine)}` where JAX's is `{_clip(theirs)}`"
+    if len(got) > len(want):
+        return f"it has {len(got) - len(want)} op(s) more than JAX's, from `{_clip(got[len(want)])}`"
+    return f"it stops after {len(got) - 1} op(s) where JAX's has {len(want) - 1}"
+
+
+class Policy:
+    """Checks a parsed module against the table and the comparator contracts (``check``)."""
+
+    def __init__(self, table: Table | None = None, comparators: Comparators | None = None) -> None:
+        self.table = table if table is not None else load_table()
+        self.comparators = comparators if comparators is not None else Comparators()
+
+    def check(self, module: Any) -> None:
+        """Raise ``PolicyViolation`` for the first part of ``module`` JAX's lowering does not make."""
+        table = self.table
+        sorts: list[Any] = []
+        for op, within in _walk(module):
+            name = op.name
+            known = table.attributes.get(name)
+            if known is None:
+                raise PolicyViolation(
+                    f"the program uses the operation {name!r}, which JAX's lowering does not make"
+                )
+            attributes = _attributes(op)
+            for attribute, value in attributes:
+                if attribute not in known:
+                    raise PolicyViolation(
+                        f"{name} has the attribute {attribute} = {_clip(value, 80)}, which JAX's lowering of "
+                        f"{name} never gives"
+                    )
+            enums = _enums(attributes)
+            if enums:
+                kind = _op_kind(op)
+                if (kind, enums) not in table.enums.get(name, ()):
+                    shown = ", ".join(f"{n} = {v}" for n, v in enums)
+                    raise PolicyViolation(
+                        f"{name} on {kind} values with {_clip(shown)}: JAX's lowering makes no such {name}"
+                    )
+            if within is not None and name not in table.region_ops:
+                raise PolicyViolation(
+                    f"{within} hands its kernel a region that uses {name}, which JAX's lowering never puts "
+                    "in such a region"
+                )
+            if name == SORT:
+                sorts.append(op)
+        signatures = {tuple(element(str(v.type)) for v in sort.operands) for sort in sorts}
+        if len(signatures) > MAX_SORT_SIGNATURES:
+            raise PolicyViolation(
+                f"the program sorts {len(signatures)} kinds of operands; the judge checks at most "
+                f"{MAX_SORT_SIGNATURES} per program"
+            )
+        for sort in sorts:
+            self.check_sort(sort)
+
+    def check_sort(self, sort: Any) -> None:
+        elements = tuple(element(str(v.type)) for v in sort.operands)
+        where = f"{SORT} of ({_types(elements)})"
+        if len(elements) > MAX_SORT_OPERANDS:
+            raise PolicyViolation(
+                f"{where} sorts {len(elements)} operands; the judge checks at most {MAX_SORT_OPERANDS}"
+            )
+        expected = self.comparators.of(elements)
+        got = comparator_of(sort)
+        if got in expected:
+            return
+        if not expected:
+            raise PolicyViolation(f"{where}: JAX's lowering of lax.sort makes no sort of these element types")
+        nearest = min(expected, key=lambda want: _distance(got, want))
+        keys = expected[nearest]
+        raise PolicyViolation(
+            f"{where}: its comparator is not one JAX's lowering of lax.sort makes for these types (nearest: "
+            f"the one for {_count(keys, 'key')}): {_comparator_difference(got, nearest)}"
+        )
+
+
+def _distance(got: Comparator, want: Comparator) -> int:
+    return sum(a != b for a, b in zip(got, want, strict=False)) + abs(len(got) - len(want))
