@@ -31,6 +31,7 @@ from judge.grader import grade
 from judge.problems import ProblemSet
 from judge.results import GradeResult
 from judge.verdicts import Verdict, WrongAnswerReason
+from sandbox.backends import get_backend
 from sandbox.inside import op_corpus
 from sandbox.inside.lowering import Lowerer, parse
 from sandbox.inside.op_policy import (
@@ -43,9 +44,10 @@ from sandbox.inside.op_policy import (
     comparator_of,
     element_kind,
 )
+from sandbox.limits import SandboxLimits
 from sandbox.pool import GradingPool
-from tests.conftest import FIXTURE_SLUG, FIXTURES, available_backends
-from tests.program_pool import backend_pool
+from tests.conftest import FIXTURE_SLUG, FIXTURES, ROOT, available_backends
+from tests.program_pool import backend_pool, pool_source
 
 #: Tracer slots of these pools (others are skipped while busy).
 SLOT_BASE = 2140
@@ -256,7 +258,7 @@ def test_sort_comparators_are_derived_once_per_operand_types(policy: Policy) -> 
     assert verdict(policy, data) is None
     assert key in policy.comparators.cache
     found = policy.comparators.cache[key]
-    assert sorted(found.values()) == [1, 2]  # one comparator per number of keys
+    assert sorted(keys for keys, _ in found.values()) == [1, 2]  # one comparator per number of keys
 
 
 # --------------------------------------------------------------------------------- attacks refused
@@ -654,8 +656,8 @@ def test_a_bad_sort_only_on_hidden_signatures_is_refused_by_the_secret_executor(
     """The public cases pass; every hidden case (each has a leaf of two or more dimensions, or none is
     reached through one) gets the refusal from the executor that holds hidden values, never a crash."""
     result = run(pool, ATTACK.replace("{hidden_only}", "True"))
-    public = [c for c in result.cases if c.visibility.value != "hidden"]
-    hidden = [c for c in result.cases if c.visibility.value == "hidden"]
+    public = [c for c in result.cases if c.visibility != "hidden"]
+    hidden = [c for c in result.cases if c.visibility == "hidden"]
     assert public and all(c.verdict is Verdict.ACCEPTED for c in public), [c.message for c in public]
     refused = [c for c in hidden if c.verdict is not Verdict.ACCEPTED]
     assert refused, "no hidden case met the bad sort"
@@ -671,3 +673,50 @@ def test_the_same_submission_without_the_bad_sort_is_accepted(pool: GradingPool)
     code = ATTACK.replace("{hidden_only}", "False").replace("bad_sort(flat)", "jnp.sort(flat)")
     result = run(pool, code)
     assert result.verdict is Verdict.ACCEPTED, f"{result.verdict}: {result.message}"
+
+
+# --------------------------------------------------------------- every accepted solution still passes
+
+_PROBLEMS = ProblemSet(ROOT / "problems")
+
+
+@pytest.fixture(scope="module")
+def process_backend() -> Iterator[Any]:
+    backend = get_backend("process")
+    yield backend
+    backend.close()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("slug", [p.slug for p in _PROBLEMS])
+def test_every_program_of_each_accepted_solution_passes_the_policy(
+    policy: Policy, process_backend: Any, monkeypatch: pytest.MonkeyPatch, slug: str
+) -> None:
+    """Each shipped accepted solution, graded through the tracer's path (public and hidden signatures):
+    still accepted, and every program the tracer sent the executor passes the policy here too."""
+    from sandbox import monitor
+
+    sent: list[bytes] = []
+    original = monitor._Session._send_program
+
+    def record(self: Any, lane: Any, kind: str, program_id: int, module: bytes, *rest: Any) -> None:
+        sent.append(bytes(module))
+        original(self, lane, kind, program_id, module, *rest)
+
+    monkeypatch.setattr(monitor._Session, "_send_program", record)
+    problem = _PROBLEMS.get(slug)
+    accepted = [file for folder, file in problem.solutions() if folder == "accepted"]
+    assert accepted
+    index = [p.slug for p in _PROBLEMS].index(slug)
+    pool = GradingPool(
+        process_backend, SandboxLimits(), size=1, slot_base=SLOT_BASE + 40 + 2 * index, slots=2
+    )
+    try:
+        for file in accepted:
+            result = grade(problem, file.read_text(), pool_source(pool, timeout=300))
+            assert result.verdict is Verdict.ACCEPTED, f"{file.name}: {result.verdict}: {result.message}"
+    finally:
+        pool.close()
+    assert sent
+    for data in sent:
+        assert verdict(policy, data) is None
