@@ -820,7 +820,10 @@ class Judging:
     def _compare(self, expected: Any, expected_gradient: Any, got: Any) -> tuple[CompareResult, Any]:
         """Compare a program's result with the expected one; the result and the user's output alone."""
         if self.gradients is None:
-            return self.checker(expected, got, reveal=True), got
+            return self.checker(
+                expected,
+                got,
+            ), got
         return compare_with_gradient(self.checker, expected, expected_gradient, got)
 
     def _output(self, program: ProgramReport, run: CaseReport, hidden: bool) -> Any:
@@ -871,7 +874,10 @@ class Judging:
             if self.gradients is not None and isinstance(first, tuple) and len(first) == 2:
                 compared, _ = compare_with_gradient(self.checker, first[0], first[1], second)
             else:
-                compared = self.checker(first, second, reveal=True)
+                compared = self.checker(
+                    first,
+                    second,
+                )
         except Exception:
             compared = CompareResult(
                 False, WrongAnswerReason.STRUCTURE, None, "the two results differ", float("inf")
