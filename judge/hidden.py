@@ -74,7 +74,7 @@ def one_hidden_mistake(cases: Sequence[CaseResult]) -> list[CaseResult]:
     }
     names = {(m.name, m.note) if (m := cases[i].mistake) is not None else None for i in failing}
     only = next(iter(names)) if len(names) == 1 else None
-    shared = MistakeMatch(name=only[0], note=only[1]) if only is not None else None
+    shared = MistakeMatch(name=only[0], note=only[1], others=0) if only is not None else None
     return [
         c.model_copy(update={"mistake": shared if i in failing else None}) if c.visibility == "hidden" else c
         for i, c in enumerate(cases)
