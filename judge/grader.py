@@ -301,12 +301,6 @@ def grade(
         lanes = raw.lanes_healthy
     finally:
         pair.release_after(lanes)
-    if not author and streamer.hidden_from is not None:
-        # The hidden phase (from the hidden signatures' hand-over to the last result) ends on a rung of a
-        # fixed ladder, so the time anyone can observe (the held hidden events, the result, elapsed_ms)
-        # does not follow the hidden values (judge.hidden.hidden_phase_bound).
-        took = time.monotonic() - streamer.hidden_from
-        time.sleep(max(0.0, hidden_phase_bound(took) - took))
     if raw.cancelled:
         raise Cancelled("the grading was cancelled")
     if raw.stop is not None and raw.stop.timeout == "overload":
@@ -316,6 +310,13 @@ def grade(
             "fault)"
         )
     result = judging.result(raw, backend=pair.backend, elapsed_ms=(time.monotonic() - started) * 1000)
+    if not author and streamer.hidden_from is not None:
+        # The hidden phase (from the hidden signatures' hand-over to the verdicts, the judge's own work on
+        # them included) ends on a rung of a fixed ladder, so the time anyone can observe (the held hidden
+        # events, the result, elapsed_ms) does not follow the hidden values (judge.hidden.hidden_phase_bound).
+        took = time.monotonic() - streamer.hidden_from
+        time.sleep(max(0.0, hidden_phase_bound(took) - took))
+        result = result.model_copy(update={"elapsed_ms": round((time.monotonic() - started) * 1000, 1)})
     streamer.finish(result)
     return result
 
@@ -541,13 +542,13 @@ class Judging:
         if unseen:
             outcome, run = self._seen(raw, i, program, vis, outcome)
         compile_ms = None
-        if vis == "hidden" and not self.author:
-            pass  # a hidden case carries no time of its own, not even its program's compile
-        elif program.compiled is not None and first_of_sig:
+        # A hidden case carries no time of its own, not even its program's compile (authors excepted).
+        timed_here = vis != "hidden" or self.author
+        if program.compiled is not None and first_of_sig and timed_here:
             # The tracer's own trace time is its claim: shown for public cases only.
             traced = program.trace_ms or 0.0 if vis != "hidden" else 0.0
             compile_ms = (program.compiled.get("compile_ms") or 0.0) + traced
-        elif program.compiled is not None:
+        elif program.compiled is not None and timed_here:
             compile_ms = 0.0
         show_run = (vis != "hidden" and (run is None or run.lane == "shown")) or self.author
         timed = run if run is not None or not self.author else raw.runs.get(i)
@@ -847,10 +848,7 @@ class Judging:
     def _compare(self, expected: Any, expected_gradient: Any, got: Any) -> tuple[CompareResult, Any]:
         """Compare a program's result with the expected one; the result and the user's output alone."""
         if self.gradients is None:
-            return self.checker(
-                expected,
-                got,
-            ), got
+            return self.checker(expected, got), got
         return compare_with_gradient(self.checker, expected, expected_gradient, got)
 
     def _output(self, program: ProgramReport, run: CaseReport, hidden: bool) -> Any:
@@ -901,10 +899,7 @@ class Judging:
             if self.gradients is not None and isinstance(first, tuple) and len(first) == 2:
                 compared, _ = compare_with_gradient(self.checker, first[0], first[1], second)
             else:
-                compared = self.checker(
-                    first,
-                    second,
-                )
+                compared = self.checker(first, second)
         except Exception:
             compared = CompareResult(
                 False, WrongAnswerReason.STRUCTURE, None, "the two results differ", float("inf")
