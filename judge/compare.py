@@ -23,8 +23,9 @@ Paths: the root is ``output``; a top-level dict's identifier keys are bare (``cl
 ``global_norm``); a top-level tuple's elements take ``root_names`` (``new_params["w"]``); element indexes
 use numpy form (``[1, 0]``).
 
-With ``reveal=False`` (hidden cases) nothing in the result shows a value or an element index: the message
-names the leaf, the kind of mismatch and how far outside the tolerance, and ``worst`` is ``None``.
+The result always words the comparison for someone who may see the values (public and custom cases, a
+problem's author). A hidden case's comparison is worded only by ``judge.hidden.hidden_message``, which keeps
+the leaf and the kind of mismatch and replaces every value, index, count and exact ratio by a coarse bucket.
 
 A malformed EXPECTED tree (an unknown node, a complex or string leaf, a float dtype without a tolerance) is
 the judge's fault: ``compare`` raises ``TypeError`` or ``KeyError`` for the harness to report as
@@ -108,8 +109,7 @@ class CompareResult:
     ``max_error_ratio`` is the largest ``|got - exp| / bound`` (``bound``: the element's tolerance) over
     every compared element (0.0 if there were none; ``inf`` on a NaN/infinity or exact mismatch, or when
     the check stopped before the values). ``ok`` iff ``max_error_ratio <= 1``. ``worst`` is the element
-    with that ratio, and ``None`` when there was none, when the check stopped before the values, or with
-    ``reveal=False``.
+    with that ratio, and ``None`` when there was none or when the check stopped before the values.
     """
 
     ok: bool
@@ -141,7 +141,6 @@ def compare(
     tolerance: Mapping[str, Tolerance],
     root_names: Sequence[str] = (),
     tuple_as_list: bool = False,
-    reveal: bool = True,
 ) -> CompareResult:
     """Compare ``got`` with ``expected``: structure, then leaf type/shape/dtype, then values."""
     for leaf in _expected_leaves(expected, ()):
@@ -153,7 +152,7 @@ def compare(
     if mismatch is not None:
         path = format_path(mismatch.at, root_names)
         return CompareResult(False, mismatch.reason, path, f"{path}: {mismatch.detail}", math.inf)
-    return _compare_values(pairs, tolerance, root_names, reveal)
+    return _compare_values(pairs, tolerance, root_names)
 
 
 def accepts(
@@ -178,14 +177,13 @@ class Checker:
     root_names: tuple[str, ...] = ()
     tuple_as_list: bool = False
 
-    def __call__(self, expected: Tree, got: Tree, reveal: bool = True) -> CompareResult:
+    def __call__(self, expected: Tree, got: Tree) -> CompareResult:
         return compare(
             expected,
             got,
             tolerance=self.tolerance,
             root_names=self.root_names,
             tuple_as_list=self.tuple_as_list,
-            reveal=reveal,
         )
 
     def accepts(self, expected: Tree, got: Tree) -> bool:
@@ -657,40 +655,20 @@ def _revealed_detail(worst: LeafError) -> str:
     return f"{head} (abs err {worst.abs_err:.6g} > tol {worst.tol:.6g})"
 
 
-def _hidden_detail(worst: LeafError) -> str:
-    if isinstance(worst.got, int):
-        return "wrong value"
-    if math.isnan(worst.got):
-        return "got NaN where a number was expected"
-    if math.isnan(worst.expected):
-        return "got a number where NaN was expected"
-    if math.isinf(worst.got) and math.isfinite(worst.expected):
-        return f"got {_number(worst.got)} where a finite number was expected"
-    if math.isinf(worst.expected):
-        return "wrong value where an infinity was expected"
-    if math.isinf(worst.ratio):
-        return "wrong value where the tolerance is zero"
-    return f"wrong value, worst error is {worst.ratio:.3g}x the tolerance"
-
-
-def _value_message(check: _LeafCheck, reveal: bool) -> str:
+def _value_message(check: _LeafCheck) -> str:
     worst = check.worst
     assert worst is not None  # a failing leaf has elements
     if worst.key_data is not None:
         count = f"{check.failing} of {check.size} key{'' if check.size == 1 else 's'} differ"
-        if not reveal:
-            return f"{worst.path}: wrong PRNG key; {count}"
         got, expected = (f"[{', '.join(map(str, words))}]" for words in worst.key_data)
         where = f"{worst.path}{_index_suffix(worst.index)}"
         return f"{where}: got the key with data {got}, expected {expected}; {count}"
     count = f"{check.failing} of {check.size} elements differ"
-    if reveal:
-        return f"{worst.path}{_index_suffix(worst.index)}: {_revealed_detail(worst)}; {count}"
-    return f"{worst.path}: {_hidden_detail(worst)}; {count}"
+    return f"{worst.path}{_index_suffix(worst.index)}: {_revealed_detail(worst)}; {count}"
 
 
 def _compare_values(
-    pairs: Sequence[_Pair], tolerance: Mapping[str, Tolerance], root_names: Sequence[str], reveal: bool
+    pairs: Sequence[_Pair], tolerance: Mapping[str, Tolerance], root_names: Sequence[str]
 ) -> CompareResult:
     first_failure: _LeafCheck | None = None
     worst: LeafError | None = None
@@ -706,10 +684,9 @@ def _compare_values(
         if first_failure is None and check.failing:
             first_failure = check
     ratio = 0.0 if worst is None else worst.ratio
-    shown = worst if reveal else None
     if first_failure is None:
         message = f"all {elements} elements match (worst error is {ratio:.3g}x the tolerance)"
-        return CompareResult(True, None, None, message, ratio, shown)
+        return CompareResult(True, None, None, message, ratio, worst)
     assert first_failure.worst is not None
-    message = _value_message(first_failure, reveal)
-    return CompareResult(False, WrongAnswerReason.VALUE, first_failure.worst.path, message, ratio, shown)
+    message = _value_message(first_failure)
+    return CompareResult(False, WrongAnswerReason.VALUE, first_failure.worst.path, message, ratio, worst)

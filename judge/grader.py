@@ -9,10 +9,14 @@ without a sandbox; the streaming uses the same function on the record so far.
 What comes from where: values and timings of outputs from the executor (it runs no user code); rules from
 the executor's summary of each program (``judge.rules``); the tracer's claims only for its own failures
 (trace errors, a mutation it saw), which can only hurt the submission that lies. Hidden cases show a
-verdict and a message composed here, without values: no run time (a program can loop a value-dependent
-number of times), no exact error ratio (``|got - expected| / tol`` with ``got = 0`` reveals ``|expected|``),
-only a coarse bucket; ``author=True`` (``judge check`` grading the author's own solutions) keeps
-``error_ratio`` and run times.
+verdict and a message composed here, without values: no run or compile time (a program can loop a
+value-dependent number of times), no exact error ratio (``|got - expected| / tol`` with ``got = 0`` reveals
+``|expected|``), only a coarse bucket; a known mistake only when every failing hidden case matches the same
+one (``judge.hidden.one_hidden_mistake``); their results are streamed together once the grading is over,
+and the hidden phase ends on a rung of a fixed ladder (``judge.hidden.hidden_phase_bound``), so neither
+when a hidden case's result comes nor when the grading ends follows a hidden value. ``author=True``
+(``judge check`` grading the author's own solutions) keeps ``error_ratio``, times and per-case mistakes,
+streams as results come, and pads nothing.
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ from judge.feedback.known_costs import CostMistakeFinder
 from judge.feedback.matching import Match
 from judge.feedback.program_view import marks
 from judge.gradients import compare_with_gradient
-from judge.hidden import hidden_message, ratio_bucket
+from judge.hidden import hidden_message, hidden_phase_bound, one_hidden_mistake, ratio_bucket
 from judge.mistakes import MistakeFinder
 from judge.printed import printed_sections
 from judge.problems import Case, Problem
@@ -259,7 +263,8 @@ def grade(
     once set, stops the sandbox work (the workers are replaced) and raises ``sandbox.errors.Cancelled``.
 
     ``on_case`` is called with each case's result, in case order, as soon as it is known (hidden cases with
-    verdict and message only, exactly as in the returned result). ``author``: keep measurements that are
+    verdict and message only, exactly as in the returned result); from the first hidden case on, the results
+    are held and sent together when the grading is over. ``author``: keep measurements that are
     only for a problem's author (hidden cases' error ratios and run times). ``feedback``: name known
     mistakes, show public programs and their cost (``bench/bench_feedback.py`` measures it off).
     """
@@ -305,12 +310,22 @@ def grade(
             "fault)"
         )
     result = judging.result(raw, backend=pair.backend, elapsed_ms=(time.monotonic() - started) * 1000)
+    if not author and streamer.hidden_from is not None:
+        # The hidden phase (from the hidden signatures' hand-over to the verdicts, the judge's own work on
+        # them included) ends on a rung of a fixed ladder, so the time anyone can observe (the held hidden
+        # events, the result, elapsed_ms) does not follow the hidden values (judge.hidden.hidden_phase_bound).
+        took = time.monotonic() - streamer.hidden_from
+        time.sleep(max(0.0, hidden_phase_bound(took) - took))
+        result = result.model_copy(update={"elapsed_ms": round((time.monotonic() - started) * 1000, 1)})
     streamer.finish(result)
     return result
 
 
 class _Streamer:
-    """Calls ``on_case`` for each case, in order, as soon as its result is final."""
+    """Calls ``on_case`` for each case, in order, as soon as its result is final; from the first hidden case
+    on (unless for an author), every result is held and sent together once the grading is over, so no
+    hidden case's result is timed by when it comes. ``hidden_from``: when the hidden phase began (the
+    tracer was handed the hidden signatures), None while it has not."""
 
     def __init__(
         self, judging: Judging, on_case: CaseCallback | None, on_progress: ProgressCallback | None = None
@@ -319,13 +334,22 @@ class _Streamer:
         self.on_case = on_case
         self.on_progress = on_progress
         self.sent = 0
+        self.hidden_from: float | None = None
+        visibility = judging.visibility
+        self.hold_at = (
+            len(visibility)
+            if judging.author or "hidden" not in visibility
+            else list(visibility).index("hidden")
+        )
 
     def update(self, raw: RawRun) -> None:
+        if self.hidden_from is None and raw.output_cut is not None:
+            self.hidden_from = time.monotonic()
         if self.on_progress is not None:
             self.on_progress(progress_of(raw, self.judging.job))
         if self.on_case is None:
             return
-        for result in self.judging.cases(raw, final=False)[self.sent :]:
+        for result in self.judging.cases(raw, final=False)[self.sent : self.hold_at]:
             self.on_case(result)
             self.sent += 1
 
@@ -399,6 +423,8 @@ class Judging:
     def result(self, raw: RawRun, *, backend: str, elapsed_ms: float) -> GradeResult:
         load_error = self._load_error(raw)
         case_results = self.cases(raw, final=True)
+        if not self.author:
+            case_results = one_hidden_mistake(case_results)
         verdict = load_error[0] if load_error else _first_failure(case_results)
         summary = load_error[1] if load_error else ""
         failing = next((c for c in case_results if c.verdict == verdict), None)
@@ -516,11 +542,13 @@ class Judging:
         if unseen:
             outcome, run = self._seen(raw, i, program, vis, outcome)
         compile_ms = None
-        if program.compiled is not None and first_of_sig:
+        # A hidden case carries no time of its own, not even its program's compile (authors excepted).
+        timed_here = vis != "hidden" or self.author
+        if program.compiled is not None and first_of_sig and timed_here:
             # The tracer's own trace time is its claim: shown for public cases only.
             traced = program.trace_ms or 0.0 if vis != "hidden" else 0.0
             compile_ms = (program.compiled.get("compile_ms") or 0.0) + traced
-        elif program.compiled is not None:
+        elif program.compiled is not None and timed_here:
             compile_ms = 0.0
         show_run = (vis != "hidden" and (run is None or run.lane == "shown")) or self.author
         timed = run if run is not None or not self.author else raw.runs.get(i)
@@ -820,7 +848,7 @@ class Judging:
     def _compare(self, expected: Any, expected_gradient: Any, got: Any) -> tuple[CompareResult, Any]:
         """Compare a program's result with the expected one; the result and the user's output alone."""
         if self.gradients is None:
-            return self.checker(expected, got, reveal=True), got
+            return self.checker(expected, got), got
         return compare_with_gradient(self.checker, expected, expected_gradient, got)
 
     def _output(self, program: ProgramReport, run: CaseReport, hidden: bool) -> Any:
@@ -871,7 +899,7 @@ class Judging:
             if self.gradients is not None and isinstance(first, tuple) and len(first) == 2:
                 compared, _ = compare_with_gradient(self.checker, first[0], first[1], second)
             else:
-                compared = self.checker(first, second, reveal=True)
+                compared = self.checker(first, second)
         except Exception:
             compared = CompareResult(
                 False, WrongAnswerReason.STRUCTURE, None, "the two results differ", float("inf")

@@ -44,7 +44,7 @@ def accepts_with_gradient(checker: Checker, expected: Any, expected_gradient: An
 
 
 def compare_with_gradient(
-    checker: Checker, expected: Any, expected_gradient: Any, got: Any, *, reveal: bool = True
+    checker: Checker, expected: Any, expected_gradient: Any, got: Any
 ) -> tuple[CompareResult, Any]:
     """Compare the output, then the gradient; returns the result and the user's output alone (for display)."""
     parts = split(got)
@@ -60,10 +60,10 @@ def compare_with_gradient(
             None,
         )
     output, gradient = parts
-    first = checker(expected, output, reveal=reveal)
+    first = checker(expected, output)
     if not first.ok:
         return first, output
-    second = gradient_checker(checker)(expected_gradient, gradient, reveal=reveal)
+    second = gradient_checker(checker)(expected_gradient, gradient)
     ratio = max(first.max_error_ratio, second.max_error_ratio)
     if second.ok:
         return dataclasses.replace(first, max_error_ratio=ratio), output

@@ -3,13 +3,14 @@
     pool = GradingPool(backend, limits, size=2)
     pair = pool.acquire(timeout=30, limits=job_limits)     # a warm tracer and a warm executor
     raw = run_session(pair, job, job_limits)
-    pair.release(raw.executor_healthy)                     # the tracer is closed, the executor reused
+    pair.release(raw.executor_healthy)                     # the tracer and the executor are closed
     ...
     pool.close()                                           # kills idle, starting and handed-out workers
 
 ``GradingPool`` combines a ``WorkerPool`` of one-shot tracers (forked from the backend's zygote where it
-has one) and an ``ExecutorPool`` of long-lived executors. The rest of this docstring is about
-``WorkerPool``, which keeps one-shot workers of any kind (``start`` chooses which):
+has one) and ``ExecutorPool``s of one-job executors (started ahead, each closed after the one job it
+served). The rest of this docstring is about ``WorkerPool``, which keeps one-shot workers of any kind
+(``start`` chooses which):
 
 One background thread keeps ``size`` ready workers: it starts them, waits for their ``ready``, drops idle
 workers that died, and starts replacements after every hand-out. Each start first takes a place at the
@@ -82,18 +83,19 @@ class WorkerPool:
         slot_base: int = 0,
         slots: int | None = None,
         start: Callable[[SandboxLimits, int], Worker] | None = None,
-        reusable: bool = False,
         gate: StartGate | None = None,
+        ready_limits: bool = True,
     ) -> None:
-        """``start(limits, slot)`` starts one worker (default: ``backend.fork_tracer``). ``reusable``: workers
-        come back after a job (``_put_back``), so those handed out count toward ``size``. ``gate``: admits
-        starts (default: the host-wide one of ``sandbox.starts``)."""
+        """``start(limits, slot)`` starts one worker (default: ``backend.fork_tracer``); each serves one job.
+        ``gate``: admits
+        starts (default: the host-wide one of ``sandbox.starts``). ``ready_limits``: re-apply the pool's
+        limits to a worker once it is ready (an executor's job sets its own instead)."""
         self.backend = backend
         self._start_worker = start or backend.fork_tracer
         self.gate = gate or default_gate()
         #: Starts wanted but not begun because every place of the start gate was taken.
         self._gated = 0
-        self.reusable = reusable
+        self.ready_limits = ready_limits
         self.limits = limits
         self.size = max(1, size if size is not None else (os.cpu_count() or 1))
         self.slot_base = slot_base
@@ -284,8 +286,6 @@ class WorkerPool:
                         why = f": last start error: {self.last_error}" if self.last_error else ""
                         raise WorkerStartError(f"no ready {self.backend.name} worker within the timeout{why}")
                     self._waiting += 1
-                    if self.reusable:
-                        self._wake()  # a reusable pool starts workers for waiting callers
                     try:
                         self._cond.wait(remaining)
                     finally:
@@ -308,20 +308,6 @@ class WorkerPool:
             self._retire(worker)
             raise
         return worker
-
-    def _put_back(self, worker: Worker) -> None:
-        """An executor that served a job cleanly waits for the next one (tracers are never put back)."""
-        with self._cond:
-            if worker in self._handed:
-                self._handed.remove(worker)
-            keep = not self._closed and (
-                len(self._idle) + len(self._pending) < self.size or self._waiting > 0
-            )
-            if keep:
-                self._idle.append(worker)
-                self._cond.notify_all()
-        if not keep:
-            _close(worker)
 
     def _retire(self, worker: Worker) -> None:
         with self._cond:
@@ -380,16 +366,12 @@ class WorkerPool:
                 need = self.size - len(self._idle) - len(self._pending)
                 self._handed = [w for w in self._handed if not _finished(w)]
                 spare = len(self._idle) + len(self._pending)
-                if self.reusable:
-                    # Lent workers come back; start more only for callers waiting beyond ``size``.
-                    need = max(need - len(self._handed), self._waiting - spare)
-                else:
-                    # A worker that serves one job (a tracer) is replaced once that job is over, not while
-                    # it runs: forking the replacement would take CPU from that very job. But at least half
-                    # the pool stays ready (or starting), so that a burst, or a Run kept in reserve beside
-                    # busy submissions, finds one; and waiting callers get theirs now.
-                    half = (self.size + 1) // 2
-                    need = max(need - len(self._handed), half - spare, self._waiting - spare)
+                # A worker serves one job and is replaced once that job is over, not while it runs:
+                # starting the replacement would take CPU from that very job. But at least half the pool
+                # stays ready (or starting), so that a burst, or a Run kept in reserve beside busy
+                # submissions, finds one; and waiting callers get theirs now.
+                half = (self.size + 1) // 2
+                need = max(need - len(self._handed), half - spare, self._waiting - spare)
                 may_start = time.monotonic() >= self._backoff_until
             for worker in dead:
                 self._retire(worker)
@@ -485,7 +467,7 @@ class WorkerPool:
             worker.wait_ready(self.limits.startup_time_s)
             # Idle from now on: count the CPU time limit from here, not from before JAX's import (an
             # executor's job sets its own, see sandbox.inside.executor).
-            if not self.reusable:
+            if self.ready_limits:
                 worker.apply_limits(self.limits)
         except (WorkerStartError, OSError) as exc:
             with self._cond:
@@ -540,9 +522,6 @@ def _close(worker: Worker) -> None:
 
 # ------------------------------------------------------------------------------------------ executors
 
-#: Jobs an executor serves before it is replaced (it runs no user code; this bounds what a compiler bug that
-#: a crafted program triggered could carry from one job to the next).
-MAX_EXECUTOR_JOBS = 100
 #: CPU seconds an executor may use over its whole life (each job's own limit is set by ``begin``).
 EXECUTOR_CPU_S = 100_000
 
@@ -553,21 +532,22 @@ def executor_slots(size: int) -> int:
 
 
 class ExecutorPool:
-    """Long-lived executors: ``acquire`` lends one, ``give_back`` returns it (or closes it when it failed
-    or served ``max_jobs``). One background thread keeps ``size`` of them ready. Thread-safe."""
+    """Executors that serve one job each: ``acquire`` lends one, ``give_back`` closes it after its job
+    (on the pool's closing thread, off the grading's clock), whatever happened in it. One background thread
+    keeps ``size`` of them started and ready ahead of demand, as for tracers, so a job never waits for an
+    executor's start while the pool keeps up. Thread-safe.
 
-    def __init__(
-        self,
-        backend: Backend,
-        limits: SandboxLimits,
-        size: int,
-        *,
-        slot_base: int = 0,
-        max_jobs: int = MAX_EXECUTOR_JOBS,
-    ) -> None:
+    Why one job: a program is data the executor compiles, and a kernel bug it triggers (a sort comparator
+    that is not a strict weak order made XLA's ``std::sort`` write outside its buffer) can leave the process
+    compromised with the job still finishing normally. An executor that ran one submission's (or one Run's)
+    program never runs another's, so a compromised one serves nobody else; a crash, a signal, a malformed
+    frame or a recycle request changes nothing, as no executor is ever lent twice. Executors are started,
+    not forked from a zygote: an executor starts its XLA backend, which a forked child of a process with a
+    started backend cannot do safely, and an executor started fresh shares no memory with any other."""
+
+    def __init__(self, backend: Backend, limits: SandboxLimits, size: int, *, slot_base: int = 0) -> None:
         self.backend = backend
         self.limits = limits
-        self.max_jobs = max_jobs
         started = replace(limits, cpu_time_s=EXECUTOR_CPU_S)
         self._pool = WorkerPool(
             backend,
@@ -576,12 +556,12 @@ class ExecutorPool:
             slot_base=slot_base,
             slots=executor_slots(size),
             start=backend.start_executor,
-            reusable=True,
+            ready_limits=False,
         )
         self.retired = 0
 
     def acquire(self, timeout: float, limits: SandboxLimits | None = None) -> Worker:
-        """A ready executor nobody else has; a fresh one when the job needs more than the pool's limits."""
+        """A ready executor nobody has had; a fresh one when the job needs more than the pool's limits."""
         job = limits or self.limits
         if job.devices != self.limits.devices:
             raise ValueError(
@@ -594,21 +574,16 @@ class ExecutorPool:
             except BaseException:
                 _close(worker)
                 raise
-            worker.jobs = self.max_jobs  # one job only: closed when given back
             return worker
         worker = self._pool._take(time.monotonic() + timeout)
         worker.set_memory_limit(job.memory_mb)
         return worker
 
     def give_back(self, worker: Worker, healthy: bool) -> None:
-        """Return an executor after a job; it is closed instead if the job failed or it is worn out."""
+        """An executor's job is over: it is closed (``healthy`` or not), never lent again."""
         worker.jobs += 1
-        if not healthy or worker.jobs >= self.max_jobs or not worker.alive():
-            self.retired += 1
-            self._pool._retire(worker)
-            return
-        worker.set_memory_limit(self.limits.memory_mb)
-        self._pool._put_back(worker)
+        self.retired += 1
+        self._pool.close_later(worker)
 
     def stats(self) -> dict[str, int | str | None]:
         return {**self._pool.stats(), "retired": self.retired}
@@ -633,9 +608,9 @@ class GradingPool:
     """Warm tracers and warm executors, handed out in pairs (one grading each).
 
     Two pools of executors: ``executors`` compute what a learner is shown (public and custom cases) and never
-    receive a hidden value; ``secrets`` compute hidden cases. An executor is reused across jobs, so keeping
-    them apart is what guarantees that nothing shown is computed in a process that has held a hidden value,
-    of this job or of any before it (``sandbox.monitor`` routes each case). A Run takes no secret executor.
+    receive a hidden value; ``secrets`` compute hidden cases, so that nothing shown is computed in a process
+    that has held a hidden value (``sandbox.monitor`` routes each case). Every executor serves one job only
+    (``ExecutorPool``). A Run takes no secret executor.
 
     Device counts: an executor's host devices are fixed when it starts (``SandboxLimits.devices``), so a job
     of D > 1 devices gets its executors from a shown and a secret pool of D-device executors of their own
@@ -654,13 +629,11 @@ class GradingPool:
         slot_base: int = 0,
         slots: int | None = None,
         executor_slot_base: int | None = None,
-        max_executor_jobs: int = MAX_EXECUTOR_JOBS,
         mesh_size: int = 1,
         device_counts: tuple[int, ...] = (),
     ) -> None:
         self.backend = backend
         self.limits = limits
-        self.max_executor_jobs = max_executor_jobs
         self.mesh_size = max(1, mesh_size)
         #: Device count -> (shown, secret) pools of executors with that many host devices (counts > 1).
         self.meshes: dict[int, tuple[ExecutorPool, ExecutorPool]] = {}
@@ -669,15 +642,9 @@ class GradingPool:
         self.tracers = WorkerPool(backend, limits, size, slot_base=slot_base, slots=slots)
         self.size = self.tracers.size
         executor_base = slot_base if executor_slot_base is None else executor_slot_base
-        self.executors = ExecutorPool(
-            backend, limits, self.size, slot_base=executor_base, max_jobs=max_executor_jobs
-        )
+        self.executors = ExecutorPool(backend, limits, self.size, slot_base=executor_base)
         self.secrets = ExecutorPool(
-            backend,
-            limits,
-            self.size,
-            slot_base=executor_base + executor_slots(self.size),
-            max_jobs=max_executor_jobs,
+            backend, limits, self.size, slot_base=executor_base + executor_slots(self.size)
         )
         #: Where the executors of device-count pools take their slots (two ranges per count).
         self._mesh_slot_base = executor_base + 2 * executor_slots(self.size)
@@ -697,16 +664,8 @@ class GradingPool:
                 span = executor_slots(self.mesh_size)
                 base = self._mesh_slot_base + 2 * span * len(self.meshes)
                 pools = (
-                    ExecutorPool(
-                        self.backend, limits, self.mesh_size, slot_base=base, max_jobs=self.max_executor_jobs
-                    ),
-                    ExecutorPool(
-                        self.backend,
-                        limits,
-                        self.mesh_size,
-                        slot_base=base + span,
-                        max_jobs=self.max_executor_jobs,
-                    ),
+                    ExecutorPool(self.backend, limits, self.mesh_size, slot_base=base),
+                    ExecutorPool(self.backend, limits, self.mesh_size, slot_base=base + span),
                 )
                 self.meshes[devices] = pools
             return pools

@@ -52,6 +52,6 @@ def legacy_grade(problem: Problem, code: str, worker: Worker, cases: Sequence[Ca
         message = results.get(i)
         if message is None or message.get("status") != "ok" or message.get("mutation"):
             return False
-        if not checker(want, decode_tree(message["output"]), reveal=False).ok:
+        if not checker(want, decode_tree(message["output"])).ok:
             return False
     return True

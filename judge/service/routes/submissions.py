@@ -605,7 +605,8 @@ def delete_submission(submission_id: str, services: ServicesDep, caller: CallerD
     summary="Server-sent events: progress of a submission, then its result",
     description="Events: `status` (`{status}`: first the current status, then `running` with the "
     "`attempt`), one `case` per finished case (`{index, case}`; hidden cases carry verdict and message "
-    "only), "
+    "only, and from the first hidden case on the `case` events are held and sent together once the "
+    "grading is over), "
     "then `result` (`{status: done, verdict, result}`) or `failed` (`{status: failed, error}`), after which "
     "the stream ends. Every event has an `id` of this submission (`<id>/<n>`, the first `<id>/0`); "
     "reconnect with `Last-Event-ID` to resume after it (an id of another submission is a 422). A stream "
