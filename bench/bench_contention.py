@@ -4,7 +4,8 @@ Each phase (quiet first, then loaded) starts a fresh measured ``judge serve`` on
 directory and slot base) and measures:
 
   ready     seconds from starting it to ``/readyz`` answering 200 (and the reasons it gave meanwhile)
-  run       ``-n`` Runs of the public examples (``POST /api/v1/problems/{slug}/run``): latency p50/p95
+  run       ``-n`` Runs of the public examples (``POST /api/v1/problems/{slug}/run``): latency p50/p95,
+            an honest "later" (429/503 with Retry-After) waited out within it and counted
   submit    ``-n`` Submits of an accepted solution (POST, then ``?wait=`` until done): p50/p95
   verdicts  every shipped solution of the chosen problems (the seed problems; ``--all``: every problem)
             submitted ``--clients`` at a time: each verdict compared with the quiet phase's (agreement,
@@ -47,7 +48,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.host_load import HostLoadSpec, host_load, summary  # noqa: E402
+from tests.host_load import LATER_WAIT_S, HostLoadSpec, host_load, later_by, summary  # noqa: E402
 
 #: The seed problems (every solution of them is graded in each phase unless --all or --problems).
 SEED_PROBLEMS = ("global-norm-clipping", "sgd-momentum")
@@ -76,6 +77,8 @@ class Phase:
     verdicts: dict[str, str] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     load_errors: list[str] = field(default_factory=list)
+    #: Runs answered "later" (429/503 with Retry-After) before their answer.
+    later: int = 0
     loadavg: list[float] = field(default_factory=list)
 
 
@@ -192,11 +195,18 @@ def run_phase(phase: Phase, args: argparse.Namespace, problems: list[str], extra
             with httpx.Client(base_url=url, timeout=REQUEST_S) as client:
                 for i in range(args.n):
                     t = time.monotonic()
-                    try:
-                        response = client.post(f"/api/v1/problems/{PROBLEM}/run", json={"code": code})
-                        status, text = response.status_code, response.text
-                    except httpx.HTTPError as exc:
-                        status, text = 0, f"{type(exc).__name__}: {exc}"
+                    while True:
+                        try:
+                            response = client.post(f"/api/v1/problems/{PROBLEM}/run", json={"code": code})
+                            status, text = response.status_code, response.text
+                        except httpx.HTTPError as exc:
+                            status, text = 0, f"{type(exc).__name__}: {exc}"
+                            break
+                        retry = later_by(response)
+                        if retry is None or time.monotonic() - t > REQUEST_S:
+                            break
+                        phase.later += 1  # an honest "come back in N s": waited out, in the latency
+                        time.sleep(min(retry, LATER_WAIT_S))
                     phase.run_s.append(time.monotonic() - t)
                     if status != 200:
                         phase.errors.append(f"run {i}: HTTP {status} {text[:200]}")
@@ -257,6 +267,7 @@ def report(quiet: Phase, loaded: Phase, spec: HostLoadSpec, checkout: Path) -> N
     same = [n for n in names if quiet.verdicts[n] == loaded.verdicts[n]]
     share = 100 * len(same) / max(1, len(names))
     print(f"{'verdicts equal to the quiet run':<34}{len(same):>8}/{len(names)} ({share:.1f}%)")
+    print(f"{'Runs told to come back later':<34}{quiet.later:>12}{loaded.later:>12}")
     print(f"{'judge errors (target 0)':<34}{len(quiet.errors):>12}{len(loaded.errors):>12}")
     print(f"{'errors of the load itself':<34}{'':>12}{len(loaded.load_errors):>12}")
     for name in names:

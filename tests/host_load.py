@@ -10,8 +10,10 @@ Each component is a real judge process of this checkout, bounded in count and ti
 - ``services``: ``judge serve`` processes, each with its own data directory and sandbox slot base
   (``JUDGE_SANDBOX_SLOT_BASE``), started at once; per service a learner sends a Run of an accepted
   solution every ``run_every_s`` and, every ``submit_every_s``, a submission (accepted and spinning ones in
-  turn, the spinning one a ``time_limit_exceeded``). A Run must answer 200 with the accepted verdict, a
-  submission must be accepted (202), graded in ONE attempt, with its folder's verdict;
+  turn, the spinning one a ``time_limit_exceeded``). A Run must answer 200 with the accepted verdict (an
+  honest "later", a 429/503 with ``Retry-After`` saying the judge is warming up or busy, is waited out
+  and asked again, and counted as ``later``); a submission must be accepted (202) and graded in ONE
+  attempt with its folder's verdict;
 - ``checks``: loops of ``judge check --werror`` on ``check_problem``: each run must exit 0;
 - ``graders``: loops of ``judge grade`` of an accepted solution: each run must exit 0 (accepted);
 - ``spinners``: busy loops (``tests.load.machine_load``, nothing else of it).
@@ -50,9 +52,25 @@ from tests.service_support import ServeProcess
 
 #: A learner's function for ``problem`` that never returns (a time limit).
 SPIN = "def {function}(*args, **kwargs):\n    while True:\n        pass\n"
-#: Seconds one HTTP request may take, and one CLI run.
+#: Seconds one HTTP request may take (a Run, with the times it was told to come back later), one CLI run.
 REQUEST_S = 300.0
 COMMAND_S = 900.0
+#: The answers that honestly say "later" (issue 37: a quick 429/503 with Retry-After when capacity is
+#: short), and the longest wait before trying again.
+LATER = frozenset({"warming_up", "run_busy", "rate_limited", "queue_full"})
+LATER_WAIT_S = 30.0
+
+
+def later_by(answer: httpx.Response) -> float | None:
+    """Seconds to wait when ``answer`` says "later" (429/503, a ``LATER`` code and a Retry-After)."""
+    if answer.status_code not in (429, 503) or "retry-after" not in answer.headers:
+        return None
+    try:
+        code = answer.json()["error"]["code"]
+        retry = float(answer.headers["retry-after"])
+    except (ValueError, KeyError, TypeError):
+        return None
+    return retry if code in LATER else None
 
 
 @dataclass(frozen=True)
@@ -125,9 +143,11 @@ class HostLoad:
             return [o for o in self.outcomes if not o.ok]
 
     def server_errors(self) -> list[Outcome]:
-        """Answers with a 5xx status (the services' own failures)."""
+        """Answers with a 5xx status (the services' own failures), but for an honest "later"."""
         with self._lock:
-            return [o for o in self.outcomes if o.status is not None and o.status >= 500]
+            return [
+                o for o in self.outcomes if o.status is not None and o.status >= 500 and o.what != "later"
+            ]
 
     def running(self) -> bool:
         return not self._stop.is_set() and time.monotonic() < self.deadline
@@ -187,18 +207,36 @@ class HostLoad:
                 self._stop.wait(max(0.0, spec.run_every_s - (time.monotonic() - began)))
 
     def _run(self, client: httpx.Client, source: str, code: str) -> None:
+        """One learner's Run, until it answers: an honest "later" (``LATER``) is waited out and tried again,
+        recorded as ``later``; anything else but a 200 with the accepted verdict is a failure."""
         began = time.monotonic()
-        try:
-            answer = client.post(f"/api/v1/problems/{self.spec.problem}/run", json={"code": code})
-        except httpx.HTTPError as exc:
-            if not self._stop.is_set():  # cut short by the end of the load: no result
-                why = f"{type(exc).__name__}: {exc}"
-                self.record(Outcome(source, "run", False, time.monotonic() - began, why))
-            return
+        later = 0
+        while True:
+            asked = time.monotonic()
+            try:
+                answer = client.post(f"/api/v1/problems/{self.spec.problem}/run", json={"code": code})
+            except httpx.HTTPError as exc:
+                if not self._stop.is_set():  # cut short by the end of the load: no result
+                    why = f"{type(exc).__name__}: {exc}"
+                    self.record(Outcome(source, "run", False, time.monotonic() - began, why))
+                return
+            retry = later_by(answer)
+            if retry is None or self._stop.is_set() or time.monotonic() - began + retry > REQUEST_S:
+                break
+            later += 1
+            self.record(
+                Outcome(
+                    source, "later", True, time.monotonic() - asked, answer.text[:300], answer.status_code
+                )
+            )
+            if self._stop.wait(min(retry, LATER_WAIT_S)):
+                return
         took = time.monotonic() - began
         verdict = answer.json().get("verdict") if answer.status_code == 200 else None
         ok = answer.status_code == 200 and verdict == "accepted"
-        detail = "" if ok else f"HTTP {answer.status_code}: {answer.text[:300]}"
+        detail = f"{later} times told to come back later" if later else ""
+        if not ok:
+            detail = f"HTTP {answer.status_code}: {answer.text[:300]}" + (f" ({detail})" if later else "")
         self.record(Outcome(source, "run", ok, took, detail, answer.status_code))
 
     def _submit(self, url: str, source: str, code: str, expected: str) -> None:
@@ -336,7 +374,7 @@ def host_load(
 def summary(load: HostLoad) -> list[str]:
     """One line per kind of outcome (count, failures, p50/p95 seconds), then each failure."""
     lines = []
-    for what in ("run", "submit", "check", "grade"):
+    for what in ("run", "later", "submit", "check", "grade"):
         done = load.of(what)
         if not done:
             continue
