@@ -12,11 +12,12 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from sandbox.backends import get_backend
 from tests import redis_server
-from tests.host_load import HostLoadSpec, host_load, summary
+from tests.host_load import HostLoadSpec, host_load, later_by, summary
 
 HOST = HostLoadSpec(services=3, checks=1, graders=2, spinners=4, duration_s=1200)
 #: Seconds of traffic after every service is ready; the Redis stop starts and ends within them.
@@ -71,3 +72,20 @@ def test_several_judges_on_one_host_answer_later_never_fail(
     assert not load.failures(), lines
     assert [o for o in load.of("run") if stopped <= o.at <= restarted], "no Run while Redis was stopped"
     assert load.of("check") and load.of("submit") and load.of("grade"), lines
+
+
+@pytest.mark.parametrize(
+    ("status", "code", "headers", "expected"),
+    [
+        (503, "warming_up", {"Retry-After": "7"}, 7.0),  # the judge says when: waited out, asked again
+        (429, "run_busy", {"Retry-After": "2"}, 2.0),
+        (503, "sandbox_unavailable", {"Retry-After": "5"}, None),  # the judge failed: a failure
+        (503, "warming_up", {}, None),  # no Retry-After: not an honest "later"
+        (500, "internal_error", {"Retry-After": "1"}, None),
+    ],
+)
+def test_only_an_honest_later_is_waited_out(
+    status: int, code: str, headers: dict[str, str], expected: float | None
+) -> None:
+    answer = httpx.Response(status, json={"error": {"code": code, "message": "m"}}, headers=headers)
+    assert later_by(answer) == expected
