@@ -1,6 +1,8 @@
 """Shared fixtures (problems, sandbox backends to run the same tests against) and the session's check that
-a run leaves nothing behind: no sandbox worker process alive, no new untracked file in the checkout
-(``tests/leftovers.py``). A run that leaves either fails, and the summary names what was left."""
+a run leaves nothing behind: no sandbox worker process of the session alive, no new untracked file in the
+checkout (``tests/leftovers.py``). A run that leaves either fails, and the summary names what was left.
+Workers of other judges on the host (a ``judge check`` or service of the same checkout) are not the
+session's and never fail it."""
 
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ from judge.sandboxes import choose_backend
 from sandbox.backends import BACKENDS, get_backend
 from sandbox.base import Backend
 from sandbox.command import FAST_COMPILE_XLA_FLAGS
-from tests.leftovers import Snapshot
+from tests.leftovers import Snapshot, become_subreaper
 
 #: JAX in this process compiles with the sandbox's XLA flags, as the judge's trusted side does
 #: (``judge.expected`` sets them only when it imports JAX first): a test that imports JAX before the judge
@@ -51,7 +53,8 @@ _SNAPSHOT = pytest.StashKey[Snapshot]()
 _SESSION_LOCK = pytest.StashKey[int]()
 _LEFTOVERS = pytest.StashKey[list[str]]()
 #: Every test session of this checkout holds this lock shared; one that cannot take it exclusively at its
-#: end overlapped another session, whose workers and files it cannot tell from its own.
+#: end overlapped another session, whose files it cannot tell from its own (its workers it can: they are
+#: not the session's descendants).
 SESSION_LOCK_FILE = ROOT / ".pytest_cache" / "leftovers.lock"
 
 
@@ -67,7 +70,10 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     fd = os.open(SESSION_LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
     fcntl.flock(fd, fcntl.LOCK_SH)
     session.config.stash[_SESSION_LOCK] = fd
-    session.config.stash[_SNAPSHOT] = Snapshot.take(ROOT)
+    # The session's workers are this process's descendants, orphans included (it becomes their reaper):
+    # a `judge check` or a service of this checkout running beside the suite is not the suite's leftover.
+    own = os.getpid() if become_subreaper() else None
+    session.config.stash[_SNAPSHOT] = Snapshot.take(ROOT, session=own)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -77,12 +83,17 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if snapshot is None or fd is None:
         return
     try:
+        alone = True
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
+            alone = False
+        if snapshot.session is None and not alone:
             print("\n[leftovers] not checked: another test session of this checkout is running")
             return
-        found = snapshot.leftovers()
+        if not alone:
+            print("\n[leftovers] new files not checked: another test session of this checkout is running")
+        found = snapshot.leftovers(files=alone)
     finally:
         with contextlib.suppress(OSError):
             os.close(fd)

@@ -8,6 +8,12 @@ ends (on the xdist controller, after every worker has finished); anything found 
   virtual environment as its interpreter. Every backend runs the venv's Python at its host path, so the
   interpreter path tells this checkout's workers from those of other checkouts on a shared host. A forked
   child of a worker keeps its command line, so an escaped grandchild is found the same way.
+- Only the session's own workers count: descendants of the process that runs the session. That process
+  makes itself a child subreaper (``become_subreaper``), so a worker whose parents died (a service killed
+  with SIGKILL, an escaped grandchild in a new session) is re-parented to it, not to init, and is still
+  its descendant; a ``judge check``, a service or another test run of the same checkout started beside the
+  session never is. Its orphans stay zombies until the session ends: a zombie runs nothing and is not
+  counted. Where no subreaper can be had, every worker of the checkout started during the session counts.
 - A stray file is a path ``git ls-files --others --exclude-standard`` lists at the end but not at the start
   (untracked and not ignored: caches and ``.venv`` are ignored). Outside a git work tree the same question
   is answered by walking the checkout, skipping the folders ``.gitignore`` names.
@@ -15,6 +21,7 @@ ends (on the xdist controller, after every worker has finished); anything found 
 
 from __future__ import annotations
 
+import ctypes
 import itertools
 import os
 import re
@@ -82,6 +89,36 @@ def worker_processes(venv: Path) -> dict[int, Process]:
     return found
 
 
+def descendants(root: int) -> set[int]:
+    """Pids of every live process below ``root`` in the process tree (not ``root`` itself)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            pid = int(entry.name)
+            children.setdefault(_ppid(pid), []).append(pid)
+    found: set[int] = set()
+    stack = [root]
+    while stack:
+        for child in children.get(stack.pop(), ()):
+            if child not in found:
+                found.add(child)
+                stack.append(child)
+    return found
+
+
+#: ``prctl`` option: orphaned descendants are re-parented to this process instead of init.
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def become_subreaper() -> bool:
+    """Make this process the reaper of its orphaned descendants (Linux); False where that fails."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
 def _git_untracked(root: Path) -> set[str] | None:
     try:
         done = subprocess.run(
@@ -129,26 +166,32 @@ def untracked_files(root: Path) -> set[str]:
 
 @dataclass(frozen=True)
 class Snapshot:
-    """What was there when the session started."""
+    """What was there when the session started. ``session``: the pid whose descendants are the session's
+    processes (a subreaper: ``become_subreaper``); None counts every worker of the checkout."""
 
     root: Path
     venv: Path
     workers: frozenset[int]
     files: frozenset[str]
+    session: int | None = None
 
     @classmethod
-    def take(cls, root: Path) -> Snapshot:
+    def take(cls, root: Path, *, session: int | None = None) -> Snapshot:
         venv = root / ".venv"
-        return cls(root, venv, frozenset(worker_processes(venv)), frozenset(untracked_files(root)))
+        return cls(root, venv, frozenset(worker_processes(venv)), frozenset(untracked_files(root)), session)
 
     def new_workers(self) -> list[Process]:
-        return [p for pid, p in sorted(worker_processes(self.venv).items()) if pid not in self.workers]
+        found = worker_processes(self.venv)
+        mine = descendants(self.session) if self.session is not None else set(found)
+        return [p for pid, p in sorted(found.items()) if pid in mine and pid not in self.workers]
 
     def new_files(self) -> list[str]:
         return sorted(untracked_files(self.root) - self.files)
 
-    def leftovers(self, grace_s: float = 10.0) -> list[str]:
-        """One line per leftover. Workers killed a moment ago may still be exiting: wait up to ``grace_s``."""
+    def leftovers(self, grace_s: float = 10.0, *, files: bool = True) -> list[str]:
+        """One line per leftover. Workers killed a moment ago may still be exiting: wait up to ``grace_s``.
+        ``files``: also the new untracked files (not while another session of the checkout runs: its files
+        cannot be told from this one's)."""
         deadline = time.monotonic() + grace_s
         workers = self.new_workers()
         while workers and time.monotonic() < deadline:
@@ -156,7 +199,7 @@ class Snapshot:
             workers = self.new_workers()
         return [
             *(f"sandbox worker still alive: {p}" for p in workers),
-            *(f"new untracked file in the checkout: {f}" for f in self.new_files()),
+            *(f"new untracked file in the checkout: {f}" for f in (self.new_files() if files else ())),
         ]
 
 

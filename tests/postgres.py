@@ -74,10 +74,18 @@ class PostgresServer:
             str(self.bin / "initdb"), "-D", str(self.data), "-A", "trust", "-U", "postgres", "-E", "UTF8",
             "--no-sync",
         )  # fmt: skip
+        self.resume()
+
+    def resume(self) -> None:
+        """Start the server on its existing data (after ``halt``)."""
         options = f"-p {self.port} -k {self.base} -c listen_addresses='' -c fsync=off -c max_connections=200"
         log = str(self.base / "server.log")
         pg_ctl = str(self.bin / "pg_ctl")
         self._as_postgres(pg_ctl, "-D", str(self.data), "-l", log, "-w", "-t", "60", "-o", options, "start")
+
+    def halt(self) -> None:
+        """Stop the server, keeping its data (a database outage; ``resume`` ends it)."""
+        self._as_postgres(str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "stop")
 
     def url(self, database: str = "postgres") -> str:
         return f"postgresql+psycopg://postgres@/{database}?host={self.base}&port={self.port}"

@@ -164,9 +164,15 @@ class Sweeper:
         try:
             self.queue.publish(submission_id)
         except Exception as exc:  # kombu's OperationalError, RedisError, OSError
-            log.warning("publishing submission %s failed (%s); the sweeper retries", submission_id, exc)
             with self._lock:
+                first = not self._unpublished
                 self._unpublished.add(submission_id)
+            # Once per outage (while nothing waits to be published again), not once per submission.
+            (log.warning if first else log.debug)(
+                "publishing submission %s failed (%s); the sweeper retries it and those after it",
+                submission_id,
+                exc,
+            )
             return False
         return True
 
@@ -221,11 +227,18 @@ class Sweeper:
         self._thread.start()
 
     def _loop(self) -> None:
+        failing = False
         while not self._stop.wait(self.period_s):
             try:
                 self.sweep()
             except Exception as exc:  # the broker or the database is down: try again next period
-                log.warning("queue sweep failed: %s: %s", type(exc).__name__, exc)
+                # Logged when the outage begins, then quietly each period until a sweep works again.
+                (log.debug if failing else log.warning)("queue sweep failed: %s: %s", type(exc).__name__, exc)
+                failing = True
+            else:
+                if failing:
+                    log.warning("queue sweeps work again")
+                failing = False
 
     def close(self) -> None:
         self._stop.set()

@@ -74,6 +74,8 @@ def create_app(
             return
         current = services if services is not None else await run_in_threadpool(Services.build, settings)
         app.state.services = current
+        if services is None:
+            watch_shares(current)
         await run_in_threadpool(current.start)
         try:
             yield
@@ -104,6 +106,14 @@ def create_app(
         retry_after=5,
         lease_s=settings.stream_max_s + 60,
     )
+
+    def watch_shares(watcher: Services) -> None:
+        for shares in (app.state.run_shares, app.state.stream_shares):
+            if shares.fallback is not None:
+                watcher.add_fallback(shares.fallback)
+
+    if services is not None:
+        watch_shares(services)
     errors.install(app)
     apidocs.mount(app, title=app.title)
     versioned(

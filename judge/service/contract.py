@@ -34,6 +34,7 @@ from judge.verdicts import Verdict
 ERROR_CODES = (
     "bad_request",
     "callbacks_unavailable",
+    "dependency_unavailable",
     "forbidden",
     "idempotency_conflict",
     "internal_error",

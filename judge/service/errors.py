@@ -3,8 +3,10 @@
     ApiError(status, code, message, argument=, path=, limit=, headers=)   raised by routes and deps
 
 Handlers turn ApiError, the judge's InputError, FastAPI's validation errors and Starlette's HTTP errors
-(404 route, 405, 413 ...) into that shape. Anything else is logged and answered with a bare 500 that
-holds no detail: no stack trace, server path or hidden data ever reaches a client.
+(404 route, 405, 413 ...) into that shape. A dependency that does not answer (the database, Redis) is a
+503 ``dependency_unavailable`` with ``Retry-After``, logged once per outage (``judge.service.degraded``).
+Anything else is logged and answered with a bare 500 that holds no detail: no stack trace, server path or
+hidden data ever reaches a client.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from judge.errors import InputError
+from judge.service.degraded import DATABASE_ERRORS, REDIS_ERRORS, UNAVAILABLE_RETRY_S
 from judge.service.schemas import ErrorBody, ErrorDetail, ErrorInfo
 
 log = logging.getLogger(__name__)
@@ -130,6 +133,28 @@ def install(app: FastAPI) -> None:
         if exc.status_code == 404 and message == "Not Found":
             message = "no such endpoint"
         return error_response(exc.status_code, ErrorInfo(code=code, message=message), exc.headers)
+
+    async def _unavailable(request: Request, exc: Exception) -> JSONResponse:
+        database = isinstance(exc, DATABASE_ERRORS)
+        dependency, what = ("database_url", "the database") if database else ("queue_url", "Redis")
+        services = getattr(request.app.state, "services", None)
+        fallback = getattr(services, "database", None) if database else None
+        if fallback is None and services is not None:
+            fallback = services.fallback(dependency)
+        if fallback is not None:
+            fallback.failed(exc)  # logged once per outage
+        else:
+            log.warning("%s %s: %s does not answer (%s)", request.method, request.url.path, what, exc)
+        api = ApiError(
+            503,
+            "dependency_unavailable",
+            f"{what} does not answer ({type(exc).__name__}); retry in {UNAVAILABLE_RETRY_S} s",
+            headers={"Retry-After": str(UNAVAILABLE_RETRY_S)},
+        )
+        return error_response(api.status, api.info, api.headers)
+
+    for kind in (*DATABASE_ERRORS, *REDIS_ERRORS):
+        app.add_exception_handler(kind, _unavailable)
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:

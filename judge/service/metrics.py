@@ -19,6 +19,9 @@ judge_http_request_seconds{method,route,status}   histogram: HTTP requests by ro
 judge_deferred_total                    claims put off: the owner had gradings_per_client running
 judge_version_mismatches_total          submissions graded with another problem version than accepted
 judge_problem_versions_mismatched       problems served in more than one version (live nodes, this API)
+judge_dependency_down{dependency}       1 while a dependency does not answer and the service runs degraded
+                                        (rate_limit_storage | queue_url | database_url: the setting naming it)
+judge_dependency_outages_total{dependency}   outages of a dependency, counted when each begins
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
+from judge.service.degraded import Fallback
 from sandbox.base import Backend, Protection, SlotBusy, Worker
 from sandbox.limits import SandboxLimits
 
@@ -107,6 +111,31 @@ class Metrics:
             buckets=_HTTP_BUCKETS,
             registry=r,
         )
+        self.dependency_down = Gauge(
+            "judge_dependency_down",
+            "1 while a dependency (named by its setting) does not answer and the service runs degraded.",
+            ["dependency"],
+            registry=r,
+        )
+        self.dependency_outages = Counter(
+            "judge_dependency_outages", "Outages of a dependency, counted when each begins.", ["dependency"],
+            registry=r,
+        )  # fmt: skip
+        self._watched: list[Fallback] = []
+
+    def watch(self, fallback: Fallback) -> None:
+        """Show ``fallback``'s dependency in judge_dependency_down and count its outages."""
+        self._watched.append(fallback)
+        name = fallback.dependency
+        self.dependency_down.labels(name).set_function(
+            lambda: float(any(f.down for f in self._watched if f.dependency == name))
+        )
+        self.dependency_outages.labels(name)  # 0 until the first outage
+        fallback.listeners.append(self._dependency_changed)
+
+    def _dependency_changed(self, dependency: str, down: bool) -> None:
+        if down:
+            self.dependency_outages.labels(dependency).inc()
 
     def bind(
         self,

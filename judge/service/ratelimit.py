@@ -4,20 +4,31 @@ Authenticated requests count against their key's limit, anonymous ones against t
 A request with a wrong or malformed key counts against its address's ``failed_auth`` limit before it is
 answered, so guessing keys is slowed like any other traffic.
 The counters live in ``rate_limit_storage`` (``memory://`` for one process; a Redis URL shares them
-between API nodes).
+between API nodes). While a shared storage does not answer, each process counts the same limits in its
+own memory (``judge.service.degraded``: logged once per outage, shown in ``/readyz`` and ``/metrics``) and
+goes back to the shared counters as soon as they answer again: a rate limit is never a reason for a 500.
 """
 
 from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from limits import RateLimitItem, parse_many
-from limits.storage import storage_from_string
+from limits.errors import StorageError
+from limits.storage import MemoryStorage, storage_from_string
 from limits.strategies import MovingWindowRateLimiter
+from limits.util import WindowStats
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from judge.service.degraded import Fallback
+
+T = TypeVar("T")
+#: Seconds a shared counter storage gets to connect and to answer one command.
+STORAGE_TIMEOUT_S = 2.0
 
 #: Where a request's rate-limit window is kept for RateLimitHeaders (``request.state``).
 STATE_KEY = "ratelimit"
@@ -45,10 +56,36 @@ class RateLimiter:
     def __init__(
         self, storage_uri: str, per_key: str, per_address: str, failed_auth: str = "20/minute"
     ) -> None:
-        self._limiter = MovingWindowRateLimiter(storage_from_string(storage_uri))
+        self._local = MovingWindowRateLimiter(MemoryStorage())
+        self._shared: MovingWindowRateLimiter | None = None
+        #: The shared storage's state; None when the counters are this process's anyway.
+        self.fallback: Fallback | None = None
+        if not storage_uri.startswith("memory://"):
+            options: dict[str, float | str | bool] = {"wrap_exceptions": True}
+            if storage_uri.startswith(("redis", "rediss", "valkey")):
+                options |= {"socket_timeout": STORAGE_TIMEOUT_S, "socket_connect_timeout": STORAGE_TIMEOUT_S}
+            storage = storage_from_string(storage_uri, **options)
+            self._shared = MovingWindowRateLimiter(storage)
+            self.fallback = Fallback(
+                "rate_limit_storage",
+                "rate limits are counted in each process",
+                probe=storage.check,
+            )
         self._per_key = parse_many(per_key)
         self._per_address = parse_many(per_address)
         self._failed_auth = parse_many(failed_auth)
+
+    def _counted(self, use: Callable[[MovingWindowRateLimiter], T]) -> T:
+        """``use`` on the shared counters, or on this process's while they do not answer."""
+        if self._shared is not None and self.fallback is not None and self.fallback.usable():
+            try:
+                result = use(self._shared)
+            except StorageError as exc:
+                self.fallback.failed(exc.storage_error)
+            else:
+                self.fallback.succeeded()
+                return result
+        return use(self._local)
 
     def hit_failed_auth(self, address: str) -> int | None:
         """Count one failed authentication of ``address``; None when allowed, else seconds to wait."""
@@ -56,10 +93,16 @@ class RateLimiter:
 
     def _hit(self, items: list[RateLimitItem], kind: str, ident: str) -> int | None:
         for item in items:
-            if not self._limiter.hit(item, kind, ident):
-                stats = self._limiter.get_window_stats(item, kind, ident)
+            if not self._hit_one(item, kind, ident):
+                stats = self._stats(item, kind, ident)
                 return max(1, math.ceil(stats.reset_time - time.time()))
         return None
+
+    def _hit_one(self, item: RateLimitItem, kind: str, ident: str) -> bool:
+        return self._counted(lambda limiter: limiter.hit(item, kind, ident))
+
+    def _stats(self, item: RateLimitItem, kind: str, ident: str) -> WindowStats:
+        return self._counted(lambda limiter: limiter.get_window_stats(item, kind, ident))
 
     def hit(self, principal: Principal) -> int | None:
         """Count one request; None when allowed, else the seconds to wait (for Retry-After)."""
@@ -73,7 +116,7 @@ class RateLimiter:
         items = self._per_key if principal.key_name is not None else self._per_address
         best: tuple[int, int, int] | None = None
         for item in items:
-            stats = self._limiter.get_window_stats(item, kind, ident)
+            stats = self._stats(item, kind, ident)
             reset = max(0, math.ceil(stats.reset_time - time.time()))
             entry = (item.amount, max(0, stats.remaining), reset)
             if best is None or entry[1] < best[1]:

@@ -415,6 +415,16 @@ class Health(_Out):
     status: Literal["ok"]
 
 
+class DegradedDependency(_Out):
+    """A dependency that does not answer, and what the service does meanwhile."""
+
+    dependency: str = Field(description="Its setting: rate_limit_storage, queue_url or database_url.")
+    effect: str = Field(description="What the service does until it answers again.")
+    reason: str = Field(description="The first error of the outage.")
+    since: datetime
+    seconds: float = Field(description="How long it has been down.")
+
+
 class Readiness(_Out):
     ready: bool
     reason: str | None
@@ -433,6 +443,8 @@ class Readiness(_Out):
     #: is live (``ready`` covers the API node itself: its Runs, database and queue).
     submissions_ready: bool = True
     submissions_reason: str | None = None
+    #: Dependencies that do not answer now while the service goes on without them (ready may stay true).
+    degraded: list[DegradedDependency] = Field(default_factory=list)
 
 
 class WorkerNode(_Out):

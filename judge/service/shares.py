@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from judge.errors import JudgeError
+from judge.service.degraded import Fallback
 from judge.service.ratelimit import Principal
 
 if TYPE_CHECKING:
@@ -43,6 +44,9 @@ def who(principal: Principal) -> str:
 
 
 class ClientShares:
+    #: The shared counters' state (RedisShares); None: counted in this process only.
+    fallback: Fallback | None = None
+
     def __init__(self, cap: int, *, what: str, retry_after: int = 1) -> None:
         self.cap = cap
         self.what = what
@@ -94,7 +98,8 @@ class RedisShares(ClientShares):
     """ClientShares counted in Redis: one sorted set per client (``judge:shares:<what>:<kind>:<id>``),
     a member per hold scored by when its lease expires. Taking a hold drops expired leases, counts and
     adds in one Lua script (atomic across API nodes). When Redis does not answer, this process's own
-    count stands in (logged): a share is fairness, not access control, and Run must not fail for it."""
+    count stands in (``fallback``: logged once per outage, Redis tried again every few seconds): a share
+    is fairness, not access control, and Run must not fail for it."""
 
     _ACQUIRE = """
     redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
@@ -113,6 +118,10 @@ class RedisShares(ClientShares):
         super().__init__(cap, what=what, retry_after=retry_after)
         self._redis = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
         self._script: Any = self._redis.register_script(self._ACQUIRE)
+        self._health = Fallback(
+            "queue_url", f"{what} open per client are counted in each process", probe=self._redis.ping
+        )
+        self.fallback = self._health
         self.lease_s = lease_s
         self._tokens: dict[tuple[str, str], list[str]] = {}
         self._local: set[tuple[str, str]] = set()  # identities counted here while Redis was away
@@ -122,27 +131,37 @@ class RedisShares(ClientShares):
         return f"judge:shares:{self.what.replace(' ', '-')}:{kind}:{ident}"
 
     def held(self, principal: Principal) -> int:
+        if not self._health.usable():
+            return super().held(principal)
         try:
             key = self._key(principal)
             self._redis.zremrangebyscore(key, "-inf", time.time())
-            return int(self._redis.zcard(key))
-        except Exception:
+            count = int(self._redis.zcard(key))
+        except Exception as exc:
+            self._health.failed(exc)
             return super().held(principal)
+        self._health.succeeded()
+        return count
 
     def acquire(self, principal: Principal) -> None:
         from redis.exceptions import RedisError
 
         token = secrets.token_hex(8)
         now = time.time()
-        try:
-            held = int(
-                self._script(
-                    keys=[self._key(principal)],
-                    args=[now, now + self.lease_s, self.cap, token, int(self.lease_s * 1000) + 1000],
+        held: int | None = None
+        if self._health.usable():
+            try:
+                held = int(
+                    self._script(
+                        keys=[self._key(principal)],
+                        args=[now, now + self.lease_s, self.cap, token, int(self.lease_s * 1000) + 1000],
+                    )
                 )
-            )
-        except (RedisError, OSError) as exc:
-            log.warning("client shares: Redis unreachable (%s); counting %s in this process", exc, self.what)
+            except (RedisError, OSError) as exc:
+                self._health.failed(exc)
+            else:
+                self._health.succeeded()
+        if held is None:
             super().acquire(principal)
             with self._lock:
                 self._tokens.setdefault(principal.identity, []).append("")  # "": a local hold

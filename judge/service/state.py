@@ -3,6 +3,7 @@
 Services.build(settings)   choose the sandbox (fails closed), load problems, open the database
 services.start()           migrate, recover and start grading, start callbacks; warm up in background
 services.readiness()       None when ready, else why not (for /readyz): problems, sandbox, database, queue
+services.degraded()        the dependencies that do not answer now and what the service does meanwhile
 
 With ``queue_url`` set the service is a stateless API node: submissions go through Celery to ``judge
 worker`` nodes (``judge.dispatch.celery_queue``), progress notices come over Redis pub/sub, and the
@@ -32,6 +33,7 @@ from judge.results import CaseResult, GradeResult
 from judge.sandboxes import choose_backend
 from judge.service.apikeys import KeyRing
 from judge.service.catalog import Catalog, served_versions
+from judge.service.degraded import Fallback, Outage
 from judge.service.gate import RunGate
 from judge.service.limits import RequestLimits
 from judge.service.metrics import Metrics, metered
@@ -107,6 +109,14 @@ class Services:
             settings.anonymous_rate_limit,
             settings.failed_auth_rate_limit,
         )
+        #: Dependencies the request path consults, watched for outages (judge/service/degraded.py).
+        self.database = Fallback(
+            "database_url", "requests that need the database answer 503 with Retry-After", probe=store.ping
+        )
+        self.fallbacks: list[Fallback] = []
+        for fallback in (self.database, self.limiter.fallback):
+            if fallback is not None:
+                self.add_fallback(fallback)
         # Distributed: submissions are graded by ``judge worker`` nodes; this node's own warm pool serves
         # Run only (run_reserve workers), so Run never waits behind the queue.
         self.distributed = settings.distributed
@@ -168,6 +178,13 @@ class Services:
             self.queue = CeleryDispatcher(
                 store, grading_queue, sweeper, queue_size=settings.queue_size, slots=self._node_slots
             )
+            self.add_fallback(
+                Fallback(
+                    "queue_url",
+                    "submissions are stored, and published when it answers",
+                    probe=grading_queue.ping,
+                )
+            )
             self.dispatcher: Dispatcher = self.queue
         else:
             self.dispatcher = LocalDispatcher(
@@ -201,6 +218,18 @@ class Services:
         self._warm: str | None = "the warm sandbox workers are starting"
         self._stop = threading.Event()
         self._warmup: threading.Thread | None = None
+
+    def add_fallback(self, fallback: Fallback) -> None:
+        """Watch ``fallback`` (metrics, ``degraded``)."""
+        self.fallbacks.append(fallback)
+        self.metrics.watch(fallback)
+
+    def fallback(self, dependency: str) -> Fallback | None:
+        return next((f for f in self.fallbacks if f.dependency == dependency), None)
+
+    def degraded(self) -> list[Outage]:
+        """The outages now (a dependency that is down is probed first, so a recovery shows at once)."""
+        return [outage for f in self.fallbacks if (outage := f.outage()) is not None]
 
     def live_nodes(self) -> list[NodeRecord]:
         """Grading nodes whose heartbeat is recent (distributed dispatch)."""
@@ -356,14 +385,23 @@ class Services:
         try:
             self.store.ping()
         except Exception as exc:
+            self.database.failed(exc)
             return f"the database is unreachable ({type(exc).__name__})"
+        self.database.succeeded()
         return "ok"
 
     def queue_status(self) -> str | None:
         """``ok`` or why the grading queue's broker does not answer; None with in-process dispatch."""
         if self.queue is None:
             return None
-        return self.queue.readiness() or "ok"
+        reason = self.queue.readiness()
+        broker = self.fallback("queue_url")
+        if broker is not None:
+            if reason is None:
+                broker.succeeded()
+            else:
+                broker.failed(ConnectionError(reason))
+        return reason or "ok"
 
     def wait_ready(self, timeout: float) -> bool:
         """Block until ready (tests, the smoke run, benchmarks)."""

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST
 
 from judge.service.deps import ServicesDep
-from judge.service.schemas import Health, Readiness
+from judge.service.schemas import DegradedDependency, Health, Readiness
 from judge.store import NodeState
 
 router = APIRouter(tags=["health"])
@@ -52,6 +54,7 @@ def readyz(services: ServicesDep) -> JSONResponse:
         free_slots=free,
         submissions_ready=submissions is None,
         submissions_reason=submissions,
+        degraded=[DegradedDependency(**asdict(outage)) for outage in services.degraded()],
     )
     return JSONResponse(body.model_dump(mode="json"), status_code=200 if reason is None else 503)
 
@@ -63,4 +66,5 @@ def readyz(services: ServicesDep) -> JSONResponse:
     responses={200: {"content": {CONTENT_TYPE_LATEST: {"schema": {"type": "string"}}}}},
 )
 def metrics(services: ServicesDep) -> Response:
+    services.degraded()  # a dependency that is down is probed first, so a recovery shows at once
     return Response(services.metrics.render(), media_type=CONTENT_TYPE_LATEST)
