@@ -46,9 +46,10 @@ def random_tree(rng: np.random.Generator, shapes: Any, scale: float, cast: Calla
 
 
 def key_from_seed(seed: int) -> dict[str, int]:
-    """A ``key`` argument's Run-panel JSON for ``jax.random.key(seed)`` (0 <= seed < 2**32)."""
-    if not 0 <= seed < 2**32:
-        raise ValueError(f"a key seed is 0 to 2**32 - 1, got {seed}")
+    """A ``key`` argument's Run-panel JSON for ``jax.random.key(seed)`` (-2**31 <= seed < 2**32; a negative
+    seed is the key of seed + 2**32, as ``jax.random.key`` reads it)."""
+    if not -(2**31) <= seed < 2**32:
+        raise ValueError(f"a key seed is -2**31 to 2**32 - 1, got {seed}")
     return {"key": int(seed)}
 
 

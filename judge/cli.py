@@ -115,6 +115,15 @@ def grade(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print one JSON object instead of a report.")
     ] = False,
+    reveal: Annotated[
+        bool,
+        typer.Option(
+            "--reveal",
+            help="For the problem's author: show every case's error in tolerances (err/tol), hidden cases "
+            "included, and their run times, as judge check measures them. The cases are read from the "
+            "problems folder on this machine; the service never offers this.",
+        ),
+    ] = False,
     sandbox: SandboxOpt = None,
     insecure: InsecureOpt = False,
     problems: ProblemsOpt = None,
@@ -138,7 +147,8 @@ def grade(
         from judge.report import text_report
 
         problem = _problems(problems).get(slug)
-        result = run_grade(problem, code, source)
+        # author=True keeps what only an author may see (hidden cases' exact error ratios and run times).
+        result = run_grade(problem, code, source, author=reveal)
     except ProblemError as exc:
         raise _fail(str(exc)) from None
     except (JudgeError, SandboxError) as exc:
@@ -148,7 +158,7 @@ def grade(
     if as_json:
         typer.echo(strict_json(result_json(result)))
     else:
-        typer.echo(text_report(problem, result))
+        typer.echo(text_report(problem, result, reveal=reveal))
     raise typer.Exit(EXIT_ACCEPTED if result.accepted else EXIT_REJECTED)
 
 
@@ -278,10 +288,10 @@ def new(
         typer.Option(
             "--arg",
             help="One argument of the function, in order: NAME:KIND with KIND pytree, number "
-            "(NAME:number:static for a static one), array, int, int_tuple or function. An array takes its "
-            "dtype (case, the default; int32; bool) and its ranks (default 1) as options: x:array:2, "
-            "step:array:int32:0, mask:array:bool:1,2. At most 8. Default: the worked example tree:pytree "
-            "factor:number, with its solutions.",
+            "(NAME:number:static for a static one), array, int, int_tuple, bool, str, function or key. An "
+            "array takes its dtype (case, the default; int32; uint32; bool) and its ranks (default 1) as "
+            "options: x:array:2, step:array:int32:0, mask:array:bool:1,2. At most 8. Default: the worked "
+            "example tree:pytree factor:number, with its solutions.",
         ),
     ] = None,
     dtypes: Annotated[

@@ -33,6 +33,7 @@ from judge.pytree_json import PathKey, path_str
 __all__ = [
     "Bound",
     "BoundRecorder",
+    "all_zero",
     "check_derived",
     "check_dtype",
     "check_finite",
@@ -46,6 +47,8 @@ __all__ = [
     "check_number",
     "check_same_structure",
     "check_size",
+    "empty_leaf_not_first",
+    "in_dtype",
     "leaves_with_paths",
     "longest_list",
     "nesting_depth",
@@ -79,6 +82,12 @@ class Bound:
     strict: bool = False
     #: The limit was not the same for every value noted.
     varies: bool = False
+
+    @property
+    def closeness(self) -> float:
+        """How close ``reached`` comes to ``limit``, larger the closer (comparable between bounds of one key
+        and one sign of limit); -inf before any value."""
+        return -math.inf if self.reached is None else _closeness(self.side, self.limit, self.reached)
 
     def add(self, limit: float, value: float) -> None:
         if self.reached is not None and limit != self.limit:
@@ -201,8 +210,29 @@ def check_finite(tree: Any, root: str) -> list[str]:
     return errors
 
 
+def in_dtype(limit: float, dtype: Any) -> float:
+    """``limit`` as the nearest value of the float ``dtype`` the case's values have (``"float32"``, a numpy
+    dtype, ``"bfloat16"``): the bound a stated decimal such as 0.1 means for values of that dtype, since
+    ``float32(0.1)`` is 0.10000000149 and would fail ``<= 0.1`` compared in float64. Other dtypes (ints,
+    None) leave it as it is."""
+    if dtype is None:
+        return limit
+    if isinstance(dtype, str) and dtype == "bfloat16":
+        import ml_dtypes
+
+        dtype = ml_dtypes.bfloat16
+    try:
+        kind = np.dtype(dtype)
+    except TypeError:
+        return limit
+    if kind.kind != "f" and kind.name != "bfloat16":
+        return limit
+    return float(np.asarray(limit, dtype=np.float64).astype(kind))
+
+
 def check_max_abs(tree: Any, root: str, limit: float) -> list[str]:
-    """Every element of every leaf has a magnitude of at most ``limit`` (the first offending element)."""
+    """Every element of every leaf has a magnitude of at most ``limit`` (the first offending element),
+    compared in the leaf's own dtype (``in_dtype``), so a decimal bound holds for its rounded value."""
     errors = []
     for path, leaf in leaves_with_paths(tree, root):
         array = _array(leaf)
@@ -211,7 +241,7 @@ def check_max_abs(tree: Any, root: str, limit: float) -> list[str]:
         magnitude = np.abs(array.astype(np.float64))
         _note(f"{root}: magnitude at most", "upper", limit, float(np.nanmax(magnitude)))
         with np.errstate(invalid="ignore"):
-            over = ~(magnitude <= limit)
+            over = ~(magnitude <= max(limit, in_dtype(limit, array.dtype)))
         if over.any():
             index = tuple(int(i) for i in np.unravel_index(int(np.argmax(over)), array.shape))
             at = f"[{', '.join(map(str, index))}]" if index else ""
@@ -241,10 +271,14 @@ def check_number(
     ge: float | None = None,
     lt: float | None = None,
     le: float | None = None,
+    dtype: Any = None,
 ) -> list[str]:
-    """A ``number`` argument is a finite float within the given bounds."""
+    """A ``number`` argument is a finite float within the given bounds. With ``dtype`` (a case dtype such
+    as ``"float32"``: a traced number arrives as a float32 scalar, and a generator may write the float32
+    value of a decimal), each bound is compared as its nearest value in that dtype (``in_dtype``)."""
     if not isinstance(value, int | float) or isinstance(value, bool):
         return [f"{name}: expected a number, got {type(value).__name__}"]
+    gt, ge, lt, le = (None if b is None else in_dtype(b, dtype) for b in (gt, ge, lt, le))
     if not math.isfinite(value):
         return [f"{name}: non-finite value {value!r}"]
     _note(f"{name}: greater than", "lower", gt, value, strict=True)
@@ -305,12 +339,17 @@ def check_derived(
     ge: float | None = None,
     lt: float | None = None,
     le: float | None = None,
+    dtype: Any = None,
 ) -> list[str]:
     """A quantity the validator derives from the arguments (the largest attention score ``|q.k| / sqrt(d)``,
     the smallest nonzero distance) within the bounds the statement states or implies for it, so the
     ``reach`` check sees how close the hidden cases come: ``check_derived(smallest, "x, y", "the smallest
-    nonzero distance", gt=0.0)``. ``name`` names the arguments it comes from (the violation's path)."""
+    nonzero distance", gt=0.0)``. ``name`` names the arguments it comes from (the violation's path).
+    With ``dtype`` (the case dtype, when the value is one of the case's elements such as its smallest
+    entry), each bound is compared as its nearest value in that dtype (``in_dtype``): a stated ``ge=0.7``
+    then accepts ``float32(0.7)``, 0.69999998807."""
     value = float(value)
+    gt, ge, lt, le = (None if b is None else in_dtype(b, dtype) for b in (gt, ge, lt, le))
     if not math.isfinite(value):
         return [f"{name}: {what} is {value!r}, a finite value is required"]
     _note(f"{name}: {what} greater than", "lower", gt, value, strict=True)
@@ -453,6 +492,20 @@ def _same(
 
 
 # ------------------------------------------------------------------------------------- tree shape facts
+
+
+def empty_leaf_not_first(tree: Any) -> bool:
+    """Whether some leaf of the tree is empty (a 0 in its shape) and is not its first leaf in JAX flatten
+    order: what a statement's "a leaf may be empty" promises, where code that only handles an empty leaf
+    at the front (or flattens and splits by offsets) goes wrong. For ``[[promises]]`` predicates."""
+    leaves = [leaf for _, leaf in leaves_with_paths(tree, "") if isinstance(leaf, np.ndarray)]
+    return any(leaf.size == 0 for leaf in leaves[1:])
+
+
+def all_zero(tree: Any) -> bool:
+    """Whether every element of every leaf is zero (and there is at least one element)."""
+    leaves = [leaf for _, leaf in leaves_with_paths(tree, "") if isinstance(leaf, np.ndarray)]
+    return any(leaf.size for leaf in leaves) and all(not np.any(leaf) for leaf in leaves)
 
 
 def tree_signature(tree: Any) -> tuple[Any, ...]:

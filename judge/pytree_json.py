@@ -456,6 +456,20 @@ def json_to_int_tuple(value: object, *, root: str, max_items: int = MAX_TUPLE_IT
 
 
 _KEY_FORMS = '{"key": seed} or {"key_data": [...]}'
+#: The seeds ``jax.random.key`` takes (x64 off: an int32 or a uint32 value, the same 32 bits).
+_SEED_MIN = -(2**31)
+
+
+def _seeds_as_uint32(item: object) -> object:
+    """The seeds of a ``{"key": ...}`` form as ``jax.random.key`` reads them: a negative seed from -2**31 to
+    -1 is the int32 whose 32 bits are the uint32 seed + 2**32 (``jax.random.key(-1)`` is
+    ``jax.random.key(2**32 - 1)``, key data ``[0, 4294967295]``). Anything else is left for the uint32
+    converter to accept or refuse."""
+    if isinstance(item, list):
+        return [_seeds_as_uint32(part) for part in item]
+    if _is_number(item) and _SEED_MIN <= item < 0 and float(item).is_integer():
+        return int(item) + 2**32
+    return item
 
 
 def json_to_key(
@@ -468,10 +482,11 @@ def json_to_key(
 ) -> KeyArray:
     """A ``key`` argument: a typed PRNG key array of ``impl`` with a rank in ``ndim``, as ``KeyArray`` data.
 
-    JSON forms: ``{"key": seed}`` (an integer from 0 to 2**32 - 1; the key ``jax.random.key(seed)`` makes,
-    whose threefry2x32 data is ``[0, seed]``), a bare integer (the same), ``{"key_data": [...]}`` (raw
-    uint32 key data, as ``jax.random.key_data`` gives it: shape ``(*key shape, words)``); a batch of keys
-    is ``{"key": [seed, ...]}`` or ``{"key_data": [[...], ...]}``. Errors name the path:
+    JSON forms: ``{"key": seed}`` (an integer from -2**31 to 2**32 - 1; the key ``jax.random.key(seed)``
+    makes, whose threefry2x32 data is ``[0, seed]``, ``[0, seed + 2**32]`` for a negative seed), a bare
+    integer (the same), ``{"key_data": [...]}`` (raw uint32 key data, as ``jax.random.key_data`` gives it:
+    shape ``(*key shape, words)``); a batch of keys is ``{"key": [seed, ...]}`` or
+    ``{"key_data": [[...], ...]}``. Errors name the path:
     ``key["key_data"]: key data of shape (3,): a threefry2x32 key is 2 uint32 words``."""
     words = KEY_IMPLS[impl]
     if isinstance(value, bool) or not isinstance(value, int | dict):
@@ -489,6 +504,8 @@ def json_to_key(
     item = value[form]
     if not isinstance(item, list) and not _is_number(item):
         converter.fail((), f"expected an integer or an array of integers, got {_json_kind(item)}")
+    if form == "key":
+        item = _seeds_as_uint32(item)
     array = converter.leaf(item, ())
     if form == "key":
         data = np.stack([np.zeros_like(array), array], axis=-1)

@@ -47,8 +47,17 @@ def format_output_label(problem: Problem) -> str:
     return f"({', '.join(names)})" if problem.spec.output.kind == "tuple" and names else "output"
 
 
-def text_report(problem: Problem, result: GradeResult) -> str:
-    """The report as terminal-safe text: only newlines and tabs act on the display."""
+def _ratio(case: CaseResult) -> str:
+    """The case's largest error in tolerances (``inf`` for a structure, shape or dtype mismatch)."""
+    if case.error_ratio is None:
+        return "-"
+    return f"{case.error_ratio:.3g}x"
+
+
+def text_report(problem: Problem, result: GradeResult, *, reveal: bool = False) -> str:
+    """The report as terminal-safe text: only newlines and tabs act on the display. ``reveal`` (the author's
+    ``judge grade --reveal``, on a result graded with ``author=True``) adds each case's error ratio, hidden
+    cases included, so an author sees how far every case is from its tolerance."""
     lines = [
         f"{problem.slug}: {result.verdict.value.upper()}  ({result.passed}/{result.total} cases passed, "
         f"{result.elapsed_ms / 1000:.2f} s, sandbox {result.backend})",
@@ -58,11 +67,12 @@ def text_report(problem: Problem, result: GradeResult) -> str:
     names = [f"{case.name} ({case.visibility})" for case in result.cases]
     # The case column is as wide as the longest name, so long case names keep the columns aligned.
     width = max([28, *map(len, names)])
-    lines += ["", f"  {'case':<{width}} {'verdict':<22} {'compile':>9} {'run':>9}"]
+    ratio_head = f" {'err/tol':>9}" if reveal else ""
+    lines += ["", f"  {'case':<{width}} {'verdict':<22} {'compile':>9} {'run':>9}{ratio_head}"]
     for case, name in zip(result.cases, names, strict=True):
-        lines.append(
-            f"  {name:<{width}} {case.verdict.value:<22} {_ms(case.compile_ms):>9} {_ms(case.run_ms):>9}"
-        )
+        ratio = f" {_ratio(case):>9}" if reveal else ""
+        times = f"{_ms(case.compile_ms):>9} {_ms(case.run_ms):>9}"
+        lines.append(f"  {name:<{width}} {case.verdict.value:<22} {times}{ratio}")
         if case.verdict not in (Verdict.ACCEPTED, Verdict.NOT_RUN) and case.message:
             lines.append(_indent(case.message, "      "))
         if case.input is not None and case.verdict is not Verdict.NOT_RUN:

@@ -100,6 +100,20 @@ def _spec(p: Package) -> str:
         "# What rejects a solution breaking each requirement of the statement (judge check: requirements).\n"
         f"[requirements]\n{backing}\n\n"
     )
+    # One promise per stated bound: each is reached on its own (the bounds of one number are two ends).
+    promises = "".join(
+        f'[[promises]]\nsays = "{says}"\nbounds = {json.dumps([bound])}\n\n'
+        for arg in p.args
+        for says, bounds in [arg.promise() or ("", [])]
+        for bound in bounds
+    )
+    if promises:
+        promises = (
+            "# What the statement promises about the inputs, each reached by a hidden case (judge check:\n"
+            "# promises): add every sentence about the inputs where a shortcut would break, with a\n"
+            '# predicate of validator.py (reached_by = "name") and/or stated bounds reached together.\n'
+            + promises
+        )
     return f'''slug = "{p.slug}"
 title = "{p.title}"
 difficulty = "easy"
@@ -130,7 +144,7 @@ run_panel = "float32"
 # 1.5 ulp of the largest magnitude in its result. Add [compare.tolerance.<dtype>] only with a measurement.
 checks = []
 
-{requirements}[limits]
+{requirements}{promises}[limits]
 case_time_s = 10
 wall_time_s = 60
 '''
@@ -252,8 +266,8 @@ def _validator(p: Package) -> str:
         "#: Largest magnitude of any value: keep every result finite in float32 and bfloat16.\n"
         "MAX_ABS = 1e15\n"
     )
-    if any(a.kind == "array" and a.dtype == "int32" for a in p.args):
-        bounds += f"#: Largest magnitude of an int32 array's entries.\nINT_BOUND = {INT_BOUND}\n"
+    if any(a.kind == "array" and a.dtype in ("int32", "uint32") for a in p.args):
+        bounds += f"#: Largest magnitude of an integer array's entries.\nINT_BOUND = {INT_BOUND}\n"
     return f'''"""Constraints of this problem (statement.md, "Constraints"), checked by `judge check`."""
 
 from __future__ import annotations
@@ -334,6 +348,7 @@ def _generator(p: Package) -> str:
     menus = {a.name: list(a.spec().choices) for a in p.of_kind("function")}
     bools = [a.name for a in p.of_kind("bool")]
     strings = {a.name: list(a.spec().choices) for a in p.of_kind("str")}
+    keys = [a.name for a in p.of_kind("key")]
     bf16 = "bfloat16" in p.dtypes
     if trees:
         names = """#: Structures (tuples are leaf shapes; dicts and lists are nodes). The first two are the
@@ -380,7 +395,7 @@ SEED = 1
 OUT = Path(__file__).resolve().parent / "cases" / "hidden.json"
 TREES: list[str] = {json.dumps(trees)}
 NUMBERS: list[str] = {json.dumps(numbers)}
-#: Array arguments: dtype ("case": the case's float dtype, "int32" or "bool") and the ranks allowed.
+#: Array arguments: dtype ("case": the case's float dtype, "int32", "uint32" or "bool") and the ranks allowed.
 ARRAYS: dict[str, dict[str, Any]] = {py_literal(arrays, 0, 37)}
 INTS: list[str] = {json.dumps(ints)}
 INT_TUPLES: list[str] = {json.dumps(int_tuples)}
@@ -391,6 +406,8 @@ FUNCTIONS: dict[str, list[str]] = {py_literal(menus, 0, 34)}
 #: Static bools (True and False in turn) and static strings with their choices (each in several cases).
 BOOLS: list[str] = {json.dumps(bools)}
 STRINGS: dict[str, list[str]] = {py_literal(strings, 0, 32)}
+#: PRNG key arguments: a seed of its own in every case (raw key data at the limits is an EDGE input).
+KEYS: list[str] = {json.dumps(keys)}
 
 {names}
 #: Cases graded again in bfloat16 (when the problem allows it).
@@ -415,6 +432,8 @@ def array(rng: np.random.Generator, spec: dict[str, Any], index: int, cast: Any)
     size = shape(spec["ndim"][index % len(spec["ndim"])], index)
     if spec["dtype"] == "int32":
         return rng.integers(-9, 10, size=size).tolist()
+    if spec["dtype"] == "uint32":
+        return rng.integers(0, 10, size=size).tolist()
     if spec["dtype"] == "bool":
         return (rng.random(size) < 0.5).tolist()
     return random_tree(rng, size, 2.0, cast)
@@ -436,6 +455,7 @@ def build_cases() -> list[dict[str, Any]]:
         args.update({{arg: menu[index % len(menu)] for arg, menu in FUNCTIONS.items()}})
         args.update({{arg: index % 2 == 0 for arg in BOOLS}})
         args.update({{arg: choices[index % len(choices)] for arg, choices in STRINGS.items()}})
+        args.update({{arg: {{"key": int(rng.integers(0, 2**32))}} for arg in KEYS}})
         cases.append({{"name": name, "visibility": "hidden", "dtype": dtype, "args": args}})
     for name, sign, number in BOUND_CASES:
         scale = MAX_ABS / 4 if sign else 1.0
@@ -450,6 +470,9 @@ def build_cases() -> list[dict[str, Any]]:
             if spec["dtype"] == "int32":
                 low, high = (INT_BOUND // 2, INT_BOUND + 1) if sign else (-9, 10)
                 args[arg] = ((sign or 1) * rng.integers(low, high, size=size)).tolist()
+            elif spec["dtype"] == "uint32":
+                low, high = (INT_BOUND // 2, INT_BOUND + 1) if sign > 0 else (0, 10)
+                args[arg] = rng.integers(low, high, size=size).tolist()
             elif spec["dtype"] == "bool":
                 args[arg] = (rng.random(size) < 0.5).tolist()
             else:
@@ -459,6 +482,7 @@ def build_cases() -> list[dict[str, Any]]:
         args.update({{arg: menu[0] for arg, menu in FUNCTIONS.items()}})
         args.update({{arg: True for arg in BOOLS}})
         args.update({{arg: choices[0] for arg, choices in STRINGS.items()}})
+        args.update({{arg: {{"key": int(rng.integers(0, 2**32))}} for arg in KEYS}})
         cases.append({{"name": name, "visibility": "hidden", "dtype": "float32", "args": args}})
     return cases
 

@@ -7,12 +7,13 @@ writes for it, so a fresh scaffold's cases pass the ``cases`` check whatever the
 
 - ``pytree``: a tree of case-dtype arrays (the case generator's ``STRUCTURES``);
 - ``number`` (``:static`` for a static one): a finite float;
-- ``array``: one traced array, ``:int32`` / ``:bool`` / ``:case`` (the default) for its dtype and ranks such
-  as ``:2`` or ``:1,2`` for its ``ndim`` (default ``1``);
+- ``array``: one traced array, ``:int32`` / ``:uint32`` / ``:bool`` / ``:case`` (the default) for its dtype
+  and ranks such as ``:2`` or ``:1,2`` for its ``ndim`` (default ``1``);
 - ``int``: a static int from 1 to 8; ``int_tuple``: a static tuple of 1 to 4 such ints (in any
   order: it may be a shape; a problem whose tuple must be sorted adds ``increasing=True``);
 - ``bool``: a static bool (both values in the cases); ``str``: a static string, one of ``STRINGS``;
-- ``function``: one of the menu functions ``square`` and ``sine`` of the package's ``functions.py``.
+- ``function``: one of the menu functions ``square`` and ``sine`` of the package's ``functions.py``;
+- ``key``: one traced typed PRNG key (threefry2x32): a seed per case, and raw key data at the limits.
 """
 
 from __future__ import annotations
@@ -36,18 +37,8 @@ INT_LOW, INT_HIGH = 1, 8
 INT_BOUND = 1000
 #: The static tuples cases use, in turn (the first two are the examples').
 INT_TUPLES = ([2, 4], [1, 3, 5], [1, 2, 4, 8], [3], [2, 3, 7])
-#: Kinds and array dtypes a problem may declare that ``judge new`` does not template yet, and why.
-UNSCAFFOLDED = {
-    "key": (
-        "judge new does not scaffold PRNG key arguments yet: scaffold without it and add the [[args]] table "
-        'kind = "key" by hand (problems/README.md, "Argument kinds"; judge.casegen.key_from_seed and '
-        "random_key_data write its cases)"
-    ),
-    "uint32": (
-        "judge new does not scaffold uint32 arrays yet: scaffold an int32 array and change its dtype to "
-        '"uint32" by hand (values 0 to 4294967295)'
-    ),
-}
+#: The largest uint32 value: raw key data at the limit.
+UINT32_MAX = 2**32 - 1
 #: At most this many ranks in an array's ndim: the generator's 8 float32 cases must cover each.
 MAX_RANKS = 8
 
@@ -63,7 +54,7 @@ class ArgDecl:
     name: str
     kind: str
     traced: bool = True
-    #: ``array`` only: ``case`` (the case's float dtype), ``int32`` or ``bool``, and the allowed ranks.
+    #: ``array`` only: ``case`` (the case's float dtype), ``int32``, ``uint32`` or ``bool``, and the ranks.
     dtype: str = "case"
     ndim: tuple[int, ...] = field(default_factory=tuple)
 
@@ -71,7 +62,8 @@ class ArgDecl:
     def parse(cls, text: str) -> ArgDecl:
         """``grads:pytree``, ``max_norm:number``, ``axis:number:static``, ``x:array`` (float, 1-D),
         ``x:array:2``, ``x:array:1,2``, ``step:array:int32:0``, ``mask:array:bool:2``, ``n:int``,
-        ``sizes:int_tuple``, ``flag:bool``, ``mode:str``, ``f:function``. Raises ScaffoldError naming what
+        ``sizes:int_tuple``, ``flag:bool``, ``mode:str``, ``f:function``, ``bits:array:uint32``,
+        ``key:key``. Raises ScaffoldError naming what
         is wrong."""
         parts = text.split(":")
         if len(parts) < 2 or not all(parts):
@@ -81,8 +73,6 @@ class ArgDecl:
             raise ScaffoldError(f"--arg {text!r}: {name!r} is not a valid Python argument name")
         if kind not in KINDS:
             raise ScaffoldError(f"--arg {text!r}: unknown kind {kind!r} (kinds: {', '.join(KINDS)})")
-        if kind in UNSCAFFOLDED:
-            raise ScaffoldError(f"--arg {text!r}: {UNSCAFFOLDED[kind]}")
         if kind == "number":
             if options and options != ["static"]:
                 raise ScaffoldError(f"--arg {text!r}: the third part may only be 'static'")
@@ -91,15 +81,13 @@ class ArgDecl:
             return cls._array(text, name, options)
         if options:
             raise ScaffoldError(f"--arg {text!r}: kind {kind!r} takes no options")
-        return cls(name, kind, traced=kind == "pytree")
+        return cls(name, kind, traced=kind in ("pytree", "key"))
 
     @classmethod
     def _array(cls, text: str, name: str, options: list[str]) -> ArgDecl:
         dtype: str | None = None
         ndim: tuple[int, ...] | None = None
         for option in options:
-            if option in UNSCAFFOLDED:
-                raise ScaffoldError(f"--arg {text!r}: {UNSCAFFOLDED[option]}")
             if option in ARRAY_DTYPES and dtype is None:
                 dtype = option
             elif ndim is None and all(r.isdigit() for r in option.split(",")):
@@ -129,6 +117,8 @@ class ArgDecl:
             return ArgSpec(name=self.name, kind="function", choices=list(MENU))
         if self.kind == "str":
             return ArgSpec(name=self.name, kind="str", choices=list(STRINGS))
+        if self.kind == "key":
+            return ArgSpec(name=self.name, kind="key", ndim=[0])
         return ArgSpec(name=self.name, kind=self.kind, traced=self.traced)  # type: ignore[arg-type]
 
     @property
@@ -150,6 +140,8 @@ class ArgDecl:
             lines.append(f"choices = {json.dumps(list(MENU))}")
         if self.kind == "str":
             lines.append(f"choices = {json.dumps(list(STRINGS))}")
+        if self.kind == "key":
+            lines += ['impl = "threefry2x32"', "ndim = [0]"]
         lines.append(f'description = "{description}"')
         return "\n".join(lines) + "\n"
 
@@ -170,6 +162,8 @@ class ArgDecl:
             return "A static Python bool."
         if self.kind == "str":
             return f"A static Python str: {' or '.join(STRINGS)}."
+        if self.kind == "key":
+            return "A typed PRNG key (jax.random.key, threefry2x32), traced."
         kind = self.spec().describe_kind()
         return kind[0].upper() + kind[1:] + "."
 
@@ -179,7 +173,7 @@ class ArgDecl:
         if self.kind == "pytree":
             return (
                 f"- `{n}` is a pytree made of dicts and lists with at least one leaf; each leaf has 0 to 3 "
-                "dimensions and\n  finite values with magnitude at most $10^{15}$."
+                "dimensions, and\n  every value is finite with magnitude at most $10^{15}$."
             )
         if self.kind == "number":
             return f"- `{n}` is a finite Python float with magnitude at most $10^{{15}}$."
@@ -193,14 +187,37 @@ class ArgDecl:
             return f"- `{n}` is a Python bool, `True` or `False`."
         if self.kind == "str":
             return f"- `{n}` is one of the strings {', '.join(f'`{c!r}`' for c in STRINGS)}."
+        if self.kind == "key":
+            return (
+                f'- `{n}` is one typed PRNG key (threefry2x32) with any key data; in the Run panel `{{"key": '
+                f'seed}}`\n  or `{{"key_data": [w0, w1]}}` with two uint32 words.'
+            )
         what = self.spec().describe_kind()
         if self.dtype == "int32":
             return f"- `{n}` is {what}; every entry has magnitude at most {INT_BOUND}."
+        if self.dtype == "uint32":
+            return f"- `{n}` is {what}; every entry is from 0 to {INT_BOUND}."
         if self.dtype == "bool":
             return f"- `{n}` is {what}."
         return (
             f"- `{n}` is {what} of the case dtype; every entry is finite with magnitude at most $10^{{15}}$."
         )
+
+    def promise(self) -> tuple[str, list[str]] | None:
+        """Its ``[[promises]]`` entry: words of its constraint line and the stated bounds a hidden case must
+        approach (``judge check``'s ``promises`` check); None when its constraint states no bound."""
+        n = self.name
+        if self.kind == "pytree" or (self.kind == "array" and self.dtype == "case"):
+            return "finite with magnitude at most $10^{15}$", [f"{n}: magnitude at most"]
+        if self.kind == "number":
+            return "finite Python float with magnitude at most $10^{15}$", [f"{n}: at most", f"{n}: at least"]
+        if self.kind == "array" and self.dtype == "int32":
+            return f"every entry has magnitude at most {INT_BOUND}", [f"{n}: at most", f"{n}: at least"]
+        if self.kind == "array" and self.dtype == "uint32":
+            return f"every entry is from 0 to {INT_BOUND}", [f"{n}: at most"]
+        if self.kind == "int":
+            return f"a Python int from {INT_LOW} to {INT_HIGH}", [f"{n}: at most", f"{n}: at least"]
+        return None
 
     # ---------------------------------------------------------------------------------- the validator
 
@@ -225,7 +242,9 @@ class ArgDecl:
             return [f"*check_dtype({n}, dtype)", f"*check_finite({n})", f"*check_max_abs({n}, MAX_ABS)"]
         if self.kind == "array" and self.dtype == "int32":
             return [f"*check_int_range({n}, ge=-INT_BOUND, le=INT_BOUND)"]
-        return []  # bool arrays, bools, strings and menu functions: the converter refuses anything else
+        if self.kind == "array" and self.dtype == "uint32":
+            return [f"*check_int_range({n}, ge=0, le=INT_BOUND)"]
+        return []  # bool arrays, bools, strings, keys and menu functions: the converter refuses anything else
 
     def helpers(self) -> set[str]:
         """The ``judge.constraints`` names its checks call."""
@@ -256,8 +275,14 @@ class ArgDecl:
             return [(f"{n} a number, not a boolean", 1), (f"{n} a string, not a boolean", "true")]
         if self.kind == "str":
             return [(f"{n} not among the choices", "middle"), (f"{n} not a string", 1)]
+        if self.kind == "key":
+            return [
+                (f"{n} a fractional seed", {"key": 1.5}),
+                (f"{n} key data of 3 words", {"key_data": [1, 2, 3]}),
+                (f"{n} a seed past 2**32 - 1", {"key": 2**32}),
+            ]
         wrong_rank = next(r for r in range(MAX_ARRAY_NDIM + 1) if r not in self.ndim)
-        item: object = {"case": 1.0, "int32": 1, "bool": True}[self.dtype]
+        item: object = {"case": 1.0, "int32": 1, "uint32": 1, "bool": True}[self.dtype]
         junk: list[tuple[str, object]] = [(f"{n} with {wrong_rank} dimensions", _filled(wrong_rank, 1, item))]
         rank = self.ndim[0]
         if self.dtype == "case":
@@ -268,6 +293,11 @@ class ArgDecl:
         elif self.dtype == "int32":
             junk += [
                 (f"non-integer in {n}", _filled(rank, 1, 1.5)),
+                (f"value past the bound in {n}", _filled(rank, 1, INT_BOUND + 1)),
+            ]
+        elif self.dtype == "uint32":
+            junk += [
+                (f"negative entry in {n}", _filled(rank, 1, -1)),
                 (f"value past the bound in {n}", _filled(rank, 1, INT_BOUND + 1)),
             ]
         else:
@@ -291,6 +321,10 @@ class ArgDecl:
             return not low
         if self.kind == "str":
             return STRINGS[-1]
+        if self.kind == "key":
+            return {"key": 0} if low else {"key_data": [UINT32_MAX, UINT32_MAX]}
+        if self.dtype == "uint32":
+            return _nest(self.ndim[0], [0, INT_BOUND] if low else [INT_BOUND, 0])
         if self.dtype == "bool":
             return _nest(self.ndim[0], [True, False])
         if self.dtype == "int32":
@@ -316,6 +350,8 @@ class ArgDecl:
             return index % 2 == 0
         if self.kind == "str":
             return STRINGS[index % len(STRINGS)]
+        if self.kind == "key":
+            return {"key": 42 + index}
         rank = self.ndim[index % len(self.ndim)]
         shape = case_shape(rank, index)
         count = 1
@@ -325,6 +361,8 @@ class ArgDecl:
             flat: list[object] = [i % 2 == index for i in range(count)]
         elif self.dtype == "int32":
             flat = [(i + 1) * (-1) ** (i * index) for i in range(count)]
+        elif self.dtype == "uint32":
+            flat = [(i + 1) * (index + 1) for i in range(count)]
         else:
             flat = [((i + 1) / (2 if index else 1)) * (-1) ** (i * index) for i in range(count)]
         return _shaped(flat, shape)

@@ -419,6 +419,28 @@ class ReachSpec(_Strict):
     zero_band: float = Field(default=1e-3, gt=0, le=1.0)
 
 
+class PromiseSpec(_Strict):
+    """One promise the statement makes about the inputs (``judge check``'s ``promises`` check): a sentence
+    such as "values that lie thousands apart" or "a new value may be much smaller than the one it
+    overwrites", which some hidden case must reach, or a shortcut that breaks only there passes.
+
+    ``says`` quotes a few words of the statement; ``reached_by`` names a predicate of ``validator.py``,
+    ``name(args, dtype) -> bool`` over a case's converted inputs (the arguments ``validate`` gets), true
+    when the case reaches the promise; ``bounds`` names stated bounds (by the key the ``reach`` check
+    reports, e.g. ``"step: at most"``) that interact, so one hidden case must approach them all at once
+    (and meet ``reached_by`` when both are given)."""
+
+    says: Annotated[str, Field(min_length=3)]
+    reached_by: Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")] | None = None
+    bounds: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _reached_somehow(self) -> PromiseSpec:
+        if self.reached_by is None and not self.bounds:
+            raise ValueError("a promise needs reached_by (a predicate of validator.py), bounds, or both")
+        return self
+
+
 class AccuracySpec(_Strict):
     """How accurate the reference must be (``judge check``'s ``accuracy`` check): on every case, its
     largest error against the float64 evaluation of itself (``judge.check.float64_run``), in tolerances of
@@ -597,6 +619,8 @@ class ProblemSpec(_Strict):
     #: words of the requirement -> ``solution:<folder>/<file>.py``, ``case:<name>``, ``rule:<kind>``,
     #: ``check:<name>``, ``gradient``, ``compare`` or ``jit``.
     requirements: dict[str, Annotated[list[str], Field(min_length=1)]] = Field(default_factory=dict)
+    #: What the statement promises about the inputs, each reached by a hidden case (``PromiseSpec``).
+    promises: list[PromiseSpec] = Field(default_factory=list)
     #: Rules on the user's compiled program (``judge.rules``), stated in the generated statement.
     rules: list[ProgramRuleSpec] = Field(default_factory=list)
     #: A gradient checked beside the output (``sandbox.transforms``).

@@ -130,6 +130,7 @@ def test_bad_spec_field_names_file_field_and_line(tmp_path: Path) -> None:
         "requirements",
         "cases",
         "reach",
+        "promises",
         "reference",
         "accuracy",
         "examples",

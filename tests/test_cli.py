@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -66,6 +67,23 @@ def test_grade_text_report_rejected_exits_1() -> None:
     assert "TRACE_ERROR" in out.stdout
     assert "if factor == 0" in out.stdout and "jnp.where" in out.stdout
     assert "INSECURE" in out.stderr
+
+
+@pytest.mark.slow
+def test_grade_reveal_shows_every_hidden_case_ratio() -> None:
+    """An author's view: each case's err/tol, hidden cases included; without --reveal no hidden ratio."""
+    wrong = str(SOLUTIONS / "wrong_answer" / "adds_factor.py")
+    out = judge("grade", FIXTURE_SLUG, wrong, "--reveal", *INSECURE)
+    assert out.returncode == 1, out.stderr
+    assert "err/tol" in out.stdout
+    hidden = [line for line in out.stdout.splitlines() if "(hidden)" in line]
+    assert hidden and all(re.search(r"\s(?:[0-9.e+-]+x|inf x|infx|-)$", line) for line in hidden), hidden
+    assert any(re.search(r"\s[0-9.e+]+x$", line) for line in hidden), hidden
+    data = json.loads(judge("grade", FIXTURE_SLUG, wrong, "--reveal", "--json", *INSECURE).stdout)
+    assert all(c["error_ratio"] is not None for c in data["cases"] if c["verdict"] == "wrong_answer")
+    plain = json.loads(judge("grade", FIXTURE_SLUG, wrong, "--json", *INSECURE).stdout)
+    assert all(c["error_ratio"] is None for c in plain["cases"] if c["visibility"] == "hidden")
+    assert "err/tol" not in judge("grade", FIXTURE_SLUG, wrong, *INSECURE).stdout
 
 
 def strict_loads(text: str) -> Any:

@@ -165,8 +165,9 @@ def _jax_key_data(seed: int) -> list[int]:
     return [int(w) for w in np.asarray(jax.random.key_data(jax.random.key(seed)))]
 
 
-@pytest.mark.parametrize("seed", [0, 42, 2**31, 2**32 - 1])
+@pytest.mark.parametrize("seed", [0, 42, 2**31, 2**32 - 1, -1, -7, -(2**31)])
 def test_a_seed_makes_the_key_jax_random_key_makes(seed: int) -> None:
+    """Negative seeds too: jax.random.key(-1) is a key (data [0, 2**32 - 1]), so {"key": -1} is one."""
     for form in (seed, {"key": seed}):
         key = json_to_key(form, root="key")
         assert key.impl == "threefry2x32" and key.shape == ()
@@ -187,7 +188,8 @@ def test_key_data_and_batches_of_keys() -> None:
         ([0, 42], "key", 'raw key data is written {"key_data": [...]}'),
         ({"seed": 3}, "key", 'got an object with keys "seed"'),
         ({"key": 1, "key_data": [0, 1]}, "key", 'keys "key", "key_data"'),
-        ({"key": -1}, 'key["key"]', "outside the uint32 range (0 to 4294967295)"),
+        ({"key": -(2**31) - 1}, 'key["key"]', "outside the uint32 range (0 to 4294967295)"),
+        ({"key": -1.5}, 'key["key"]', "-1.5 is not an integer"),
         ({"key": 2**32}, 'key["key"]', "outside the uint32 range"),
         ({"key": 1.5}, 'key["key"]', "1.5 is not an integer"),
         ({"key": "7"}, 'key["key"]', "expected an integer or an array of integers, got a string"),
@@ -486,10 +488,9 @@ def test_assigning_into_a_jax_array_is_a_trace_error_naming_at() -> None:
     assert "x.at[idx].set(y)" in failure.message
 
 
-def test_judge_new_says_it_does_not_scaffold_keys_yet() -> None:
-    from judge.scaffold_kinds import ArgDecl, ScaffoldError
+def test_judge_new_scaffolds_keys_and_uint32_arrays() -> None:
+    from judge.scaffold_kinds import ArgDecl
 
-    with pytest.raises(ScaffoldError, match="does not scaffold PRNG key arguments yet"):
-        ArgDecl.parse("k:key")
-    with pytest.raises(ScaffoldError, match="does not scaffold uint32 arrays yet"):
-        ArgDecl.parse("s:array:uint32")
+    assert ArgDecl.parse("k:key") == ArgDecl("k", "key", traced=True)
+    assert ArgDecl.parse("k:key").spec().kind == "key"
+    assert ArgDecl.parse("s:array:uint32") == ArgDecl("s", "array", dtype="uint32", ndim=(1,))

@@ -125,10 +125,50 @@ def test_new_writes_cases_for_every_argument_kind(tmp_path: Path) -> None:
     )
 
 
+def test_new_writes_cases_for_keys_uint32_bools_and_strings(tmp_path: Path) -> None:
+    """The kinds the first scaffold lacked: a typed PRNG key, a uint32 array, a static bool and a str."""
+    declared = ["k:key", "bits:array:uint32:1", "flag:bool", "mode:str", "x:array"]
+    flags = [f"--arg={d}" for d in declared]
+    out = judge("new", "more-kinds", "--problems", "problems", *flags, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    root = tmp_path / "problems" / "more-kinds"
+    spec = load_spec(root)
+    assert [(a.name, a.kind, a.traced, a.dtype) for a in spec.args] == [
+        ("k", "key", True, "case"),
+        ("bits", "array", True, "uint32"),
+        ("flag", "bool", False, "case"),
+        ("mode", "str", False, "case"),
+        ("x", "array", True, "case"),
+    ]
+    problem = load_problem(root)
+    assert all(problem.violations(case) == [] for case in problem.cases)
+    assert len({tuple(case.inputs[0].data.tolist()) for case in problem.hidden_cases}) >= 2
+    assert {case.inputs[1].dtype.name for case in problem.cases} == {"uint32"}
+    assert {case.inputs[2] for case in problem.hidden_cases} == {True, False}
+    (tmp_path / "reference" / "more_kinds.py").write_text(
+        "import jax\nimport jax.numpy as jnp\n\n\ndef more_kinds(k, bits, flag, mode, x):\n"
+        "    noise = jax.random.normal(k, x.shape, x.dtype)\n"
+        "    shift = jnp.sum(bits).astype(x.dtype) * (2 if flag else 1) * (3 if mode == 'high' else 1)\n"
+        "    return x + noise + shift\n"
+    )
+    report = run_checks([root], separate_runs=False)
+    left = {(f.check, f.severity.value) for f in report.findings}
+    assert left == {("rules", "error"), ("examples", "warning"), ("requirements", "warning")}, [
+        str(f) for f in report.findings
+    ]
+    checks = {c.name: c.status for c in report.problems[0].checks}
+    for name in ("spec", "statement", "starter", "cases", "reach", "promises", "reference", "coverage"):
+        assert checks[name] == "passed", (name, checks[name])
+
+
 @pytest.mark.parametrize(
     ("text", "declared"),
     [
         ("x:array", ArgDecl("x", "array", dtype="case", ndim=(1,))),
+        ("k:key", ArgDecl("k", "key", traced=True)),
+        ("b:array:uint32:0", ArgDecl("b", "array", dtype="uint32", ndim=(0,))),
+        ("flag:bool", ArgDecl("flag", "bool", traced=False)),
+        ("mode:str", ArgDecl("mode", "str", traced=False)),
         ("x:array:2", ArgDecl("x", "array", dtype="case", ndim=(2,))),
         ("step:array:int32:0", ArgDecl("step", "array", dtype="int32", ndim=(0,))),
         ("m:array:1,2:bool", ArgDecl("m", "array", dtype="bool", ndim=(1, 2))),

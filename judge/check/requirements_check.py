@@ -133,9 +133,9 @@ def check(ctx: CheckContext) -> None:
         keys = [k for k in marks if _fold(k) and _fold(k) in _fold(req.text)]
         used.update(keys)
         if not keys:
-            shown = req.text if len(req.text) <= 90 else req.text[:87] + "..."
+            # The whole sentence: a cut one could end before the word that made it a requirement.
             ctx.diag.warning(
-                f'a requirement that nothing is marked to back: "{shown}"; {HOW_TO_BACK}',
+                f'a requirement that nothing is marked to back: "{req.text}"; {HOW_TO_BACK}',
                 file=statement,
                 at=f"line {req.line}",
                 line=req.line,

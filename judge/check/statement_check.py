@@ -1,6 +1,7 @@
 """Check ``statement``: ``statement.md`` exists, renders to HTML, and has what a learner needs: the function
-named, a Constraints section and the ``{{rules}}`` line, where the rules the judge enforces are generated
-from the spec (``judge.statement.render_rules``).
+named, a Constraints section, the ``{{rules}}`` line, where the rules the judge enforces are generated from
+the spec (``judge.statement.render_rules``), and math that renders with no TeX left raw
+(``judge.service.markdown.formulas_left_raw``: an unknown command, an escape the renderer keeps).
 
 The examples inside it are the ``examples`` check's concern.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 import re
 
 from judge.check.context import CheckContext
+from judge.service.markdown import formulas_left_raw
 from judge.statement import PLACEHOLDERS, RULES_HEADING, RULES_PLACEHOLDER, markdown_to_html
 
 NAME = "statement"
@@ -40,6 +42,14 @@ def check(ctx: CheckContext) -> None:
                     line=number,
                 )
     _rules(ctx, lines)
+    for number, formula, left in formulas_left_raw(source):
+        diag.error(
+            f"the formula ${formula}$ renders with raw TeX ({', '.join(dict.fromkeys(left))}): learners "
+            "would read it as written; use TeX the page's renderer knows (judge preview shows it)",
+            file=file,
+            at=f"line {number}",
+            line=number,
+        )
     fences = [n for n, line in enumerate(lines, start=1) if line.strip() == "$$"]
     if len(fences) % 2:
         diag.error("a $$ math block is never closed", file=file, at=f"line {fences[-1]}", line=fences[-1])

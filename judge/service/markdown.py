@@ -4,6 +4,11 @@ CommonMark plus tables, raw HTML disabled (so a statement cannot inject markup).
 ``$$...$$`` become ``<math>`` elements (``latex2mathml``) that carry their TeX source as an
 ``application/x-tex`` annotation, so a page may still re-render them with KaTeX. TeX that cannot be
 converted is shown as escaped code rather than dropped.
+
+Inside text commands (``\text{max\\_norm}``, ``\texttt{add\\_rows}``) TeX's text-mode escapes (``\\_``,
+``\\%``, ``\\&``, ``\\#``, ``\\$``, ``\\{``, ``\\}``, ``\textbackslash``) become their characters before the
+conversion, which would otherwise keep the backslash; ``raw_tex`` finds any TeX the conversion still
+leaves raw (``judge check``'s ``statement`` check reports it).
 """
 
 from __future__ import annotations
@@ -26,13 +31,72 @@ _BARE_FENCE = re.compile(
 )
 
 
+#: Commands whose argument is text, where TeX's text-mode escapes apply.
+_TEXT_COMMAND = re.compile(r"\\(?:text|texttt|textrm|textit|textbf|textsf|textup|mbox)\s*\{")
+#: Text-mode escapes -> what they stand for; braces and the ampersand go through private-use characters
+#: that ``_PLACED`` turns back after the conversion, so they cannot close a group or start an entity.
+_TEXT_ESCAPES = {
+    "\\textbackslash{}": "\ue002",
+    "\\textbackslash": "\ue002",
+    "\\_": "_",
+    "\\%": "%",
+    "\\#": "#",
+    "\\$": "$",
+    "\\&": "\ue003",
+    "\\{": "\ue000",
+    "\\}": "\ue001",
+}
+_PLACED = {"\ue000": "{", "\ue001": "}", "\ue002": "&#x5C;", "\ue003": "&amp;"}
+#: TeX a conversion left in its output: a control word or an escaped character.
+_LEFT_RAW = re.compile(r"\\(?:[A-Za-z]+|[^A-Za-z\s])")
+_ANNOTATION = re.compile(r"<annotation\b.*?</annotation>", re.DOTALL)
+
+
+def unescape_text_commands(tex: str) -> str:
+    """``\\text{max\\_norm}`` -> ``\\text{max_norm}``: the text-mode escapes inside every text command's
+    argument (balanced braces) replaced by what they stand for; math outside text commands is unchanged."""
+    out: list[str] = []
+    i = 0
+    while True:
+        match = _TEXT_COMMAND.search(tex, i)
+        if match is None:
+            out.append(tex[i:])
+            return "".join(out)
+        out.append(tex[i : match.end()])
+        j, depth, body = match.end(), 1, []
+        while j < len(tex) and depth:
+            escape = next((e for e in _TEXT_ESCAPES if tex.startswith(e, j)), None)
+            if escape is not None:
+                body.append(_TEXT_ESCAPES[escape])
+                j += len(escape)
+                continue
+            char = tex[j]
+            depth += (char == "{") - (char == "}")
+            if depth:
+                body.append(char)
+            j += 1
+        out.append("".join(body) + ("}" if depth == 0 else ""))
+        i = j
+
+
+def raw_tex(mathml: str) -> list[str]:
+    """The TeX a rendered formula still shows raw: control words or escapes left in its MathML (outside the
+    TeX-source annotation), or the whole source when it did not convert."""
+    if mathml.startswith('<code class="math-source">'):
+        return [html.unescape(mathml.removeprefix('<code class="math-source">').removesuffix("</code>"))]
+    # A backslash the source meant (\\textbackslash) is the entity &#x5C;, never a literal one.
+    return _LEFT_RAW.findall(_ANNOTATION.sub("", mathml))
+
+
 def tex_to_mathml(tex: str, *, display: bool) -> str:
     """One formula as a ``<math>`` element (``display="block"`` for display math)."""
     from latex2mathml.converter import convert
 
     source = tex.strip()
     try:
-        mathml = convert(source, display="block" if display else "inline")
+        mathml = convert(unescape_text_commands(source), display="block" if display else "inline")
+        for placed, shown in _PLACED.items():
+            mathml = mathml.replace(placed, shown)
     except Exception:
         return f'<code class="math-source">{html.escape(source)}</code>'
     opening = _MATH_OPEN.match(mathml)
@@ -95,3 +159,19 @@ def section_items(markdown: str, title: str) -> list[str]:
             text = " ".join(line.strip() for line in lines[start:end] if line.strip())
             items.append(re.sub(r"^(?:[-*+]|\d+[.)])\s+", "", text))
     return items
+
+
+def formulas_left_raw(markdown: str) -> list[tuple[int, str, list[str]]]:
+    """``(line, formula, raw parts)`` for every ``$...$`` or ``$$...$$`` formula of ``markdown`` whose
+    rendering still shows TeX raw (``raw_tex``); the line is 1-based, of the block holding the formula."""
+    found: list[tuple[int, str, list[str]]] = []
+    for token in _parser().parse(markdown):
+        line = token.map[0] + 1 if token.map else 1
+        candidates = [token, *(token.children or [])]
+        for part in candidates:
+            if part.type in ("math_inline", "math_block", "math_block_eqno", "math_inline_double"):
+                display = part.type != "math_inline"
+                left = raw_tex(tex_to_mathml(part.content, display=display))
+                if left:
+                    found.append((line, part.content.strip(), left))
+    return found

@@ -50,6 +50,13 @@ def _non_negative(tree: Any) -> list[str]:
     return errors
 
 
+# ------------------------------------------------ promises of the statement ([[promises]] in problem.toml)
+
+
+def step_zero(args: dict[str, Any], dtype: str) -> bool:
+    return int(args["step"]) == 0
+
+
 _OK = {
     "params": {"w": [1.0, -2.0]},
     "grads": {"w": [0.5, -0.1]},

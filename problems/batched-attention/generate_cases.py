@@ -195,6 +195,12 @@ def build_cases() -> list[dict[str, Any]]:
     large_scores(
         "bf16_large_close_scores_padding_2", "bfloat16", 4, 6, 10, 16, 8, padding(4, 10, [4, 9, 7, 1])
     )
+    # The same with d = 8, whose sqrt(d) is no power of two: large scores and the bfloat16 dtype reached
+    # together with a scale that rounds, so queries scaled by 1/sqrt(d) in bfloat16 (8 bits) move every
+    # score by tens of units, while float32 scaling moves it by thousandths.
+    # (The shapes of bf16_causal: no new compile signature.)
+    large_scores("bf16_large_close_scores_d8", "bfloat16", 2, 8, 8, 8, 4, None)
+    large_scores("bf16_large_close_scores_d8_2", "bfloat16", 2, 8, 8, 8, 4, None)
     return cases
 
 

@@ -51,6 +51,30 @@ def validate(args: dict[str, Any], dtype: str) -> list[str]:
     return errors
 
 
+# ------------------------------------------------ promises of the statement ([[promises]] in problem.toml)
+
+
+def bf16_large_scores_rounding_scale(args: dict[str, Any], dtype: str) -> bool:
+    """bfloat16 inputs with scores of 10,000 or more and a d whose sqrt is no power of two (the scale
+    1/sqrt(d) rounds in bfloat16)."""
+    d = args["q"].shape[-1]
+    power = d & (d - 1) == 0 and (d.bit_length() - 1) % 2 == 0
+    return dtype == "bfloat16" and not power and _largest_score(args["q"], args["k"]) >= 1e4
+
+
+def large_scores(args: dict[str, Any], dtype: str) -> bool:
+    return _largest_score(args["q"], args["k"]) >= 1e4
+
+
+def fully_masked_row(args: dict[str, Any], dtype: str) -> bool:
+    mask = np.asarray(args["mask"])
+    return bool((~mask.any(axis=-1)).any())
+
+
+def key_padding_mask(args: dict[str, Any], dtype: str) -> bool:
+    return args["mask"].ndim == 2
+
+
 _OK = {
     "q": [[[1.0, 0.0], [0.0, 1.0]]],
     "k": [[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]],

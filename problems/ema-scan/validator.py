@@ -36,6 +36,13 @@ def validate(args: dict[str, Any], dtype: str) -> list[str]:
     ]
 
 
+# ------------------------------------------------ promises of the statement ([[promises]] in problem.toml)
+
+
+def empty_step(args: dict[str, Any], dtype: str) -> bool:
+    return bool(args["xs"].size == 0)
+
+
 _OK = {"xs": [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], "init": [0.0, 0.0], "decay": 0.9}
 
 #: Inputs that break the constraints; the converter or validate() must reject each one.

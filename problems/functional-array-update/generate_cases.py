@@ -15,6 +15,8 @@ from judge.casegen import render as render  # re-exported: the case check render
 
 SEED = 20_260_302
 OUT = Path(__file__).resolve().parent / "cases" / "hidden.json"
+#: validator.py's bound on every value.
+MAX_ABS = 1000.0
 
 #: (name, shape of x, entries of set_idx, entries of add_idx, scale of the values). The first two are the
 #: examples' shapes; the last ones reach 64 rows, 64 indices and values of magnitude 1,000.
@@ -27,6 +29,13 @@ CONFIGS: list[tuple[str, tuple[int, ...], int, int, float]] = [
     ("wide", (5, 64), 3, 4, 1.0),
     ("many_indices", (64,), 64, 64, 1000.0),
     ("tall", (64, 8), 20, 40, 100.0),
+]
+#: (name, shape of x, entries of set_idx, entries of add_idx): x near +-1,000 overwritten by rows below
+#: 0.01 (and small additions), so a set written as old + (new - old) keeps the rounding of new - old at the
+#: size of the old value, many times the tolerance of the small new one.
+OVERWRITES: list[tuple[str, tuple[int, ...], int, int]] = [
+    ("large_overwritten_by_small", (16, 4), 8, 6),
+    ("large_vector_overwritten_by_small", (32,), 20, 10),
 ]
 
 
@@ -89,6 +98,22 @@ def build_cases() -> list[dict[str, Any]]:
                 "set_rows": _values(rng, (k, *shape[1:]), scale),
                 "add_idx": add_idx,
                 "add_rows": _values(rng, (m, *shape[1:]), scale),
+            }
+            cases.append(
+                {"name": f"{name}_{variant}", "visibility": "hidden", "dtype": "float32", "args": args}
+            )
+    for name, shape, k, m in OVERWRITES:
+        n = shape[0]
+        for variant, special in (("edges", True), ("random", False)):
+            set_idx = _set_indices(rng, n, k, special)
+            add_idx = _add_indices(rng, n, m, set_idx, special)
+            sign = np.where(rng.random(shape) < 0.5, -1.0, 1.0)
+            args = {
+                "x": f32(sign * rng.uniform(500.0, MAX_ABS, size=shape)),
+                "set_idx": set_idx,
+                "set_rows": f32(rng.normal(size=(k, *shape[1:])) * 0.004),
+                "add_idx": add_idx,
+                "add_rows": f32(rng.normal(size=(m, *shape[1:])) * 0.004),
             }
             cases.append(
                 {"name": f"{name}_{variant}", "visibility": "hidden", "dtype": "float32", "args": args}

@@ -51,6 +51,52 @@ def validate(args: dict[str, Any], dtype: str) -> list[str]:
     return errors
 
 
+# ------------------------------------------------ promises of the statement ([[promises]] in problem.toml)
+
+
+def _rows(idx: Any, n: int) -> Any:
+    """The rows the indices mean, -1 where out of range."""
+    idx = np.asarray(idx, dtype=np.int64)
+    rows = np.where(idx < 0, idx + n, idx)
+    return np.where((rows >= 0) & (rows < n), rows, -1)
+
+
+def overwritten_by_far_smaller(args: dict[str, Any], dtype: str) -> bool:
+    """A row of magnitude 100 or more set to a row at least 1,000 times smaller."""
+    x = np.abs(np.asarray(args["x"], dtype=np.float64))
+    new = np.abs(np.asarray(args["set_rows"], dtype=np.float64))
+    for j, row in enumerate(_rows(args["set_idx"], x.shape[0])):
+        if row >= 0 and x[row].min() >= 100.0 and new[j].max() * 1000.0 <= x[row].min():
+            return True
+    return False
+
+
+def row_set_and_added(args: dict[str, Any], dtype: str) -> bool:
+    n = args["x"].shape[0]
+    both = set(_rows(args["set_idx"], n).tolist()) & set(_rows(args["add_idx"], n).tolist())
+    return bool(both - {-1})
+
+
+def minus_n_minus_one(args: dict[str, Any], dtype: str) -> bool:
+    n = args["x"].shape[0]
+    return any(int(v) == -n - 1 for name in ("set_idx", "add_idx") for v in args[name])
+
+
+def minus_one(args: dict[str, Any], dtype: str) -> bool:
+    return any(int(v) == -1 for name in ("set_idx", "add_idx") for v in args[name])
+
+
+def out_of_range(args: dict[str, Any], dtype: str) -> bool:
+    n = args["x"].shape[0]
+    return any((_rows(args[name], n) < 0).any() for name in ("set_idx", "add_idx"))
+
+
+def repeated_add(args: dict[str, Any], dtype: str) -> bool:
+    rows = _rows(args["add_idx"], args["x"].shape[0])
+    rows = rows[rows >= 0]
+    return bool(len(np.unique(rows)) < len(rows))
+
+
 _OK: dict[str, Any] = {
     "x": [1.0, 2.0, 3.0, 4.0],
     "set_idx": [0, -1],

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from judge.constraints import (
+    all_zero,
     check_dtype,
     check_finite,
     check_has_leaves,
     check_max_abs,
     check_ndim,
     check_number,
+    empty_leaf_not_first,
+    leaves_with_paths,
 )
 
 #: Largest gradient magnitude: even 65,536 entries this large (the most a case may hold) square and sum to
@@ -28,6 +33,30 @@ def validate(args: dict[str, Any], dtype: str) -> list[str]:
         *check_max_abs(grads, "grads", MAX_ABS),
         *check_number(args["max_norm"], "max_norm", gt=0.0),
     ]
+
+
+# ------------------------------------------------ promises of the statement ([[promises]] in problem.toml)
+
+
+def all_zero_gradients(args: dict[str, Any], dtype: str) -> bool:
+    return all_zero(args["grads"])
+
+
+def empty_leaf_after_the_first(args: dict[str, Any], dtype: str) -> bool:
+    return empty_leaf_not_first(args["grads"])
+
+
+def _norm(args: dict[str, Any]) -> float:
+    leaves = [np.asarray(leaf, dtype=np.float64) for _, leaf in leaves_with_paths(args["grads"], "grads")]
+    return float(np.sqrt(sum(float(np.sum(leaf**2)) for leaf in leaves)))
+
+
+def norm_above_max_norm(args: dict[str, Any], dtype: str) -> bool:
+    return _norm(args) > args["max_norm"]
+
+
+def nonzero_norm_within_max_norm(args: dict[str, Any], dtype: str) -> bool:
+    return 0.0 < _norm(args) <= args["max_norm"]
 
 
 #: Inputs that break the constraints; the converter or validate() must reject each one.

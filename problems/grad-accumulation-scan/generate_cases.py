@@ -18,11 +18,12 @@ from judge.casegen import render as render  # re-exported: the case check render
 SEED = 20_261_130
 OUT = Path(__file__).resolve().parent / "cases" / "hidden.json"
 
-# A dict holding a list of three dicts, with 0-d to 3-d leaves and an empty (0,) leaf.
+# A dict holding a list of three dicts, with 0-d to 3-d leaves and an empty (0,) leaf after the first in
+# flatten order ("padding" sorts between "layers" and "scale"): the statement's "may be empty" anywhere.
 MIXED = {
     "layers": [{"w": (3, 2), "b": (2,)}, {"w": (2,), "b": ()}, {"w": (2, 2, 2)}],
     "scale": (),
-    "empty": (0,),
+    "padding": (0,),
 }
 # Nested five containers deep: a list inside a dict inside a list inside a dict.
 DEEP = {"encoder": {"blocks": [{"attn": {"q": (2, 2), "k": (2,)}}, {"mlp": [{"w": (3,)}, {"w": ()}]}]}}

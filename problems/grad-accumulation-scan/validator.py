@@ -15,6 +15,7 @@ from judge.constraints import (
     check_ndim,
     check_number,
     check_same_structure,
+    empty_leaf_not_first,
     leaves_with_paths,
 )
 
@@ -60,6 +61,13 @@ def validate(args: dict[str, Any], dtype: str) -> list[str]:
     ]
     structure = check_same_structure(params, "params", xs, "xs", shapes=False)
     return [*errors, *(structure or _microbatch_shapes(params, xs))]
+
+
+# ------------------------------------------------ promises of the statement ([[promises]] in problem.toml)
+
+
+def empty_leaf_after_the_first(args: dict[str, Any], dtype: str) -> bool:
+    return empty_leaf_not_first(args["params"])
 
 
 #: Inputs that break the constraints; the converter or validate() must reject each one.

@@ -18,11 +18,13 @@ from judge.casegen import render as render  # re-exported: the case check render
 SEED = 20_261_202
 OUT = Path(__file__).resolve().parent / "cases" / "hidden.json"
 
-# A dict holding a list of three dicts, with 0-d to 3-d leaves and an empty (0,) leaf.
+# A dict holding a list of three dicts, with 0-d to 3-d leaves and empty leaves after the first in flatten
+# order ("padding" sorts between "layers" and "scale", and a (2, 0) leaf inside the list): code that only
+# copes with an empty first leaf, or splits a flat vector by offsets, goes wrong here.
 MIXED = {
-    "layers": [{"w": (3, 2), "b": (2,)}, {"w": (2,), "b": ()}, {"w": (2, 2, 2)}],
+    "layers": [{"w": (3, 2), "b": (2,)}, {"w": (2, 0), "b": ()}, {"w": (2, 2, 2)}],
     "scale": (),
-    "empty": (0,),
+    "padding": (0,),
 }
 # Nested six containers deep.
 DEEP = {"encoder": {"blocks": [{"attn": {"q": (2, 2), "k": (2,)}}, {"mlp": [{"w": (3,)}, {"w": ()}]}]}}
@@ -50,7 +52,7 @@ def build_cases() -> list[dict[str, Any]]:
     add("example_1_lookalike", "quartic", {"w": (2,), "b": ()}, 2.0)
     add("example_2_lookalike", "coupled_cosine", (3,), 1.0)
     add("example_3_lookalike", "log_sum_exp", [{"w": ()}, {"w": ()}], 1.0)
-    # Every function on a mixed nesting with an empty leaf.
+    # Every function on a mixed nesting with empty leaves inside.
     for f in ("quartic", "coupled_cosine", "log_sum_exp", "soft_norm"):
         add(f"mixed_{f}", f, MIXED, 1.5)
     # A 0-d x, deep nesting, a list of four dicts as the root, and about 600 entries.

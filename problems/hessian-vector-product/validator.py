@@ -12,6 +12,7 @@ from judge.constraints import (
     check_max_elements,
     check_ndim,
     check_same_structure,
+    empty_leaf_not_first,
 )
 
 #: Largest magnitude: exp(10) * 4,096 entries and (10 * 4,096)**2 stay far inside float32's range.
@@ -33,6 +34,21 @@ def validate(args: dict[str, Any], dtype: str) -> list[str]:
         *check_max_elements({"x": x}, MAX_ELEMENTS),
         *check_same_structure(x, "x", v, "v"),
     ]
+
+
+# ------------------------------------------------ promises of the statement ([[promises]] in problem.toml)
+
+
+def empty_leaf_after_the_first(args: dict[str, Any], dtype: str) -> bool:
+    """An empty leaf that is not the first in flatten order: "may be empty" anywhere in the tree."""
+    return empty_leaf_not_first(args["x"])
+
+
+def hundreds_of_coordinates(args: dict[str, Any], dtype: str) -> bool:
+    """A hundred coordinates or more, where forming the Hessian costs hundreds of times the FLOPs."""
+    from judge.constraints import leaves_with_paths
+
+    return sum(leaf.size for _, leaf in leaves_with_paths(args["x"], "x")) >= 100
 
 
 #: Inputs that break the constraints; the converter or validate() must reject each one.

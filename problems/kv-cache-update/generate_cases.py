@@ -29,6 +29,12 @@ SHAPES: list[tuple[str, int, int, int, float, list[int | str]]] = [
     # Near the stated bound on magnitudes (10^4).
     ("large_values", 64, 2, 8, 9.0e3, [0, 33, "last"]),
 ]
+#: (label, max_len, heads, head_dim, scale of the cache, scale of the new token, positions): a cache near
+#: the bound overwritten by a token 10^6 times smaller, so a write as old + (new - old) keeps the rounding
+#: of new - old at the size of the old row, many times the tolerance of the small new value.
+OVERWRITES: list[tuple[str, int, int, int, float, float, list[int | str]]] = [
+    ("large_row_overwritten_by_small", 64, 2, 8, 9.0e3, 1.0e-2, [3, 40, "last"]),
+]
 
 
 def _values(rng: np.random.Generator, shape: tuple[int, ...], scale: float) -> Any:
@@ -48,6 +54,18 @@ def build_cases() -> list[dict[str, Any]]:
                 "v_cache": _values(rng, (length, heads, dim), scale),
                 "k_new": _values(rng, (heads, dim), scale),
                 "v_new": _values(rng, (heads, dim), scale),
+                "pos": row,
+            }
+            name = f"{label}_pos_{row}"
+            cases.append({"name": name, "visibility": "hidden", "dtype": "float32", "args": args})
+    for label, length, heads, dim, scale, new_scale, positions in OVERWRITES:
+        for pos in positions:
+            row = length - 1 if pos == "last" else int(pos)
+            args = {
+                "k_cache": _values(rng, (length, heads, dim), scale),
+                "v_cache": _values(rng, (length, heads, dim), scale),
+                "k_new": _values(rng, (heads, dim), new_scale),
+                "v_new": _values(rng, (heads, dim), new_scale),
                 "pos": row,
             }
             name = f"{label}_pos_{row}"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from judge.constraints import check_finite, check_int_range, check_max_abs
 
 #: Largest magnitude of any key or value.
@@ -35,6 +37,25 @@ def validate(args: dict[str, Any], dtype: str) -> list[str]:
     for name in ("k_cache", "v_cache", "k_new", "v_new"):
         errors += check_finite(args[name], name) + check_max_abs(args[name], name, MAX_ABS)
     return errors + check_int_range(args["pos"], "pos", ge=0, le=length - 1)
+
+
+# ------------------------------------------------ promises of the statement ([[promises]] in problem.toml)
+
+
+def overwritten_by_far_smaller(args: dict[str, Any], dtype: str) -> bool:
+    """The row at pos holds magnitudes of 1,000 or more and the new token's are 1,000 times smaller."""
+    row = int(args["pos"])
+    old = min(float(np.abs(args[c][row]).min()) for c in ("k_cache", "v_cache"))
+    new = max(float(np.abs(args[n]).max()) for n in ("k_new", "v_new"))
+    return old >= 1000.0 and new * 1000.0 <= old
+
+
+def last_row(args: dict[str, Any], dtype: str) -> bool:
+    return int(args["pos"]) == args["k_cache"].shape[0] - 1
+
+
+def first_row(args: dict[str, Any], dtype: str) -> bool:
+    return int(args["pos"]) == 0
 
 
 def _filled(rows: int, heads: int, dim: int, value: float) -> list[Any]:

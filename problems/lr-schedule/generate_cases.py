@@ -28,6 +28,12 @@ SCHEDULES = [
     # Near the stated bounds: steps up to 10^7 and a final rate of half the peak.
     ("longest", 2_000_000, 9_999_900, 0.9, 0.5),
 ]
+#: Bounds that interact, reached together: a step near 10^7 with a warmup that ends just before a short
+#: decay (10 steps), where (s - W) / (T - W) is exact but s / (T - W) - W / (T - W) is not. (name, warmup,
+#: total, peak, final, steps into the decay).
+SHORT_DECAYS = [
+    ("late_short_decay", 9_999_968, 9_999_978, 0.5, 0.01, [2, 5, 7, 9]),
+]
 
 
 def _steps(rng: np.random.Generator, warmup: int, total: int) -> list[tuple[str, int]]:
@@ -68,6 +74,18 @@ def build_cases() -> list[dict[str, Any]]:
             }
             cases.append(
                 {"name": f"{label}_{name}", "visibility": "hidden", "dtype": "float32", "args": args}
+            )
+    for label, warmup, total, peak, final, offsets in SHORT_DECAYS:
+        for offset in offsets:
+            args = {
+                "step": warmup + offset,
+                "peak_lr": num(peak),
+                "final_lr": num(final),
+                "warmup_steps": warmup,
+                "total_steps": total,
+            }
+            cases.append(
+                {"name": f"{label}_{offset}", "visibility": "hidden", "dtype": "float32", "args": args}
             )
     return cases
 

@@ -25,6 +25,42 @@ def validate(args: dict[str, Any], dtype: str) -> list[str]:
     return errors
 
 
+# ------------------------------------------------ promises of the statement ([[promises]] in problem.toml)
+
+
+def short_late_decay(args: dict[str, Any], dtype: str) -> bool:
+    """A step inside a decay of at most 64 steps that starts after step 1,000,000."""
+    warmup, total, step = args["warmup_steps"], args["total_steps"], int(args["step"])
+    return total - warmup <= 64 and warmup >= 1_000_000 and warmup < step < total
+
+
+def _phase(args: dict[str, Any]) -> str:
+    step, warmup, total = int(args["step"]), args["warmup_steps"], args["total_steps"]
+    if step == 0:
+        return "zero"
+    if step < warmup:
+        return "warmup"
+    if step == warmup:
+        return "peak"
+    return "decay" if step < total else ("end" if step == total else "past")
+
+
+def step_zero(args: dict[str, Any], dtype: str) -> bool:
+    return _phase(args) == "zero"
+
+
+def step_at_warmup(args: dict[str, Any], dtype: str) -> bool:
+    return _phase(args) == "peak"
+
+
+def step_at_total(args: dict[str, Any], dtype: str) -> bool:
+    return _phase(args) == "end"
+
+
+def step_past_total(args: dict[str, Any], dtype: str) -> bool:
+    return _phase(args) == "past"
+
+
 _OK = {"step": 3, "peak_lr": 0.1, "final_lr": 0.0, "warmup_steps": 10, "total_steps": 100}
 
 #: Inputs that break the constraints; the converter or validate() must reject each one.

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from judge.constraints import check_dtype, check_finite, check_max_abs, check_max_elements
 
 #: Largest magnitude of an entry of x: a row of 2048 such entries sums to about 2e33 in float32, far
@@ -30,6 +32,17 @@ def validate(args: dict[str, Any], dtype: str) -> list[str]:
         *check_max_abs(x, "x", MAX_ABS),
         *check_max_elements({"x": x}, MAX_ELEMENTS),
     ]
+
+
+# ------------------------------------------------ promises of the statement ([[promises]] in problem.toml)
+
+
+def row_with_no_true(args: dict[str, Any], dtype: str) -> bool:
+    return bool((~np.asarray(args["mask"]).any(axis=-1)).any())
+
+
+def row_all_true(args: dict[str, Any], dtype: str) -> bool:
+    return bool(np.asarray(args["mask"]).all(axis=-1).any())
 
 
 #: Inputs that break the constraints; the converter or validate() must reject each one.

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from judge.constraints import check_int, check_int_range, check_int_tuple
 
 MAX_BATCH = 64
@@ -33,6 +35,19 @@ def validate(args: dict[str, Any], dtype: str) -> list[str]:
     )
     errors += check_int(args["pad_id"], "pad_id", ge=INT32_MIN, le=INT32_MAX)
     return errors
+
+
+# ------------------------------------------------ promises of the statement ([[promises]] in problem.toml)
+
+
+def empty_row(args: dict[str, Any], dtype: str) -> bool:
+    return bool((np.asarray(args["lengths"]) == 0).any())
+
+
+def ids_past_float32(args: dict[str, Any], dtype: str) -> bool:
+    """An id or the pad id beyond 2^24, where float32 loses integers."""
+    tokens = np.asarray(args["tokens"], dtype=np.int64)
+    return bool(np.abs(tokens).max(initial=0) > 2**24 or abs(args["pad_id"]) > 2**24)
 
 
 _OK = {"tokens": [[5, 6, 7], [8, 9, 1]], "lengths": [3, 1], "buckets": [2, 4, 8], "pad_id": 0}

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from judge.constraints import check_finite, check_max_abs, check_max_elements, check_ndim
 
 #: Largest magnitude of an entry of x.
@@ -26,11 +28,19 @@ def validate(args: dict[str, Any], dtype: str) -> list[str]:
     return errors
 
 
+# ------------------------------------------------ promises of the statement ([[promises]] in problem.toml)
+
+
+def key_data_no_seed_makes(args: dict[str, Any], dtype: str) -> bool:
+    """A key whose first data word is nonzero: no seed makes it ("any key data")."""
+    return int(np.asarray(args["key"].data).reshape(-1)[0]) != 0
+
+
 _OK: dict[str, Any] = {"key": {"key": 42}, "x": [1.0, -2.0, 0.5]}
 
 #: Inputs that break the constraints; the converter or validate() must reject each one.
 JUNK: list[dict[str, Any]] = [
-    {"why": "negative seed", "args": {**_OK, "key": {"key": -1}}},
+    {"why": "seed below -2**31", "args": {**_OK, "key": {"key": -(2**31) - 1}}},
     {"why": "seed past 2**32 - 1", "args": {**_OK, "key": {"key": 2**32}}},
     {"why": "fractional seed", "args": {**_OK, "key": {"key": 1.5}}},
     {"why": "raw key data of three words", "args": {**_OK, "key": {"key_data": [0, 1, 2]}}},
@@ -48,6 +58,8 @@ JUNK: list[dict[str, Any]] = [
 #: Inputs at the limits of the constraints; they must validate, and the reference must give finite outputs.
 EDGE: list[dict[str, Any]] = [
     {"why": "largest seed", "args": {**_OK, "key": {"key": 2**32 - 1}}},
+    {"why": "negative seed, as jax.random.key(-1) takes it", "args": {**_OK, "key": {"key": -1}}},
+    {"why": "smallest seed", "args": {**_OK, "key": {"key": -(2**31)}}},
     {"why": "largest key data", "args": {**_OK, "key": {"key_data": [4294967295, 4294967295]}}},
     {"why": "bare seed 0", "args": {**_OK, "key": 0}},
     {"why": "largest magnitudes", "args": {**_OK, "x": [100.0, -100.0]}},

@@ -4,7 +4,8 @@ Run from anywhere: ``python problems/rotary-embedding/generate_cases.py``. Value
 dtype (``judge.casegen``). Each (shape, dtype) is one compile; the 15 signatures below (the examples' three
 among them) hold 2 or 3 cases each, with positions that start at 0, start late (a decoding step), repeat,
 jump around, and reach 4095, the stated bound: bfloat16 holds integers exactly only up to 256, so angles
-computed in bfloat16 are off by whole radians there.
+computed in bfloat16 are off by whole radians there. Two more float32 cases (a 16th signature) put the
+roundings of a bfloat16 cos/sin table at their largest (``_table_rounding_worst``).
 """
 
 from __future__ import annotations
@@ -59,6 +60,30 @@ def _positions(rng: np.random.Generator, kind: str, tokens: int) -> list[int]:
     raise ValueError(kind)
 
 
+def _table_rounding_worst(rng: np.random.Generator, tokens: int, skip: int) -> tuple[Any, list[int]]:
+    """A float32 (tokens, 1, 2) input whose result a cos/sin table rounded to bfloat16 misses by the most:
+    the positions (from ``skip`` on, in order of the largest rounding of cos p and sin p together) and, per
+    token, x = m * (sign of cos's rounding, minus sign of sin's), so both roundings add up in y_0, with m
+    such that the largest |y| lies just below 2^13 (the tolerance's floor is a multiple of its ulp)."""
+    import ml_dtypes
+
+    p = np.arange(TOP_POSITION + 1)
+    c = np.cos(p.astype(np.float32).astype(np.float64)).astype(np.float32)
+    s = np.sin(p.astype(np.float32).astype(np.float64)).astype(np.float32)
+    dc = c.astype(ml_dtypes.bfloat16).astype(np.float64) - c
+    ds = s.astype(ml_dtypes.bfloat16).astype(np.float64) - s
+    order = np.argsort(-(np.abs(dc) + np.abs(ds)), kind="stable")[skip : skip + tokens]
+    chosen = rng.permutation(order)
+    a, b = np.sign(dc[chosen]), -np.sign(ds[chosen])
+    largest = max(np.abs(a * c[chosen] - b * s[chosen]).max(), np.abs(a * s[chosen] + b * c[chosen]).max())
+    m = float(np.float32(0.998 * 2.0**13 / largest))
+    return np.stack([a * m, b * m], axis=-1)[:, None, :], [int(v) for v in chosen]
+
+
+#: Float32 cases where bfloat16 cos/sin tables miss by the most (``_table_rounding_worst``): (name, skip).
+TABLE_ROUNDING = [("float32_table_rounding_worst", 0), ("float32_table_rounding_next", 64)]
+
+
 def build_cases() -> list[dict[str, Any]]:
     rng = np.random.default_rng(SEED)
     cases: list[dict[str, Any]] = []
@@ -71,6 +96,10 @@ def build_cases() -> list[dict[str, Any]]:
             args = {"x": cast(values), "positions": _positions(rng, kind, shape[0])}
             name = f"{label}_{kind}"
             cases.append({"name": name, "visibility": "hidden", "dtype": dtype, "args": args})
+    for name, skip in TABLE_ROUNDING:
+        values, positions = _table_rounding_worst(rng, 64, skip)
+        args = {"x": f32(values), "positions": positions}
+        cases.append({"name": name, "visibility": "hidden", "dtype": "float32", "args": args})
     return cases
 
 

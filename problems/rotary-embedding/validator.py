@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from judge.constraints import check_finite, check_int, check_int_range, check_max_abs, check_max_elements
 
 #: Largest magnitude of any entry of x.
@@ -29,6 +31,40 @@ def validate(args: dict[str, Any], dtype: str) -> list[str]:
     if positions.shape != (tokens,):
         errors.append(f"positions: shape {positions.shape}, expected ({tokens},): one position per token")
     return errors + check_int_range(positions, "positions", ge=0, le=MAX_POSITION)
+
+
+# ------------------------------------------------ promises of the statement ([[promises]] in problem.toml)
+
+
+def table_roundings_add_up(args: dict[str, Any], dtype: str) -> bool:
+    """float32 x where, for some token, bfloat16 roundings of cos p and sin p (pair 0) add up in y_0 to 0.9
+    of their largest possible size, 2^-8 of the inputs' magnitude."""
+    import ml_dtypes
+
+    if dtype != "float32":
+        return False
+    x = np.asarray(args["x"], dtype=np.float64)
+    half = x.shape[-1] // 2
+    p = np.asarray(args["positions"]).astype(np.float32).astype(np.float64)
+    c, s = np.cos(p).astype(np.float32), np.sin(p).astype(np.float32)
+    dc = c.astype(ml_dtypes.bfloat16).astype(np.float64) - c
+    ds = s.astype(ml_dtypes.bfloat16).astype(np.float64) - s
+    a, b = x[..., 0], x[..., half]
+    err = np.abs(a * dc[:, None] - b * ds[:, None])
+    return bool(err.max() >= 0.9 * 2.0**-8 * np.abs(x).max())
+
+
+def bf16_late_positions(args: dict[str, Any], dtype: str) -> bool:
+    return dtype == "bfloat16" and int(np.max(args["positions"])) == MAX_POSITION
+
+
+def positions_repeat_out_of_order(args: dict[str, Any], dtype: str) -> bool:
+    p = np.asarray(args["positions"])
+    return len(np.unique(p)) < len(p) and bool((np.diff(p) < 0).any())
+
+
+def positions_late_start(args: dict[str, Any], dtype: str) -> bool:
+    return int(args["positions"][0]) > 0
 
 
 _X = [[[1.0, 2.0, 3.0, 4.0]], [[1.0, 2.0, 3.0, 4.0]]]

@@ -12,6 +12,7 @@ from judge.constraints import (
     check_ndim,
     check_number,
     check_same_structure,
+    empty_leaf_not_first,
 )
 
 TREES = ("params", "grads", "velocity")
@@ -32,6 +33,13 @@ def validate(args: dict[str, Any], dtype: str) -> list[str]:
     errors += check_number(args["learning_rate"], "learning_rate", ge=0.0, le=MAX_ABS)
     errors += check_number(args["momentum"], "momentum", ge=0.0, lt=1.0)
     return errors
+
+
+# ------------------------------------------------ promises of the statement ([[promises]] in problem.toml)
+
+
+def empty_leaf_after_the_first(args: dict[str, Any], dtype: str) -> bool:
+    return empty_leaf_not_first(args["params"])
 
 
 _OK = {

@@ -73,6 +73,16 @@ def validate(args: dict[str, Any], dtype: str) -> list[str]:
     return _conditioning(np.asarray(w, np.float64), np.asarray(u0, np.float64), num_iters)
 
 
+# ------------------------------------------------ promises of the statement ([[promises]] in problem.toml)
+
+
+def zero_vector_on_the_way(args: dict[str, Any], dtype: str) -> bool:
+    """u0 is zero, or W^T u0 is exactly zero: the "exactly zero" branch of the iteration."""
+    w = np.asarray(args["w"], dtype=np.float64)
+    u0 = np.asarray(args["u0"], dtype=np.float64)
+    return bool(not np.any(u0) or not np.any(w.T @ u0))
+
+
 _OK = {"w": [[2.0, 1.0], [0.0, 1.0]], "u0": [1.0, 0.0], "num_iters": 1}
 
 #: Inputs that break the constraints; the converter or validate() must reject each one.

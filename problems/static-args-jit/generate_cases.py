@@ -4,9 +4,12 @@ Run from anywhere: ``python problems/static-args-jit/generate_cases.py``. Every 
 with magnitude at most 10^4 and no axis is longer than 128, so every partial sum is an exact float32 number
 (below 2^21 in eighths): sum, mean and max give the same bits in any summation order.
 
-Each (shape, axis, mode, keepdims) is one compile; the 15 signatures below hold 2 or 3 cases each. The
+Each (shape, axis, mode, keepdims) is one compile; the 16 signatures below hold 2 to 4 cases each. The
 logsumexp cases put the slices at offsets thousands apart (exp overflows past 88.7 and underflows below
--103.9), so an unshifted logsumexp, or one shifted by the largest element of the whole array, is infinite.
+-103.9), so an unshifted logsumexp, or one shifted by the largest element of the whole array, is infinite;
+the "spread" ones hold values thousands apart inside each slice, so one shifted by the slice's mean is
+infinite too. One keepdims-false signature has another axis of length 1, which jnp.squeeze without an
+axis drops as well.
 """
 
 from __future__ import annotations
@@ -39,6 +42,19 @@ def _far_apart(rng: np.random.Generator, shape: tuple[int, ...], axis: int, low:
     return np.clip(values, -TOP, TOP)
 
 
+def _spread(rng: np.random.Generator, shape: tuple[int, ...], axis: int) -> Any:
+    """Every slice along ``axis`` (of length 2 or more) holds values thousands apart: its first entry near
+    +TOP or -TOP, its second near the other end, the rest anywhere between (multiples of 1/8). A shift by
+    the slice's mean leaves terms near TOP, whose exp overflows."""
+    values = _eighths(rng, shape, TOP)
+    moved = np.moveaxis(values, axis, 0)
+    if moved.shape[0] >= 2:
+        sign = np.where(rng.random(moved.shape[1:]) < 0.5, 1.0, -1.0)
+        moved[0] = sign * (TOP - np.abs(_eighths(rng, moved.shape[1:], 50.0)))
+        moved[1] = -sign * (TOP - np.abs(_eighths(rng, moved.shape[1:], 50.0)))
+    return np.moveaxis(moved, 0, axis)
+
+
 #: (label, shape, axis, mode, keepdims, value makers). The first four signatures are the examples'.
 SIGNATURES: list[tuple[str, tuple[int, ...], int, str, bool, list[str]]] = [
     ("sum_over_rows_lookalike", (2, 3), 1, "sum", False, ["small", "wide"]),
@@ -48,14 +64,15 @@ SIGNATURES: list[tuple[str, tuple[int, ...], int, str, bool, list[str]]] = [
     ("vector_mean_kept", (7,), 0, "mean", True, ["small", "wide"]),
     ("vector_max_last", (9,), -1, "max", False, ["negative", "wide"]),
     ("matrix_mean_axis_minus_2", (4, 8), -2, "mean", False, ["small", "wide", "top"]),
-    ("logsumexp_rows_far_apart", (8, 16), -1, "logsumexp", False, ["far", "far_high", "far_low"]),
+    ("logsumexp_rows_far_apart", (8, 16), -1, "logsumexp", False, ["far", "far_high", "far_low", "spread"]),
     ("cube_sum_axis_1_kept", (3, 4, 5), 1, "sum", True, ["small", "top"]),
     ("cube_mean_last", (3, 4, 5), 2, "mean", False, ["small", "wide"]),
-    ("cube_logsumexp_axis_0_kept", (3, 4, 5), 0, "logsumexp", True, ["far", "far_high", "far_low"]),
+    ("cube_logsumexp_axis_0_kept", (3, 4, 5), 0, "logsumexp", True, ["far", "far_high", "spread"]),
     ("matrix_max_axis_0", (16, 32), 0, "max", False, ["negative", "wide"]),
     ("cube_sum_axis_minus_2", (4, 6, 8), -2, "sum", False, ["small", "top"]),
     ("largest_mean_kept", (31, 128), 1, "mean", True, ["small", "top"]),
     ("length_one_axis_logsumexp", (6, 1, 5), -2, "logsumexp", True, ["far", "small"]),
+    ("other_length_one_axis_dropped", (5, 1, 8), 2, "sum", False, ["small", "wide"]),
 ]
 
 
@@ -76,6 +93,8 @@ def _values(rng: np.random.Generator, maker: str, shape: tuple[int, ...], axis: 
         return _far_apart(rng, shape, axis, 200.0, TOP)
     if maker == "far_low":
         return _far_apart(rng, shape, axis, -TOP, -200.0)
+    if maker == "spread":
+        return _spread(rng, shape, axis)
     raise ValueError(maker)
 
 

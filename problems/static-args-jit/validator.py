@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from judge.constraints import check_finite, check_int, check_max_abs, check_max_elements
 
 #: Largest magnitude of any value: exp(1e4) overflows float32 many times over, so logsumexp must shift.
@@ -22,6 +24,49 @@ def validate(args: dict[str, Any], dtype: str) -> list[str]:
     errors += check_max_elements({"x": x}, MAX_ELEMENTS)
     errors += check_finite(x, "x") + check_max_abs(x, "x", MAX_ABS)
     return errors + check_int(args["axis"], "axis", ge=-x.ndim, le=x.ndim - 1)
+
+
+# ------------------------------------------------ promises of the statement ([[promises]] in problem.toml)
+
+
+def _slices(args: dict[str, Any]) -> Any:
+    """x with the reduced axis first: ``[k, ...]`` holds entry k of every slice."""
+    return np.moveaxis(np.asarray(args["x"], dtype=np.float64), args["axis"], 0)
+
+
+def logsumexp_values_thousands_apart(args: dict[str, Any], dtype: str) -> bool:
+    """A logsumexp case with a slice whose own values span 1000 or more (a shift by the mean overflows)."""
+    if args["mode"] != "logsumexp":
+        return False
+    slices = _slices(args)
+    return bool(np.max(slices.max(axis=0) - slices.min(axis=0)) >= 1000.0)
+
+
+def logsumexp_slices_thousands_apart(args: dict[str, Any], dtype: str) -> bool:
+    """A logsumexp case whose slices' maxima lie 1000 or more apart (a shift by the global max underflows)."""
+    if args["mode"] != "logsumexp":
+        return False
+    peaks = _slices(args).max(axis=0)
+    return bool(peaks.size > 1 and np.max(peaks) - np.min(peaks) >= 1000.0)
+
+
+def dropped_axis_beside_another_length_one(args: dict[str, Any], dtype: str) -> bool:
+    """keepdims false, and an axis other than the reduced one has length 1 (it must stay)."""
+    x, axis = args["x"], args["axis"] % args["x"].ndim
+    return not args["keepdims"] and any(n == 1 for i, n in enumerate(x.shape) if i != axis)
+
+
+def vector_to_scalar(args: dict[str, Any], dtype: str) -> bool:
+    """keepdims false on a 1-D x: the result is a scalar."""
+    return not args["keepdims"] and args["x"].ndim == 1
+
+
+def negative_axis(args: dict[str, Any], dtype: str) -> bool:
+    return bool(args["axis"] < 0)
+
+
+def kept_axis(args: dict[str, Any], dtype: str) -> bool:
+    return bool(args["keepdims"])
 
 
 _X = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]

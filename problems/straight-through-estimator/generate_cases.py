@@ -18,11 +18,12 @@ from judge.casegen import render as render  # re-exported: the case check render
 SEED = 20_261_201
 OUT = Path(__file__).resolve().parent / "cases" / "hidden.json"
 
-# A dict holding a list of three dicts, with 0-d to 3-d leaves and an empty (0,) leaf.
+# A dict holding a list of three dicts, with 0-d to 3-d leaves and an empty (0,) leaf after the first in
+# flatten order ("padding" sorts between "layers" and "scale"): the statement's "may be empty" anywhere.
 MIXED = {
     "layers": [{"w": (3, 4), "b": (4,)}, {"w": (4,), "b": ()}, {"w": (2, 2, 3)}],
     "scale": (),
-    "empty": (0,),
+    "padding": (0,),
 }
 # Nested six containers deep.
 DEEP = {"encoder": {"blocks": [{"attn": {"q": (2, 3), "k": (3,)}}, {"mlp": [{"w": (5,)}, {"w": ()}]}]}}

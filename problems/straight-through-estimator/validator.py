@@ -11,6 +11,7 @@ from judge.constraints import (
     check_max_abs,
     check_max_elements,
     check_ndim,
+    empty_leaf_not_first,
 )
 
 #: Largest magnitude: far inside both dtypes' range (above 2**24 every float32 is an integer already).
@@ -28,6 +29,13 @@ def validate(args: dict[str, Any], dtype: str) -> list[str]:
         *check_max_abs(x, "x", MAX_ABS),
         *check_max_elements({"x": x}, MAX_ELEMENTS),
     ]
+
+
+# ------------------------------------------------ promises of the statement ([[promises]] in problem.toml)
+
+
+def empty_leaf_after_the_first(args: dict[str, Any], dtype: str) -> bool:
+    return empty_leaf_not_first(args["x"])
 
 
 #: Inputs that break the constraints; the converter or validate() must reject each one.

@@ -88,6 +88,22 @@ def build_cases() -> list[dict[str, Any]]:
     # A perfect fit: the loss and every gradient entry are 0.
     w, b, x = _grid(rng, (4, 3), 1.0), _grid(rng, (3,), 1.0), _grid(rng, (8, 4), 1.0)
     add("perfect_fit", w, b, x, x @ w + b)
+    # Perfect and near-perfect fits with predictions near the bound (a bias of 70 to 85 in magnitude and
+    # small weights): the squares of the predictions are near 6,000 and their sums near 3 * 10^6, where a
+    # float32 sum rounds by 1/4, so a loss written as an expanded square (sum of yhat^2, minus twice sum of
+    # yhat * y, plus sum of y^2) keeps only that rounding, while the residual (exact: integer inputs times
+    # weights in eighths) gives 0 or a few 1/64ths.
+    for name, noise in (
+        ("perfect_fit_large_predictions", 0.0),
+        ("near_perfect_fit_large_predictions", 0.125),
+    ):
+        y = np.full((64, 8), np.inf)
+        while np.abs(y).max() > MAX_ABS:  # redrawn until every target is within the bound (deterministic)
+            x = np.clip(np.round(rng.normal(size=(64, 8)) * 30), -MAX_ABS, MAX_ABS)
+            w = np.round(rng.normal(size=(8, 8)) * 0.05 * 8) / 8
+            b = np.where(rng.random(8) < 0.5, -1.0, 1.0) * rng.integers(70, 86, size=8)
+            y = x @ w + b + (rng.integers(-1, 2, size=(64, 8)) * noise)
+        add(name, w, b, x, y)
     # A zero bias and zero weights: the gradient is the mean target, negated.
     add(
         "zero_parameters", np.zeros((16, 5)), np.zeros(5), _grid(rng, (32, 16), 1.0), _grid(rng, (32, 5), 3.0)

@@ -48,6 +48,19 @@ def validate(args: dict[str, Any], dtype: str) -> list[str]:
     return errors
 
 
+# ------------------------------------------------ promises of the statement ([[promises]] in problem.toml)
+
+
+def near_fit_large_predictions(args: dict[str, Any], dtype: str) -> bool:
+    """Every residual within 1/4 while some prediction is 50 or more in magnitude: a perfect or near-perfect
+    fit where the squares of the predictions dwarf the loss."""
+    params = args["params"]
+    w, b = (np.asarray(params[k], dtype=np.float64) for k in ("w", "b"))
+    prediction = np.asarray(args["x"], dtype=np.float64) @ w + b
+    residual = prediction - np.asarray(args["y"], dtype=np.float64)
+    return bool(np.abs(residual).max() <= 0.25 and np.abs(prediction).max() >= 50.0)
+
+
 _OK: dict[str, Any] = {
     "params": {"w": [[1.0], [2.0]], "b": [0.5]},
     "x": [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]],
