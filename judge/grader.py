@@ -59,6 +59,7 @@ from judge.rules import (
     donated_args,
     idle_loops_message,
     precheck_for,
+    remat_message,
     rules_for,
 )
 from judge.rules_transform import (
@@ -70,10 +71,13 @@ from judge.rules_transform import (
     batch_size,
     batched_broken,
     batched_rule,
+    loop_steps,
+    outside_loops,
     split_autodiff,
+    unrolled_broken,
 )
 from judge.shardings import misplaced
-from judge.spec import AutodiffRule, BatchedRule
+from judge.spec import AutodiffRule, BatchedRule, LoopRule
 from judge.verdicts import STOPS_RUN, Verdict, WrongAnswerReason
 from sandbox.base import Pair
 from sandbox.errors import Cancelled, HostOverloaded
@@ -383,6 +387,8 @@ class Judging:
     #: The transformation rules (``judge.rules_transform``) the problem declares, if any.
     autodiff: AutodiffRule | None = field(init=False)
     batched: BatchedRule | None = field(init=False)
+    #: The ``require_loop`` rule with a bound on steps (``LoopRule.steps``), if the problem has one.
+    stepped: LoopRule | None = field(init=False)
     lines: list[str] = field(init=False)
     _cache: dict[int, CaseResult] = field(default_factory=dict, init=False)
     _views: dict[int, ProgramView | None] = field(default_factory=dict, init=False)
@@ -392,6 +398,9 @@ class Judging:
         self.rules = rules_for(self.problem)
         self.autodiff = autodiff_rule(self.problem.spec)
         self.batched = batched_rule(self.problem.spec)
+        self.stepped = next(
+            (r for r in self.problem.spec.rules if isinstance(r, LoopRule) and r.steps is not None), None
+        )
         self.lines = self.job.code.removeprefix("\ufeff").splitlines()
 
     # -------------------------------------------------------------------------------------- the result
@@ -473,7 +482,7 @@ class Judging:
         program = raw.programs.get(plan.sig)
         if program is None:
             return False
-        if self.batched is not None and not self._peers_settled(raw, plan.sig):
+        if (self.batched is not None or self.stepped is not None) and not self._peers_settled(raw, plan.sig):
             return False
         if program.failure is not None or program.refused is not None:
             return True
@@ -595,6 +604,8 @@ class Judging:
         rule = broken_rule(self.rules, ProgramSummary.from_compiled(program.compiled))
         if rule is None:
             rule = self._unbatched(raw, i, program)
+        if rule is None:
+            rule = self._unrolled(raw, i, program)
         if rule is not None:
             return _Outcome(Verdict.WRONG_ANSWER, rule, WrongAnswerReason.RULE)
         costly = self._over_cost(i, program)
@@ -606,6 +617,10 @@ class Judging:
         if isinstance(got_or_failure, _Outcome):
             return got_or_failure
         idle = idle_loops_message(self.problem, run.loops_matter, _leaf_count(expected))
+        if idle is None:
+            idle = remat_message(
+                self.problem, ProgramSummary.from_compiled(program.compiled), _leaf_count(expected)
+            )
         if idle is not None:
             return _Outcome(Verdict.WRONG_ANSWER, idle, WrongAnswerReason.RULE)
         again = None
@@ -699,6 +714,30 @@ class Judging:
                 summary = ProgramSummary.from_wire(report.compiled.get("summary"))
                 peers.append(Peer(size, sum(summary.ops.values()), self.case_list[first].name))
         return batched_broken(rule, batch_size(rule, spec, self.case_list[i].inputs), ops, peers)
+
+    def _unrolled(self, raw: RawRun, i: int, program: ProgramReport) -> str | None:
+        """The ``require_loop`` rule's bound on steps on case i's program, against the programs of earlier
+        signatures (``judge.rules_transform.unrolled_broken``)."""
+        rule = self.stepped
+        if rule is None:
+            return None
+        plan = self.job.cases[i]
+        spec = self.problem.spec
+        summary = ProgramSummary.from_wire(program.compiled and program.compiled.get("summary"))
+        peers = []
+        for other in self.job.sigs:
+            report = raw.programs.get(other.id)
+            first = self.job.first_case(other.id)
+            if other.id >= plan.sig or report is None or report.compiled is None or first is None:
+                continue
+            steps = loop_steps(rule, spec, self.case_list[first].inputs)
+            if steps is not None:
+                theirs = ProgramSummary.from_wire(report.compiled.get("summary"))
+                peers.append(
+                    Peer(steps, outside_loops(theirs.ops, theirs.loop_ops), self.case_list[first].name)
+                )
+        steps = loop_steps(rule, spec, self.case_list[i].inputs)
+        return unrolled_broken(rule, steps, outside_loops(summary.ops, summary.loop_ops), peers)
 
     def _placed(self, i: int, program: ProgramReport, got: Any) -> _Outcome | None:
         """The output's sharding against the reference's (``judge.shardings``); None when they agree."""
