@@ -616,7 +616,9 @@ class Judging:
         got_or_failure = self._output(program, run, hidden)
         if isinstance(got_or_failure, _Outcome):
             return got_or_failure
-        idle = idle_loops_message(self.problem, run.loops_matter, _leaf_count(expected))
+        idle = idle_loops_message(
+            self.problem, _empty_leaves_matter(run.loops_matter, _leaf_sizes(expected)), _leaf_count(expected)
+        )
         if idle is None:
             idle = remat_message(
                 self.problem, ProgramSummary.from_compiled(program.compiled), _leaf_count(expected)
@@ -1177,6 +1179,28 @@ def _leaf_count(tree: Any) -> int:
     if isinstance(tree, OtherNode):
         return sum(_leaf_count(v) for v in tree.children)
     return 0 if tree is None else 1
+
+
+def _leaf_sizes(tree: Any) -> list[int]:
+    """The element count of each array leaf of a decoded tree, in the order of ``_leaf_count``."""
+    if isinstance(tree, dict):
+        return [n for v in tree.values() for n in _leaf_sizes(v)]
+    if isinstance(tree, list | tuple):
+        return [n for v in tree for n in _leaf_sizes(v)]
+    if isinstance(tree, OtherNode):
+        return [n for v in tree.children for n in _leaf_sizes(v)]
+    return [] if tree is None else [int(np.size(tree))]
+
+
+def _empty_leaves_matter(loops_matter: Sequence[bool] | None, sizes: Sequence[int]) -> list[bool] | None:
+    """The loop check's verdict per output leaf, every leaf counted as mattering when the whole output is
+    empty: an empty output has no bit a perturbed loop could change (a loop over an empty array), so it
+    cannot show that the loop is idle. With one non-empty leaf, the non-empty leaves decide."""
+    if loops_matter is None:
+        return None
+    if all(size == 0 for size in sizes):
+        return [True] * len(loops_matter)
+    return list(loops_matter)
 
 
 def _bad_leaf(tree: Any) -> str | None:
