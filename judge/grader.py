@@ -77,7 +77,7 @@ from judge.rules_transform import (
     unrolled_broken,
 )
 from judge.shardings import misplaced
-from judge.spec import AutodiffRule, BatchedRule, LoopRule
+from judge.spec import AutodiffRule, BatchedRule, ForbidOpsRule, LoopRule
 from judge.verdicts import STOPS_RUN, Verdict, WrongAnswerReason
 from sandbox.base import Pair
 from sandbox.errors import Cancelled, HostOverloaded
@@ -388,7 +388,7 @@ class Judging:
     autodiff: AutodiffRule | None = field(init=False)
     batched: BatchedRule | None = field(init=False)
     #: The ``require_loop`` rule with a bound on steps (``LoopRule.steps``), if the problem has one.
-    stepped: LoopRule | None = field(init=False)
+    stepped: LoopRule | ForbidOpsRule | None = field(init=False)
     lines: list[str] = field(init=False)
     _cache: dict[int, CaseResult] = field(default_factory=dict, init=False)
     _views: dict[int, ProgramView | None] = field(default_factory=dict, init=False)
@@ -399,7 +399,12 @@ class Judging:
         self.autodiff = autodiff_rule(self.problem.spec)
         self.batched = batched_rule(self.problem.spec)
         self.stepped = next(
-            (r for r in self.problem.spec.rules if isinstance(r, LoopRule) and r.steps is not None), None
+            (
+                r
+                for r in self.problem.spec.rules
+                if isinstance(r, LoopRule | ForbidOpsRule) and r.steps is not None
+            ),
+            None,
         )
         self.lines = self.job.code.removeprefix("\ufeff").splitlines()
 

@@ -56,6 +56,7 @@ first step peeled off) passes, as it should.
 
 from __future__ import annotations
 
+import math
 import secrets
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -65,7 +66,7 @@ import numpy as np
 
 from judge.compare import Checker, CompareResult
 from judge.problems import Problem
-from judge.spec import AutodiffRule, BatchedRule, LoopRule, ProblemSpec
+from judge.spec import AutodiffRule, BatchedRule, ForbidOpsRule, LoopRule, ProblemSpec
 
 #: What the scaled call's autodiff seeds may be multiplied by: powers of two, so that scaling is exact,
 #: none the inverse of another, so a stateful guess of (factor, order) matches one plan in eight.
@@ -228,7 +229,7 @@ def batched_broken(
 # ------------------------------------------------------------------------ require_loop's bound on steps
 
 
-def loop_steps(rule: LoopRule, spec: ProblemSpec, inputs: Sequence[Any]) -> int | None:
+def loop_steps(rule: LoopRule | ForbidOpsRule, spec: ProblemSpec, inputs: Sequence[Any]) -> int | None:
     """The number of steps of one case (``LoopRule.steps``): the length of the declared axis of the
     argument's first leaf, or the value of an int argument; None without a bound or such an axis."""
     if rule.steps is None:
@@ -248,26 +249,45 @@ def outside_loops(ops: Mapping[str, int], loop_ops: Mapping[str, int]) -> int:
     return op_count(ops) - op_count(loop_ops)
 
 
-def unrolled_broken(rule: LoopRule, steps: int | None, outside: int, peers: Sequence[Peer]) -> str | None:
+def unrolled_broken(
+    rule: LoopRule | ForbidOpsRule, steps: int | None, outside: int, peers: Sequence[Peer]
+) -> str | None:
     """None when the program (``outside``: its ops outside loops, at ``steps`` steps) keeps the rule's bound
     against the earlier programs ``peers`` (their ``size`` is their number of steps, their ``ops`` their ops
-    outside loops); else the message. The bound: between two programs whose numbers of steps differ by 2
+    outside loops); else the message.
+
+    Without ``per_doubling``, the bound is linear: between two programs whose numbers of steps differ by 2
     or more, the ops outside loops must not grow with the steps by at least one op per step, which an
     unrolled Python loop does (each copy of the step adds its ops, a call of a jitted step at least one)
     and a loop does not (its body is one copy whatever the trip count). A difference of a few ops that a
-    shape can cause (a dimension of 1 taking a shortcut) stays under one op per step of a wider gap."""
-    if steps is None:
+    shape can cause (a dimension of 1 taking a shortcut) stays under one op per step of a wider gap.
+    With ``per_doubling = d``, the bound is logarithmic: from fewer steps s to more steps S, the ops may
+    grow by at most ``d * (log2(S / s) + 1)`` (one doubling's worth of slack for shapes that take
+    shortcuts), which ``jax.lax.associative_scan``'s levels of combines keep and an unrolled loop, whose
+    growth is linear, breaks once S is large enough."""
+    if steps is None or rule.steps is None:
         return None
+    per_doubling = rule.steps.per_doubling
     for peer in peers:
         gap = steps - peer.size
         grown = outside - peer.ops
-        if abs(gap) >= 2 and gap * grown > 0 and abs(grown) >= abs(gap):
+        if gap * grown <= 0:
+            continue
+        if per_doubling is None:
+            broken = abs(gap) >= 2 and abs(grown) >= abs(gap)
+            limit = "one operation per step"
+        else:
+            few, many = sorted((max(steps, 1), max(peer.size, 1)))
+            broken = abs(grown) > per_doubling * (math.log2(many / few) + 1)
+            limit = f"{per_doubling} operations each time the number of steps doubles"
+        if broken:
             return (
                 f"this problem asks you to {rule.asks}; your program for {steps} steps has {outside} "
                 f"operations outside its loops and the one for {peer.size} steps (case {peer.case}) has "
-                f"{peer.ops}: the work grows with the number of steps outside the loop, so some steps are "
-                "unrolled (a Python for loop makes one copy of its body per step while jax.jit traces it, "
-                "even beside a jax.lax.scan). Do every step in the loop body: the program of a "
-                "jax.lax.scan, fori_loop or while_loop is the same size whatever the number of steps"
+                f"{peer.ops}: the program grows with the number of steps by more than {limit}, so the "
+                "steps are unrolled (a Python for loop makes one copy of its body per step while jax.jit "
+                "traces it). Write the step once and let a JAX primitive apply it: the program then "
+                "keeps its size whatever the number of steps"
+                + ("" if per_doubling is None else " (or grows by one level per doubling)")
             )
     return None

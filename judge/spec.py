@@ -457,11 +457,16 @@ OpName = Annotated[str, Field(pattern=r"^(stablehlo|chlo)\.[a-z_]+$", max_length
 
 
 class StepsSpec(_Strict):
-    """Where a loop rule's number of steps is: the length of axis ``axis`` of argument ``arg`` (an array,
-    or a pytree's first leaf), or the value of a static ``int`` argument."""
+    """Where a rule's number of steps is: the length of axis ``axis`` of argument ``arg`` (an array, or a
+    pytree's first leaf), or the value of a static ``int`` argument; and how much the program's ops
+    outside loops may grow with it (``judge.rules_transform.unrolled_broken``): under one op per step
+    (a loop's body is one copy), or, with ``per_doubling``, at most that many ops per doubling of the
+    steps (``jax.lax.associative_scan`` adds a level of combines per doubling; an unrolled Python loop
+    adds a copy per step)."""
 
     arg: Identifier
     axis: int = Field(default=0, ge=0, le=8)
+    per_doubling: int | None = Field(default=None, ge=1, le=10_000)
 
 
 class LoopRule(_Strict):
@@ -492,6 +497,9 @@ class ForbidOpsRule(_Strict):
     ops: list[OpName] = Field(min_length=1)
     #: What those ops are, for messages: ``a sort``.
     what: str = Field(min_length=1, max_length=120)
+    #: A bound on how the program grows with the number of steps (``StepsSpec``): forbidding a loop
+    #: alone lets an unrolled Python loop through.
+    steps: StepsSpec | None = None
 
 
 class InPlaceRule(_Strict):
@@ -713,17 +721,19 @@ class ProblemSpec(_Strict):
                     raise ValueError(
                         f"rules: require_batched names {rule.arg!r}, which is not a traced array argument"
                     )
-            elif isinstance(rule, LoopRule) and rule.steps is not None:
+            elif isinstance(rule, LoopRule | ForbidOpsRule) and rule.steps is not None:
                 if rule.steps.arg not in names:
                     raise ValueError(
-                        f"rules: require_loop steps names {rule.steps.arg!r}, which is not an argument"
+                        f"rules: {rule.kind} steps names {rule.steps.arg!r}, which is not an argument"
                     )
                 arg = self.arg(rule.steps.arg)
                 if arg.kind not in ("array", "pytree", "int"):
                     raise ValueError(
-                        f"rules: require_loop steps names {rule.steps.arg!r}, which is neither an array, a "
+                        f"rules: {rule.kind} steps names {rule.steps.arg!r}, which is neither an array, a "
                         "pytree nor an int argument"
                     )
+        if sum(isinstance(r, LoopRule | ForbidOpsRule) and r.steps is not None for r in self.rules) > 1:
+            raise ValueError("rules: at most one rule with steps")
 
     def arg(self, name: str) -> ArgSpec:
         for a in self.args:

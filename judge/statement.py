@@ -238,6 +238,18 @@ def _declared_rules(spec: ProblemSpec) -> list[str]:
             rules.append(
                 f"This problem asks you to {rule.asks}: a program that contains {rule.what} (checked on the "
                 "compiled program, nested computations included) is a wrong answer (`rule`)."
+                + (
+                    " The judge also compares the programs of cases with different numbers of steps: a "
+                    f"program may grow by at most {rule.steps.per_doubling} operations each time the "
+                    "number of steps doubles, so a Python `for` loop over the steps, which `jax.jit` "
+                    "unrolls into one copy per step, is a wrong answer too."
+                    if rule.steps is not None and rule.steps.per_doubling is not None
+                    else " The judge also compares the programs of cases with different numbers of steps: "
+                    "the operations must not grow with the number of steps (a Python `for` loop over the "
+                    "steps is unrolled into one copy per step)."
+                    if rule.steps is not None
+                    else ""
+                )
             )
         elif isinstance(rule, AutodiffRule):
             rules.append(_autodiff_text(rule))
