@@ -18,11 +18,16 @@ which of the three JAX loops made a ``while``, so a ``fori_loop`` that does the 
 asks for ``lax.scan``: the rule is about the program's form (one compiled loop body rather than a copy per
 step), which is what the three share. A loop that does none of the work (an empty scan beside an unrolled
 Python loop) fails, because its body has no work op; a loop that does part of the work beside unrolled
-copies of the rest is not told apart.
+copies of the rest is told apart only by the bound on steps (``LoopRule.steps``,
+``judge.rules_transform.unrolled_broken``).
 
 And the loop must matter (``idle_loops_message``): the executor also runs a variant of the program it parsed
 whose loops' results are perturbed (``sandbox.inside.perturb``), on the same inputs; when no output bit
 changes, the loops do dummy work and a closed form outside computes the answer, so the case breaks the rule.
+
+What "recomputes" means (``require_remat``, ``remat_message``): the program holds an optimization barrier,
+one of the declared forward ops depends on a barrier's result and reaches an output, and the function's own
+output does not read a barrier (``sandbox.inside.remat`` has the evidence and its limits).
 
 What "updates in place" means (``UpdateInPlace``, ``judge.spec.InPlaceRule``): the judge donates the declared
 arguments (the executor marks their buffers as donors, whatever the tracer's module says), and decides from
