@@ -63,6 +63,7 @@ from judge.rules import (
     donated_args,
     idle_loops_message,
     precheck_for,
+    remat_message,
     rules_for,
 )
 from judge.rules_transform import (
@@ -74,10 +75,13 @@ from judge.rules_transform import (
     batch_size,
     batched_broken,
     batched_rule,
+    loop_steps,
+    outside_loops,
     split_autodiff,
+    unrolled_broken,
 )
 from judge.shardings import misplaced
-from judge.spec import AutodiffRule, BatchedRule
+from judge.spec import AutodiffRule, BatchedRule, ForbidOpsRule, LoopRule
 from judge.verdicts import STOPS_RUN, Verdict, WrongAnswerReason
 from sandbox.base import Pair
 from sandbox.errors import Cancelled, HostOverloaded
@@ -407,6 +411,8 @@ class Judging:
     #: The transformation rules (``judge.rules_transform``) the problem declares, if any.
     autodiff: AutodiffRule | None = field(init=False)
     batched: BatchedRule | None = field(init=False)
+    #: The ``require_loop`` rule with a bound on steps (``LoopRule.steps``), if the problem has one.
+    stepped: LoopRule | ForbidOpsRule | None = field(init=False)
     lines: list[str] = field(init=False)
     _cache: dict[int, CaseResult] = field(default_factory=dict, init=False)
     _views: dict[int, ProgramView | None] = field(default_factory=dict, init=False)
@@ -416,6 +422,14 @@ class Judging:
         self.rules = rules_for(self.problem)
         self.autodiff = autodiff_rule(self.problem.spec)
         self.batched = batched_rule(self.problem.spec)
+        self.stepped = next(
+            (
+                r
+                for r in self.problem.spec.rules
+                if isinstance(r, LoopRule | ForbidOpsRule) and r.steps is not None
+            ),
+            None,
+        )
         self.lines = self.job.code.removeprefix("\ufeff").splitlines()
 
     # -------------------------------------------------------------------------------------- the result
@@ -499,7 +513,7 @@ class Judging:
         program = raw.programs.get(plan.sig)
         if program is None:
             return False
-        if self.batched is not None and not self._peers_settled(raw, plan.sig):
+        if (self.batched is not None or self.stepped is not None) and not self._peers_settled(raw, plan.sig):
             return False
         if program.failure is not None or program.refused is not None:
             return True
@@ -623,6 +637,8 @@ class Judging:
         rule = broken_rule(self.rules, ProgramSummary.from_compiled(program.compiled))
         if rule is None:
             rule = self._unbatched(raw, i, program)
+        if rule is None:
+            rule = self._unrolled(raw, i, program)
         if rule is not None:
             return _Outcome(Verdict.WRONG_ANSWER, rule, WrongAnswerReason.RULE)
         costly = self._over_cost(i, program)
@@ -633,7 +649,13 @@ class Judging:
         got_or_failure = self._output(program, run, hidden)
         if isinstance(got_or_failure, _Outcome):
             return got_or_failure
-        idle = idle_loops_message(self.problem, run.loops_matter, _leaf_count(expected))
+        idle = idle_loops_message(
+            self.problem, _empty_leaves_matter(run.loops_matter, _leaf_sizes(expected)), _leaf_count(expected)
+        )
+        if idle is None:
+            idle = remat_message(
+                self.problem, ProgramSummary.from_compiled(program.compiled), _leaf_count(expected)
+            )
         if idle is not None:
             return _Outcome(Verdict.WRONG_ANSWER, idle, WrongAnswerReason.RULE)
         again = None
@@ -727,6 +749,30 @@ class Judging:
                 summary = ProgramSummary.from_wire(report.compiled.get("summary"))
                 peers.append(Peer(size, sum(summary.ops.values()), self.case_list[first].name))
         return batched_broken(rule, batch_size(rule, spec, self.case_list[i].inputs), ops, peers)
+
+    def _unrolled(self, raw: RawRun, i: int, program: ProgramReport) -> str | None:
+        """The ``require_loop`` rule's bound on steps on case i's program, against the programs of earlier
+        signatures (``judge.rules_transform.unrolled_broken``)."""
+        rule = self.stepped
+        if rule is None:
+            return None
+        plan = self.job.cases[i]
+        spec = self.problem.spec
+        summary = ProgramSummary.from_wire(program.compiled and program.compiled.get("summary"))
+        peers = []
+        for other in self.job.sigs:
+            report = raw.programs.get(other.id)
+            first = self.job.first_case(other.id)
+            if other.id >= plan.sig or report is None or report.compiled is None or first is None:
+                continue
+            steps = loop_steps(rule, spec, self.case_list[first].inputs)
+            if steps is not None:
+                theirs = ProgramSummary.from_wire(report.compiled.get("summary"))
+                peers.append(
+                    Peer(steps, outside_loops(theirs.ops, theirs.loop_ops), self.case_list[first].name)
+                )
+        steps = loop_steps(rule, spec, self.case_list[i].inputs)
+        return unrolled_broken(rule, steps, outside_loops(summary.ops, summary.loop_ops), peers)
 
     def _placed(self, i: int, program: ProgramReport, got: Any) -> _Outcome | None:
         """The output's sharding against the reference's (``judge.shardings``); None when they agree."""
@@ -1166,6 +1212,28 @@ def _leaf_count(tree: Any) -> int:
     if isinstance(tree, OtherNode):
         return sum(_leaf_count(v) for v in tree.children)
     return 0 if tree is None else 1
+
+
+def _leaf_sizes(tree: Any) -> list[int]:
+    """The element count of each array leaf of a decoded tree, in the order of ``_leaf_count``."""
+    if isinstance(tree, dict):
+        return [n for v in tree.values() for n in _leaf_sizes(v)]
+    if isinstance(tree, list | tuple):
+        return [n for v in tree for n in _leaf_sizes(v)]
+    if isinstance(tree, OtherNode):
+        return [n for v in tree.children for n in _leaf_sizes(v)]
+    return [] if tree is None else [int(np.size(tree))]
+
+
+def _empty_leaves_matter(loops_matter: Sequence[bool] | None, sizes: Sequence[int]) -> list[bool] | None:
+    """The loop check's verdict per output leaf, every leaf counted as mattering when the whole output is
+    empty: an empty output has no bit a perturbed loop could change (a loop over an empty array), so it
+    cannot show that the loop is idle. With one non-empty leaf, the non-empty leaves decide."""
+    if loops_matter is None:
+        return None
+    if all(size == 0 for size in sizes):
+        return [True] * len(loops_matter)
+    return list(loops_matter)
 
 
 def _bad_leaf(tree: Any) -> str | None:

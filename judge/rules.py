@@ -18,11 +18,16 @@ which of the three JAX loops made a ``while``, so a ``fori_loop`` that does the 
 asks for ``lax.scan``: the rule is about the program's form (one compiled loop body rather than a copy per
 step), which is what the three share. A loop that does none of the work (an empty scan beside an unrolled
 Python loop) fails, because its body has no work op; a loop that does part of the work beside unrolled
-copies of the rest is not told apart.
+copies of the rest is told apart only by the bound on steps (``LoopRule.steps``,
+``judge.rules_transform.unrolled_broken``).
 
 And the loop must matter (``idle_loops_message``): the executor also runs a variant of the program it parsed
 whose loops' results are perturbed (``sandbox.inside.perturb``), on the same inputs; when no output bit
 changes, the loops do dummy work and a closed form outside computes the answer, so the case breaks the rule.
+
+What "recomputes" means (``require_remat``, ``remat_message``): the program holds an optimization barrier,
+one of the declared forward ops depends on a barrier's result and reaches an output, and the function's own
+output does not read a barrier (``sandbox.inside.remat`` has the evidence and its limits).
 
 What "updates in place" means (``UpdateInPlace``, ``judge.spec.InPlaceRule``): the judge donates the declared
 arguments (the executor marks their buffers as donors, whatever the tracer's module says), and decides from
@@ -46,7 +51,7 @@ from typing import Any, Protocol
 
 from judge.problems import Problem
 from judge.rules_transform import TRANSFORM_KINDS
-from judge.spec import ForbidOpsRule, InPlaceRule, LoopRule, ProgramRuleSpec
+from judge.spec import ForbidOpsRule, InPlaceRule, LoopRule, ProgramRuleSpec, RematRule
 
 HOST_CALLBACK_MESSAGE = (
     "the program calls back into Python on the host ({targets}); this problem needs a pure JAX computation: "
@@ -64,6 +69,11 @@ class ProgramSummary:
     loops: int = 0
     #: Ops that run inside a loop (``sandbox.inside.executor.Executor.loop_ops``).
     loop_ops: Mapping[str, int] = field(default_factory=dict)
+    #: Ops that depend on an optimization barrier's result and reach an output
+    #: (``sandbox.inside.remat``): what the backward pass recomputes.
+    recomputed_ops: Mapping[str, int] = field(default_factory=dict)
+    #: Per output of the program, whether it depends on an optimization barrier's result.
+    barrier_outputs: tuple[bool, ...] = ()
     #: XLA's bytes accessed of the compiled program (``sandbox.inside.executor.cost_of``), if known.
     bytes_accessed: float | None = None
     #: What donating inputs gave the compiled program (``sandbox.inside.executor.donation_of``):
@@ -97,6 +107,8 @@ class ProgramSummary:
             host_callbacks=tuple(value.get("host_callbacks") or ()),
             loops=int(value.get("loops") or 0),
             loop_ops=dict(value.get("loop_ops") or {}),
+            recomputed_ops=dict(value.get("recomputed_ops") or {}),
+            barrier_outputs=tuple(v is True for v in value.get("barrier_outputs") or ()),
         )
 
 
@@ -228,10 +240,15 @@ def donated_args(problem: Problem) -> frozenset[str]:
 def rules_for(problem: Problem) -> list[Rule]:
     """The rules a problem's programs are checked against: no host callbacks, then the declared ones."""
     # ``require_autodiff`` and ``require_batched`` need more than one program's summary: the grader decides
-    # them with ``judge.rules_transform``.
+    # them with ``judge.rules_transform``; ``require_remat`` needs the output's leaf count
+    # (``remat_message``).
     return [
         NoHostCallbacks(),
-        *(declared_rule(rule) for rule in problem.spec.rules if rule.kind not in TRANSFORM_KINDS),
+        *(
+            declared_rule(rule)
+            for rule in problem.spec.rules
+            if rule.kind not in TRANSFORM_KINDS and not isinstance(rule, RematRule)
+        ),
     ]
 
 
@@ -271,6 +288,37 @@ def idle_loops_message(problem: Problem, loops_matter: Sequence[bool] | None, le
         "on what the loop computes (the judge changed the loop's results and got the same output): the "
         "answer must come out of the loop, not from a formula beside it"
     )
+
+
+def remat_message(problem: Problem, summary: ProgramSummary, leaves: int) -> str | None:
+    """The ``require_remat`` rule on one program (``sandbox.inside.remat`` has the evidence): the message
+    when the gradient is not computed with rematerialisation, else None (also without such a rule).
+    ``leaves`` is the number of the function's own output leaves, which come first; a gradient follows."""
+    rule = next((r for r in problem.spec.rules if isinstance(r, RematRule)), None)
+    if rule is None:
+        return None
+    intro = f"this problem asks you to {rule.asks}"
+    if not summary.ops.get("stablehlo.optimization_barrier"):
+        return (
+            f"{intro}; your program recomputes nothing: its backward pass reads the activations the forward "
+            "pass stored. Wrap the function whose activations should not be stored in jax.checkpoint "
+            "(jax.remat), keeping its default prevent_cse=True: the gradient then computes it again from its "
+            "inputs"
+        )
+    if any(summary.barrier_outputs[:leaves]):
+        return (
+            f"{intro}; your function's own output is computed from an optimization barrier's results. "
+            "jax.checkpoint leaves the forward pass as it is and recomputes only for the gradient: a barrier "
+            "inside the forward computation is not rematerialisation"
+        )
+    if not any(summary.recomputed_ops.get(op) for op in rule.recompute_any):
+        return (
+            f"{intro}; your program has an optimization barrier, but the gradient does not compute "
+            f"{rule.what} again from it (nothing the barrier passes on is used, or only stored values are): "
+            "a barrier beside stored activations saves nothing. Wrap the computation in jax.checkpoint so "
+            "that the backward pass recomputes it"
+        )
+    return None
 
 
 def broken_rule(rules: Sequence[Rule], summary: ProgramSummary) -> str | None:

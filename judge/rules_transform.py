@@ -42,10 +42,21 @@ first, then hidden, in the order the judge sends them), so its verdict does not 
 a single program (a custom Run input alone) has nothing to be compared with and passes this part; a
 program padded with dead ops to the count of an unrolled one at one other size is not told apart (it is
 batched at every other size); a model that needs a loop of its own cannot use this rule.
+
+**require_loop's bound on steps** (``steps = {arg, axis}``: where a case's number of steps is). The loop
+rule itself (``judge.rules.RequireLoop``) asks for a loop whose body does some of the work and whose
+results matter; a program that runs one step in a ``lax.scan`` and unrolls the others with a Python loop
+beside it passes that. The bound compares the programs of one grading the way ``require_batched`` does:
+the ops outside loops (the program's op count less its loops' bodies) must not grow by one op or more per
+step between two programs whose numbers of steps differ by 2 or more (``unrolled_broken``). Limits: the
+hidden cases must hold numbers of steps at least 2 apart; a single program (a Run input alone) has
+nothing to compare with; a program that unrolls a fixed number of steps whatever the trip count (the
+first step peeled off) passes, as it should.
 """
 
 from __future__ import annotations
 
+import math
 import secrets
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -55,7 +66,7 @@ import numpy as np
 
 from judge.compare import Checker, CompareResult
 from judge.problems import Problem
-from judge.spec import AutodiffRule, BatchedRule, ProblemSpec
+from judge.spec import AutodiffRule, BatchedRule, ForbidOpsRule, LoopRule, ProblemSpec
 
 #: What the scaled call's autodiff seeds may be multiplied by: powers of two, so that scaling is exact,
 #: none the inverse of another, so a stateful guess of (factor, order) matches one plan in eight.
@@ -211,5 +222,72 @@ def batched_broken(
                 f"yours computes each {member} separately (a Python loop or comprehension over them is "
                 f"unrolled into one copy per {member}, even beside a jax.vmap). Write the computation for "
                 f"one {member} and map it over axis {rule.axis} with jax.vmap(..., in_axes=...)"
+            )
+    return None
+
+
+# ------------------------------------------------------------------------ require_loop's bound on steps
+
+
+def loop_steps(rule: LoopRule | ForbidOpsRule, spec: ProblemSpec, inputs: Sequence[Any]) -> int | None:
+    """The number of steps of one case (``LoopRule.steps``): the length of the declared axis of the
+    argument's first leaf, or the value of an int argument; None without a bound or such an axis."""
+    if rule.steps is None:
+        return None
+    value = inputs[[a.name for a in spec.args].index(rule.steps.arg)]
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    for leaf in _leaves(value):
+        shape = np.shape(leaf)
+        return int(shape[rule.steps.axis]) if len(shape) > rule.steps.axis else None
+    return None
+
+
+def outside_loops(ops: Mapping[str, int], loop_ops: Mapping[str, int]) -> int:
+    """The program's op count less the ops in its loops' bodies (``sandbox.inside.executor.loop_ops``): what
+    an unrolled copy per step adds to, and what a loop's body, however many times it runs, does not."""
+    return op_count(ops) - op_count(loop_ops)
+
+
+def unrolled_broken(
+    rule: LoopRule | ForbidOpsRule, steps: int | None, outside: int, peers: Sequence[Peer]
+) -> str | None:
+    """None when the program (``outside``: its ops outside loops, at ``steps`` steps) keeps the rule's bound
+    against the earlier programs ``peers`` (their ``size`` is their number of steps, their ``ops`` their ops
+    outside loops); else the message.
+
+    Without ``per_doubling``, the bound is linear: between two programs whose numbers of steps differ by 2
+    or more, the ops outside loops must not grow with the steps by at least one op per step, which an
+    unrolled Python loop does (each copy of the step adds its ops, a call of a jitted step at least one)
+    and a loop does not (its body is one copy whatever the trip count). A difference of a few ops that a
+    shape can cause (a dimension of 1 taking a shortcut) stays under one op per step of a wider gap.
+    With ``per_doubling = d``, the bound is logarithmic: from fewer steps s to more steps S, the ops may
+    grow by at most ``d * (log2(S / s) + 1)`` (one doubling's worth of slack for shapes that take
+    shortcuts), which ``jax.lax.associative_scan``'s levels of combines keep and an unrolled loop, whose
+    growth is linear, breaks once S is large enough."""
+    if steps is None or rule.steps is None:
+        return None
+    per_doubling = rule.steps.per_doubling
+    for peer in peers:
+        gap = steps - peer.size
+        grown = outside - peer.ops
+        if gap * grown <= 0:
+            continue
+        if per_doubling is None:
+            broken = abs(gap) >= 2 and abs(grown) >= abs(gap)
+            limit = "one operation per step"
+        else:
+            few, many = sorted((max(steps, 1), max(peer.size, 1)))
+            broken = abs(grown) > per_doubling * (math.log2(many / few) + 1)
+            limit = f"{per_doubling} operations each time the number of steps doubles"
+        if broken:
+            return (
+                f"this problem asks you to {rule.asks}; your program for {steps} steps has {outside} "
+                f"operations outside its loops and the one for {peer.size} steps (case {peer.case}) has "
+                f"{peer.ops}: the program grows with the number of steps by more than {limit}, so the "
+                "steps are unrolled (a Python for loop makes one copy of its body per step while jax.jit "
+                "traces it). Write the step once and let a JAX primitive apply it: the program then "
+                "keeps its size whatever the number of steps"
+                + ("" if per_doubling is None else " (or grows by one level per doubling)")
             )
     return None

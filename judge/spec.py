@@ -478,6 +478,19 @@ class SolutionsSpec(_Strict):
 OpName = Annotated[str, Field(pattern=r"^(stablehlo|chlo)\.[a-z_]+$", max_length=64)]
 
 
+class StepsSpec(_Strict):
+    """Where a rule's number of steps is: the length of axis ``axis`` of argument ``arg`` (an array, or a
+    pytree's first leaf), or the value of a static ``int`` argument; and how much the program's ops
+    outside loops may grow with it (``judge.rules_transform.unrolled_broken``): under one op per step
+    (a loop's body is one copy), or, with ``per_doubling``, at most that many ops per doubling of the
+    steps (``jax.lax.associative_scan`` adds a level of combines per doubling; an unrolled Python loop
+    adds a copy per step)."""
+
+    arg: Identifier
+    axis: int = Field(default=0, ge=0, le=8)
+    per_doubling: int | None = Field(default=None, ge=1, le=10_000)
+
+
 class LoopRule(_Strict):
     """The program must compute in a loop: a ``stablehlo.while`` (what ``jax.lax.scan``, ``fori_loop`` and
     ``while_loop`` lower to; a Python loop unrolls while tracing and leaves none) whose body (its regions
@@ -492,6 +505,10 @@ class LoopRule(_Strict):
     body_has_any: list[OpName] = Field(min_length=1)
     #: What those ops are, for messages: ``a reduction or a dot product``.
     body_work: str = Field(min_length=1, max_length=120)
+    #: Where the number of steps is (``judge.rules_transform.unrolled_broken``): the program's ops outside
+    #: its loops must not grow with it, so an unrolled Python loop beside a loop that does part of the work
+    #: fails. None: no such bound.
+    steps: StepsSpec | None = None
 
 
 class ForbidOpsRule(_Strict):
@@ -502,6 +519,9 @@ class ForbidOpsRule(_Strict):
     ops: list[OpName] = Field(min_length=1)
     #: What those ops are, for messages: ``a sort``.
     what: str = Field(min_length=1, max_length=120)
+    #: A bound on how the program grows with the number of steps (``StepsSpec``): forbidding a loop
+    #: alone lets an unrolled Python loop through.
+    steps: StepsSpec | None = None
 
 
 class InPlaceRule(_Strict):
@@ -551,8 +571,25 @@ class BatchedRule(_Strict):
     member: str = Field(min_length=1, max_length=60)
 
 
+class RematRule(_Strict):
+    """The gradient must be computed with rematerialisation, as ``jax.checkpoint`` makes it: the backward
+    pass computes at least one of ``recompute_any`` again, from values that passed an optimization barrier,
+    and that second computation reaches the gradient, while the function's own output does not read a
+    barrier (``sandbox.inside.remat``, ``judge.rules.remat_message``). Needs a ``[gradient]``, or an
+    output that holds a gradient the function takes itself."""
+
+    kind: Literal["require_remat"]
+    #: Completes "this problem asks you to ...": ``recompute each layer with jax.checkpoint``.
+    asks: str = Field(min_length=1, max_length=200)
+    #: Forward ops of which the backward pass must compute at least one again (``stablehlo.tanh``).
+    recompute_any: list[OpName] = Field(min_length=1)
+    #: What those ops are, for messages: ``the layer's tanh``.
+    what: str = Field(min_length=1, max_length=120)
+
+
 ProgramRuleSpec = Annotated[
-    LoopRule | ForbidOpsRule | InPlaceRule | AutodiffRule | BatchedRule, Field(discriminator="kind")
+    LoopRule | ForbidOpsRule | InPlaceRule | AutodiffRule | BatchedRule | RematRule,
+    Field(discriminator="kind"),
 ]
 
 
@@ -686,7 +723,7 @@ class ProblemSpec(_Strict):
     def _transform_rules_fit(self, names: list[str]) -> None:
         """``require_autodiff`` and ``require_batched`` name parts of this spec: check that they exist."""
         kinds = [rule.kind for rule in self.rules]
-        for kind in ("require_autodiff", "require_batched"):
+        for kind in ("require_autodiff", "require_batched", "require_remat"):
             if kinds.count(kind) > 1:
                 raise ValueError(f"rules: at most one {kind!r} rule")
         for rule in self.rules:
@@ -708,6 +745,19 @@ class ProblemSpec(_Strict):
                     raise ValueError(
                         f"rules: require_batched names {rule.arg!r}, which is not a traced array argument"
                     )
+            elif isinstance(rule, LoopRule | ForbidOpsRule) and rule.steps is not None:
+                if rule.steps.arg not in names:
+                    raise ValueError(
+                        f"rules: {rule.kind} steps names {rule.steps.arg!r}, which is not an argument"
+                    )
+                arg = self.arg(rule.steps.arg)
+                if arg.kind not in ("array", "pytree", "int"):
+                    raise ValueError(
+                        f"rules: {rule.kind} steps names {rule.steps.arg!r}, which is neither an array, a "
+                        "pytree nor an int argument"
+                    )
+        if sum(isinstance(r, LoopRule | ForbidOpsRule) and r.steps is not None for r in self.rules) > 1:
+            raise ValueError("rules: at most one rule with steps")
 
     def arg(self, name: str) -> ArgSpec:
         for a in self.args:

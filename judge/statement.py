@@ -21,7 +21,15 @@ from judge.errors import ReferenceFailure
 from judge.menu import MenuChoice
 from judge.problems import Case, Problem
 from judge.pytree_json import format_value
-from judge.spec import AutodiffRule, BatchedRule, ForbidOpsRule, InPlaceRule, LoopRule, ProblemSpec
+from judge.spec import (
+    AutodiffRule,
+    BatchedRule,
+    ForbidOpsRule,
+    InPlaceRule,
+    LoopRule,
+    ProblemSpec,
+    RematRule,
+)
 
 #: The line of ``statement.md`` that the examples replace.
 EXAMPLES_PLACEHOLDER = "{{examples}}"
@@ -204,6 +212,13 @@ def _declared_rules(spec: ProblemSpec) -> list[str]:
                 f"whose body does {rule.body_work}. A Python `for` loop is unrolled while `jax.jit` traces "
                 "it and leaves no loop, nor does `jax.vmap`: such a program is a wrong answer (`rule`) even "
                 "when every value is right."
+                + (
+                    " The judge also compares the programs of cases with different numbers of steps: the "
+                    "operations outside the loop must not grow with the number of steps (an unrolled copy "
+                    "of the step beside the loop does), so every step belongs in the loop body."
+                    if rule.steps is not None
+                    else ""
+                )
             )
         elif isinstance(rule, InPlaceRule):
             names = ", ".join(f'"{n}"' for n in rule.donate)
@@ -223,11 +238,33 @@ def _declared_rules(spec: ProblemSpec) -> list[str]:
             rules.append(
                 f"This problem asks you to {rule.asks}: a program that contains {rule.what} (checked on the "
                 "compiled program, nested computations included) is a wrong answer (`rule`)."
+                + (
+                    " The judge also compares the programs of cases with different numbers of steps: a "
+                    f"program may grow by at most {rule.steps.per_doubling} operations each time the "
+                    "number of steps doubles, so a Python `for` loop over the steps, which `jax.jit` "
+                    "unrolls into one copy per step, is a wrong answer too."
+                    if rule.steps is not None and rule.steps.per_doubling is not None
+                    else " The judge also compares the programs of cases with different numbers of steps: "
+                    "the operations must not grow with the number of steps (a Python `for` loop over the "
+                    "steps is unrolled into one copy per step)."
+                    if rule.steps is not None
+                    else ""
+                )
             )
         elif isinstance(rule, AutodiffRule):
             rules.append(_autodiff_text(rule))
         elif isinstance(rule, BatchedRule):
             rules.append(_batched_text(rule))
+        elif isinstance(rule, RematRule):
+            rules.append(
+                f"This problem asks you to {rule.asks}. The judge checks the compiled gradient program: "
+                "`jax.checkpoint` (with its default `prevent_cse=True`) passes the inputs it saves through "
+                "an optimization barrier and computes the function again from them in the backward pass, "
+                f"and that second computation of {rule.what} must reach the gradient, while your "
+                "function's own output comes from the ordinary forward pass. A program that stores every "
+                "activation (no `jax.checkpoint`), or holds an `optimization_barrier` that nothing is "
+                "recomputed from, is a wrong answer (`rule`) even when every value is right."
+            )
     return rules
 
 

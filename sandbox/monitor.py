@@ -1467,9 +1467,12 @@ def _summary(value: Any) -> dict[str, Any]:
     counts = _histogram(value.get("ops"))
     calls = value.get("custom_calls")
     callbacks = value.get("host_callbacks")
+    outputs = value.get("barrier_outputs")
     return {
         "ops": counts,
         "loop_ops": _histogram(value.get("loop_ops")),
+        "recomputed_ops": _histogram(value.get("recomputed_ops")),
+        "barrier_outputs": [v is True for v in outputs[:4096]] if isinstance(outputs, list) else [],
         "custom_calls": [str(c)[:100] for c in calls[:100]] if isinstance(calls, list) else [],
         "host_callbacks": [str(c)[:100] for c in callbacks[:100]] if isinstance(callbacks, list) else [],
         "loops": counts.get("stablehlo.while", 0),

@@ -66,6 +66,7 @@ from sandbox.inside.contracts import BrokenContract, Contracts, check_partitioni
 from sandbox.inside.lowering import Lowerer, lean_ir_context, parse
 from sandbox.inside.op_policy import Policy, PolicyViolation
 from sandbox.inside.perturb import perturb_loops
+from sandbox.inside.remat import remat_summary
 from sandbox.protocol import (
     DTYPES,
     Blobs,
@@ -470,6 +471,8 @@ class Executor:
         return {
             "ops": dict(sorted(ops.items())),
             "loop_ops": dict(sorted(loop_ops(self.ir, module).items())),
+            # What an optimization barrier's results feed (the ``require_remat`` rule's evidence).
+            **remat_summary(self.ir, module),
             "custom_calls": sorted(set(targets)),
             "loops": ops.get("stablehlo.while", 0),
             "functions": ops.get("func.func", 0),
