@@ -428,6 +428,8 @@ SEEDS: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
     ),
 }
 DIRECTIONS = ("EQ", "NE", "GE", "GT", "LE", "LT")
+#: The directions JAX's lowering compares floats in with a total order.
+TOTAL_ORDER = ("LT", "LE", "EQ")
 TYPES = ("FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED")
 #: compare_type JAX's lowering gives each element kind (lax's comparisons; TOTALORDER in sorts and the
 #: total-order comparisons of searchsorted).
@@ -514,14 +516,15 @@ def test_every_mutant_that_is_not_a_jax_lowering_is_refused(
                 )
                 if not inside:
                     had = str(op.attributes["compare_type"]) if "compare_type" in op.attributes else ""
-                    # Any direction is a lax comparison, but a total order JAX makes only as LT or LE.
-                    expect_refused = "TOTALORDER" in had and new not in ("LT", "LE")
+                    # Any direction is a lax comparison, but a total order JAX makes only as LT, LE or
+                    # EQ (sort comparators of several keys, searchsorted).
+                    expect_refused = "TOTALORDER" in had and new not in TOTAL_ORDER
             else:
                 new = TYPES[value % len(TYPES)]
                 op.attributes["compare_type"] = ir.Attribute.parse(f"#stablehlo<comparison_type {new}>")
                 direction = str(op.attributes["comparison_direction"]).split()[-1].rstrip(">")
                 if not inside:
-                    total = new == "TOTALORDER" and direction not in ("LT", "LE")
+                    total = new == "TOTALORDER" and direction not in TOTAL_ORDER
                     expect_refused = new not in JAX_TYPES[kind] or total
         elif mutation in ("is_stable", "dimension"):
             sorts = [op for op, _ in sites if op.name == SORT]

@@ -9,9 +9,10 @@ any failure). Requests and replies:
 
 - ``program`` {id, module (blob), inputs: [{dtype, shape}], max_output_bytes}: read the StableHLO module (MLIR
   bytecode, ``sandbox.inside.lowering``; MLIR verifies it as it reads), walk every op (nested regions and
-  private functions included) into a summary, refuse what must never be compiled (a custom call that is not
-  exactly one JAX's own lowering makes, ``sandbox.inside.contracts``; a Python host callback above all: it
-  would call an address the program chose; host I/O ops; ops of other dialects), check the main function's
+  private functions included) into a summary, refuse what must never be compiled (a Python host callback
+  above all: it would call an address the program chose; an op, attribute or kernel region, a sort's
+  comparator above all, that JAX's own lowerings do not make, ``sandbox.inside.op_policy``; a custom call that
+  is not exactly one JAX's own lowering makes, ``sandbox.inside.contracts``), check the main function's
   inputs against the case's leaves and its outputs against the output cap, then compile it with XLA
   (``sandbox.inside.compiling`` chooses the pipeline, racing two when the fast one is slow). Replies
   ``compiled`` {id, summary, compile_ms (charged time), compile_wall_ms, pipeline, raced, cached, cost} or

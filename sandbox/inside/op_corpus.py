@@ -1,3 +1,5 @@
+# mypy: disable-error-code="no-untyped-call,call-overload"
+# (the corpus calls JAX as learners do, lambdas and all; what it lowers to is what matters, not its types)
 """The programs the op policy is derived from: JAX's own lowerings of its own functions.
 
 ``sandbox.inside.op_policy`` accepts a program only when every op, every attribute name of each op, every
@@ -23,6 +25,7 @@ It runs at build time and in the executor: it imports only JAX, NumPy and the st
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import sys
@@ -386,9 +389,8 @@ def entries() -> Iterator[Entry]:
         for dtype in kinds[kind][:1]:
 
             def total(parts: list[Any], like: Any) -> Any:
-                return sum(jnp.real(jnp.asarray(p)).astype(jnp.float32).sum() for p in parts).astype(
-                    like.dtype
-                )
+                summed: Any = sum(jnp.real(jnp.asarray(p)).astype(jnp.float32).sum() for p in parts)
+                return summed.astype(like.dtype)
 
             def regions(x: Any, i: Any, _u: Any = unary, _b: Any = binary) -> Any:
                 def reducer(a: Any, c: Any) -> Any:
@@ -520,9 +522,9 @@ def entries() -> Iterator[Entry]:
             None,
         ):
             out.append(jnp.dot(x, w, precision=precision))
-        for precision in (lax.Precision.DEFAULT, lax.Precision.HIGH, lax.Precision.HIGHEST):
-            out.append(jnp.matmul(x, w, precision=(precision, lax.Precision.DEFAULT)))
-            out.append(jnp.einsum("bi,ij->bj", x, w, precision=precision))
+        for level in (lax.Precision.DEFAULT, lax.Precision.HIGH, lax.Precision.HIGHEST):
+            out.append(jnp.matmul(x, w, precision=(level, lax.Precision.DEFAULT)))
+            out.append(jnp.einsum("bi,ij->bj", x, w, precision=level))
         img = x.reshape(1, 1, 4, 6)
         ker = w[:3, :3].reshape(1, 1, 3, 3)
         out += [
@@ -749,11 +751,12 @@ def entries() -> Iterator[Entry]:
 def mesh_entries() -> Iterator[Entry]:
     """Programs over an abstract (4, 2) mesh of ``MESH_DEVICES`` devices: constraints, reshards,
     ``shard_map`` with every collective, explicit-axis arrays."""
-    import jax
-    import jax.numpy as jnp
-    from jax import lax
-    from jax.sharding import AbstractMesh, AxisType, NamedSharding
-    from jax.sharding import PartitionSpec as P
+    jax: Any = importlib.import_module("jax")
+    jnp: Any = importlib.import_module("jax.numpy")
+    lax: Any = importlib.import_module("jax.lax")
+    sharding: Any = importlib.import_module("jax.sharding")
+    AbstractMesh, AxisType, NamedSharding = sharding.AbstractMesh, sharding.AxisType, sharding.NamedSharding
+    P = sharding.PartitionSpec
 
     S = jax.ShapeDtypeStruct
     f32 = jnp.float32
