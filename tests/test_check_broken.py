@@ -642,7 +642,7 @@ def test_a_tracer_that_fails_to_start_is_started_again(
     import judge.check.solutions_check as solutions_check
 
     if not graded:
-        monkeypatch.setattr(solutions_check, "_ACQUIRE_TIMEOUT_S", 5.0)
+        monkeypatch.setattr(solutions_check, "_ACQUIRE_STALL_S", 5.0)
     root = copy_problem(tmp_path)
     solution = root / "solutions" / "accepted" / "tree_util_map.py"
     ctx = CheckContext(root=root, diag=Diagnostics(SLUG, tmp_path), problem=load_problem(root), concurrency=1)

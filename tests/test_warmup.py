@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from judge.engine import Engine
+from judge.engine import ACQUIRE_STALL_S, Engine
 from judge.progress import RunProgress, WarmupProgress, warmup_of
 from judge.service.app import create_app
 from sandbox.errors import Cancelled
@@ -135,8 +135,12 @@ def test_the_engine_says_the_warm_up_in_words_and_as_fields() -> None:
 class _Script(Engine):
     """Reports the warm-up states of ``script`` in turn, one a poll, then ready."""
 
-    def __init__(self, *script: WarmupProgress) -> None:
+    def __init__(self, *script: WarmupProgress, quiet_s: float = 0.0) -> None:
         self.script = list(script)
+        self.quiet = quiet_s
+
+    def quiet_s(self) -> float:
+        return self.quiet
 
     def warming(self) -> RunProgress | None:
         if not self.script:
@@ -154,6 +158,16 @@ def test_a_waiting_run_is_told_each_change_with_the_seconds_waited(monkeypatch: 
     slow: list[RunProgress] = []
     _Script(two, two, two, retry)._wait_warm(slow.append, None)
     assert slow[-1].warmup is not None and slow[-1].warmup.waited_s >= 1  # sent after 3 polls of 0.4 s
+
+
+def test_a_waiting_run_stops_reporting_once_the_pools_stood_still(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the no-progress bound the wait ends (the acquire then fails with the pools' reason); a wait
+    whose pools progress goes on however long (the test above)."""
+    monkeypatch.setattr("judge.engine.WARM_POLL_S", 0.01)
+    told: list[RunProgress] = []
+    started = time.monotonic()
+    _Script(*[WarmupProgress(starting=1)] * 100, quiet_s=ACQUIRE_STALL_S)._wait_warm(told.append, None)
+    assert told == [] and time.monotonic() - started < 1.0
 
 
 def test_a_waiting_run_stops_when_cancelled() -> None:

@@ -28,8 +28,8 @@ from sandbox.pool import GradingPool
 
 NAME = "solutions"
 
-#: Seconds a grading waits for a warm tracer + executor pair.
-_ACQUIRE_TIMEOUT_S = 120.0
+#: Seconds without progress after which a grading stops waiting for a warm tracer + executor pair.
+_ACQUIRE_STALL_S = 120.0
 #: Seconds a grading may take in all before it is given up as the judge's failure (its wait for a pair,
 #: its run on a busy host, and the monitor's own wall limit several times over).
 _GRADING_BUDGET_S = 900.0
@@ -83,7 +83,7 @@ def _grade_one(ctx: CheckContext, pool: GradingPool, folder: str, file: Path) ->
         return SolutionGrade(folder, file, None, f"cannot read it: {exc}")
 
     def start(limits: SandboxLimits, *, secret: bool = False) -> Pair:
-        return pool.acquire(_ACQUIRE_TIMEOUT_S, limits, secret=secret)
+        return pool.acquire(_ACQUIRE_STALL_S, limits, secret=secret)
 
     try:
         # author=True: the margins need every case's error ratio and time, hidden ones included.
