@@ -95,7 +95,7 @@ class Services:
         self._start_failed_at = 0.0
         self._start_ok_at = 0.0
         self._start_error = ""
-        self.backend = metered(backend, self._start_failed, self._start_ok)
+        self.backend = metered(backend, self._start_failed, self._start_ok, self._start_took)
         self.catalog = catalog
         self.store = store
         # A bad key setting or keys file stops the start (KeyFileError).
@@ -272,6 +272,9 @@ class Services:
 
     def _start_ok(self) -> None:
         self._start_ok_at = time.monotonic()
+
+    def _start_took(self, seconds: float) -> None:
+        self.metrics.sandbox_start_seconds.observe(seconds)
 
     @classmethod
     def build(
