@@ -155,6 +155,20 @@ class Engine:
         warmup = warmup_of(states.values(), str(error) if error else None)
         return RunProgress(phase="waiting", detail=detail, warmup=warmup)
 
+    def warm_within(self, seconds: float) -> RunProgress | None:
+        """None once a grading can start (waiting at most ``seconds`` for that), else the ``waiting``
+        progress: where the warm-up stands and its estimate, returned as soon as the estimate says the wait
+        would outlast ``seconds`` (a caller that must answer promptly, the non-streamed Run, then says when
+        to come back instead of waiting)."""
+        deadline = time.monotonic() + seconds
+        while (now := self.warming()) is not None:
+            left = deadline - time.monotonic()
+            estimate = now.warmup.estimate_s if now.warmup is not None else None
+            if left <= 0 or (estimate is not None and estimate > left):
+                return now
+            time.sleep(min(WARM_POLL_S, max(0.0, deadline - time.monotonic())))
+        return None
+
     def quiet_s(self) -> float:
         """Seconds since the pools that are still filling last progressed (0 when every pool is full)."""
         return self.pool.quiet_s()

@@ -130,6 +130,8 @@ class WorkerPool:
         self._closed = False
         self._waiting = 0
         self._failures = 0
+        #: Recent wall seconds from a start to its ready (a moving average; None: none yet), for estimates.
+        self._typical_start_s: float | None = None
         self._backoff_until = 0.0
         self.last_error: str | None = None
         self.started = 0
@@ -216,6 +218,7 @@ class WorkerPool:
             gated, failures, error = self._gated, self._failures, self.last_error
             backoff = self._backoff_until - time.monotonic()
             first = self._waiters[0].view if self._waiters else None
+            typical = self._typical_start_s
         oldest = None
         if pending:
             clocks = [w.start_clock(self.limits.startup_time_s).progress() for w in pending]
@@ -226,6 +229,7 @@ class WorkerPool:
             gated=gated,
             gate_limit=self.gate.limit,
             queue_ahead=first.ahead if first is not None and gated else 0,
+            typical_s=typical,
             failures=failures,
             retry_in_s=backoff if backoff > 0 and failures else None,
             last_error=error,
@@ -585,6 +589,9 @@ class WorkerPool:
             if worker in self._pending:
                 self._pending.remove(worker)
             keep = not self._closed
+            took = max(0.0, time.monotonic() - worker.started_at)
+            last = self._typical_start_s
+            self._typical_start_s = took if last is None else 0.7 * last + 0.3 * took
             if keep:
                 self._idle.append(worker)
                 self._failures = 0

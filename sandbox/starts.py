@@ -77,7 +77,8 @@ class StartState:
 
     ``starting``: starts under way, ``oldest`` the progress of the one begun first; ``gated``: starts wanted
     but waiting for a place at the host's start gate (``gate_limit`` places), ``queue_ahead`` the starts of
-    any process queued before the first of them; ``failures``: consecutive
+    any process queued before the first of them; ``typical_s``: the wall seconds a start of this pool has
+    recently taken (None: none finished yet), for estimates; ``failures``: consecutive
     failed starts, ``retry_in_s`` the seconds until the next start after them (None: no backoff under way),
     ``last_error`` the last start error (an operator's, never a learner's)."""
 
@@ -86,6 +87,7 @@ class StartState:
     gated: int = 0
     gate_limit: int = 0
     queue_ahead: int = 0
+    typical_s: float | None = None
     failures: int = 0
     retry_in_s: float | None = None
     last_error: str | None = None

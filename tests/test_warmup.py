@@ -190,7 +190,16 @@ def test_the_progress_event_declares_its_warm_up_fields(tmp_path: Path) -> None:
     refs = [option.get("$ref", "") for option in progress["warmup"].get("anyOf", [])]
     assert "#/components/schemas/WarmupProgress" in refs, progress["warmup"]
     fields = components["WarmupProgress"]["properties"]
-    assert set(fields) == {"starting", "queued", "failed_starts", "retry_in_s", "start_failed", "waited_s"}
+    assert set(fields) == {
+        "starting",
+        "queued",
+        "failed_starts",
+        "retry_in_s",
+        "start_failed",
+        "waited_s",
+        "ahead",
+        "estimate_s",
+    }
     assert all(field.get("description") for field in fields.values())
     event = RunProgress(phase="waiting", detail="d", warmup=WarmupProgress(starting=1, waited_s=4))
     dumped = event.model_dump()
@@ -201,5 +210,7 @@ def test_the_progress_event_declares_its_warm_up_fields(tmp_path: Path) -> None:
         "retry_in_s": None,
         "start_failed": False,
         "waited_s": 4,
+        "ahead": 0,
+        "estimate_s": None,
     }
     assert RunProgress(phase="tracing").model_dump()["warmup"] is None

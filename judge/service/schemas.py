@@ -433,6 +433,10 @@ class Readiness(_Out):
     #: is live (``ready`` covers the API node itself: its Runs, database and queue).
     submissions_ready: bool = True
     submissions_reason: str | None = None
+    #: ``ready``: a Run could start now; ``busy``: none could (every Run place taken, or no warm sandbox pair
+    #: free: a Run waits on its stream or gets 503 with Retry-After); ``not_ready`` while ``ready`` is false.
+    runs: Literal["ready", "busy", "not_ready"] = "ready"
+    runs_reason: str | None = None
 
 
 class WorkerNode(_Out):

@@ -72,6 +72,10 @@ class GradingEngine(Protocol):
 
     def readiness(self) -> str | None: ...
 
+    def warm_within(self, seconds: float) -> RunProgress | None: ...
+
+    def warming(self) -> RunProgress | None: ...
+
     def stats(self) -> dict[str, int | str | None]: ...
 
     def close(self) -> None: ...
@@ -352,6 +356,18 @@ class Services:
         idle = self.engine.stats().get("idle")
         if not idle and self._start_failed_at > self._start_ok_at:
             return f"no warm sandbox worker: starting one failed ({self._start_error})"
+        return None
+
+    def run_busy(self) -> str | None:
+        """Why no Run could start now (every Run place taken, or no warm sandbox pair free: a Run would
+        wait or be told to come back), or None when one could."""
+        capacity = max(1, self.run_gate.capacity())
+        active, waiting = self.run_gate.active, self.run_gate.waiting
+        if active >= capacity:
+            return f"busy: {active} Runs running and {waiting} waiting ({capacity} at once now)"
+        warming = self.engine.warming()
+        if warming is not None:
+            return f"busy: no warm sandbox pair is free now ({warming.detail})"
         return None
 
     def database_status(self) -> str:
