@@ -465,13 +465,13 @@ class WorkerPool:
             missing = count - len(waiters)
         for waiter in extra:
             waiter.cancel()
-        joined = []
+        joined: list[Waiter] = []
         for _ in range(missing):
-            waiter = self.gate.join()
-            if waiter is None:
+            ticket = self.gate.join()
+            if ticket is None:
                 self._failed(f"the host's start gate cannot be used ({self.gate.dir})")
                 break
-            joined.append(waiter)
+            joined.append(ticket)
         with self._cond:
             self._waiters.extend(joined)
             self._gated = len(self._waiters)
