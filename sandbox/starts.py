@@ -360,7 +360,7 @@ class StartGate:
     def __init__(self, gate_dir: Path | None = None, limit: int | None = None) -> None:
         self.dir = gate_dir or default_gate_dir()
         self.limit = limit or default_gate_limit()
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # re-entrant: a Ticket collected while it is held releases through it
         self._held = 0
         #: Starts that asked and were refused since the last admission (for readiness messages).
         self.refused = 0
