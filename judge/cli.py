@@ -225,7 +225,8 @@ def check(
     """Prove problem packages sound: spec, statement, starter, cases, reference, examples, solutions, margins.
 
     Exit codes: 0 every check passed, 1 an error (or a warning with --werror), 2 a usage error (an unknown
-    problem, a missing problems folder, no sandbox; with --format json it is a JSON object on stdout).
+    problem, a missing problems folder, no sandbox; with --format json it is a JSON object on stdout), 3 the
+    judge failed: it could not grade a solution even after retries (its own failure, not the package's).
     """
     from judge.check import known_problems, resolve_problem_dirs, run_checks
     from judge.check.formats import junit, markdown_summary, render

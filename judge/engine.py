@@ -30,13 +30,16 @@ from sandbox.base import Backend, Pair
 from sandbox.errors import Cancelled
 from sandbox.limits import SandboxLimits
 from sandbox.pool import GradingPool
+from sandbox.starts import STALL_FACTOR
 
 CaseCallback = Callable[[CaseResult], None]
 
 #: The sub-pools of a ``GradingPool`` whose starts ``warming`` describes.
 _POOLS = ("tracers", "executors", "secrets")
-#: Seconds ``grade``/``run`` wait for a warm pair before they fail with the pool's last start error.
-ACQUIRE_TIMEOUT_S = 60.0
+#: Seconds without any progress (no start advanced or admitted at the host's start gate, no worker handed out
+#: or back) after which ``grade``/``run`` give up waiting for a warm pair, with the pool's reason. A wait that
+#: keeps progressing is never cut short, however long the queue (``sandbox.pool.WorkerPool.acquire``).
+ACQUIRE_STALL_S = STALL_FACTOR * SandboxLimits().startup_time_s
 #: Seconds between looks at the pool while a Run waits for a warm pair.
 WARM_POLL_S = 0.5
 
@@ -67,7 +70,7 @@ class Engine:
         return self.pool.size
 
     def _source(self, limits: SandboxLimits, *, secret: bool = False) -> Pair:
-        return self.pool.acquire(ACQUIRE_TIMEOUT_S, limits=limits, secret=secret)
+        return self.pool.acquire(ACQUIRE_STALL_S, limits=limits, secret=secret)
 
     def grade(self, problem: Problem, code: str, *, on_case: CaseCallback | None = None) -> GradeResult:
         """Submit: grade ``code`` on every public and hidden case of ``problem``."""
@@ -111,13 +114,13 @@ class Engine:
 
     def _wait_warm(self, on_progress: ProgressCallback | None, cancel: threading.Event | None) -> None:
         """While no warm pair is ready, tell ``on_progress`` why (every second, as it changes) and stop
-        waiting when ``cancel`` is set; at most ``ACQUIRE_TIMEOUT_S`` (then the acquire itself waits)."""
+        waiting when ``cancel`` is set; as long as the pools progress (once they stood still for
+        ``ACQUIRE_STALL_S``, the acquire itself fails with their reason)."""
         if on_progress is None and cancel is None:
             return
         began = time.monotonic()
-        deadline = began + ACQUIRE_TIMEOUT_S
         told = None
-        while (now := self.warming()) is not None and time.monotonic() < deadline:
+        while (now := self.warming()) is not None and self.quiet_s() < ACQUIRE_STALL_S:
             if cancel is not None and cancel.is_set():
                 raise Cancelled("the Run was cancelled while the judge warmed up")
             if on_progress is not None and now != told:
@@ -151,6 +154,24 @@ class Engine:
             )
         warmup = warmup_of(states.values(), str(error) if error else None)
         return RunProgress(phase="waiting", detail=detail, warmup=warmup)
+
+    def warm_within(self, seconds: float) -> RunProgress | None:
+        """None once a grading can start (waiting at most ``seconds`` for that), else the ``waiting``
+        progress: where the warm-up stands and its estimate, returned as soon as the estimate says the wait
+        would outlast ``seconds`` (a caller that must answer promptly, the non-streamed Run, then says when
+        to come back instead of waiting)."""
+        deadline = time.monotonic() + seconds
+        while (now := self.warming()) is not None:
+            left = deadline - time.monotonic()
+            estimate = now.warmup.estimate_s if now.warmup is not None else None
+            if left <= 0 or (estimate is not None and estimate > left):
+                return now
+            time.sleep(min(WARM_POLL_S, max(0.0, deadline - time.monotonic())))
+        return None
+
+    def quiet_s(self) -> float:
+        """Seconds since the pools that are still filling last progressed (0 when every pool is full)."""
+        return self.pool.quiet_s()
 
     def readiness(self) -> str | None:
         """None when a grading can start now, else why not, in words (``warming``'s ``detail``)."""

@@ -52,6 +52,18 @@ class WarmupProgress(BaseModel):
     waited_s: int = Field(
         default=0, ge=0, description="Whole seconds this Run had waited for the warm-up when this was sent."
     )
+    ahead: int = Field(
+        default=0,
+        ge=0,
+        description="Starts of other judges on this host queued ahead of this judge's at the host's start "
+        "gate (served in order).",
+    )
+    estimate_s: int | None = Field(
+        default=None,
+        ge=1,
+        description="Rough whole seconds until a sandbox worker is ready for this Run, from how long recent "
+        "starts took and the queue ahead; null when no start has finished yet to estimate from.",
+    )
 
 
 def warmup_of(states: Iterable[StartState | None], last_error: str | None) -> WarmupProgress:
@@ -61,13 +73,33 @@ def warmup_of(states: Iterable[StartState | None], last_error: str | None) -> Wa
     retries = [s.retry_in_s for s in live if s.retry_in_s is not None]
     starting = sum(s.starting for s in live)
     queued = sum(s.gated for s in live)
+    estimates = [estimate_s(s) for s in live]
+    known = [e for e in estimates if e is not None]
     return WarmupProgress(
         starting=starting,
         queued=queued,
         failed_starts=sum(s.failures for s in live if s.retry_in_s is not None),
         retry_in_s=max(1, math.ceil(min(retries))) if retries else None,
         start_failed=not (starting or queued or retries) and bool(last_error),
+        ahead=max((s.queue_ahead for s in live), default=0),
+        estimate_s=max(1, math.ceil(max(known))) if known and len(known) == len(estimates) else None,
     )
+
+
+def estimate_s(state: StartState) -> float | None:
+    """Rough seconds until a pool in ``state`` has a worker ready: what is left of its oldest start, then
+    one start per round of the host's start gate for the starts queued ahead of its own, after any backoff;
+    None when none of its starts has finished yet (nothing to estimate from)."""
+    typical = state.typical_s
+    if typical is None:
+        return None
+    left = max(0.0, state.retry_in_s or 0.0)
+    if state.starting and state.oldest is not None:
+        left += max(1.0, typical - state.oldest.wall_s)
+    elif state.gated or state.retry_in_s is not None:
+        rounds = math.ceil((state.queue_ahead + 1) / max(1, state.gate_limit))
+        left += rounds * typical
+    return max(1.0, left)
 
 
 class RunProgress(BaseModel):

@@ -32,7 +32,7 @@ from sandbox.errors import WorkerStartError
 from sandbox.limits import SandboxLimits
 from sandbox.procfs import session_cpu_s
 from sandbox.protocol import FrameLimits, FrameReader, ProtocolError
-from sandbox.starts import WALL_CAP_FACTOR, StartClock, Ticket, default_gate
+from sandbox.starts import STALL_FACTOR, StartClock, Ticket, default_gate
 from sandbox.waitfd import readable
 
 Role = Literal["tracer", "executor", "zygote"]
@@ -136,8 +136,16 @@ class Worker(ABC):
         """The clock of this worker's start (one per budget, counted from ``started_at``)."""
         clock = self._clock
         if clock is None or clock.budget_s != budget_s:
-            clock = self._clock = StartClock(budget_s, self.start_cpu_s, started_at=self.started_at)
+            clock = self._clock = StartClock(
+                budget_s, self.start_cpu_s, started_at=self.started_at, on_move=self._advanced
+            )
         return clock
+
+    def _advanced(self) -> None:
+        """The start got CPU time: its place at the host's start gate says so to waiters of every process."""
+        ticket = self.admission
+        if ticket is not None:
+            ticket.touch()
 
     def start_cpu_s(self) -> float | None:
         """CPU seconds the worker's processes have used so far; None where the backend cannot tell (the
@@ -450,14 +458,15 @@ class Backend(ABC):
     def start_pair(self, limits: SandboxLimits, slot: int = 0) -> Pair:
         """A fresh tracer and a fresh executor for one grading, both closed after it (CLI, tests).
 
-        The two starts are admitted as one at the host's start gate (``sandbox.starts``): it waits for a
-        place as long as the starts it queues behind may take (their wall cap), then fails saying so."""
-        wait_s = WALL_CAP_FACTOR * limits.startup_time_s
-        ticket = default_gate().acquire(wait_s)
+        The two starts are admitted as one at the host's start gate (``sandbox.starts``), in their turn: it
+        waits as long as the queue ahead moves, and fails saying so only when it stood still for
+        ``STALL_FACTOR`` start budgets."""
+        stall_s = STALL_FACTOR * limits.startup_time_s
+        ticket = default_gate().acquire(stall_s)
         if ticket is None:
             raise WorkerStartError(
-                f"no {self.name} start could begin within {wait_s:.0f} s: every place of the host's start "
-                f"gate stayed taken by other starts ({default_gate().dir})"
+                f"no {self.name} start could begin: the host's start gate queue did not move for "
+                f"{stall_s:.0f} s (no start admitted or advanced; {default_gate().dir})"
             )
         handles = ticket.split(2)
         try:

@@ -1,7 +1,7 @@
 """Pools of warm sandboxed workers: JAX already imported, ``ready`` already reported.
 
     pool = GradingPool(backend, limits, size=2)
-    pair = pool.acquire(timeout=30, limits=job_limits)     # a warm tracer and a warm executor
+    pair = pool.acquire(timeout=30, limits=job_limits)     # a warm pair; fails after 30 s without progress
     raw = run_session(pair, job, job_limits)
     pair.release(raw.executor_healthy)                     # the tracer is closed, the executor reused
     ...
@@ -17,9 +17,13 @@ host's start gate (``sandbox.starts.StartGate``: a bounded number of starts at o
 of the host); the others wait for a place. A start is waited for while it progresses
 (``sandbox.starts.StartClock``: the CPU time its processes got, a stall limit, a wall cap), never killed
 for being slow on a busy host. A worker that fails to become ready is closed and replaced after a backoff
-that doubles on each consecutive failure (0.5 s up to 30 s), so a broken backend does not spin; ``acquire``
-then fails after its timeout with the last start error, and ``start_status`` says why the pool is not full
-(``start_state``: the same as fields, ``sandbox.starts.StartState``).
+that doubles on each consecutive failure (0.5 s up to 30 s), so a broken backend does not spin.
+
+``acquire`` waits as long as something progresses (a start advances or becomes ready, the host's start
+queue moves, a worker is handed out or comes back): a long wait on a busy host is waited out, and only
+``stall_s`` seconds with no progress at all end it, in a ``WorkerStartError`` that says so (with the last
+start error). ``start_status`` says why the pool is not full (``start_state``: the same as fields,
+``sandbox.starts.StartState``).
 
 Limits: workers start with the pool's limits, which act as a ceiling, and get them re-applied with
 ``Worker.apply_limits`` once ready (the CPU-time limit then counts from there, so JAX's import is not
@@ -42,6 +46,7 @@ import contextlib
 import os
 import threading
 import time
+import weakref
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -50,12 +55,14 @@ from dataclasses import fields, replace
 from sandbox.base import Backend, Pair, SlotBusy, Worker
 from sandbox.errors import SandboxError, WorkerStartError
 from sandbox.limits import SandboxLimits
-from sandbox.starts import StartGate, StartState, Ticket, default_gate
+from sandbox.starts import StartGate, StartState, Ticket, Waiter, default_gate
 from sandbox.waitfd import readable
 
 BACKOFF_FIRST_S = 0.5
 #: Seconds between two tries for a place at the start gate while starts wait for one.
 GATE_RETRY_S = 0.25
+#: Longest real wait between two looks at the progress of a waiting ``acquire``.
+TAKE_POLL_S = 0.5
 BACKOFF_MAX_S = 30.0
 #: How long ``close`` lets the holders of handed-out workers close them before it does.
 HANDED_CLOSE_GRACE_S = 2.0
@@ -84,11 +91,21 @@ class WorkerPool:
         start: Callable[[SandboxLimits, int], Worker] | None = None,
         reusable: bool = False,
         gate: StartGate | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """``start(limits, slot)`` starts one worker (default: ``backend.fork_tracer``). ``reusable``: workers
         come back after a job (``_put_back``), so those handed out count toward ``size``. ``gate``: admits
-        starts (default: the host-wide one of ``sandbox.starts``)."""
+        starts (default: the host-wide one of ``sandbox.starts``). ``clock``: what ``acquire`` measures its
+        time without progress with (tests inject one)."""
         self.backend = backend
+        self._now = clock
+        #: When (``clock``) the pool last progressed: a start began, advanced or became ready, the start
+        #: queue moved, a worker was handed out or came back.
+        self._progress_at = clock()
+        #: This pool's tickets in the host's start queue, lowest first (one per start wanted and not begun).
+        self._waiters: list[Waiter] = []
+        #: The last progress seen of each start under way and each ticket (its ``moved_at``).
+        self._seen: weakref.WeakKeyDictionary[object, float] = weakref.WeakKeyDictionary()
         self._start_worker = start or backend.fork_tracer
         self.gate = gate or default_gate()
         #: Starts wanted but not begun because every place of the start gate was taken.
@@ -113,6 +130,8 @@ class WorkerPool:
         self._closed = False
         self._waiting = 0
         self._failures = 0
+        #: Recent wall seconds from a start to its ready (a moving average; None: none yet), for estimates.
+        self._typical_start_s: float | None = None
         self._backoff_until = 0.0
         self.last_error: str | None = None
         self.started = 0
@@ -131,13 +150,14 @@ class WorkerPool:
     # ------------------------------------------------------------------------------------- public
 
     def acquire(self, timeout: float, limits: SandboxLimits | None = None) -> Worker:
-        """A ready worker nobody else has, tightened to ``limits`` (default: the pool's)."""
+        """A ready worker nobody else has, tightened to ``limits`` (default: the pool's). ``timeout`` bounds
+        the time without progress, not the wait: the wait goes on while the pool progresses and fails after
+        ``timeout`` seconds in which nothing did."""
         job = limits or self.limits
         if not fits(job, self.limits):
             return self._fresh(job, timeout)
-        deadline = time.monotonic() + timeout
         while True:
-            worker = self._take(deadline)
+            worker = self._take(timeout)
             if not _differ(job, self.limits) or worker.apply_limits(job):
                 return worker  # the pool's limits were applied when the worker became ready
             if not worker.alive():  # died after the check: take another
@@ -145,7 +165,7 @@ class WorkerPool:
                 continue
             # The backend cannot tighten this worker: start one with the job's own limits.
             self._retire(worker)
-            return self._fresh(job, max(1.0, deadline - time.monotonic()))
+            return self._fresh(job, timeout)
 
     def close_later(self, worker: Worker) -> None:
         """Close a handed-out worker whose job is over on the pool's closing thread, so the caller does not
@@ -162,6 +182,19 @@ class WorkerPool:
         self._wake()  # its job is over: a one-job worker's replacement may start now
         if not queued:
             _close(worker)
+
+    def quiet_s(self) -> float:
+        """Seconds (of ``clock``) since the pool last progressed."""
+        with self._cond:
+            return self._now() - self._progress_at
+
+    def _progressed(self, at: float | None = None, *, start: bool = False) -> None:
+        """Something moved (at ``at``, default now); the caller holds ``_cond``. ``start``: a start began or
+        advanced, or the start queue moved, which counts only while starts do not fail (a backend whose every
+        start fails makes no progress, however busy its starts are)."""
+        if start and self._failures:
+            return
+        self._progress_at = max(self._progress_at, self._now() if at is None else at)
 
     def stats(self) -> dict[str, int | str | None]:
         with self._cond:
@@ -184,6 +217,8 @@ class WorkerPool:
             pending = list(self._pending)
             gated, failures, error = self._gated, self._failures, self.last_error
             backoff = self._backoff_until - time.monotonic()
+            first = self._waiters[0].view if self._waiters else None
+            typical = self._typical_start_s
         oldest = None
         if pending:
             clocks = [w.start_clock(self.limits.startup_time_s).progress() for w in pending]
@@ -193,6 +228,8 @@ class WorkerPool:
             oldest=oldest,
             gated=gated,
             gate_limit=self.gate.limit,
+            queue_ahead=first.ahead if first is not None and gated else 0,
+            typical_s=typical,
             failures=failures,
             retry_in_s=backoff if backoff > 0 and failures else None,
             last_error=error,
@@ -232,6 +269,7 @@ class WorkerPool:
         with self._cond:
             workers = [*self._idle, *self._pending]
             handed = [w for w in self._handed if not _finished(w)]
+            waiters, self._waiters = self._waiters, []
             self._idle.clear()
             self._pending.clear()
             self._handed.clear()
@@ -241,6 +279,8 @@ class WorkerPool:
         for worker in handed:
             with contextlib.suppress(Exception):
                 worker.kill()
+        for waiter in waiters:
+            waiter.cancel()
         for worker in workers:
             _close(worker)
         deadline = time.monotonic() + HANDED_CLOSE_GRACE_S
@@ -264,8 +304,11 @@ class WorkerPool:
 
     # ------------------------------------------------------------------------------------- hand-out
 
-    def _take(self, deadline: float) -> Worker:
+    def _take(self, stall_s: float) -> Worker:
+        """An idle worker; waits while the pool progresses (``_progressed``), fails after ``stall_s`` seconds
+        (of ``clock``) without progress, counted from the later of the call and the last progress."""
         dead: list[Worker] = []
+        began = self._now()
         try:
             with self._cond:
                 while True:
@@ -277,17 +320,22 @@ class WorkerPool:
                             self._handed = [w for w in self._handed if not _finished(w)]
                             self._handed.append(worker)
                             self.handed_out += 1
+                            self._progressed()
                             return worker
                         dead.append(worker)
-                    remaining = deadline - time.monotonic()
-                    if remaining <= 0:
-                        why = f": last start error: {self.last_error}" if self.last_error else ""
-                        raise WorkerStartError(f"no ready {self.backend.name} worker within the timeout{why}")
+                    quiet = self._now() - max(began, self._progress_at)
+                    if quiet >= stall_s:
+                        why = f"; last start error: {self.last_error}" if self.last_error else ""
+                        raise WorkerStartError(
+                            f"no ready {self.backend.name} worker: nothing progressed for {quiet:.0f} s (no "
+                            f"start advanced or was admitted at the host's start gate, no worker was handed "
+                            f"out or came back){why}"
+                        )
                     self._waiting += 1
                     if self.reusable:
                         self._wake()  # a reusable pool starts workers for waiting callers
                     try:
-                        self._cond.wait(remaining)
+                        self._cond.wait(min(TAKE_POLL_S, stall_s - quiet))
                     finally:
                         self._waiting -= 1
         finally:
@@ -295,15 +343,22 @@ class WorkerPool:
             for worker in dead:
                 self._retire(worker)
 
-    def _fresh(self, limits: SandboxLimits, timeout: float) -> Worker:
-        """A worker started now with the job's own limits (the pool's cannot be tightened to them)."""
-        worker = self._start_one(limits, self.gate.acquire(timeout))
+    def _fresh(self, limits: SandboxLimits, stall_s: float) -> Worker:
+        """A worker started now with the job's own limits (the pool's cannot be tightened to them), in its
+        turn at the host's start gate (a queue that stood still for ``stall_s`` fails it)."""
+        ticket = self.gate.acquire(stall_s)
+        if ticket is None:
+            raise WorkerStartError(
+                f"cannot start a {self.backend.name} worker: the host's start gate queue did not move for "
+                f"{stall_s:.0f} s"
+            )
+        worker = self._start_one(limits, ticket)
         if worker is None:
             raise WorkerStartError(f"cannot start a {self.backend.name} worker: {self.last_error}")
         with self._cond:
             self._handed.append(worker)
         try:
-            worker.wait_ready(max(timeout, self.limits.startup_time_s))
+            worker.wait_ready(limits.startup_time_s)
         except BaseException:
             self._retire(worker)
             raise
@@ -319,6 +374,7 @@ class WorkerPool:
             )
             if keep:
                 self._idle.append(worker)
+                self._progressed()
                 self._cond.notify_all()
         if not keep:
             _close(worker)
@@ -395,24 +451,54 @@ class WorkerPool:
                 self._retire(worker)
             if need > 0 and may_start:
                 self._start(need)
+            else:  # nothing wanted, or a backoff after failed starts: no ticket holds back other starts
+                self._queue(0)
             self._wait_events()
 
-    def _start(self, count: int) -> None:
-        """Begin up to ``count`` starts, each admitted by the start gate; the rest wait for a place."""
-        for begun in range(count):
-            ticket = self.gate.try_acquire()
+    def _queue(self, count: int) -> list[Waiter]:
+        """Keep ``count`` tickets of this pool in the host's start queue (joining at its end, leaving with
+        the latest); the waiters, lowest first."""
+        with self._cond:
+            waiters = self._waiters
+            extra = waiters[count:]
+            del waiters[count:]
+            missing = count - len(waiters)
+        for waiter in extra:
+            waiter.cancel()
+        joined: list[Waiter] = []
+        for _ in range(missing):
+            ticket = self.gate.join()
             if ticket is None:
-                with self._cond:
-                    self._gated = count - begun
-                return
+                self._failed(f"the host's start gate cannot be used ({self.gate.dir})")
+                break
+            joined.append(ticket)
+        with self._cond:
+            self._waiters.extend(joined)
+            self._gated = len(self._waiters)
+            return list(self._waiters)
+
+    def _start(self, count: int) -> None:
+        """Begin up to ``count`` starts, each admitted by the start gate in its turn (lowest ticket of the
+        host first); the rest keep their place in the queue."""
+        for waiter in self._queue(count):
+            ticket = waiter.try_admit()
+            with self._cond:
+                if waiter.moved_at != self._seen.get(waiter):
+                    self._seen[waiter] = waiter.moved_at
+                    self._progressed(start=True)
+            if ticket is None:
+                break
+            with self._cond:
+                if waiter in self._waiters:
+                    self._waiters.remove(waiter)
+                self._gated = len(self._waiters)
             worker = self._start_one(self.limits, ticket)
             if worker is None:
                 break
             with self._cond:
                 self._pending.append(worker)
                 self.started += 1
-        with self._cond:
-            self._gated = 0
+                self._progressed(start=True)
 
     def _start_one(self, limits: SandboxLimits, ticket: Ticket | None = None) -> Worker | None:
         """Start a worker in the next free slot, skipping slots busy elsewhere; None after a failure. The
@@ -474,7 +560,12 @@ class WorkerPool:
                 while os.read(self._wake_r, 4096):
                     pass
         for worker in pending:
-            overdue = worker.start_clock(budget).overdue()
+            clock = worker.start_clock(budget)
+            overdue = clock.overdue()
+            with self._cond:
+                if clock.moved_at != self._seen.get(worker):
+                    self._seen[worker] = clock.moved_at
+                    self._progressed(start=True)
             if worker.result_fd in ready or overdue is not None:
                 self._settle(worker)
 
@@ -498,9 +589,13 @@ class WorkerPool:
             if worker in self._pending:
                 self._pending.remove(worker)
             keep = not self._closed
+            took = max(0.0, time.monotonic() - worker.started_at)
+            last = self._typical_start_s
+            self._typical_start_s = took if last is None else 0.7 * last + 0.3 * took
             if keep:
                 self._idle.append(worker)
                 self._failures = 0
+                self._progressed()
                 self._cond.notify_all()
         if not keep:
             _close(worker)
@@ -581,7 +676,8 @@ class ExecutorPool:
         self.retired = 0
 
     def acquire(self, timeout: float, limits: SandboxLimits | None = None) -> Worker:
-        """A ready executor nobody else has; a fresh one when the job needs more than the pool's limits."""
+        """A ready executor nobody else has (waiting while the pool progresses, failing after ``timeout``
+        seconds without progress); a fresh one when the job needs more than the pool's limits."""
         job = limits or self.limits
         if job.devices != self.limits.devices:
             raise ValueError(
@@ -590,13 +686,13 @@ class ExecutorPool:
         if not fits(job, self.limits):
             worker = self.backend.start_executor(replace(job, cpu_time_s=EXECUTOR_CPU_S))
             try:
-                worker.wait_ready(max(timeout, 1.0))
+                worker.wait_ready(job.startup_time_s)
             except BaseException:
                 _close(worker)
                 raise
             worker.jobs = self.max_jobs  # one job only: closed when given back
             return worker
-        worker = self._pool._take(time.monotonic() + timeout)
+        worker = self._pool._take(timeout)
         worker.set_memory_limit(job.memory_mb)
         return worker
 
@@ -713,14 +809,14 @@ class GradingPool:
 
     def acquire(self, timeout: float, limits: SandboxLimits | None = None, *, secret: bool = False) -> Pair:
         """A tracer nobody else has and an executor lent for the grading (and a secret executor for the hidden
-        cases when ``secret``); ``Pair.release`` gives them back."""
-        deadline = time.monotonic() + timeout
+        cases when ``secret``); ``Pair.release`` gives them back. Each wait goes on while its pool progresses
+        and fails after ``timeout`` seconds without progress (``WorkerPool.acquire``)."""
         shown_pool, secret_pool = self.executor_pools((limits or self.limits).devices)
         tracer = self.tracers.acquire(timeout, limits)
         taken: list[tuple[ExecutorPool, Worker]] = []
         try:
             for pool in (shown_pool, secret_pool) if secret else (shown_pool,):
-                taken.append((pool, pool.acquire(max(0.5, deadline - time.monotonic()), limits)))
+                taken.append((pool, pool.acquire(timeout, limits)))
         except BaseException:
             _close(tracer)
             for pool, worker in taken:
@@ -762,6 +858,12 @@ class GradingPool:
             out[f"executors_{devices}_devices_idle"] = shown.stats()["idle"]
             out[f"secret_executors_{devices}_devices_idle"] = secret.stats()["idle"]
         return out
+
+    def quiet_s(self) -> float:
+        """Seconds since the least recently progressing of the pools that are not full last progressed (0
+        when every pool is full)."""
+        pools = (self.tracers, self.executors._pool, self.secrets._pool)
+        return max((p.quiet_s() for p in pools if p.start_state() is not None), default=0.0)
 
     def wait_full(self, timeout: float) -> bool:
         deadline = time.monotonic() + timeout

@@ -19,6 +19,7 @@ from fastapi.testclient import TestClient
 
 from judge.doctor import SelfTest
 from judge.problems import Problem
+from judge.progress import RunProgress
 from judge.results import CaseResult, GradeResult
 from judge.service.app import create_app
 from judge.service.settings import Settings
@@ -136,6 +137,12 @@ class FakeEngine:
         return self._result(problem, [c.name for c in problem.public_cases], on_case)
 
     def readiness(self) -> str | None:
+        return None
+
+    def warm_within(self, seconds: float) -> RunProgress | None:
+        return None
+
+    def warming(self) -> RunProgress | None:
         return None
 
     def stats(self) -> dict[str, int | str | None]:

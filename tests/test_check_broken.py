@@ -638,11 +638,13 @@ def test_a_tracer_that_fails_to_start_is_started_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failures: int, graded: bool
 ) -> None:
     """The pool starts a failed tracer again, so a grading fails only when no pair comes up in time; then
-    the solution's row says why (a worker that never started says nothing about the solution)."""
+    the solution's row says why, as the judge's failure (a worker that never started says nothing about the
+    solution)."""
     import judge.check.solutions_check as solutions_check
 
     if not graded:
-        monkeypatch.setattr(solutions_check, "_ACQUIRE_TIMEOUT_S", 5.0)
+        monkeypatch.setattr(solutions_check, "_ACQUIRE_STALL_S", 5.0)
+        monkeypatch.setattr(solutions_check, "_RETRY_PAUSE_S", 0.1)
     root = copy_problem(tmp_path)
     solution = root / "solutions" / "accepted" / "tree_util_map.py"
     ctx = CheckContext(root=root, diag=Diagnostics(SLUG, tmp_path), problem=load_problem(root), concurrency=1)
@@ -655,6 +657,6 @@ def test_a_tracer_that_fails_to_start_is_started_again(
         assert grading.result is not None and grading.result.verdict is Verdict.ACCEPTED, grading.error
         assert backend.failures == 0
     else:
-        assert grading.result is None and grading.error is not None
+        assert grading.result is None and grading.error is not None and grading.judge_failed
         assert grading.error.startswith("WorkerStartError: no ready flaky worker"), grading.error
         assert "last start error: " in grading.error, grading.error

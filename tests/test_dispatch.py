@@ -11,11 +11,13 @@ from pathlib import Path
 import pytest
 
 from judge.dispatch import GradingWorker, LocalDispatcher, Outcome, ProgressFeed, QueueFull
+from judge.dispatch.worker import MAX_CAPACITY_REQUEUES
 from judge.problems import Problem, ProblemSet
 from judge.results import CaseResult, GradeResult
 from judge.service.metrics import Metrics
 from judge.store import NewSubmission, Status, Store, sqlite_url
-from sandbox.errors import WorkerStartError
+from judge.store.records import Claim
+from sandbox.errors import SandboxError, WorkerStartError
 from tests.conftest import FIXTURE_SLUG
 from tests.service_support import FakeEngine
 
@@ -24,11 +26,13 @@ GNC = FIXTURE_SLUG
 
 
 class FlakyEngine(FakeEngine):
-    """Fails with a sandbox error the first ``failures`` times."""
+    """Fails with a sandbox error the first ``failures`` times (``capacity``: no worker came up, the judge's
+    contention; else a grading that had its workers failed)."""
 
-    def __init__(self, failures: int) -> None:
+    def __init__(self, failures: int, *, capacity: bool = False) -> None:
         super().__init__()
         self.failures = failures
+        self.capacity = capacity
         self.calls = 0
 
     def grade(
@@ -36,7 +40,9 @@ class FlakyEngine(FakeEngine):
     ) -> GradeResult:
         self.calls += 1
         if self.calls <= self.failures:
-            raise WorkerStartError("no ready bwrap worker within the timeout: /secret/path/detail")
+            if self.capacity:
+                raise WorkerStartError("no ready bwrap worker: nothing progressed for 60 s: /secret/path")
+            raise SandboxError("the executor died mid-grading: /secret/path/detail")
         return super().grade(problem, code, on_case=on_case)
 
 
@@ -82,9 +88,50 @@ def test_judge_failures_are_retried_then_the_submission_fails_without_detail(
     assert w.process(sid) is Outcome.FAILED
     record = store.get(sid)
     assert record is not None and record.status is Status.FAILED and record.attempts == 2
-    assert record.error is not None and "WorkerStartError" in record.error and "/secret" not in record.error
+    assert record.error is not None and "SandboxError" in record.error and "/secret" not in record.error
     assert [e.kind for e in store.events_after(sid)][-1] == "failed"
     assert b"judge_submissions_failed_total 1.0" in metrics.render()
+
+
+def test_waiting_for_capacity_does_not_use_up_an_attempt(store: Store, problems: ProblemSet) -> None:
+    """Three capacity failures with max_attempts=2: each gives its attempt back, says why on the stream,
+    and the submission is then graded on its first counted attempt."""
+    engine = FlakyEngine(failures=3, capacity=True)
+    metrics = Metrics()
+    w = GradingWorker(
+        store, engine, problems, ProgressFeed(store), backend_name="fake", max_attempts=2, observer=metrics
+    )
+    sid = submit(store)
+    for _ in range(3):
+        assert w.process(sid) is Outcome.RETRY
+        record = store.get(sid)
+        assert record is not None and record.status is Status.QUEUED and record.attempts == 0
+        waiting = [e.data for e in store.events_after(sid) if e.kind == "status"][-1]
+        assert waiting["status"] == "queued" and waiting["waiting"] == "capacity"
+        assert "does not count as an attempt" in waiting["reason"] and "/secret" not in waiting["reason"]
+    assert w.process(sid) is Outcome.GRADED
+    record = store.get(sid)
+    assert record is not None and record.status is Status.DONE and record.attempts == 1
+    assert b'judge_requeues_total{reason="capacity"} 3.0' in metrics.render()
+
+
+def test_a_judge_that_never_has_capacity_still_ends_in_failed(store: Store, problems: ProblemSet) -> None:
+    engine = FlakyEngine(failures=10**6, capacity=True)
+    w = worker(store, problems, engine, max_attempts=2)
+    sid = submit(store)
+    outcomes = [w.process(sid) for _ in range(MAX_CAPACITY_REQUEUES + 2)]
+    assert outcomes[-1] is Outcome.FAILED and outcomes.count(Outcome.RETRY) == MAX_CAPACITY_REQUEUES + 1
+    record = store.get(sid)
+    assert record is not None and record.status is Status.FAILED and record.attempts == 2
+
+
+def test_a_refunded_release_is_refused_for_a_stale_claim(store: Store) -> None:
+    sid = submit(store)
+    claim = store.claim(sid, None)
+    assert claim is not None and claim.attempt == 1
+    assert not store.release(Claim(sid, 2), refund=True)
+    assert store.release(claim, refund=True)
+    assert store.get(sid).attempts == 0  # type: ignore[union-attr]
 
 
 def test_a_vanished_problem_fails_the_submission(store: Store, problems: ProblemSet) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from judge.engine import Engine
+from judge.engine import ACQUIRE_STALL_S, Engine
 from judge.progress import RunProgress, WarmupProgress, warmup_of
 from judge.service.app import create_app
 from sandbox.errors import Cancelled
@@ -135,8 +135,12 @@ def test_the_engine_says_the_warm_up_in_words_and_as_fields() -> None:
 class _Script(Engine):
     """Reports the warm-up states of ``script`` in turn, one a poll, then ready."""
 
-    def __init__(self, *script: WarmupProgress) -> None:
+    def __init__(self, *script: WarmupProgress, quiet_s: float = 0.0) -> None:
         self.script = list(script)
+        self.quiet = quiet_s
+
+    def quiet_s(self) -> float:
+        return self.quiet
 
     def warming(self) -> RunProgress | None:
         if not self.script:
@@ -154,6 +158,16 @@ def test_a_waiting_run_is_told_each_change_with_the_seconds_waited(monkeypatch: 
     slow: list[RunProgress] = []
     _Script(two, two, two, retry)._wait_warm(slow.append, None)
     assert slow[-1].warmup is not None and slow[-1].warmup.waited_s >= 1  # sent after 3 polls of 0.4 s
+
+
+def test_a_waiting_run_stops_reporting_once_the_pools_stood_still(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the no-progress bound the wait ends (the acquire then fails with the pools' reason); a wait
+    whose pools progress goes on however long (the test above)."""
+    monkeypatch.setattr("judge.engine.WARM_POLL_S", 0.01)
+    told: list[RunProgress] = []
+    started = time.monotonic()
+    _Script(*[WarmupProgress(starting=1)] * 100, quiet_s=ACQUIRE_STALL_S)._wait_warm(told.append, None)
+    assert told == [] and time.monotonic() - started < 1.0
 
 
 def test_a_waiting_run_stops_when_cancelled() -> None:
@@ -176,7 +190,16 @@ def test_the_progress_event_declares_its_warm_up_fields(tmp_path: Path) -> None:
     refs = [option.get("$ref", "") for option in progress["warmup"].get("anyOf", [])]
     assert "#/components/schemas/WarmupProgress" in refs, progress["warmup"]
     fields = components["WarmupProgress"]["properties"]
-    assert set(fields) == {"starting", "queued", "failed_starts", "retry_in_s", "start_failed", "waited_s"}
+    assert set(fields) == {
+        "starting",
+        "queued",
+        "failed_starts",
+        "retry_in_s",
+        "start_failed",
+        "waited_s",
+        "ahead",
+        "estimate_s",
+    }
     assert all(field.get("description") for field in fields.values())
     event = RunProgress(phase="waiting", detail="d", warmup=WarmupProgress(starting=1, waited_s=4))
     dumped = event.model_dump()
@@ -187,5 +210,7 @@ def test_the_progress_event_declares_its_warm_up_fields(tmp_path: Path) -> None:
         "retry_in_s": None,
         "start_failed": False,
         "waited_s": 4,
+        "ahead": 0,
+        "estimate_s": None,
     }
     assert RunProgress(phase="tracing").model_dump()["warmup"] is None

@@ -44,8 +44,9 @@ def scale_tree(tree, factor):
 #: The warm-up line: "The judge is still warming up: 2 sandbox workers starting (3 s so far). Your Run ..."
 WARMING_UP = re.compile(
     r"The judge is still warming up(: \d+ sandbox workers? (starting(, \d+ more waiting their turn)?"
-    r"|waiting their turn to start)|, starting its sandbox)( \(\d+ s so far\))?\. "
-    r"Your Run starts as soon as it is ready\."
+    r"|waiting their turn to start)( behind \d+ starts? of other judges on this machine)?"
+    r"|, starting its sandbox)( \(\d+ s so far\))?\. "
+    r"Your Run starts as soon as it is ready(, in about \d+ s)?\."
 )
 
 
@@ -229,6 +230,9 @@ class _Starting(Engine):
 
     def __init__(self, ready_after_s: float) -> None:
         self.ready_at = time.monotonic() + ready_after_s
+
+    def quiet_s(self) -> float:
+        return 0.0  # its starts progress
 
     def warming(self) -> RunProgress | None:
         left = self.ready_at - time.monotonic()

@@ -27,6 +27,10 @@ class SolutionGrade:
     result: GradeResult | None
     error: str | None = None
     elapsed_s: float = 0.0
+    #: The judge could not grade it, after retries (a worker that would not start, a sandbox unavailable,
+    #: the judge's internal error): the judge's failure, never a finding on the file (``judge check`` exits
+    #: ``EXIT_JUDGE_FAILED``).
+    judge_failed: bool = False
 
     @property
     def name(self) -> str:

@@ -125,10 +125,19 @@ def summary(report: CheckReport) -> str:
     n = len(report.problems)
     verdict = "OK" if report.ok else "FAILED"
     werror = " (--werror: warnings count as errors)" if report.werror and report.warnings else ""
-    return (
+    line = (
         f"{n} problem{'s' * (n != 1)} checked: {report.errors} error{'s' * (report.errors != 1)}, "
         f"{report.warnings} warning{'s' * (report.warnings != 1)}{werror} -> {verdict}"
     )
+    failures = report.judge_failures
+    if not failures:
+        return line
+    told = [
+        f"the judge failed: it could not grade {len(failures)} solution{'s' * (len(failures) != 1)} even "
+        "after retries (its own failure, not the package's; run the check again):",
+        *(f"  {failure}" for failure in failures),
+    ]
+    return "\n".join([*told, line])
 
 
 # ------------------------------------------------------------------------------------------------ json
@@ -171,6 +180,7 @@ def to_json(report: CheckReport) -> dict[str, Any]:
         "errors": report.errors,
         "warnings": report.warnings,
         "werror": report.werror,
+        "judge_failures": report.judge_failures,
         "problems": [
             {
                 "problem": p.problem,

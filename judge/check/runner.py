@@ -37,6 +37,10 @@ from sandbox.base import Backend
 
 Progress = Callable[[str], None]
 
+#: ``judge check``'s exit code when the judge could not grade a solution even after retries (its own
+#: failure: no worker, a sandbox unavailable, an internal error), whatever the package's findings.
+EXIT_JUDGE_FAILED = 3
+
 
 @dataclass(frozen=True)
 class Step:
@@ -140,6 +144,11 @@ class ProblemReport:
     def findings(self) -> list[Finding]:
         return [f for c in self.checks for f in c.findings]
 
+    @property
+    def judge_failures(self) -> list[str]:
+        """The judge's own failures: solutions it could not grade after retries, as "name: why"."""
+        return [f"{self.problem}: {g.name}: {g.error}" for g in self.grades if g.judge_failed]
+
     def grade_of(self, file: Path) -> SolutionGrade:
         """The grading of one solution file."""
         return next(g for g in self.grades if g.file == file.resolve())
@@ -166,11 +175,19 @@ class CheckReport:
         return tally(self.findings, Severity.WARNING)
 
     @property
+    def judge_failures(self) -> list[str]:
+        return [f for p in self.problems for f in p.judge_failures]
+
+    @property
     def ok(self) -> bool:
-        return self.errors == 0 and not (self.werror and self.warnings)
+        return self.errors == 0 and not (self.werror and self.warnings) and not self.judge_failures
 
     @property
     def exit_code(self) -> int:
+        """0 clean, 1 findings, ``EXIT_JUDGE_FAILED`` when the judge itself failed to grade a solution (the
+        package is then not known to be at fault: run the check again)."""
+        if self.judge_failures:
+            return EXIT_JUDGE_FAILED
         return 0 if self.ok else 1
 
 

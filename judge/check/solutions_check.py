@@ -4,7 +4,12 @@ A folder may also allow the verdicts ``solutions.also_allow`` declares for it (a
 ``runtime_error/`` may instead hit the memory limit). The starter code is graded too: it must not be
 accepted, and it should at least run. Gradings run ``ctx.concurrency`` at a time through one warm pool of
 sandboxed tracer + executor pairs (tracers in slots from ``ctx.slot_base``); the pool starts a worker again
-when one fails to start, so a grading fails only when no pair is ready within ``_ACQUIRE_TIMEOUT_S``.
+when one fails to start, and a grading waits for a pair as long as the pool progresses (it fails only after
+``_ACQUIRE_STALL_S`` without progress). A grading the judge could not finish (no pair, a sandbox failure, an
+``internal_error`` verdict, a grading past its budget) says nothing about the solution: it is tried again
+(``_GRADE_ATTEMPTS`` in all), and if the judge still fails it is reported as the judge's failure
+(``SolutionGrade.judge_failed``: ``judge check`` then exits with its judge-failure code), never as a finding
+on the file.
 """
 
 from __future__ import annotations
@@ -28,11 +33,15 @@ from sandbox.pool import GradingPool
 
 NAME = "solutions"
 
-#: Seconds a grading waits for a warm tracer + executor pair.
-_ACQUIRE_TIMEOUT_S = 120.0
+#: Seconds without progress after which a grading stops waiting for a warm tracer + executor pair.
+_ACQUIRE_STALL_S = 120.0
 #: Seconds a grading may take in all before it is given up as the judge's failure (its wait for a pair,
 #: its run on a busy host, and the monitor's own wall limit several times over).
 _GRADING_BUDGET_S = 900.0
+#: Times a grading the judge could not finish is tried in all, and the pause before the second try (doubled
+#: before each later one).
+_GRADE_ATTEMPTS = 3
+_RETRY_PAUSE_S = 2.0
 
 
 def check(ctx: CheckContext) -> None:
@@ -57,8 +66,8 @@ def grade_files(ctx: CheckContext, backend: Backend, jobs: list[tuple[str, Path]
             return _grade_one(ctx, pool, job[0], job[1])
 
         def lost(job: tuple[str, Path], waited: float) -> SolutionGrade:
-            why = f"the grading did not finish within {waited:.0f} s (a lost tracer or executor); judge error"
-            return SolutionGrade(job[0], job[1], None, why, waited)
+            why = f"the grading did not finish within {waited:.0f} s (a lost tracer or executor)"
+            return SolutionGrade(job[0], job[1], None, why, waited, judge_failed=True)
 
         def done(index: int, graded: SolutionGrade) -> None:
             if ctx.progress is not None:
@@ -71,7 +80,8 @@ def grade_files(ctx: CheckContext, backend: Backend, jobs: list[tuple[str, Path]
 
 def _progress_line(graded: SolutionGrade) -> str:
     if graded.result is None:
-        return f"{graded.name}: not graded ({graded.error}) in {graded.elapsed_s:.1f} s"
+        whose = "the judge failed" if graded.judge_failed else "not graded"
+        return f"{graded.name}: {whose} ({graded.error}) in {graded.elapsed_s:.1f} s"
     return f"{graded.name}: {graded.result.verdict.value} in {graded.elapsed_s:.1f} s"
 
 
@@ -83,19 +93,32 @@ def _grade_one(ctx: CheckContext, pool: GradingPool, folder: str, file: Path) ->
         return SolutionGrade(folder, file, None, f"cannot read it: {exc}")
 
     def start(limits: SandboxLimits, *, secret: bool = False) -> Pair:
-        return pool.acquire(_ACQUIRE_TIMEOUT_S, limits, secret=secret)
+        return pool.acquire(_ACQUIRE_STALL_S, limits, secret=secret)
 
-    try:
-        # author=True: the margins need every case's error ratio and time, hidden ones included.
-        result = grade(ctx.loaded, code, start, author=True)
-    except (JudgeError, SandboxError, OSError) as exc:
-        return SolutionGrade(folder, file, None, f"{type(exc).__name__}: {exc}", time.monotonic() - started)
-    return SolutionGrade(folder, file, result, None, time.monotonic() - started)
+    failures: list[str] = []
+    for attempt in range(_GRADE_ATTEMPTS):
+        if attempt:
+            time.sleep(_RETRY_PAUSE_S * 2 ** (attempt - 1))
+        try:
+            # author=True: the margins need every case's error ratio and time, hidden ones included.
+            result = grade(ctx.loaded, code, start, author=True)
+        except (JudgeError, SandboxError, OSError) as exc:
+            failures.append(f"{type(exc).__name__}: {exc}")
+            continue
+        if result.verdict is Verdict.INTERNAL_ERROR:
+            failures.append(f"internal_error ({result.message})" if result.message else "internal_error")
+            continue
+        return SolutionGrade(folder, file, result, None, time.monotonic() - started)
+    tries = f"{len(failures)} tries" if len(failures) > 1 else "1 try"
+    why = f"{failures[-1]} ({tries})"
+    return SolutionGrade(folder, file, None, why, time.monotonic() - started, judge_failed=True)
 
 
 def _judge(ctx: CheckContext, graded: SolutionGrade) -> None:
     diag = ctx.diag
     file = graded.file
+    if graded.judge_failed:  # the judge's failure, reported by the run's exit code and summary
+        return
     if graded.result is None:
         diag.error(f"could not be graded: {graded.error}", file=file)
         return

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
 
 from judge.errors import JudgeError
 
@@ -47,6 +49,22 @@ class OneShotReservation(Reservation):
             hooks[1]()
 
 
+#: Why a queued submission waits: ``queue`` behind others; ``run_reserve`` held back so that Runs keep their
+#: warm workers; ``capacity`` queued again because no sandbox worker came up for it (no attempt used);
+#: ``starting`` next, its grading about to take a sandbox worker.
+WaitReason = Literal["queue", "run_reserve", "capacity", "starting"]
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """Where a queued submission stands: ``ahead`` submissions go first, ``reason`` why it waits,
+    ``estimate_s`` rough whole seconds until its grading starts (None: unknown)."""
+
+    ahead: int
+    reason: WaitReason
+    estimate_s: int | None
+
+
 class Dispatcher(ABC):
     """Gets stored submissions graded. Thread-safe."""
 
@@ -65,6 +83,10 @@ class Dispatcher(ABC):
     @abstractmethod
     def running(self) -> int:
         """Submissions being graded now."""
+
+    def waiting(self, submission_id: str) -> Waiting | None:
+        """Where a submission queued on this dispatcher stands (None: not queued here, or unknown)."""
+        return None
 
     @abstractmethod
     def close(self, grace_s: float) -> None:

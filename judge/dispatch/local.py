@@ -15,7 +15,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 
-from judge.dispatch.base import Dispatcher, OneShotReservation, QueueFull, Reservation
+from judge.dispatch.base import Dispatcher, OneShotReservation, QueueFull, Reservation, Waiting, WaitReason
 from judge.dispatch.worker import GradingWorker, Outcome
 from judge.store import Store
 
@@ -59,6 +59,8 @@ class LocalDispatcher(Dispatcher):
         self._closing = False
         self._threads: list[threading.Thread] = []
         self._grading_s = INITIAL_GRADING_S
+        #: A grading thread holds the next submission back for the Run reserve (``may_start`` said no).
+        self._holding = False
 
     # ------------------------------------------------------------------------------------ API side
 
@@ -94,6 +96,29 @@ class LocalDispatcher(Dispatcher):
     def running(self) -> int:
         with self._cond:
             return self._running
+
+    def waiting(self, submission_id: str) -> Waiting | None:
+        """Where a queued submission stands: the submissions ahead of it, why it waits and an estimate from
+        recent grading times (one round of ``concurrency`` gradings per ``concurrency`` ahead)."""
+        with self._cond:
+            queue = list(self._queue)
+            delayed = sorted(self._delayed)
+            free = max(0, self.concurrency - self._running)
+            holding, grading_s = self._holding, self._grading_s
+        reason: WaitReason
+        if submission_id in queue:
+            ahead = queue.index(submission_id)
+            reason = "queue" if ahead >= free else "run_reserve" if holding else "starting"
+            wait = 0.0 if ahead < free else grading_s * math.ceil((ahead - free + 1) / self.concurrency)
+        else:
+            due = next((at for at, sid in delayed if sid == submission_id), None)
+            if due is None:
+                return None
+            ahead = len(queue)
+            reason = "capacity"
+            wait = max(0.0, due - time.monotonic()) + grading_s * math.ceil(ahead / self.concurrency)
+        estimate = max(1, math.ceil(wait + (HOLD_MAX_S / 2 if reason == "run_reserve" else 0.0)))
+        return Waiting(ahead=ahead, reason=reason, estimate_s=estimate)
 
     def close(self, grace_s: float) -> None:
         with self._cond:
@@ -140,9 +165,11 @@ class LocalDispatcher(Dispatcher):
             if not held_too_long and not self._may_start_safely():
                 held_since = held_since if held_since is not None else time.monotonic()
                 with self._cond:
+                    self._holding = True
                     self._cond.wait(HOLD_POLL_S)
                 continue
             with self._cond:
+                self._holding = False
                 if self._closing:
                     return None
                 if self._queue:

@@ -126,7 +126,11 @@ class GradingNode:
         if backend is None:
             backend = choose_backend(settings.sandbox, allow_insecure=settings.insecure)
         self.backend_name = backend.name
-        self.backend = metered(backend, lambda _reason: self.metrics.sandbox_start_failures.inc())
+        self.backend = metered(
+            backend,
+            lambda _reason: self.metrics.sandbox_start_failures.inc(),
+            on_took=self.metrics.sandbox_start_seconds.observe,
+        )
         self._sandbox_check = sandbox_check
         self.problems = ProblemSet(settings.problems_dir)
         from judge.service.catalog import served_versions

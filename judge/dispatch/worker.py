@@ -5,6 +5,11 @@ grading node. It claims the submission (``queued -> running``; anyone else's cla
 publishes ``running`` and one event per case, then stores the result together with the final event. A
 failure of the judge itself (the sandbox cannot start, a bug) gives the submission back for another
 attempt, up to ``max_attempts``, and then marks it ``failed`` with a reason that holds no server detail.
+The judge's contention is never the learner's attempt: when the grading could not get capacity (no warm
+worker came up while nothing progressed, or the machine starved a case: ``CAPACITY_ERRORS``), the submission
+is queued again with its attempt given back (``Store.release(refund=True)``, a ``status`` event ``queued``
+saying why, ``judge_requeues_total{reason="capacity"}``), at most ``MAX_CAPACITY_REQUEUES`` times per
+submission on one node; only a failure of a grading that had its workers counts toward ``max_attempts``.
 Once ``abandon()`` is called (shutdown) nothing more is stored: a grading cut short by the shutdown must
 not be reported as the user's failure; it stays ``running`` and the next start queues it again.
 
@@ -32,6 +37,7 @@ from judge.store import Claim, Deferred, Store, SubmissionRecord
 from judge.store.jsonsafe import case_json, result_json
 from judge.store.manifest import manifest, version_note
 from judge.verdicts import Verdict
+from sandbox.errors import HostOverloaded, WorkerStartError
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +76,11 @@ def unstorable(result: GradeResult, exc: BaseException) -> GradeResult:
 
 
 DEFAULT_MAX_ATTEMPTS = 3
+#: Failures that mean the judge had no capacity for the grading, not that the grading failed.
+CAPACITY_ERRORS: tuple[type[BaseException], ...] = (WorkerStartError, HostOverloaded)
+#: Times one node queues a submission again for want of capacity, without using up an attempt, before such
+#: failures count as attempts too (a judge that can never start a worker must end in ``failed``, not loop).
+MAX_CAPACITY_REQUEUES = 20
 
 
 class Outcome(StrEnum):
@@ -133,6 +144,9 @@ class GradingWorker:
         self.max_attempts = max_attempts
         self._abandoned = threading.Event()
         self._hashes: dict[str, str] = {}
+        #: Submission id -> times this node queued it again for want of capacity (attempt given back).
+        self._capacity_requeues: dict[str, int] = {}
+        self._requeue_lock = threading.Lock()
 
     def abandon(self) -> None:
         """From now on store nothing (the engine is about to be closed under running gradings)."""
@@ -182,6 +196,25 @@ class GradingWorker:
             self._observe("grading_finished", None, time.monotonic() - started)
             if self._abandoned.is_set():
                 return Outcome.ABANDONED
+            if isinstance(exc, CAPACITY_ERRORS) and self._may_requeue_for_capacity(submission_id):
+                log.warning(
+                    "submission %s waits for capacity (%s: %s)", submission_id, type(exc).__name__, exc
+                )
+                self.feed.publish(
+                    claim,
+                    STATUS,
+                    {
+                        "status": "queued",
+                        "attempt": claim.attempt - 1,
+                        "waiting": "capacity",
+                        "reason": "the judge is busy: no sandbox worker was free for it yet; it is queued "
+                        "again, and this does not count as an attempt",
+                    },
+                )
+                self.store.release(claim, refund=True)
+                self._observe("requeued", "capacity")
+                self.feed.announce(submission_id)
+                return Outcome.RETRY
             log.exception("grading submission %s (attempt %d) failed", submission_id, claim.attempt)
             reason = f"the judge could not grade it ({type(exc).__name__})"
             if claim.attempt < self.max_attempts:
@@ -191,6 +224,8 @@ class GradingWorker:
                 return Outcome.RETRY
             return self._give_up(claim, f"{reason} after {claim.attempt} attempts")
         self._observe("grading_finished", result.verdict.value, time.monotonic() - started)
+        with self._requeue_lock:
+            self._capacity_requeues.pop(submission_id, None)
         if self._abandoned.is_set():
             return Outcome.ABANDONED
         accepted = record.manifest
@@ -204,6 +239,14 @@ class GradingWorker:
             return Outcome.SKIPPED
         self._call_back(record)
         return Outcome.GRADED
+
+    def _may_requeue_for_capacity(self, submission_id: str) -> bool:
+        with self._requeue_lock:
+            count = self._capacity_requeues.get(submission_id, 0)
+            if count >= MAX_CAPACITY_REQUEUES:
+                return False
+            self._capacity_requeues[submission_id] = count + 1
+            return True
 
     def _finish(self, claim: Claim, problem: Problem, result: GradeResult, accepted: dict[str, Any]) -> bool:
         data = result_json(result)
@@ -234,6 +277,8 @@ class GradingWorker:
         return self.store.finish(claim, data, result.verdict.value, graded, (RESULT, final_data))
 
     def _give_up(self, claim: Claim, error: str) -> Outcome:
+        with self._requeue_lock:
+            self._capacity_requeues.pop(claim.submission_id, None)
         stored = self.store.fail(claim, error, (FAILED, {"status": "failed", "error": error}))
         self.feed.announce(claim.submission_id)
         if stored:

@@ -64,6 +64,7 @@ ERROR_CODES = (
     "too_many_streams",
     "unauthorized",
     "unsupported_media_type",
+    "warming_up",
 )
 
 _HEADERS = {

@@ -32,6 +32,10 @@ class RunGate:
         self._active = 0
         self._waiting = 0
 
+    def capacity(self) -> int:
+        """Runs that may run at once now."""
+        return self._capacity()
+
     @property
     def active(self) -> int:
         with self._cond:

@@ -8,12 +8,13 @@ judge_grading_seconds                   histogram: one submission's grading
 judge_run_seconds                       histogram: one Run (examples or custom case)
 judge_verdicts_total{kind,verdict}      kind = submission | run
 judge_sandbox_start_failures_total      workers that failed to start or to become ready
+judge_sandbox_start_seconds             histogram: a worker's start to its ready (wall time; slow starts)
 judge_rejected_total{reason}            429s: rate_limit | queue_full | run_busy
 judge_submissions_failed_total          submissions the judge gave up on (status failed)
 judge_queue_wait_seconds                histogram: created -> first claimed (queue wait)
 judge_oldest_queued_seconds             age of the oldest queued submission (0: none queued)
 judge_grading_nodes{state}              live | lost grading nodes (the service itself when local)
-judge_requeues_total{reason}            submissions queued again: retry | lost | broker | retried | stale
+judge_requeues_total{reason}            queued again: retry | capacity | lost | broker | retried | stale
 judge_callback_failures_total{final}    failed callback tries; final="true" when it was given up on
 judge_http_request_seconds{method,route,status}   histogram: HTTP requests by route template
 judge_deferred_total                    claims put off: the owner had gradings_per_client running
@@ -26,6 +27,7 @@ judge_dependency_outages_total{dependency}   outages of a dependency, counted wh
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -38,6 +40,8 @@ from sandbox.limits import SandboxLimits
 _WAIT_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0)
 _HTTP_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 _LATENCY_BUCKETS = (0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 7.5, 10.0, 20.0, 30.0, 60.0, 120.0)
+#: A start on a quiet host takes ~1-3 s; tens of seconds mean a starved host (the start gate's queue, load).
+_START_BUCKETS = (0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0, 300.0)
 
 
 class Metrics:
@@ -60,6 +64,12 @@ class Metrics:
         self.sandbox_start_failures = Counter(
             "judge_sandbox_start_failures",
             "Sandbox workers that failed to start or become ready.",
+            registry=r,
+        )
+        self.sandbox_start_seconds = Histogram(
+            "judge_sandbox_start_seconds",
+            "Wall time from a sandbox worker's start to its ready (slow or starved starts).",
+            buckets=_START_BUCKETS,
             registry=r,
         )
         self.rejected = Counter(
@@ -208,11 +218,15 @@ def _safe(read: Callable[[], float]) -> Callable[[], float]:
 
 
 def metered(
-    backend: Backend, on_failure: Callable[[str], None], on_ready: Callable[[], None] = lambda: None
+    backend: Backend,
+    on_failure: Callable[[str], None],
+    on_ready: Callable[[], None] = lambda: None,
+    on_took: Callable[[float], None] = lambda _seconds: None,
 ) -> Backend:
     """``backend`` reporting every worker start (tracers, forked tracers and executors alike):
     ``on_failure(reason)`` when a start or ``wait_ready`` raises (a slot held by another process does not
-    count), ``on_ready()`` when a worker became ready."""
+    count), ``on_ready()`` when a worker became ready, and ``on_took(seconds)`` then with the wall seconds
+    from its start to its ready."""
     inner = backend
 
     def watched(start: Callable[[SandboxLimits, int], Worker], limits: SandboxLimits, slot: int) -> Worker:
@@ -232,6 +246,7 @@ def metered(
                 on_failure(f"{type(exc).__name__}: {exc}")
                 raise
             on_ready()
+            on_took(max(0.0, time.monotonic() - worker.started_at))
             return info
 
         worker.wait_ready = wait_ready  # type: ignore[method-assign]

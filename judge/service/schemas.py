@@ -381,6 +381,21 @@ class CallbackStatus(_Out):
     attempts: list[CallbackTry] = Field(description="Every try, oldest first.")
 
 
+class SubmissionWaiting(_Out):
+    """Where a queued submission stands on this judge (in-process dispatch)."""
+
+    ahead: int = Field(ge=0, description="Submissions that go first.")
+    reason: Literal["queue", "run_reserve", "capacity", "starting"] = Field(
+        description="Why it waits: `queue` behind others; `run_reserve` held back so that Runs keep warm "
+        "sandbox workers (at most 30 s); `capacity` queued again because no sandbox worker came up for it "
+        "(the attempt is not counted); `starting` next, about to take a sandbox worker."
+    )
+    estimate_s: int | None = Field(
+        ge=1, description="Rough whole seconds until its grading starts, from recent grading times."
+    )
+    message: str = Field(description="The same in words, for a learner.")
+
+
 class SubmissionPublic(_Out):
     id: str
     problem: str
@@ -404,6 +419,10 @@ class SubmissionPublic(_Out):
     )
     callback: CallbackStatus | None = Field(
         default=None, description="With a callback_url: its delivery state and tries (not in the callback)."
+    )
+    waiting: SubmissionWaiting | None = Field(
+        default=None,
+        description="While queued (in-process dispatch): where it stands, why it waits and an estimate.",
     )
     links: SubmissionLinks
 
@@ -443,6 +462,10 @@ class Readiness(_Out):
     #: is live (``ready`` covers the API node itself: its Runs, database and queue).
     submissions_ready: bool = True
     submissions_reason: str | None = None
+    #: ``ready``: a Run could start now; ``busy``: none could (every Run place taken, or no warm sandbox pair
+    #: free: a Run waits on its stream or gets 503 with Retry-After); ``not_ready`` while ``ready`` is false.
+    runs: Literal["ready", "busy", "not_ready"] = "ready"
+    runs_reason: str | None = None
     #: Dependencies that do not answer now while the service goes on without them (ready may stay true).
     degraded: list[DegradedDependency] = Field(default_factory=list)
 

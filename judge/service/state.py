@@ -74,6 +74,10 @@ class GradingEngine(Protocol):
 
     def readiness(self) -> str | None: ...
 
+    def warm_within(self, seconds: float) -> RunProgress | None: ...
+
+    def warming(self) -> RunProgress | None: ...
+
     def stats(self) -> dict[str, int | str | None]: ...
 
     def close(self) -> None: ...
@@ -97,7 +101,7 @@ class Services:
         self._start_failed_at = 0.0
         self._start_ok_at = 0.0
         self._start_error = ""
-        self.backend = metered(backend, self._start_failed, self._start_ok)
+        self.backend = metered(backend, self._start_failed, self._start_ok, self._start_took)
         self.catalog = catalog
         self.store = store
         # A bad key setting or keys file stops the start (KeyFileError).
@@ -302,6 +306,9 @@ class Services:
     def _start_ok(self) -> None:
         self._start_ok_at = time.monotonic()
 
+    def _start_took(self, seconds: float) -> None:
+        self.metrics.sandbox_start_seconds.observe(seconds)
+
     @classmethod
     def build(
         cls,
@@ -378,6 +385,18 @@ class Services:
         idle = self.engine.stats().get("idle")
         if not idle and self._start_failed_at > self._start_ok_at:
             return f"no warm sandbox worker: starting one failed ({self._start_error})"
+        return None
+
+    def run_busy(self) -> str | None:
+        """Why no Run could start now (every Run place taken, or no warm sandbox pair free: a Run would
+        wait or be told to come back), or None when one could."""
+        capacity = max(1, self.run_gate.capacity())
+        active, waiting = self.run_gate.active, self.run_gate.waiting
+        if active >= capacity:
+            return f"busy: {active} Runs running and {waiting} waiting ({capacity} at once now)"
+        warming = self.engine.warming()
+        if warming is not None:
+            return f"busy: no warm sandbox pair is free now ({warming.detail})"
         return None
 
     def database_status(self) -> str:

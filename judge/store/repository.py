@@ -6,7 +6,7 @@ graders can never both write a result:
     claim(id)           queued  -> running   (attempts + 1; the attempt's Claim is the write token)
     finish(claim, ...)  running -> done      only while the claim's attempt is the current one
     fail(claim, ...)    running -> failed    likewise
-    release(claim)      running -> queued    a retry after a judge-side failure
+    release(claim)      running -> queued    a retry after a judge-side failure (``refund``: not counted)
     recover()           running -> queued    on start: work of a process that died is queued again
 
 Distributed dispatch adds grading nodes (``heartbeat``, ``nodes``) and, because several nodes grade at once,
@@ -620,9 +620,14 @@ class Store:
         }
         return self._settle(claim, values, final)
 
-    def release(self, claim: Claim) -> bool:
-        """Give the submission back to the queue (``running -> queued``) for another attempt."""
-        return self._settle(claim, {"status": Status.QUEUED.value}, None)
+    def release(self, claim: Claim, *, refund: bool = False) -> bool:
+        """Give the submission back to the queue (``running -> queued``) for another attempt. ``refund``:
+        the attempt does not count (the judge had no capacity to grade it: it never really began), so the
+        next claim has the same attempt number; the caller writes nothing more with ``claim``."""
+        values: dict[str, Any] = {"status": Status.QUEUED.value}
+        if refund:
+            values["attempts"] = Submission.attempts - 1
+        return self._settle(claim, values, None)
 
     # ------------------------------------------------------------------------------------ distributed
 

@@ -28,15 +28,19 @@ const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;
 
 /**
  * The judge is still warming up: a sentence from the event's `warmup` fields (judge/progress.py
- * WarmupProgress: `starting`, `queued`, `retry_in_s`, `start_failed`; null or absent: nothing known yet).
+ * WarmupProgress: `starting`, `queued`, `retry_in_s`, `start_failed`, `ahead` (other judges' starts queued
+ * first on the host), `estimate_s`; null or absent: nothing known yet).
  * What is starting and for how long, never the pools' names or an error's text; `detail`, the operator's
  * wording of the same, is not read.
  */
 export function warmupText(warmup, waitedS = 0) {
   const soFar = waitedS >= 1 ? ` (${Math.floor(waitedS)} s so far)` : "";
-  const then = "Your Run starts as soon as it is ready.";
   const count = (n) => (Number.isInteger(n) && n > 0 ? n : 0);
   const w = warmup ?? {};
+  const estimate = count(w.estimate_s);
+  const then = estimate
+    ? `Your Run starts as soon as it is ready, in about ${estimate} s.`
+    : "Your Run starts as soon as it is ready.";
   const retryIn = count(w.retry_in_s);
   if (retryIn) {
     return `The judge's sandbox failed to start; it tries again in ${retryIn} s${soFar}. ${then}`;
@@ -54,5 +58,7 @@ export function warmupText(warmup, waitedS = 0) {
   } else if (queued) {
     what = `: ${plural(queued, "sandbox worker", "sandbox workers")} waiting their turn to start`;
   }
+  const ahead = count(w.ahead);
+  if (ahead && queued) what += ` behind ${plural(ahead, "start", "starts")} of other judges on this machine`;
   return `The judge is still warming up${what}${soFar}. ${then}`;
 }

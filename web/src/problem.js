@@ -33,9 +33,12 @@ import {
 } from "./storage.js";
 import { wireSplitter, wireTabs } from "./tabs.js";
 import { verdictBadge } from "./verdicts.js";
+import { gradedText, queuedText, statusText } from "./waiting.js";
 
 const SAVE_DELAY_MS = 300;
 const POLL_WAIT_S = 20;
+/** How often the Submit status asks where a queued submission stands. */
+const QUEUE_POLL_MS = 2000;
 
 const $ = (id) => document.getElementById(id);
 const slug = document.body.dataset.slug;
@@ -470,7 +473,7 @@ async function submit() {
   announce("Submitting…");
   try {
     const created = await api("/api/v1/submissions", { method: "POST", body: { problem: slug, code } });
-    head.textContent = `Submission ${created.id}: queued`;
+    head.textContent = queuedText(created);
     addSubmission(slug, created.id);
     const result = await follow(created.id, head, rows);
     finishSubmission(result, panel, head);
@@ -502,15 +505,34 @@ function follow(id, head, rows) {
     if (item.message && !sameAs) firstWithMessage.set(item.message, caseTitle(item));
     const onShowLine = (line) => state.code.focusLine(line);
     rows.append(renderProgressRow(item, { explain, sameAs, onShowLine, rootNames, inputs: inputInfo }));
-    head.textContent = `Submission ${id}: ${seen.size} case${seen.size === 1 ? "" : "s"} graded…`;
+    head.textContent = gradedText(seen.size);
   };
   return new Promise((resolve, reject) => {
     const source = new EventSource(`${url}/events`);
     let done = false;
+    let queued = true;
+    let watching = false;
     const finish = () => {
       done = true;
       source.close();
     };
+    // While it is queued, say why it waits and for how long (the judge's sentence), every few seconds.
+    const watchQueue = async () => {
+      if (watching) return;
+      watching = true;
+      try {
+        while (queued && !done) {
+          await new Promise((wake) => setTimeout(wake, QUEUE_POLL_MS));
+          if (!queued || done) return;
+          const submission = await api(url).catch(() => null);
+          if (submission?.status !== "queued" || !queued || done) return;
+          head.textContent = queuedText(submission);
+        }
+      } finally {
+        watching = false;
+      }
+    };
+    watchQueue();
     // The stream broke, or sent something unreadable: the stored submission still has the answer.
     const fallBack = () => {
       if (done) return;
@@ -534,7 +556,20 @@ function follow(id, head, rows) {
         handle(data);
       });
     on("status", (data) => {
+      const text = statusText(data);
+      if (data.status === "queued" && text) {
+        // Queued again for want of a sandbox worker (no attempt used): its grading starts over.
+        queued = true;
+        seen.clear();
+        firstWithMessage.clear();
+        explained = false;
+        rows.replaceChildren();
+        head.textContent = text;
+        watchQueue();
+        return;
+      }
       if (data.status !== "running") return;
+      queued = false;
       if (data.attempt > 1) {
         // The judge restarted mid-grading and grades the submission again from its first case.
         seen.clear();
@@ -542,7 +577,7 @@ function follow(id, head, rows) {
         explained = false;
         rows.replaceChildren();
       }
-      head.textContent = `Submission ${id}: running`;
+      head.textContent = text;
     });
     on("case", (data) => addRow(data.case));
     on("result", (data) => {

@@ -25,6 +25,18 @@ test("the warm-up is a sentence from its fields: what is starting and for how lo
   );
 });
 
+test("the queue ahead and the estimate are said when known", () => {
+  assert.equal(
+    warmupText({ starting: 0, queued: 2, ahead: 5, estimate_s: 40 }, 3),
+    "The judge is still warming up: 2 sandbox workers waiting their turn to start behind 5 starts of other " +
+      "judges on this machine (3 s so far). Your Run starts as soon as it is ready, in about 40 s.",
+  );
+  assert.equal(
+    warmupText({ starting: 1, queued: 0, ahead: 0, estimate_s: 1 }),
+    "The judge is still warming up: 1 sandbox worker starting. Your Run starts as soon as it is ready, in about 1 s.",
+  );
+});
+
 test("the sentence reads the fields, never the operator's wording in detail", () => {
   const fields = { starting: 2, queued: 0, retry_in_s: null, start_failed: false };
   const expected = "The judge is still warming up: 2 sandbox workers starting. Your Run starts as soon as it is ready.";

@@ -42,7 +42,10 @@ def readyz(services: ServicesDep) -> JSONResponse:
                 "no live grading node: submissions are stored and queued, but nothing grades them until a "
                 "`judge worker` is up (Run still works)"
             )
+    busy = services.run_busy() if reason is None else None
     body = Readiness(
+        runs="not_ready" if reason is not None else "busy" if busy is not None else "ready",
+        runs_reason=busy,
         ready=reason is None,
         reason=reason,
         backend=services.backend_name,

@@ -1,4 +1,11 @@
-"""POST /api/problems/{slug}/run: synchronous, never behind queued submissions."""
+"""POST /api/problems/{slug}/run: synchronous, never behind queued submissions.
+
+It answers, or says promptly when to come back: when no warm sandbox pair is ready (the judge is warming
+up, or every pair is busy and replacements are starting) and the warm-up's estimate says one will not be
+within ``RUN_WARM_WAIT_S`` (at once), or none came by then, it answers ``503 warming_up`` with where the
+warm-up stands (starts under way, other judges' starts queued ahead at the host's start gate) and a
+``Retry-After`` from the estimate, instead of holding the request for as long as the starts take. The
+streamed Run (``run_events``) waits instead, telling each change."""
 
 from __future__ import annotations
 
@@ -9,6 +16,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from judge.errors import InputError, JudgeError
+from judge.progress import RunProgress
 from judge.results import GradeResult
 from judge.service.deps import CallerDep, ProblemDep, ServicesDep
 from judge.service.errors import ApiError, input_error
@@ -20,6 +28,35 @@ from judge.store.jsonsafe import result_json
 from sandbox.errors import SandboxError
 
 router = APIRouter(prefix="/api/problems", tags=["runs"], responses=API_ERRORS)
+
+#: Seconds a non-streamed Run may wait for a warm sandbox pair (it answers 503 with Retry-After at once when
+#: the warm-up's estimate is longer, and after this when no pair came).
+RUN_WARM_WAIT_S = 30.0
+#: Retry-After when the warm-up has nothing to estimate from yet.
+DEFAULT_RETRY_S = 5
+
+
+def not_warm(waiting: RunProgress) -> ApiError:
+    """The 503 of a Run that found no warm sandbox pair: where the warm-up stands, and when to retry."""
+    warmup = waiting.warmup
+    retry = DEFAULT_RETRY_S
+    parts: list[str] = []
+    if warmup is not None:
+        retry = warmup.estimate_s or warmup.retry_in_s or DEFAULT_RETRY_S
+        if warmup.starting:
+            parts.append(f"{warmup.starting} starting")
+        if warmup.queued:
+            parts.append(f"{warmup.queued} waiting their turn to start")
+        if warmup.ahead:
+            parts.append(f"{warmup.ahead} starts of other judges queued ahead on this host")
+    where = f" ({', '.join(parts)})" if parts else ""
+    estimate = "" if warmup is None or warmup.estimate_s is None else f"about {warmup.estimate_s} s; "
+    return ApiError(
+        503,
+        "warming_up",
+        f"no sandbox worker is ready for this Run yet{where}: {estimate}try again in {retry} s",
+        headers={"Retry-After": str(retry)},
+    )
 
 
 def checked_run(body: RunRequest, problem: Any, services: Any) -> str:
@@ -46,7 +83,13 @@ def checked_run(body: RunRequest, problem: Any, services: Any) -> str:
     "exactly `judge run --json`'s object: per case the verdict, message, output, expected output and "
     "compile/run times, plus the captured prints.",
     responses={
-        **error_responses(413, 503),
+        **error_responses(413),
+        503: {
+            "model": ErrorBody,
+            "description": "`warming_up`: no sandbox worker ready, and the warm-up's estimate is past 30 s "
+            "or 30 s passed (where the warm-up stands, Retry-After from its estimate); "
+            "`sandbox_unavailable`: the sandbox failed.",
+        },
         404: {"model": ErrorBody, "description": "No problem with that slug."},
         422: {
             "model": ErrorBody,
@@ -64,6 +107,9 @@ def run(
     try:
         # One client's share first (running or waiting), so it cannot queue every other client out.
         with shares.hold(caller), services.run_gate.slot():
+            waiting = services.engine.warm_within(RUN_WARM_WAIT_S)
+            if waiting is not None:
+                raise not_warm(waiting)
             result = services.engine.run(problem, code, body.inputs, dtype=body.dtype)
     except ShareExceeded as exc:
         services.metrics.rejected.labels("run_busy").inc()

@@ -10,6 +10,7 @@ import json
 import time
 import uuid
 from collections.abc import AsyncIterator
+from dataclasses import asdict
 from datetime import datetime, timedelta
 from typing import Annotated, Any
 
@@ -20,7 +21,7 @@ from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 
 from judge.dispatch import QueueFull
-from judge.dispatch.base import Reservation
+from judge.dispatch.base import Reservation, Waiting
 from judge.dispatch.callbacks import callback_refusal
 from judge.dispatch.celery_queue import NO_NODE_RETRY_S
 from judge.dispatch.events import FINAL_KINDS, STATUS
@@ -531,7 +532,28 @@ async def get_submission(
     document = submission_json(record)
     if record.callback_url:
         document["callback"] = await run_in_threadpool(callback_status, services, record)
+    if record.status is Status.QUEUED:
+        waiting = services.dispatcher.waiting(record.id)
+        if waiting is not None:
+            document["waiting"] = {**asdict(waiting), "message": waiting_message(waiting)}
     return JSONResponse(document)
+
+
+def waiting_message(waiting: Waiting) -> str:
+    """Why a queued submission waits, in words for a learner (no ids, no operator detail)."""
+    about = f" (about {waiting.estimate_s} s)" if waiting.estimate_s is not None else ""
+    if waiting.reason == "queue":
+        n = waiting.ahead
+        if not n:
+            return f"Queued: next, once a grading under way finishes{about}."
+        return f"Queued behind {n} other submission{'s' * (n != 1)}{about}."
+    if waiting.reason == "run_reserve":
+        return f"Queued: the judge keeps a sandbox free for Runs and starts your grading shortly{about}."
+    if waiting.reason == "capacity":
+        return (
+            f"Queued again: the judge is busy starting its sandbox; this does not count as an attempt{about}."
+        )
+    return f"Starting: waiting for a sandbox worker{about}."
 
 
 def callback_status(services: Services, record: SubmissionRecord) -> dict[str, Any]:

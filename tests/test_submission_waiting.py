@@ -1,0 +1,112 @@
+"""A queued submission says why it waits and for how long: behind N submissions, held back for the Run
+reserve, queued again for want of a sandbox worker, or about to start; in ``GET /api/v1/submissions/{id}``
+as ``waiting`` (fields and a learner's sentence, never an id)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from judge.dispatch import GradingWorker, LocalDispatcher, ProgressFeed
+from judge.problems import ProblemSet
+from judge.store import NewSubmission, Store, sqlite_url
+from sandbox.backends import get_backend
+from tests.conftest import FIXTURE_SLUG
+from tests.service_support import FakeEngine, make_settings, running
+
+CODE = "def scale_tree(tree, factor):\n    return tree\n"
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    store = Store(sqlite_url(tmp_path / "judge.sqlite3"))
+    store.migrate()
+    yield store
+    store.close()
+
+
+def _wait_for(condition: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + 30
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.02)
+
+
+def _dispatcher(
+    store: Store, problems: ProblemSet, engine: FakeEngine, may_start: Callable[[], bool] = lambda: True
+) -> LocalDispatcher:
+    worker = GradingWorker(store, engine, problems, ProgressFeed(store), backend_name="fake")
+    return LocalDispatcher(worker, store, concurrency=1, queue_size=10, may_start=may_start)
+
+
+def _queue(store: Store, dispatcher: LocalDispatcher) -> str:
+    sid = store.create(NewSubmission(problem=FIXTURE_SLUG, code="code", manifest={})).id
+    dispatcher.reserve().commit(sid)
+    return sid
+
+
+def test_submissions_behind_a_running_grading_say_how_many_go_first(
+    store: Store, problems: ProblemSet
+) -> None:
+    gate = threading.Event()
+    dispatcher = _dispatcher(store, problems, FakeEngine(delay=lambda: gate.wait(30)))
+    dispatcher.start()
+    try:
+        _queue(store, dispatcher)
+        _wait_for(lambda: dispatcher.running() == 1, "the first grading")
+        second, third = _queue(store, dispatcher), _queue(store, dispatcher)
+        waiting = dispatcher.waiting(second)
+        assert waiting is not None and waiting.reason == "queue" and waiting.ahead == 0
+        later = dispatcher.waiting(third)
+        assert later is not None and later.reason == "queue" and later.ahead == 1
+        assert waiting.estimate_s is not None and later.estimate_s is not None
+        assert later.estimate_s > waiting.estimate_s >= 1
+        assert dispatcher.waiting("not-queued-here") is None
+    finally:
+        gate.set()
+        dispatcher.close(5)
+
+
+def test_a_submission_held_back_for_the_run_reserve_says_so(store: Store, problems: ProblemSet) -> None:
+    hold = threading.Event()
+    dispatcher = _dispatcher(store, problems, FakeEngine(), may_start=lambda: hold.is_set())
+    dispatcher.start()
+    try:
+        sid = _queue(store, dispatcher)
+        _wait_for(
+            lambda: (w := dispatcher.waiting(sid)) is not None and w.reason == "run_reserve", "the hold"
+        )
+    finally:
+        hold.set()
+        dispatcher.close(5)
+
+
+def test_get_says_why_a_queued_submission_waits_in_words(tmp_path: Path) -> None:
+    gate = threading.Event()
+    engine = FakeEngine(delay=lambda: gate.wait(30))
+    with running(make_settings(tmp_path), backend=get_backend("process"), engine=engine) as (
+        client,
+        services,
+    ):
+        try:
+            ids = [
+                client.post(
+                    "/api/v1/submissions", json={"problem": FIXTURE_SLUG, "code": f"# {n}\n{CODE}"}
+                ).json()["id"]
+                for n in range(3)
+            ]
+            _wait_for(lambda: services.dispatcher.running() == 1, "the first grading")
+            body = client.get(f"/api/v1/submissions/{ids[2]}").json()
+            assert body["status"] == "queued"
+            waiting = body["waiting"]
+            assert waiting["reason"] == "queue" and waiting["ahead"] == 1 and waiting["estimate_s"] >= 1
+            assert waiting["message"].startswith("Queued behind 1 other submission (about ")
+            assert ids[2] not in waiting["message"]
+            running_body = client.get(f"/api/v1/submissions/{ids[0]}").json()
+            assert running_body["status"] == "running" and running_body.get("waiting") is None
+        finally:
+            gate.set()
