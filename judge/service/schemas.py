@@ -462,12 +462,12 @@ class Readiness(_Out):
     #: is live (``ready`` covers the API node itself: its Runs, database and queue).
     submissions_ready: bool = True
     submissions_reason: str | None = None
-    #: Dependencies that do not answer now while the service goes on without them (ready may stay true).
-    degraded: list[DegradedDependency] = Field(default_factory=list)
     #: ``ready``: a Run could start now; ``busy``: none could (every Run place taken, or no warm sandbox pair
     #: free: a Run waits on its stream or gets 503 with Retry-After); ``not_ready`` while ``ready`` is false.
     runs: Literal["ready", "busy", "not_ready"] = "ready"
     runs_reason: str | None = None
+    #: Dependencies that do not answer now while the service goes on without them (ready may stay true).
+    degraded: list[DegradedDependency] = Field(default_factory=list)
 
 
 class WorkerNode(_Out):
