@@ -30,7 +30,7 @@ import numpy as np
 
 from judge.compare import Checker, CompareResult, bind
 from judge.errors import JudgeError, ReferenceFailure
-from judge.expected import expected_gradients, expected_layouts, expected_outputs
+from judge.expected import expected_gradients, expected_layouts, expected_magnitudes, expected_outputs
 from judge.feedback.cost import CostComparison, compare_cost
 from judge.feedback.known_costs import CostMistakeFinder
 from judge.feedback.matching import Match
@@ -70,6 +70,7 @@ from judge.rules_transform import (
     batch_size,
     batched_broken,
     batched_rule,
+    held_key,
     split_autodiff,
 )
 from judge.shardings import misplaced
@@ -285,6 +286,7 @@ def grade(
             problem, chosen, visibility, expected, limits, job, author=author, gradients=gradients
         )
         judging.layouts = expected_layouts(problem, chosen)
+        judging.scales = expected_magnitudes(problem, chosen)
         judging.mistakes = MistakeFinder(problem, chosen, expected, gradients) if feedback else None
         judging.cost_mistakes = CostMistakeFinder(problem, chosen) if feedback else None
         streamer = _Streamer(judging, on_case, on_progress)
@@ -373,6 +375,9 @@ class Judging:
     #: Where the reference's output leaves live, per case (``judge.shardings``): problems of more than
     #: one device only, else None.
     layouts: Sequence[Any] | None = None
+    #: Per case, the magnitude of the terms of each output element (``judge.spec.CompareSpec.magnitude``;
+    #: a ReferenceFailure where it failed), or None for a problem without a magnitude function.
+    scales: Sequence[Any] | None = None
     #: Which known mistake a wrong output on case i looks like (``judge.mistakes``); None: not asked.
     mistakes: Callable[[int, Any], Match | None] | None = None
     #: Which known mistake a program the cost rule refuses on case i looks like, from the figure that
@@ -588,6 +593,11 @@ class Judging:
                 Verdict.INTERNAL_ERROR,
                 f"the judge could not compute the expected gradient: {expected_gradient}",
             )
+        scale = self.scales[i] if self.scales is not None else None
+        if isinstance(scale, ReferenceFailure):
+            return _Outcome(
+                Verdict.INTERNAL_ERROR, f"the judge could not compute the output's magnitudes: {scale}"
+            )
         if program.failure is not None:
             return self._claim(program.failure, hidden)
         if program.refused is not None:
@@ -620,7 +630,7 @@ class Judging:
                 )
             got_or_failure, again = parts
         try:
-            compared, got = self._compare(expected, expected_gradient, got_or_failure)
+            compared, got = self._compare(expected, expected_gradient, got_or_failure, scale)
         except Exception as exc:
             return _Outcome(Verdict.INTERNAL_ERROR, f"the checker failed: {type(exc).__name__}: {exc}")
         if not compared.ok:
@@ -681,7 +691,8 @@ class Judging:
         return True
 
     def _unbatched(self, raw: RawRun, i: int, program: ProgramReport) -> str | None:
-        """The ``require_batched`` rule on case i's program, against the programs of earlier signatures."""
+        """The ``require_batched`` rule on case i's program, against the programs of earlier signatures
+        that hold every other size the same (``judge.rules_transform.held_key``)."""
         rule = self.batched
         if rule is None:
             return None
@@ -694,11 +705,13 @@ class Judging:
             first = self.job.first_case(other.id)
             if other.id >= plan.sig or report is None or report.compiled is None or first is None:
                 continue
-            size = batch_size(rule, spec, self.case_list[first].inputs)
-            if size is not None:
+            inputs = self.case_list[first].inputs
+            size, held = batch_size(rule, spec, inputs), held_key(rule, spec, inputs)
+            if size is not None and held is not None:
                 summary = ProgramSummary.from_wire(report.compiled.get("summary"))
-                peers.append(Peer(size, sum(summary.ops.values()), self.case_list[first].name))
-        return batched_broken(rule, batch_size(rule, spec, self.case_list[i].inputs), ops, peers)
+                peers.append(Peer(size, summary.ops, held, self.case_list[first].name))
+        inputs = self.case_list[i].inputs
+        return batched_broken(rule, batch_size(rule, spec, inputs), held_key(rule, spec, inputs), ops, peers)
 
     def _placed(self, i: int, program: ProgramReport, got: Any) -> _Outcome | None:
         """The output's sharding against the reference's (``judge.shardings``); None when they agree."""
@@ -817,11 +830,14 @@ class Judging:
             return None
         return MistakeMatch(name=match.mistake.name, note=match.mistake.note, others=match.others)
 
-    def _compare(self, expected: Any, expected_gradient: Any, got: Any) -> tuple[CompareResult, Any]:
-        """Compare a program's result with the expected one; the result and the user's output alone."""
+    def _compare(
+        self, expected: Any, expected_gradient: Any, got: Any, scale: Any = None
+    ) -> tuple[CompareResult, Any]:
+        """Compare a program's result with the expected one; the result and the user's output alone.
+        ``scale``: the output's magnitudes (``judge.compare``), or None."""
         if self.gradients is None:
-            return self.checker(expected, got, reveal=True), got
-        return compare_with_gradient(self.checker, expected, expected_gradient, got)
+            return self.checker(expected, got, reveal=True, scale=scale), got
+        return compare_with_gradient(self.checker, expected, expected_gradient, got, scale=scale)
 
     def _output(self, program: ProgramReport, run: CaseReport, hidden: bool) -> Any:
         """The host output tree of a run, or the outcome that it failed."""

@@ -44,9 +44,16 @@ def accepts_with_gradient(checker: Checker, expected: Any, expected_gradient: An
 
 
 def compare_with_gradient(
-    checker: Checker, expected: Any, expected_gradient: Any, got: Any, *, reveal: bool = True
+    checker: Checker,
+    expected: Any,
+    expected_gradient: Any,
+    got: Any,
+    *,
+    reveal: bool = True,
+    scale: Any = None,
 ) -> tuple[CompareResult, Any]:
-    """Compare the output, then the gradient; returns the result and the user's output alone (for display)."""
+    """Compare the output, then the gradient; returns the result and the user's output alone (for display).
+    ``scale``: the output's magnitudes (``judge.compare``; the gradient has none), or None."""
     parts = split(got)
     if parts is None:
         return (
@@ -60,7 +67,7 @@ def compare_with_gradient(
             None,
         )
     output, gradient = parts
-    first = checker(expected, output, reveal=reveal)
+    first = checker(expected, output, reveal=reveal, scale=scale)
     if not first.ok:
         return first, output
     second = gradient_checker(checker)(expected_gradient, gradient, reveal=reveal)

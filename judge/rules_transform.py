@@ -46,6 +46,7 @@ batched at every other size); a model that needs a loop of its own cannot use th
 
 from __future__ import annotations
 
+import json
 import secrets
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -174,12 +175,44 @@ def batch_size(rule: BatchedRule, spec: ProblemSpec, inputs: Sequence[Any]) -> i
     return None
 
 
+def held_key(rule: BatchedRule, spec: ProblemSpec, inputs: Sequence[Any]) -> str | None:
+    """Everything of one case's signature that the program's form may depend on, except the size of the
+    rule's axis: per argument its leaves' shapes and dtypes (the batched argument's with that axis left
+    out) or its static value. Two cases with the same key are the same computation at two batch sizes (or
+    at one). None when the batched argument has no leaf with the axis."""
+    parts: list[Any] = []
+    for arg, value in zip(spec.args, inputs, strict=True):
+        if arg.name == rule.arg:
+            shapes = []
+            for leaf in _leaves(value):
+                shape = list(np.shape(leaf))
+                if len(shape) <= rule.axis:
+                    return None
+                shape[rule.axis] = -1
+                shapes.append([shape, _dtype_name(leaf)])
+            parts.append(["batched", shapes])
+        elif arg.traced and arg.kind != "number":
+            parts.append(["traced", [[list(np.shape(x)), _dtype_name(x)] for x in _leaves(value)]])
+        elif arg.traced:
+            parts.append(["number"])
+        else:
+            parts.append(["static", repr(value)])
+    return json.dumps(parts)
+
+
+def _dtype_name(leaf: Any) -> str:
+    dtype = getattr(leaf, "dtype", None)
+    return str(dtype) if dtype is not None else type(leaf).__name__
+
+
 @dataclass(frozen=True)
 class Peer:
-    """Another program of the same grading: its batch size, its op count and a case that used it."""
+    """Another program of the same grading: its batch size, its op histogram, what it holds fixed
+    (``held_key``) and a case that used it."""
 
     size: int
-    ops: int
+    ops: Mapping[str, int]
+    held: str
     case: str
 
 
@@ -187,11 +220,21 @@ def op_count(ops: Mapping[str, int]) -> int:
     return sum(int(n) for n in ops.values())
 
 
+def _histogram_difference(ops: Mapping[str, int], other: Mapping[str, int]) -> str:
+    """The ops whose counts differ, for the message (at most three)."""
+    names = sorted(n for n in set(ops) | set(other) if int(ops.get(n, 0)) != int(other.get(n, 0)))
+    shown = ", ".join(
+        f"{n.removeprefix('stablehlo.')} {other.get(n, 0)} -> {ops.get(n, 0)}" for n in names[:3]
+    )
+    return shown + (", ..." if len(names) > 3 else "")
+
+
 def batched_broken(
-    rule: BatchedRule, size: int | None, ops: Mapping[str, int], peers: Sequence[Peer]
+    rule: BatchedRule, size: int | None, held: str | None, ops: Mapping[str, int], peers: Sequence[Peer]
 ) -> str | None:
-    """None when the program (``ops``, its op histogram, at batch size ``size``) keeps the rule against the
-    earlier programs ``peers``; else the message."""
+    """None when the program (``ops``, its op histogram, at batch size ``size`` with everything else
+    ``held``) keeps the rule against the earlier programs ``peers``; else the message. Only a peer that
+    holds everything else the same is compared: the same computation at another batch size."""
     member = rule.member
     if ops.get("stablehlo.while"):
         return (
@@ -199,17 +242,23 @@ def batched_broken(
             f"jax.lax.fori_loop compute one {member} after another. jax.vmap computes every {member} at once "
             "in one batched program"
         )
-    count = op_count(ops)
-    if size is None:
+    if size is None or held is None:
         return None
     for peer in peers:
-        if peer.size != size and peer.ops != count:
-            return (
-                f"this problem asks you to {rule.asks}; your program for {size} {member}s has {count} "
-                f"operations and the one for {peer.size} {member}s (case {peer.case}) has {peer.ops}: a "
-                f"program built with jax.vmap has the same operations whatever the number of {member}s, so "
-                f"yours computes each {member} separately (a Python loop or comprehension over them is "
-                f"unrolled into one copy per {member}, even beside a jax.vmap). Write the computation for "
-                f"one {member} and map it over axis {rule.axis} with jax.vmap(..., in_axes=...)"
-            )
+        if peer.held != held or peer.size == size or _same_histogram(peer.ops, ops):
+            continue
+        return (
+            f"this problem asks you to {rule.asks}; the judge compiled your function for {peer.size} and for "
+            f"{size} {member}s with every other size the same (case {peer.case} and this one), and the "
+            f"programs differ ({_histogram_difference(ops, peer.ops)}; {op_count(peer.ops)} and "
+            f"{op_count(ops)} operations in all): a program built with jax.vmap is the same program whatever "
+            f"the number of {member}s, only its shapes change, so yours computes each {member} separately (a "
+            f"Python loop or comprehension over them is unrolled into one copy per {member}, even beside a "
+            f"jax.vmap). Write the computation for one {member} and map it over axis {rule.axis} with "
+            "jax.vmap(..., in_axes=...)"
+        )
     return None
+
+
+def _same_histogram(a: Mapping[str, int], b: Mapping[str, int]) -> bool:
+    return {k: int(v) for k, v in a.items() if int(v)} == {k: int(v) for k, v in b.items() if int(v)}

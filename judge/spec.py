@@ -328,6 +328,11 @@ class CompareSpec(_Strict):
     checks: list[Literal["inputs_unchanged"]] = Field(default_factory=list)
     #: Reject host callbacks (``jax.pure_callback``, ``jax.experimental.io_callback``) in the traced program.
     forbid_host_callbacks: bool = True
+    #: A function of the reference module, with the reference's arguments, that returns per element of the
+    #: output the sum of the absolute values of the terms that make it (the output's structure; float
+    #: leaves). ``rtol`` then applies to the larger of that and ``|expected|`` (``judge.compare``), so a
+    #: value whose terms cancel is graded with the rounding error its terms allow in any order of addition.
+    magnitude: Identifier | None = None
 
     @field_validator("tolerance")
     @classmethod

@@ -250,10 +250,11 @@ def _batched_text(rule: BatchedRule) -> str:
         f"This problem asks you to {rule.asks}: the work must be one batched computation over axis "
         f"{rule.axis} of `{rule.arg}` (one {member} per slice), as `jax.vmap` makes it. The judge checks "
         "the compiled programs: a loop (`jax.lax.map`, `jax.lax.scan`, `jax.lax.fori_loop`) is refused, and "
-        f"the programs for different numbers of {member}s must have the same number of operations, since a "
-        f"Python loop or comprehension over the {member}s is unrolled into one copy per {member} (even "
-        "beside a `jax.vmap`). Such a program is a wrong answer (`rule`) even when every value is right; "
-        "an `einsum` over the batched arrays is the same program as `jax.vmap` and passes."
+        f"two programs whose inputs differ only in the number of {member}s must be the same program (the "
+        "same operations, only their shapes differ), since a Python loop or comprehension over the "
+        f"{member}s is unrolled into one copy per {member} (even beside a `jax.vmap`). Such a program is "
+        "a wrong answer (`rule`) even when every value is right; any formulation inside `jax.vmap` "
+        "(matrix products, broadcasting and sums) and an `einsum` over the batched arrays pass."
     )
 
 
