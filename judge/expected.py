@@ -74,7 +74,7 @@ def case_key(problem: Problem, case: Case, what: str = "output") -> str:
     if problem.spec.sandbox.devices > 1:  # the reference ran on that many devices
         parts.append(f"devices={problem.spec.sandbox.devices}")
     if what == "magnitude":
-        parts += [what, problem.spec.compare.magnitude or ""]
+        parts += [what, problem.spec.compare.magnitude_function or ""]
     elif what != "output":
         gradient = problem.spec.gradient
         # The code that builds the cotangent and the vjp program is part of what a gradient is.
@@ -211,7 +211,7 @@ def reference_outputs(problem: Problem, cases: Sequence[Case], what: str = "outp
 
 def magnitude_function(problem: Problem) -> Callable[..., Any]:
     """The reference module's magnitude function (``judge.spec.CompareSpec.magnitude``)."""
-    name = problem.spec.compare.magnitude
+    name = problem.spec.compare.magnitude_function
     module = _import_file(str(problem.reference_path), problem.reference_source)
     fn = getattr(module, name or "", None)
     if not callable(fn):
@@ -222,9 +222,15 @@ def magnitude_function(problem: Problem) -> Callable[..., Any]:
 def expected_magnitudes(problem: Problem, cases: Sequence[Case]) -> list[Any | ReferenceFailure] | None:
     """Per case, the magnitude of the terms of every output element (cached like the outputs), or None for
     a problem without a magnitude function."""
-    if problem.spec.compare.magnitude is None:
+    if problem.spec.compare.magnitude_function is None:
         return None
     return expected_outputs(problem, cases, what="magnitude")
+
+
+def gradient_function(problem: Problem) -> Callable[..., Any]:
+    """The reference's gradient as the problem checks it (``[gradient]`` problems): the function whose
+    results ``reference_outputs(..., what="gradient")`` gives, for a trusted caller that traces it."""
+    return _gradient_of(problem, load_reference(problem))
 
 
 def _gradient_of(problem: Problem, fn: Callable[..., Any]) -> Callable[..., Any]:

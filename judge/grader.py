@@ -287,7 +287,9 @@ def grade(
         )
         judging.layouts = expected_layouts(problem, chosen)
         judging.scales = expected_magnitudes(problem, chosen)
-        judging.mistakes = MistakeFinder(problem, chosen, expected, gradients) if feedback else None
+        judging.mistakes = (
+            MistakeFinder(problem, chosen, expected, gradients, judging.scales) if feedback else None
+        )
         judging.cost_mistakes = CostMistakeFinder(problem, chosen) if feedback else None
         streamer = _Streamer(judging, on_case, on_progress)
         if cancel is not None and cancel.is_set():
@@ -648,6 +650,7 @@ class Judging:
                 again,
                 hidden=hidden,
                 scale=autodiff_scale(self.job.autodiff, self.job.cases[i].sig),
+                magnitude=scale,
             )
             if broken is not None:
                 return _Outcome(
@@ -667,7 +670,7 @@ class Judging:
                 Verdict.WRONG_ANSWER, text, WrongAnswerReason.MUTATION, compared.max_error_ratio, got
             )
         if i == self.job.retrace_case:
-            state = self._retrace(raw, got_or_failure, hidden)
+            state = self._retrace(raw, got_or_failure, hidden, scale)
             if state is not None:
                 return _Outcome(state.verdict, state.message, state.reason, compared.max_error_ratio, got)
         message = (
@@ -862,8 +865,9 @@ class Judging:
             )
         return got
 
-    def _retrace(self, raw: RawRun, first: Any, hidden: bool) -> _Outcome | None:
-        """Compare the re-traced program's result with the first one; None when they agree."""
+    def _retrace(self, raw: RawRun, first: Any, hidden: bool, scale: Any = None) -> _Outcome | None:
+        """Compare the re-traced program's result with the first one, with the case's magnitudes ``scale``
+        (the second trace may compile to another order of additions); None when they agree."""
         retrace = raw.retrace
         if retrace is None:
             return None
@@ -885,9 +889,9 @@ class Judging:
             second = parts[0] if parts is not None else second
         try:
             if self.gradients is not None and isinstance(first, tuple) and len(first) == 2:
-                compared, _ = compare_with_gradient(self.checker, first[0], first[1], second)
+                compared, _ = compare_with_gradient(self.checker, first[0], first[1], second, scale=scale)
             else:
-                compared = self.checker(first, second, reveal=True)
+                compared = self.checker(first, second, reveal=True, scale=scale)
         except Exception:
             compared = CompareResult(
                 False, WrongAnswerReason.STRUCTURE, None, "the two results differ", float("inf")

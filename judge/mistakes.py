@@ -151,13 +151,14 @@ def _read_or_run(problem: Problem, mistake: KnownMistake, case: Case, key: str) 
     return output
 
 
-def same_as(problem: Problem) -> Callable[[Any, Any], bool]:
+def same_as(problem: Problem, scale: Any = None) -> Callable[[Any, Any], bool]:
     """``same(mistake_output, got)``: the problem's own comparison accepts ``got`` against the mistake's
-    output (and, on a ``[gradient]`` problem, its gradient)."""
+    output (and, on a ``[gradient]`` problem, its gradient), with the case's magnitudes ``scale``
+    (``judge.expected.expected_magnitudes``; None: the plain bound), as the grader compares."""
     checker = bind(problem.spec.compare, problem.spec.output)
     if problem.spec.gradient is None:
-        return checker.accepts
-    return lambda reference, got: accepts_with_gradient(checker, reference[0], reference[1], got)
+        return lambda reference, got: checker.accepts(reference, got, scale)
+    return lambda reference, got: accepts_with_gradient(checker, reference[0], reference[1], got, scale)
 
 
 def _leaf_same(problem: Problem) -> Callable[[Any, Any], bool]:
@@ -176,6 +177,9 @@ class MistakeFinder:
     #: differ from to name anything.
     expected: Sequence[Any]
     gradients: Sequence[Any] | None = None
+    #: The magnitudes of the reference's output per case (``judge.expected.expected_magnitudes``), or None:
+    #: "right" and "the same as a mistake" are decided with the bound the grader uses.
+    scales: Sequence[Any] | None = None
     _known: tuple[KnownMistake, ...] | None = field(default=None, init=False)
     #: ``output_key`` of each known mistake, per case.
     _output_keys: dict[int, tuple[str, ...]] = field(default_factory=dict, init=False)
@@ -210,7 +214,7 @@ class MistakeFinder:
         mistakes = self.known()
         if not mistakes:
             return None
-        same = same_as(self.problem)
+        same = same_as(self.problem, self._scale(i))
         reference = self._reference(i)
         if reference is None or same(reference, got):  # the reference's output is right, whatever else
             return None
@@ -231,6 +235,11 @@ class MistakeFinder:
             return reference
         gradient = self.gradients[i]
         return None if isinstance(gradient, ReferenceFailure) else (reference, gradient)
+
+    def _scale(self, i: int) -> Any:
+        """The magnitudes of case i's output, or None (none declared, or the magnitude function failed)."""
+        scale = self.scales[i] if self.scales is not None else None
+        return None if isinstance(scale, ReferenceFailure) else scale
 
     def _keys(self, i: int) -> tuple[str, ...]:
         """``output_key`` of each known mistake on case i, made once per case."""
@@ -262,7 +271,7 @@ class MistakeFinder:
             return remembered
         found: list[Candidate] = []
         if reference is not None:
-            leaf_same, same = _leaf_same(self.problem), same_as(self.problem)
+            leaf_same, same = _leaf_same(self.problem), same_as(self.problem, self._scale(i))
             for mistake, output_at in zip(mistakes, keys, strict=True):
                 output = mistake_output(self.problem, mistake, self.cases[i], output_at)
                 if output is None:

@@ -128,17 +128,23 @@ def autodiff_broken(
     *,
     hidden: bool,
     scale: float,
+    magnitude: Any = None,
 ) -> str | None:
     """None when every declared output of ``again`` is ``scale`` times the same output of ``output``
     (within the problem's tolerance); else the message. ``output`` already matched the reference, so it
-    has the declared structure."""
+    has the declared structure. ``magnitude``: the case's output magnitudes (``[compare] magnitude``), or
+    None; scaled like the output, they widen the bound as for the reference, since the second call may be
+    compiled into another order of additions."""
     part = Checker(tolerance=checker.tolerance, root_names=(), tuple_as_list=checker.tuple_as_list)
     for name in rule.outputs:
         index = spec.output.names.index(name)
         if not isinstance(again, tuple) or len(again) != len(spec.output.names):
             result = CompareResult(False, None, None, "the second call returned another structure", np.inf)
         else:
-            result = part(_scaled(output[index], scale), again[index], reveal=not hidden)
+            terms = None
+            if isinstance(magnitude, tuple | list) and len(magnitude) == len(spec.output.names):
+                terms = _scaled(magnitude[index], abs(scale))
+            result = part(_scaled(output[index], scale), again[index], reveal=not hidden, scale=terms)
         if not result.ok:
             detail = "" if hidden else f" ({result.message})"
             return (

@@ -32,6 +32,7 @@ from judge.check.context import CheckContext
 from judge.compare import element_bounds, scale_leaves
 from judge.errors import InputError, ProblemError, ReferenceFailure
 from judge.expected import expected_gradients, reference_outputs
+from judge.gradients import split_scale
 from judge.problems import REPO_ROOT, Case, convert_args
 from judge.pytree_json import path_str
 from sandbox.protocol import ProtocolError, loads_tree
@@ -81,7 +82,7 @@ def check(ctx: CheckContext) -> None:
         expected_grads = list(expected_gradients(problem, problem.cases) or [])
         expected_grads += reference_outputs(problem, cases[len(problem.cases) :], "gradient")
     scales: list[Any] | None = None
-    if problem.spec.compare.magnitude is not None:
+    if problem.spec.compare.magnitude_function is not None:
         scales = reference_outputs(problem, cases, "magnitude")
     labels = [f"case {case.name}" for case in problem.cases] + [label for label, _ in edges]
     shares: list[Share] = []
@@ -99,11 +100,16 @@ def check(ctx: CheckContext) -> None:
                 f"{labels[index]}: the magnitude function failed: {str(scale).splitlines()[0][:300]}"
             )
             continue
+        gradient_scale = None
+        if problem.spec.gradient is not None:  # the pair a program returns (judge.gradients.split_scale)
+            scale, gradient_scale = split_scale(scale)
         measured = [measure(ctx, case, ref, exact, "output", labels[index], scale)]
         if expected_grads is not None and gradients is not None:
             grad, exact_grad = expected_grads[index], gradients[index]
             if not isinstance(grad, ReferenceFailure) and exact_grad is not None:
-                measured.append(measure(ctx, case, grad, exact_grad, "gradient", labels[index]))
+                measured.append(
+                    measure(ctx, case, grad, exact_grad, "gradient", labels[index], gradient_scale)
+                )
         shares.append(max(measured, key=lambda s: s.share))
     if failures:
         ctx.diag.error(
