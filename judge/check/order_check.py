@@ -25,9 +25,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from judge.check.context import CheckContext
-from judge.errors import ReferenceFailure
+from judge.errors import ProblemError, ReferenceFailure
 from judge.expected import call_arguments, gradient_function, import_jax, load_reference
-from judge.problems import SPEC_FILE, Problem, ProblemError
+from judge.problems import SPEC_FILE, Problem
 from judge.rules_transform import batch_size, batched_rule, held_key
 
 NAME = "order"
@@ -123,7 +123,7 @@ def first_summing(jaxpr: Any, in_loop: bool = False) -> str | None:
     """The name of the first summing primitive in ``jaxpr`` or a program nested in it (``SUMMING``), or
     of a loop whose body adds floats (``"scan adding floats"``); None when there is none."""
     for eqn in jaxpr.eqns:
-        name = eqn.primitive.name
+        name = str(eqn.primitive.name)
         if name in SUMMING:
             return name
         if in_loop and name in ADDING and any(_is_float(v) for v in eqn.outvars):
