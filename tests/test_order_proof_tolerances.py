@@ -320,6 +320,26 @@ def _hessian_vector_product(inputs: tuple[Any, ...]) -> list[Any]:
     return out
 
 
+def _spectral_norm(inputs: tuple[Any, ...]) -> list[Any]:
+    """One power iteration, every two-term dot product with separate roundings and fused."""
+    w, u0, _iters = inputs
+
+    def matvec(a: np.ndarray, x: np.ndarray, way: int) -> np.ndarray:
+        return np.array([_two_ways(row[0], x[0], row[1], x[1])[way] for row in a], F32)
+
+    def normalize(x: np.ndarray) -> np.ndarray:
+        return (x / np.sqrt(np.sum(x * x, dtype=F32))).astype(F32)
+
+    out = []
+    for way in (0, 1):
+        v = normalize(matvec(w.T, u0, way))
+        wv = matvec(w, v, way)
+        u = normalize(wv)
+        sigma = _two_ways(u[0], wv[0], u[1], wv[1])[way]
+        out.append((np.asarray(sigma, F32), u, v))
+    return out
+
+
 REORDERED: dict[str, tuple[dict[str, Any], Callable[[tuple[Any, ...]], list[Any]]]] = {
     "static-args-jit": (
         {"x": [[4096.0, 0.0001, -4096.0, 0.0001]], "axis": 1, "mode": "sum", "keepdims": False},
@@ -364,6 +384,11 @@ REORDERED: dict[str, tuple[dict[str, Any], Callable[[tuple[Any, ...]], list[Any]
             "mask": [[True, True, True]],
         },
         _batched_attention,
+    ),
+    "spectral-norm": (
+        # The second row nearly orthogonal to the first, far larger: u's second entry cancels.
+        {"w": [[1.2, 1.6], [853.7937622070312, -640.3453979492188]], "u0": [1.0, 0.0], "num_iters": 1},
+        _spectral_norm,
     ),
     "rotary-embedding": ({"x": [[[1557.4077, 1000.0]]], "positions": [1]}, _rotary_embedding),
     "hessian-vector-product": (
