@@ -251,7 +251,9 @@ class MistakeFinder:
     def _candidates_key(self, i: int) -> str | None:
         """``_candidates_key`` of case i and the known mistakes, made once per case."""
         if i not in self._by_case:
-            self._by_case[i] = _candidates_key(self.problem, self._keys(i), self._reference(i))
+            self._by_case[i] = _candidates_key(
+                self.problem, self._keys(i), self._reference(i), self._scale(i) is not None
+            )
         return self._by_case[i]
 
     def candidates(self, i: int, mistakes: Sequence[KnownMistake]) -> list[Candidate]:
@@ -264,7 +266,7 @@ class MistakeFinder:
             keys, key = self._keys(i), self._candidates_key(i)
         else:
             keys = tuple(output_key(self.problem, m, self.cases[i]) for m in mistakes)
-            key = _candidates_key(self.problem, keys, reference)
+            key = _candidates_key(self.problem, keys, reference, self._scale(i) is not None)
         remembered = _CANDIDATES.get(key, None) if key is not None else None
         if remembered is not None:
             self._candidates[i] = remembered
@@ -286,15 +288,19 @@ class MistakeFinder:
         return found
 
 
-def _candidates_key(problem: Problem, output_keys: Sequence[str], reference: Any) -> str | None:
+def _candidates_key(
+    problem: Problem, output_keys: Sequence[str], reference: Any, scaled: bool = False
+) -> str | None:
     """What a case's candidates depend on: each mistake's output key on it (``output_key``), the
-    reference's output and the problem's comparison; None when the reference's output cannot be encoded
-    (then nothing is remembered)."""
+    reference's output and the problem's comparison, with or without the case's magnitudes (``scaled``:
+    which outputs are right depends on it); None when the reference's output cannot be encoded (then
+    nothing is remembered)."""
     try:
         encoded = dumps_tree(reference)
     except (ProtocolError, TypeError, ValueError):
         return None
     digest = hashlib.sha256(encoded)
+    digest.update(b"scaled" if scaled else b"plain")
     digest.update(problem.spec.compare.model_dump_json().encode())
     digest.update(problem.spec.output.model_dump_json().encode())
     for key in output_keys:
