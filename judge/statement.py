@@ -6,7 +6,8 @@ apart from what the judge does:
 - ``{{examples}}``: the examples, generated from the public cases and the reference's outputs;
 - ``{{rules}}``: every rule the judge enforces, generated from the spec (``render_rules``): how the
   function is called (``jax.jit``, which arguments are traced, how numbers arrive), the program rules
-  (host callbacks), the extra checks (inputs left unchanged), the dtype and tolerance rules and the
+  (host callbacks), the extra checks (inputs left unchanged), the dtype and tolerance rules (with what
+  the relative tolerance is relative to, under `[compare] magnitude`) and the
   container rule.
 
 The HTML keeps ``$...$`` and ``$$...$$`` as math spans for KaTeX.
@@ -329,6 +330,18 @@ def _dtype_rules(spec: ProblemSpec) -> list[str]:
         f"Values are compared with the tolerance of the expected leaf's dtype: {tolerances} (an ulp is the "
         "spacing of the dtype at a value; a result is one element of a returned tuple or one entry of a "
         "returned dict). NaN only matches NaN at the same place, and an infinity only the same infinity.",
+        *_order_rule(spec),
+    ]
+
+
+def _order_rule(spec: ProblemSpec) -> list[str]:
+    """The sentence for ``[compare] magnitude``: what the relative tolerance is relative to."""
+    if spec.compare.magnitude_function is None:
+        return []
+    return [
+        "Where the terms that make a result cancel, the relative part of the tolerance is taken of the sum "
+        "of the terms' absolute values rather than of the small result, so a correct program is accepted "
+        "whatever order it adds in."
     ]
 
 

@@ -18,6 +18,7 @@ from judge.mistakes import MistakeFinder, same_as
 from judge.problems import load_problem
 from judge.rules_transform import autodiff_broken, autodiff_rule
 from judge.spec import default_tolerances
+from judge.statement import statement_markdown
 from tests.conftest import ROOT
 from tests.test_order_proof_tolerances import CASES, _case
 
@@ -90,3 +91,9 @@ def test_the_autodiff_seed_comparison_uses_the_scaled_magnitudes() -> None:
         rule, problem.spec, _checker(), output, unscaled, hidden=False, scale=4.0, magnitude=magnitude
     )
     assert broken is not None
+
+
+def test_the_statement_says_what_the_relative_tolerance_is_relative_to() -> None:
+    sentence = "the relative part of the tolerance is taken of the sum of the terms' absolute values"
+    assert sentence in statement_markdown(load_problem(ROOT / "problems" / "masked-mean"))
+    assert sentence not in statement_markdown(load_problem(ROOT / "problems" / "kv-cache-update"))
