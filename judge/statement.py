@@ -7,8 +7,7 @@ apart from what the judge does:
 - ``{{rules}}``: every rule the judge enforces, generated from the spec (``render_rules``): how the
   function is called (``jax.jit``, which arguments are traced, how numbers arrive), the program rules
   (host callbacks), the extra checks (inputs left unchanged), the dtype and tolerance rules (with what
-  the relative tolerance is relative to, under `[compare] magnitude`) and the
-  container rule.
+  the relative tolerance is taken of, under ``[compare] magnitude``) and the container rule.
 
 The HTML keeps ``$...$`` and ``$$...$$`` as math spans for KaTeX.
 """
