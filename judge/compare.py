@@ -12,8 +12,12 @@ Order, stopping at the first failure (docs/architecture.md, "Comparison"):
    iff ``|got - exp| <= max(atol + rtol * |exp|, ulps * ulp(exp), floor_ulps * ulp(m))`` in float64, where
    ``m`` is the largest finite ``|exp|`` over the leaves of that dtype in the same top-level entry of the
    output and ``ulp`` the spacing of the dtype there; NaN only matches NaN at the same place and an
-   infinity only the same infinity. Integer and bool leaves compare exactly. The first failing leaf (dict
-   keys sorted, as in JAX) is reported, but every leaf is measured for ``max_error_ratio``.
+   infinity only the same infinity. Integer and bool leaves compare exactly. With a ``scale`` tree (the
+   problem's magnitude function, ``judge.spec.CompareSpec.magnitude``: per element the sum of the absolute
+   values of the terms that make it), ``rtol`` applies to ``max(|exp|, scale)`` instead of ``|exp|``: an
+   element that cancels keeps the bound of the terms it cancelled, which any order of the additions meets.
+   The first failing leaf (dict keys sorted, as in JAX) is reported, but every leaf is measured for
+   ``max_error_ratio``.
 
 Typed PRNG key leaves (``sandbox.tree.KeyArray``) compare as keys: a key where a key is expected (not its
 raw uint32 data), the same implementation and key-array shape, then every key's data exactly; messages
@@ -58,6 +62,7 @@ __all__ = [
     "compare",
     "element_bounds",
     "format_path",
+    "scale_leaves",
     "ulp",
 ]
 
@@ -141,12 +146,15 @@ def compare(
     tolerance: Mapping[str, Tolerance],
     root_names: Sequence[str] = (),
     tuple_as_list: bool = False,
+    scale: Tree = None,
 ) -> CompareResult:
-    """Compare ``got`` with ``expected``: structure, then leaf type/shape/dtype, then values."""
+    """Compare ``got`` with ``expected``: structure, then leaf type/shape/dtype, then values. ``scale``: the
+    magnitude tree of the expected output (``scale_leaves``), or None."""
     for leaf in _expected_leaves(expected, ()):
         _check_expected_dtype(leaf.dtype, tolerance)
     pairs: list[_Pair] = []
     mismatch = _match(expected, got, (), tuple_as_list, pairs)
+    pairs = _with_scales(pairs, scale)
     if mismatch is None:
         mismatch = _first_leaf_mismatch(pairs)
     if mismatch is not None:
@@ -156,7 +164,12 @@ def compare(
 
 
 def accepts(
-    expected: Tree, got: Tree, *, tolerance: Mapping[str, Tolerance], tuple_as_list: bool = False
+    expected: Tree,
+    got: Tree,
+    *,
+    tolerance: Mapping[str, Tolerance],
+    tuple_as_list: bool = False,
+    scale: Tree = None,
 ) -> bool:
     """Whether ``compare(expected, got, ...)`` is ok: the same steps and bounds, no message, and it stops at
     the first leaf that fails."""
@@ -165,6 +178,7 @@ def accepts(
     pairs: list[_Pair] = []
     if _match(expected, got, (), tuple_as_list, pairs) is not None or _first_leaf_mismatch(pairs) is not None:
         return False
+    pairs = _with_scales(pairs, scale)
     magnitudes = _magnitudes(pairs)
     return not any(_leaf_fails(pair, tolerance, magnitudes[_group(pair)]) for pair in pairs)
 
@@ -177,19 +191,20 @@ class Checker:
     root_names: tuple[str, ...] = ()
     tuple_as_list: bool = False
 
-    def __call__(self, expected: Tree, got: Tree) -> CompareResult:
+    def __call__(self, expected: Tree, got: Tree, scale: Tree = None) -> CompareResult:
         return compare(
             expected,
             got,
             tolerance=self.tolerance,
             root_names=self.root_names,
             tuple_as_list=self.tuple_as_list,
+            scale=scale,
         )
 
-    def accepts(self, expected: Tree, got: Tree) -> bool:
+    def accepts(self, expected: Tree, got: Tree, scale: Tree = None) -> bool:
         """``self(expected, got).ok``, without building a message: stops at the first failing leaf. For
         callers that only need the answer many times over (matching an output against known mistakes)."""
-        return accepts(expected, got, tolerance=self.tolerance, tuple_as_list=self.tuple_as_list)
+        return accepts(expected, got, tolerance=self.tolerance, tuple_as_list=self.tuple_as_list, scale=scale)
 
 
 def bind(spec: CompareSpec, output: OutputSpec) -> Checker:
@@ -341,6 +356,46 @@ class _Pair:
     at: tuple[PathEntry, ...]
     expected: np.ndarray | KeyArray
     got: object
+    #: Per element, the magnitude of the terms that make the expected value (``scale_leaves``), or None.
+    scale: np.ndarray | None = None
+
+
+def scale_leaves(scale: Tree) -> dict[tuple[PathEntry, ...], np.ndarray]:
+    """The float array leaves of a magnitude tree by leaf path (the paths ``compare`` gives the expected
+    tree's leaves); anything else in it is left out, so a leaf without a magnitude keeps its plain bound."""
+    out: dict[tuple[PathEntry, ...], np.ndarray] = {}
+
+    def walk(node: Tree, at: tuple[PathEntry, ...]) -> None:
+        if isinstance(node, np.ndarray):
+            if _is_float(node.dtype):
+                out[at] = node
+        elif isinstance(node, dict):
+            for key, child in node.items():
+                walk(child, (*at, key))
+        elif isinstance(node, list | tuple):
+            for i, child in enumerate(node):
+                walk(child, (*at, i))
+        elif isinstance(node, OtherNode):
+            for i, child in enumerate(node.children):
+                walk(child, (*at, i))
+
+    walk(scale, ())
+    return out
+
+
+def _with_scales(pairs: list[_Pair], scale: Tree) -> list[_Pair]:
+    """The pairs with each float leaf's magnitude from ``scale`` where it has one of the leaf's shape."""
+    if scale is None:
+        return pairs
+    leaves = scale_leaves(scale)
+    out = []
+    for pair in pairs:
+        found = leaves.get(pair.at)
+        exp = pair.expected
+        if found is not None and isinstance(exp, np.ndarray) and found.shape == exp.shape:
+            pair = replace(pair, scale=np.abs(found.astype(np.float64)))
+        out.append(pair)
+    return out
 
 
 @dataclass(frozen=True)
@@ -479,19 +534,30 @@ def ulp(values: np.ndarray, dtype: np.dtype[Any]) -> np.ndarray:
     return np.where(finite, np.ldexp(eps, exponent), np.nan)
 
 
-def _bounds(exp: np.ndarray, tol: Tolerance, magnitude: float) -> tuple[np.ndarray, np.ndarray]:
+def _bounds(
+    exp: np.ndarray, tol: Tolerance, magnitude: float, scale: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Per element: (bound on |got - exp|, ulp of exp or 0), in float64; ``magnitude`` is the ``m`` of the
-    floor (see the module docstring)."""
-    return element_bounds(exp, exp.dtype, tol, magnitude)
+    floor, ``scale`` the element's terms' magnitude (see the module docstring)."""
+    return element_bounds(exp, exp.dtype, tol, magnitude, scale)
 
 
 def element_bounds(
-    values: np.ndarray, dtype: np.dtype[Any], tol: Tolerance, magnitude: float
+    values: np.ndarray,
+    dtype: np.dtype[Any],
+    tol: Tolerance,
+    magnitude: float,
+    scale: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per element of ``values`` (any float dtype, e.g. a float64 oracle of a float32 result): (the bound
-    ``tol`` puts on an element of ``dtype`` expected to equal it, the ulp of ``dtype`` there or 0)."""
+    ``tol`` puts on an element of ``dtype`` expected to equal it, the ulp of ``dtype`` there or 0).
+    ``scale``: per element, the sum of the absolute values of the terms that make it (the problem's
+    magnitude function), or None; ``rtol`` then applies to ``max(|value|, scale)``, so an element whose
+    terms cancel is allowed the rounding error of the terms themselves, in whatever order they are added.
+    Pure: a per-backend factor can be applied to the bound this returns."""
     e = np.abs(np.asarray(values).astype(np.float64))
-    bound = tol.atol + tol.rtol * e
+    relative = e if scale is None else np.maximum(e, np.nan_to_num(np.abs(scale), nan=0.0, posinf=0.0))
+    bound = tol.atol + tol.rtol * relative
     if not tol.uses_ulps:
         return bound, np.zeros_like(e)
     spacing = ulp(e, dtype)
@@ -548,7 +614,7 @@ def _leaf_fails(pair: _Pair, tolerance: Mapping[str, Tolerance], magnitude: floa
     if not _is_float(exp.dtype):
         return bool(np.any(got != exp))
     with np.errstate(invalid="ignore", over="ignore"):
-        bound = _bounds(exp, tolerance[exp.dtype.name], magnitude)[0]
+        bound = _bounds(exp, tolerance[exp.dtype.name], magnitude, pair.scale)[0]
     return bool(np.any(_float_ratios(exp, got, bound)[0]))
 
 
@@ -577,12 +643,16 @@ def _check_leaf(pair: _Pair, path: str, tolerance: Mapping[str, Tolerance], magn
     if exp.size == 0:
         return _LeafCheck(0, 0, None)
     if got.dtype == exp.dtype and got.shape == exp.shape and got.tobytes() == exp.tobytes():
-        return _identical_leaf(exp, path, tolerance, magnitude)
-    return _check_values(exp, got, path, tolerance, magnitude)
+        return _identical_leaf(exp, path, tolerance, magnitude, pair.scale)
+    return _check_values(exp, got, path, tolerance, magnitude, pair.scale)
 
 
 def _identical_leaf(
-    exp: np.ndarray, path: str, tolerance: Mapping[str, Tolerance], magnitude: float
+    exp: np.ndarray,
+    path: str,
+    tolerance: Mapping[str, Tolerance],
+    magnitude: float,
+    scale: np.ndarray | None = None,
 ) -> _LeafCheck:
     """A leaf whose values are bit for bit the expected ones (a right answer's usual case): what
     ``_check_values`` finds for it, element by element (nothing fails, every ratio is 0, so the worst
@@ -590,19 +660,25 @@ def _identical_leaf(
     first = exp.reshape(-1)[:1]
     bounds = None
     if _is_float(exp.dtype):
+        first_scale = None if scale is None else scale.reshape(-1)[:1]
         with np.errstate(invalid="ignore", over="ignore"):
-            bounds = _bounds(first, tolerance[exp.dtype.name], magnitude)
+            bounds = _bounds(first, tolerance[exp.dtype.name], magnitude, first_scale)
     worst = _element(path, (0,), first, first, 0.0, bounds)
     return _LeafCheck(0, exp.size, replace(worst, index=(0,) * exp.ndim))
 
 
 def _check_values(
-    exp: np.ndarray, got: np.ndarray, path: str, tolerance: Mapping[str, Tolerance], magnitude: float
+    exp: np.ndarray,
+    got: np.ndarray,
+    path: str,
+    tolerance: Mapping[str, Tolerance],
+    magnitude: float,
+    scale: np.ndarray | None = None,
 ) -> _LeafCheck:
     """Every element of a non-empty array leaf against its bound: how many fail, and the worst."""
     if _is_float(exp.dtype):
         with np.errstate(invalid="ignore", over="ignore"):
-            bounds = _bounds(exp, tolerance[exp.dtype.name], magnitude)
+            bounds = _bounds(exp, tolerance[exp.dtype.name], magnitude, scale)
         failing, ratio = _float_ratios(exp, got, bounds[0])
     else:
         bounds = None

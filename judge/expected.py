@@ -73,7 +73,9 @@ def case_key(problem: Problem, case: Case, what: str = "output") -> str:
         parts.append(problem.menu_source)
     if problem.spec.sandbox.devices > 1:  # the reference ran on that many devices
         parts.append(f"devices={problem.spec.sandbox.devices}")
-    if what != "output":
+    if what == "magnitude":
+        parts += [what, problem.spec.compare.magnitude_function or ""]
+    elif what != "output":
         gradient = problem.spec.gradient
         # The code that builds the cotangent and the vjp program is part of what a gradient is.
         parts += [what, gradient.model_dump_json() if gradient is not None else "", _transforms_source()]
@@ -163,9 +165,10 @@ def clear_jax_caches() -> None:
 
 
 def reference_outputs(problem: Problem, cases: Sequence[Case], what: str = "output") -> list[Any]:
-    """Reference output (or, with ``what="gradient"``, the gradient the problem checks) per case, in order,
-    under one ``jax.jit`` (no cache): a ReferenceFailure (with the reference's own exception as its cause)
-    where the reference raised, so one bad case spoils no other."""
+    """Reference output (or, with ``what="gradient"``, the gradient the problem checks; with
+    ``what="magnitude"``, the reference module's magnitude function, ``judge.spec.CompareSpec.magnitude``)
+    per case, in order, under one ``jax.jit`` (no cache): a ReferenceFailure (with the reference's own
+    exception as its cause) where the reference raised, so one bad case spoils no other."""
     if problem.spec.sandbox.devices > 1 and what == "output":
         # On the problem's devices: here when this process has them, else in a child that does.
         from judge import mesh_reference
@@ -181,6 +184,11 @@ def reference_outputs(problem: Problem, cases: Sequence[Case], what: str = "outp
         return [ReferenceFailure(f"the problem's menu module failed: {exc}")] * len(cases)
     if what == "gradient":
         fn = _gradient_of(problem, fn)
+    elif what == "magnitude":
+        try:
+            fn = magnitude_function(problem)
+        except ReferenceFailure as exc:
+            return [exc] * len(cases)
     # By position: the gradient wrapper keeps the positions, not the names.
     static = tuple(i for i, a in enumerate(problem.spec.args) if not a.traced)
     jitted = jax.jit(fn, static_argnums=static)
@@ -199,6 +207,30 @@ def reference_outputs(problem: Problem, cases: Sequence[Case], what: str = "outp
             failure.__cause__ = exc
             outputs.append(failure)
     return outputs
+
+
+def magnitude_function(problem: Problem) -> Callable[..., Any]:
+    """The reference module's magnitude function (``judge.spec.CompareSpec.magnitude``)."""
+    name = problem.spec.compare.magnitude_function
+    module = _import_file(str(problem.reference_path), problem.reference_source)
+    fn = getattr(module, name or "", None)
+    if not callable(fn):
+        raise ReferenceFailure(f"{problem.reference_path} does not define the magnitude function `{name}`")
+    return fn  # type: ignore[no-any-return]
+
+
+def expected_magnitudes(problem: Problem, cases: Sequence[Case]) -> list[Any | ReferenceFailure] | None:
+    """Per case, the magnitude of the terms of every output element (cached like the outputs), or None for
+    a problem without a magnitude function."""
+    if problem.spec.compare.magnitude_function is None:
+        return None
+    return expected_outputs(problem, cases, what="magnitude")
+
+
+def gradient_function(problem: Problem) -> Callable[..., Any]:
+    """The reference's gradient as the problem checks it (``[gradient]`` problems): the function whose
+    results ``reference_outputs(..., what="gradient")`` gives, for a trusted caller that traces it."""
+    return _gradient_of(problem, load_reference(problem))
 
 
 def _gradient_of(problem: Problem, fn: Callable[..., Any]) -> Callable[..., Any]:

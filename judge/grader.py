@@ -34,7 +34,7 @@ import numpy as np
 
 from judge.compare import Checker, CompareResult, bind
 from judge.errors import JudgeError, ReferenceFailure
-from judge.expected import expected_gradients, expected_layouts, expected_outputs
+from judge.expected import expected_gradients, expected_layouts, expected_magnitudes, expected_outputs
 from judge.feedback.cost import CostComparison, compare_cost
 from judge.feedback.known_costs import CostMistakeFinder
 from judge.feedback.matching import Match
@@ -75,6 +75,7 @@ from judge.rules_transform import (
     batch_size,
     batched_broken,
     batched_rule,
+    held_key,
     loop_steps,
     outside_loops,
     split_autodiff,
@@ -294,7 +295,10 @@ def grade(
             problem, chosen, visibility, expected, limits, job, author=author, gradients=gradients
         )
         judging.layouts = expected_layouts(problem, chosen)
-        judging.mistakes = MistakeFinder(problem, chosen, expected, gradients) if feedback else None
+        judging.scales = expected_magnitudes(problem, chosen)
+        judging.mistakes = (
+            MistakeFinder(problem, chosen, expected, gradients, judging.scales) if feedback else None
+        )
         judging.cost_mistakes = CostMistakeFinder(problem, chosen) if feedback else None
         streamer = _Streamer(judging, on_case, on_progress)
         if cancel is not None and cancel.is_set():
@@ -401,6 +405,9 @@ class Judging:
     #: Where the reference's output leaves live, per case (``judge.shardings``): problems of more than
     #: one device only, else None.
     layouts: Sequence[Any] | None = None
+    #: Per case, the magnitude of the terms of each output element (``judge.spec.CompareSpec.magnitude``;
+    #: a ReferenceFailure where it failed), or None for a problem without a magnitude function.
+    scales: Sequence[Any] | None = None
     #: Which known mistake a wrong output on case i looks like (``judge.mistakes``); None: not asked.
     mistakes: Callable[[int, Any], Match | None] | None = None
     #: Which known mistake a program the cost rule refuses on case i looks like, from the figure that
@@ -630,6 +637,11 @@ class Judging:
                 Verdict.INTERNAL_ERROR,
                 f"the judge could not compute the expected gradient: {expected_gradient}",
             )
+        scale = self.scales[i] if self.scales is not None else None
+        if isinstance(scale, ReferenceFailure):
+            return _Outcome(
+                Verdict.INTERNAL_ERROR, f"the judge could not compute the output's magnitudes: {scale}"
+            )
         if program.failure is not None:
             return self._claim(program.failure, hidden)
         if program.refused is not None:
@@ -670,7 +682,7 @@ class Judging:
                 )
             got_or_failure, again = parts
         try:
-            compared, got = self._compare(expected, expected_gradient, got_or_failure)
+            compared, got = self._compare(expected, expected_gradient, got_or_failure, scale)
         except Exception as exc:
             return _Outcome(Verdict.INTERNAL_ERROR, f"the checker failed: {type(exc).__name__}: {exc}")
         if not compared.ok:
@@ -688,6 +700,7 @@ class Judging:
                 again,
                 hidden=hidden,
                 scale=autodiff_scale(self.job.autodiff, self.job.cases[i].sig),
+                magnitude=scale,
             )
             if broken is not None:
                 return _Outcome(
@@ -707,7 +720,7 @@ class Judging:
                 Verdict.WRONG_ANSWER, text, WrongAnswerReason.MUTATION, compared.max_error_ratio, got
             )
         if i == self.job.retrace_case:
-            state = self._retrace(raw, got_or_failure, hidden)
+            state = self._retrace(raw, got_or_failure, hidden, scale)
             if state is not None:
                 return _Outcome(state.verdict, state.message, state.reason, compared.max_error_ratio, got)
         message = (
@@ -731,7 +744,8 @@ class Judging:
         return True
 
     def _unbatched(self, raw: RawRun, i: int, program: ProgramReport) -> str | None:
-        """The ``require_batched`` rule on case i's program, against the programs of earlier signatures."""
+        """The ``require_batched`` rule on case i's program, against the programs of earlier signatures
+        that hold every other size the same (``judge.rules_transform.held_key``)."""
         rule = self.batched
         if rule is None:
             return None
@@ -744,11 +758,13 @@ class Judging:
             first = self.job.first_case(other.id)
             if other.id >= plan.sig or report is None or report.compiled is None or first is None:
                 continue
-            size = batch_size(rule, spec, self.case_list[first].inputs)
-            if size is not None:
+            inputs = self.case_list[first].inputs
+            size, held = batch_size(rule, spec, inputs), held_key(rule, spec, inputs)
+            if size is not None and held is not None:
                 summary = ProgramSummary.from_wire(report.compiled.get("summary"))
-                peers.append(Peer(size, sum(summary.ops.values()), self.case_list[first].name))
-        return batched_broken(rule, batch_size(rule, spec, self.case_list[i].inputs), ops, peers)
+                peers.append(Peer(size, summary.ops, held, self.case_list[first].name))
+        inputs = self.case_list[i].inputs
+        return batched_broken(rule, batch_size(rule, spec, inputs), held_key(rule, spec, inputs), ops, peers)
 
     def _unrolled(self, raw: RawRun, i: int, program: ProgramReport) -> str | None:
         """The ``require_loop`` rule's bound on steps on case i's program, against the programs of earlier
@@ -891,11 +907,14 @@ class Judging:
             return None
         return MistakeMatch(name=match.mistake.name, note=match.mistake.note, others=match.others)
 
-    def _compare(self, expected: Any, expected_gradient: Any, got: Any) -> tuple[CompareResult, Any]:
-        """Compare a program's result with the expected one; the result and the user's output alone."""
+    def _compare(
+        self, expected: Any, expected_gradient: Any, got: Any, scale: Any = None
+    ) -> tuple[CompareResult, Any]:
+        """Compare a program's result with the expected one; the result and the user's output alone.
+        ``scale``: the output's magnitudes (``judge.compare``), or None."""
         if self.gradients is None:
-            return self.checker(expected, got), got
-        return compare_with_gradient(self.checker, expected, expected_gradient, got)
+            return self.checker(expected, got, scale=scale), got
+        return compare_with_gradient(self.checker, expected, expected_gradient, got, scale=scale)
 
     def _output(self, program: ProgramReport, run: CaseReport, hidden: bool) -> Any:
         """The host output tree of a run, or the outcome that it failed."""
@@ -920,8 +939,9 @@ class Judging:
             )
         return got
 
-    def _retrace(self, raw: RawRun, first: Any, hidden: bool) -> _Outcome | None:
-        """Compare the re-traced program's result with the first one; None when they agree."""
+    def _retrace(self, raw: RawRun, first: Any, hidden: bool, scale: Any = None) -> _Outcome | None:
+        """Compare the re-traced program's result with the first one, with the case's magnitudes ``scale``
+        (the second trace may compile to another order of additions); None when they agree."""
         retrace = raw.retrace
         if retrace is None:
             return None
@@ -943,9 +963,9 @@ class Judging:
             second = parts[0] if parts is not None else second
         try:
             if self.gradients is not None and isinstance(first, tuple) and len(first) == 2:
-                compared, _ = compare_with_gradient(self.checker, first[0], first[1], second)
+                compared, _ = compare_with_gradient(self.checker, first[0], first[1], second, scale=scale)
             else:
-                compared = self.checker(first, second)
+                compared = self.checker(first, second, scale=scale)
         except Exception:
             compared = CompareResult(
                 False, WrongAnswerReason.STRUCTURE, None, "the two results differ", float("inf")

@@ -151,13 +151,14 @@ def _read_or_run(problem: Problem, mistake: KnownMistake, case: Case, key: str) 
     return output
 
 
-def same_as(problem: Problem) -> Callable[[Any, Any], bool]:
+def same_as(problem: Problem, scale: Any = None) -> Callable[[Any, Any], bool]:
     """``same(mistake_output, got)``: the problem's own comparison accepts ``got`` against the mistake's
-    output (and, on a ``[gradient]`` problem, its gradient)."""
+    output (and, on a ``[gradient]`` problem, its gradient), with the case's magnitudes ``scale``
+    (``judge.expected.expected_magnitudes``; None: the plain bound), as the grader compares."""
     checker = bind(problem.spec.compare, problem.spec.output)
     if problem.spec.gradient is None:
-        return checker.accepts
-    return lambda reference, got: accepts_with_gradient(checker, reference[0], reference[1], got)
+        return lambda reference, got: checker.accepts(reference, got, scale)
+    return lambda reference, got: accepts_with_gradient(checker, reference[0], reference[1], got, scale)
 
 
 def _leaf_same(problem: Problem) -> Callable[[Any, Any], bool]:
@@ -176,6 +177,9 @@ class MistakeFinder:
     #: differ from to name anything.
     expected: Sequence[Any]
     gradients: Sequence[Any] | None = None
+    #: The magnitudes of the reference's output per case (``judge.expected.expected_magnitudes``), or None:
+    #: "right" and "the same as a mistake" are decided with the bound the grader uses.
+    scales: Sequence[Any] | None = None
     _known: tuple[KnownMistake, ...] | None = field(default=None, init=False)
     #: ``output_key`` of each known mistake, per case.
     _output_keys: dict[int, tuple[str, ...]] = field(default_factory=dict, init=False)
@@ -210,7 +214,7 @@ class MistakeFinder:
         mistakes = self.known()
         if not mistakes:
             return None
-        same = same_as(self.problem)
+        same = same_as(self.problem, self._scale(i))
         reference = self._reference(i)
         if reference is None or same(reference, got):  # the reference's output is right, whatever else
             return None
@@ -232,6 +236,11 @@ class MistakeFinder:
         gradient = self.gradients[i]
         return None if isinstance(gradient, ReferenceFailure) else (reference, gradient)
 
+    def _scale(self, i: int) -> Any:
+        """The magnitudes of case i's output, or None (none declared, or the magnitude function failed)."""
+        scale = self.scales[i] if self.scales is not None else None
+        return None if isinstance(scale, ReferenceFailure) else scale
+
     def _keys(self, i: int) -> tuple[str, ...]:
         """``output_key`` of each known mistake on case i, made once per case."""
         if i not in self._output_keys:
@@ -242,7 +251,9 @@ class MistakeFinder:
     def _candidates_key(self, i: int) -> str | None:
         """``_candidates_key`` of case i and the known mistakes, made once per case."""
         if i not in self._by_case:
-            self._by_case[i] = _candidates_key(self.problem, self._keys(i), self._reference(i))
+            self._by_case[i] = _candidates_key(
+                self.problem, self._keys(i), self._reference(i), self._scale(i) is not None
+            )
         return self._by_case[i]
 
     def candidates(self, i: int, mistakes: Sequence[KnownMistake]) -> list[Candidate]:
@@ -255,14 +266,14 @@ class MistakeFinder:
             keys, key = self._keys(i), self._candidates_key(i)
         else:
             keys = tuple(output_key(self.problem, m, self.cases[i]) for m in mistakes)
-            key = _candidates_key(self.problem, keys, reference)
+            key = _candidates_key(self.problem, keys, reference, self._scale(i) is not None)
         remembered = _CANDIDATES.get(key, None) if key is not None else None
         if remembered is not None:
             self._candidates[i] = remembered
             return remembered
         found: list[Candidate] = []
         if reference is not None:
-            leaf_same, same = _leaf_same(self.problem), same_as(self.problem)
+            leaf_same, same = _leaf_same(self.problem), same_as(self.problem, self._scale(i))
             for mistake, output_at in zip(mistakes, keys, strict=True):
                 output = mistake_output(self.problem, mistake, self.cases[i], output_at)
                 if output is None:
@@ -277,15 +288,19 @@ class MistakeFinder:
         return found
 
 
-def _candidates_key(problem: Problem, output_keys: Sequence[str], reference: Any) -> str | None:
+def _candidates_key(
+    problem: Problem, output_keys: Sequence[str], reference: Any, scaled: bool = False
+) -> str | None:
     """What a case's candidates depend on: each mistake's output key on it (``output_key``), the
-    reference's output and the problem's comparison; None when the reference's output cannot be encoded
-    (then nothing is remembered)."""
+    reference's output and the problem's comparison, with or without the case's magnitudes (``scaled``:
+    which outputs are right depends on it); None when the reference's output cannot be encoded (then
+    nothing is remembered)."""
     try:
         encoded = dumps_tree(reference)
     except (ProtocolError, TypeError, ValueError):
         return None
     digest = hashlib.sha256(encoded)
+    digest.update(b"scaled" if scaled else b"plain")
     digest.update(problem.spec.compare.model_dump_json().encode())
     digest.update(problem.spec.output.model_dump_json().encode())
     for key in output_keys:

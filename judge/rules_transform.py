@@ -56,6 +56,7 @@ first step peeled off) passes, as it should.
 
 from __future__ import annotations
 
+import json
 import math
 import secrets
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -138,17 +139,21 @@ def autodiff_broken(
     *,
     hidden: bool,
     scale: float,
+    magnitude: Any = None,
 ) -> str | None:
     """None when every declared output of ``again`` is ``scale`` times the same output of ``output``
     (within the problem's tolerance); else the message. ``output`` already matched the reference, so it
-    has the declared structure."""
+    has the declared structure. ``magnitude``: the case's output magnitudes (``[compare] magnitude``), or
+    None; scaled like the output, they widen the bound as for the reference, since the second call may be
+    compiled into another order of additions."""
     part = Checker(tolerance=checker.tolerance, root_names=(), tuple_as_list=checker.tuple_as_list)
     for name in rule.outputs:
         index = spec.output.names.index(name)
         if not isinstance(again, tuple) or len(again) != len(spec.output.names):
             result = CompareResult(False, None, None, "the second call returned another structure", np.inf)
         else:
-            result = part(_scaled(output[index], scale), again[index])
+import json
+import math
         if not result.ok:
             detail = "" if hidden else f" ({result.message})"
             return (
@@ -185,12 +190,44 @@ def batch_size(rule: BatchedRule, spec: ProblemSpec, inputs: Sequence[Any]) -> i
     return None
 
 
+def held_key(rule: BatchedRule, spec: ProblemSpec, inputs: Sequence[Any]) -> str | None:
+    """Everything of one case's signature that the program's form may depend on, except the size of the
+    rule's axis: per argument its leaves' shapes and dtypes (the batched argument's with that axis left
+    out) or its static value. Two cases with the same key are the same computation at two batch sizes (or
+    at one). None when the batched argument has no leaf with the axis."""
+    parts: list[Any] = []
+    for arg, value in zip(spec.args, inputs, strict=True):
+        if arg.name == rule.arg:
+            shapes = []
+            for leaf in _leaves(value):
+                shape = list(np.shape(leaf))
+                if len(shape) <= rule.axis:
+                    return None
+                shape[rule.axis] = -1
+                shapes.append([shape, _dtype_name(leaf)])
+            parts.append(["batched", shapes])
+        elif arg.traced and arg.kind != "number":
+            parts.append(["traced", [[list(np.shape(x)), _dtype_name(x)] for x in _leaves(value)]])
+        elif arg.traced:
+            parts.append(["number"])
+        else:
+            parts.append(["static", repr(value)])
+    return json.dumps(parts)
+
+
+def _dtype_name(leaf: Any) -> str:
+    dtype = getattr(leaf, "dtype", None)
+    return str(dtype) if dtype is not None else type(leaf).__name__
+
+
 @dataclass(frozen=True)
 class Peer:
-    """Another program of the same grading: its batch size, its op count and a case that used it."""
+    """Another program of the same grading: its batch size, its op histogram, what it holds fixed
+    (``held_key``) and a case that used it."""
 
     size: int
-    ops: int
+    ops: Mapping[str, int]
+    held: str
     case: str
 
 
@@ -198,11 +235,21 @@ def op_count(ops: Mapping[str, int]) -> int:
     return sum(int(n) for n in ops.values())
 
 
+def _histogram_difference(ops: Mapping[str, int], other: Mapping[str, int]) -> str:
+    """The ops whose counts differ, for the message (at most three)."""
+    names = sorted(n for n in set(ops) | set(other) if int(ops.get(n, 0)) != int(other.get(n, 0)))
+    shown = ", ".join(
+        f"{n.removeprefix('stablehlo.')} {other.get(n, 0)} -> {ops.get(n, 0)}" for n in names[:3]
+    )
+    return shown + (", ..." if len(names) > 3 else "")
+
+
 def batched_broken(
-    rule: BatchedRule, size: int | None, ops: Mapping[str, int], peers: Sequence[Peer]
+    rule: BatchedRule, size: int | None, held: str | None, ops: Mapping[str, int], peers: Sequence[Peer]
 ) -> str | None:
-    """None when the program (``ops``, its op histogram, at batch size ``size``) keeps the rule against the
-    earlier programs ``peers``; else the message."""
+    """None when the program (``ops``, its op histogram, at batch size ``size`` with everything else
+    ``held``) keeps the rule against the earlier programs ``peers``; else the message. Only a peer that
+    holds everything else the same is compared: the same computation at another batch size."""
     member = rule.member
     if ops.get("stablehlo.while"):
         return (
@@ -210,84 +257,23 @@ def batched_broken(
             f"jax.lax.fori_loop compute one {member} after another. jax.vmap computes every {member} at once "
             "in one batched program"
         )
-    count = op_count(ops)
-    if size is None:
+    if size is None or held is None:
         return None
     for peer in peers:
-        if peer.size != size and peer.ops != count:
-            return (
-                f"this problem asks you to {rule.asks}; your program for {size} {member}s has {count} "
-                f"operations and the one for {peer.size} {member}s (case {peer.case}) has {peer.ops}: a "
-                f"program built with jax.vmap has the same operations whatever the number of {member}s, so "
-                f"yours computes each {member} separately (a Python loop or comprehension over them is "
-                f"unrolled into one copy per {member}, even beside a jax.vmap). Write the computation for "
-                f"one {member} and map it over axis {rule.axis} with jax.vmap(..., in_axes=...)"
-            )
-    return None
-
-
-# ------------------------------------------------------------------------ require_loop's bound on steps
-
-
-def loop_steps(rule: LoopRule | ForbidOpsRule, spec: ProblemSpec, inputs: Sequence[Any]) -> int | None:
-    """The number of steps of one case (``LoopRule.steps``): the length of the declared axis of the
-    argument's first leaf, or the value of an int argument; None without a bound or such an axis."""
-    if rule.steps is None:
-        return None
-    value = inputs[[a.name for a in spec.args].index(rule.steps.arg)]
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    for leaf in _leaves(value):
-        shape = np.shape(leaf)
-        return int(shape[rule.steps.axis]) if len(shape) > rule.steps.axis else None
-    return None
-
-
-def outside_loops(ops: Mapping[str, int], loop_ops: Mapping[str, int]) -> int:
-    """The program's op count less the ops in its loops' bodies (``sandbox.inside.executor.loop_ops``): what
-    an unrolled copy per step adds to, and what a loop's body, however many times it runs, does not."""
-    return op_count(ops) - op_count(loop_ops)
-
-
-def unrolled_broken(
-    rule: LoopRule | ForbidOpsRule, steps: int | None, outside: int, peers: Sequence[Peer]
-) -> str | None:
-    """None when the program (``outside``: its ops outside loops, at ``steps`` steps) keeps the rule's bound
-    against the earlier programs ``peers`` (their ``size`` is their number of steps, their ``ops`` their ops
-    outside loops); else the message.
-
-    Without ``per_doubling``, the bound is linear: between two programs whose numbers of steps differ by 2
-    or more, the ops outside loops must not grow with the steps by at least one op per step, which an
-    unrolled Python loop does (each copy of the step adds its ops, a call of a jitted step at least one)
-    and a loop does not (its body is one copy whatever the trip count). A difference of a few ops that a
-    shape can cause (a dimension of 1 taking a shortcut) stays under one op per step of a wider gap.
-    With ``per_doubling = d``, the bound is logarithmic: from fewer steps s to more steps S, the ops may
-    grow by at most ``d * (log2(S / s) + 1)`` (one doubling's worth of slack for shapes that take
-    shortcuts), which ``jax.lax.associative_scan``'s levels of combines keep and an unrolled loop, whose
-    growth is linear, breaks once S is large enough."""
-    if steps is None or rule.steps is None:
-        return None
-    per_doubling = rule.steps.per_doubling
-    for peer in peers:
-        gap = steps - peer.size
-        grown = outside - peer.ops
-        if gap * grown <= 0:
+        if peer.held != held or peer.size == size or _same_histogram(peer.ops, ops):
             continue
-        if per_doubling is None:
-            broken = abs(gap) >= 2 and abs(grown) >= abs(gap)
-            limit = "one operation per step"
-        else:
-            few, many = sorted((max(steps, 1), max(peer.size, 1)))
-            broken = abs(grown) > per_doubling * (math.log2(many / few) + 1)
-            limit = f"{per_doubling} operations each time the number of steps doubles"
-        if broken:
-            return (
-                f"this problem asks you to {rule.asks}; your program for {steps} steps has {outside} "
-                f"operations outside its loops and the one for {peer.size} steps (case {peer.case}) has "
-                f"{peer.ops}: the program grows with the number of steps by more than {limit}, so the "
-                "steps are unrolled (a Python for loop makes one copy of its body per step while jax.jit "
-                "traces it). Write the step once and let a JAX primitive apply it: the program then "
-                "keeps its size whatever the number of steps"
-                + ("" if per_doubling is None else " (or grows by one level per doubling)")
-            )
+        return (
+            f"this problem asks you to {rule.asks}; the judge compiled your function for {peer.size} and for "
+            f"{size} {member}s with every other size the same (case {peer.case} and this one), and the "
+            f"programs differ ({_histogram_difference(ops, peer.ops)}; {op_count(peer.ops)} and "
+            f"{op_count(ops)} operations in all): a program built with jax.vmap is the same program whatever "
+            f"the number of {member}s, only its shapes change, so yours computes each {member} separately (a "
+            f"Python loop or comprehension over them is unrolled into one copy per {member}, even beside a "
+            f"jax.vmap). Write the computation for one {member} and map it over axis {rule.axis} with "
+            "jax.vmap(..., in_axes=...)"
+        )
     return None
+
+
+import json
+import math

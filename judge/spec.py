@@ -317,6 +317,10 @@ def default_tolerances() -> dict[str, Tolerance]:
     }
 
 
+#: ``[compare] magnitude`` of a problem no order of addition can move (``CompareSpec.magnitude``).
+NO_MAGNITUDE = "none"
+
+
 class CompareSpec(_Strict):
     #: Tolerance by the EXPECTED leaf's dtype. Integer and bool leaves compare exactly.
     tolerance: dict[str, Tolerance] = Field(default_factory=default_tolerances)
@@ -328,11 +332,35 @@ class CompareSpec(_Strict):
     checks: list[Literal["inputs_unchanged"]] = Field(default_factory=list)
     #: Reject host callbacks (``jax.pure_callback``, ``jax.experimental.io_callback``) in the traced program.
     forbid_host_callbacks: bool = True
+    #: A function of the reference module, with the reference's arguments, that returns per element of the
+    #: output the sum of the absolute values of the terms that make it (the output's structure; float
+    #: leaves). ``rtol`` then applies to the larger of that and ``|expected|`` (``judge.compare``), so a
+    #: value whose terms cancel is graded with the rounding error its terms allow in any order of addition.
+    #: On a ``[gradient]`` problem it returns ``(output magnitudes, gradient magnitudes)``, the pair a
+    #: program returns. ``"none"`` declares that no order of addition can move the result (elementwise
+    #: arithmetic, sums of terms of one sign, exact integer or key operations); ``magnitude_reason`` then
+    #: says why, in one line. ``judge check`` refuses a reference that reduces or contracts with neither.
+    magnitude: Identifier | None = None
+    #: Why a problem declares ``magnitude = "none"`` (required with it, refused without it).
+    magnitude_reason: str | None = Field(default=None, min_length=10, max_length=300)
 
     @field_validator("tolerance")
     @classmethod
     def _merge_defaults(cls, value: dict[str, Tolerance]) -> dict[str, Tolerance]:
         return {**default_tolerances(), **value}
+
+    @model_validator(mode="after")
+    def _reasoned(self) -> CompareSpec:
+        if self.magnitude == NO_MAGNITUDE and not self.magnitude_reason:
+            raise ValueError('compare.magnitude = "none" needs a one-line compare.magnitude_reason')
+        if self.magnitude != NO_MAGNITUDE and self.magnitude_reason is not None:
+            raise ValueError('compare.magnitude_reason goes only with compare.magnitude = "none"')
+        return self
+
+    @property
+    def magnitude_function(self) -> str | None:
+        """The name of the reference module's magnitude function, or None (none declared, or ``"none"``)."""
+        return None if self.magnitude in (None, NO_MAGNITUDE) else self.magnitude
 
 
 class LimitsSpec(_Strict):

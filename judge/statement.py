@@ -6,8 +6,8 @@ apart from what the judge does:
 - ``{{examples}}``: the examples, generated from the public cases and the reference's outputs;
 - ``{{rules}}``: every rule the judge enforces, generated from the spec (``render_rules``): how the
   function is called (``jax.jit``, which arguments are traced, how numbers arrive), the program rules
-  (host callbacks), the extra checks (inputs left unchanged), the dtype and tolerance rules and the
-  container rule.
+  (host callbacks), the extra checks (inputs left unchanged), the dtype and tolerance rules (with what
+  the relative tolerance is taken of, under ``[compare] magnitude``) and the container rule.
 
 The HTML keeps ``$...$`` and ``$$...$$`` as math spans for KaTeX.
 """
@@ -287,10 +287,11 @@ def _batched_text(rule: BatchedRule) -> str:
         f"This problem asks you to {rule.asks}: the work must be one batched computation over axis "
         f"{rule.axis} of `{rule.arg}` (one {member} per slice), as `jax.vmap` makes it. The judge checks "
         "the compiled programs: a loop (`jax.lax.map`, `jax.lax.scan`, `jax.lax.fori_loop`) is refused, and "
-        f"the programs for different numbers of {member}s must have the same number of operations, since a "
-        f"Python loop or comprehension over the {member}s is unrolled into one copy per {member} (even "
-        "beside a `jax.vmap`). Such a program is a wrong answer (`rule`) even when every value is right; "
-        "an `einsum` over the batched arrays is the same program as `jax.vmap` and passes."
+        f"two programs whose inputs differ only in the number of {member}s must be the same program (the "
+        "same operations, only their shapes differ), since a Python loop or comprehension over the "
+        f"{member}s is unrolled into one copy per {member} (even beside a `jax.vmap`). Such a program is "
+        "a wrong answer (`rule`) even when every value is right; any formulation inside `jax.vmap` "
+        "(matrix products, broadcasting and sums) and an `einsum` over the batched arrays pass."
     )
 
 
@@ -365,6 +366,18 @@ def _dtype_rules(spec: ProblemSpec) -> list[str]:
         f"Values are compared with the tolerance of the expected leaf's dtype: {tolerances} (an ulp is the "
         "spacing of the dtype at a value; a result is one element of a returned tuple or one entry of a "
         "returned dict). NaN only matches NaN at the same place, and an infinity only the same infinity.",
+        *_order_rule(spec),
+    ]
+
+
+def _order_rule(spec: ProblemSpec) -> list[str]:
+    """The sentence for ``[compare] magnitude``: what the relative tolerance is relative to."""
+    if spec.compare.magnitude_function is None:
+        return []
+    return [
+        "Where the terms that make a result cancel, the relative part of the tolerance is taken of the sum "
+        "of the terms' absolute values rather than of the small result, so a correct program is accepted "
+        "whatever order it adds in."
     ]
 
 

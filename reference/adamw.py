@@ -48,3 +48,33 @@ def adamw(
     new_mu = jax.tree.map(lambda m, g: first(m, g).astype(m.dtype), mu, grads)
     new_nu = jax.tree.map(lambda v, g: second(v, g).astype(v.dtype), nu, grads)
     return new_params, new_mu, new_nu
+
+
+def adamw_magnitude(
+    params: Any, grads: Any, mu: Any, nu: Any, step: Any, learning_rate: Any, weight_decay: Any
+) -> tuple[Any, Any, Any]:
+    """Per element of ``(new_params, new_mu, new_nu)``, the magnitude of the terms that make it
+    (``[compare] magnitude``): ``B1 |mu| + (1 - B1) |g|`` for the first moment (the two terms cancel when
+    they have opposite signs), the second moment itself (terms of one sign), and for the parameter
+    ``|p| + lr (M_m / c1 / (sqrt(v_hat) + EPS) + wd |p|)``, where ``M_m / c1`` bounds ``|m_hat|``'s terms."""
+    t = step.astype(jnp.float32) + 1.0
+    c1 = -jnp.expm1(t * jnp.log1p(B1 - 1.0))
+    c2 = -jnp.expm1(t * jnp.log1p(B2 - 1.0))
+
+    def first(m: Any, g: Any) -> Any:
+        return B1 * jnp.abs(m.astype(jnp.float32)) + (1.0 - B1) * jnp.abs(g.astype(jnp.float32))
+
+    def second(v: Any, g: Any) -> Any:
+        g32 = g.astype(jnp.float32)
+        return B2 * jnp.abs(v.astype(jnp.float32)) + (1.0 - B2) * g32 * g32
+
+    def param(p: Any, g: Any, m: Any, v: Any) -> Any:
+        p32 = jnp.abs(p.astype(jnp.float32))
+        update = first(m, g) / c1 / (jnp.sqrt(second(v, g) / c2) + EPS) + abs(weight_decay) * p32
+        return p32 + abs(learning_rate) * update
+
+    return (
+        jax.tree.map(param, params, grads, mu, nu),
+        jax.tree.map(first, mu, grads),
+        jax.tree.map(second, nu, grads),
+    )

@@ -24,3 +24,10 @@ def shard_activations(x: Any, w: Any) -> dict[str, Any]:
     y = jax.lax.with_sharding_constraint(y, NamedSharding(mesh, P("data", "model")))
     top = jax.lax.with_sharding_constraint(jnp.max(y, axis=1), NamedSharding(mesh, P("data")))
     return {"y": y, "top": top}
+
+
+def shard_activations_magnitude(x: Any, w: Any) -> dict[str, Any]:
+    """Per output element, the sum of the absolute values of its terms (``[compare] magnitude``): ``|x| |w|``
+    for ``y``, and for ``top`` the largest of its row (the maximum is one of the row's elements)."""
+    y = jnp.dot(jnp.abs(x), jnp.abs(w), precision=jax.lax.Precision.HIGHEST)
+    return {"y": y, "top": jnp.max(y, axis=1)}

@@ -23,3 +23,10 @@ def ema_scan(xs: Any, init: Any, decay: Any) -> Any:
 
     _, history = jax.lax.scan(step, init.astype(jnp.float32), xs)
     return history
+
+
+def ema_scan_magnitude(xs: Any, init: Any, decay: Any) -> Any:
+    """Per stored average, the magnitude of the terms that make it (``[compare] magnitude``): the same
+    recursion on absolute values, ``M_t = decay M_{t-1} + (1 - decay) |xs[t - 1]|`` from ``M_0 = |init|``,
+    in float32. An average of values of both signs that cancels keeps the size of what it averaged."""
+    return ema_scan(jnp.abs(xs.astype(jnp.float32)), jnp.abs(init.astype(jnp.float32)), decay)

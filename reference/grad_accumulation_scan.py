@@ -36,3 +36,28 @@ def accumulate_gradients(params: Any, xs: Any, target: Any) -> tuple[Any, Any]:
     (loss_sum, grad_sum), _ = jax.lax.scan(step, start, xs)
     grads = jax.tree.map(lambda g, p: (g / n).astype(p.dtype), grad_sum, params)
     return loss_sum / n, grads
+
+
+def accumulate_gradients_magnitude(params: Any, xs: Any, target: Any) -> tuple[Any, Any]:
+    """Per element of ``(loss, grads)``, the magnitude of the terms that make it (``[compare] magnitude``),
+    in float32. A prediction's residual ``r = sum <w, x> - target`` is made of terms of total size
+    ``R = sum <|w|, |x|> + |target|``, so it is known to about ``eps R`` in any order of addition; the loss
+    ``mean r^2 / 2`` then to ``mean |r| R`` times that, and a gradient ``mean r x`` to ``mean R |x|``
+    (means over the microbatch and over the microbatches)."""
+    p_leaves = [jnp.abs(p.astype(jnp.float32)) for p in jax.tree.leaves(params)]
+    x_leaves = [jnp.abs(x.astype(jnp.float32)) for x in jax.tree.leaves(xs)]
+    raw = [x.astype(jnp.float32) for x in jax.tree.leaves(xs)]
+    w_leaves = [p.astype(jnp.float32) for p in jax.tree.leaves(params)]
+    size = jnp.abs(jnp.float32(target))
+    preds = -jnp.float32(target)
+    for w, aw, x, ax in zip(w_leaves, p_leaves, raw, x_leaves, strict=True):
+        axes = tuple(range(2, x.ndim))
+        size = size + jnp.sum(ax * aw, axis=axes)
+        preds = preds + jnp.sum(x * w, axis=axes)
+    loss = jnp.mean(jnp.abs(preds) * size)
+
+    def grad(ax: Any) -> Any:
+        return jnp.mean(size.reshape(size.shape + (1,) * (ax.ndim - 2)) * ax, axis=(0, 1))
+
+    treedef = jax.tree.structure(params)
+    return loss, jax.tree.unflatten(treedef, [grad(ax) for ax in x_leaves])

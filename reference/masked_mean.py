@@ -18,3 +18,9 @@ def masked_mean(x: Any, mask: Any) -> Any:
     total = jnp.sum(jnp.where(mask, x.astype(jnp.float32), 0.0), axis=-1)
     count = jnp.sum(mask, axis=-1, dtype=jnp.int32)
     return (total / jnp.maximum(count, 1).astype(jnp.float32)).astype(x.dtype)
+
+
+def masked_mean_magnitude(x: Any, mask: Any) -> Any:
+    """Per row, the sum of the absolute values of the terms of the mean (``[compare] magnitude``): the
+    masked mean of ``|x|``, in float32."""
+    return masked_mean(jnp.abs(x).astype(jnp.float32), mask)

@@ -19,3 +19,10 @@ def ensemble_predict(params: Any, x: Any) -> Any:
     leaf of ``params`` (``in_axes=0``) and not over ``x`` (``in_axes=None``: all members see the same
     inputs)."""
     return jax.vmap(_member, in_axes=(0, None))(params, x)
+
+
+def ensemble_predict_magnitude(params: Any, x: Any) -> Any:
+    """Per output element, the sum of the absolute values of the terms of both layers (``[compare]
+    magnitude``): the same networks on absolute values, where the ReLU keeps every (non-negative) unit, so
+    ``|b2| + sum_j |w2_j| (|b1_j| + sum_i |x_i| |w1_ij|)``."""
+    return ensemble_predict(jax.tree.map(abs, params), abs(x))

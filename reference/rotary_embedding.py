@@ -27,3 +27,17 @@ def rotary_embedding(x: Any, positions: Any) -> Any:
     second = x[..., half:].astype(jnp.float32)
     rotated = jnp.concatenate([first * cos - second * sin, first * sin + second * cos], axis=-1)
     return rotated.astype(x.dtype)
+
+
+def rotary_embedding_magnitude(x: Any, positions: Any) -> Any:
+    """Per output element, the magnitude of the two terms of its rotation (``[compare] magnitude``):
+    ``|x1 cos| + |x2 sin|`` for both halves, in float32; the difference (or sum) of the two products
+    cancels when the pair is rotated onto an axis."""
+    half = x.shape[-1] // 2
+    exponents = jnp.arange(half, dtype=jnp.float32) * (2.0 / x.shape[-1])
+    inv_freq = jnp.power(jnp.float32(BASE), -exponents)
+    angles = positions.astype(jnp.float32)[:, None] * inv_freq[None, :]
+    cos, sin = jnp.abs(jnp.cos(angles))[:, None, :], jnp.abs(jnp.sin(angles))[:, None, :]
+    first = jnp.abs(x[..., :half].astype(jnp.float32))
+    second = jnp.abs(x[..., half:].astype(jnp.float32))
+    return jnp.concatenate([first * cos + second * sin, first * sin + second * cos], axis=-1)

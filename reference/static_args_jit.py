@@ -30,3 +30,23 @@ def reduce_axis(x: Any, axis: int, mode: str, keepdims: bool) -> Any:
     else:
         kept = _logsumexp(x, axis)
     return kept if keepdims else jnp.squeeze(kept, axis=axis)
+
+
+def reduce_axis_magnitude(x: Any, axis: int, mode: str, keepdims: bool) -> Any:
+    """Per element of the result, the magnitude of the terms that make it (``[compare] magnitude``): the
+    sum (or mean) of ``|x|`` over the slice for ``"sum"`` and ``"mean"``, whose terms of both signs cancel;
+    ``|max|`` for ``"max"`` (exact in any order); for ``"logsumexp"``, ``max |x|`` over the slice plus the
+    log of the shifted sum: a shift by another constant, or the peak added back in another place, rounds
+    at the size of the values, while the result near 0 can be a peak and a log that cancel."""
+    ax = jnp.abs(x)
+    if mode == "sum":
+        kept = jnp.sum(ax, axis=axis, keepdims=True)
+    elif mode == "mean":
+        kept = jnp.mean(ax, axis=axis, keepdims=True)
+    elif mode == "max":
+        kept = jnp.abs(jnp.max(x, axis=axis, keepdims=True))
+    else:
+        peak = jnp.max(x, axis=axis, keepdims=True)
+        shifted = jnp.sum(jnp.exp(x - peak), axis=axis, keepdims=True)
+        kept = jnp.max(ax, axis=axis, keepdims=True) + jnp.log(shifted)
+    return kept if keepdims else jnp.squeeze(kept, axis=axis)

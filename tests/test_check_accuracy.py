@@ -120,7 +120,9 @@ ADAMW_CORRECTIONS = (
     "    c1 = -jnp.expm1(t * jnp.log1p(B1 - 1.0))\n    c2 = -jnp.expm1(t * jnp.log1p(B2 - 1.0))\n"
 )
 #: The hidden cases where the plain corrections use more than the share.
-ADAMW_CASES = ("mixed_strong_decay", "tiny_moments_step_3")
+#: (mixed_strong_decay exceeded the share too while the bound was ``rtol |expected|``; its parameter nearly
+#: cancels, and with the order-proof magnitudes the old reference's error there is within its share.)
+ADAMW_CASES = ("tiny_moments_step_3",)
 
 
 def _adamw_copy(tmp_path: Path, *, old: bool) -> Path:
@@ -145,11 +147,13 @@ def test_adamw_old_reference_fails_the_accuracy_check_on_a_hidden_case_the_shipp
 ) -> None:
     """The class-4 demonstration on a shipped problem: adamw's old reference (float32 ``1 - 0.999**t``)
     uses more than its share (0.25x) of the tolerance on two hidden cases (tiny_moments_step_3: 0.44x) and
-    most (6.6x) on the EDGE input where the step nearly cancels the parameter, where it would reject a
-    correct solution more accurate than itself; the shipped expm1/log1p one passes them all."""
+    on the EDGE input where the step nearly cancels the parameter (0.315x: the bound there is order-proof,
+    ``[compare] magnitude``, rtol of ``|p| + lr |update|``, 6.6x of the plain ``rtol |p - lr update|``),
+    where it would reject a correct solution more accurate than itself; the shipped expm1/log1p one passes
+    them all."""
     errors = _accuracy_errors(_run(_adamw_copy(tmp_path / "old", old=True)))
     (old,) = [e for e in errors if "float32 tolerance" in e]
-    assert "uses 6.6x the float32 tolerance on validator.py EDGE[1] (the step nearly cancels" in old, old
+    assert "uses 0.315x the float32 tolerance on validator.py EDGE[1] (the step nearly cancels" in old, old
     assert all(f"case {name}" in old for name in ADAMW_CASES), old
     assert _accuracy_errors(_run(_adamw_copy(tmp_path / "new", old=False))) == []
 

@@ -779,3 +779,22 @@ def test_a_leaf_bit_for_bit_the_expected_is_checked_as_element_by_element(
     shortcut = _check_leaf(_Pair((), exp, got), "out", tolerance, magnitude)
     full = _check_values(exp, got, "out", tolerance, magnitude)
     assert repr(shortcut) == repr(full)
+
+
+def test_a_magnitude_tree_widens_rtol_to_the_terms_of_each_element() -> None:
+    """``scale`` (``[compare] magnitude``): rtol applies to max(|expected|, scale) element by element, so an
+    element whose terms of size 1000 cancel to 0.002 allows 1000's rounding, and its neighbour does not."""
+    from judge.compare import compare as plain_compare
+    from judge.spec import default_tolerances
+
+    tol = default_tolerances()
+    expected = {"y": np.array([0.002, 0.002], np.float32)}
+    got = {"y": np.array([0.0020234, 0.0020234], np.float32)}
+    scale = {"y": np.array([2000.0, 0.002], np.float32)}
+    result = plain_compare(expected, got, tolerance=tol, scale=scale)
+    assert not result.ok and result.path == "y" and "1 of 2 elements differ" in result.message
+    assert plain_compare(expected, got, tolerance=tol, scale={"y": np.array([2000.0, 2000.0], np.float32)}).ok
+    assert not plain_compare(expected, got, tolerance=tol).ok
+    # A magnitude of another shape, or for another leaf, is left out: the plain bound.
+    assert not plain_compare(expected, got, tolerance=tol, scale={"y": np.ones(3, np.float32) * 1e4}).ok
+    assert not plain_compare(expected, got, tolerance=tol, scale={"z": np.ones(2, np.float32) * 1e4}).ok

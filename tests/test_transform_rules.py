@@ -17,7 +17,14 @@ from judge.compare import bind
 from judge.grader import grade
 from judge.problems import Problem, ProblemSet
 from judge.rules import rules_for
-from judge.rules_transform import AUTODIFF_SCALES, Peer, autodiff_broken, autodiff_plan, batched_broken
+from judge.rules_transform import (
+    AUTODIFF_SCALES,
+    Peer,
+    autodiff_broken,
+    autodiff_plan,
+    batched_broken,
+    held_key,
+)
 from judge.spec import BatchedRule, ProblemSpec
 from judge.statement import render_rules
 from judge.verdicts import Verdict, WrongAnswerReason
@@ -299,14 +306,38 @@ def test_the_batched_decision() -> None:
     rule = BatchedRule(kind="require_batched", asks="use vmap", arg="w", member="member")
     batched = {"stablehlo.dot_general": 1, "stablehlo.tanh": 1, "func.return": 1}
     unrolled = {"stablehlo.dot_general": 3, "stablehlo.tanh": 3, "stablehlo.slice": 3, "func.return": 1}
-    assert batched_broken(rule, 3, batched, [Peer(2, 3, "e2")]) is None
-    message = batched_broken(rule, 3, unrolled, [Peer(2, 7, "e2")])
+    held = "held"
+    assert batched_broken(rule, 3, held, batched, [Peer(2, batched, held, "e2")]) is None
+    message = batched_broken(
+        rule, 3, held, unrolled, [Peer(2, {**unrolled, "stablehlo.slice": 2}, held, "e2")]
+    )
     assert message is not None
-    assert "for 3 members has 10 operations and the one for 2 members (case e2)" in message
-    assert batched_broken(rule, 3, unrolled, [Peer(3, 7, "same size")]) is None  # nothing to compare
-    assert batched_broken(rule, 3, unrolled, []) is None  # one program alone: undecided
-    looped = batched_broken(rule, 3, {"stablehlo.while": 1}, [])
+    assert "for 2 and for 3 members with every other size the same (case e2 and this one)" in message
+    assert "slice 2 -> 3" in message
+    assert batched_broken(rule, 3, held, unrolled, [Peer(3, batched, held, "same size")]) is None  # one size
+    assert batched_broken(rule, 3, held, unrolled, []) is None  # one program alone: undecided
+    # A program for other sizes besides the batch size is not compared: its form may move with them.
+    assert batched_broken(rule, 3, held, unrolled, [Peer(2, batched, "other", "e2")]) is None
+    # The same op count made of other ops is another program.
+    padded = {"stablehlo.dot_general": 1, "stablehlo.tanh": 1, "stablehlo.add": 1, "func.return": 1}
+    assert batched_broken(rule, 3, held, padded, [Peer(2, {**batched, "stablehlo.multiply": 1}, held, "e2")])
+    looped = batched_broken(rule, 3, None, {"stablehlo.while": 1}, [])
     assert looped is not None and "your program has a loop" in looped
+
+
+def test_held_key_leaves_out_the_batch_axis_only(problems: ProblemSet) -> None:
+    spec = problems.get("batched-probe").spec
+    rule = BatchedRule(kind="require_batched", asks="a", arg="w", member="m")
+    f32 = np.float32
+
+    def key(e: int, d: int, n: int) -> str | None:
+        return held_key(rule, spec, [np.zeros((e, d), f32), np.zeros((n, d), f32)])
+
+    assert key(2, 3, 4) == key(5, 3, 4)
+    assert key(2, 3, 4) != key(2, 3, 5)  # another number of rows of x
+    assert key(2, 3, 4) != key(5, 2, 4)  # another size of w besides the batch axis
+    assert held_key(rule, spec, [np.zeros((2, 3), np.float64), np.zeros((4, 3), f32)]) != key(2, 3, 4)
+    assert held_key(rule, spec, [np.float32(1.0), np.zeros((4, 3), f32)]) is None  # no batch axis
 
 
 @pytest.mark.parametrize(
@@ -380,6 +411,13 @@ def ensemble(w, x):
     jax.vmap(lambda m: m * 0)(w)
     return jnp.stack([jnp.tanh(x @ w[e]) for e in range(w.shape[0])])
 """,
+    "broadcast_sum": """
+import jax
+import jax.numpy as jnp
+
+def ensemble(w, x):
+    return jax.vmap(lambda m: jnp.tanh(jnp.sum(x[:, :, None] * m[None], axis=1)), in_axes=0)(w)
+""",
     "lax_map": """
 import jax
 import jax.numpy as jnp
@@ -421,6 +459,8 @@ def test_batched_rule_in_the_sandbox(pool: GradingPool, problems: ProblemSet) ->
     # The first program has nothing earlier to be compared with; every later one is caught.
     assert unrolled.cases[0].verdict is Verdict.ACCEPTED
     assert {c.reason for c in unrolled.cases[1:]} == {WrongAnswerReason.RULE}
+    broadcast = _graded(pool, problem, BATCHED_SUBMISSIONS["broadcast_sum"])
+    assert broadcast.verdict is Verdict.ACCEPTED, broadcast.message
     assert "computes each ensemble member separately" in unrolled.message
     looped = _graded(pool, problem, BATCHED_SUBMISSIONS["lax_map"])
     assert {c.reason for c in looped.cases} == {WrongAnswerReason.RULE}

@@ -10,6 +10,7 @@ by ``formats`` (text, JSON, JUnit XML, GitHub Actions annotations).
     cases       every case satisfies validator.py; its JUNK is rejected; cases match their generator
     reach       the hidden cases approach every bound the validator checks
     reference   runs under jit on every case, declared structure and dtypes, deterministic
+    order       a reference that adds terms declares [compare] magnitude; require_batched can fire
     examples    the statement's examples are the public cases with the reference's outputs
     coverage    hidden cases cover every allowed dtype and the tree shapes that trip solutions up
     lookalikes  every public example's structure reappears in a hidden case with other values

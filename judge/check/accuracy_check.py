@@ -29,9 +29,10 @@ from typing import Any
 import numpy as np
 
 from judge.check.context import CheckContext
-from judge.compare import element_bounds
+from judge.compare import element_bounds, scale_leaves
 from judge.errors import InputError, ProblemError, ReferenceFailure
 from judge.expected import expected_gradients, reference_outputs
+from judge.gradients import split_scale
 from judge.problems import REPO_ROOT, Case, convert_args
 from judge.pytree_json import path_str
 from sandbox.protocol import ProtocolError, loads_tree
@@ -80,6 +81,9 @@ def check(ctx: CheckContext) -> None:
     if problem.spec.gradient is not None:
         expected_grads = list(expected_gradients(problem, problem.cases) or [])
         expected_grads += reference_outputs(problem, cases[len(problem.cases) :], "gradient")
+    scales: list[Any] | None = None
+    if problem.spec.compare.magnitude_function is not None:
+        scales = reference_outputs(problem, cases, "magnitude")
     labels = [f"case {case.name}" for case in problem.cases] + [label for label, _ in edges]
     shares: list[Share] = []
     failures: list[str] = []
@@ -90,11 +94,22 @@ def check(ctx: CheckContext) -> None:
         if isinstance(exact, ReferenceFailure):
             failures.append(f"{labels[index]}: {str(exact).splitlines()[0][:300]}")
             continue
-        measured = [measure(ctx, case, ref, exact, "output", labels[index])]
+        scale = scales[index] if scales is not None else None
+        if isinstance(scale, ReferenceFailure):
+            failures.append(
+                f"{labels[index]}: the magnitude function failed: {str(scale).splitlines()[0][:300]}"
+            )
+            continue
+        gradient_scale = None
+        if problem.spec.gradient is not None:  # the pair a program returns (judge.gradients.split_scale)
+            scale, gradient_scale = split_scale(scale)
+        measured = [measure(ctx, case, ref, exact, "output", labels[index], scale)]
         if expected_grads is not None and gradients is not None:
             grad, exact_grad = expected_grads[index], gradients[index]
             if not isinstance(grad, ReferenceFailure) and exact_grad is not None:
-                measured.append(measure(ctx, case, grad, exact_grad, "gradient", labels[index]))
+                measured.append(
+                    measure(ctx, case, grad, exact_grad, "gradient", labels[index], gradient_scale)
+                )
         shares.append(max(measured, key=lambda s: s.share))
     if failures:
         ctx.diag.error(
@@ -159,9 +174,12 @@ def _report(ctx: CheckContext, shares: list[Share], file: Path) -> None:
         )
 
 
-def measure(ctx: CheckContext, case: Case, ref: Any, exact: Any, root: str, label: str) -> Share:
+def measure(
+    ctx: CheckContext, case: Case, ref: Any, exact: Any, root: str, label: str, scale: Any = None
+) -> Share:
     """The largest error share of ``ref`` against the float64 ``exact`` over every float leaf (``label``
-    names the case in the result)."""
+    names the case in the result), with the output's magnitudes ``scale`` (``judge.compare``) if any."""
+    scaled = scale_leaves(scale) if scale is not None else {}
     tolerance = ctx.loaded.spec.compare.tolerance
     names = ctx.loaded.spec.output.names if ctx.loaded.spec.output.kind == "tuple" else []
     pairs: list[tuple[tuple[Any, ...], Any, Any]] = []
@@ -195,7 +213,12 @@ def measure(ctx: CheckContext, case: Case, ref: Any, exact: Any, root: str, labe
         got, want = a.astype(np.float64), b
         group = (keys[0] if keys else None, a.dtype.name)
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-            bound, _ = element_bounds(want, a.dtype, tolerance[a.dtype.name], magnitudes.get(group, 0.0))
+            leaf_scale = scaled.get(keys)
+            if leaf_scale is not None and leaf_scale.shape != want.shape:
+                leaf_scale = None
+            bound, _ = element_bounds(
+                want, a.dtype, tolerance[a.dtype.name], magnitudes.get(group, 0.0), leaf_scale
+            )
             same = (got == want) | (np.isnan(got) & np.isnan(want))
             finite = np.isfinite(got) & np.isfinite(want)
             ratio = np.where(same, 0.0, np.where(finite, np.abs(got - want) / bound, np.inf))

@@ -12,7 +12,7 @@ author who wants them named apart adds an example that separates them.
 from __future__ import annotations
 
 from judge.check.context import CheckContext
-from judge.expected import expected_gradients, expected_outputs
+from judge.expected import expected_gradients, expected_magnitudes, expected_outputs
 from judge.feedback.matching import indistinguishable_pairs
 from judge.feedback.notes import NoteError, parse_note
 from judge.mistakes import FOLDER, MistakeFinder, known_mistakes, mistake_output, same_as
@@ -36,7 +36,9 @@ def check(ctx: CheckContext) -> None:
     if not mistakes or not public:
         return
     expected = expected_outputs(problem, public)
-    finder = MistakeFinder(problem, public, expected, expected_gradients(problem, public))
+    finder = MistakeFinder(
+        problem, public, expected, expected_gradients(problem, public), expected_magnitudes(problem, public)
+    )
     distinct = [False] * len(mistakes)
     for i in range(len(public)):
         by_note = {c.mistake: c for c in finder.candidates(i, mistakes)}

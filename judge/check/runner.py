@@ -21,6 +21,7 @@ from judge.check import (
     lookalikes_check,
     margins,
     mistakes_check,
+    order_check,
     promises_check,
     reach_check,
     reference_check,
@@ -67,6 +68,12 @@ def _needs_reference_outputs(ctx: CheckContext) -> str | None:
     return None if ctx.reference_outputs is not None else "the reference did not run"
 
 
+def _needs_working_reference(ctx: CheckContext) -> str | None:
+    if ctx.problem is None:
+        return "the package did not load"
+    return None if ctx.reference_ok else "the reference failed (the reference check says where)"
+
+
 def _needs_backend(ctx: CheckContext) -> str | None:
     if ctx.problem is None:
         return "the package did not load"
@@ -92,6 +99,7 @@ STEPS: tuple[Step, ...] = (
     Step(promises_check.NAME, promises_check.check, _needs_problem),
     Step(reference_check.NAME, reference_check.check, _needs_problem),
     Step(accuracy_check.NAME, accuracy_check.check, _needs_reference_outputs),
+    Step(order_check.NAME, order_check.check, _needs_working_reference),
     Step(examples_check.NAME, examples_check.check, _needs_public_outputs),
     Step(coverage_check.NAME, coverage_check.check, _needs_problem),
     Step(lookalikes_check.NAME, lookalikes_check.check, _needs_problem),

@@ -5,8 +5,9 @@ the file differs from what this script writes. Values are multiples of 1/8 (inte
 the bound), exact in float32, and small enough that every product and sum of both layers is exact too, so
 honest formulations (vmap, einsum, batched matmul, another summation order) agree to the last bit.
 
-The cases hold five ensemble sizes (2, 3, 4, 5, 8), so a program that unrolls a loop over the members
-has another op count at another size and breaks the require_batched rule; two cases have n = E, where
+The cases hold seven ensemble sizes (2 to 8), and two pairs of cases differ in the ensemble size alone,
+so a program that unrolls a loop over the members is another program at another size and breaks the
+require_batched rule; two cases have n = E, where
 stacking members along axis 1 instead of 0 gives the right shape with wrong values.
 """
 
@@ -92,6 +93,11 @@ def build_cases() -> list[dict[str, Any]]:
     # The most members, then the most examples, the widest inputs and hidden layer and the most outputs.
     random_case("eight_members", 8, 16, 4, 8, 4)
     random_case("eight_members_two_examples", 8, 2, 2, 2, 1)
+    # The require_batched rule compares the programs of two cases that differ in E alone (every other size
+    # held, judge.rules_transform.held_key): these repeat the sizes of two_members and four_members with
+    # other ensemble sizes (E not equal to any other size, so no lowering coincidence moves with it).
+    random_case("six_members_as_two_members", 6, 4, 3, 5, 2)
+    random_case("seven_members_as_four_members", 7, 8, 4, 8, 3)
     random_case("largest_network", 2, 64, 16, 32, 8, scale=0.5)
     # Every hidden unit of one member off (large negative biases) beside live members.
     w1, w2 = _grid(rng, (3, 4, 6), 1.0), _grid(rng, (3, 6, 2), 1.0)
