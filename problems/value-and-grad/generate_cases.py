@@ -92,10 +92,12 @@ def build_cases() -> list[dict[str, Any]]:
     # small weights): the squares of the predictions are near 6,000 and their sums near 3 * 10^6, where a
     # float32 sum rounds by 1/4, so a loss written as an expanded square (sum of yhat^2, minus twice sum of
     # yhat * y, plus sum of y^2) keeps only that rounding, while the residual (exact: integer inputs times
-    # weights in eighths) gives 0 or a few 1/64ths.
+    # weights in eighths) gives 0 or a few 1/64ths. (At an exact fit the three sums are one sum and cancel
+    # exactly: the near fits are the ones that tell.)
     for name, noise in (
         ("perfect_fit_large_predictions", 0.0),
         ("near_perfect_fit_large_predictions", 0.125),
+        ("near_perfect_fit_large_predictions_2", 0.25),
     ):
         y = np.full((64, 8), np.inf)
         while np.abs(y).max() > MAX_ABS:  # redrawn until every target is within the bound (deterministic)
