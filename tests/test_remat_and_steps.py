@@ -273,3 +273,47 @@ def test_an_empty_output_cannot_show_an_idle_loop() -> None:
     expected = (np.zeros(3, np.int32), np.zeros(0, np.int32))
     assert idle_loops_message(problem, _empty_leaves_matter([False, False], _leaf_sizes(expected)), 2)
     assert _empty_leaves_matter(None, [0]) is None
+
+
+# ------------------------------------------------- a logarithmic bound: forbid_ops with per_doubling
+
+RECURRENCE = PROBLEMS.get("linear-recurrence-scan")
+
+
+def _recurrence_verdict(path: str | None, lengths: tuple[int, ...]) -> str | None:
+    import jax.numpy as jnp
+
+    from judge.spec import ForbidOpsRule
+
+    if path is None:
+        from reference.linear_recurrence import linear_recurrence as fn
+    else:
+        fn = _solution("linear-recurrence-scan", path, "linear_recurrence")
+    rule = next(r for r in RECURRENCE.spec.rules if isinstance(r, ForbidOpsRule))
+    peers: list[Peer] = []
+    for length in lengths:
+        summary = _summary_of(fn, jnp.full((length, 3), 0.5), jnp.ones((length, 3)))
+        outside = outside_loops(summary.ops, summary.loop_ops)
+        broken = unrolled_broken(rule, length, outside, peers)
+        if broken is not None:
+            return broken
+        peers.append(Peer(length, outside, f"t_{length}"))
+    return None
+
+
+@pytest.mark.parametrize(
+    "path",
+    [None, "accepted/stacked_pairs.py", "accepted/dict_elements.py", "accepted/reverse_of_reversed.py"],
+)
+def test_associative_scans_grow_by_a_level_per_doubling(path: str | None) -> None:
+    assert _recurrence_verdict(path, (3, 1, 2, 8, 128, 1024)) is None
+
+
+def test_an_unrolled_python_loop_breaks_the_logarithmic_bound() -> None:
+    message = _recurrence_verdict("wrong_answer/python_loop.py", (3, 1, 128))
+    assert message is not None and "for 128 steps" in message
+    assert "64 operations each time the number of steps doubles" in message
+
+
+def test_the_statement_states_the_logarithmic_bound() -> None:
+    assert "at most 64 operations each time the number of steps doubles" in render_rules(RECURRENCE.spec)

@@ -47,6 +47,7 @@ def build_cases() -> list[dict[str, Any]]:
     add("none_ignored", rng.normal(size=(16, 8)), labels(16, 8, 0.0))
     # Every label ignored in a large batch: 0 and 0, where sum / count is NaN.
     add("every_label_ignored", rng.normal(size=(12, 5)), [IGNORE] * 12)
+    add("every_label_ignored_large_logits", rng.uniform(-100, 100, size=(3, 40)), [IGNORE] * 3)
     # Logits at the bound, +-100, with rows whose largest logit is not the label: exp overflows unshifted.
     big = rng.choice([-MAX_ABS, MAX_ABS, 95.0, -60.0, 99.5], size=(24, 6))
     add("logits_at_the_bound", big, labels(24, 6, 0.2))
