@@ -9,6 +9,7 @@ node that should grade on the CPU although a chip is present, or for tests.
 from __future__ import annotations
 
 import glob
+import importlib.util
 import os
 from collections.abc import Callable, Mapping
 
@@ -16,7 +17,7 @@ from judge.spec import GRADING_BACKENDS
 
 #: Device files of each accelerator's driver (a TPU VM's chips; NVIDIA's and AMD's GPUs).
 DEVICE_FILES: dict[str, tuple[str, ...]] = {
-    "tpu": ("/dev/accel[0-9]*", "/dev/vfio/[0-9]*"),
+    "tpu": ("/dev/accel[0-9]*",),
     "gpu": ("/dev/nvidia[0-9]*", "/dev/kfd"),
 }
 #: Environment variables a TPU host's runtime sets.
@@ -48,3 +49,15 @@ def detect_backend(
     if any(exists(p) for p in DEVICE_FILES["gpu"]):
         return "gpu"
     return "cpu"
+
+
+#: The modules that give JAX each accelerator (found without importing them).
+PLUGINS: dict[str, tuple[str, ...]] = {
+    "tpu": ("libtpu",),
+    "gpu": ("jax_cuda12_plugin", "jax_cuda13_plugin", "jax_rocm60_plugin", "jax_rocm7_plugin"),
+}
+
+
+def jax_can_use(backend: str, find: Callable[[str], object] = importlib.util.find_spec) -> bool:
+    """Whether this Python has the module that gives JAX ``backend`` (always, for the CPU)."""
+    return backend == "cpu" or any(find(name) is not None for name in PLUGINS.get(backend, ()))

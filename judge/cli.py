@@ -285,14 +285,14 @@ def check(
 def _check_platform(name: str) -> str | None:
     """The platform of ``judge check --backend``: None for ``none`` (and for ``auto`` on a host without an
     accelerator, whose CPU figures the sandboxed grading gives)."""
-    from judge.accelerators import BackendError, detect_backend, parse_backend
+    from judge.accelerators import BackendError, detect_backend, jax_can_use, parse_backend
 
     if name.strip().lower() == "none":
         return None
     try:
         if name.strip().lower() == "auto":
-            found = detect_backend()
-            return None if found == "cpu" else found
+            found = detect_backend()  # and JAX can use it: a GPU without jax's CUDA plugin grades on the CPU
+            return None if found == "cpu" or not jax_can_use(found) else found
         return parse_backend(name)
     except BackendError as exc:
         raise _fail(f"--backend: {exc}", kind="bad_backend") from None

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from judge.accelerators import BackendError, detect_backend, parse_backend
+from judge.accelerators import BackendError, detect_backend, jax_can_use, parse_backend
 from judge.check import run_checks
 from judge.check.backend_table import markdown, spec_settings, summaries
 from judge.dispatch.capabilities import can_grade, node_queues, queue_for
@@ -153,6 +153,21 @@ def test_the_sandbox_lowers_the_submission_s_products_at_the_job_s_precision(pre
     assert "HIGHEST" not in second  # the submission's own choice for its own product
 
 
+def test_the_grading_job_carries_the_problem_s_precision_to_the_tracer() -> None:
+    from judge.grader import build_session
+
+    problem = load_problem(PROBLEMS / "batched-attention")
+    job = build_session(problem, "code", problem.public_cases[:1], [False], max_output_bytes=1 << 20)
+    assert job.matmul_precision == "highest"
+    plain = load_problem(PROBLEMS / "masked-mean")
+    assert (
+        build_session(
+            plain, "code", plain.public_cases[:1], [False], max_output_bytes=1 << 20
+        ).matmul_precision
+        is None
+    )
+
+
 # -------------------------------------------------------------------------------- judge check --backend
 
 
@@ -208,6 +223,9 @@ def test_the_host_s_backend_is_read_from_its_devices_and_environment() -> None:
     assert detect_backend({"JUDGE_BACKEND": "cpu", "TPU_NAME": "x"}, none) == "cpu"  # the override wins
     with pytest.raises(BackendError, match="unknown backend 'cuda'"):
         parse_backend("cuda")
+    assert jax_can_use("cpu", lambda name: None)
+    assert jax_can_use("tpu", lambda name: object() if name == "libtpu" else None)
+    assert not jax_can_use("gpu", lambda name: object() if name == "libtpu" else None)
 
 
 # ------------------------------------------------------------------------------------ queue routing

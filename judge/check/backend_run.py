@@ -98,13 +98,12 @@ def run_problem(root: Path, out: Path) -> None:
         return
     files = value_solutions(problem)
     (out / "files.json").write_text(json.dumps([f"{folder}/{file.name}" for folder, file in files]))
-    loaders = [("r", lambda: load_reference(problem))]
-    loaders += [
-        (f"s{k}", lambda file=file: solution_function(problem, file)) for k, (_, file) in enumerate(files)
-    ]
-    for who, load in loaders:
+    runs: list[tuple[str, Path | None]] = [("r", None)]
+    runs += [(f"s{k}", file) for k, (_, file) in enumerate(files)]
+    for who, source in runs:
         try:
-            results = run_function(problem, load())
+            fn = load_reference(problem) if source is None else solution_function(problem, source)
+            results = run_function(problem, fn)
         except Exception as exc:
             results = [f"it does not load: {type(exc).__name__}: {exc}"] * len(problem.cases)
         for i, result in enumerate(results):
