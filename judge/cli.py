@@ -231,6 +231,15 @@ def check(
     sandbox: SandboxOpt = None,
     insecure: InsecureOpt = False,
     problems: ProblemsOpt = None,
+    on_backend: Annotated[
+        str,
+        typer.Option(
+            "--backend",
+            help="Also run the references and the accepted and wrong-answer solutions on this JAX backend "
+            "and report them per backend: auto (default: the host's accelerator if it has one, else none), "
+            "cpu, tpu, gpu, or none.",
+        ),
+    ] = "auto",
 ) -> None:
     """Prove problem packages sound: spec, statement, starter, cases, reference, examples, solutions, margins.
 
@@ -256,6 +265,7 @@ def check(
         )
     if not roots:
         raise _fail(f"no problem folders to check in {base}", kind="no_problems")
+    platform = _check_platform(on_backend)
     backend = None
     if not skip_solutions:
         try:
@@ -266,7 +276,9 @@ def check(
     machine = fmt in (CheckFormat.JSON, CheckFormat.JUNIT)
     progress = None if quiet or machine else (lambda line: typer.echo(line, err=True))
     try:
-        report = run_checks(roots, backend=backend, concurrency=jobs, werror=werror, progress=progress)
+        report = run_checks(
+            roots, backend=backend, concurrency=jobs, werror=werror, progress=progress, platform=platform
+        )
     finally:
         if backend is not None:
             backend.close()  # its zygote
@@ -279,6 +291,22 @@ def check(
         with open(summary_file, "a") as handle:
             handle.write(markdown_summary(report) + "\n")
     raise typer.Exit(report.exit_code)
+
+
+def _check_platform(name: str) -> str | None:
+    """The platform of ``judge check --backend``: None for ``none`` (and for ``auto`` on a host without an
+    accelerator, whose CPU figures the sandboxed grading gives)."""
+    from judge.accelerators import BackendError, detect_backend, jax_can_use, parse_backend
+
+    if name.strip().lower() == "none":
+        return None
+    try:
+        if name.strip().lower() == "auto":
+            found = detect_backend()  # and JAX can use it: a GPU without jax's CUDA plugin grades on the CPU
+            return None if found == "cpu" or not jax_can_use(found) else found
+        return parse_backend(name)
+    except BackendError as exc:
+        raise _fail(f"--backend: {exc}", kind="bad_backend") from None
 
 
 @app.command()

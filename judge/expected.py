@@ -73,6 +73,8 @@ def case_key(problem: Problem, case: Case, what: str = "output") -> str:
         parts.append(problem.menu_source)
     if problem.spec.sandbox.devices > 1:  # the reference ran on that many devices
         parts.append(f"devices={problem.spec.sandbox.devices}")
+    if problem.spec.compare.matmul_precision is not None:  # what its products were computed at
+        parts.append(f"matmul_precision={problem.spec.compare.matmul_precision}")
     if what == "magnitude":
         parts += [what, problem.spec.compare.magnitude_function or ""]
     elif what != "output":
@@ -198,7 +200,8 @@ def reference_outputs(problem: Problem, cases: Sequence[Case], what: str = "outp
             # Python floats stay floats (weakly typed when traced); static ints and tuples stay Python
             # values; a menu choice becomes its function; arrays and trees move to the device.
             args = call_arguments(jax, problem, case, menu)
-            outputs.append(to_host(jax.block_until_ready(jitted(*args))))
+            with matmul_precision(problem):
+                outputs.append(to_host(jax.block_until_ready(jitted(*args))))
         except Exception as exc:
             failure = ReferenceFailure(
                 f"the reference {problem.spec.reference} failed on case {case.name}: "
@@ -231,6 +234,15 @@ def gradient_function(problem: Problem) -> Callable[..., Any]:
     """The reference's gradient as the problem checks it (``[gradient]`` problems): the function whose
     results ``reference_outputs(..., what="gradient")`` gives, for a trusted caller that traces it."""
     return _gradient_of(problem, load_reference(problem))
+
+
+def matmul_precision(problem: Problem) -> contextlib.AbstractContextManager[Any]:
+    """The problem's ``[compare] matmul_precision`` as a context to trace in (the precision is read when a
+    product is traced, and ends up in its ``precision_config``); nothing when the problem sets none."""
+    precision = problem.spec.compare.matmul_precision
+    if precision is None:
+        return contextlib.nullcontext()
+    return import_jax().default_matmul_precision(precision)  # type: ignore[no-any-return]
 
 
 def _gradient_of(problem: Problem, fn: Callable[..., Any]) -> Callable[..., Any]:

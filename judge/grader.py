@@ -230,6 +230,7 @@ def build_session(
         autodiff=autodiff_plan(problem, sigs),
         functions=problem.menu_source,
         devices=spec.sandbox.devices,
+        matmul_precision=spec.compare.matmul_precision,
     )
 
 

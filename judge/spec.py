@@ -320,10 +320,50 @@ def default_tolerances() -> dict[str, Tolerance]:
 #: ``[compare] magnitude`` of a problem no order of addition can move (``CompareSpec.magnitude``).
 NO_MAGNITUDE = "none"
 
+#: The accelerator backends a problem may grade on besides the CPU (``judge check --backend``, a grading
+#: node's ``JUDGE_NODE_BACKEND``). The CPU is the base every tolerance is written for.
+Accelerator = Literal["tpu", "gpu"]
+#: Every backend a problem can be graded on.
+GradingBackend = Literal["cpu", "tpu", "gpu"]
+GRADING_BACKENDS: tuple[str, ...] = ("cpu", "tpu", "gpu")
+#: ``jax.default_matmul_precision`` values a problem may grade at.
+MatmulPrecision = Literal["default", "high", "highest"]
+
+
+class BackendTolerance(_Strict):
+    """The bounds of one dtype's tolerance that differ on one backend (``[compare.backend.<name>.tolerance.
+    <dtype>]``): each field given replaces that field of the dtype's base tolerance there; the others stay
+    (so a base that changes, or its margins, carries over)."""
+
+    rtol: float | None = Field(default=None, ge=0)
+    atol: float | None = Field(default=None, ge=0)
+    ulps: float | None = Field(default=None, ge=0)
+    floor_ulps: float | None = Field(default=None, ge=0)
+
+    def over(self, base: Tolerance) -> Tolerance:
+        """``base`` with this override's fields in place of its own."""
+        return base.model_copy(update=self.model_dump(exclude_none=True))
+
+
+class BackendCompare(_Strict):
+    """What changes when a problem is graded on one accelerator backend (``[compare.backend.tpu]``)."""
+
+    #: Per case dtype, the bounds that differ there (``BackendTolerance``).
+    tolerance: dict[CaseDtype, BackendTolerance] = Field(min_length=1)
+    #: Why, in a sentence a learner reads in the statement (what differs there, and by how much).
+    reason: str = Field(min_length=10, max_length=400)
+
 
 class CompareSpec(_Strict):
     #: Tolerance by the EXPECTED leaf's dtype. Integer and bool leaves compare exactly.
     tolerance: dict[str, Tolerance] = Field(default_factory=default_tolerances)
+    #: The matrix-product precision the problem grades at: the judge traces the reference and every
+    #: submission under ``jax.default_matmul_precision`` of it (a dot's ``precision_config`` in the program),
+    #: on every backend. None: JAX's default (on a TPU, float32 products then round their inputs to bfloat16).
+    matmul_precision: MatmulPrecision | None = None
+    #: Per accelerator backend, the tolerance bounds that differ there (``BackendCompare``); the CPU and any
+    #: backend not named grade with ``tolerance`` as it is.
+    backend: dict[Accelerator, BackendCompare] = Field(default_factory=dict)
     #: NaN only matches NaN at the same place.
     nan: Literal["same_place"] = "same_place"
     #: Whether a returned list may stand for an expected tuple (and the other way round).
@@ -361,6 +401,20 @@ class CompareSpec(_Strict):
     def magnitude_function(self) -> str | None:
         """The name of the reference module's magnitude function, or None (none declared, or ``"none"``)."""
         return None if self.magnitude in (None, NO_MAGNITUDE) else self.magnitude
+
+    def tolerance_on(self, backend: str) -> dict[str, Tolerance]:
+        """The tolerance per dtype a grading on ``backend`` (``cpu``, ``tpu``, ``gpu``) applies."""
+        over = self.backend.get(backend)  # type: ignore[call-overload]
+        if over is None:
+            return dict(self.tolerance)
+        merged = dict(self.tolerance)
+        for dtype, bounds in over.tolerance.items():
+            merged[str(dtype)] = bounds.over(self.tolerance[str(dtype)])
+        return merged
+
+    def on(self, backend: str) -> CompareSpec:
+        """These settings as a grading on ``backend`` applies them (``bind`` takes the result)."""
+        return self.model_copy(update={"tolerance": self.tolerance_on(backend)})
 
 
 class LimitsSpec(_Strict):

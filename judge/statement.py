@@ -367,6 +367,7 @@ def _dtype_rules(spec: ProblemSpec) -> list[str]:
         "spacing of the dtype at a value; a result is one element of a returned tuple or one entry of a "
         "returned dict). NaN only matches NaN at the same place, and an infinity only the same infinity.",
         *_order_rule(spec),
+        *_backend_rules(spec),
     ]
 
 
@@ -379,6 +380,24 @@ def _order_rule(spec: ProblemSpec) -> list[str]:
         "of the terms' absolute values rather than of the small result, so a correct program is accepted "
         "whatever order it adds in."
     ]
+
+
+def _backend_rules(spec: ProblemSpec) -> list[str]:
+    """The precision the problem grades at and the tolerances that differ on an accelerator."""
+    rules = []
+    precision = spec.compare.matmul_precision
+    if precision is not None:
+        rules.append(
+            f"Matrix products are graded at `jax.default_matmul_precision('{precision}')`: the judge traces "
+            "the reference and your function under it, on every backend (at JAX's default a TPU rounds the "
+            "inputs of a float32 product to bfloat16). Choosing a lower precision for a product yourself "
+            "only makes your own result less accurate."
+        )
+    for name, over in sorted(spec.compare.backend.items()):
+        merged = spec.compare.tolerance_on(name)
+        bounds = "; ".join(f"{dtype} within {merged[str(dtype)].describe()}" for dtype in over.tolerance)
+        rules.append(f"Graded on a {name.upper()}, values are compared with {bounds}: {over.reason}.")
+    return rules
 
 
 def _container_rules(spec: ProblemSpec) -> list[str]:

@@ -138,6 +138,9 @@ class SessionJob:
     functions: str | None = None
     #: CPU host devices the programs are lowered for (the executor's own count is fixed at its start).
     devices: int = 1
+    #: The matrix-product precision the programs are traced at (a problem's ``[compare] matmul_precision``;
+    #: None: JAX's default).
+    matmul_precision: str | None = None
 
     def sig(self, sig_id: int) -> SigPlan:
         return next(s for s in self.sigs if s.id == sig_id)
@@ -577,6 +580,7 @@ class _Session:
             "autodiff": job.autodiff,
             "functions": job.functions,
             "devices": job.devices,
+            "matmul_precision": job.matmul_precision,
             "output_mark": self.marks.mark.decode("ascii") if self.marks is not None else None,
             "output_sections": self.section_token,
         }

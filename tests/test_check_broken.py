@@ -140,6 +140,7 @@ def test_bad_spec_field_names_file_field_and_line(tmp_path: Path) -> None:
         "solutions",
         "margins",
         "cost",
+        "backend",
     ]
 
 

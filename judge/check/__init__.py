@@ -16,6 +16,8 @@ by ``formats`` (text, JSON, JUnit XML, GitHub Actions annotations).
     lookalikes  every public example's structure reappears in a hidden case with other values
     solutions   every solutions/<verdict>/ file gets its verdict; the starter is not accepted
     margins     accepted solutions well inside the tolerance, wrong ones well outside
+    cost        the program's cost beside the reference's
+    backend     (--backend) the reference and the value solutions on that JAX backend, per backend
 """
 
 from judge.check.diagnostics import Finding, Severity

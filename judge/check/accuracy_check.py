@@ -76,6 +76,7 @@ def check(ctx: CheckContext) -> None:
         ctx.diag.error(f"the float64 evaluation of the reference failed: {runs}", file=file)
         return
     outputs, gradients = runs
+    ctx.float64_outputs = outputs[: len(problem.cases)]
     references = list(ctx.reference_outputs) + list(reference_outputs(problem, cases[len(problem.cases) :]))
     expected_grads = None
     if problem.spec.gradient is not None:
@@ -175,12 +176,20 @@ def _report(ctx: CheckContext, shares: list[Share], file: Path) -> None:
 
 
 def measure(
-    ctx: CheckContext, case: Case, ref: Any, exact: Any, root: str, label: str, scale: Any = None
+    ctx: CheckContext,
+    case: Case,
+    ref: Any,
+    exact: Any,
+    root: str,
+    label: str,
+    scale: Any = None,
+    backend: str = "cpu",
 ) -> Share:
     """The largest error share of ``ref`` against the float64 ``exact`` over every float leaf (``label``
-    names the case in the result), with the output's magnitudes ``scale`` (``judge.compare``) if any."""
+    names the case in the result), in tolerances of ``backend``, with the output's magnitudes ``scale``
+    (``judge.compare``) if any."""
     scaled = scale_leaves(scale) if scale is not None else {}
-    tolerance = ctx.loaded.spec.compare.tolerance
+    tolerance = ctx.loaded.spec.compare.tolerance_on(backend)
     names = ctx.loaded.spec.output.names if ctx.loaded.spec.output.kind == "tuple" else []
     pairs: list[tuple[tuple[Any, ...], Any, Any]] = []
     if not _pair_leaves(ref, exact, (), pairs):

@@ -8,13 +8,16 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from judge.check.diagnostics import Diagnostics
 from judge.problems import Case, Problem, import_trusted_file
 from judge.results import GradeResult
 from judge.verdicts import Verdict
 from sandbox.base import Backend
+
+if TYPE_CHECKING:
+    from judge.check.backend_run import PlatformRun
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,9 @@ class MarginRow:
     warning: str = ""
     #: Wrong answer: hidden cases that reject it by their dtype's ``well_outside`` margin or more.
     strong: int = 0
+    #: The backend the figures come from: ``cpu`` (the sandboxed grading), or the platform of
+    #: ``judge check --backend`` (the ``backend`` check's run of the shipped solutions there).
+    backend: str = "cpu"
 
 
 @dataclass(frozen=True)
@@ -94,6 +100,12 @@ class CheckContext:
     reference_outputs: list[Any] | None = None
     reference_ok: bool = False
     grades: list[SolutionGrade] = field(default_factory=list)
+    #: The JAX platform of ``judge check --backend`` (None: the CPU's sandboxed grading alone), and the
+    #: run of ``judge.check.backend_run`` that writes every checked problem's results on it.
+    platform: str | None = None
+    platform_run: PlatformRun | None = None
+    #: The reference's float64 outputs per case (``accuracy`` check), for the backend's accuracy figure.
+    float64_outputs: list[Any] | None = None
     margins: list[MarginRow] = field(default_factory=list)
     targets: list[MarginTarget] = field(default_factory=list)
 

@@ -45,7 +45,7 @@ def _ratio(value: float | None) -> str:
 
 
 def margin_cells(row: MarginRow) -> list[str]:
-    """solution, verdict, cases, margin, at case, time, note."""
+    """backend, solution, verdict, cases, margin, at case, time, note."""
     if row.expected is Verdict.ACCEPTED:
         cases = f"{row.cases}"
         margin = f"max err {_ratio(row.ratio)} tol"
@@ -57,10 +57,10 @@ def margin_cells(row: MarginRow) -> list[str]:
             margin = f"best {_ratio(row.ratio)} tol"
     time = "-" if row.time_share is None else f"{row.time_share:.0%}"
     note = "WARN" if row.warning else ("" if row.verdict is row.expected else f"got {row.verdict.value}")
-    return [row.solution, row.verdict.value, cases, margin, row.case or "-", time, note]
+    return [row.backend, row.solution, row.verdict.value, cases, margin, row.case or "-", time, note]
 
 
-MARGIN_HEADER = ["solution", "verdict", "cases", "margin", "at case", "time", "note"]
+MARGIN_HEADER = ["backend", "solution", "verdict", "cases", "margin", "at case", "time", "note"]
 
 
 def margin_targets(targets: Sequence[MarginTarget]) -> str:
@@ -161,6 +161,7 @@ def _margin_json(row: MarginRow) -> dict[str, Any]:
     ratio = None if row.ratio is None else ("inf" if math.isinf(row.ratio) else row.ratio)
     return {
         "solution": row.solution,
+        "backend": row.backend,
         "expected": row.expected.value,
         "verdict": row.verdict.value,
         "cases": row.cases,

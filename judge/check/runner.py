@@ -7,6 +7,7 @@ missing is skipped with the reason, never run on half a package.
 
 from __future__ import annotations
 
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from pathlib import Path
 
 from judge.check import (
     accuracy_check,
+    backend_check,
     cases_check,
     cost_check,
     coverage_check,
@@ -32,6 +34,7 @@ from judge.check import (
     starter_check,
     statement_check,
 )
+from judge.check.backend_run import PlatformRun
 from judge.check.context import CheckContext, MarginRow, MarginTarget, SolutionGrade
 from judge.check.diagnostics import Diagnostics, Finding, Severity, tally
 from judge.problems import default_problems_dir
@@ -84,6 +87,16 @@ def _needs_backend(ctx: CheckContext) -> str | None:
     return None
 
 
+def _needs_platform(ctx: CheckContext) -> str | None:
+    if ctx.platform is None or ctx.platform_run is None:
+        return "no --backend to run on (the CPU's figures are the solutions and margins checks')"
+    if ctx.problem is None:
+        return "the package did not load"
+    return (
+        None if ctx.reference_ok else "the reference failed on the CPU, so there is nothing to compare with"
+    )
+
+
 def _needs_grades(ctx: CheckContext) -> str | None:
     return None if any(g.result is not None for g in ctx.grades) else "no solution was graded"
 
@@ -107,6 +120,7 @@ STEPS: tuple[Step, ...] = (
     Step(solutions_check.NAME, solutions_check.check, _needs_backend),
     Step(margins.NAME, margins.check, _needs_grades),
     Step(cost_check.NAME, cost_check.check, _needs_grades),
+    Step(backend_check.NAME, backend_check.check, _needs_platform),
 )
 CHECK_NAMES = tuple(step.name for step in STEPS)
 
@@ -247,6 +261,8 @@ def check_problem(
     slot_base: int = 0,
     progress: Progress | None = None,
     separate_runs: bool = True,
+    platform: str | None = None,
+    platform_run: PlatformRun | None = None,
 ) -> ProblemReport:
     """Run every check on one problem folder (``separate_runs``: also run the reference in two processes
     with different hash seeds; only tests of other checks turn it off, to save the time)."""
@@ -261,6 +277,8 @@ def check_problem(
         slot_base=slot_base,
         separate_runs=separate_runs,
         progress=progress,
+        platform=platform,
+        platform_run=platform_run,
     )
     timings: dict[str, float] = {}
     skipped: dict[str, str] = {}
@@ -308,17 +326,29 @@ def run_checks(
     werror: bool = False,
     progress: Progress | None = None,
     separate_runs: bool = True,
+    platform: str | None = None,
 ) -> CheckReport:
-    """Check every problem folder in ``roots``, one after the other."""
-    reports = tuple(
-        check_problem(
-            root,
-            backend=backend,
-            concurrency=concurrency,
-            slot_base=slot_base,
-            progress=progress,
-            separate_runs=separate_runs,
-        )
-        for root in roots
-    )
+    """Check every problem folder in ``roots``, one after the other. ``platform``: also run the references
+    and shipped value solutions on that JAX platform (``judge.check.backend_run``: one process for every
+    problem, started first, running beside the CPU's checks) and report them per backend (the ``backend``
+    check, which waits for it)."""
+    with tempfile.TemporaryDirectory(prefix="judge-backend-") as temp:
+        run = PlatformRun.start(platform, Path(temp), roots, progress) if platform is not None else None
+        try:
+            reports = tuple(
+                check_problem(
+                    root,
+                    backend=backend,
+                    concurrency=concurrency,
+                    slot_base=slot_base,
+                    progress=progress,
+                    separate_runs=separate_runs,
+                    platform=platform,
+                    platform_run=run,
+                )
+                for root in roots
+            )
+        finally:
+            if run is not None:
+                run.stop()
     return CheckReport(reports, werror=werror)

@@ -101,12 +101,15 @@ class GradingQueue:
         self.app = celery_app(queue_url, visibility_timeout_s=visibility_timeout_s, concurrency=concurrency)
         self.redis = redis.Redis.from_url(queue_url, socket_timeout=5, socket_connect_timeout=5)
 
-    def publish(self, submission_id: str) -> None:
-        """Queue the id of a stored submission for a grading node (kombu retries a dropped connection)."""
+    def publish(self, submission_id: str, backend: str = "cpu") -> None:
+        """Queue the id of a stored submission for a grading node on ``backend`` (its queue:
+        ``judge.dispatch.capabilities``; kombu retries a dropped connection)."""
+        from judge.dispatch.capabilities import queue_for
+
         self.app.send_task(
             GRADE_TASK,
             args=[submission_id],
-            queue=SUBMISSIONS_QUEUE,
+            queue=queue_for(backend),
             retry=True,
             retry_policy={"max_retries": 2, "interval_start": 0.1, "interval_step": 0.4, "interval_max": 1},
         )

@@ -33,7 +33,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any, Protocol
 
 from judge import __version__
-from judge.dispatch.celery_queue import GRADE_TASK, SUBMISSIONS_QUEUE, GradingQueue, Sweeper, is_submission_id
+from judge.dispatch.capabilities import node_queues
+from judge.dispatch.celery_queue import GRADE_TASK, GradingQueue, Sweeper, is_submission_id
 from judge.dispatch.events import ProgressFeed
 from judge.dispatch.redis_notify import RedisNotifier
 from judge.dispatch.worker import GradingWorker, Outcome
@@ -126,6 +127,10 @@ class GradingNode:
         if backend is None:
             backend = choose_backend(settings.sandbox, allow_insecure=settings.insecure)
         self.backend_name = backend.name
+        #: The JAX backend this node grades on, and so the queues it takes work from
+        #: (``judge.dispatch.capabilities``): the CPU, which its executors compile for (docs/architecture.md,
+        #: "A grading node on an accelerator", says what a TPU or GPU node needs first).
+        self.grading_backend = "cpu"
         self.backend = metered(
             backend,
             lambda _reason: self.metrics.sandbox_start_failures.inc(),
@@ -229,7 +234,7 @@ class GradingNode:
             name=self.name,
             hostname=socket.gethostname()[:255],
             pid=os.getpid(),
-            queues=SUBMISSIONS_QUEUE,
+            queues=",".join(node_queues(self.grading_backend)),
             backend=self.backend_name,
             version=__version__,
             state=self.state,
@@ -413,7 +418,7 @@ class GradingNode:
                 hostname=f"judge@{self.name}",
                 pool="threads",
                 concurrency=self.concurrency,
-                queues=[SUBMISSIONS_QUEUE],
+                queues=node_queues(self.grading_backend),
                 prefetch_multiplier=1,
                 without_mingle=True,
                 without_gossip=True,

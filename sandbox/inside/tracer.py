@@ -76,6 +76,8 @@ CONFIG_KEYS = (
     "jax_platforms",
     "jax_check_tracer_leaks",
 )
+#: The ``jax.default_matmul_precision`` values a job may be graded at (``judge.spec.MatmulPrecision``).
+MATMUL_PRECISIONS = ("default", "high", "highest")
 #: Primitives that call back into Python on the host: they cannot run in the judge.
 HOST_CALLBACKS = frozenset({"pure_callback", "io_callback"})
 
@@ -195,6 +197,14 @@ class Captured:
         self.lower.devices = devices
         with contextlib.suppress(Exception):  # a backend already started keeps its devices
             self.config_update("jax_num_cpu_devices", devices)
+
+    def use_matmul_precision(self, precision: str) -> None:
+        """A job graded at a matrix-product precision (a problem's ``[compare] matmul_precision``): traced
+        under it, so every product the submission leaves at its default carries it (``precision_config``
+        in the program); also the value ``restore_config`` sets back after user code ran. A product the
+        submission gives a precision of its own keeps it: that changes its own result alone."""
+        self.config["jax_default_matmul_precision"] = precision
+        self.config_update("jax_default_matmul_precision", precision)
 
     def restore_config(self) -> None:
         for key, value in self.config.items():
@@ -887,6 +897,9 @@ class Tracer:
         devices = message.get("devices")
         if isinstance(devices, int) and devices > 1:
             self.cap.use_devices(devices)
+        precision = message.get("matmul_precision")
+        if precision in MATMUL_PRECISIONS:
+            self.cap.use_matmul_precision(str(precision))
         try:
             self.menu = load_menu(message.get("functions"))
         except BaseException as exc:
