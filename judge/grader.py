@@ -68,6 +68,7 @@ from judge.rules import (
 )
 from judge.rules_transform import (
     Peer,
+    StepPeer,
     autodiff_broken,
     autodiff_plan,
     autodiff_rule,
@@ -786,7 +787,7 @@ class Judging:
             if steps is not None:
                 theirs = ProgramSummary.from_wire(report.compiled.get("summary"))
                 peers.append(
-                    Peer(steps, outside_loops(theirs.ops, theirs.loop_ops), self.case_list[first].name)
+                    StepPeer(steps, outside_loops(theirs.ops, theirs.loop_ops), self.case_list[first].name)
                 )
         steps = loop_steps(rule, spec, self.case_list[i].inputs)
         return unrolled_broken(rule, steps, outside_loops(summary.ops, summary.loop_ops), peers)

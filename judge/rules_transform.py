@@ -152,8 +152,10 @@ def autodiff_broken(
         if not isinstance(again, tuple) or len(again) != len(spec.output.names):
             result = CompareResult(False, None, None, "the second call returned another structure", np.inf)
         else:
-import json
-import math
+            terms = None
+            if isinstance(magnitude, tuple | list) and len(magnitude) == len(spec.output.names):
+                terms = _scaled(magnitude[index], abs(scale))
+            result = part(_scaled(output[index], scale), again[index], scale=terms)
         if not result.ok:
             detail = "" if hidden else f" ({result.message})"
             return (
@@ -275,5 +277,82 @@ def batched_broken(
     return None
 
 
-import json
-import math
+# ------------------------------------------------------------------------ require_loop's bound on steps
+
+
+def loop_steps(rule: LoopRule | ForbidOpsRule, spec: ProblemSpec, inputs: Sequence[Any]) -> int | None:
+    """The number of steps of one case (``LoopRule.steps``): the length of the declared axis of the
+    argument's first leaf, or the value of an int argument; None without a bound or such an axis."""
+    if rule.steps is None:
+        return None
+    value = inputs[[a.name for a in spec.args].index(rule.steps.arg)]
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    for leaf in _leaves(value):
+        shape = np.shape(leaf)
+        return int(shape[rule.steps.axis]) if len(shape) > rule.steps.axis else None
+    return None
+
+
+def outside_loops(ops: Mapping[str, int], loop_ops: Mapping[str, int]) -> int:
+    """The program's op count less the ops in its loops' bodies (``sandbox.inside.executor.loop_ops``): what
+    an unrolled copy per step adds to, and what a loop's body, however many times it runs, does not."""
+    return op_count(ops) - op_count(loop_ops)
+
+
+@dataclass(frozen=True)
+class StepPeer:
+    """Another program of the same grading, for ``require_loop``'s bound on steps: its number of steps,
+    its ops outside loops and a case that used it."""
+
+    size: int
+    ops: int
+    case: str
+
+
+def unrolled_broken(
+    rule: LoopRule | ForbidOpsRule, steps: int | None, outside: int, peers: Sequence[StepPeer]
+) -> str | None:
+    """None when the program (``outside``: its ops outside loops, at ``steps`` steps) keeps the rule's bound
+    against the earlier programs ``peers`` (their ``size`` is their number of steps, their ``ops`` their ops
+    outside loops); else the message.
+
+    Without ``per_doubling``, the bound is linear: between two programs whose numbers of steps differ by 2
+    or more, the ops outside loops must not grow with the steps by at least one op per step, which an
+    unrolled Python loop does (each copy of the step adds its ops, a call of a jitted step at least one)
+    and a loop does not (its body is one copy whatever the trip count). A difference of a few ops that a
+    shape can cause (a dimension of 1 taking a shortcut) stays under one op per step of a wider gap.
+    With ``per_doubling = d``, the bound is logarithmic: from fewer steps s to more steps S, the ops may
+    grow by at most ``d * (log2(S / s) + 1)`` (one doubling's worth of slack for shapes that take
+    shortcuts), which ``jax.lax.associative_scan``'s levels of combines keep and an unrolled loop, whose
+    growth is linear, breaks once S is large enough."""
+    if steps is None or rule.steps is None:
+        return None
+    per_doubling = rule.steps.per_doubling
+    for peer in peers:
+        gap = steps - peer.size
+        grown = outside - peer.ops
+        if gap * grown <= 0:
+            continue
+        if per_doubling is None:
+            broken = abs(gap) >= 2 and abs(grown) >= abs(gap)
+            limit = "one operation per step"
+        else:
+            few, many = sorted((max(steps, 1), max(peer.size, 1)))
+            broken = abs(grown) > per_doubling * (math.log2(many / few) + 1)
+            limit = f"{per_doubling} operations each time the number of steps doubles"
+        if broken:
+            return (
+                f"this problem asks you to {rule.asks}; your program for {steps} steps has {outside} "
+                f"operations outside its loops and the one for {peer.size} steps (case {peer.case}) has "
+                f"{peer.ops}: the program grows with the number of steps by more than {limit}, so the "
+                "steps are unrolled (a Python for loop makes one copy of its body per step while jax.jit "
+                "traces it). Write the step once and let a JAX primitive apply it: the program then "
+                "keeps its size whatever the number of steps"
+                + ("" if per_doubling is None else " (or grows by one level per doubling)")
+            )
+    return None
+
+
+def _same_histogram(a: Mapping[str, int], b: Mapping[str, int]) -> bool:
+    return {k: int(v) for k, v in a.items() if int(v)} == {k: int(v) for k, v in b.items() if int(v)}

@@ -95,9 +95,9 @@ class WorkerPool:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """``start(limits, slot)`` starts one worker (default: ``backend.fork_tracer``); each serves one job.
-        ``gate``: admits starts (default: the host-wide one of ``sandbox.starts``). ``ready_limits``: re-apply
-        the pool's limits to a worker once it is ready (an executor's job sets its own instead). ``clock``: what
-        ``acquire`` measures its time without progress with (tests inject one)."""
+        ``gate``: admits starts (default: the host-wide one of ``sandbox.starts``). ``ready_limits``:
+        re-apply the pool's limits to a worker once it is ready (an executor's job sets its own instead).
+        ``clock``: what ``acquire`` measures its time without progress with (tests inject one)."""
         self.backend = backend
         self._now = clock
         #: When (``clock``) the pool last progressed: a start began, advanced or became ready, the start

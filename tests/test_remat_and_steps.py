@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from judge.problems import ProblemSet
 from judge.rules import ProgramSummary, remat_message
-from judge.rules_transform import Peer, loop_steps, outside_loops, unrolled_broken
+from judge.rules_transform import StepPeer, loop_steps, outside_loops, unrolled_broken
 from judge.spec import LoopRule, ProblemSpec
 from judge.statement import render_rules
 from sandbox.monitor import _summary
@@ -203,7 +203,7 @@ def _steps_verdict(path: str | None, ks: tuple[int, ...]) -> str | None:
         broken = unrolled_broken(rule, k, outside, peers)
         if broken is not None:
             return broken
-        peers.append(Peer(k, outside, f"k_{k}"))
+        peers.append(StepPeer(k, outside, f"k_{k}"))
     return None
 
 
@@ -229,11 +229,11 @@ def test_steps_unrolled_beside_a_loop_break_the_bound() -> None:
 
 def test_the_bound_wants_steps_at_least_two_apart_and_one_op_per_step() -> None:
     rule = next(r for r in POWER.spec.rules if isinstance(r, LoopRule))
-    assert unrolled_broken(rule, 3, 20, [Peer(2, 10, "a")]) is None  # one step apart: a shape may do it
-    assert unrolled_broken(rule, 12, 19, [Peer(2, 10, "a")]) is None  # 9 ops over 10 steps: not a copy each
-    assert unrolled_broken(rule, 12, 20, [Peer(2, 10, "a")]) is not None
-    assert unrolled_broken(rule, 2, 10, [Peer(12, 20, "a")]) is not None  # either order
-    assert unrolled_broken(rule, 12, 10, [Peer(2, 20, "a")]) is None  # shrinking is not unrolling
+    assert unrolled_broken(rule, 3, 20, [StepPeer(2, 10, "a")]) is None  # one step apart: a shape may do it
+    assert unrolled_broken(rule, 12, 19, [StepPeer(2, 10, "a")]) is None  # 9 ops over 10 steps: not a copy each
+    assert unrolled_broken(rule, 12, 20, [StepPeer(2, 10, "a")]) is not None
+    assert unrolled_broken(rule, 2, 10, [StepPeer(12, 20, "a")]) is not None  # either order
+    assert unrolled_broken(rule, 12, 10, [StepPeer(2, 20, "a")]) is None  # shrinking is not unrolling
 
 
 def test_loop_steps_reads_an_int_or_an_axis() -> None:
@@ -297,7 +297,7 @@ def _recurrence_verdict(path: str | None, lengths: tuple[int, ...]) -> str | Non
         broken = unrolled_broken(rule, length, outside, peers)
         if broken is not None:
             return broken
-        peers.append(Peer(length, outside, f"t_{length}"))
+        peers.append(StepPeer(length, outside, f"t_{length}"))
     return None
 
 

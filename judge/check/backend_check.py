@@ -165,7 +165,9 @@ def _accuracy_note(ctx: CheckContext, platform: str, folder: Path) -> None:
         got = _load(folder, "r", index)
         if isinstance(got, str) or isinstance(exact[index], ReferenceFailure):
             continue
-        shares.append(measure(ctx, case, got[0], exact[index], "output", f"case {case.name}", backend=platform))
+        shares.append(
+            measure(ctx, case, got[0], exact[index], "output", f"case {case.name}", backend=platform)
+        )
     for dtype in sorted({s.dtype for s in shares}):
         worst = max((s for s in shares if s.dtype == dtype), key=lambda s: s.share)
         ctx.diag.note(
