@@ -196,7 +196,7 @@ def _power_program(path: str | None, k: int) -> ProgramSummary:
 
 def _steps_verdict(path: str | None, ks: tuple[int, ...]) -> str | None:
     rule = next(r for r in POWER.spec.rules if isinstance(r, LoopRule))
-    peers: list[Peer] = []
+    peers: list[StepPeer] = []
     for k in ks:
         summary = _power_program(path, k)
         outside = outside_loops(summary.ops, summary.loop_ops)
@@ -230,7 +230,9 @@ def test_steps_unrolled_beside_a_loop_break_the_bound() -> None:
 def test_the_bound_wants_steps_at_least_two_apart_and_one_op_per_step() -> None:
     rule = next(r for r in POWER.spec.rules if isinstance(r, LoopRule))
     assert unrolled_broken(rule, 3, 20, [StepPeer(2, 10, "a")]) is None  # one step apart: a shape may do it
-    assert unrolled_broken(rule, 12, 19, [StepPeer(2, 10, "a")]) is None  # 9 ops over 10 steps: not a copy each
+    assert (
+        unrolled_broken(rule, 12, 19, [StepPeer(2, 10, "a")]) is None
+    )  # 9 ops over 10 steps: not a copy each
     assert unrolled_broken(rule, 12, 20, [StepPeer(2, 10, "a")]) is not None
     assert unrolled_broken(rule, 2, 10, [StepPeer(12, 20, "a")]) is not None  # either order
     assert unrolled_broken(rule, 12, 10, [StepPeer(2, 20, "a")]) is None  # shrinking is not unrolling
@@ -290,7 +292,7 @@ def _recurrence_verdict(path: str | None, lengths: tuple[int, ...]) -> str | Non
     else:
         fn = _solution("linear-recurrence-scan", path, "linear_recurrence")
     rule = next(r for r in RECURRENCE.spec.rules if isinstance(r, ForbidOpsRule))
-    peers: list[Peer] = []
+    peers: list[StepPeer] = []
     for length in lengths:
         summary = _summary_of(fn, jnp.full((length, 3), 0.5), jnp.ones((length, 3)))
         outside = outside_loops(summary.ops, summary.loop_ops)
