@@ -1,7 +1,7 @@
 """A judge quiet and beside several other judges on one host (the trials' shape), side by side in one run.
 
 Each phase (quiet first, then loaded) starts a fresh measured ``judge serve`` on loopback (its own data
-directory and slot base) and measures:
+directory and slot base; quiet, its own start gate, loaded, the load's) and measures:
 
   ready     seconds from starting it to ``/readyz`` answering 200 (and the reasons it gave meanwhile)
   run       ``-n`` Runs of the public examples (``POST /api/v1/problems/{slug}/run``): latency p50/p95,
@@ -188,6 +188,8 @@ def solutions(problems: list[str]) -> list[tuple[str, str, Path]]:
 
 def run_phase(phase: Phase, args: argparse.Namespace, problems: list[str], extra: Mapping[str, str]) -> None:
     with tempfile.TemporaryDirectory(prefix="judge-bench-contention-") as scratch:
+        # Quiet: a start gate of its own, so other judges of the host (the default gate) queue nothing ahead.
+        extra = {"JUDGE_START_GATE_DIR": str(Path(scratch) / "start-gate"), **extra}
         began = time.monotonic()
         with serve(Path(scratch), args.checkout, extra) as (proc, log):
             url = wait_ready(proc, log, phase, began)
