@@ -305,7 +305,7 @@ def _recurrence_verdict(path: str | None, lengths: tuple[int, ...]) -> str | Non
 
 @pytest.mark.parametrize(
     "path",
-    [None, "accepted/stacked_pairs.py", "accepted/dict_elements.py", "accepted/reverse_of_reversed.py"],
+    [None, "accepted/stacked_pairs.py", "accepted/dict_elements.py"],
 )
 def test_associative_scans_grow_by_a_level_per_doubling(path: str | None) -> None:
     assert _recurrence_verdict(path, (3, 1, 2, 8, 128, 1024)) is None

@@ -36,6 +36,7 @@ def build_cases() -> list[dict[str, Any]]:
     # 128 steps early in the file: an unrolled Python loop breaks the bound on steps here, against the
     # examples' programs, before the longest case (whose unrolled program takes long to compile).
     add("one_hundred_twenty_eight_steps", rng.uniform(-1, 1, size=128), rng.normal(size=128))
+    add("ninety_six_steps_of_two", rng.uniform(-1, 1, size=(96, 2)), rng.normal(size=(96, 2)))
     # The longest sequence, 1,024 steps with a = 1: a running sum of values up to 1000.
     add("running_sum_1024_steps", np.ones(1024), rng.uniform(-1000, 1000, size=1024))
     # Slow decay over 256 steps of 8 recurrences.
