@@ -437,7 +437,9 @@ def test_the_api_describes_a_key_argument(api: TestClient) -> None:
     assert "a seed, {&#34;key&#34;: seed} or {&#34;key_data&#34;: [uint32, ...]}" in page
 
 
-@pytest.mark.parametrize("key", [42, {"key": 42}, {"key_data": [0, 42]}, {"key": 4294967295}, {"key": -1}, -1])
+@pytest.mark.parametrize(
+    "key", [42, {"key": 42}, {"key_data": [0, 42]}, {"key": 4294967295}, {"key": -1}, -1]
+)
 def test_every_key_form_is_a_valid_run_input(api: TestClient, key: Any) -> None:
     body = {"code": ACCEPTED, "inputs": {"key": key, "x": [1.0], "salt": [7]}}
     response = api.post(f"/api/problems/{SLUG}/run", json=body)
