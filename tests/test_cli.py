@@ -77,8 +77,8 @@ def test_grade_reveal_shows_every_hidden_case_ratio() -> None:
     assert out.returncode == 1, out.stderr
     assert "err/tol" in out.stdout
     hidden = [line for line in out.stdout.splitlines() if "(hidden)" in line]
-    assert hidden and all(re.search(r"\s(?:[0-9.e+-]+x|inf x|infx|-)$", line) for line in hidden), hidden
-    assert any(re.search(r"\s[0-9.e+]+x$", line) for line in hidden), hidden
+    # Every hidden row ends with its ratio, e.g. "7.46e+04x".
+    assert hidden and all(re.search(r"\s[0-9.]+(?:e[+-]\d+)?x$", line) for line in hidden), hidden
     data = json.loads(judge("grade", FIXTURE_SLUG, wrong, "--reveal", "--json", *INSECURE).stdout)
     assert all(c["error_ratio"] is not None for c in data["cases"] if c["verdict"] == "wrong_answer")
     plain = json.loads(judge("grade", FIXTURE_SLUG, wrong, "--json", *INSECURE).stdout)

@@ -438,7 +438,9 @@ def test_the_api_describes_a_key_argument(api: TestClient) -> None:
     assert "a seed, {&#34;key&#34;: seed} or {&#34;key_data&#34;: [uint32, ...]}" in page
 
 
-@pytest.mark.parametrize("key", [42, {"key": 42}, {"key_data": [0, 42]}, {"key": 4294967295}])
+@pytest.mark.parametrize(
+    "key", [42, {"key": 42}, {"key_data": [0, 42]}, {"key": 4294967295}, {"key": -1}, -1]
+)
 def test_every_key_form_is_a_valid_run_input(api: TestClient, key: Any) -> None:
     body = {"code": ACCEPTED, "inputs": {"key": key, "x": [1.0], "salt": [7]}}
     response = api.post(f"/api/problems/{SLUG}/run", json=body)
@@ -450,7 +452,7 @@ def test_every_key_form_is_a_valid_run_input(api: TestClient, key: Any) -> None:
     ("key", "path", "words"),
     [
         ([0, 42], "key", "raw key data is written"),
-        ({"key": -1}, 'key["key"]', "outside the uint32 range"),
+        ({"key": -(2**31) - 1}, 'key["key"]', "outside the uint32 range"),
         ({"key_data": [0, 42, 1]}, 'key["key_data"]', "2 uint32 words"),
         ({"key_data": [[0, 1]]}, "key", "expected one key"),
         ({"seed": 1}, "key", 'keys "seed"'),

@@ -39,6 +39,24 @@ def validate(args: dict[str, Any], dtype: str) -> list[str]:
     return errors
 
 
+# ------------------------------------------------ promises of the statement ([[promises]] in problem.toml)
+
+
+def far_from_the_origin_and_close(args: dict[str, Any], dtype: str) -> bool:
+    """Two distinct points closer than 10^-3 of their distance from the origin (and that at least 1): the
+    expansion's cancellation loses every digit there."""
+    x, y = np.asarray(args["x"], dtype=np.float64), np.asarray(args["y"], dtype=np.float64)
+    distance = np.sqrt(((x[:, None, :] - y[None, :, :]) ** 2).sum(axis=-1))
+    scale = np.maximum(np.linalg.norm(x, axis=1)[:, None], np.linalg.norm(y, axis=1)[None, :])
+    return bool(((distance > 0) & (scale >= 1.0) & (distance < 1e-3 * scale)).any())
+
+
+def identical_points(args: dict[str, Any], dtype: str) -> bool:
+    """A point of x equal to a point of y: their distance is exactly 0."""
+    x, y = np.asarray(args["x"], dtype=np.float64), np.asarray(args["y"], dtype=np.float64)
+    return bool((np.abs(x[:, None, :] - y[None, :, :]).max(axis=-1) == 0).any())
+
+
 _OK = {"x": [[0.0, 0.0], [3.0, 4.0]], "y": [[0.0, 0.0], [6.0, 8.0], [3.0, 0.0]]}
 
 #: Inputs that break the constraints; the converter or validate() must reject each one.

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from judge.constraints import check_finite, check_max_abs, check_max_elements, check_number
 
 MAX_BATCH = 256
@@ -32,6 +34,26 @@ def validate(args: dict[str, Any], dtype: str) -> list[str]:
         errors += check_finite(args[name], name) + check_max_abs(args[name], name, MAX_ABS)
     errors += check_number(args["max_norm"], "max_norm", gt=0.0, le=MAX_NORM)
     return errors
+
+
+# ------------------------------------------------ promises of the statement ([[promises]] in problem.toml)
+
+
+def _norms(args: dict[str, Any]) -> Any:
+    w, x, y = (np.asarray(args[n], dtype=np.float64) for n in ("w", "x", "y"))
+    residual = x @ w - y
+    return np.abs(residual) * np.linalg.norm(x, axis=1)
+
+
+def some_clipped_some_not(args: dict[str, Any], dtype: str) -> bool:
+    """Examples whose gradient norm is above max_norm and others within it, in one batch."""
+    norms = _norms(args)
+    return bool((norms > args["max_norm"]).any() and ((norms > 0) & (norms <= args["max_norm"])).any())
+
+
+def an_exact_fit(args: dict[str, Any], dtype: str) -> bool:
+    """An example the model fits exactly (or with x_i = 0): its gradient is 0."""
+    return bool((_norms(args) == 0).any())
 
 
 _OK = {"w": [1.0, -1.0], "x": [[1.0, 0.0], [2.0, 1.0]], "y": [0.0, 1.0], "max_norm": 1.0}
