@@ -56,6 +56,8 @@ def build_cases() -> list[dict[str, Any]]:
     # Lengths 2 and 8 (1-D): with the rest, the programs for many lengths are compared.
     add("two_steps", rng.uniform(-1, 1, size=2), rng.normal(size=2))
     add("eight_steps", rng.uniform(-1, 1, size=8), rng.normal(size=8))
+    # One recurrence as a 2-D (T, 1) array: the statement's d = 1, kept 2-D in the output.
+    add("one_wide_column", rng.uniform(-1, 1, size=(20, 1)), rng.normal(size=(20, 1)))
     return cases
 
 
