@@ -42,6 +42,58 @@ def validate(args: dict[str, Any], dtype: str) -> list[str]:
     ]
 
 
+# ------------------------------------------------ promises of the statement ([[promises]] in problem.toml)
+
+
+def every_label_ignored(args: dict[str, Any], dtype: str) -> bool:
+    return bool(np.all(np.asarray(args["labels"]) == IGNORE))
+
+
+def some_rows_ignored(args: dict[str, Any], dtype: str) -> bool:
+    """Ignored rows beside labelled ones: the mean divides by the labelled rows alone."""
+    ignored = np.asarray(args["labels"]) == IGNORE
+    return bool(ignored.any() and not ignored.all())
+
+
+def ignored_row_with_large_logits(args: dict[str, Any], dtype: str) -> bool:
+    """An ignored row holds a logit of magnitude 50 or more (it must not reach the result)."""
+    logits, ignored = np.asarray(args["logits"]), np.asarray(args["labels"]) == IGNORE
+    return bool(ignored.any() and np.abs(logits[ignored]).max() >= 50.0)
+
+
+def logit_past_exp_overflow(args: dict[str, Any], dtype: str) -> bool:
+    """A labelled row's largest logit is 89 or more: exp of it overflows float32 unshifted."""
+    logits, kept = np.asarray(args["logits"]), np.asarray(args["labels"]) != IGNORE
+    return bool(kept.any() and logits[kept].max() >= 89.0)
+
+
+def first_and_last_class(args: dict[str, Any], dtype: str) -> bool:
+    """Labels 0 and c - 1 both occur, with c >= 2."""
+    labels, classes = np.asarray(args["labels"]), np.asarray(args["logits"]).shape[1]
+    return classes >= 2 and bool(np.any(labels == 0) and np.any(labels == classes - 1))
+
+
+def one_row(args: dict[str, Any], dtype: str) -> bool:
+    return bool(np.asarray(args["logits"]).shape[0] == 1)
+
+
+def most_rows(args: dict[str, Any], dtype: str) -> bool:
+    return bool(np.asarray(args["logits"]).shape[0] == MAX_ROWS)
+
+
+def one_class(args: dict[str, Any], dtype: str) -> bool:
+    return bool(np.asarray(args["logits"]).shape[1] == 1)
+
+
+def most_classes(args: dict[str, Any], dtype: str) -> bool:
+    return bool(np.asarray(args["logits"]).shape[1] == MAX_CLASSES)
+
+
+def many_entries(args: dict[str, Any], dtype: str) -> bool:
+    """At least 15/16 of the stated 4,096 entries."""
+    return bool(np.asarray(args["logits"]).size * 16 >= MAX_ENTRIES * 15)
+
+
 _OK = {"logits": [[1.0, 2.0], [0.5, -0.5]], "labels": [1, -100]}
 
 #: Inputs that break the constraints; the converter or validate() must reject each one.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -24,6 +25,36 @@ def validate(args: dict[str, Any], dtype: str) -> list[str]:
     if n.size and n.max() > MAX_N:
         errors.append(f"n: entries at most {MAX_N}, got {n.max()}")
     return errors
+
+
+# ------------------------------------------------ promises of the statement ([[promises]] in problem.toml)
+
+
+def empty(args: dict[str, Any], dtype: str) -> bool:
+    return bool(np.asarray(args["n"]).size == 0)
+
+
+def zeros_and_ones(args: dict[str, Any], dtype: str) -> bool:
+    """Both 0 and 1 occur (no step, no division by zero) beside larger entries."""
+    n = np.asarray(args["n"])
+    return bool(np.any(n == 0) and np.any(n == 1) and np.any(n > 1))
+
+
+def at_the_bound(args: dict[str, Any], dtype: str) -> bool:
+    """An entry equals 2^30, the largest stated."""
+    n = np.asarray(args["n"])
+    return bool(n.size and int(n.max()) == MAX_N)
+
+
+def most_elements(args: dict[str, Any], dtype: str) -> bool:
+    return bool(np.asarray(args["n"]).size == MAX_ELEMENTS)
+
+
+def beside_large_perfect_squares(args: dict[str, Any], dtype: str) -> bool:
+    """An entry s^2 - 1 with s >= 2^13 (above float32's 24 significant bits, a float root rounds up to s)."""
+    n = np.asarray(args["n"], dtype=np.int64)
+    s = np.array([math.isqrt(int(v) + 1) for v in n], dtype=np.int64)
+    return bool(np.any((s >= 2**13) & (s * s == n + 1)))
 
 
 #: Inputs that break the constraints; the converter or validate() must reject each one.

@@ -38,6 +38,43 @@ def validate(args: dict[str, Any], dtype: str) -> list[str]:
     ]
 
 
+# ------------------------------------------------ promises of the statement ([[promises]] in problem.toml)
+
+
+def zero_after_the_first_step(args: dict[str, Any], dtype: str) -> bool:
+    """Some a_t = 0 with t >= 1: the recurrence forgets what came before (a division by prod(a) breaks)."""
+    a = np.asarray(args["a"])
+    return bool(a.shape[0] > 1 and np.any(a[1:] == 0))
+
+
+def negative_a(args: dict[str, Any], dtype: str) -> bool:
+    """Some a_t of -0.5 or less: magnitudes, not values, are bounded by 1."""
+    return bool(np.asarray(args["a"]).min() <= -0.5)
+
+
+def one_step(args: dict[str, Any], dtype: str) -> bool:
+    return bool(np.asarray(args["a"]).shape[0] == 1)
+
+
+def most_steps(args: dict[str, Any], dtype: str) -> bool:
+    return bool(np.asarray(args["a"]).shape[0] == MAX_STEPS)
+
+
+def one_column(args: dict[str, Any], dtype: str) -> bool:
+    """A 2-D a of width 1: d = 1 recurrence, still shaped (T, 1)."""
+    a = np.asarray(args["a"])
+    return bool(a.ndim == 2 and a.shape[1] == 1)
+
+
+def widest(args: dict[str, Any], dtype: str) -> bool:
+    a = np.asarray(args["a"])
+    return bool(a.ndim == 2 and a.shape[1] == MAX_WIDTH)
+
+
+def most_entries(args: dict[str, Any], dtype: str) -> bool:
+    return bool(np.asarray(args["a"]).size == MAX_ENTRIES)
+
+
 _OK = {"a": [0.5, 0.5], "b": [1.0, 2.0]}
 
 #: Inputs that break the constraints; the converter or validate() must reject each one.

@@ -34,6 +34,38 @@ def validate(args: dict[str, Any], dtype: str) -> list[str]:
     return [*errors, *check_dtype(a, "a", dtype), *check_finite(a, "a")]
 
 
+# ------------------------------------------------ promises of the statement ([[promises]] in problem.toml)
+
+
+def power_one(args: dict[str, Any], dtype: str) -> bool:
+    return bool(args["k"] == 1)
+
+
+def most_steps(args: dict[str, Any], dtype: str) -> bool:
+    """k is 61 or more, near the stated 64."""
+    return bool(args["k"] >= MAX_POWER - 3)
+
+
+def one_by_one(args: dict[str, Any], dtype: str) -> bool:
+    return bool(np.asarray(args["a"]).shape[0] == 1)
+
+
+def largest_matrix(args: dict[str, Any], dtype: str) -> bool:
+    return bool(np.asarray(args["a"]).shape[0] == MAX_SIZE)
+
+
+def row_sums_at_the_bound(args: dict[str, Any], dtype: str) -> bool:
+    """A row whose absolute values sum to the stated 1 (within float32 rounding)."""
+    a = np.abs(np.asarray(args["a"], dtype=np.float64))
+    return bool(a.sum(axis=1).max() >= MAX_ROW_SUM - 1e-5)
+
+
+def not_elementwise(args: dict[str, Any], dtype: str) -> bool:
+    """k >= 2 on a matrix whose power differs from its elementwise power (`a ** k` is wrong here)."""
+    a, k = np.asarray(args["a"], dtype=np.float64), args["k"]
+    return k >= 2 and not np.allclose(np.linalg.matrix_power(a, k), a**k, atol=1e-3)
+
+
 _OK = {"a": [[0.5, 0.25], [0.0, 0.5]], "k": 3}
 
 #: Inputs that break the constraints; the converter or validate() must reject each one.

@@ -31,6 +31,60 @@ def validate(args: dict[str, Any], dtype: str) -> list[str]:
     return [*errors, *check_dtype(x, "x", dtype), *check_finite(x, "x"), *check_max_abs(x, "x", MAX_ABS)]
 
 
+# ------------------------------------------------ promises of the statement ([[promises]] in problem.toml)
+
+
+def _mode(args: dict[str, Any]) -> int:
+    return int(np.asarray(args["mode"]))
+
+
+def _x(args: dict[str, Any]) -> Any:
+    return np.asarray(args["x"], dtype=np.float64)
+
+
+def identity_with_zeros_and_negatives(args: dict[str, Any], dtype: str) -> bool:
+    """Mode 0 on an x holding zeros and negatives (the other branches are undefined there)."""
+    x = _x(args)
+    return _mode(args) == 0 and bool(np.any(x == 0) and np.any(x < 0))
+
+
+def square_roots_near_the_floor(args: dict[str, Any], dtype: str) -> bool:
+    """Mode 1 with an entry within 10x of the stated 1e-4 floor."""
+    return _mode(args) == 1 and bool(_x(args).min() <= 10 * MIN_ABS)
+
+
+def logs_near_the_floor(args: dict[str, Any], dtype: str) -> bool:
+    """Mode 2 with an entry within 10x of the stated 1e-4 floor."""
+    return _mode(args) == 2 and bool(_x(args).min() <= 10 * MIN_ABS)
+
+
+def reciprocals_near_the_floor_both_signs(args: dict[str, Any], dtype: str) -> bool:
+    """Mode 3 with entries of both signs, one within 10x of the stated 1e-4 floor in magnitude."""
+    x = _x(args)
+    return _mode(args) == 3 and bool(np.abs(x).min() <= 10 * MIN_ABS and x.min() < 0 < x.max())
+
+
+def mode_0(args: dict[str, Any], dtype: str) -> bool:
+    return _mode(args) == 0
+
+
+def mode_1(args: dict[str, Any], dtype: str) -> bool:
+    return _mode(args) == 1
+
+
+def mode_2(args: dict[str, Any], dtype: str) -> bool:
+    return _mode(args) == 2
+
+
+def mode_3(args: dict[str, Any], dtype: str) -> bool:
+    return _mode(args) == 3
+
+
+def many_entries(args: dict[str, Any], dtype: str) -> bool:
+    """At least 15/16 of the stated 4,096 entries."""
+    return bool(np.asarray(args["x"]).size * 16 >= MAX_ENTRIES * 15)
+
+
 #: Inputs that break the constraints; the converter or validate() must reject each one.
 JUNK: list[dict[str, Any]] = [
     {"why": "mode 4", "args": {"x": [1.0], "mode": 4}},

@@ -42,6 +42,33 @@ def validate(args: dict[str, Any], dtype: str) -> list[str]:
     ]
 
 
+# ------------------------------------------------ promises of the statement ([[promises]] in problem.toml)
+
+
+def one_layer(args: dict[str, Any], dtype: str) -> bool:
+    return bool(np.asarray(args["ws"]).shape[0] == 1)
+
+
+def most_layers(args: dict[str, Any], dtype: str) -> bool:
+    return bool(np.asarray(args["ws"]).shape[0] == MAX_LAYERS)
+
+
+def one_row(args: dict[str, Any], dtype: str) -> bool:
+    return bool(np.asarray(args["x"]).shape[0] == 1)
+
+
+def most_rows(args: dict[str, Any], dtype: str) -> bool:
+    return bool(np.asarray(args["x"]).shape[0] == MAX_ROWS)
+
+
+def one_feature(args: dict[str, Any], dtype: str) -> bool:
+    return bool(np.asarray(args["x"]).shape[1] == 1)
+
+
+def most_features(args: dict[str, Any], dtype: str) -> bool:
+    return bool(np.asarray(args["x"]).shape[1] == MAX_FEATURES)
+
+
 _OK = {"ws": [[[1.0, 0.0], [0.0, 1.0]]], "x": [[0.5, -0.5]]}
 
 #: Inputs that break the constraints; the converter or validate() must reject each one.

@@ -30,6 +30,59 @@ def validate(args: dict[str, Any], dtype: str) -> list[str]:
     return [*errors, *check_dtype(x, "x", dtype), *check_finite(x, "x"), *check_max_abs(x, "x", MAX_ABS)]
 
 
+# ------------------------------------------------ promises of the statement ([[promises]] in problem.toml)
+
+
+def _slices(args: dict[str, Any]) -> Any:
+    x = np.asarray(args["x"], dtype=np.float64)
+    return x.reshape(-1, x.shape[-1])
+
+
+def zero_slice_among_others(args: dict[str, Any], dtype: str) -> bool:
+    """A slice of zeros beside a nonzero slice."""
+    zero = ~np.any(_slices(args) != 0, axis=1)
+    return bool(zero.any() and not zero.all())
+
+
+def zero_vector(args: dict[str, Any], dtype: str) -> bool:
+    """A 1-D x of zeros: its norm is a 0-d array, its gradient zero."""
+    x = np.asarray(args["x"])
+    return x.ndim == 1 and not np.any(x != 0)
+
+
+def squares_overflow(args: dict[str, Any], dtype: str) -> bool:
+    """A magnitude of 2^64 or more: its square overflows float32."""
+    return bool(np.abs(_slices(args)).max() >= 2.0**64)
+
+
+def squares_underflow(args: dict[str, Any], dtype: str) -> bool:
+    """A slice whose every nonzero magnitude is 2^-64 or less: each square underflows to zero."""
+    m = np.abs(_slices(args)).max(axis=1)
+    return bool(np.any((m > 0) & (m <= 2.0**-64)))
+
+
+def near_the_smallest_magnitude(args: dict[str, Any], dtype: str) -> bool:
+    """A nonzero magnitude of 2^-90 or less, near the stated 2^-100."""
+    m = np.abs(_slices(args))
+    return bool(np.any((m > 0) & (m <= 2.0**-90)))
+
+
+def three_dimensions(args: dict[str, Any], dtype: str) -> bool:
+    return bool(np.asarray(args["x"]).ndim == 3)
+
+
+def last_axis_of_one(args: dict[str, Any], dtype: str) -> bool:
+    return bool(np.asarray(args["x"]).shape[-1] == 1)
+
+
+def longest_last_axis(args: dict[str, Any], dtype: str) -> bool:
+    return bool(np.asarray(args["x"]).shape[-1] == MAX_LAST)
+
+
+def most_entries(args: dict[str, Any], dtype: str) -> bool:
+    return bool(np.asarray(args["x"]).size == MAX_ELEMENTS)
+
+
 #: Inputs that break the constraints; the converter or validate() must reject each one.
 JUNK: list[dict[str, Any]] = [
     {"why": "a bare number", "args": {"x": 1.0}},

@@ -32,6 +32,62 @@ def validate(args: dict[str, Any], dtype: str) -> list[str]:
     return [*errors, *check_dtype(x, "x", dtype), *check_finite(x, "x"), *check_max_abs(x, "x", MAX_ABS)]
 
 
+# ------------------------------------------------ promises of the statement ([[promises]] in problem.toml)
+
+
+def _rows(args: dict[str, Any]) -> Any:
+    x = np.asarray(args["x"], dtype=np.float64)
+    return x.reshape(-1, x.shape[-1])
+
+
+def tie_at_the_kth_place(args: dict[str, Any], dtype: str) -> bool:
+    """A row whose k-th largest entry equals one left out (k < row length): the lower index must win."""
+    k = args["k"]
+    for row in _rows(args):
+        if k < row.size:
+            ranked = np.sort(row)[::-1]
+            if ranked[k - 1] == ranked[k]:
+                return True
+    return False
+
+
+def ties_within_the_top(args: dict[str, Any], dtype: str) -> bool:
+    """A row with two equal entries among its k largest."""
+    k = args["k"]
+    return any(np.any(np.diff(np.sort(row)[::-1][:k]) == 0) for row in _rows(args))
+
+
+def k_is_the_row(args: dict[str, Any], dtype: str) -> bool:
+    return bool(args["k"] == np.asarray(args["x"]).shape[-1])
+
+
+def k_is_one(args: dict[str, Any], dtype: str) -> bool:
+    return bool(args["k"] == 1)
+
+
+def rows_of_one(args: dict[str, Any], dtype: str) -> bool:
+    return bool(np.asarray(args["x"]).shape[-1] == 1)
+
+
+def longest_row(args: dict[str, Any], dtype: str) -> bool:
+    return bool(np.asarray(args["x"]).shape[-1] == MAX_LAST)
+
+
+def many_entries(args: dict[str, Any], dtype: str) -> bool:
+    """At least 15/16 of the stated 4,096 entries."""
+    return bool(np.asarray(args["x"]).size * 16 >= MAX_ENTRIES * 15)
+
+
+def only_negative(args: dict[str, Any], dtype: str) -> bool:
+    """Every entry negative (a top-k that pads or masks with 0 goes wrong)."""
+    return bool(np.asarray(args["x"]).max() < 0)
+
+
+def large_magnitudes(args: dict[str, Any], dtype: str) -> bool:
+    """Magnitudes of 2^60 or more."""
+    return bool(np.abs(np.asarray(args["x"], dtype=np.float64)).max() >= 2.0**60)
+
+
 _OK = {"x": [[3.0, 1.0, 2.0], [0.5, 0.5, -1.0]], "k": 2}
 
 #: Inputs that break the constraints; the converter or validate() must reject each one.
