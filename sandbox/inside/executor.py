@@ -176,7 +176,10 @@ class Executor:
         cache_entries: int = 64,
         compile_threads: int = 2,
         devices: int = 1,
+        policy: Policy | None = None,
     ) -> None:
+        """``policy``: the op policy to check programs with (an executor zygote's, its usual comparators
+        already derived); by default one of its own."""
         import jax
 
         #: CPU host devices of this process: fixed before the backend starts, never changed after.
@@ -210,7 +213,7 @@ class Executor:
         #: Every custom call must be one JAX's own lowering makes (``sandbox.inside.contracts``).
         self.contracts = Contracts(self.allowed, Lowerer(self.partitions))
         #: Every op, attribute and kernel region must be one JAX's lowering makes (``op_policy``).
-        self.policy = Policy()
+        self.policy = policy if policy is not None else Policy()
         self.jobs = 0
         self.lock = threading.Lock()  # replies come from the compile threads and the main thread
         #: MLIR contexts for the current job, one per compile thread, made while the executor is idle
@@ -898,22 +901,26 @@ def set_malloc_perturb(value: int) -> None:
         raise OSError(f"mallopt(M_PERTURB, {value}) failed")
 
 
-def serve_forked(channel: int, request: dict[str, Any]) -> None:
+def serve_forked(channel: int, request: dict[str, Any], policy: Policy | None = None) -> None:
     """Entry point of an executor forked by the executor zygote (fds 0, 1, 2 and ``channel`` set up, already
-    confined): scrub the heap, start the XLA backend (the zygote never did), serve one job. Never returns."""
+    confined): scrub the heap, start the XLA backend (the zygote never did), serve one job with the
+    zygote's op policy (``policy``). Never returns."""
     set_malloc_perturb(int(request["malloc_perturb"]))
     run(
         channel,
         str(request.get("cache_scope") or "job"),
         int(request.get("cache_entries") or 64),
         int(request.get("devices") or 1),
+        policy,
     )
 
 
-def run(channel: int, cache_scope: str, cache_entries: int, devices: int) -> None:
+def run(
+    channel: int, cache_scope: str, cache_entries: int, devices: int, policy: Policy | None = None
+) -> None:
     """Start, warm, report ``ready`` (with the heap scrub measured, ``heap_scrub``) and serve until the
     judge closes stdin (or a retiring end). Never returns."""
-    executor = Executor(channel, cache_scope, cache_entries, devices=devices)
+    executor = Executor(channel, cache_scope, cache_entries, devices=devices, policy=policy)
     executor.warm()
     ready = {"type": "ready", "pid": os.getpid(), "jax": executor.jax.__version__}
     write_frame(channel, {**ready, "malloc_perturb": heap_scrub()})

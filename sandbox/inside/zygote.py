@@ -59,10 +59,12 @@ def _warm() -> tuple[Any, list[str]]:
 
 
 def _warm_executor() -> tuple[Any, list[str]]:
-    """An executor zygote imports JAX, the executor and the JAX modules it starts with, and loads the op
-    policy's table, WITHOUT starting the XLA backend (a forked child of a process with a started backend
-    deadlocks): each child starts its own. It never reads a program or holds a value."""
-    import threading
+    """An executor zygote imports JAX, the executor and the JAX modules it starts with, loads the op
+    policy's table and derives the usual sorts' comparators (``op_policy.Comparators.warm``: lowering
+    without a backend), WITHOUT starting the XLA backend (a forked child of a process with a started
+    backend deadlocks): each child starts its own. It never reads a program or holds a value. Returns what
+    a child calls to become an executor (``executor.serve_forked`` with that policy)."""
+    import functools
 
     from jax._src import compiler, xla_bridge  # noqa: F401 (imported here, once, for every child)
     from jax._src.interpreters import mlir  # noqa: F401
@@ -70,11 +72,15 @@ def _warm_executor() -> tuple[Any, list[str]]:
 
     from sandbox.inside import executor, op_policy
 
-    op_policy.Policy()  # the table (JSON) only: comparators are derived in each child, where JAX may lower
+    policy = op_policy.Policy()
+    policy.comparators.warm()
     tracer.freeze_heap()
-    if threading.active_count() != 1:
-        raise RuntimeError("the executor zygote has threads: forking it would not be safe")
-    return executor, ["imports"]
+    if xla_bridge._backends:  # type: ignore[attr-defined]
+        raise RuntimeError("the executor zygote started an XLA backend: forking it would not be safe")
+    threads = len(os.listdir("/proc/self/task"))
+    if threads != 1:
+        raise RuntimeError(f"the executor zygote has {threads} threads: forking it would not be safe")
+    return functools.partial(executor.serve_forked, policy=policy), ["imports", "sort comparators"]
 
 
 def _send(sock: socket.socket, message: dict[str, Any], creds_pid: int | None = None) -> None:
@@ -116,7 +122,7 @@ def _child(
         else:
             confine.set_rlimits(rlimits)
         if role == "executor":
-            cap.serve_forked(result_fd, request)
+            cap(result_fd, request)
         else:
             tracer.serve_forked(cap, result_fd)
     except BaseException as exc:
