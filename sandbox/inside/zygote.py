@@ -75,7 +75,7 @@ def _warm_executor() -> tuple[Any, list[str]]:
     policy = op_policy.Policy()
     policy.comparators.warm()
     tracer.freeze_heap()
-    if xla_bridge._backends:  # type: ignore[attr-defined]
+    if xla_bridge._backends:
         raise RuntimeError("the executor zygote started an XLA backend: forking it would not be safe")
     threads = len(os.listdir("/proc/self/task"))
     if threads != 1:
