@@ -5,8 +5,10 @@
         prlimit (rlimits) -> setpriv (real unprivileged uid, no capabilities, no_new_privs)
           python -E -s -B -u -m sandbox.inside.tracer|executor --result-fd N
 
-Tracers run as uid 60000 + slot, executors as uid 61000 + slot (a range of their own). For the warm pool,
-tracers are instead forked from a zygote (``fork_tracer``):
+Tracers run as uid 60000 + slot, executors as uid 61000 + slot (a range of their own). For the warm pools,
+tracers are instead forked from a zygote (``fork_tracer``), and executors from an executor zygote of their
+own launched the same way with ``--role executor`` (``fork_executor``; each child confines itself to an
+executor uid, sets the heap scrub and starts its own XLA backend):
 
     sh (joins the zygote's cgroups) -> bwrap (same namespaces and files, no seccomp, root inside with only
       CAP_SYS_ADMIN, CAP_SETUID, CAP_SETGID, CAP_SETPCAP) -> prlimit -> python -m sandbox.inside.zygote
