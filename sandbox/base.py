@@ -3,8 +3,9 @@
 - A **tracer** (``sandbox.inside.tracer``) runs user code for exactly one submission: its own process and its
   own uid. Backends start one directly (``start_tracer``) or fork it from a zygote that imported JAX once
   (``fork_tracer``; the default falls back to ``start_tracer``).
-- An **executor** (``sandbox.inside.executor``) runs no user code and serves many jobs, as a uid of a range
-  of its own (``start_executor``); the pool recycles it after a bounded number of jobs or any failure.
+- An **executor** (``sandbox.inside.executor``) runs no user code and serves one job (the pool closes it
+  after it), as a uid of a range of its own. Backends start one (``start_executor``) or fork it from an
+  executor zygote that imported JAX once (``fork_executor``; the default falls back to ``start_executor``).
 
 Each is a process that imports JAX, reports ``ready`` on its private result channel and then reads requests
 on stdin. Backends differ only in how they start it and what they can tell after it ends (an out-of-memory
@@ -454,6 +455,11 @@ class Backend(ABC):
     @abstractmethod
     def start_executor(self, limits: SandboxLimits, slot: int = 0) -> Worker:
         """Start one executor (a uid of the executor range on backends that drop privileges)."""
+
+    def fork_executor(self, limits: SandboxLimits, slot: int = 0) -> Worker:
+        """An executor forked from this backend's executor zygote (JAX imported once, no backend started),
+        or ``start_executor``'s."""
+        return self.start_executor(limits, slot)
 
     def start_pair(self, limits: SandboxLimits, slot: int = 0) -> Pair:
         """A fresh tracer and a fresh executor for one grading, both closed after it (CLI, tests).

@@ -5,8 +5,10 @@
         prlimit (rlimits) -> setpriv (real unprivileged uid, no capabilities, no_new_privs)
           python -E -s -B -u -m sandbox.inside.tracer|executor --result-fd N
 
-Tracers run as uid 60000 + slot, executors as uid 61000 + slot (a range of their own). For the warm pool,
-tracers are instead forked from a zygote (``fork_tracer``):
+Tracers run as uid 60000 + slot, executors as uid 61000 + slot (a range of their own). For the warm pools,
+tracers are instead forked from a zygote (``fork_tracer``), and executors from an executor zygote of their
+own launched the same way with ``--role executor`` (``fork_executor``; each child confines itself to an
+executor uid, sets the heap scrub and starts its own XLA backend):
 
     sh (joins the zygote's cgroups) -> bwrap (same namespaces and files, no seccomp, root inside with only
       CAP_SYS_ADMIN, CAP_SETUID, CAP_SETGID, CAP_SETPCAP) -> prlimit -> python -m sandbox.inside.zygote
@@ -79,6 +81,7 @@ from sandbox.cgroups import (
 from sandbox.command import (
     EXECUTOR,
     FAST_COMPILE_XLA_FLAGS,
+    MALLOC_PERTURB,
     MIB,
     TRACER,
     ZYGOTE,
@@ -89,7 +92,7 @@ from sandbox.command import (
     rlimit_values,
 )
 from sandbox.errors import WorkerStartError
-from sandbox.forkserver import ForkedTracer, ForkServer, ZygoteProcess
+from sandbox.forkserver import ForkedExecutor, ForkedTracer, ForkServer, ZygoteProcess
 from sandbox.limits import SandboxLimits
 from sandbox.procfs import processes_of_uid, session_cpu_s, uid_cpu_s, uid_of
 from sandbox.seccomp_filter import SYSTEM_PYTHON, CompiledFilter, SeccompUnavailable, build_filter, data_fd
@@ -191,6 +194,9 @@ class BwrapBackend(Backend):
         self._names = _CGROUP_NAMES
         self._zygote_lock = threading.Lock()
         self._zygote: ForkServer | None = None
+        #: Forks executors (``sandbox.inside.zygote --role executor``): a zygote of its own, never the
+        #: tracers' (it names only executor uids and never traces).
+        self._executor_zygote: ForkServer | None = None
 
     # ------------------------------------------------------------------------------------- host facts
 
@@ -401,6 +407,12 @@ class BwrapBackend(Backend):
             lambda s: self._fork_in(limits, s), slot, self.settings.uid_slots - SELF_TEST_SLOTS
         )
 
+    def fork_executor(self, limits: SandboxLimits, slot: int = 0) -> Worker:
+        """An executor forked from this backend's executor zygote; it confines itself to an executor uid (in
+        ``slot`` or the next free one) and serves one job."""
+        count = self.settings.executor_slots
+        return in_free_slot(lambda s: self._fork_in(limits, s, executor=True), slot % count, count)
+
     def _start_in(self, limits: SandboxLimits, slot: int, module: str, uid: int) -> BwrapWorker:
         lock = self._claim_uid(uid, slot)
         try:
@@ -535,42 +547,56 @@ class BwrapBackend(Backend):
 
     # ------------------------------------------------------------------------------------- the zygote
 
-    def _fork_server(self) -> ForkServer:
+    def _fork_server(self, *, executor: bool = False) -> ForkServer:
         with self._zygote_lock:
-            server = self._zygote
+            server = self._executor_zygote if executor else self._zygote
             if server is not None and server.alive():
                 return server
             if server is not None:
                 server.close()
-            server = ForkServer(self.name, self._launch_zygote, confine=True, pid_namespace=True)
+            server = ForkServer(
+                self.name,
+                lambda fd: self._launch_zygote(fd, executor=executor),
+                confine=True,
+                pid_namespace=True,
+            )
             server.start()
-            self._zygote = server
+            if executor:
+                self._executor_zygote = server
+            else:
+                self._zygote = server
             return server
 
-    def _launch_zygote(self, control_fd: int) -> ZygoteProcess:
+    def _launch_zygote(self, control_fd: int, *, executor: bool = False) -> ZygoteProcess:
         """sh (joins the zygote's cgroups) -> bwrap (root inside, CAP_SYS_ADMIN/SETUID/SETGID/SETPCAP, no
         seccomp: each child applies it after confining itself) -> prlimit -> python -m
-        sandbox.inside.zygote."""
+        sandbox.inside.zygote. ``executor``: the executor zygote (``--role executor``; its passwd names the
+        executor uids, its environment is an executor's, heap scrub included)."""
         s = self.settings
-        name = f"zygote-{os.getpid()}-{next(self._names)}"
+        name = f"{'executor-' if executor else ''}zygote-{os.getpid()}-{next(self._names)}"
         zygote_limits = SandboxLimits(
             memory_mb=s.zygote_memory_mb, processes=s.zygote_processes, cpu_time_s=10**7
         )
         cgroups = self._make_cgroups(name, zygote_limits, cpu_cores=False)
         fds: list[int] = []
         try:
-            uids = [self.uid(slot) for slot in range(s.uid_slots)]
+            if executor:
+                uids = [self.executor_uid(slot) for slot in range(s.executor_slots)]
+            else:
+                uids = [self.uid(slot) for slot in range(s.uid_slots)]
             passwd_fd = data_fd(_passwd(uids), "passwd")
             fds.append(passwd_fd)
             group_fd = data_fd(_group(uids), "group")
             fds.append(group_fd)
             filter_fd = data_fd(self.seccomp().bpf, "seccomp")
             fds.append(filter_fd)
+            module = EXECUTOR if executor else ZYGOTE  # the environment's: an executor's scrubs its heap
             argv = [
-                *self._bwrap_argv(passwd_fd, group_fd, seccomp_fd=None, caps=_ZYGOTE_CAPS, module=ZYGOTE),
+                *self._bwrap_argv(passwd_fd, group_fd, seccomp_fd=None, caps=_ZYGOTE_CAPS, module=module),
                 "/usr/bin/prlimit", "--core=0", "--nofile=4096:4096", "--",
                 *program_argv(ZYGOTE, s.python),
                 "--control-fd", str(control_fd), "--seccomp-fd", str(filter_fd),
+                "--role", "executor" if executor else "tracer",
             ]  # fmt: skip
             if cgroups is not None and cgroups.procs_files():
                 files = [str(f) for f in cgroups.procs_files()]
@@ -620,18 +646,29 @@ class BwrapBackend(Backend):
 
         return ZygoteProcess(proc.pid, kill, wait, cleanup, output_r, cpu)
 
-    def _fork_in(self, limits: SandboxLimits, slot: int) -> Worker:
-        uid = self.uid(slot)
+    def _fork_in(self, limits: SandboxLimits, slot: int, *, executor: bool = False) -> Worker:
+        uid = self.executor_uid(slot) if executor else self.uid(slot)
         lock = self._claim_uid(uid, slot)
         cgroups: WorkerCgroups | None = None
         try:
-            server = self._fork_server()
-            cgroups = self._make_cgroups(f"t{slot}-{os.getpid()}-{next(self._names)}", limits)
+            server = self._fork_server(executor=executor)
+            name = f"{'e' if executor else 't'}{slot}-{os.getpid()}-{next(self._names)}"
+            cgroups = self._make_cgroups(name, limits)
             started = replace(limits, cpu_time_s=limits.cpu_time_s + limits.startup_time_s)
-            tracer = ForkedTracer(
+            kind: type[ForkedTracer] = ForkedTracer
+            extra: dict[str, Any] = {}
+            if executor:
+                kind = ForkedExecutor
+                extra = {
+                    "malloc_perturb": MALLOC_PERTURB,
+                    "cache_scope": self.settings.executor_cache_scope,
+                    "on_memory": lambda _, mb: cgroups is not None and cgroups.set_memory(mb * MIB),
+                }
+            worker = kind(
                 server,
                 limits,
                 rlimit_values(started, nproc=True),
+                **extra,
                 uid=uid,
                 tmp_bytes=self.settings.tmp_mb * MIB,
                 shm_bytes=self.settings.shm_mb * MIB,
@@ -647,13 +684,15 @@ class BwrapBackend(Backend):
                 cgroups.remove()
             unlock(lock)
             raise
-        return tracer
+        return worker
 
     def close(self) -> None:
         with self._zygote_lock:
-            server, self._zygote = self._zygote, None
-        if server is not None:
-            server.close()
+            servers = [self._zygote, self._executor_zygote]
+            self._zygote = self._executor_zygote = None
+        for server in servers:
+            if server is not None:
+                server.close()
 
 
 _OUTER_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}

@@ -327,7 +327,9 @@ class ForkedTracer(Worker):
         on_close: Callable[[ForkedTracer], list[str]] | None = None,
         on_limits: Callable[[ForkedTracer, SandboxLimits], bool] | None = None,
         oom_killed: Callable[[], bool] | None = None,
+        extra: dict[str, Any] | None = None,
     ) -> None:
+        """``extra``: more fields of the fork request (an executor's, ``ForkedExecutor``)."""
         super().__init__()
         self.backend = server.backend
         self.role = "tracer"
@@ -349,6 +351,7 @@ class ForkedTracer(Worker):
             "rlimits": {name: list(pair) for name, pair in rlimits.items()},
             "tmp_bytes": tmp_bytes,
             "shm_bytes": shm_bytes,
+            **(extra or {}),
         }
         try:
             self._child = server.fork(request, [stdin_r, result_w, output_w])
@@ -459,6 +462,35 @@ class ForkedTracer(Worker):
         except OSError:
             return True
         return True
+
+
+class ForkedExecutor(ForkedTracer):
+    """An executor forked by an executor zygote (``sandbox.inside.zygote --role executor``) for one job: it
+    confines itself to ``uid`` (of the executor range), sets the heap scrub, starts its own XLA backend and
+    reports ready. The fork request carries what a started executor gets as options and environment."""
+
+    def __init__(
+        self,
+        server: ForkServer,
+        limits: SandboxLimits,
+        rlimits: dict[str, tuple[int, int]],
+        *,
+        malloc_perturb: str,
+        cache_scope: str = "job",
+        on_memory: Callable[[ForkedExecutor, int], bool] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        extra = {
+            "malloc_perturb": malloc_perturb,
+            "cache_scope": cache_scope,
+            "devices": limits.devices,
+        }
+        self._on_memory = on_memory
+        super().__init__(server, limits, rlimits, extra=extra, **kwargs)
+        self.role = "executor"
+
+    def set_memory_limit(self, memory_mb: int) -> bool:
+        return self._on_memory is not None and self._on_memory(self, memory_mb)
 
 
 def wait_gone(pids: Callable[[], set[int]], timeout: float) -> bool:

@@ -634,9 +634,11 @@ class ExecutorPool:
     that is not a strict weak order made XLA's ``std::sort`` write outside its buffer) can leave the process
     compromised with the job still finishing normally. An executor that ran one submission's (or one Run's)
     program never runs another's, so a compromised one serves nobody else; a crash, a signal, a malformed
-    frame or a recycle request changes nothing, as no executor is ever lent twice. Executors are started,
-    not forked from a zygote: an executor starts its XLA backend, which a forked child of a process with a
-    started backend cannot do safely, and an executor started fresh shares no memory with any other."""
+    frame or a recycle request changes nothing, as no executor is ever lent twice. Executors are forked from
+    the backend's executor zygote (``Backend.fork_executor``: a process that imported JAX and the executor
+    but never started the XLA backend, ran a program or held a value), so a job's executor costs a fork and
+    a backend start instead of a fresh ``import jax``; each child confines itself to an executor uid, sets
+    the heap scrub and starts its own backend. Backends that cannot fork (docker) start them."""
 
     def __init__(self, backend: Backend, limits: SandboxLimits, size: int, *, slot_base: int = 0) -> None:
         self.backend = backend
@@ -648,7 +650,7 @@ class ExecutorPool:
             size,
             slot_base=slot_base,
             slots=executor_slots(size),
-            start=backend.start_executor,
+            start=backend.fork_executor,
             ready_limits=False,
         )
         self.retired = 0

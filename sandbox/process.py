@@ -18,6 +18,7 @@ from typing import ClassVar
 from sandbox.base import CODE_ROOT, Backend, PopenWorker, Protection, Worker
 from sandbox.command import (
     EXECUTOR,
+    MALLOC_PERTURB,
     TRACER,
     ZYGOTE,
     executor_options,
@@ -26,7 +27,7 @@ from sandbox.command import (
     rlimit_argv,
     rlimit_values,
 )
-from sandbox.forkserver import ForkedTracer, ForkServer, ZygoteProcess
+from sandbox.forkserver import ForkedExecutor, ForkedTracer, ForkServer, ZygoteProcess
 from sandbox.limits import SandboxLimits
 from sandbox.procfs import session_cpu_s
 
@@ -38,6 +39,7 @@ class ProcessBackend(Backend):
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._zygote: ForkServer | None = None
+        self._executor_zygote: ForkServer | None = None
 
     def available(self) -> str | None:
         return None
@@ -67,34 +69,54 @@ class ProcessBackend(Backend):
             self._fork_server(), limits, rlimit_values(limits, nproc=False), on_kill=_kill_group
         )
 
-    def _fork_server(self) -> ForkServer:
+    def fork_executor(self, limits: SandboxLimits, slot: int = 0) -> Worker:
+        """An executor forked from the executor zygote (its own process, the judge's user: nothing is
+        confined on this backend); it sets the heap scrub itself."""
+        return ForkedExecutor(
+            self._fork_server(executor=True),
+            limits,
+            rlimit_values(limits, nproc=False),
+            malloc_perturb=MALLOC_PERTURB,
+            on_kill=_kill_group,
+        )
+
+    def _fork_server(self, *, executor: bool = False) -> ForkServer:
         with self._lock:
-            if self._zygote is not None and self._zygote.alive():
-                return self._zygote
-            if self._zygote is not None:
-                self._zygote.close()
-            server = ForkServer(self.name, _launch_zygote, confine=False)
+            server = self._executor_zygote if executor else self._zygote
+            if server is not None and server.alive():
+                return server
+            if server is not None:
+                server.close()
+            role = "executor" if executor else "tracer"
+            server = ForkServer(self.name, lambda fd: _launch_zygote(fd, role), confine=False)
             server.start()
-            self._zygote = server
+            if executor:
+                self._executor_zygote = server
+            else:
+                self._zygote = server
             return server
 
     def close(self) -> None:
         with self._lock:
-            server, self._zygote = self._zygote, None
-        if server is not None:
-            server.close()
+            servers = [self._zygote, self._executor_zygote]
+            self._zygote = self._executor_zygote = None
+        for server in servers:
+            if server is not None:
+                server.close()
 
 
-def _launch_zygote(control_fd: int) -> ZygoteProcess:
+def _launch_zygote(control_fd: int, role: str = "tracer") -> ZygoteProcess:
     output_r, output_w = os.pipe()
+    # An executor zygote scrubs its own heap too (its children set the byte again, ``mallopt``).
+    env = program_env(str(CODE_ROOT), module=EXECUTOR if role == "executor" else ZYGOTE)
     try:
         proc = subprocess.Popen(
-            [*program_argv(ZYGOTE), "--control-fd", str(control_fd)],
+            [*program_argv(ZYGOTE), "--control-fd", str(control_fd), "--role", role],
             stdin=subprocess.DEVNULL,
             stdout=output_w,
             stderr=output_w,
             pass_fds=(control_fd,),
-            env=program_env(str(CODE_ROOT), module=ZYGOTE),
+            env=env,
             cwd=str(CODE_ROOT),
             start_new_session=True,
             close_fds=True,

@@ -630,6 +630,9 @@ class FlakyStartBackend(Backend):
     def start_executor(self, limits: SandboxLimits, slot: int = 0) -> Worker:
         return self.inner.start_executor(limits, slot)
 
+    def fork_executor(self, limits: SandboxLimits, slot: int = 0) -> Worker:
+        return self.inner.fork_executor(limits, slot)
+
     def close(self) -> None:
         self.inner.close()
 

@@ -16,11 +16,14 @@ import pytest
 from sandbox.backends import get_backend
 from sandbox.base import Backend, Pair, PopenWorker, Protection, Worker
 from sandbox.bwrap import BwrapBackend, BwrapWorker, processes_of_uid
+from sandbox.command import MALLOC_PERTURB
 from sandbox.errors import WorkerStartError
-from sandbox.forkserver import ForkedTracer
+from sandbox.forkserver import ForkedExecutor, ForkedTracer
 from sandbox.limits import SandboxLimits
 from sandbox.monitor import run_session
 from sandbox.pool import GradingPool, PoolClosed, WorkerPool
+from sandbox.procfs import uid_of
+from sandbox.slots import EXECUTOR_FIRST_UID, EXECUTOR_SLOTS
 from tests.sessions import outputs, session
 
 LIMITS = SandboxLimits(case_time_s=5.0, wall_time_s=20.0, memory_mb=1024, processes=64, startup_time_s=60.0)
@@ -102,6 +105,49 @@ def test_tracers_are_forked_one_per_grading_and_executors_serve_one_job(
     stats = pool.stats()
     assert stats["executors_started"] >= 3 and stats["handed_out"] == 3
     assert stats["executors_retired"] == 3
+
+
+def _parent(pid: int) -> int:
+    with open(f"/proc/{pid}/stat") as handle:
+        return int(handle.read().rsplit(")", 1)[1].split()[1])
+
+
+@pytest.mark.slow
+def test_executors_are_forked_from_the_executor_zygote_confined_and_scrubbed(
+    pool: GradingPool, backend: Backend
+) -> None:
+    """Each executor of a job (shown and secret) is a child of the backend's executor zygote, never of the
+    tracers' zygote; it runs as a uid of the executor range (bwrap), measured its heap scrub itself, and
+    is gone once its one job is over."""
+    pair = pool.acquire(timeout=60, secret=True)
+    assert pair.secret is not None
+    executors = [pair.executor, pair.secret]
+    zygote = getattr(backend, "_executor_zygote", None)
+    assert zygote is not None and zygote.host_pid
+    tracers_zygote = getattr(backend, "_zygote", None)
+    for executor in executors:
+        assert isinstance(executor, ForkedExecutor), type(executor)
+        assert _parent(executor.pid) == zygote.host_pid
+        assert tracers_zygote is None or tracers_zygote.host_pid != zygote.host_pid
+        assert executor.ready_info is not None
+        assert executor.ready_info.get("malloc_perturb") == MALLOC_PERTURB, executor.ready_info
+        if isinstance(backend, BwrapBackend):
+            assert EXECUTOR_FIRST_UID <= uid_of(executor.pid) < EXECUTOR_FIRST_UID + EXECUTOR_SLOTS
+    assert pair.executor.pid != pair.secret.pid
+    np.testing.assert_array_equal(grade(pair), [0, 3, 6])
+    for executor in executors:
+        assert executor.wait(10) is not None, "a forked executor serves one job, then is closed"
+
+
+@pytest.mark.slow
+def test_two_submissions_and_a_run_never_share_an_executor_pid(pool: GradingPool) -> None:
+    jobs = [pool.acquire(timeout=120, secret=secret) for secret in (True, False)]
+    jobs.append(pool.acquire(timeout=120, secret=True))
+    pids: list[int] = []
+    for pair in jobs:
+        pids += [executor.pid for executor in pair.executors]
+        np.testing.assert_array_equal(grade(pair), [0, 3, 6])
+    assert len(pids) == 5 and len(set(pids)) == 5, pids
 
 
 @pytest.mark.slow

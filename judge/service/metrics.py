@@ -271,6 +271,9 @@ def metered(
         def start_executor(self, limits: SandboxLimits, slot: int = 0) -> Worker:
             return watched(inner.start_executor, limits, slot)
 
+        def fork_executor(self, limits: SandboxLimits, slot: int = 0) -> Worker:
+            return watched(inner.fork_executor, limits, slot)
+
         def close(self) -> None:
             inner.close()
 

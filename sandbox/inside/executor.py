@@ -176,7 +176,10 @@ class Executor:
         cache_entries: int = 64,
         compile_threads: int = 2,
         devices: int = 1,
+        policy: Policy | None = None,
     ) -> None:
+        """``policy``: the op policy to check programs with (an executor zygote's, its usual comparators
+        already derived); by default one of its own."""
         import jax
 
         #: CPU host devices of this process: fixed before the backend starts, never changed after.
@@ -210,7 +213,7 @@ class Executor:
         #: Every custom call must be one JAX's own lowering makes (``sandbox.inside.contracts``).
         self.contracts = Contracts(self.allowed, Lowerer(self.partitions))
         #: Every op, attribute and kernel region must be one JAX's lowering makes (``op_policy``).
-        self.policy = Policy()
+        self.policy = policy if policy is not None else Policy()
         self.jobs = 0
         self.lock = threading.Lock()  # replies come from the compile threads and the main thread
         #: MLIR contexts for the current job, one per compile thread, made while the executor is idle
@@ -857,12 +860,70 @@ def main() -> None:
     parser.add_argument("--cache-entries", type=int, default=64)
     parser.add_argument("--devices", type=int, default=1)
     opts = parser.parse_args()
-    executor = Executor(opts.result_fd, opts.cache_scope, opts.cache_entries, devices=opts.devices)
+    run(opts.result_fd, opts.cache_scope, opts.cache_entries, opts.devices)
+
+
+#: glibc's ``mallopt`` parameter that sets the byte ``MALLOC_PERTURB_`` sets at start.
+M_PERTURB = -6
+#: Bytes of the block ``heap_scrub`` asks for: above the per-thread cache's largest size (1032 bytes; glibc
+#: hands those out unscrubbed) and far below the mmap threshold (mapped blocks come zeroed from the kernel).
+_PROBE_BYTES = 4096
+
+
+def heap_scrub() -> str | None:
+    """The heap scrub this process has, measured: glibc fills a block ``malloc`` hands out with the scrub
+    byte XOR 0xff; the byte (as ``MALLOC_PERTURB_`` spells it) when a fresh block is all that fill, else None.
+    Reported with ``ready`` (``malloc_perturb``) so that a backend's configuration can be checked."""
+    import ctypes
+
+    libc = ctypes.CDLL(None)
+    libc.malloc.restype = ctypes.c_void_p
+    libc.malloc.argtypes = [ctypes.c_size_t]
+    libc.free.argtypes = [ctypes.c_void_p]
+    block = libc.malloc(_PROBE_BYTES)
+    if not block:
+        return None
+    try:
+        data = ctypes.string_at(block, _PROBE_BYTES)
+    finally:
+        libc.free(block)
+    fill = data[0]
+    return str(fill ^ 0xFF) if fill and data == bytes([fill]) * _PROBE_BYTES else None
+
+
+def set_malloc_perturb(value: int) -> None:
+    """Scrub this process's heap from now on, as ``MALLOC_PERTURB_`` does from a process's start: a forked
+    executor inherits its zygote's malloc state, so it sets the byte itself (``mallopt(M_PERTURB, value)``)
+    before it starts a backend or reads a job. Raises OSError if glibc refuses."""
+    import ctypes
+
+    if ctypes.CDLL(None).mallopt(M_PERTURB, value) != 1:
+        raise OSError(f"mallopt(M_PERTURB, {value}) failed")
+
+
+def serve_forked(channel: int, request: dict[str, Any], policy: Policy | None = None) -> None:
+    """Entry point of an executor forked by the executor zygote (fds 0, 1, 2 and ``channel`` set up, already
+    confined): scrub the heap, start the XLA backend (the zygote never did), serve one job with the
+    zygote's op policy (``policy``). Never returns."""
+    set_malloc_perturb(int(request["malloc_perturb"]))
+    run(
+        channel,
+        str(request.get("cache_scope") or "job"),
+        int(request.get("cache_entries") or 64),
+        int(request.get("devices") or 1),
+        policy,
+    )
+
+
+def run(
+    channel: int, cache_scope: str, cache_entries: int, devices: int, policy: Policy | None = None
+) -> None:
+    """Start, warm, report ``ready`` (with the heap scrub measured, ``heap_scrub``) and serve until the
+    judge closes stdin (or a retiring end). Never returns."""
+    executor = Executor(channel, cache_scope, cache_entries, devices=devices, policy=policy)
     executor.warm()
-    # ``malloc_perturb``: whether glibc scrubs this process's heap (``sandbox.command.MALLOC_PERTURB``; it
-    # reads the variable at start, before any job), so that a backend's configuration can be checked.
     ready = {"type": "ready", "pid": os.getpid(), "jax": executor.jax.__version__}
-    write_frame(opts.result_fd, {**ready, "malloc_perturb": os.environ.get("MALLOC_PERTURB_")})
+    write_frame(channel, {**ready, "malloc_perturb": heap_scrub()})
     stdin = os.fdopen(0, "rb", buffering=0, closefd=False)
     try:
         serve(executor, stdin)

@@ -1,6 +1,12 @@
 """The zygote: a fork server that imported JAX once and forks one tracer per submission.
 
-    python -m sandbox.inside.zygote --control-fd N [--seccomp-fd M]
+    python -m sandbox.inside.zygote --control-fd N [--seccomp-fd M] [--role tracer|executor]
+
+With ``--role executor`` it is an executor zygote instead: it imports JAX and the executor (never starting
+the XLA backend, never reading a program or holding a value) and each forked child confines itself to an
+executor uid, sets the heap scrub (``executor.set_malloc_perturb``), starts its own backend and serves one
+job (``executor.serve_forked``; the request also carries ``malloc_perturb``, ``cache_scope``,
+``cache_entries`` and ``devices``). What follows is about tracers, and holds for both where it is general.
 
 It never runs user code and reads commands only from the judge, on its control socket (a Unix
 ``SOCK_SEQPACKET`` socket: one JSON message per packet, descriptors passed with ``SCM_RIGHTS``):
@@ -39,6 +45,9 @@ from typing import Any
 from sandbox.inside import confine, tracer
 from sandbox.protocol import write_frame
 
+#: What a zygote forks: tracers (``tracer.serve_forked``) or executors (``executor.serve_forked``).
+ROLES = ("tracer", "executor")
+
 PR_SET_CHILD_SUBREAPER = 36
 
 
@@ -47,6 +56,31 @@ def _warm() -> tuple[Any, list[str]]:
     warmed = cap.warm_up()  # tracing and lowering need no backend: no thread, so forking stays safe
     tracer.freeze_heap()
     return cap, warmed
+
+
+def _warm_executor() -> tuple[Any, list[str]]:
+    """An executor zygote imports JAX, the executor and the JAX modules it starts with, loads the op
+    policy's table and derives the usual sorts' comparators (``op_policy.Comparators.warm``: lowering
+    without a backend), WITHOUT starting the XLA backend (a forked child of a process with a started
+    backend deadlocks): each child starts its own. It never reads a program or holds a value. Returns what
+    a child calls to become an executor (``executor.serve_forked`` with that policy)."""
+    import functools
+
+    from jax._src import compiler, xla_bridge  # noqa: F401 (imported here, once, for every child)
+    from jax._src.interpreters import mlir  # noqa: F401
+    from jax._src.lib import xla_client  # type: ignore[attr-defined]  # noqa: F401
+
+    from sandbox.inside import executor, op_policy
+
+    policy = op_policy.Policy()
+    policy.comparators.warm()
+    tracer.freeze_heap()
+    if xla_bridge._backends:
+        raise RuntimeError("the executor zygote started an XLA backend: forking it would not be safe")
+    threads = len(os.listdir("/proc/self/task"))
+    if threads != 1:
+        raise RuntimeError(f"the executor zygote has {threads} threads: forking it would not be safe")
+    return functools.partial(executor.serve_forked, policy=policy), ["imports", "sort comparators"]
 
 
 def _send(sock: socket.socket, message: dict[str, Any], creds_pid: int | None = None) -> None:
@@ -61,8 +95,11 @@ def _send(sock: socket.socket, message: dict[str, Any], creds_pid: int | None = 
     sock.send(data)
 
 
-def _child(sock: socket.socket, request: dict[str, Any], fds: list[int], cap: Any, bpf: bytes | None) -> None:
-    """The forked child: set up its descriptors, confine itself, serve one job. Never returns."""
+def _child(
+    sock: socket.socket, request: dict[str, Any], fds: list[int], cap: Any, bpf: bytes | None, role: str
+) -> None:
+    """The forked child: set up its descriptors, confine itself, serve one job (a tracer) or be the executor
+    of one job (an executor). Never returns."""
     result_fd = 3
     try:
         signal.set_wakeup_fd(-1)
@@ -84,7 +121,10 @@ def _child(sock: socket.socket, request: dict[str, Any], fds: list[int], cap: An
             )
         else:
             confine.set_rlimits(rlimits)
-        tracer.serve_forked(cap, result_fd)
+        if role == "executor":
+            cap(result_fd, request)
+        else:
+            tracer.serve_forked(cap, result_fd)
     except BaseException as exc:
         with contextlib.suppress(BaseException):
             write_frame(result_fd, {"type": "start_error", "message": f"{type(exc).__name__}: {exc}"[:2000]})
@@ -103,8 +143,8 @@ def _reap(sock: socket.socket) -> None:
         _send(sock, {"type": "exit", "pid": pid, "code": os.waitstatus_to_exitcode(status)})
 
 
-def serve(sock: socket.socket, bpf: bytes | None) -> None:
-    cap, warmed = _warm()
+def serve(sock: socket.socket, bpf: bytes | None, role: str = "tracer") -> None:
+    cap, warmed = _warm_executor() if role == "executor" else _warm()
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_r, False)
     os.set_blocking(wake_w, False)
@@ -114,7 +154,10 @@ def serve(sock: socket.socket, bpf: bytes | None) -> None:
         import ctypes
 
         ctypes.CDLL(None).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    _send(sock, {"type": "ready", "pid": os.getpid(), "jax": cap.jax.__version__, "warmed": warmed})
+    import jax
+
+    ready = {"type": "ready", "pid": os.getpid(), "jax": jax.__version__, "warmed": warmed, "role": role}
+    _send(sock, ready)
     import select
 
     while True:
@@ -149,7 +192,7 @@ def serve(sock: socket.socket, bpf: bytes | None) -> None:
             _send(sock, {"type": "fork_failed", "id": request.get("id"), "message": str(exc)})
             continue
         if pid == 0:
-            _child(sock, request, fds, cap, bpf)
+            _child(sock, request, fds, cap, bpf, role)
         for fd in fds:
             os.close(fd)
         _send(
@@ -163,6 +206,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="sandbox.inside.zygote")
     parser.add_argument("--control-fd", type=int, required=True)
     parser.add_argument("--seccomp-fd", type=int, default=None)
+    parser.add_argument("--role", choices=ROLES, default="tracer")
     opts = parser.parse_args()
     bpf = None
     if opts.seccomp_fd is not None:
@@ -170,7 +214,7 @@ def main() -> None:
             bpf = handle.read()
     sock = socket.socket(fileno=opts.control_fd)
     try:
-        serve(sock, bpf)
+        serve(sock, bpf, opts.role)
     finally:
         os._exit(0)
 
