@@ -133,6 +133,7 @@ def test_bad_spec_field_names_file_field_and_line(tmp_path: Path) -> None:
         "promises",
         "reference",
         "accuracy",
+        "order",
         "examples",
         "coverage",
         "lookalikes",
