@@ -358,7 +358,8 @@ def test_new_scaffold_passes_once_the_reference_is_filled(tmp_path: Path) -> Non
         backend.close()  # its zygote
     assert report.findings == [] and report.ok
     problem = report.problems[0]
-    assert all(c.status == "passed" for c in problem.checks), [(c.name, c.status) for c in problem.checks]
+    statuses = {c.name: c.status for c in problem.checks}
+    assert statuses.pop("backend") == "skipped" and set(statuses.values()) == {"passed"}, statuses
     assert {row.solution for row in problem.margins} == {
         "accepted/tree_util_map.py",
         "accepted/float32_then_cast.py",
