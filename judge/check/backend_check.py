@@ -110,9 +110,9 @@ def _outcome(
         return CaseOutcome(case, False, math.inf, f"failed: {got.splitlines()[0][:200] if got else ''}")
     if isinstance(expected, ReferenceFailure):
         return CaseOutcome(case, False, math.inf, "no expected output (the reference failed on the CPU)")
-    results: list[CompareResult] = [checker(expected, got[0], reveal=False)]
+    results: list[CompareResult] = [checker(expected, got[0])]
     if expected_grad is not None and not isinstance(expected_grad, ReferenceFailure):
-        results.append(checker(expected_grad, got[1], reveal=False))
+        results.append(checker(expected_grad, got[1]))
     ratio = max(r.max_error_ratio for r in results)
     failed = next((r for r in results if not r.ok), None)
     reason = None if failed is None else (failed.reason.value if failed.reason else "value")
