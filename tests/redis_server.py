@@ -13,6 +13,7 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 REDIS_SERVER = "redis-server"
@@ -71,3 +72,19 @@ class RedisServer:
     def stop(self) -> None:
         self.kill()
         shutil.rmtree(self.base, ignore_errors=True)
+
+
+def started() -> Iterator[RedisServer]:
+    """A fixture's body: a redis-server of the test's own, stopped afterwards; the test skips where none can
+    run (``why_unavailable``)."""
+    import pytest
+
+    reason = why_unavailable()
+    if reason is not None:
+        pytest.skip(reason)
+    server = RedisServer()
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()

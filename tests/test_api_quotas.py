@@ -143,15 +143,7 @@ def test_a_share_of_the_queue_keeps_room_for_other_clients(tmp_path: Path) -> No
 
 @pytest.fixture(scope="module")
 def broker() -> Iterator[redis_server.RedisServer]:
-    reason = redis_server.why_unavailable()
-    if reason is not None:
-        pytest.skip(reason)
-    server = redis_server.RedisServer()
-    try:
-        server.start()
-        yield server
-    finally:
-        server.stop()
+    yield from redis_server.started()
 
 
 def test_run_shares_hold_across_api_nodes_in_redis(broker: redis_server.RedisServer) -> None:

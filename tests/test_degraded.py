@@ -30,15 +30,7 @@ CODE = "def scale_tree(tree, factor):\n    return tree\n"
 
 @pytest.fixture
 def broker() -> Iterator[redis_server.RedisServer]:
-    reason = redis_server.why_unavailable()
-    if reason is not None:
-        pytest.skip(reason)
-    server = redis_server.RedisServer()
-    try:
-        server.start()
-        yield server
-    finally:
-        server.stop()
+    yield from redis_server.started()
 
 
 def _said(caplog: pytest.LogCaptureFixture, words: str) -> int:

@@ -29,15 +29,7 @@ FINISH_S = 600.0
 
 @pytest.fixture
 def broker() -> Iterator[redis_server.RedisServer]:
-    reason = redis_server.why_unavailable()
-    if reason is not None:
-        pytest.skip(reason)
-    server = redis_server.RedisServer()
-    try:
-        server.start()
-        yield server
-    finally:
-        server.stop()
+    yield from redis_server.started()
 
 
 @pytest.mark.slow
