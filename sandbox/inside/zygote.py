@@ -72,6 +72,9 @@ def _warm_executor() -> tuple[Any, list[str]]:
 
     from sandbox.inside import executor, op_policy
 
+    # jaxlib's LAPACK table is filled from SciPy's (an import of ~0.25 s): once here, not in every child.
+    # It only writes function pointers into jaxlib's own table; no thread, no backend.
+    executor._initialize_lapack()
     policy = op_policy.Policy()
     policy.comparators.warm()
     tracer.freeze_heap()
@@ -80,7 +83,7 @@ def _warm_executor() -> tuple[Any, list[str]]:
     threads = len(os.listdir("/proc/self/task"))
     if threads != 1:
         raise RuntimeError(f"the executor zygote has {threads} threads: forking it would not be safe")
-    return functools.partial(executor.serve_forked, policy=policy), ["imports", "sort comparators"]
+    return functools.partial(executor.serve_forked, policy=policy), ["imports", "LAPACK", "sort comparators"]
 
 
 def _send(sock: socket.socket, message: dict[str, Any], creds_pid: int | None = None) -> None:
