@@ -126,8 +126,8 @@ def main() -> None:
     backend = choose_backend("auto")
     pool = GradingPool(backend, SandboxLimits(), size=1, slot_base=SLOT_BASE, slots=16)
 
-    def source(limits: SandboxLimits, *, secret: bool = False):  # type: ignore[no-untyped-def]
-        return pool.acquire(180, limits, secret=secret)
+    def source(limits: SandboxLimits):  # type: ignore[no-untyped-def]
+        return pool.acquire(180, limits)
 
     public = list(problem.public_cases)
     variants = ("run on", "run off", "submit on", "submit off")

@@ -1,6 +1,6 @@
 """The warm pool's start cost for one-device problems, this checkout against another, side by side.
 
-Issue 26 keeps executors per device count in the pool (``sandbox.pool.GradingPool.executor_pools``); a
+Issue 26 keeps executors per device count in the pool (``sandbox.pool.GradingPool.executor_pool``); a
 problem of one device must start, wait and be served as before. Each round starts, in a child process per
 checkout (its own ``judge`` and ``sandbox`` on ``sys.path``; the rounds interleave the checkouts, so machine
 noise hits both alike), a ``GradingPool`` of ``--size`` pairs on one backend and measures:

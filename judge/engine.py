@@ -35,7 +35,7 @@ from sandbox.starts import STALL_FACTOR
 CaseCallback = Callable[[CaseResult], None]
 
 #: The sub-pools of a ``GradingPool`` whose starts ``warming`` describes.
-_POOLS = ("tracers", "executors", "secrets")
+_POOLS = ("tracers", "executors")
 #: Seconds without any progress (no start advanced or admitted at the host's start gate, no worker handed out
 #: or back) after which ``grade``/``run`` give up waiting for a warm pair, with the pool's reason. A wait that
 #: keeps progressing is never cut short, however long the queue (``sandbox.pool.WorkerPool.acquire``).
@@ -69,8 +69,8 @@ class Engine:
         """How many gradings can run at once without waiting for a worker to start."""
         return self.pool.size
 
-    def _source(self, limits: SandboxLimits, *, secret: bool = False) -> Pair:
-        return self.pool.acquire(ACQUIRE_STALL_S, limits=limits, secret=secret)
+    def _source(self, limits: SandboxLimits) -> Pair:
+        return self.pool.acquire(ACQUIRE_STALL_S, limits=limits)
 
     def grade(self, problem: Problem, code: str, *, on_case: CaseCallback | None = None) -> GradeResult:
         """Submit: grade ``code`` on every public and hidden case of ``problem``."""

@@ -104,12 +104,10 @@ from sandbox.tree import BadLeaf, OtherNode, split_input
 
 
 class PairSource(Protocol):
-    """Hands out a tracer and executors for the given limits (a pool's ``acquire``, or fresh ones).
-    ``secret``: the job has hidden cases, so the pair should carry a secret executor for them
-    (``sandbox.base.Pair``); a source that cannot give one returns a pair without, and the monitor then
-    runs hidden cases after every shown result in the one executor, which is not reused for shown work."""
+    """Hands out a tracer and an executor for the given limits (a pool's ``acquire``, or fresh ones). The
+    monitor runs hidden cases after every shown result in that executor, which serves no other grading."""
 
-    def __call__(self, limits: SandboxLimits, *, secret: bool = False) -> Pair: ...
+    def __call__(self, limits: SandboxLimits) -> Pair: ...
 
 
 CaseCallback = Callable[[CaseResult], None]
@@ -281,7 +279,7 @@ def grade(
     visibility: list[Visibility] = [c.definition.visibility for c in base] + ["custom"] * len(custom)
     limits = sandbox_limits(problem)
     # May still be starting (importing JAX) while the expected outputs are read.
-    pair = source(limits, secret="hidden" in visibility)
+    pair = source(limits)
     lanes: dict[str, bool] = {}
     try:
         expected = expected_outputs(problem, chosen)

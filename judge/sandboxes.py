@@ -80,9 +80,8 @@ class Prestarted:
         self.limits = limits or SandboxLimits()
         self._pair: Pair | None = backend.start_pair(self.limits)
 
-    def __call__(self, limits: SandboxLimits, *, secret: bool = False) -> Pair:
-        """One-shot executors only: a hidden case runs after every shown one, in a process that then exits
-        (``secret`` asks for nothing more)."""
+    def __call__(self, limits: SandboxLimits) -> Pair:
+        """One-shot executors only: a hidden case runs after every shown one, in a process that then exits."""
         pair, self._pair = self._pair, None
         if pair is not None:
             if _baked(self.limits) == _baked(limits) and pair.tracer.alive() and pair.executor.alive():

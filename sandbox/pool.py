@@ -703,17 +703,18 @@ class ExecutorPool:
 class GradingPool:
     """Warm tracers and warm executors, handed out in pairs (one grading each).
 
-    Two pools of executors: ``executors`` compute what a learner is shown (public and custom cases) and never
-    receive a hidden value; ``secrets`` compute hidden cases, so that nothing shown is computed in a process
-    that has held a hidden value (``sandbox.monitor`` routes each case). Every executor serves one job only
-    (``ExecutorPool``). A Run takes no secret executor.
+    One executor per grading: it computes the public and custom cases first and the hidden ones last, only
+    once every shown result is in (``sandbox.monitor``), so nothing shown is computed in a process that has
+    held a hidden value; and it serves that one grading only (``ExecutorPool``). A second, secret executor
+    per Submit (the design before issue 36) bought no latency worth a second fork, backend start and compile
+    of every program: ``bench/bench_checkouts.py`` measured Submits per second at concurrency 2 at 0.81x of
+    the long-lived executors' with two and 0.98x with one.
 
     Device counts: an executor's host devices are fixed when it starts (``SandboxLimits.devices``), so a job
-    of D > 1 devices gets its executors from a shown and a secret pool of D-device executors of their own
-    (``mesh_size`` each, in slot ranges after the one-device pools'), made on the first such job, or at
-    start for the counts in ``device_counts``. The one-device pools are the ones they always were: a
-    problem of one device starts, waits and is served exactly as before. Tracers serve every count (a job
-    tells its tracer the count before user code runs; a forked tracer has started no backend yet).
+    of D > 1 devices gets its executor from a pool of D-device executors of its own (``mesh_size``, in slot
+    ranges after the one-device pool's), made on the first such job, or at start for the counts in
+    ``device_counts``. Tracers serve every count (a job tells its tracer the count before user code runs; a
+    forked tracer has started no backend yet).
     """
 
     def __init__(
@@ -731,71 +732,51 @@ class GradingPool:
         self.backend = backend
         self.limits = limits
         self.mesh_size = max(1, mesh_size)
-        #: Device count -> (shown, secret) pools of executors with that many host devices (counts > 1).
-        self.meshes: dict[int, tuple[ExecutorPool, ExecutorPool]] = {}
+        #: Device count -> the pool of executors with that many host devices (counts > 1).
+        self.meshes: dict[int, ExecutorPool] = {}
         self._mesh_lock = threading.Lock()
         self._closed = False
         self.tracers = WorkerPool(backend, limits, size, slot_base=slot_base, slots=slots)
         self.size = self.tracers.size
         executor_base = slot_base if executor_slot_base is None else executor_slot_base
         self.executors = ExecutorPool(backend, limits, self.size, slot_base=executor_base)
-        self.secrets = ExecutorPool(
-            backend, limits, self.size, slot_base=executor_base + executor_slots(self.size)
-        )
-        #: Where the executors of device-count pools take their slots (two ranges per count).
-        self._mesh_slot_base = executor_base + 2 * executor_slots(self.size)
+        #: Where the executors of device-count pools take their slots (one range per count).
+        self._mesh_slot_base = executor_base + executor_slots(self.size)
         for devices in device_counts:
-            self.executor_pools(devices)
+            self.executor_pool(devices)
 
-    def executor_pools(self, devices: int) -> tuple[ExecutorPool, ExecutorPool]:
-        """The (shown, secret) executor pools of jobs of ``devices`` host devices, made on first use."""
+    def executor_pool(self, devices: int) -> ExecutorPool:
+        """The pool of executors of jobs of ``devices`` host devices, made on first use."""
         if devices <= 1:
-            return self.executors, self.secrets
+            return self.executors
         with self._mesh_lock:
             if self._closed:
                 raise PoolClosed("the grading pool is closed")
-            pools = self.meshes.get(devices)
-            if pools is None:
+            pool = self.meshes.get(devices)
+            if pool is None:
                 limits = replace(self.limits, devices=devices)
                 span = executor_slots(self.mesh_size)
-                base = self._mesh_slot_base + 2 * span * len(self.meshes)
-                pools = (
-                    ExecutorPool(self.backend, limits, self.mesh_size, slot_base=base),
-                    ExecutorPool(self.backend, limits, self.mesh_size, slot_base=base + span),
-                )
-                self.meshes[devices] = pools
-            return pools
+                base = self._mesh_slot_base + span * len(self.meshes)
+                pool = ExecutorPool(self.backend, limits, self.mesh_size, slot_base=base)
+                self.meshes[devices] = pool
+            return pool
 
-    def acquire(self, timeout: float, limits: SandboxLimits | None = None, *, secret: bool = False) -> Pair:
-        """A tracer nobody else has and an executor lent for the grading (and a secret executor for the hidden
-        cases when ``secret``); ``Pair.release`` gives them back. Each wait goes on while its pool progresses
-        and fails after ``timeout`` seconds without progress (``WorkerPool.acquire``)."""
-        shown_pool, secret_pool = self.executor_pools((limits or self.limits).devices)
+    def acquire(self, timeout: float, limits: SandboxLimits | None = None) -> Pair:
+        """A tracer nobody else has and an executor lent for the grading; ``Pair.release`` gives them back.
+        Each wait goes on while its pool progresses and fails after ``timeout`` seconds without progress
+        (``WorkerPool.acquire``)."""
+        pool = self.executor_pool((limits or self.limits).devices)
         tracer = self.tracers.acquire(timeout, limits)
-        taken: list[tuple[ExecutorPool, Worker]] = []
         try:
-            for pool in (shown_pool, secret_pool) if secret else (shown_pool,):
-                taken.append((pool, pool.acquire(timeout, limits)))
+            executor = pool.acquire(timeout, limits)
         except BaseException:
             _close(tracer)
-            for pool, worker in taken:
-                pool.give_back(worker, False)
             raise
-        shown = taken[0][1]
-        hidden = taken[1][1] if secret else None
-        return Pair(
-            tracer,
-            shown,
-            shown_pool.give_back,
-            self.tracers.close_later,
-            secret=hidden,
-            on_release_secret=secret_pool.give_back,
-        )
+        return Pair(tracer, executor, pool.give_back, self.tracers.close_later)
 
     def stats(self) -> dict[str, int | str | None]:
         tracers = self.tracers.stats()
         executors = self.executors.stats()
-        secrets = self.secrets.stats()
         return {
             **tracers,
             "idle": min(int(tracers["idle"] or 0), int(executors["idle"] or 0)),
@@ -803,33 +784,25 @@ class GradingPool:
             "executors_idle": executors["idle"],
             "executors_started": executors["started"],
             "executors_retired": executors["retired"],
-            "secret_executors_idle": secrets["idle"],
-            "secret_executors_started": secrets["started"],
-            "last_error": tracers["last_error"] or executors["last_error"] or secrets["last_error"],
+            "last_error": tracers["last_error"] or executors["last_error"],
             **self._mesh_stats(),
         }
 
     def _mesh_stats(self) -> dict[str, int | str | None]:
         with self._mesh_lock:
             meshes = dict(self.meshes)
-        out: dict[str, int | str | None] = {}
-        for devices, (shown, secret) in sorted(meshes.items()):
-            out[f"executors_{devices}_devices_idle"] = shown.stats()["idle"]
-            out[f"secret_executors_{devices}_devices_idle"] = secret.stats()["idle"]
-        return out
+        return {f"executors_{d}_devices_idle": pool.stats()["idle"] for d, pool in sorted(meshes.items())}
 
     def quiet_s(self) -> float:
         """Seconds since the least recently progressing of the pools that are not full last progressed (0
         when every pool is full)."""
-        pools = (self.tracers, self.executors._pool, self.secrets._pool)
+        pools = (self.tracers, self.executors._pool)
         return max((p.quiet_s() for p in pools if p.start_state() is not None), default=0.0)
 
     def wait_full(self, timeout: float) -> bool:
         deadline = time.monotonic() + timeout
-        return (
-            self.tracers.wait_full(timeout)
-            and self.executors.wait_full(max(0.0, deadline - time.monotonic()))
-            and self.secrets.wait_full(max(0.0, deadline - time.monotonic()))
+        return self.tracers.wait_full(timeout) and self.executors.wait_full(
+            max(0.0, deadline - time.monotonic())
         )
 
     def close(self) -> None:
@@ -838,10 +811,8 @@ class GradingPool:
             meshes = list(self.meshes.values())
         self.tracers.close()
         self.executors.close()
-        self.secrets.close()
-        for shown, secret in meshes:
-            shown.close()
-            secret.close()
+        for pool in meshes:
+            pool.close()
 
     def __enter__(self) -> GradingPool:
         return self

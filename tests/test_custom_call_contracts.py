@@ -417,7 +417,7 @@ def test_the_same_submission_through_jax_own_lowering_is_accepted(pool: GradingP
 def test_executors_run_with_malloc_perturb_and_tracers_without(pool: GradingPool) -> None:
     """Defence in depth: in executors glibc scrubs what malloc hands out and what is freed
     (``sandbox.command``), so an uninitialised buffer holds fill bytes, never an earlier case's or job's
-    values; every executor of a Submit (shown and secret) says so when it reports ready. A tracer, forked
+    values; the executor of a Submit says so when it reports ready. A tracer, forked
     for one submission and never given a hidden value, runs without it (it would only cost page faults):
     the submission sees no such variable."""
     code = (
@@ -427,10 +427,9 @@ def test_executors_run_with_malloc_perturb_and_tracers_without(pool: GradingPool
     result = run(pool, code)
     assert result.verdict is Verdict.ACCEPTED, f"{result.verdict}: {result.message}"
     assert "perturb None" in result.stdout, result.stdout
-    pair = pool.acquire(180, secret=True)
+    pair = pool.acquire(180)
     try:
-        assert pair.secret is not None
-        for executor in (pair.executor, pair.secret):
+        for executor in pair.executors:
             assert executor.ready_info is not None
             assert executor.ready_info.get("malloc_perturb") == MALLOC_PERTURB, executor.ready_info
     finally:

@@ -101,8 +101,8 @@ class _Recording:
         self.pool = pool
         self.executors: list[Any] = []
 
-    def __call__(self, limits: SandboxLimits, *, secret: bool = False) -> Pair:
-        pair = self.pool.acquire(180, limits, secret=secret)
+    def __call__(self, limits: SandboxLimits) -> Pair:
+        pair = self.pool.acquire(180, limits)
         self.executors.extend(pair.executors)
         return pair
 
@@ -125,8 +125,8 @@ def test_no_executor_serves_two_submissions_or_a_run(pool: GradingPool, problem:
     assert grade(problem, wrong, source).verdict is Verdict.WRONG_ANSWER
     public = [c for c in problem.cases if c.definition.visibility == "public"]
     assert grade(problem, accepted, source, cases=public).verdict is Verdict.ACCEPTED
-    assert len(source.executors) == 5  # a shown and a secret executor per Submit, a shown one for the Run
-    assert len({id(w) for w in source.executors}) == 5
+    assert len(source.executors) == 3  # one executor per Submit and one for the Run
+    assert len({id(w) for w in source.executors}) == 3
     processes = [_process(w) for w in source.executors]
     assert len(set(processes)) == len(processes), f"an executor served two jobs: {processes}"
     for worker in source.executors:

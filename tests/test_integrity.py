@@ -62,9 +62,7 @@ def pool(request: pytest.FixtureRequest) -> Iterator[GradingPool]:
 
 
 def run(pool: GradingPool, problem: Problem, code: str, **options: Any) -> GradeResult:
-    return grade(
-        problem, code, lambda limits, secret=False: pool.acquire(180, limits, secret=secret), **options
-    )
+    return grade(problem, code, lambda limits: pool.acquire(180, limits), **options)
 
 
 def fast(problem: Problem, **limits: float) -> Problem:

@@ -80,9 +80,7 @@ def graded() -> Iterator[Callable[..., GradeResult]]:
     pool = GradingPool(backend, SandboxLimits(), size=1, slot_base=SLOT_BASE, slots=16)
 
     def run(problem: Problem, code: str, **options: Any) -> GradeResult:
-        return grade(
-            problem, code, lambda limits, secret=False: pool.acquire(180, limits, secret=secret), **options
-        )
+        return grade(problem, code, lambda limits: pool.acquire(180, limits), **options)
 
     try:
         yield run

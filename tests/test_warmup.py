@@ -86,13 +86,13 @@ class _Pool:
 
     def __init__(self, idle: int = 0, last_error: str | None = None, **states: StartState | None) -> None:
         self.idle, self.last_error = idle, last_error
-        self.tracers, self.executors, self.secrets = (_Sub(states.get(n)) for n in _NAMES)
+        self.tracers, self.executors = (_Sub(states.get(n)) for n in _NAMES)
 
     def stats(self) -> dict[str, Any]:
         return {"idle": self.idle, "last_error": self.last_error}
 
 
-_NAMES = ("tracers", "executors", "secrets")
+_NAMES = ("tracers", "executors")
 
 
 class _Sub:
@@ -112,13 +112,13 @@ def _engine(pool: _Pool) -> Engine:
 def test_the_engine_says_the_warm_up_in_words_and_as_fields() -> None:
     pool = _Pool(
         tracers=StartState(starting=2, oldest=StartProgress(3.0, 1.2, 0.0)),
-        secrets=StartState(gated=1, gate_limit=2),
+        executors=StartState(gated=1, gate_limit=2),
     )
     warming = _engine(pool).warming()
     assert warming is not None and warming.phase == "waiting"
     assert warming.detail == (
         "warm sandbox workers are starting (tracers: 2 starting (the oldest for 3 s, 1.2 s of CPU); "
-        "secrets: 1 waiting for a place at the host's start gate (2 at once))"
+        "executors: 1 waiting for a place at the host's start gate (2 at once))"
     )
     assert warming.warmup == WarmupProgress(starting=2, queued=1)
     assert _engine(pool).readiness() == warming.detail

@@ -92,8 +92,8 @@ def _grade_one(ctx: CheckContext, pool: GradingPool, folder: str, file: Path) ->
     except (OSError, SourceError) as exc:
         return SolutionGrade(folder, file, None, f"cannot read it: {exc}")
 
-    def start(limits: SandboxLimits, *, secret: bool = False) -> Pair:
-        return pool.acquire(_ACQUIRE_STALL_S, limits, secret=secret)
+    def start(limits: SandboxLimits) -> Pair:
+        return pool.acquire(_ACQUIRE_STALL_S, limits)
 
     failures: list[str] = []
     for attempt in range(_GRADE_ATTEMPTS):
