@@ -58,7 +58,7 @@ def child(root: Path, backend_name: str, size: int, slot_base: int, mesh: bool) 
             raise SystemExit("the pool did not fill")
         out["full"] = time.perf_counter() - started
 
-        def source(limits: Any, secret: bool = False) -> Any:
+        def source(limits: Any) -> Any:
             return pool.acquire(180, limits)
 
         begun = time.perf_counter()
