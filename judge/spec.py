@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import keyword
 import math
+import re
 import types
 import typing
 from typing import Annotated, Any, Literal
@@ -352,6 +353,23 @@ class BackendCompare(_Strict):
     tolerance: dict[CaseDtype, BackendTolerance] = Field(min_length=1)
     #: Why, in a sentence a learner reads in the statement (what differs there, and by how much).
     reason: str = Field(min_length=10, max_length=400)
+    #: Shipped wrong answers (``wrong_answer/<file>.py``) that compute the reference's own values there, bit
+    #: for bit, on every case whose values the CPU's grading rejects, each with why in a sentence the
+    #: statement states: the backend's compiler undoes the mistake (XLA's excess precision on a TPU keeps a
+    #: float32 value cast to bfloat16 and back in float32), so no tolerance or case tells them apart there;
+    #: the CPU's grading still rejects them.
+    #: ``judge check --backend`` holds each to it (``judge.check.backend_check``).
+    same_as_reference: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("same_as_reference")
+    @classmethod
+    def _wrong_answers_with_reasons(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, why in value.items():
+            if not re.fullmatch(r"wrong_answer/[A-Za-z0-9_]+\.py", name):
+                raise ValueError(f"same_as_reference: {name!r} is not a file of solutions/wrong_answer/")
+            if not 10 <= len(why) <= 400:
+                raise ValueError(f"same_as_reference: say why {name} gives the reference's values (10-400)")
+        return value
 
 
 class CompareSpec(_Strict):

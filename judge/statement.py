@@ -397,6 +397,9 @@ def _backend_rules(spec: ProblemSpec) -> list[str]:
         merged = spec.compare.tolerance_on(name)
         bounds = "; ".join(f"{dtype} within {merged[str(dtype)].describe()}" for dtype in over.tolerance)
         rules.append(f"Graded on a {name.upper()}, values are compared with {bounds}: {over.reason}.")
+        rules += [
+            f"Graded on a {name.upper()}: {why.rstrip('.')}." for why in over.same_as_reference.values()
+        ]
     return rules
 
 

@@ -18,14 +18,17 @@ from pydantic import ValidationError
 
 from judge.accelerators import BackendError, detect_backend, jax_can_use, parse_backend
 from judge.check import run_checks
+from judge.check.backend_check import _outcome, _same_as_reference, _scales
 from judge.check.backend_table import markdown, spec_settings, summaries
+from judge.compare import bind
 from judge.dispatch.capabilities import can_grade, node_queues, queue_for
 from judge.dispatch.celery_queue import SUBMISSIONS_QUEUE
 from judge.expected import case_key, matmul_precision
 from judge.problems import ProblemSet, load_problem
-from judge.spec import CompareSpec, Tolerance
+from judge.spec import BackendCompare, CompareSpec, Tolerance
 from judge.statement import render_rules
 from judge.verdicts import Verdict
+from sandbox.protocol import dumps_tree
 from tests.conftest import FIXTURE_SLUG, FIXTURES, ROOT
 
 PROBLEMS = ROOT / "problems"
@@ -89,6 +92,10 @@ def test_the_statement_states_the_precision_and_each_backend_s_tolerance() -> No
         ("rotary-embedding", ["default_matmul_precision('highest')", "Graded on a TPU", "524288 ulp"]),
         ("adamw", ["Graded on a TPU", "rtol 0.0002 + atol 2e-05"]),
         ("prng-key-splitting", ["Graded on a TPU", "atol 0.0004"]),
+        ("piecewise-switch", ["Graded on a TPU", "rtol 0.002"]),
+        ("matrix-power-loop", ["default_matmul_precision('highest')"]),
+        ("remat-tanh-stack", ["default_matmul_precision('highest')"]),
+        ("rotary-embedding", ["excess precision", "cast to bfloat16 compute the float32 rotation there"]),
     ]:
         text = render_rules(load_problem(PROBLEMS / slug).spec)
         for words in wanted:
@@ -288,7 +295,17 @@ def test_the_summary_table_counts_rows_of_the_backend_run() -> None:
         "problems": [
             {
                 "problem": "demo",
-                "checks": [{"name": "backend", "notes": ["wrong_answer/m.py: its values pass on tpu"]}],
+                "checks": [
+                    {
+                        "name": "backend",
+                        "notes": [
+                            "wrong_answer/m.py: its values pass on tpu as on the CPU: the sandboxed "
+                            "grading's other checks (program rules, inputs unchanged) reject it",
+                            "wrong_answer/t.py: its values on tpu are the reference's own there, bit for "
+                            "bit, on every case (declared)",
+                        ],
+                    }
+                ],
                 "margins": [
                     {
                         "solution": "accepted/a.py",
@@ -335,6 +352,15 @@ def test_the_summary_table_counts_rows_of_the_backend_run() -> None:
                         "rejecting": 0,
                         "cases": 3,
                     },
+                    {
+                        "solution": "wrong_answer/t.py",
+                        "backend": "tpu",
+                        "expected": "wrong_answer",
+                        "verdict": "accepted",
+                        "ratio": None,
+                        "rejecting": 0,
+                        "cases": 3,
+                    },
                 ],
             }
         ]
@@ -342,9 +368,10 @@ def test_the_summary_table_counts_rows_of_the_backend_run() -> None:
     (row,) = summaries(report)
     assert (row.platform, row.reference_outside, row.cases) == ("tpu", 2, 3)
     assert (row.accepted_passing, row.accepted, row.worst_accepted) == (0, 1, 3.1)
-    assert (row.wrong_rejected, row.wrong, row.sandbox_rejected) == (2, 2, 1)
-    assert "| demo | 2 of 3 | 0/1 | 2/2 (1 by the sandbox) | 3.1x | none |" in markdown(
-        [row], {"demo": "none"}
+    assert (row.wrong_rejected, row.wrong, row.sandbox_rejected, row.same_as_reference) == (2, 3, 1, 1)
+    assert (
+        "| demo | 2 of 3 | 0/1 | 2/3 (1 by the sandbox; 1 the reference's own values there, declared) | 3.1x "
+        "| none |" in markdown([row], {"demo": "none"})
     )
 
 
@@ -352,3 +379,93 @@ def test_the_spec_settings_text_names_each_override() -> None:
     assert spec_settings(load_problem(PROBLEMS / "masked-mean").spec) == "none"
     assert spec_settings(load_problem(PROBLEMS / "adamw").spec) == "tpu: float32 rtol 0.0002, atol 2e-05"
     assert Tolerance(rtol=1e-5).describe() == "rtol 1e-05"
+
+
+def test_rotary_embedding_declares_the_wrong_answer_a_tpu_computes_as_the_reference() -> None:
+    spec = load_problem(PROBLEMS / "rotary-embedding").spec
+    assert set(spec.compare.backend["tpu"].same_as_reference) == {
+        "wrong_answer/bfloat16_tables_for_float32.py"
+    }
+    assert spec_settings(spec).endswith(
+        "tpu: same as the reference: wrong_answer/bfloat16_tables_for_float32.py"
+    )
+    for bad in [{"accepted/x.py": "a sentence of why it is so"}, {"wrong_answer/x.py": "short"}]:
+        with pytest.raises(ValidationError):
+            BackendCompare.model_validate(
+                {
+                    "reason": "another path there",
+                    "tolerance": {"float32": {"rtol": 1e-4}},
+                    "same_as_reference": bad,
+                }
+            )
+
+
+# ------------------------------------------------------------------- the backend check's comparison
+
+
+def _frame(folder: Path, name: str, output: object, gradient: object = None) -> None:
+    (folder / name).write_bytes(dumps_tree([output, gradient]))
+
+
+def test_the_backend_check_compares_with_the_magnitudes_the_cpu_s_grading_uses(tmp_path: Path) -> None:
+    import numpy as np
+
+    # An element whose terms cancelled: 1e-3 from terms of magnitude 10. Off by 5e-6, it is 5x the plain
+    # bound (atol 1e-6 + rtol 1e-5 * 1e-3) but well inside the bound the grading uses there (rtol of 10).
+    problem = ProblemSet(FIXTURES).get(FIXTURE_SLUG)
+    case = problem.cases[0]
+    checker = bind(CompareSpec.model_validate({}), problem.spec.output)
+    expected = np.array([1e-3, 2.0], np.float32)
+    _frame(tmp_path, "r.0.frame", expected + np.float32(5e-6))
+    plain = _outcome(checker, case, expected, None, None, tmp_path, "r", 0)
+    scaled = _outcome(checker, case, expected, None, np.array([10.0, 2.0], np.float32), tmp_path, "r", 0)
+    assert not plain.ok and plain.ratio > 4
+    assert scaled.ok and scaled.ratio < 0.3  # the element 2.0, off by 5e-6 too
+    # A [gradient] problem's magnitudes are the pair (output, gradient): the gradient gets the second.
+    gradient = {"x": expected}
+    _frame(tmp_path, "r.1.frame", expected, {"x": expected + np.float32(5e-6)})
+    pair = (np.array([1e-3, 2.0], np.float32), {"x": np.array([10.0, 2.0], np.float32)})
+    assert _outcome(checker, case, expected, gradient, pair, tmp_path, "r", 1).ok
+    assert not _outcome(checker, case, expected, gradient, None, tmp_path, "r", 1).ok
+    assert _scales(pair, True) == pair and _scales(expected, False) == (expected, None)
+
+
+def test_a_wrong_answer_is_the_reference_s_own_on_a_backend_only_when_every_frame_is_the_same(
+    tmp_path: Path,
+) -> None:
+    import numpy as np
+
+    for i in range(2):
+        _frame(tmp_path, f"r.{i}.frame", np.full(3, i, np.float32))
+        _frame(tmp_path, f"s0.{i}.frame", np.full(3, i, np.float32))
+        _frame(tmp_path, f"s1.{i}.frame", np.full(3, i, np.float32) + np.float32(i * 1e-7))
+    assert _same_as_reference(tmp_path, "s0", [0, 1])
+    assert not _same_as_reference(tmp_path, "s1", [0, 1])  # one ulp on one case
+    assert _same_as_reference(tmp_path, "s1", [0])  # the cases its values fail on the CPU: the same
+    assert not _same_as_reference(tmp_path, "s0", [])  # no such case: nothing to declare
+    assert not _same_as_reference(tmp_path, "s2", [0])  # no run
+
+
+def test_the_after_table_states_each_problem_s_settings_and_a_pass_on_the_chip() -> None:
+    rows = {row[0]: row for row in _table("After: every single-device problem on the chip")}
+    single = _single_device()
+    assert len(rows) >= 25 and set(rows) <= set(single)
+    # Not in it: the ones the table's notes name as not measured here.
+    assert set(single) - set(rows) == {
+        "batched-attention",
+        "model-ensemble",
+        "per-example-clipping",
+    }
+    for slug, (_, outside, accepted, wrong, _, settings) in rows.items():
+        assert settings == spec_settings(load_problem(PROBLEMS / slug).spec), slug
+        assert outside.startswith("0 of "), slug
+        passing, total = accepted.split("/")
+        assert passing == total, slug
+        rejected, shipped = map(int, wrong.split(" ")[0].split("/"))
+        declared = len(
+            load_problem(PROBLEMS / slug).spec.compare.backend.get("tpu", _NO_TPU).same_as_reference
+        )
+        assert rejected + declared == shipped, slug
+
+
+_NO_TPU = BackendCompare.model_validate({"reason": "nothing differs there", "tolerance": {"float32": {}}})

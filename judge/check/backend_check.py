@@ -5,8 +5,9 @@
 ``solutions/wrong_answer/``, under ``jax.jit`` on that platform, at the problem's ``[compare]
 matmul_precision``); here each result is compared with the expected output (the reference on the CPU,
 what every grading compares with) by the judge's comparison, at the problem's tolerances on that backend
-(``[compare.backend.<name>]`` over the base, ``CompareSpec.tolerance_on``). The rows join the margin table
-with the backend named:
+(``[compare.backend.<name>]`` over the base, ``CompareSpec.tolerance_on``) and with the magnitudes the CPU's
+grading uses (``[compare] magnitude``, ``judge.expected.expected_magnitudes``: rtol of the terms an element
+cancelled). The rows join the margin table with the backend named:
 
 - the reference there: outside the tolerance on any case is an error (a correct solution written like the
   reference would be rejected on that backend); its own error against the float64 evaluation is a note;
@@ -31,9 +32,10 @@ from typing import Any
 from judge.check.accuracy_check import measure
 from judge.check.context import CheckContext, MarginRow
 from judge.check.margins import STRONG_KILLS, targets
-from judge.compare import CompareResult, bind
+from judge.compare import Checker, CompareResult, bind
 from judge.errors import ReferenceFailure
-from judge.expected import expected_gradients, expected_outputs
+from judge.expected import expected_gradients, expected_magnitudes, expected_outputs
+from judge.gradients import gradient_checker, split_scale
 from judge.problems import Case
 from judge.spec import Tolerance
 from judge.verdicts import Verdict, WrongAnswerReason
@@ -71,13 +73,23 @@ def check(ctx: CheckContext) -> None:
         return
     expected = expected_outputs(problem, problem.cases)
     gradients = expected_gradients(problem, problem.cases)
+    scales = expected_magnitudes(problem, problem.cases)
     checker = bind(problem.spec.compare.on(platform), problem.spec.output)
     tolerance = problem.spec.compare.tolerance_on(platform)
     runs = {"r": "reference", **{f"s{k}": name for k, name in enumerate(files)}}
     rows: list[MarginRow] = []
     for who, name in runs.items():
         outcomes = [
-            _outcome(checker, case, expected[i], gradients[i] if gradients else None, folder, who, i)
+            _outcome(
+                checker,
+                case,
+                expected[i],
+                gradients[i] if gradients else None,
+                scales[i] if scales else None,
+                folder,
+                who,
+                i,
+            )
             for i, case in enumerate(problem.cases)
         ]
         file = ctx.root / "solutions" / name if who != "r" else problem.reference_path
@@ -87,8 +99,14 @@ def check(ctx: CheckContext) -> None:
         elif name.startswith("accepted/"):
             rows.append(_accepted_row(ctx, platform, name, outcomes, tolerance, file))
         else:
-            rows.append(_wrong_row(ctx, platform, name, outcomes, tolerance, file))
+            rows.append(_wrong_row(ctx, platform, name, outcomes, tolerance, file, folder, who))
     ctx.margins = [*ctx.margins, *rows]
+
+
+def _scales(scale: Any, gradient: bool) -> tuple[Any, Any]:
+    """(output magnitudes, gradient magnitudes) of a case's magnitude tree: on a ``[gradient]`` problem the
+    pair its magnitude function returns (``judge.gradients.split_scale``), else the tree and None."""
+    return split_scale(scale) if gradient else (scale, None)
 
 
 def _load(folder: Path, who: str, index: int) -> tuple[Any, Any] | str:
@@ -103,16 +121,28 @@ def _load(folder: Path, who: str, index: int) -> tuple[Any, Any] | str:
 
 
 def _outcome(
-    checker: Any, case: Case, expected: Any, expected_grad: Any, folder: Path, who: str, index: int
+    checker: Checker,
+    case: Case,
+    expected: Any,
+    expected_grad: Any,
+    scale: Any,
+    folder: Path,
+    who: str,
+    index: int,
 ) -> CaseOutcome:
+    """One case of one run against the expected output, with the case's magnitudes ``scale`` (the CPU's
+    grading's: ``judge.expected.expected_magnitudes``; None, the plain bound) as the grader compares."""
     got = _load(folder, who, index)
     if isinstance(got, str):
         return CaseOutcome(case, False, math.inf, f"failed: {got.splitlines()[0][:200] if got else ''}")
     if isinstance(expected, ReferenceFailure):
         return CaseOutcome(case, False, math.inf, "no expected output (the reference failed on the CPU)")
-    results: list[CompareResult] = [checker(expected, got[0])]
+    if isinstance(scale, ReferenceFailure):
+        return CaseOutcome(case, False, math.inf, "no magnitudes (the magnitude function failed on the CPU)")
+    output_scale, gradient_scale = _scales(scale, expected_grad is not None)
+    results: list[CompareResult] = [checker(expected, got[0], output_scale)]
     if expected_grad is not None and not isinstance(expected_grad, ReferenceFailure):
-        results.append(checker(expected_grad, got[1]))
+        results.append(gradient_checker(checker)(expected_grad, got[1], gradient_scale))
     ratio = max(r.max_error_ratio for r in results)
     failed = next((r for r in results if not r.ok), None)
     reason = None if failed is None else (failed.reason.value if failed.reason else "value")
@@ -225,23 +255,59 @@ def _wrong_row(
     outcomes: list[CaseOutcome],
     tolerance: dict[str, Tolerance],
     file: Path,
+    folder: Path,
+    who: str,
 ) -> MarginRow:
+    """``folder``, ``who``: where the backend run left its results, and its name there."""
     rejecting = [o for o in outcomes if not o.ok]
+    over = ctx.loaded.spec.compare.backend.get(platform)  # type: ignore[call-overload]
+    declared = over.same_as_reference.get(name) if over is not None else None
     strong = [
         o for o in rejecting if o.case.hidden and o.ratio >= _dtype_tolerance(tolerance, o.case).well_outside
     ]
     best = _worst(rejecting)
     warning = ""
+    if declared is not None and rejecting:
+        ctx.diag.warning(
+            f"{name} is declared to compute the reference's values on {platform} "
+            f"([compare.backend.{platform}] same_as_reference), but it is rejected there on {len(rejecting)} "
+            f"of {len(outcomes)} cases: remove the declaration and what the statement says of it",
+            file=file,
+        )
     if not rejecting:
-        if platform == "cpu" or _values_pass_on_cpu(ctx, file):
+        on_cpu = [] if platform == "cpu" else [i for i, r in enumerate(_rejected_on_cpu(ctx, file)) if r]
+        # The cases its values fail on the CPU: on each, is it the reference's own result on the backend?
+        same = _same_as_reference(folder, who, on_cpu)
+        if not on_cpu:
             ctx.diag.note(
                 f"{name}: its values pass on {platform} as on the CPU: the sandboxed grading's other checks "
                 "(program rules, inputs unchanged) reject it, on every backend"
             )
+        elif declared is not None and same:
+            ctx.diag.note(
+                f"{name}: its values on {platform} are the reference's own there, bit for bit, on every case "
+                f"its values fail on the CPU ({len(on_cpu)} of {len(outcomes)}; declared in "
+                f"[compare.backend.{platform}] same_as_reference, stated in the statement): no tolerance "
+                "tells them apart there; the CPU's grading rejects it"
+            )
         else:
+            hint = (
+                f" (its values there are the reference's own, bit for bit, on every case its values fail "
+                f"on the CPU: {platform}'s compiler undoes the mistake; if no case can make them differ, "
+                f"declare it in [compare.backend.{platform}] same_as_reference with why, which the statement "
+                "states)"
+                if same
+                else ""
+            )
             ctx.diag.error(
                 f"{name} is accepted on {platform} on every case: a wrong answer must stay wrong there; "
-                f"tighten [compare.backend.{platform}] or add hidden cases that catch it by a wide margin",
+                f"tighten [compare.backend.{platform}] or add hidden cases that catch it by a wide margin"
+                + (
+                    " (declared same_as_reference, but its values there differ from the reference's on a "
+                    "case its values fail on the CPU)"
+                    if declared is not None
+                    else hint
+                ),
                 file=file,
             )
     elif len(strong) < STRONG_KILLS:
@@ -268,32 +334,54 @@ def _wrong_row(
     )
 
 
-def _values_pass_on_cpu(ctx: CheckContext, file: Path) -> bool:
-    """Whether the solution's values pass on every case when it runs on the CPU the same way (in this
-    process, whose JAX is the CPU's): then what rejects it is no value, and no backend changes it."""
+def _same_as_reference(folder: Path, who: str, cases: list[int]) -> bool:
+    """Whether run ``who`` gave the reference's results on the backend, byte for byte, on each of ``cases``
+    (at least one)."""
+    try:
+        return bool(cases) and all(
+            (folder / f"{who}.{i}.frame").read_bytes() == (folder / f"r.{i}.frame").read_bytes()
+            for i in cases
+        )
+    except OSError:
+        return False
+
+
+def _rejected_on_cpu(ctx: CheckContext, file: Path) -> list[bool]:
+    """Per case, whether the solution's values are rejected when it runs on the CPU the same way (in this
+    process, whose JAX is the CPU's), with the CPU's tolerance and magnitudes; a run that fails rejects
+    every case. None rejected: what rejects it is no value, and no backend changes it."""
     from judge.check.backend_run import run_function, solution_function
 
     problem = ctx.loaded
     try:
         results = run_function(problem, solution_function(problem, file))
     except Exception:
-        return False
+        return [True] * len(problem.cases)
     expected = expected_outputs(problem, problem.cases)
     gradients = expected_gradients(problem, problem.cases)
+    scales = expected_magnitudes(problem, problem.cases)
     checker = bind(problem.spec.compare, problem.spec.output)
+    rejected = []
     for i, result in enumerate(results):
-        if isinstance(result, str) or isinstance(expected[i], ReferenceFailure):
-            return False
-        if not checker.accepts(expected[i], result[0]):
-            return False
+        scale = scales[i] if scales else None
         grad = gradients[i] if gradients else None
         if (
-            grad is not None
-            and not isinstance(grad, ReferenceFailure)
-            and not checker.accepts(grad, result[1])
+            isinstance(result, str)
+            or isinstance(expected[i], ReferenceFailure)
+            or isinstance(scale, ReferenceFailure)
         ):
-            return False
-    return True
+            rejected.append(True)
+            continue
+        output_scale, gradient_scale = _scales(scale, grad is not None)
+        rejected.append(
+            not checker.accepts(expected[i], result[0], output_scale)
+            or (
+                grad is not None
+                and not isinstance(grad, ReferenceFailure)
+                and not gradient_checker(checker).accepts(grad, result[1], gradient_scale)
+            )
+        )
+    return rejected
 
 
 def _x(value: float) -> str:

@@ -43,6 +43,9 @@ class BackendSummary:
     worst_accepted: float | None
     #: Why the problem has no figures there (several devices), else None.
     skipped: str | None = None
+    #: Wrong answers accepted there whose values are the reference's own there, bit for bit, as the spec
+    #: declares (``[compare.backend.<name>] same_as_reference``): not counted as rejected.
+    same_as_reference: int = 0
 
 
 def summaries(report: dict[str, Any]) -> list[BackendSummary]:
@@ -65,11 +68,8 @@ def summaries(report: dict[str, Any]) -> list[BackendSummary]:
         ref = next(r for r in rows if r["solution"] == "reference")
         accepted = [r for r in rows if r["expected"] == "accepted" and r["solution"] != "reference"]
         wrong = [r for r in rows if r["expected"] == "wrong_answer"]
-        by_sandbox = [
-            r
-            for r in wrong
-            if r["verdict"] == "accepted" and any(n.startswith(r["solution"] + ":") for n in notes)
-        ]
+        by_sandbox = [r for r in wrong if r["verdict"] == "accepted" and _noted(notes, r, SANDBOX_NOTE)]
+        same = [r for r in wrong if r["verdict"] == "accepted" and _noted(notes, r, SAME_NOTE)]
         ratios = [_ratio(r["ratio"]) for r in accepted if r["ratio"] is not None]
         out.append(
             BackendSummary(
@@ -83,9 +83,20 @@ def summaries(report: dict[str, Any]) -> list[BackendSummary]:
                 len(wrong),
                 len(by_sandbox),
                 max(ratios, default=None),
+                same_as_reference=len(same),
             )
         )
     return out
+
+
+#: What the backend check's note says of a wrong answer the sandbox's other checks reject, and of one
+#: whose values are the reference's own on the backend (``judge.check.backend_check._wrong_row``).
+SANDBOX_NOTE = "the sandboxed grading's other checks"
+SAME_NOTE = "the reference's own there, bit for bit"
+
+
+def _noted(notes: list[str], row: dict[str, Any], words: str) -> bool:
+    return any(n.startswith(row["solution"] + ":") and words in n for n in notes)
 
 
 def _ratio(value: Any) -> float:
@@ -102,6 +113,7 @@ def spec_settings(spec: ProblemSpec) -> str:
         for dtype, bounds in sorted(over.tolerance.items()):
             fields = ", ".join(f"{k} {v:g}" for k, v in bounds.model_dump(exclude_none=True).items())
             parts.append(f"{name}: {dtype} {fields}")
+        parts += [f"{name}: same as the reference: {file}" for file in sorted(over.same_as_reference)]
     return "; ".join(parts) or "none"
 
 
@@ -114,9 +126,10 @@ def markdown(rows: list[BackendSummary], settings: dict[str, str]) -> str:
             )
             continue
         worst = "-" if s.worst_accepted is None else f"{s.worst_accepted:.3g}x"
-        wrong = f"{s.wrong_rejected}/{s.wrong}" + (
-            f" ({s.sandbox_rejected} by the sandbox)" if s.sandbox_rejected else ""
-        )
+        notes = [f"{s.sandbox_rejected} by the sandbox"] if s.sandbox_rejected else []
+        if s.same_as_reference:
+            notes.append(f"{s.same_as_reference} the reference's own values there, declared")
+        wrong = f"{s.wrong_rejected}/{s.wrong}" + (f" ({'; '.join(notes)})" if notes else "")
         accepted = f"{s.accepted_passing}/{s.accepted}"
         lines.append(
             f"| {s.problem} | {s.reference_outside} of {s.cases} | {accepted} | {wrong} | {worst} "
