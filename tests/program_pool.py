@@ -66,7 +66,7 @@ def per_backend_pool(name: str, slot_base: int, slots: int) -> Iterator[GradingP
 def pool_source(pool: GradingPool, timeout: float = 180) -> Callable[..., Pair]:
     """``pool`` as a grading's pair source (``judge.grader.PairSource``)."""
 
-    def source(limits: SandboxLimits, *, secret: bool = False) -> Pair:
-        return pool.acquire(timeout, limits, secret=secret)
+    def source(limits: SandboxLimits) -> Pair:
+        return pool.acquire(timeout, limits)
 
     return source

@@ -336,7 +336,7 @@ def _run(pool: GradingPool, problem: Problem, code: str, inputs: dict[str, Any])
     return grade(
         problem,
         code,
-        lambda limits, secret=False: pool.acquire(180, limits, secret=secret),
+        lambda limits: pool.acquire(180, limits),
         cases=(),
         custom=(problem.custom_case(inputs),),
     )

@@ -46,7 +46,7 @@ def _grade(
     return grade(
         problem,
         code,
-        lambda limits, secret=False: pool.acquire(180, limits, secret=secret),
+        lambda limits: pool.acquire(180, limits),
         cases=cases,
         custom=custom,
     )
