@@ -5,7 +5,7 @@ problem of one device must start, wait and be served as before. Each round start
 checkout (its own ``judge`` and ``sandbox`` on ``sys.path``; the rounds interleave the checkouts, so machine
 noise hits both alike), a ``GradingPool`` of ``--size`` pairs on one backend and measures:
 
-  1. ``full``: seconds until every tracer, shown and secret executor is ready (``wait_full``);
+  1. ``full``: seconds until every tracer and executor is ready (``wait_full``);
   2. ``first``: the first Run of a one-device problem's examples on that warm pool;
   3. ``close``: closing the pool.
 

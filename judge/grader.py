@@ -280,7 +280,7 @@ def grade(
     limits = sandbox_limits(problem)
     # May still be starting (importing JAX) while the expected outputs are read.
     pair = source(limits)
-    lanes: dict[str, bool] = {}
+    reusable = False
     try:
         expected = expected_outputs(problem, chosen)
         gradients = expected_gradients(problem, chosen)
@@ -303,12 +303,10 @@ def grade(
         streamer = _Streamer(judging, on_case, on_progress)
         if cancel is not None and cancel.is_set():
             raise Cancelled("the grading was cancelled before it started")
-        raw = run_session(
-            pair, job, limits, progress=streamer.update, display=judging.wants_display, cancel=cancel
-        )
-        lanes = raw.lanes_healthy
+        raw = run_session(pair, job, limits, progress=streamer.update, cancel=cancel)
+        reusable = raw.executor_reusable
     finally:
-        pair.release_after(lanes)
+        pair.release(reusable)
     if raw.cancelled:
         raise Cancelled("the grading was cancelled")
     if raw.stop is not None and raw.stop.timeout == "overload":
@@ -524,18 +522,9 @@ class Judging:
             return False
         if program.failure is not None or program.refused is not None:
             return True
-        if i not in raw.runs or i in raw.display_pending:
+        if i not in raw.runs:
             return False
         return i != self.job.retrace_case or self._retrace_settled(raw)
-
-    def wants_display(self, i: int, raw: RawRun) -> bool:
-        """The secret executor graded public case ``i`` (``sandbox.monitor``): show it (run it again in the
-        shown executor) unless it passed, when its expected output says all there is to see."""
-        program = raw.programs.get(self.job.cases[i].sig)
-        if program is None or self.visibility[i] == "hidden":
-            return False
-        outcome = self._outcome(raw, i, program, self.visibility[i], hide=True)
-        return outcome.verdict is not Verdict.ACCEPTED
 
     def _settled(self, raw: RawRun, i: int) -> bool:
         return i != self.job.retrace_case or self._retrace_settled(raw)
@@ -557,11 +546,7 @@ class Judging:
         program = raw.programs[plan.sig]
         first_of_sig = self.job.first_case(plan.sig) == i
         run = raw.runs.get(i)
-        # Graded by the secret executor: the verdict is its run's, what is shown comes from the shown one's.
-        unseen = vis != "hidden" and run is not None and run.lane != "shown"
-        outcome = graded = self._outcome(raw, i, program, vis, hide=unseen)
-        if unseen:
-            outcome, run = self._seen(raw, i, program, vis, outcome)
+        outcome = self._outcome(raw, i, program, vis)
         compile_ms = None
         # A hidden case carries no time of its own, not even its program's compile (authors excepted).
         timed_here = vis != "hidden" or self.author
@@ -571,8 +556,7 @@ class Judging:
             compile_ms = (program.compiled.get("compile_ms") or 0.0) + traced
         elif program.compiled is not None and timed_here:
             compile_ms = 0.0
-        show_run = (vis != "hidden" and (run is None or run.lane == "shown")) or self.author
-        timed = run if run is not None or not self.author else raw.runs.get(i)
+        show_run = vis != "hidden" or self.author
         result = CaseResult(
             name=case.name,
             visibility=vis,
@@ -580,8 +564,8 @@ class Judging:
             reason=outcome.reason,
             message=outcome.message,
             compile_ms=round(compile_ms, 3) if compile_ms is not None else None,
-            run_ms=timed.run_ms if timed is not None and show_run else None,
-            error_ratio=(graded.error_ratio if self.author else outcome.error_ratio) if show_run else None,
+            run_ms=run.run_ms if run is not None and show_run else None,
+            error_ratio=outcome.error_ratio if show_run else None,
             mistake=outcome.mistake,
             # Feedback (a finder given): the cost of what a learner's case compiled to; hidden cases none.
             cost=(
@@ -593,39 +577,9 @@ class Judging:
         )
         return _shown(case, vis, result, outcome.got, self.expected[i])
 
-    def _seen(
-        self, raw: RawRun, i: int, program: ProgramReport, vis: Visibility, graded: _Outcome
-    ) -> tuple[_Outcome, CaseReport | None]:
-        """What a learner sees of a public case the secret executor graded: the verdict of that run, told
-        with the shown executor's run of the same program on the same input when there is one; otherwise
-        told as a hidden case is (no value), with where to see the output."""
-        shown = raw.display.get(i)
-        if shown is not None and shown.error is None:
-            seen = self._outcome(raw, i, program, vis, run=shown)
-            if seen.verdict is graded.verdict:
-                return seen, shown
-            text = f"{graded.message} (run again to show it, this case gave another result: {seen.message})"
-            return _Outcome(graded.verdict, text, graded.reason, None, None, graded.mistake), None
-        if graded.verdict is Verdict.ACCEPTED:  # its expected output is what it gave, within tolerance
-            return _Outcome(graded.verdict, graded.message, graded.reason), None
-        where = "Run this example to see your output"
-        return _Outcome(
-            graded.verdict, f"{graded.message}; {where}", graded.reason, None, None, graded.mistake
-        ), None
-
-    def _outcome(
-        self,
-        raw: RawRun,
-        i: int,
-        program: ProgramReport,
-        vis: Visibility,
-        *,
-        hide: bool = False,
-        run: CaseReport | None = None,
-    ) -> _Outcome:
-        """The verdict of one case whose outcome is known. Never raises: a crashing checker is ours.
-        ``hide``: tell what the run gave as for a hidden case; ``run``: this run instead of the case's."""
-        hidden = vis == "hidden" or hide
+    def _outcome(self, raw: RawRun, i: int, program: ProgramReport, vis: Visibility) -> _Outcome:
+        """The verdict of one case whose outcome is known. Never raises: a crashing checker is ours."""
+        hidden = vis == "hidden"
         expected = self.expected[i]
         if isinstance(expected, ReferenceFailure):
             return _Outcome(
@@ -657,7 +611,7 @@ class Judging:
         if costly is not None:
             text, mistake = costly
             return _Outcome(Verdict.WRONG_ANSWER, text, WrongAnswerReason.RULE, mistake=mistake)
-        run = raw.runs[i] if run is None else run
+        run = raw.runs[i]
         got_or_failure = self._output(program, run, hidden)
         if isinstance(got_or_failure, _Outcome):
             return got_or_failure

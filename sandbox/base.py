@@ -496,13 +496,11 @@ class Backend(ABC):
 
 
 class Pair:
-    """A tracer and the executors of one grading. ``release`` closes the tracer and gives each executor back
-    (to its pool, when ``on_release`` is set and it is healthy) or closes it.
+    """A tracer and the executor of one grading. ``release`` closes the tracer and hands the executor to
+    ``on_release`` (its pool's, with whether it may serve another job) or, without one, closes it.
 
-    ``executor`` computes what the learner is shown (public and custom cases); ``secret``, when set, the
-    hidden cases, so that nothing shown is ever computed in a process that has held a hidden value (a pool
-    keeps the two kinds apart). Without one, the monitor runs hidden cases in ``executor`` after every shown
-    result, and that executor is then never reused for shown work."""
+    The executor computes the public and custom cases first and the hidden ones last (``sandbox.monitor``):
+    once it has held a hidden value it computes nothing shown again (``RawRun.executor_reusable``)."""
 
     def __init__(
         self,
@@ -510,17 +508,12 @@ class Pair:
         executor: Worker,
         on_release: Callable[[Worker, bool], None] | None = None,
         close_tracer: Callable[[Worker], None] | None = None,
-        *,
-        secret: Worker | None = None,
-        on_release_secret: Callable[[Worker, bool], None] | None = None,
     ) -> None:
         """``close_tracer``: who closes the used tracer (a pool closes it on its own thread, off the
         grading's clock); default: closed here, before ``release`` returns."""
         self.tracer = tracer
         self.executor = executor
-        self.secret = secret
         self._on_release = on_release
-        self._on_release_secret = on_release_secret
         self._close_tracer = close_tracer
         self._released = False
 
@@ -528,12 +521,8 @@ class Pair:
     def backend(self) -> str:
         return self.tracer.backend
 
-    @property
-    def executors(self) -> tuple[Worker, ...]:
-        return (self.executor,) if self.secret is None else (self.executor, self.secret)
-
-    def release(self, executor_healthy: bool, secret_healthy: bool | None = None) -> None:
-        """``secret_healthy`` defaults to ``executor_healthy``."""
+    def release(self, executor_reusable: bool) -> None:
+        """``executor_reusable``: the executor may serve another job (``RawRun.executor_reusable``)."""
         if self._released:
             return
         self._released = True
@@ -542,17 +531,10 @@ class Pair:
                 self._close_tracer(self.tracer)
             else:
                 self.tracer.close()
-        _give_back(self.executor, executor_healthy, self._on_release)
-        if self.secret is not None:
-            healthy = executor_healthy if secret_healthy is None else secret_healthy
-            _give_back(self.secret, healthy, self._on_release_secret)
-
-    def release_after(self, lanes_healthy: dict[str, bool]) -> None:
-        """Release with the health the monitor reported per executor (``RawRun.lanes_healthy``)."""
-        self.release(lanes_healthy.get("shown", False), lanes_healthy.get("secret", False))
+        _give_back(self.executor, executor_reusable, self._on_release)
 
     def close(self) -> None:
-        """Release with the executors closed (after a failure, or when nobody else wants them)."""
+        """Release with the executor closed (after a failure, or when nobody else wants it)."""
         self.release(False)
 
 

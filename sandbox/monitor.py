@@ -8,8 +8,11 @@ signature k+1 while the executor compiles k. The executor then runs every case o
 concrete inputs, lowest case first. Just before the tracer reports ``public_done`` it writes the session's
 mark into its output (``sandbox.output_mark``); the judge cuts the output there (nothing printed after it
 is shown to the user) and only once it has seen the mark does the tracer receive the hidden signatures,
-still abstract. At the end one signature is traced again through a fresh jit and run on the same case
-(unless it is the very same program: the same bytes, or the same text once the executor reads it).
+still abstract. Hidden cases run last, in the same executor, once the tracer is closed and every shown
+result is in (``_Session._may_run``); the executor is then spent: nothing a learner is shown is computed in
+a process that has held a hidden value. At the end one signature is traced again through a fresh jit and
+run on the same case (unless it is the very same program: the same bytes, or the same text once the
+executor reads it).
 
 What the judge trusts: the executor's outputs, timings and program summaries (it runs no user code). What it
 does not: anything the tracer says beyond "here is a program for signature s", which is checked against the
@@ -187,9 +190,6 @@ class CaseReport:
     #: The loop check (``sandbox.inside.perturb``): per output leaf, whether perturbing the loops' results
     #: changed it; None when the executor did not check (no ``loops_matter`` in the precheck).
     loops_matter: list[bool] | None = None
-    #: The executor that computed it ("shown" or "secret"). A public case run by the secret executor
-    #: (``_Session._lane``) counts for its verdict only: nothing of it is shown but what ``display`` gives.
-    lane: str = "shown"
 
 
 @dataclass
@@ -227,19 +227,13 @@ class RawRun:
     #: order; the output from one offset to the next was printed while that label ran. Stream offsets count
     #: every byte printed (not only those kept); ``output`` is the stream's first bytes.
     sections: list[tuple[int, str]] = field(default_factory=list)
-    #: True once every executor closed the job cleanly.
+    #: True once the executor closed the job cleanly.
     executor_healthy: bool = False
-    #: Per executor of the session ("shown", and "secret" when the pair has one): it closed the job cleanly
-    #: and may serve another job of its kind. A shown executor that had to run a hidden case (a pair with no
-    #: secret executor) is reported False here: it may never compute shown output again.
-    lanes_healthy: dict[str, bool] = field(default_factory=dict)
+    #: The executor closed the job cleanly and may serve another job (``Pair.release``): never once it has
+    #: run a hidden case, as it may never compute shown output again.
+    executor_reusable: bool = False
     elapsed_s: float = 0.0
     notes: list[str] = field(default_factory=list)
-    #: Public cases the secret executor graded that the judge wants shown (``Display``), run again in the
-    #: shown executor: their reports (an ``error`` of kind ``display`` when that could not be done).
-    display: dict[int, CaseReport] = field(default_factory=dict)
-    #: Cases whose shown run is still to come.
-    display_pending: set[int] = field(default_factory=set)
     #: The caller cancelled the session (``run_session``'s ``cancel``): it stopped where it was, with the
     #: tracer killed and no executor reusable; the record is incomplete.
     cancelled: bool = False
@@ -250,9 +244,6 @@ class RawRun:
 
 
 Progress = Callable[[RawRun], None]
-#: Asked when the secret executor's run of a public case is in (``raw.runs[index]``): True if the learner
-#: should see that case's output, which then comes from a run in the shown executor.
-Display = Callable[[int, RawRun], bool]
 
 
 # ------------------------------------------------------------------------------------------ channels
@@ -314,16 +305,12 @@ class _Channel:
         return self.reader.feed(data)
 
 
-class _Lane:
-    """One executor of the session and what it has been asked.
+class _Executor:
+    """The session's executor and what it has been asked. It computes the public and custom cases (and a
+    re-trace of one) first, then the hidden cases (``_Session._may_run``); once it has held a hidden value it
+    computes nothing shown again."""
 
-    ``shown`` computes everything a learner is shown (public and custom cases, and the re-trace of one);
-    ``secret``, when the pair has one, computes the hidden cases. With no secret executor the shown one runs
-    the hidden cases too, but only after every shown result is in (``_Session._may_run``), and it is then
-    worn out for shown work: nothing a learner sees is computed where a hidden value has been."""
-
-    def __init__(self, name: str, worker: Worker, limits: FrameLimits) -> None:
-        self.name = name
+    def __init__(self, worker: Worker, limits: FrameLimits) -> None:
         self.worker = worker
         self.channel = _Channel(worker, limits)
         self.clock = TreeClock(worker.clock_root)
@@ -374,20 +361,13 @@ class _Session:
         job: SessionJob,
         limits: SandboxLimits,
         progress: Progress | None,
-        display: Display | None = None,
         cancel: threading.Event | None = None,
     ) -> None:
         self.pair, self.job, self.limits, self.progress = pair, job, limits, progress
-        self.display = display
         self.cancel = cancel
-        #: Signatures a hidden case has: with a secret executor, every case of them runs there.
-        self.hidden_sigs = {c.sig for c in job.cases if c.secret}
         self.raw = RawRun()
         self.tracer = _Channel(pair.tracer, tracer_limits(job))
-        self.shown = _Lane("shown", pair.executor, executor_limits(job))
-        self.lanes = [self.shown]
-        if pair.secret is not None:
-            self.lanes.append(_Lane("secret", pair.secret, executor_limits(job)))
+        self.executor = _Executor(pair.executor, executor_limits(job))
         self.output = bytearray()
         self.section_token = new_section_token()
         self.splitter = SectionSplitter(self.section_token)
@@ -438,26 +418,25 @@ class _Session:
     def run(self) -> RawRun:
         started = self.started = time.monotonic()
         self.wall_deadline = started + self.limits.wall_time_s
-        for lane in self.lanes:
-            lane.worker.drain_output()
-            lane.channel.send({"type": "begin", "cpu_time_s": self.limits.cpu_time_s})
+        executor = self.executor
+        executor.worker.drain_output()
+        executor.channel.send({"type": "begin", "cpu_time_s": self.limits.cpu_time_s})
         self._send_job()
-        self.start_marks = [(c, c.mark()) for c in (self.tracer_clock, *(lane.clock for lane in self.lanes))]
+        self.start_marks = [(c, c.mark()) for c in (self.tracer_clock, executor.clock)]
         self._restart_tracer_clock()
         self._notify()  # the job is sent: the tracer loads the code
         self._feed_leftovers()
         with selectors.DefaultSelector() as sel:
             sel.register(self.pair.tracer.result_fd, selectors.EVENT_READ, "tracer")
             sel.register(self.pair.tracer.output_fd, selectors.EVENT_READ, "output")
-            for number, lane in enumerate(self.lanes):
-                sel.register(lane.worker.result_fd, selectors.EVENT_READ, f"executor:{number}")
+            sel.register(executor.worker.result_fd, selectors.EVENT_READ, "executor")
             writing: dict[int, bool] = {}
             while not self._finished():
                 if self.cancel is not None and self.cancel.is_set():
                     self._cancelled()
                     break
                 self._schedule()
-                for channel in (self.tracer, *(lane.channel for lane in self.lanes)):
+                for channel in (self.tracer, executor.channel):
                     channel.flush()
                     fd = channel.worker.stdin_fd
                     want = bool(channel.out) and not channel.write_failed
@@ -493,43 +472,29 @@ class _Session:
                         sel.unregister(fd)
         self._drain_output()
         self._keep(self.splitter.flush())
-        for index in list(self.raw.display_pending):  # the run stopped before it was shown
-            self._display_failed(index, "the run ended before this case could be shown")
         self.raw.output = bytes(self.output)
-        self.raw.executor_healthy = self._ended() and not self.executor_failed
-        self.raw.lanes_healthy = {
-            lane.name: lane.ended and not lane.failed and not (lane is self.shown and lane.held_secret)
-            for lane in self.lanes
-        }
+        self.raw.executor_healthy = executor.ended and not self.executor_failed
+        self.raw.executor_reusable = executor.ended and not executor.failed and not executor.held_secret
         self.raw.elapsed_s = time.monotonic() - started
         return self.raw
 
     def _cancelled(self) -> None:
-        """Stop now: kill the tracer (and with it any user code); no executor, busy or not, is reused (the
-        caller's ``release_after`` replaces them: one may be running a program that does not stop)."""
+        """Stop now: kill the tracer (and with it any user code); the executor, busy or not, is not reused
+        (the caller's release replaces it: it may be running a program that does not stop)."""
         self.raw.cancelled = True
         self._close_tracer()
-        for lane in self.lanes:
-            lane.failed = True
-
-    def _ended(self) -> bool:
-        return all(lane.ended for lane in self.lanes)
+        self.executor.failed = True
 
     def _finished(self) -> bool:
-        return self._ended() or self.executor_failed
+        return self.executor.ended or self.executor_failed
 
     def _event(self, kind: str, sel: selectors.BaseSelector, fd: int) -> None:
         if kind == "output":
             self._read_output(sel)
         elif kind == "tracer" and self.tracer_open:
             self._tracer_frames()
-        elif kind.startswith("executor:"):
-            lane = self.lanes[int(kind.partition(":")[2])]
-            if lane.failed and lane.ended:  # the shown executor, ended after a failed display
-                with contextlib.suppress(KeyError, ValueError):
-                    sel.unregister(fd)
-                return
-            self._executor_frames(lane)
+        elif kind == "executor":
+            self._executor_frames()
         elif kind == "tracer":  # closed on our side: stop watching it
             with contextlib.suppress(KeyError, ValueError):
                 sel.unregister(fd)
@@ -544,10 +509,10 @@ class _Session:
                         self._tracer_frame(frame)
             except ProtocolError as exc:
                 self._tracer_stop("protocol", protocol_error=str(exc))
-        for lane in self.lanes:
-            data, lane.worker.leftover = lane.worker.leftover, b""
-            if data and not self.executor_failed:
-                self._executor_stop(lane, protocol_error="the executor spoke before it was asked anything")
+        worker = self.executor.worker
+        data, worker.leftover = worker.leftover, b""
+        if data and not self.executor_failed:
+            self._executor_stop(protocol_error="the executor spoke before it was asked anything")
 
     def _notify(self) -> None:
         if self.progress is not None:
@@ -723,7 +688,7 @@ class _Session:
 
     def _tracer_finished(self) -> None:
         self.step = len(self.steps) - 1
-        if self.has_secret or len(self.lanes) > 1:
+        if self.has_secret:
             self._close_tracer()  # no user code may live once anything hidden runs
             return
         # Nothing hidden in this job: the tracer (which exits by itself after ``done``) is killed when the
@@ -810,106 +775,64 @@ class _Session:
                 [i for i in self.pending if 0 <= i < self.case_limit] if self.case_limit >= 0 else []
             )
 
-    def _lane(self, case: CasePlan) -> _Lane:
-        """The executor a case runs in. With a secret executor: every case of a signature that a hidden case
-        has, public ones included, so each program compiles once; the others in the shown executor. A public
-        case run there counts for its verdict; what the learner sees of it comes from the shown executor
-        (``_schedule_display``)."""
-        if len(self.lanes) > 1 and (case.secret or case.sig in self.hidden_sigs):
-            return self.lanes[-1]
-        return self.shown
-
     def _schedule(self) -> None:
-        """Keep each executor busy: up to ``COMPILE_SLOTS`` compiles at once (it compiles on threads), one run
-        at a time, lowest case first; then the re-trace; then the end of the job."""
-        if self.executor_failed or self._ended():
+        """Keep the executor busy: up to ``COMPILE_SLOTS`` compiles at once (it compiles on threads), one run
+        at a time, lowest case first (hidden ones last: ``_may_run``); then the re-trace; then the end of
+        the job."""
+        executor = self.executor
+        if self.executor_failed or executor.ended:
             return
         refused = [i for i in self.pending if self._refused(self.job.cases[i].sig)]
         if refused:
             self.pending = [i for i in self.pending if i not in refused]
             self._notify()
-        for lane in self.lanes:
-            if not lane.ending:
-                self._schedule_lane(lane)
-        self._schedule_display()
+        if executor.ending:
+            return
+        self._schedule_cases()
         if self._schedule_retrace():
             return
-        if (
-            self.pending
-            or any(lane.outstanding for lane in self.lanes)
-            or self.tracer_open
-            or self.raw.display_pending
-        ):
+        if self.pending or executor.outstanding or self.tracer_open:
             return
         if self.retrace_state not in ("none", "done"):
             return
-        for lane in self.lanes:
-            if not lane.ending:
-                lane.ending = True
-                lane.ask(("end", -1), "end", -1, -1, self.limits.case_time_s)
-                lane.channel.send({"type": "end"})
+        executor.ending = True
+        executor.ask(("end", -1), "end", -1, -1, self.limits.case_time_s)
+        executor.channel.send({"type": "end"})
 
-    def _schedule_lane(self, lane: _Lane) -> None:
-        mine = [i for i in self.pending if self._lane(self.job.cases[i]) is lane]
-        compiling = lane.busy("program")
-        for index in mine:
+    def _schedule_cases(self) -> None:
+        executor = self.executor
+        compiling = executor.busy("program")
+        for index in self.pending:
             if compiling >= COMPILE_SLOTS:
                 break
             sig = self.job.cases[index].sig
-            if sig not in lane.requested:
-                self._request_program(lane, sig, self.modules[sig], self.job.sig(sig), index)
+            if sig not in executor.requested:
+                self._request_program(sig, self.modules[sig], self.job.sig(sig), index)
                 compiling += 1
-        if lane.busy("run"):
+        if executor.busy("run"):
             return
         ready = next(
             (
                 i
-                for i in mine
-                if self.job.cases[i].sig in lane.compiled and self._may_run(self.job.cases[i], lane)
+                for i in self.pending
+                if self.job.cases[i].sig in executor.compiled and self._may_run(self.job.cases[i])
             ),
             None,
         )
         if ready is not None:
             self.pending.remove(ready)
             case = self.job.cases[ready]
-            self._request_run(lane, case.sig, case)
-
-    def _schedule_display(self) -> None:
-        """Run again, in the shown executor, each public case the secret one graded whose output the judge
-        wants shown: compile its program there, then run it, one case at a time."""
-        lane = self.shown
-        if not self.raw.display_pending or lane.ending or lane.failed:
-            return
-        for index in sorted(self.raw.display_pending):
-            case = self.job.cases[index]
-            if case.sig not in lane.requested:
-                lane.requested.add(case.sig)
-                module, sig = self.modules[case.sig], self.job.sig(case.sig)
-                self._send_program(lane, "display_program", case.sig, module, sig, case.index)
-        if lane.busy("display"):
-            return
-        ready = next(
-            (i for i in sorted(self.raw.display_pending) if self.job.cases[i].sig in lane.compiled), None
-        )
-        if ready is not None and not any(r.case == ready for r in lane.outstanding.values()):
-            self._send_run(lane, "display", self.job.cases[ready].sig, self.job.cases[ready])
-
-    def _display_failed(self, index: int, message: str) -> None:
-        error = {"kind": "display", "message": message}
-        self.raw.display[index] = CaseReport(index, error=error, lane="shown")
-        self.raw.display_pending.discard(index)
+            self._request_run(case.sig, case)
 
     def _schedule_retrace(self) -> bool:
         """Compile, then run, the re-trace's program once its case's first run is in. True if it asked."""
         if self.job.retrace_case is None:
             return False
         case = self.job.cases[self.job.retrace_case]
-        lane = self._lane(case)
-        if lane.ending:
-            return False
+        executor = self.executor
         if self.retrace_state == "arrived" and self.retrace_module is not None:
             if case.index in self.pending or any(
-                r.kind == "run" and r.case == case.index for r in lane.outstanding.values()
+                r.kind == "run" and r.case == case.index for r in executor.outstanding.values()
             ):
                 return False  # its first run is not in yet
             first = self.raw.runs.get(case.index)
@@ -917,32 +840,29 @@ class _Session:
                 self.retrace_state = "done"  # nothing to compare the second program's result with
                 return False
             self.retrace_state = "compiling"
-            self._request_program(lane, RETRACE_ID, self.retrace_module, self.job.sig(case.sig), case.index)
+            self._request_program(RETRACE_ID, self.retrace_module, self.job.sig(case.sig), case.index)
             return True
-        if self.retrace_state == "compiled" and not lane.busy("run") and self._may_run(case, lane):
+        if self.retrace_state == "compiled" and not executor.busy("run") and self._may_run(case):
             self.retrace_state = "running"
-            self._request_run(lane, RETRACE_ID, case)
+            self._request_run(RETRACE_ID, case)
             return True
         return False
 
-    def _may_run(self, case: CasePlan, lane: _Lane) -> bool:
+    def _may_run(self, case: CasePlan) -> bool:
         """A secret case runs only once the tracer is gone: while user code lives it could time the
         executor (host-wide CPU counters, its own slowed threads) and carry what it learns out in the
         prints, the keys or the failures of what it traces next. Compiling is safe: it sees no values.
 
-        Where the shown executor must run a secret case too (no secret executor), it does so only once
-        every shown result is in, the re-trace of a shown case included: nothing shown is computed in a
-        process that has held a hidden value."""
+        It also waits for every shown result, the re-trace of a shown case included: nothing shown is
+        computed in a process that has held a hidden value (a public program that compiles last does not
+        let a hidden case run first)."""
+        executor = self.executor
         if not case.secret:
-            return lane is not self.shown or not lane.held_secret
+            return not executor.held_secret
         if self.tracer_open:
             return False
-        if lane is not self.shown:
-            # Cases run in case order across both executors: a hidden case waits for every shown case
-            # before it, so a time limit there stops the run where the one-executor order would.
-            return all(self._final(c) for c in self.job.cases[: case.index] if not c.secret)
         shown_left = any(not self.job.cases[i].secret for i in self.pending) or any(
-            r.kind == "run" and not self.job.cases[r.case].secret for r in lane.outstanding.values()
+            r.kind == "run" and not self.job.cases[r.case].secret for r in executor.outstanding.values()
         )
         retrace = self.job.retrace_case
         retrace_left = (
@@ -956,17 +876,11 @@ class _Session:
         program = self.raw.programs.get(sig)
         return program is not None and program.refused is not None
 
-    def _request_program(
-        self, lane: _Lane, program_id: int, module: bytes, sig: SigPlan, culprit: int
-    ) -> None:
-        lane.requested.add(program_id)
-        self._send_program(lane, "program", program_id, module, sig, culprit)
-
-    def _send_program(
-        self, lane: _Lane, kind: str, program_id: int, module: bytes, sig: SigPlan, culprit: int
-    ) -> None:
-        lane.ask(("program", program_id), kind, program_id, culprit, self.limits.case_time_s)
-        lane.channel.send(
+    def _request_program(self, program_id: int, module: bytes, sig: SigPlan, culprit: int) -> None:
+        executor = self.executor
+        executor.requested.add(program_id)
+        executor.ask(("program", program_id), "program", program_id, culprit, self.limits.case_time_s)
+        executor.channel.send(
             {
                 "type": "program",
                 "id": program_id,
@@ -979,37 +893,37 @@ class _Session:
             [module],
         )
 
-    def _request_run(self, lane: _Lane, program_id: int, case: CasePlan) -> None:
-        self._send_run(lane, "run", program_id, case)
-
-    def _send_run(self, lane: _Lane, kind: str, program_id: int, case: CasePlan) -> None:
-        lane.ask(("run", case.index), kind, program_id, case.index, self.limits.case_time_s)
+    def _request_run(self, program_id: int, case: CasePlan) -> None:
+        executor = self.executor
+        executor.ask(("run", case.index), "run", program_id, case.index, self.limits.case_time_s)
         if case.secret:
-            lane.held_secret = True
+            executor.held_secret = True
         blobs = Blobs()
         leaves = [encode_leaf(x, blobs) for x in case.leaves]
-        lane.channel.send(
+        executor.channel.send(
             {"type": "run", "program": program_id, "case": case.index, "leaves": leaves},
             [bytes(b) for b in blobs.items],
         )
 
-    def _executor_frames(self, lane: _Lane) -> None:
+    def _executor_frames(self) -> None:
         if self.executor_failed:
             return
+        channel = self.executor.channel
         try:
-            frames = lane.channel.read()
+            frames = channel.read()
             for frame in frames:
-                self._executor_frame(lane, frame)
+                self._executor_frame(frame)
                 if self.executor_failed:
                     return
         except ProtocolError as exc:
-            self._executor_stop(lane, protocol_error=str(exc))
+            self._executor_stop(protocol_error=str(exc))
             return
-        if lane.channel.eof and not self.executor_failed:
-            self._executor_stop(lane)
+        if channel.eof and not self.executor_failed:
+            self._executor_stop()
 
-    def _executor_frame(self, lane: _Lane, frame: Frame) -> None:
-        """A reply must answer an outstanding request of this executor (compiles may finish in any order)."""
+    def _executor_frame(self, frame: Frame) -> None:
+        """A reply must answer an outstanding request (compiles may finish in any order)."""
+        executor = self.executor
         message = frame.message
         kind = frame.type
         if kind in ("compiled", "refused"):
@@ -1020,15 +934,13 @@ class _Session:
             key = ("end", -1)
         else:
             key = ("?", -1)
-        request = lane.outstanding.pop(key, None)
+        request = executor.outstanding.pop(key, None)
         if request is None:
             raise ProtocolError(f"the executor sent {kind[:40]!r} that answers no request")
         if request.kind == "program":
-            self._compiled(lane, request.program, kind, message)
-        elif request.kind == "display_program":
-            self._display_compiled(lane, request.program, kind, message)
-        elif request.kind in ("run", "display"):
-            report = CaseReport(request.case, lane=lane.name)
+            self._compiled(request.program, kind, message)
+        elif request.kind == "run":
+            report = CaseReport(request.case)
             if kind == "result":
                 report.outputs = decode_leaves(message.get("outputs"), frame, self.skeleton_limits)
                 report.run_ms = _ms(message.get("run_ms"))
@@ -1043,39 +955,18 @@ class _Session:
                     "kind": _text(message.get("kind"), 20),
                     "message": _text(message.get("message")),
                 }
-            if request.kind == "display":
-                self.raw.display[request.case] = report
-                self.raw.display_pending.discard(request.case)
-            elif request.program == RETRACE_ID:
+            if request.program == RETRACE_ID:
                 self.raw.retrace_run = report
                 self.retrace_state = "done"
             else:
                 self.raw.runs[request.case] = report
-                self._maybe_display(lane, request.case)
         else:
-            lane.ended = True
+            executor.ended = True
             if message.get("recycle") is True:  # a compile that lost a race still runs: it exits, retire it
-                lane.failed = True
+                executor.failed = True
         self._notify()
 
-    def _maybe_display(self, lane: _Lane, index: int) -> None:
-        """A public case the secret executor graded: the judge decides whether the learner is shown it."""
-        case = self.job.cases[index]
-        if lane is self.shown or case.secret or self.display is None:
-            return
-        if self.display(index, self.raw):
-            self.raw.display_pending.add(index)
-
-    def _display_compiled(self, lane: _Lane, program_id: int, kind: str, message: dict[str, Any]) -> None:
-        """The shown executor's compile of a program the secret one graded with: never a verdict."""
-        if kind == "compiled":
-            lane.compiled.add(program_id)
-            return
-        text = _text(message.get("message"))
-        for index in [i for i in self.raw.display_pending if self.job.cases[i].sig == program_id]:
-            self._display_failed(index, f"the shown executor refused the program: {text}")
-
-    def _compiled(self, lane: _Lane, program_id: int, kind: str, message: dict[str, Any]) -> None:
+    def _compiled(self, program_id: int, kind: str, message: dict[str, Any]) -> None:
         if kind == "compiled":
             reply: dict[str, Any] = {
                 "summary": _summary(message.get("summary")),
@@ -1108,31 +999,27 @@ class _Session:
                 self.raw.retrace_run = CaseReport(self.job.retrace_case or 0, same_program=True)
                 self.retrace_state = "done"
             elif kind == "compiled":
-                lane.compiled.add(RETRACE_ID)
+                self.executor.compiled.add(RETRACE_ID)
                 self.retrace_state = "compiled"
             else:
                 self.retrace_state = "done"
             return
         program = self.raw.programs[program_id]
         if kind == "compiled":
-            lane.compiled.add(program_id)
-            if program.compiled is None:  # the first executor's reply (the same program in either)
-                program.compiled = reply
+            self.executor.compiled.add(program_id)
+            program.compiled = reply
         else:
             program.refused = reply
 
     def _executor_stop(
-        self, lane: _Lane, *, protocol_error: str | None = None, timeout: TimeoutKind | None = None
+        self, *, protocol_error: str | None = None, timeout: TimeoutKind | None = None
     ) -> None:
-        """An executor failed (died, hung, said nonsense): the run stops at the lowest case it was working
-        on (or, if it was asked nothing, the first case without an outcome). The other executor's requests
-        are abandoned: it closes no job cleanly and is not reused."""
-        if self._display_only(lane):
-            self._display_lane_failed(lane, protocol_error, timeout)
-            return
+        """The executor failed (died, hung, said nonsense): the run stops at the lowest case it was working
+        on (or, if it was asked nothing, the first case without an outcome)."""
+        executor = self.executor
         self.executor_failed = True
-        lane.failed = True
-        worker = lane.worker
+        executor.failed = True
+        worker = executor.worker
         if protocol_error is None and timeout is None:
             worker.wait(1.0)  # it closed its channel: let it finish dying, so its own exit status is kept
         worker.kill()
@@ -1140,13 +1027,10 @@ class _Session:
         info = worker.exit_info()
         tail = worker.output_tail().strip()
         notes = list(info.notes) + ([f"executor output: {tail[-500:]}"] if tail else [])
-        for other in self.lanes:
-            if other is not lane and not other.ended:
-                other.failed = True
         working = sorted(
-            (r for r in lane.outstanding.values() if r.kind != "end"), key=lambda r: (r.case < 0, r.case)
+            (r for r in executor.outstanding.values() if r.kind != "end"), key=lambda r: (r.case < 0, r.case)
         )
-        if not working and lane.ending:
+        if not working and executor.ending:
             # Every case had its result: the executor failed only while closing the job.
             self.raw.notes.extend(notes)
             return
@@ -1169,48 +1053,25 @@ class _Session:
             self.pair.tracer.kill()
         self._notify()
 
-    def _display_only(self, lane: _Lane) -> bool:
-        """The shown executor failed with nothing but showing work (``display``) asked of it or due."""
-        if lane is not self.shown or len(self.lanes) == 1 or lane.ending:
-            return False
-        if any(r.kind not in ("display", "display_program") for r in lane.outstanding.values()):
-            return False
-        return not any(self._lane(self.job.cases[i]) is lane for i in self.pending)
-
-    def _display_lane_failed(
-        self, lane: _Lane, protocol_error: str | None, timeout: TimeoutKind | None
-    ) -> None:
-        """Showing a public case failed: its verdict (the secret executor's) stands, without its output. The
-        shown executor is ended here and retired (``lanes_healthy``)."""
-        lane.failed = lane.ending = lane.ended = True
-        lane.outstanding.clear()
-        lane.worker.kill()
-        lane.worker.wait(2.0)
-        why = protocol_error or (f"it exceeded a limit ({timeout})" if timeout else "it stopped")
-        for index in list(self.raw.display_pending):
-            self._display_failed(index, f"the shown executor could not run this case again: {why}")
-        self.raw.notes.append(f"shown executor failed while showing a public case: {why}")
-        self._notify()
-
     # -------------------------------------------------------------------------------------- time
 
     def _executor_deadline(self) -> float | None:
-        return min((r.deadline for lane in self.lanes for r in lane.outstanding.values()), default=None)
+        return min((r.deadline for r in self.executor.outstanding.values()), default=None)
 
     def _deadlines(self, now: float) -> bool:
         """Act on an expired deadline; True if one expired. A request's deadline is when its limit could
         have run out in wall time; there its charged time is read, and the deadline moves by what is left
         (the machine, not the program, took the rest), until the limit or the overload cap is reached."""
-        for lane in self.lanes:
-            for request in list(lane.outstanding.values()):
-                if now < request.deadline or request.mark is None:
-                    continue
-                verdict, left = _over(lane.clock, request.mark, request.limit, now, cpu_counts=False)
-                if verdict is None:
-                    request.deadline = now + max(0.05, left)
-                    continue
-                self._executor_stop(lane, timeout=verdict)
-                return True
+        executor = self.executor
+        for request in list(executor.outstanding.values()):
+            if now < request.deadline or request.mark is None:
+                continue
+            verdict, left = _over(executor.clock, request.mark, request.limit, now, cpu_counts=False)
+            if verdict is None:
+                request.deadline = now + max(0.05, left)
+                continue
+            self._executor_stop(timeout=verdict)
+            return True
         if self.mark_deadline is not None:
             if now >= self.mark_deadline:
                 self._mark_missing()
@@ -1251,12 +1112,12 @@ class _Session:
 
     def _wall_timeout(self) -> None:
         culprit = next((c.index for c in self.job.cases if not self._final(c)), None)
-        working = [r for lane in self.lanes for r in lane.outstanding.values() if r.kind != "end"]
+        executor = self.executor
+        working = [r for r in executor.outstanding.values() if r.kind != "end"]
         self.pair.tracer.kill()
-        for lane in self.lanes:
-            lane.worker.kill()
-            if not lane.ended:
-                lane.failed = True
+        executor.worker.kill()
+        if not executor.ended:
+            executor.failed = True
         self._close_tracer()
         self.executor_failed = True
         now = time.monotonic()
@@ -1363,18 +1224,15 @@ def run_session(
     job: SessionJob,
     limits: SandboxLimits,
     progress: Progress | None = None,
-    display: Display | None = None,
     cancel: threading.Event | None = None,
 ) -> RawRun:
-    """Run one grading to the end (or to a limit). The pair is released by the caller. ``display``: which
-    public cases graded by the secret executor the learner is shown (run again in the shown executor).
-    ``cancel``: once set, the session stops within half a second (``RawRun.cancelled``), its tracer killed
-    and its executors reported unhealthy, so the caller's release replaces every worker."""
+    """Run one grading to the end (or to a limit). The pair is released by the caller
+    (``pair.release(raw.executor_reusable)``). ``cancel``: once set, the session stops within half a second
+    (``RawRun.cancelled``), its tracer killed and its executor reported not reusable, so the caller's
+    release replaces both workers."""
     pair.tracer.wait_ready(limits.startup_time_s)
     pair.executor.wait_ready(limits.startup_time_s)
-    if pair.secret is not None:
-        pair.secret.wait_ready(limits.startup_time_s)
-    return _Session(pair, job, limits, progress, display, cancel).run()
+    return _Session(pair, job, limits, progress, cancel).run()
 
 
 # ------------------------------------------------------------------------------------------ validation

@@ -3,7 +3,7 @@
     pool = GradingPool(backend, limits, size=2)
     pair = pool.acquire(timeout=30, limits=job_limits)     # a warm pair; fails after 30 s without progress
     raw = run_session(pair, job, job_limits)
-    pair.release(raw.executor_healthy)                     # the tracer and the executor are closed
+    pair.release(raw.executor_reusable)                    # the tracer and the executor are closed
     ...
     pool.close()                                           # kills idle, starting and handed-out workers
 

@@ -7,13 +7,13 @@ now stand between a hidden value and the learner, and each is enough on its own:
 
 - custom calls are checked against JAX's own lowering before anything compiles (the oversized call is
   refused), and
-- shown and hidden cases run in different executors (``sandbox.pool.GradingPool``): nothing shown is
-  computed in a process that has held a hidden value, of this job or of any before it.
+- hidden cases run last in their grading's executor, once every shown result is in (``sandbox.monitor``),
+  and no executor serves two gradings (``sandbox.pool.ExecutorPool``): nothing shown is computed in a
+  process that has held a hidden value, of this job or of any before it.
 
-Each test grades, on every backend, through one warm pool whose executors are reused across jobs (as in the
-service): a Submit whose hidden cases hold canaries, with adversarial public programs (slow to compile,
-oversized LAPACK results), then Runs of the same adversarial code, and asserts that no canary appears in the
-JSON of any result.
+Each test grades, on every backend, through one warm pool (as in the service): a Submit whose hidden cases
+hold canaries, with adversarial public programs (slow to compile, oversized LAPACK results), then Runs of
+the same adversarial code, and asserts that no canary appears in the JSON of any result.
 """
 
 from __future__ import annotations
@@ -154,12 +154,11 @@ def test_no_canary_reaches_a_learner(pool: GradingPool, problem: Problem, code: 
         assert "lapack_sgetrf_ffi" in ran.cases[0].message, ran.cases[0].message
 
 
-def test_an_example_of_a_hidden_signature_is_shown_from_an_executor_without_canaries(
+def test_an_example_of_a_hidden_signature_is_shown_without_canaries(
     pool: GradingPool, problem: Problem
 ) -> None:
-    """A public case whose signature a canary case has is graded by the secret executor (one compile); when
-    it fails, the learner is shown a run of it by the shown executor, with its value and no canary; when it
-    passes, no value of that run is shown at all."""
+    """A public case whose signature a canary case has (one program, compiled once) runs before the canary
+    cases in the same executor: failing or passing, the learner is shown its own value and no canary."""
     custom = problem.custom_case({"tree": {"w": np.ones((4, 4)).tolist()}, "factor": 1.5}, name="example_w")
     example = Case(custom.definition.model_copy(update={"visibility": "public"}), custom.inputs)
     wrong = HONEST.replace("leaf * factor", "leaf * factor + 1")
@@ -169,4 +168,5 @@ def test_an_example_of_a_hidden_signature_is_shown_from_an_executor_without_cana
     assert "got 2.5" in case.message, case.message
     assert _leaks(failed) == []
     passed = _grade(pool, problem, HONEST, [example, *_canary_cases(problem)])
-    assert passed.accepted and passed.cases[0].output is None and passed.cases[0].expected is not None
+    assert passed.accepted and _leaks(passed) == []
+    assert passed.cases[0].output is not None and passed.cases[0].expected is not None

@@ -429,8 +429,7 @@ def test_executors_run_with_malloc_perturb_and_tracers_without(pool: GradingPool
     assert "perturb None" in result.stdout, result.stdout
     pair = pool.acquire(180)
     try:
-        for executor in pair.executors:
-            assert executor.ready_info is not None
-            assert executor.ready_info.get("malloc_perturb") == MALLOC_PERTURB, executor.ready_info
+        assert pair.executor.ready_info is not None
+        assert pair.executor.ready_info.get("malloc_perturb") == MALLOC_PERTURB, pair.executor.ready_info
     finally:
-        pair.release(True, True)
+        pair.release(True)

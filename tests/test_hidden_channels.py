@@ -103,7 +103,7 @@ class _Recording:
 
     def __call__(self, limits: SandboxLimits) -> Pair:
         pair = self.pool.acquire(180, limits)
-        self.executors.extend(pair.executors)
+        self.executors.append(pair.executor)
         return pair
 
 

@@ -60,13 +60,13 @@ def test_a_retrace_of_the_same_bytes_is_the_same_program_without_the_executor(
     """A re-trace whose program is byte for byte the first trace's is the same program: it is neither
     compiled nor run again; one of other bytes is (tests/fake_worker.py's default retrace)."""
     asked: list[int] = []
-    send_program = monitor._Session._send_program
+    request_program = monitor._Session._request_program
 
-    def spy(self: monitor._Session, lane: monitor._Lane, kind: str, program_id: int, *rest: object) -> None:
+    def spy(self: monitor._Session, program_id: int, *rest: object) -> None:
         asked.append(program_id)
-        send_program(self, lane, kind, program_id, *rest)  # type: ignore[arg-type]
+        request_program(self, program_id, *rest)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(monitor._Session, "_send_program", spy)
+    monkeypatch.setattr(monitor._Session, "_request_program", spy)
     raw = drive(tracer="stateless")
     assert raw.stop is None and raw.executor_healthy and sorted(raw.runs) == [0, 1]
     assert raw.retrace_run is not None and raw.retrace_run.same_program
@@ -84,119 +84,75 @@ def _shown_values(raw: RawRun, job: SessionJob) -> np.ndarray:
     return np.concatenate([np.ravel(x) for outputs in shown for x in outputs or []])
 
 
-def test_a_secret_executor_computes_the_hidden_cases_and_nothing_shown() -> None:
-    """With a secret executor in the pair, hidden values never reach the shown one: even an executor that
-    returns every value it ever held, whose public program compiles last, shows only public values."""
-    pair = Pair(
-        fake("tracer", "good"), fake("executor", "leaky_slow_first"), secret=fake("executor", "leaky")
-    )
-    try:
-        job = session("unused", np.arange(3, dtype=np.float32), HIDDEN_VALUES, secret=(False, True))
-        raw = run_session(pair, job, LIMITS)
-    finally:
-        pair.close()
-    assert raw.stop is None and raw.executor_healthy
-    assert raw.lanes_healthy == {"shown": True, "secret": True}
-    assert not np.isin(HIDDEN_VALUES, _shown_values(raw, job)).any()
-    assert np.isin(HIDDEN_VALUES, raw.runs[1].outputs[0]).all()  # type: ignore[index]
+def _leaky_run(public: np.ndarray, monkeypatch: pytest.MonkeyPatch) -> tuple[RawRun, SessionJob, list[int]]:
+    """A public case and a hidden one on an executor that returns every value it ever held with each result
+    and whose first program (the public one) compiles last; also the cases in the order they were sent."""
+    sent: list[int] = []
+    request_run = monitor._Session._request_run
 
+    def spy(self: monitor._Session, program_id: int, case: monitor.CasePlan) -> None:
+        sent.append(case.index)
+        request_run(self, program_id, case)
 
-def _shared_signature_run(
-    shown: str, secret: str, display: monitor.Display | None
-) -> tuple[RawRun, SessionJob]:
-    """A public case and a hidden one of the same signature, through a pair with a secret executor."""
-    limits = replace(LIMITS, case_time_s=0.5)
-    pair = Pair(fake("tracer", "good"), fake("executor", shown), secret=fake("executor", secret))
-    try:
-        job = session("unused", np.arange(4, dtype=np.float32), HIDDEN_VALUES, secret=(False, True))
-        raw = run_session(pair, job, limits, display=display)
-    finally:
-        pair.close()
-    return raw, job
-
-
-def test_a_signature_with_a_hidden_case_compiles_once_in_the_secret_executor() -> None:
-    """Every case of a signature a hidden case has runs in the secret executor (one compile, not one per
-    executor); a public case there counts for its verdict only, and nothing of it is shown by default."""
-    raw, _ = _shared_signature_run("hang", "leaky", None)  # the shown executor would hang if it were asked
-    assert raw.stop is None and raw.executor_healthy
-    assert raw.runs[0].lane == "secret" and raw.runs[1].lane == "secret"
-    assert raw.display == {} and raw.lanes_healthy == {"shown": True, "secret": True}
-
-
-def test_a_public_case_the_secret_executor_graded_is_shown_from_the_shown_executor() -> None:
-    """When the judge wants a public case shown (it failed), the shown executor compiles and runs it again:
-    what the learner sees never comes from the process that held the hidden values."""
-    asked: list[int] = []
-
-    def display(index: int, raw: RawRun) -> bool:
-        asked.append(index)
-        return True
-
-    raw, _ = _shared_signature_run("leaky", "leaky", display)
-    assert raw.stop is None and raw.executor_healthy and asked == [0]
-    shown = raw.display[0]
-    assert shown.lane == "shown" and shown.error is None and raw.display_pending == set()
-    np.testing.assert_array_equal(shown.outputs[0], np.append(np.arange(4, dtype=np.float32), 2.0))  # type: ignore[index]
-    assert not np.isin(HIDDEN_VALUES, np.ravel(shown.outputs[0])).any()  # type: ignore[index]
-    assert np.isin(HIDDEN_VALUES, raw.runs[1].outputs[0]).all()  # type: ignore[index]
-
-
-def test_showing_a_public_case_that_fails_leaves_its_verdict_alone() -> None:
-    """A shown executor that hangs while showing a case is stopped and retired; the verdicts stand (the
-    secret executor's runs), and the case is shown as a hidden one is."""
-    raw, _ = _shared_signature_run("hang", "good", lambda index, raw: True)
-    assert raw.stop is None
-    assert sorted(raw.runs) == [0, 1] and raw.retrace_run is not None
-    assert raw.display[0].error is not None and raw.display[0].error["kind"] == "display"
-    assert raw.lanes_healthy == {"shown": False, "secret": True}
-
-
-def test_cases_run_in_case_order_across_the_two_executors() -> None:
-    """A public case over its time limit stops the run there, as with one executor: the hidden case after it
-    is never run in the secret executor meanwhile (its verdict would otherwise decide the submission)."""
-    limits = replace(LIMITS, case_time_s=0.5)
-    pair = Pair(fake("tracer", "good"), fake("executor", "spin"), secret=fake("executor", "good"))
-    try:
-        job = session("unused", np.arange(3, dtype=np.float32), HIDDEN_VALUES, secret=(False, True))
-        raw = run_session(pair, job, limits)
-    finally:
-        pair.close()
-    assert raw.stop is not None and raw.stop.timeout == "case" and raw.stop.case == 0
-    assert 1 not in raw.runs
-
-
-def test_one_executor_runs_hidden_cases_only_after_every_shown_result() -> None:
-    """Without a secret executor, the public program compiling last does not let a hidden case run first,
-    and the executor is then reported unfit for shown work (its pool retires it)."""
+    monkeypatch.setattr(monitor._Session, "_request_run", spy)
     pair = Pair(fake("tracer", "good"), fake("executor", "leaky_slow_first"))
     try:
-        job = session("unused", np.arange(3, dtype=np.float32), HIDDEN_VALUES, secret=(False, True))
+        job = session("unused", public, HIDDEN_VALUES, secret=(False, True))
         raw = run_session(pair, job, LIMITS)
     finally:
         pair.close()
-    assert raw.stop is None and raw.executor_healthy
-    assert raw.lanes_healthy == {"shown": False}
+    return raw, job, sent
+
+
+def test_hidden_cases_run_only_after_every_shown_result(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The public program compiling last does not let the hidden case (whose program is ready first) run
+    first: no hidden value is in any shown output, and the executor is then reported not reusable."""
+    raw, job, sent = _leaky_run(np.arange(3, dtype=np.float32), monkeypatch)
+    assert len(job.sigs) == 2 and raw.stop is None and raw.executor_healthy
+    assert sent[:2] == [0, 1]  # then the re-trace, run on the hidden case
     assert not np.isin(HIDDEN_VALUES, _shown_values(raw, job)).any()
+    assert np.isin(HIDDEN_VALUES, raw.runs[1].outputs[0]).all()  # type: ignore[index]
+    assert not raw.executor_reusable
 
 
-def test_no_hidden_value_of_an_earlier_job_reaches_a_later_jobs_shown_output() -> None:
-    """Executors are reused across jobs: the shown one of job 2 never held job 1's hidden values."""
-    shown, secret = fake("executor", "leaky"), fake("executor", "leaky")
-    tracers = [fake("tracer", "good"), fake("tracer", "good")]
-    try:
-        first = session("unused", np.arange(3, dtype=np.float32), HIDDEN_VALUES, secret=(False, True))
-        raw = run_session(Pair(tracers[0], shown, secret=secret), first, LIMITS)
-        assert raw.lanes_healthy == {"shown": True, "secret": True}
-        second = session(
-            "unused", np.arange(3, dtype=np.float32) + 7, np.ones(4, np.float32), secret=(False, False)
+def test_a_signature_a_hidden_case_shares_compiles_once_and_its_public_case_runs_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A public case and a hidden one of the same signature: one program, compiled once; the public case's
+    output (shown) is computed before the executor holds the hidden values."""
+    asked: list[int] = []
+    request_program = monitor._Session._request_program
+
+    def spy(self: monitor._Session, program_id: int, *rest: object) -> None:
+        asked.append(program_id)
+        request_program(self, program_id, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(monitor._Session, "_request_program", spy)
+    raw, job, sent = _leaky_run(np.arange(4, dtype=np.float32), monkeypatch)
+    assert len(job.sigs) == 1 and raw.stop is None and raw.executor_healthy
+    assert asked.count(0) == 1 and sent[:2] == [0, 1]
+    np.testing.assert_array_equal(raw.runs[0].outputs[0], np.append(np.arange(4, dtype=np.float32), 2.0))  # type: ignore[index]
+    assert np.isin(HIDDEN_VALUES, raw.runs[1].outputs[0]).all()  # type: ignore[index]
+
+
+def test_an_executor_that_held_a_hidden_value_is_not_given_back_for_shown_work() -> None:
+    """``executor_reusable`` (what the grader releases the pair with): False once a hidden case ran in the
+    executor, so a pool that reused executors could never lend it to compute shown output; True after a
+    job with nothing hidden (a Run) that ended cleanly."""
+    given_back: list[bool] = []
+    for hidden in (True, False):
+        pair = Pair(
+            fake("tracer", "good"), fake("executor", "good"), lambda _, healthy: given_back.append(healthy)
         )
-        raw = run_session(Pair(tracers[1], shown, secret=secret), second, LIMITS)
-    finally:
-        for worker in (shown, secret, *tracers):
-            worker.close()
-    assert raw.stop is None
-    assert not np.isin(HIDDEN_VALUES, _shown_values(raw, second)).any()
+        try:
+            job = session("unused", np.arange(3, dtype=np.float32), HIDDEN_VALUES, secret=(False, hidden))
+            raw = run_session(pair, job, LIMITS)
+            assert raw.stop is None and raw.executor_healthy and sorted(raw.runs) == [0, 1]
+            pair.release(raw.executor_reusable)
+        finally:
+            pair.executor.close()
+            pair.close()
+    assert given_back == [False, True]
 
 
 @contextlib.contextmanager
@@ -254,9 +210,9 @@ def test_no_secret_case_runs_while_the_tracer_lives(monkeypatch: pytest.MonkeyPa
     seen: list[tuple[int, bool, bool, int | None]] = []
     request_run = monitor._Session._request_run
 
-    def spy(self: monitor._Session, lane: monitor._Lane, program_id: int, case: monitor.CasePlan) -> None:
+    def spy(self: monitor._Session, program_id: int, case: monitor.CasePlan) -> None:
         seen.append((case.index, case.secret, self.tracer_open, self.pair.tracer.wait(0.5)))
-        request_run(self, lane, program_id, case)
+        request_run(self, program_id, case)
 
     monkeypatch.setattr(monitor._Session, "_request_run", spy)
     pair = Pair(fake("tracer", "linger"), fake("executor", "good"))

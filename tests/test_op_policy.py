@@ -8,8 +8,8 @@ only with the comparator JAX's ``lax.sort`` makes for the same operand types.
 In-process tests check the policy directly: JAX's own lowerings of every feature the problems use pass,
 each kind of tampering is refused and named, and a property-based fuzz mutates attributes and regions of
 programs JAX lowered. End-to-end tests grade the attack on every backend (also with the bad sort only on
-hidden signatures, which the secret executor compiles): refused before compiling, with the verdict a
-forbidden op gets.
+hidden signatures, compiled while the tracer runs and run last): refused before compiling, with the verdict
+a forbidden op gets.
 """
 
 from __future__ import annotations
@@ -655,9 +655,9 @@ def test_a_non_strict_sort_comparator_is_refused_before_compiling(pool: GradingP
 
 
 @pytest.mark.slow
-def test_a_bad_sort_only_on_hidden_signatures_is_refused_by_the_secret_executor(pool: GradingPool) -> None:
+def test_a_bad_sort_only_on_hidden_signatures_is_refused_before_compiling(pool: GradingPool) -> None:
     """The public cases pass; every hidden case (each has a leaf of two or more dimensions, or none is
-    reached through one) gets the refusal from the executor that holds hidden values, never a crash."""
+    reached through one) gets the executor's refusal, never a crash."""
     result = run(pool, ATTACK.replace("{hidden_only}", "True"))
     public = [c for c in result.cases if c.visibility != "hidden"]
     hidden = [c for c in result.cases if c.visibility == "hidden"]

@@ -446,9 +446,8 @@ def test_the_tracer_runs_no_user_code_once_hidden_cases_may_run(backend: BwrapBa
     )
     tracer = backend.fork_tracer(LIMITS, SLOT)
     executor = backend.start_executor(LIMITS, SLOT)
-    secret_executor = backend.start_executor(LIMITS, SLOT + 1)
     job = session(code, np.ones(3, np.float32), np.ones(4, np.float32), secret=(False, True))
-    pair = Pair(tracer, executor, secret=secret_executor)
+    pair = Pair(tracer, executor)
     try:
         raw = run_session(pair, job, LIMITS)
         assert raw.runs[1].outputs is not None, raw.stop  # the hidden case ran

@@ -369,7 +369,7 @@ def test_under_load_an_executor_killed_mid_grading_ends_it_and_is_replaced(warm:
     within a bounded time, and the pool starts a replacement."""
     problem = load_problem(FIXTURES / FIXTURE_SLUG)
     accepted = (FIXTURES / FIXTURE_SLUG / "solutions" / "accepted" / "tree_util_map.py").read_text()
-    executors = warm.engine.pool.executors._pool  # the shown executors' pool
+    executors = warm.engine.pool.executors._pool  # the one-device executors' pool
     started = executors.started
     outcome: list[object] = []
 
