@@ -204,6 +204,9 @@ class Stop:
     returncode: int | None = None
     oom_killed: bool = False
     notes: list[str] = field(default_factory=list)
+    #: For an executor stopped while compiling: the size of the program it was compiling (MLIR bytecode of
+    #: the StableHLO module), so the judge blames a program's size only when it is large; None otherwise.
+    program_bytes: int | None = None
 
 
 @dataclass
@@ -1034,8 +1037,13 @@ class _Session:
             # Every case had its result: the executor failed only while closing the job.
             self.raw.notes.extend(notes)
             return
+        program_bytes = None
         if working:
             phase, case = ("compile" if working[0].kind == "program" else "run"), working[0].case
+            if phase == "compile":
+                program = working[0].program
+                module = self.retrace_module if program == RETRACE_ID else self.modules.get(program)
+                program_bytes = None if module is None else len(module)
         else:  # it spoke (or died) unasked
             phase, case = "run", next((c.index for c in self.job.cases if not self._final(c)), -1)
         self.raw.stop = Stop(
@@ -1047,6 +1055,7 @@ class _Session:
             returncode=info.returncode,
             oom_killed=info.oom_killed,
             notes=notes,
+            program_bytes=program_bytes,
         )
         if self.tracer_open:
             self._close_tracer()

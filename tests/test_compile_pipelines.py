@@ -256,7 +256,7 @@ def test_charged_time_subtracts_the_run_queue_wait() -> None:
 
 
 def _stopped(stop: Stop) -> str:
-    """The first case's message when the run stopped with ``stop`` on it (no sandbox)."""
+    """The message of the case the run stopped on with ``stop`` (no sandbox)."""
     problem = ProblemSet(FIXTURES).get(FIXTURE_SLUG)
     cases = list(problem.cases)
     job = build_session(problem, "def f(): pass\n", cases, [c.hidden for c in cases], 1 << 24)
@@ -265,28 +265,85 @@ def _stopped(stop: Stop) -> str:
     limits = SandboxLimits(case_time_s=2.0, memory_mb=1024)
     visibility: Any = [c.visibility for c in cases]
     result = interpret(problem, cases, visibility, expected, raw, limits, job, backend="fake", elapsed_ms=1.0)
-    return result.cases[0].message
+    return result.cases[stop.case or 0].message
+
+
+_LARGE = 64 * 1024  # bytes of a program unrolled from a Python loop (judge.compile_failure)
+_SMALL = 4 * 1024  # bytes of an ordinary program
+#: What the executor printed when XLA's CPU compiler aborted on an empty slice of a concatenation
+#: (``ravel_pytree`` of a tree with an empty leaf after its first, hessian-vector-product).
+_LENGTH_ERROR = (
+    "executor output: terminate called after throwing an instance of 'std::length_error'\n  what():  "
+    "SmallVector unable to grow. Requested capacity (18446744073709551615) is larger than maximum value for "
+    "size type (4294967295)"
+)
 
 
 def test_compile_phase_stops_say_compiling_took_it_and_why() -> None:
-    timeout = _stopped(Stop("executor", "compile", 0, timeout="case", returncode=-9))
-    assert timeout.startswith("compiling the program, not running it, took longer than the 2 s limit")
-    memory = _stopped(
-        Stop(
-            "executor",
-            "compile",
-            0,
-            returncode=-6,
-            notes=["executor output: terminate called after throwing an instance of 'std::bad_alloc'"],
+    for size in (None, _LARGE):
+        timeout = _stopped(Stop("executor", "compile", 0, timeout="case", returncode=-9, program_bytes=size))
+        assert timeout.startswith("compiling the program, not running it, took longer than the 2 s limit")
+        memory = _stopped(
+            Stop(
+                "executor",
+                "compile",
+                0,
+                returncode=-6,
+                notes=["executor output: terminate called after throwing an instance of 'std::bad_alloc'"],
+                program_bytes=size,
+            )
         )
-    )
-    assert memory.startswith("compiling the program, not running it, used more than the 1024 MiB memory")
-    crash = _stopped(Stop("executor", "compile", 0, returncode=-11))
-    assert crash.startswith("the compiler crashed (signal SIGSEGV) while compiling the program")
-    for message in (timeout, memory, crash):
-        assert "Python loop is unrolled" in message and "jax.lax.scan" in message
+        assert memory.startswith("compiling the program, not running it, used more than the 1024 MiB memory")
+        for message in (timeout, memory):
+            assert "Python loop is unrolled" in message and "jax.lax.scan" in message
+    crash = _stopped(Stop("executor", "compile", 0, returncode=-11, program_bytes=_LARGE))
+    assert crash.startswith("XLA failed to compile the program: its compiler crashed (signal SIGSEGV)")
+    assert "The program is large" in crash and "Python loop is unrolled" in crash and "jax.lax.scan" in crash
     # A crash while running is still the compiled program's.
     assert "compiled program crashed" in _stopped(Stop("executor", "run", 0, returncode=-11))
+
+
+def test_a_compiler_abort_says_xla_failed_and_why_not_that_the_program_is_large() -> None:
+    """A small program XLA aborts on (std::length_error inside XLA, SIGABRT) is told as XLA's failure, with
+    XLA's own words, and never blamed on the program's size."""
+    for size in (_SMALL, None):
+        message = _stopped(
+            Stop("executor", "compile", 0, returncode=134, notes=[_LENGTH_ERROR], program_bytes=size)
+        )
+        assert message.startswith(
+            "XLA failed to compile the program: its compiler ended the process (signal SIGABRT) with "
+            "std::length_error: SmallVector unable to grow. Requested capacity (18446744073709551615)"
+        )
+        assert "error inside XLA, not one your code raised" in message
+        assert "program is large" not in message and "Python loop" not in message
+    # The same abort of a large program names both.
+    large = _stopped(
+        Stop("executor", "compile", 0, returncode=134, notes=[_LENGTH_ERROR], program_bytes=_LARGE)
+    )
+    assert "std::length_error: SmallVector" in large and "The program is large" in large
+    # A crash without a reason says so, and blames no size it does not know to be large.
+    for size in (_SMALL, None):
+        silent = _stopped(Stop("executor", "compile", 0, returncode=-11, program_bytes=size))
+        assert silent == (
+            "XLA failed to compile the program: its compiler crashed (signal SIGSEGV) without saying why."
+        )
+    # A compile timeout of a program known to be small blames no loop either.
+    timeout = _stopped(Stop("executor", "compile", 0, timeout="case", returncode=-9, program_bytes=_SMALL))
+    assert timeout.endswith("the remaining cases were not run.")
+
+
+def test_a_compiler_abort_on_a_hidden_case_names_the_kind_without_xlas_words() -> None:
+    """XLA's text may print the program's shapes: a hidden case gets the exception's type alone."""
+    problem = ProblemSet(FIXTURES).get(FIXTURE_SLUG)
+    hidden = next(i for i, c in enumerate(problem.cases) if c.visibility == "hidden")
+    message = _stopped(
+        Stop("executor", "compile", hidden, returncode=134, notes=[_LENGTH_ERROR], program_bytes=_SMALL)
+    )
+    assert message.startswith(
+        "XLA failed to compile the program: its compiler ended the process (signal SIGABRT) with "
+        "std::length_error (details are not shown for hidden cases)."
+    )
+    assert "SmallVector" not in message and "18446744073709551615" not in message
 
 
 # ------------------------------------------------------------------------------------------ judge check

@@ -195,12 +195,59 @@ def build_cases() -> list[dict[str, Any]]:
     large_scores(
         "bf16_large_close_scores_padding_2", "bfloat16", 4, 6, 10, 16, 8, padding(4, 10, [4, 9, 7, 1])
     )
-    # The same with d = 8, whose sqrt(d) is no power of two: large scores and the bfloat16 dtype reached
-    # together with a scale that rounds, so queries scaled by 1/sqrt(d) in bfloat16 (8 bits) move every
-    # score by tens of units, while float32 scaling moves it by thousandths.
+
+    # bfloat16 with d = 8, whose sqrt(d) is no power of two, so the scale 1/sqrt(d) rounds, and scores past
+    # 10,000 among the pairs (the promise "For bfloat16 inputs"). The shortcut these catch scales the queries
+    # in bfloat16 before the product (wrong_answer/scales_queries_in_bfloat16.py): each entry of q / sqrt(d)
+    # is off by up to 1/256 of itself, which moves a score by sum_i err_i * k_i, tens of units. A softmax
+    # ignores a shift shared by a row's allowed keys, and in the clusters above the keys share their large
+    # coordinates, so every allowed score moved alike and the shortcut passed there (0.17x and 0.33x the
+    # tolerance). Here each query t sees two keys, t and t + 1 (the last query: 0 and 7), 10 or more apart
+    # in every coordinate yet scoring within 3 of each other for that query, exactly (integer q and k: q . k
+    # is exact in float32, and a float32 scale moves a score by thousandths). The shortcut moves the two
+    # scores by different tens of units, so the pair's weights go from comparable to all on one key.
+    # (Scaling in bfloat16 and upcasting before a float32 product is not caught on CPU: XLA's CPU compiler
+    # keeps that elementwise bfloat16 result in float32, unless --xla_allow_excess_precision=false.)
     # (The shapes of bf16_causal: no new compile signature.)
-    large_scores("bf16_large_close_scores_d8", "bfloat16", 2, 8, 8, 8, 4, None)
-    large_scores("bf16_large_close_scores_d8_2", "bfloat16", 2, 8, 8, 8, 4, None)
+    def scale_rounds(name: str, b: int, n: int, d: int, dv: int) -> None:
+        def query() -> Any:
+            return rng.integers(70, 101, size=d) * np.where(rng.random(d) < 0.5, -1, 1)
+
+        def partner(q: Any, k: Any) -> Any:
+            """A key 10 or more from k in every coordinate whose exact score for q is within 8 / sqrt(d) of
+            k's: random, with its coordinate of q's largest entry solved for."""
+            j = int(np.argmax(np.abs(q)))
+            while True:
+                other = rng.integers(-100, 101, size=d)
+                other[j] = 0
+                other[j] = round(float(q @ k - q @ other) / float(q[j]))
+                if abs(other[j]) <= 100 and abs(int(q @ (other - k))) <= 8 and np.abs(other - k).min() >= 10:
+                    return other
+
+        qs, ks = [], []
+        for _ in range(b):
+            q = [query() for _ in range(n)]
+            k = [rng.integers(-100, 101, size=d)]
+            for t in range(n - 1):
+                k.append(partner(q[t], k[t]))
+            gap = k[n - 1] - k[0]
+            j = int(np.argmax(np.abs(gap)))  # the last query: keys 0 and n - 1, its entry j solved for
+            while True:
+                last = query()
+                last[j] = 0
+                last[j] = -round(float(last @ gap) / float(gap[j]))
+                if 40 <= abs(last[j]) <= 100 and abs(int(last @ gap)) <= 8:
+                    break
+            qs.append([*q[: n - 1], last])
+            ks.append(k)
+        mask = np.zeros((b, n, n), dtype=bool)
+        for t in range(n - 1):
+            mask[:, t, [t, t + 1]] = True
+        mask[:, n - 1, [0, n - 1]] = True
+        add(name, "bfloat16", np.asarray(qs, float), np.asarray(ks, float), normal(b, n, dv, scale=3.0), mask)
+
+    scale_rounds("bf16_large_scores_scale_rounds", 2, 8, 8, 4)
+    scale_rounds("bf16_large_scores_scale_rounds_2", 2, 8, 8, 4)
     return cases
 
 

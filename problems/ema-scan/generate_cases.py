@@ -68,6 +68,9 @@ def build_cases() -> list[dict[str, Any]]:
     add("values_near_the_bound", np.clip(noise((12, 3), huge / 3), -huge, huge), noise((3,), huge / 3), 0.9)
     add("bf16_values_near_the_bound", np.clip(noise((12,), huge / 3), -huge, huge), huge / 2, 0.5, "bfloat16")
     add("most_elements_254_steps", noise((254, 4, 4), 1.0, 1.0), noise((4, 4), 1.0), 0.99)
+    # Empty steps, as the statement allows: every step holds no value, so the result is T empty steps (one
+    # case: the catalog's 16 compile signatures are all used).
+    add("empty_steps", np.zeros((3, 2, 0)), np.zeros((2, 0)), 0.9)
     return cases
 
 
