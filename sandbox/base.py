@@ -86,8 +86,6 @@ class Worker(ABC):
         #: Bytes that arrived on the result channel after ``ready`` (fed to the job's reader first).
         self.leftover = b""
         self.started_at = time.monotonic()
-        #: Jobs served so far (executors serve many).
-        self.jobs = 0
         self._tail: collections.deque[bytes] | None = None
         self._clock: StartClock | None = None
         #: The start's place at the host's start gate, released once it is ready or has failed.

@@ -677,7 +677,6 @@ class ExecutorPool:
 
     def give_back(self, worker: Worker, healthy: bool) -> None:
         """An executor's job is over: it is closed (``healthy`` or not), never lent again."""
-        worker.jobs += 1
         self.retired += 1
         self._pool.close_later(worker)
 
