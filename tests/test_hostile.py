@@ -57,7 +57,7 @@ def run(backend_name: str, problem: Problem, code: str, cases: int = 2) -> Grade
         pair = Pair(backend.fork_tracer(limits), backend.start_executor(limits))
         for worker in (pair.tracer, pair.executor):
             worker.wait_ready(120)
-        return grade(problem, code, lambda _, **__: pair, cases=problem.cases[:cases])
+        return grade(problem, code, lambda _: pair, cases=problem.cases[:cases])
     finally:
         backend.close()
 

@@ -240,10 +240,10 @@ def test_a_one_device_problem_is_served_by_the_one_device_pool(pool: GradingPool
     one = ProblemSet(FIXTURES).get(FIXTURE_SLUG)
     assert one.spec.sandbox.devices == 1
     before = int(pool.executors.stats()["handed_out"] or 0)
-    meshes = {n: (s.stats()["handed_out"], h.stats()["handed_out"]) for n, (s, h) in pool.meshes.items()}
+    meshes = {n: p.stats()["handed_out"] for n, p in pool.meshes.items()}
     solution = next(path for verdict, path in one.solutions() if verdict == "accepted")
     result = grade(one, solution.read_text(), pool_source(pool), cases=one.public_cases)
     assert result.verdict is Verdict.ACCEPTED
     assert pool.executors.stats()["handed_out"] == before + 1
-    after = {n: (s.stats()["handed_out"], h.stats()["handed_out"]) for n, (s, h) in pool.meshes.items()}
+    after = {n: p.stats()["handed_out"] for n, p in pool.meshes.items()}
     assert after == meshes

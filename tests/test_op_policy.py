@@ -714,13 +714,13 @@ def test_every_program_of_each_accepted_solution_passes_the_policy(
     from sandbox import monitor
 
     sent: list[bytes] = []
-    original = monitor._Session._send_program
+    original = monitor._Session._request_program
 
-    def record(self: Any, lane: Any, kind: str, program_id: int, module: bytes, *rest: Any) -> None:
+    def record(self: Any, program_id: int, module: bytes, *rest: Any) -> None:
         sent.append(bytes(module))
-        original(self, lane, kind, program_id, module, *rest)
+        original(self, program_id, module, *rest)
 
-    monkeypatch.setattr(monitor._Session, "_send_program", record)
+    monkeypatch.setattr(monitor._Session, "_request_program", record)
     problem = _PROBLEMS.get(slug)
     accepted = [file for folder, file in problem.solutions() if folder == "accepted"]
     assert accepted
