@@ -674,13 +674,13 @@ class Executor:
             cached = self._replicated = NamedSharding(mesh, PartitionSpec())  # type: ignore[no-untyped-call]
         return cached
 
-    def warm(self) -> None:
-        """Read, compile and run one tiny program now, not on the first job's clock."""
-        import jax.numpy as jnp
+    def warm(self, module: bytes | None = None) -> None:
+        """Read, compile and run one tiny program now, not on the first job's clock. ``module``: that
+        program already lowered for this process's device count (``warm_module``; an executor zygote
+        lowers it once for its children), else it is lowered here."""
         from jax._src import compiler
 
-        spec = self.jax.ShapeDtypeStruct((2,), jnp.float32)
-        data = Lowerer(self.partitions)(self.jax.jit(lambda x: [x * 2 + 1]).trace(spec).jaxpr)
+        data = module if module is not None else warm_module(self.partitions)
         self.warm_module = data
         #: The fast pipeline is this process's XLA flags; the standard one overrides them per compile.
         self.pipeline_options: dict[str, Any] = {
@@ -709,6 +709,15 @@ class Executor:
             self._run_partitioned(compiled, [np.ones(2, np.float32)])
         else:
             outcome.executable.execute([self.jax.device_put(np.ones(2, np.float32), self.device)])
+
+
+def warm_module(devices: int = 1) -> bytes:
+    """The tiny program ``Executor.warm`` compiles, lowered for ``devices`` partitions (no backend needed)."""
+    import jax
+    import jax.numpy as jnp
+
+    spec = jax.ShapeDtypeStruct((2,), jnp.float32)  # type: ignore[no-untyped-call]
+    return Lowerer(devices)(jax.jit(lambda x: [x * 2 + 1]).trace(spec).jaxpr)
 
 
 def loop_ops(ir: Any, module: Any) -> collections.Counter[str]:
@@ -901,27 +910,36 @@ def set_malloc_perturb(value: int) -> None:
         raise OSError(f"mallopt(M_PERTURB, {value}) failed")
 
 
-def serve_forked(channel: int, request: dict[str, Any], policy: Policy | None = None) -> None:
+def serve_forked(
+    channel: int, request: dict[str, Any], policy: Policy | None = None, warm: bytes | None = None
+) -> None:
     """Entry point of an executor forked by the executor zygote (fds 0, 1, 2 and ``channel`` set up, already
     confined): scrub the heap, start the XLA backend (the zygote never did), serve one job with the
-    zygote's op policy (``policy``). Never returns."""
+    zygote's op policy (``policy``) and warm-up program (``warm``, lowered for one device). Never returns."""
     set_malloc_perturb(int(request["malloc_perturb"]))
+    devices = int(request.get("devices") or 1)
     run(
         channel,
         str(request.get("cache_scope") or "job"),
         int(request.get("cache_entries") or 64),
-        int(request.get("devices") or 1),
+        devices,
         policy,
+        warm if devices == 1 else None,
     )
 
 
 def run(
-    channel: int, cache_scope: str, cache_entries: int, devices: int, policy: Policy | None = None
+    channel: int,
+    cache_scope: str,
+    cache_entries: int,
+    devices: int,
+    policy: Policy | None = None,
+    warm: bytes | None = None,
 ) -> None:
     """Start, warm, report ``ready`` (with the heap scrub measured, ``heap_scrub``) and serve until the
     judge closes stdin (or a retiring end). Never returns."""
     executor = Executor(channel, cache_scope, cache_entries, devices=devices, policy=policy)
-    executor.warm()
+    executor.warm(warm)
     ready = {"type": "ready", "pid": os.getpid(), "jax": executor.jax.__version__}
     write_frame(channel, {**ready, "malloc_perturb": heap_scrub()})
     stdin = os.fdopen(0, "rb", buffering=0, closefd=False)

@@ -75,15 +75,27 @@ def _warm_executor() -> tuple[Any, list[str]]:
     # jaxlib's LAPACK table is filled from SciPy's (an import of ~0.25 s): once here, not in every child.
     # It only writes function pointers into jaxlib's own table; no thread, no backend.
     executor._initialize_lapack()
+    # JAX looks for PJRT plugins (an entry-point scan, ~12 ms) when a backend first starts: once here. It
+    # registers factories only; the backend itself is each child's.
+    discover = getattr(xla_bridge, "_discover_and_register_pjrt_plugins", None)
+    if discover is not None:
+        discover()
     policy = op_policy.Policy()
     policy.comparators.warm()
+    warm = executor.warm_module(1)  # the children's warm-up program, lowered once (lowering needs no backend)
     tracer.freeze_heap()
     if xla_bridge._backends:
         raise RuntimeError("the executor zygote started an XLA backend: forking it would not be safe")
     threads = len(os.listdir("/proc/self/task"))
     if threads != 1:
         raise RuntimeError(f"the executor zygote has {threads} threads: forking it would not be safe")
-    return functools.partial(executor.serve_forked, policy=policy), ["imports", "LAPACK", "sort comparators"]
+    return functools.partial(executor.serve_forked, policy=policy, warm=warm), [
+        "imports",
+        "LAPACK",
+        "PJRT plugins",
+        "sort comparators",
+        "warm-up program",
+    ]
 
 
 def _send(sock: socket.socket, message: dict[str, Any], creds_pid: int | None = None) -> None:
