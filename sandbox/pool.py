@@ -706,8 +706,7 @@ class GradingPool:
     once every shown result is in (``sandbox.monitor``), so nothing shown is computed in a process that has
     held a hidden value; and it serves that one grading only (``ExecutorPool``). A second, secret executor
     per Submit (the design before issue 36) bought no latency worth a second fork, backend start and compile
-    of every program: ``bench/bench_checkouts.py`` measured Submits per second at concurrency 2 at 0.81x of
-    the long-lived executors' with two and 0.98x with one.
+    of every program (docs/architecture-sandbox.md has the measurements).
 
     Device counts: an executor's host devices are fixed when it starts (``SandboxLimits.devices``), so a job
     of D > 1 devices gets its executor from a pool of D-device executors of its own (``mesh_size``, in slot
