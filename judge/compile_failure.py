@@ -89,3 +89,41 @@ def escaped(text: str, limit: int = MAX_DETAIL_CHARS) -> str:
 def is_large(program_bytes: int | None) -> bool | None:
     """Whether a program of ``program_bytes`` is large (None: its size is not known)."""
     return None if program_bytes is None else program_bytes >= LARGE_PROGRAM_BYTES
+
+
+#: What to do about a large program (``LARGE_PROGRAM_BYTES``).
+_LOOP_ADVICE = (
+    "a Python loop is unrolled into one copy of its body per iteration (and a jitted helper called in a "
+    "loop into one copy per call). Use jax.lax.fori_loop or jax.lax.scan for loops, and jax.vmap instead of "
+    "looping over array elements"
+)
+#: Why a compile takes too long or too much when the program's size is not known, and what to do instead.
+_UNKNOWN_SIZE_ADVICE = f"This usually means the traced program is very large: {_LOOP_ADVICE}"
+#: The same when the program is known to be large.
+_LARGE_ADVICE = (
+    f"The program is large (over {LARGE_PROGRAM_BYTES // 1024} KiB of StableHLO), which usually means "
+    f"{_LOOP_ADVICE}"
+)
+
+
+def size_advice(program_bytes: int | None) -> str:
+    """The advice (with a leading space) for a compile that ran out of time or memory: about the program's
+    size when it is large or not known, none for a program known to be small."""
+    large = is_large(program_bytes)
+    return {True: f" {_LARGE_ADVICE}", None: f" {_UNKNOWN_SIZE_ADVICE}", False: ""}[large]
+
+
+def compile_crash(notes: Sequence[str], what: str, program_bytes: int | None, *, hidden: bool) -> str:
+    """The message of a compile that ended the executor (``what``: the signal or exit code): XLA's own
+    reason read from the executor's output ``notes`` (its kind alone on a hidden case), and the size advice
+    only for a program known to be large."""
+    reason = xla_reason(notes)
+    if reason is None:
+        text = f"XLA failed to compile the program: its compiler crashed ({what}) without saying why"
+    else:
+        text = (
+            f"XLA failed to compile the program: its compiler ended the process ({what}) with "
+            f"{reason.said(hidden=hidden)}. This is an error inside XLA, not one your code raised; "
+            "the same computation written another way may compile"
+        )
+    return f"{text}.{f' {_LARGE_ADVICE}' if is_large(program_bytes) else ''}"

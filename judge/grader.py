@@ -33,7 +33,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from judge.compare import Checker, CompareResult, bind
-from judge.compile_failure import LARGE_PROGRAM_BYTES, is_large, xla_reason
+from judge.compile_failure import compile_crash, size_advice
 from judge.errors import JudgeError, ReferenceFailure
 from judge.expected import expected_gradients, expected_layouts, expected_magnitudes, expected_outputs
 from judge.feedback.cost import CostComparison, compare_cost
@@ -122,19 +122,6 @@ _CLAIMABLE = frozenset(
 _LOAD_VERDICTS = frozenset({Verdict.COMPILE_ERROR, Verdict.RUNTIME_ERROR, Verdict.MEMORY_LIMIT_EXCEEDED})
 _CLAIMABLE_REASONS = frozenset({WrongAnswerReason.STRUCTURE, WrongAnswerReason.TYPE})
 _MEMORY_WORDS = ("bad_alloc", "Out of memory", "RESOURCE_EXHAUSTED", "MemoryError", "Cannot allocate memory")
-#: What to do about a large program (``judge.compile_failure.LARGE_PROGRAM_BYTES``).
-_LOOP_ADVICE = (
-    "a Python loop is unrolled into one copy of its body per iteration (and a jitted helper called in a "
-    "loop into one copy per call). Use jax.lax.fori_loop or jax.lax.scan for loops, and jax.vmap instead of "
-    "looping over array elements"
-)
-#: Why a compile takes too long or too much when the program's size is not known, and what to do instead.
-_LARGE_PROGRAM_ADVICE = f"This usually means the traced program is very large: {_LOOP_ADVICE}"
-#: The same when the program is known to be large.
-_IS_LARGE_ADVICE = (
-    f"The program is large (over {LARGE_PROGRAM_BYTES // 1024} KiB of StableHLO), which usually means "
-    f"{_LOOP_ADVICE}"
-)
 _STATE_ADVICE = (
     "the function gave another result when called a second time (traced again through a fresh jax.jit): "
     "it must not keep state across calls (globals, caches, counters)"
@@ -1011,10 +998,8 @@ class Judging:
         """Why the run stopped without a result for the case it is charged to (``hidden``: a hidden case,
         told without XLA's own words, which may print the program's shapes)."""
         limits = self.limits
-        large = is_large(stop.program_bytes)
-        # A program's size is blamed only where it can be the cause: a large program, or one whose size
-        # is not known, for a compile that ran out of time or memory.
-        size_advice = {True: f" {_IS_LARGE_ADVICE}", None: f" {_LARGE_PROGRAM_ADVICE}", False: ""}[large]
+        # A program's size is blamed only where it can be the cause (``judge.compile_failure``).
+        advice = size_advice(stop.program_bytes)
         phase = {
             "load": "while loading the code",
             "trace": "while tracing the function",
@@ -1043,7 +1028,7 @@ class Judging:
                 return Verdict.TIME_LIMIT_EXCEEDED, (
                     f"compiling the program, not running it, took longer than the {limits.case_time_s:g} s "
                     "limit for one case (with every compiler setting the judge tries); the remaining cases "
-                    f"were not run.{size_advice}"
+                    f"were not run.{advice}"
                 )
             return Verdict.TIME_LIMIT_EXCEEDED, (
                 f"took longer than the {limits.case_time_s:g} s limit for one case {phase}; "
@@ -1077,19 +1062,10 @@ class Judging:
             if any(w in note for note in stop.notes for w in _MEMORY_WORDS):
                 return Verdict.MEMORY_LIMIT_EXCEEDED, (
                     f"compiling the program, not running it, used more than the {limits.memory_mb} MiB "
-                    f"memory limit.{size_advice}"
+                    f"memory limit.{advice}"
                 )
             what = f"signal {sig.name}" if sig is not None else f"exit code {rc}"
-            reason = xla_reason(stop.notes)
-            if reason is None:
-                text = f"XLA failed to compile the program: its compiler crashed ({what}) without saying why"
-            else:
-                text = (
-                    f"XLA failed to compile the program: its compiler ended the process ({what}) with "
-                    f"{reason.said(hidden=hidden)}. This is an error inside XLA, not one your code raised; "
-                    "the same computation written another way may compile"
-                )
-            return Verdict.RUNTIME_ERROR, f"{text}.{f' {_IS_LARGE_ADVICE}' if large else ''}"
+            return Verdict.RUNTIME_ERROR, compile_crash(stop.notes, what, stop.program_bytes, hidden=hidden)
         if stop.party == "executor":
             what = f"signal {sig.name}" if sig is not None else f"exit code {rc}"
             return Verdict.RUNTIME_ERROR, f"the compiled program crashed ({what}) {phase}"

@@ -17,6 +17,15 @@ from judge.problems import import_trusted_file, load_problem, load_spec
 from judge.scaffold import ArgDecl, ScaffoldError, create
 from tests.conftest import FIXTURE_SLUG, FIXTURES, ROOT
 
+#: What a filled-in scaffold still leaves to its author: solutions to write, explanations of the examples,
+#: the requirements its statement states and what backs them, and how its sums are graded.
+AUTHORS_LEFT = {
+    ("rules", "error"),
+    ("examples", "warning"),
+    ("requirements", "warning"),
+    ("order", "error"),
+}
+
 
 def judge(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
@@ -112,12 +121,7 @@ def test_new_writes_cases_for_every_argument_kind(tmp_path: Path) -> None:
     # What is left is the author's: solutions to write, explanations of the examples, the requirements
     # the statement states and what backs them, and how its sums are graded ([compare] magnitude: the
     # reference sums, so the order check asks for a magnitude function or "none" with a reason).
-    assert left == {
-        ("rules", "error"),
-        ("examples", "warning"),
-        ("requirements", "warning"),
-        ("order", "error"),
-    }, [str(f) for f in report.findings]
+    assert left == AUTHORS_LEFT, [str(f) for f in report.findings]
     assert all("rule signature" not in f.message for f in report.findings)
     checks = {c.name: c.status for c in report.problems[0].checks}
     for name in ("spec", "statement", "starter", "cases", "reference", "coverage", "lookalikes"):
@@ -157,12 +161,7 @@ def test_new_writes_cases_for_keys_uint32_bools_and_strings(tmp_path: Path) -> N
     )
     report = run_checks([root], separate_runs=False)
     left = {(f.check, f.severity.value) for f in report.findings}
-    assert left == {
-        ("rules", "error"),
-        ("examples", "warning"),
-        ("requirements", "warning"),
-        ("order", "error"),
-    }, [str(f) for f in report.findings]
+    assert left == AUTHORS_LEFT, [str(f) for f in report.findings]
     checks = {c.name: c.status for c in report.problems[0].checks}
     for name in ("spec", "statement", "starter", "cases", "reach", "promises", "reference", "coverage"):
         assert checks[name] == "passed", (name, checks[name])
