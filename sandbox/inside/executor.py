@@ -216,10 +216,11 @@ class Executor:
         self.policy = policy if policy is not None else Policy()
         self.jobs = 0
         self.lock = threading.Lock()  # replies come from the compile threads and the main thread
-        #: MLIR contexts for the current job, one per compile thread, made while the executor is idle
-        #: (between jobs): making one and loading its dialects (~1 ms, ``lean_ir_context``) would
-        #: otherwise fall on the first programs of a job. A context holds one program at a time; a job's
-        #: contexts (and the attributes its modules uniqued in them) are dropped when it ends.
+        #: MLIR contexts for the current job, one per compile thread, made at the warm-up, before the
+        #: executor is lent (making one and loading its dialects, ~1 ms each, ``lean_ir_context``, would
+        #: otherwise fall on the first programs of its job); a later job's are made when it begins. A
+        #: context holds one program at a time; a job's contexts (and the attributes its modules uniqued
+        #: in them) are dropped when the next job begins or the process ends.
         self.compile_threads = max(1, compile_threads)
         self.contexts: list[Any] = []
         #: Contexts handed out since they were made (``ir_context``): 0 means they are as fresh as new.
@@ -257,14 +258,16 @@ class Executor:
             if self.cache_scope != "process":
                 with self.lock:
                     self.cache.clear()
-            if not self.retiring:
-                self.prepare_contexts()  # the next job's, while nobody waits
         else:
             raise ProtocolError(f"unknown request {kind!r}")
 
     def begin(self, message: dict[str, Any]) -> None:
-        """A job starts: its CPU time counts from now (the soft limit; the hard one was set at start)."""
+        """A job starts: its CPU time counts from now (the soft limit; the hard one was set at start). Its
+        MLIR contexts are fresh: made now if an earlier job used the last ones (the judge lends an executor
+        for one job, so the warm-up's contexts serve it and none are made after its end for nobody)."""
         import resource
+
+        self.prepare_contexts()
 
         seconds = message.get("cpu_time_s")
         if isinstance(seconds, int | float) and seconds > 0:
@@ -691,7 +694,6 @@ class Executor:
         self.pipelines = Pipelines()
         #: Set at the end of a job that left a losing compile running: serve no other job.
         self.retiring = False
-        self.prepare_contexts()
         self.policy.comparators.warm()  # the usual sorts' comparators, not on a job's clock
         warmed: list[Outcome | BaseException] = []
         with self.ir_context() as context, context:
@@ -703,6 +705,7 @@ class Executor:
         (outcome,) = warmed  # a tiny program: the fast compile, delivered on this thread
         if isinstance(outcome, BaseException):
             raise outcome
+        self.prepare_contexts()  # the first job's, unused by the warm-up's program
         if self.partitions > 1:
             compiled = Compiled(outcome.executable, {}, [("float32", (2,))], "")
             self._partitioned(compiled)
