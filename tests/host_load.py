@@ -81,6 +81,8 @@ class HostLoadSpec:
     spinners: int = 4
     run_every_s: float = 2.0
     submit_every_s: float = 6.0
+    #: Pause between one ``judge check`` (or ``judge grade``) of a loop and its next (0: back to back).
+    command_pause_s: float = 0.0
     #: The problems the services serve and the CLI loops use; the problem of the traffic and the loops.
     problems_dir: Path = FIXTURES
     problem: str = FIXTURE_SLUG
@@ -309,6 +311,8 @@ class HostLoad:
                 Outcome(source, what, proc.returncode == 0, time.monotonic() - began,
                         "" if proc.returncode == 0 else f"exit {proc.returncode}: {text[-1500:]}")
             )  # fmt: skip
+            if self._stop.wait(self.spec.command_pause_s):
+                return
 
     # ---------------------------------------------------------------------------------- lifecycle
 
