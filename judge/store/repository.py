@@ -74,6 +74,7 @@ from judge.store.records import (
     SubmissionFilter,
     SubmissionRecord,
 )
+from judge.store.scrub import SECURE_DELETE, scrub
 
 #: Columns a listing leaves out unless asked for (the bulk of a row: up to 64 KB of code, ~12 KB of result).
 HEAVY_COLUMNS = ("code", "result")
@@ -97,6 +98,7 @@ def _sqlite_pragmas(synchronous: str) -> Callable[[Any, ConnectionPoolEntry], No
             cursor.execute("PRAGMA journal_mode=WAL")
             cursor.execute(f"PRAGMA synchronous={synchronous}")
             cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.execute(SECURE_DELETE)
             cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_S * 1000}")
         finally:
             cursor.close()
@@ -435,9 +437,17 @@ class Store:
         return int(getattr(result, "rowcount", 0) or 0)
 
     def delete(self, submission_id: str) -> bool:
-        """Remove a submission with its events, callback attempts and idempotency key; False if absent."""
+        """Remove a submission with its events, callback attempts and idempotency key; False if absent.
+        Like every deletion, it is gone from the store's files too when this returns (``scrub``)."""
         with self._session() as session:
-            return self._delete_ids(session, [submission_id]) == 1
+            removed = self._delete_ids(session, [submission_id]) == 1
+        if removed:
+            self.scrub()
+        return removed
+
+    def scrub(self) -> bool:
+        """Take what deletions left out of the store's files (``judge.store.scrub``)."""
+        return scrub(self.engine)
 
     def purge_finished(self, before: datetime, batch: int = 500) -> int:
         """Remove finished submissions (done or failed) that finished before ``before``; how many."""
@@ -451,8 +461,11 @@ class Store:
                     )
                 )
                 if not ids:
-                    return total
+                    break
                 total += self._delete_ids(session, ids)
+        if total:
+            self.scrub()
+        return total
 
     def erase_user(self, key_id: str | None, external_user: str, batch: int = 500) -> int:
         """Remove every submission of one external user of one API key (its id; any status); how many."""
@@ -468,8 +481,11 @@ class Store:
                     )
                 )
                 if not ids:
-                    return total
+                    break
                 total += self._delete_ids(session, ids)
+        if total:
+            self.scrub()
+        return total
 
     def get(self, submission_id: str) -> SubmissionRecord | None:
         with self._session() as session:
