@@ -129,6 +129,7 @@ function offerImport(state) {
     try {
       const response = await send("/account/import", "POST", progress);
       if (!response.ok) throw new Error(`the judge answered ${response.status}`);
+      await response.json(); // the whole answer, before the reload
       done("imported");
       window.location.reload();
     } catch (error) {

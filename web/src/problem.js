@@ -110,7 +110,7 @@ function setUpEditor() {
     ],
   });
   if (typed) codeChanged(textarea.value);
-  else $("save-state").textContent = saved === null ? "Starter code" : `Restored ${keptWhere()}`;
+  else $("save-state").textContent = saved === null ? "Starter code" : `Restored from ${keptWhere()}`;
   $("reset").addEventListener("click", () => {
     const before = state.code.get();
     if (before === starter) return;
@@ -135,7 +135,7 @@ function codeChanged(code) {
   state.saveTimer = setTimeout(() => {
     state.saveTimer = null;
     const kept = saveCode(slug, code);
-    $("save-state").textContent = kept ? `Saved ${keptWhere()}` : "Not saved: this browser refused storage";
+    $("save-state").textContent = kept ? `Saved in ${keptWhere()}` : "Not saved: this browser refused storage";
   }, SAVE_DELAY_MS);
   updateSubmit();
 }

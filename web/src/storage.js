@@ -28,9 +28,9 @@ function write(key, value) {
   }
 }
 
-/** Where code is kept, for the page's words: "in your account" or "in this browser". */
+/** Where code is kept, for the page's words: "your account" or "this browser". */
 export function keptWhere() {
-  return account() ? "in your account" : "in this browser";
+  return account() ? "your account" : "this browser";
 }
 
 /** The account's copy of `slug`'s code in this browser: {code, at} or null. */
