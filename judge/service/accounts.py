@@ -79,7 +79,7 @@ def password_problem(password: str) -> str | None:
 @dataclass(frozen=True)
 class Viewer:
     """Who is looking at a page while accounts are on: the account's name (None: signed out) and the
-    session's CSRF token for the page's forms and requests."""
+    session's CSRF token for the page's forms and requests (empty while signed out)."""
 
     name: str | None
     csrf: str
@@ -169,8 +169,12 @@ class Accounts:
         session.clear()
 
     def viewer(self, session: MutableMapping[str, Any]) -> Viewer:
+        """Who looks at a page. Signed out, the session is left as it is: a visitor who does not sign in
+        gets no cookie (the sign-in and sign-up forms make their token)."""
         account = self.current(session)
-        return Viewer(name=account.name if account else None, csrf=csrf_token(session))
+        if account is None:
+            return Viewer(name=None, csrf="")
+        return Viewer(name=account.name, csrf=csrf_token(session))
 
     # ------------------------------------------------------------------------------------ progress
 

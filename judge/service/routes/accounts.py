@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -33,6 +33,9 @@ from judge.service.accounts import Accounts, FieldError, SignInLimited
 from judge.service.csrf import csrf_token, token_matches
 from judge.service.errors import ApiError
 from judge.store.accounts import AccountRecord
+
+if TYPE_CHECKING:
+    from judge.web.routes import Pages, ProblemBodies
 
 FORM_PATHS = ("/account/signin", "/account/signup", "/account/signout", "/account/erase")
 #: Submissions of one problem an import may carry (the page keeps 20).
@@ -62,7 +65,7 @@ def _address(request: Request) -> str:
 
 
 def build_router(
-    pages: Any, accounts: Callable[[], Accounts | None], catalog: Callable[[], Any]
+    pages: Pages, accounts: Callable[[], Accounts | None], catalog: Callable[[], ProblemBodies]
 ) -> APIRouter:
     """``pages``: the web's ``judge.web.routes.Pages``; ``accounts()``: the service's Accounts."""
     router = APIRouter(prefix="/account", include_in_schema=False)
@@ -122,10 +125,10 @@ def build_router(
         except FieldError as error:
             return form(request, mode, status_code=error.status, error=error, name=name, next_path=target)
         except SignInLimited as limited:
-            error = FieldError(
+            too_many = FieldError(
                 None, f"Too many attempts from here: try again in {limited.retry_after} s.", 429
             )
-            response = form(request, mode, status_code=429, error=error, name=name, next_path=target)
+            response = form(request, mode, status_code=429, error=too_many, name=name, next_path=target)
             response.headers["Retry-After"] = str(limited.retry_after)
             return response
         users.start_session(request.session, account)
