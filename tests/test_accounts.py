@@ -12,6 +12,7 @@ import pytest
 from fastapi.testclient import TestClient
 from itsdangerous import TimestampSigner
 
+from judge.service.routes.accounts import safe_next
 from judge.service.state import Services
 from judge.verdicts import Verdict
 from sandbox.backends import get_backend
@@ -159,6 +160,9 @@ def test_next_goes_to_a_page_of_this_site_only(judge: tuple[TestClient, Services
     data = {"name": "fay", "password": PASSWORD, "csrf_token": token}
     answer = client.post("/account/signup", data={**data, "next": "//evil.example/"}, follow_redirects=False)
     assert answer.headers["location"] == "/"
+    for hostile in ("/\t/evil.example/", "/\\evil.example", "https://evil.example/", "/\n/evil.example"):
+        assert safe_next(hostile) == "/", hostile
+    assert safe_next(f"/problems/{FIXTURE_SLUG}") == f"/problems/{FIXTURE_SLUG}"
     client.cookies.clear()
     sign_in_page = client.get(f"/account/signin?next=/problems/{FIXTURE_SLUG}").text
     assert f'name="next" value="/problems/{FIXTURE_SLUG}"' in sign_in_page

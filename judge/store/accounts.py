@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from sqlalchemy import delete, select, update
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -139,12 +141,8 @@ class AccountStore:
     def save_code(self, account_id: str, problem: str, code: str | None) -> datetime:
         """Keep ``code`` as the account's last code of ``problem`` (None: back to the starter); when."""
         now = utcnow()
-        try:
-            with self.store.transaction() as session:
-                _upsert(session, account_id, problem, code=code, code_saved_at=now)
-        except IntegrityError:  # a concurrent first save created the row: this one updates it
-            with self.store.transaction() as session:
-                _upsert(session, account_id, problem, code=code, code_saved_at=now)
+        with self.store.transaction() as session:
+            _upsert(session, account_id, problem, code=code, code_saved_at=now)
         return now
 
     def progress(self, account_id: str, problem: str | None = None) -> dict[str, ProblemProgress]:
@@ -261,12 +259,11 @@ class AccountStore:
 
 
 def _upsert(session: Session, account_id: str, problem: str, **values: object) -> None:
-    """Set ``values`` on the account's row of ``problem``, creating it when missing."""
-    updated = session.execute(
-        update(AccountProblem)
-        .where(AccountProblem.account_id == account_id, AccountProblem.problem == problem)
-        .values(**values)
+    """Set ``values`` on the account's row of ``problem``, creating it when missing: one INSERT ... ON
+    CONFLICT DO UPDATE, so two requests creating the row at once (two tabs) both succeed."""
+    dialect = session.get_bind().dialect.name
+    insert = postgresql_insert if dialect == "postgresql" else sqlite_insert
+    statement = insert(AccountProblem).values(account_id=account_id, problem=problem, **values)
+    session.execute(
+        statement.on_conflict_do_update(index_elements=["account_id", "problem"], set_=dict(values))
     )
-    if not getattr(updated, "rowcount", 0):
-        session.add(AccountProblem(account_id=account_id, problem=problem, **values))
-        session.flush()

@@ -57,6 +57,8 @@ def safe_next(target: str | None) -> str:
     """Where to go after signing in: a path of this site only (never another host), else the list."""
     if not target or not target.startswith("/") or target.startswith("//") or "\\" in target:
         return "/"
+    if any(ord(char) < 0x21 or ord(char) == 0x7F for char in target):  # browsers drop tabs and newlines
+        return "/"
     return target
 
 
