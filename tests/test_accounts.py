@@ -135,6 +135,34 @@ def test_wrong_name_and_wrong_password_read_the_same(judge: tuple[TestClient, Se
     assert sign_in(fresh, "Carol", PASSWORD).status_code == 303
 
 
+def test_hostile_sign_in_fields_get_the_same_refusal(judge: tuple[TestClient, Services]) -> None:
+    client, _ = judge
+    sign_up(client, "uma")
+    fresh = TestClient(client.app)
+    for name, password in (
+        ("uma", "p" * 200_000),  # no hashing of a megabyte
+        ("u\x00ma", PASSWORD),  # never sent to the database
+        ("x" * 5000, PASSWORD),
+    ):
+        answer = sign_in(fresh, name, password)
+        assert answer.status_code == 401, (name[:10], answer.status_code)
+        assert "Wrong name or password." in answer.text
+    token = csrf_of(fresh.get("/account/signin").text)
+    raw = b"name=%FF%FE&password=%FF&csrf_token=" + token.encode()
+    answer = fresh.post(
+        "/account/signin", content=raw, headers={"Content-Type": "application/x-www-form-urlencoded"}
+    )
+    assert answer.status_code < 500
+
+
+def test_accounts_on_several_api_nodes_need_a_shared_secret(tmp_path: Path) -> None:
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="accounts_secret is unset"):
+        make_settings(tmp_path, accounts=True, queue_url="redis://127.0.0.1:6379/0")
+    make_settings(tmp_path, accounts=True, queue_url="redis://127.0.0.1:6379/0", accounts_secret="k" * 40)
+
+
 def test_passwords_are_never_logged(
     judge: tuple[TestClient, Services], caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -122,7 +122,10 @@ class Accounts:
         if not name or not password:
             missing = "name" if not name else "password"
             raise FieldError(missing, f"Enter your {missing}.")
-        account = self.store.by_name(name) if len(name) <= NAME_MAX else None
+        if len(password) > PASSWORD_MAX:  # no account has one: refused before any hashing
+            raise FieldError(None, WRONG, 401)
+        # A name no account can have (too long, NUL, ...) is not looked up: the database never sees it.
+        account = self.store.by_name(name) if name_problem(name) is None else None
         if account is None:
             self._verify(self._decoy_hash(), password)  # the same cost as a known name
             raise FieldError(None, WRONG, 401)

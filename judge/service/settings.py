@@ -229,6 +229,15 @@ class Settings(BaseSettings):
         return value.strip()
 
     @model_validator(mode="after")
+    def _accounts_need_a_shared_secret(self) -> Settings:
+        if self.accounts and self.queue_url is not None and self.accounts_secret is None:
+            raise ValueError(
+                "accounts is on with a grading queue (several API nodes) but accounts_secret is unset: "
+                "every node must sign sessions with the same key"
+            )
+        return self
+
+    @model_validator(mode="after")
     def _callbacks_need_secret(self) -> Settings:
         if self.callback_hosts and (
             self.callback_secret is None or not self.callback_secret.get_secret_value()

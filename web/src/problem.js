@@ -647,7 +647,7 @@ function offerNext(accepted) {
     link.textContent = open.dataset.title;
   } else {
     link.href = "/";
-    link.textContent = "every problem is solved in this browser: back to the list";
+    link.textContent = `every problem is solved in ${keptWhere()}: back to the list`;
   }
 }
 
