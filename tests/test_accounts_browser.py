@@ -210,6 +210,28 @@ def test_a_browsers_anonymous_progress_is_offered_for_import(contexts: Contexts,
     expect(page.locator("#import-offer")).to_have_count(0)
 
 
+def test_run_and_submit_save_the_code_before_they_send_it(contexts: Contexts, server: JudgeServer) -> None:
+    page = contexts.new("save-on-run").page
+    sign_up(page, server, "dee")
+    page.goto(f"{server.url}/problems/{SCALE}")
+    wait_for_codemirror(page)
+    sent: list[str] = []
+    page.on("request", lambda r: sent.append(f"{r.method} {r.url.split('/', 3)[-1]}"))
+    code = (SOLUTIONS / "accepted" / "float32_then_cast.py").read_text()
+    page.locator(".cm-content").click()
+    page.keyboard.press("Control+A")
+    page.keyboard.insert_text(code)
+    page.keyboard.press("Control+Enter")  # at once: the save delay has not run out
+    expect(page.locator("#run-results .summary")).to_be_visible(timeout=GRADE_TIMEOUT_MS)
+    saves = [i for i, line in enumerate(sent) if line.startswith("PUT account/code/")]
+    runs = [i for i, line in enumerate(sent) if line.endswith("/run/events")]
+    assert saves and runs and saves[0] < runs[0], sent
+    other = contexts.new("save-on-run-other").page
+    sign_in(other, server, "dee", f"/problems/{SCALE}")
+    wait_for_codemirror(other)
+    assert editor_text(other).rstrip("\n") == code.rstrip("\n")
+
+
 def test_sign_in_errors_are_tied_to_their_fields(contexts: Contexts, server: JudgeServer) -> None:
     watched = contexts.new("errors")
     watched.allow(r"status of (400|401)")  # the refused forms' answers
