@@ -12,6 +12,11 @@ adds what this browser knows (your verdicts, the count solved, the next problem 
 filters. After an Accepted the problem page offers the first problem this browser has not solved among
 the ones it links to, then the rest of the suggested order.
 
+With learner accounts on (``Pages.accounts``), the header has the account's links, and a signed-in
+learner's pages carry the account's progress as JSON (``<script id="account-state">``: solved marks and
+last verdicts; on a problem page its last code and history), which the scripts read instead of the
+browser's storage (web/src/storage.js).
+
 An unknown slug is a 404 page; a problem whose body cannot be built (its reference failed) a 503 page, as
 the API answers. When the service refuses anonymous callers, the pages (whose scripts call the API without
 a key) say so with a 403 instead of showing the problems. Pages are never cached (they name the current

@@ -1,6 +1,7 @@
 // The problem list. The server renders every problem in the suggested order (judge/web/routes.py); this
-// script adds what only this browser knows: the last verdict on each problem, how many are solved, the next
-// one to try, and the search and filters (which need no request: they show and hide the rendered rows).
+// script adds what only this browser (signed in: the account, storage.js) knows: the last verdict on each
+// problem, how many are solved, the next one to try, and the search and filters (which need no request:
+// they show and hide the rendered rows).
 import { el, replace } from "./dom.js";
 import { startAccount } from "./account.js";
 import { isSolved, loadVerdict } from "./storage.js";
