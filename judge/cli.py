@@ -607,6 +607,45 @@ def hash_key_command(
     typer.echo(f"keys-file line:  {name} {hash_key(key)} id={generate_key_id()}")
 
 
+@app.command("erase-account")
+def erase_account(
+    name: Annotated[str, typer.Argument(help="The learner account's name (any case).")],
+) -> None:
+    """Erase a learner account (JUDGE_ACCOUNTS) with its saved code, every submission made while signed
+    in (with events and callback records) and its solved set; for an erasure request the learner cannot
+    make themselves. Reads JUDGE_DATABASE_URL (or the data directory's SQLite file).
+
+    Exit codes: 0 erased, 1 no account of that name or the database failed, 2 invalid settings.
+    """
+    from pydantic import ValidationError
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from judge.service.settings import Settings
+    from judge.store import Store
+    from judge.store.accounts import AccountStore
+
+    try:
+        settings = Settings()
+    except (ValidationError, ValueError) as exc:
+        raise _fail(f"invalid settings: {exc}") from None
+    store = Store(settings.resolved_database_url())
+    try:
+        store.migrate()
+        accounts = AccountStore(store)
+        account = accounts.by_name(name)
+        erased = accounts.erase(account.id) if account is not None else None
+    except SQLAlchemyError as exc:
+        raise _fail(f"the database failed: {type(exc).__name__}: {exc}", 1, kind="database") from None
+    finally:
+        store.close()
+    if account is None or erased is None:
+        raise _fail(f"no account named {escape_text(name)!r}", 1, kind="unknown_account")
+    typer.echo(
+        f"erased account {escape_text(account.name)!r}: {erased.submissions} submissions, "
+        f"{erased.problems} problems' code and solved marks"
+    )
+
+
 @app.command()
 def regrade(
     submission: Annotated[

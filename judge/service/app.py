@@ -10,7 +10,8 @@ Routes, each under ``/api/v1`` and (deprecated) ``/api`` (judge/service/versioni
 (operators), ``/submissions`` (submit, list), ``/submissions/batch``, ``/submissions/{id}`` (read,
 delete), ``/submissions/{id}/code``, ``/submissions/{id}/events``, ``/submissions/{id}/regrade``,
 ``/submissions/{id}/callback``, ``/users/{external_user}`` (erase), ``/workers`` (operators); ``/healthz``,
-``/readyz``, ``/metrics``;
+``/readyz``, ``/metrics``; with learner accounts on (``JUDGE_ACCOUNTS``), ``/account/...`` (sign-up, sign-in,
+the account's last code and import: judge/service/routes/accounts.py), outside the OpenAPI schema;
 the OpenAPI schema at ``/openapi.json`` and its pages at ``/docs`` (Swagger UI from a package, no CDN).
 """
 
@@ -25,7 +26,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from starlette.concurrency import run_in_threadpool
 
 from judge import __version__, web
-from judge.service import apidocs, contract, errors
+from judge.service import apidocs, contract, errors, sessions
 from judge.service.bodylimit import BodySizeLimit
 from judge.service.bodytimeout import BodyTimeout
 from judge.service.httpmetrics import RequestTimer
@@ -40,6 +41,7 @@ from judge.service.routes import (
     users,
     workers,
 )
+from judge.service.routes.accounts import FORM_PATHS
 from judge.service.settings import Settings
 from judge.service.shares import client_shares
 from judge.service.state import Services
@@ -134,6 +136,8 @@ def create_app(
         app,
         lambda: app.state.services.catalog,
         anonymous=lambda: app.state.services.settings.allow_anonymous,
+        # Learner accounts (the accounts setting): the /account/... routes, the session and CSRF guard.
+        accounts=(lambda: app.state.services.accounts) if settings.accounts else None,
     )
     if settings.cors_origins:
         app.add_middleware(
@@ -155,6 +159,8 @@ def create_app(
             ],
             max_age=600,
         )
+    if settings.accounts:
+        sessions.install(app, settings, FORM_PATHS)
     app.add_middleware(RateLimitHeaders)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(

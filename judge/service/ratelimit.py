@@ -54,7 +54,12 @@ class Principal:
 
 class RateLimiter:
     def __init__(
-        self, storage_uri: str, per_key: str, per_address: str, failed_auth: str = "20/minute"
+        self,
+        storage_uri: str,
+        per_key: str,
+        per_address: str,
+        failed_auth: str = "20/minute",
+        signin: str = "10/minute;100/hour",
     ) -> None:
         self._local = MovingWindowRateLimiter(MemoryStorage())
         self._shared: MovingWindowRateLimiter | None = None
@@ -74,6 +79,7 @@ class RateLimiter:
         self._per_key = parse_many(per_key)
         self._per_address = parse_many(per_address)
         self._failed_auth = parse_many(failed_auth)
+        self._signin = parse_many(signin)
 
     def _counted(self, use: Callable[[MovingWindowRateLimiter], T]) -> T:
         """``use`` on the shared counters, or on this process's while they do not answer."""
@@ -86,6 +92,16 @@ class RateLimiter:
                 self.fallback.succeeded()
                 return result
         return use(self._local)
+
+    def hit_signin(self, address: str, name: str | None = None) -> int | None:
+        """Count one sign-in (or sign-up) attempt of ``address``, and of the account ``name`` when given
+        (guessing one account's password from many addresses is slowed too); None when allowed, else
+        seconds to wait."""
+        waits = [self._hit(self._signin, "signin-address", address)]
+        if name is not None:
+            waits.append(self._hit(self._signin, "signin-name", name.lower()))
+        refused = [wait for wait in waits if wait is not None]
+        return max(refused) if refused else None
 
     def hit_failed_auth(self, address: str) -> int | None:
         """Count one failed authentication of ``address``; None when allowed, else seconds to wait."""

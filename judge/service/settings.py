@@ -170,6 +170,19 @@ class Settings(BaseSettings):
     #: Origins allowed to call the API from a browser (CORS); empty: none besides the judge's own.
     cors_origins: StrList = Field(default_factory=list)
 
+    # ---- learner accounts (off by default)
+    #: Learner accounts on the page: sign-up and sign-in (``/account/...``); a signed-in learner's
+    #: submissions, last code per problem and solved set are kept in the database and follow them to any
+    #: browser. Off: no account routes, no session cookie, the page keeps progress in the browser only.
+    accounts: bool = False
+    #: Key that signs the session cookie (set the same one on every API node). Unset: a random key kept
+    #: in ``<data_dir>/account-secret`` (made on first start; one node only).
+    accounts_secret: SecretStr | None = None
+    #: Days a sign-in lasts (the session cookie's lifetime).
+    accounts_session_days: float = Field(default=14.0, gt=0, le=366)
+    #: Sign-in and sign-up attempts per client address, and sign-in attempts per account name.
+    signin_rate_limit: str = "10/minute;100/hour"
+
     # ---- callbacks
     #: Hosts (``name`` or ``name:port``) that ``callback_url`` may point to; empty: callbacks refused.
     callback_hosts: StrList = Field(default_factory=list)
@@ -194,7 +207,7 @@ class Settings(BaseSettings):
             return [part.strip() for part in text.split(",") if part.strip()]
         return value
 
-    @field_validator("rate_limit", "anonymous_rate_limit", "failed_auth_rate_limit")
+    @field_validator("rate_limit", "anonymous_rate_limit", "failed_auth_rate_limit", "signin_rate_limit")
     @classmethod
     def _rate(cls, value: str) -> str:
         from limits import parse_many
@@ -214,6 +227,15 @@ class Settings(BaseSettings):
         if scheme not in ("redis", "rediss"):
             raise ValueError("the grading queue needs a Redis URL such as redis://host:6379/0")
         return value.strip()
+
+    @model_validator(mode="after")
+    def _accounts_need_a_shared_secret(self) -> Settings:
+        if self.accounts and self.queue_url is not None and self.accounts_secret is None:
+            raise ValueError(
+                "accounts is on with a grading queue (several API nodes) but accounts_secret is unset: "
+                "every node must sign sessions with the same key"
+            )
+        return self
 
     @model_validator(mode="after")
     def _callbacks_need_secret(self) -> Settings:

@@ -31,6 +31,7 @@ from judge.problems import Problem, ProblemSet
 from judge.progress import RunProgress
 from judge.results import CaseResult, GradeResult
 from judge.sandboxes import choose_backend
+from judge.service.accounts import Accounts
 from judge.service.apikeys import KeyRing
 from judge.service.catalog import Catalog, served_versions
 from judge.service.degraded import Fallback, Outage
@@ -112,6 +113,7 @@ class Services:
             settings.rate_limit,
             settings.anonymous_rate_limit,
             settings.failed_auth_rate_limit,
+            settings.signin_rate_limit,
         )
         #: Dependencies the request path consults, watched for outages (judge/service/degraded.py).
         self.database = Fallback(
@@ -133,6 +135,10 @@ class Services:
             self.notifier = RedisNotifier(settings.queue_url)
         self.feed = ProgressFeed(store, self.notifier)
         self.retention = Retention(store, settings)
+        #: Learner accounts (``accounts`` setting); None when they are off.
+        self.accounts: Accounts | None = (
+            Accounts(store, settings, self.limiter) if settings.accounts else None
+        )
         self.callbacks: CallbackSender | None = None
         # Distributed: the node that grades a submission sends its callback; this node's sender
         # redelivers what an operator asks for (POST .../callback), resumes nothing at start, and sends

@@ -167,3 +167,46 @@ class GradingNode(Base):
     last_seen: Mapped[datetime] = mapped_column(UTCDateTime)
 
     __table_args__ = (Index("ix_grading_nodes_last_seen", "last_seen"),)
+
+
+class Account(Base):
+    """A learner's account (``JUDGE_ACCOUNTS``): a name and an Argon2id hash of the password, never the
+    password itself."""
+
+    __tablename__ = "accounts"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    #: The sign-in name as typed at sign-up; ``name_key`` (its lower case) is what is unique.
+    name: Mapped[str] = mapped_column(String(64))
+    name_key: Mapped[str] = mapped_column(String(64), unique=True)
+    password_hash: Mapped[str] = mapped_column(String(255))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    last_signin_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class AccountSubmission(Base):
+    """A submission made while signed in belongs to that account (at most one account per submission)."""
+
+    __tablename__ = "account_submissions"
+
+    submission_id: Mapped[str] = mapped_column(
+        ForeignKey("submissions.id", ondelete="CASCADE"), primary_key=True
+    )
+    account_id: Mapped[str] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"))
+    problem: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+    __table_args__ = (Index("ix_account_submissions_account", "account_id", "problem", "created_at"),)
+
+
+class AccountProblem(Base):
+    """One account's state on one problem: the last code (saved as the learner types) and when it was
+    first solved (kept when retention removes the accepted submission itself)."""
+
+    __tablename__ = "account_problems"
+
+    account_id: Mapped[str] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"), primary_key=True)
+    problem: Mapped[str] = mapped_column(String(64), primary_key=True)
+    code: Mapped[str | None] = mapped_column(Text)
+    code_saved_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    solved_at: Mapped[datetime | None] = mapped_column(UTCDateTime)

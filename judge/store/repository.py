@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import fields
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -48,6 +48,7 @@ from sqlalchemy.orm import Session, defer, sessionmaker
 from sqlalchemy.pool import ConnectionPoolEntry
 
 from judge.store.models import (
+    AccountSubmission,
     CallbackAttempt,
     GradingNode,
     IdempotencyRecord,
@@ -223,6 +224,15 @@ class Store:
     def _session(self) -> Iterator[Session]:
         with self._sessions() as session, session.begin():
             yield session
+
+    def transaction(self) -> AbstractContextManager[Session]:
+        """One short transaction, for the store's other tables (``judge.store.accounts``)."""
+        return self._session()
+
+    def delete_ids(self, session: Session, ids: Sequence[str]) -> int:
+        """Remove these submissions with their events, callback attempts, idempotency keys and account
+        links, inside ``session``'s transaction; how many submissions went."""
+        return self._delete_ids(session, ids) if ids else 0
 
     # ------------------------------------------------------------------------------------ submissions
 
@@ -431,7 +441,7 @@ class Store:
 
     def _delete_ids(self, session: Session, ids: Sequence[str]) -> int:
         # Explicit rather than relying on ON DELETE CASCADE alone (SQLite needs foreign_keys=ON for it).
-        for model in (SubmissionEvent, CallbackAttempt, IdempotencyRecord):
+        for model in (SubmissionEvent, CallbackAttempt, IdempotencyRecord, AccountSubmission):
             session.execute(delete(model).where(model.submission_id.in_(ids)))
         result = session.execute(delete(Submission).where(Submission.id.in_(ids)))
         return int(getattr(result, "rowcount", 0) or 0)

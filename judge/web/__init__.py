@@ -15,8 +15,9 @@ from collections.abc import Callable
 
 from fastapi import FastAPI
 
+from judge.service.accounts import Accounts
 from judge.web.assets import DIST_DIR, STATIC_PREFIX, Assets, load_assets
-from judge.web.routes import ProblemBodies, build_router
+from judge.web.routes import Pages, ProblemBodies, build_router
 from judge.web.static import CachedStaticFiles
 
 __all__ = ["ProblemBodies", "mount"]
@@ -29,17 +30,26 @@ def mount(
     catalog: Callable[[], ProblemBodies],
     *,
     anonymous: Callable[[], bool] = lambda: True,
+    accounts: Callable[[], Accounts | None] | None = None,
     assets: Assets | None = None,
 ) -> Assets:
     """Serve the page from ``app``; returns the assets it serves (``assets.problem`` says if none).
 
     ``catalog()`` gives the problem bodies (the service's ``Catalog``); ``anonymous()`` says whether the
     API serves callers without a key (when not, the pages answer 403: their scripts could not call it).
-    Without a build the pages answer 503 naming the fix, and the API is unaffected.
+    Without a build the pages answer 503 naming the fix, and the API is unaffected. ``accounts``: with
+    learner accounts on, the service's ``Accounts`` (the ``/account/...`` pages and the header's link);
+    None (the default): no account route exists and the header has no sign-in link.
     """
     assets = assets if assets is not None else load_assets()
     if not assets.ready:
         log.warning("%s", assets.problem)
-    app.include_router(build_router(catalog, assets, anonymous=anonymous))
+    current = accounts if accounts is not None else lambda: None
+    pages = Pages(assets, anonymous=anonymous, accounts=current)
+    app.include_router(build_router(catalog, pages))
+    if accounts is not None:
+        from judge.service.routes.accounts import build_router as account_router
+
+        app.include_router(account_router(pages, accounts, catalog))
     app.mount(STATIC_PREFIX, CachedStaticFiles(directory=DIST_DIR, check_dir=False), name="static")
     return assets

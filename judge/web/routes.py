@@ -12,6 +12,11 @@ adds what this browser knows (your verdicts, the count solved, the next problem 
 filters. After an Accepted the problem page offers the first problem this browser has not solved among
 the ones it links to, then the rest of the suggested order.
 
+With learner accounts on (``Pages.accounts``), the header has the account's links, and a signed-in
+learner's pages carry the account's progress as JSON (``<script id="account-state">``: solved marks and
+last verdicts; on a problem page its last code and history), which the scripts read instead of the
+browser's storage (web/src/storage.js).
+
 An unknown slug is a 404 page; a problem whose body cannot be built (its reference failed) a 503 page, as
 the API answers. When the service refuses anonymous callers, the pages (whose scripts call the API without
 a key) say so with a 403 instead of showing the problems. Pages are never cached (they name the current
@@ -31,6 +36,7 @@ from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
 from judge.errors import ProblemNotFound
+from judge.service.accounts import Accounts, Viewer
 from judge.service.markdown import inline_to_html
 from judge.service.schemas import ProblemDetail, ProblemSummary
 from judge.web.assets import Assets
@@ -79,35 +85,68 @@ class ProblemBodies(Protocol):
         ...
 
 
-def build_router(
-    catalog: Callable[[], ProblemBodies],
-    assets: Assets,
-    *,
-    anonymous: Callable[[], bool] = lambda: True,
-) -> APIRouter:
-    """The HTML routes. ``catalog`` and ``anonymous`` (whether the API serves callers without a key) are
-    called per request."""
-    templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
-    templates.env.globals["asset"] = assets.url
-    templates.env.globals["preloads"] = assets.preloads
-    templates.env.globals["stylesheet"] = assets.stylesheet  # our build's CSS, checked when loaded
-    templates.env.filters["inline_markdown"] = inline_to_html
-    router = APIRouter(include_in_schema=False)
+class Pages:
+    """Renders the pages' templates: the same headers, the 503 page without a build, the 403 page while
+    the API refuses anonymous callers, and (with accounts on) the header's account links."""
 
-    def page(request: Request, name: str, context: dict[str, Any], status_code: int = 200) -> HTMLResponse:
-        if not assets.ready:
+    def __init__(
+        self,
+        assets: Assets,
+        *,
+        anonymous: Callable[[], bool] = lambda: True,
+        accounts: Callable[[], Accounts | None] = lambda: None,
+    ) -> None:
+        self.assets = assets
+        self.anonymous = anonymous
+        self.accounts = accounts
+        self.templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
+        self.templates.env.globals["asset"] = assets.url
+        self.templates.env.globals["preloads"] = assets.preloads
+        self.templates.env.globals["stylesheet"] = assets.stylesheet  # our build's CSS, checked when loaded
+        self.templates.env.globals["viewer"] = self.viewer
+        self.templates.env.filters["inline_markdown"] = inline_to_html
+
+    def viewer(self, request: Request) -> Viewer | None:
+        """Who looks at the page (the header's "Sign in" or the account's name); None: accounts are off."""
+        accounts = self.accounts()
+        if accounts is None or "session" not in request.scope:
+            return None
+        return accounts.viewer(request.session)
+
+    def account_state(self, request: Request, slug: str | None) -> dict[str, Any] | None:
+        """The signed-in account's progress for the page's script (web/src/storage.js); None otherwise."""
+        accounts = self.accounts()
+        if accounts is None or "session" not in request.scope:
+            return None
+        account = accounts.current(request.session)
+        return None if account is None else accounts.page_state(account, request.session, slug)
+
+    def render(
+        self, request: Request, name: str, context: dict[str, Any], status_code: int = 200
+    ) -> HTMLResponse:
+        if not self.assets.ready:
             name, status_code = "error.html", 503
-            context = {"heading": "The page is not available", "message": assets.problem}
-        elif not anonymous():
+            context = {"heading": "The page is not available", "message": self.assets.problem}
+        elif not self.anonymous():
             name, status_code = "error.html", 403
             context = {
                 "heading": "The page is not available",
                 "message": "This judge serves API clients with a key only: its browser page, which calls "
                 "the API without one, is switched off (the operator disabled anonymous access).",
             }
-        return templates.TemplateResponse(
+        return self.templates.TemplateResponse(
             request, name, context, status_code=status_code, headers=PAGE_HEADERS
         )
+
+
+def build_router(catalog: Callable[[], ProblemBodies], pages: Pages) -> APIRouter:
+    """The HTML routes. ``catalog`` and ``pages.anonymous`` (whether the API serves callers without a
+    key) are called per request."""
+    anonymous = pages.anonymous
+    router = APIRouter(include_in_schema=False)
+
+    def page(request: Request, name: str, context: dict[str, Any], status_code: int = 200) -> HTMLResponse:
+        return pages.render(request, name, context, status_code)
 
     @router.api_route("/", methods=["GET", "HEAD"], response_class=HTMLResponse)
     def problem_list(request: Request) -> HTMLResponse:
@@ -118,6 +157,7 @@ def build_router(
         difficulties = [d for d in DIFFICULTY_RANK if any(p.difficulty == d for p in problems)]
         titles = {problem.slug: problem.title for problem in problems}
         context = {"problems": problems, "tags": tags, "difficulties": difficulties, "titles": titles}
+        context["account_state"] = pages.account_state(request, None)
         return page(request, "index.html", context)
 
     @router.api_route("/problems/{slug}", methods=["GET", "HEAD"], response_class=HTMLResponse)
@@ -141,6 +181,7 @@ def build_router(
             return page(request, "error.html", context, status_code=503)
         following = next_problems(catalog().summaries(), slug)
         shown = {"problem": problem, "panel": run_panel(problem), "title": problem.title, "next": following}
+        shown["account_state"] = pages.account_state(request, slug)
         return page(request, "problem.html", shown)
 
     return router

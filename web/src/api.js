@@ -1,4 +1,12 @@
 // Calls to the judge's REST API (the page has no other way to reach the judge).
+import { csrfToken } from "./account.js";
+
+/** Signed in to an account, state-changing requests carry the session's CSRF token (account.js). */
+function withCsrf(method, headers) {
+  const token = method === "GET" || method === "HEAD" ? null : csrfToken();
+  if (token) headers["X-CSRF-Token"] = token;
+  return headers;
+}
 
 /** A non-2xx answer: `status`, the decoded JSON `body` (or null) and a readable `message`. */
 export class ApiError extends Error {
@@ -29,6 +37,7 @@ function errorText(status, body, retryAfter) {
 export async function api(path, { method = "GET", body, signal } = {}) {
   const headers = { Accept: "application/json" };
   if (body !== undefined) headers["Content-Type"] = "application/json";
+  withCsrf(method, headers);
   let response;
   try {
     response = await fetch(path, {
@@ -81,7 +90,7 @@ export async function postEvents(path, { body, signal, onEvent }) {
   try {
     response = await fetch(path, {
       method: "POST",
-      headers: { Accept: "text/event-stream", "Content-Type": "application/json" },
+      headers: withCsrf("POST", { Accept: "text/event-stream", "Content-Type": "application/json" }),
       body: JSON.stringify(body),
       signal,
       credentials: "same-origin",

@@ -1,8 +1,10 @@
 // The problem list. The server renders every problem in the suggested order (judge/web/routes.py); this
-// script adds what only this browser knows: the last verdict on each problem, how many are solved, the next
-// one to try, and the search and filters (which need no request: they show and hide the rendered rows).
+// script adds what only this browser (signed in: the account, storage.js) knows: the last verdict on each
+// problem, how many are solved, the next one to try, and the search and filters (which need no request:
+// they show and hide the rendered rows).
 import { el, replace } from "./dom.js";
-import { loadVerdict } from "./storage.js";
+import { startAccount } from "./account.js";
+import { isSolved, loadVerdict } from "./storage.js";
 import { verdictBadge } from "./verdicts.js";
 
 const $ = (id) => document.getElementById(id);
@@ -24,7 +26,7 @@ export function searchWords(text) {
 function showVerdicts(rows) {
   for (const row of rows) {
     const last = loadVerdict(row.slug);
-    row.solved = last?.verdict === "accepted";
+    row.solved = isSolved(row.slug);
     if (last) {
       replace(
         row.node.querySelector(".last-verdict"),
@@ -69,6 +71,7 @@ function wireFilters(rows) {
 }
 
 function start() {
+  startAccount();
   const list = $("problems");
   const rows = list
     ? [...list.querySelectorAll(".problem-row")].map((node) => ({

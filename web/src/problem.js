@@ -21,12 +21,14 @@ import {
   renderSummary,
   verdictSentence,
 } from "./results.js";
+import { startAccount } from "./account.js";
 import {
   addSubmission,
+  isSolved,
+  keptWhere,
   loadCode,
   loadLastRun,
   loadSubmissions,
-  loadVerdict,
   saveCode,
   saveLastRun,
   saveVerdict,
@@ -108,7 +110,7 @@ function setUpEditor() {
     ],
   });
   if (typed) codeChanged(textarea.value);
-  else $("save-state").textContent = saved === null ? "Starter code" : "Restored from this browser";
+  else $("save-state").textContent = saved === null ? "Starter code" : `Restored from ${keptWhere()}`;
   $("reset").addEventListener("click", () => {
     const before = state.code.get();
     if (before === starter) return;
@@ -133,14 +135,27 @@ function codeChanged(code) {
   state.saveTimer = setTimeout(() => {
     state.saveTimer = null;
     const kept = saveCode(slug, code);
-    $("save-state").textContent = kept ? "Saved in this browser" : "Not saved: this browser refused storage";
+    $("save-state").textContent = kept ? `Saved in ${keptWhere()}` : "Not saved: this browser refused storage";
   }, SAVE_DELAY_MS);
   updateSubmit();
 }
 
+/** Save at once what the save delay still holds (Run and Submit keep the code they grade). */
+function saveNow() {
+  if (!state.code || state.saveTimer === null) return;
+  clearTimeout(state.saveTimer);
+  state.saveTimer = null;
+  saveCode(slug, state.code.get());
+}
+
+// Signed in, a save the judge refused or never got is said where the saves are (account.js).
+document.addEventListener("judge:account-saved", (event) => {
+  if (!event.detail.ok) $("save-state").textContent = `Kept in this browser only: ${event.detail.message}`;
+});
+
 // Keep the last keystrokes when the page is left before the save delay ran out.
 window.addEventListener("pagehide", () => {
-  if (state.code && state.saveTimer !== null) saveCode(slug, state.code.get());
+  if (state.code && state.saveTimer !== null) saveCode(slug, state.code.get(), { keepalive: true });
 });
 
 /** Load CodeMirror and hand the textarea over to it; the page works on without it if that fails. */
@@ -267,6 +282,7 @@ function setBusy(button, busy, text) {
 
 async function run() {
   if (state.running || !state.code) return;
+  saveNow();
   const code = state.code.get();
   const body = { code };
   clearInputErrors();
@@ -460,6 +476,7 @@ async function submit() {
     if (!state.submitting) announce("Run your code first: Submit grades the code you last ran.", "error");
     return;
   }
+  saveNow();
   const code = state.code.get();
   state.submitting = true;
   updateSubmit();
@@ -623,14 +640,14 @@ function offerNext(accepted) {
   next.hidden = !accepted;
   if (!accepted) return;
   const candidates = [...next.querySelectorAll("template[data-slug]")];
-  const open = candidates.find((item) => loadVerdict(item.dataset.slug)?.verdict !== "accepted");
+  const open = candidates.find((item) => !isSolved(item.dataset.slug));
   const link = $("next-link");
   if (open) {
     link.href = `/problems/${encodeURIComponent(open.dataset.slug)}`;
     link.textContent = open.dataset.title;
   } else {
     link.href = "/";
-    link.textContent = "every problem is solved in this browser: back to the list";
+    link.textContent = `every problem is solved in ${keptWhere()}: back to the list`;
   }
 }
 
@@ -753,6 +770,7 @@ document.addEventListener("keydown", (event) => {
 });
 
 function start() {
+  startAccount();
   shortcutsForPlatform();
   wireLayout();
   wireHints();

@@ -27,6 +27,7 @@ from judge.dispatch.celery_queue import NO_NODE_RETRY_S
 from judge.dispatch.events import FINAL_KINDS, STATUS
 from judge.errors import ProblemNotFound
 from judge.service import eventids
+from judge.service.accounts import claim_submission
 from judge.service.deps import CallerDep, ServicesDep
 from judge.service.errors import ApiError
 from judge.service.limits import checked_code
@@ -332,11 +333,14 @@ IdempotencyHeader = Annotated[
 )
 def create_submission(
     body: SubmissionCreate,
+    request: Request,
     services: ServicesDep,
     caller: CallerDep,
     idempotency_key: IdempotencyHeader = None,
 ) -> JSONResponse:
     record, created = submit(services, caller, body, _idempotency_key(idempotency_key))
+    if created:  # made on the page while signed in: it belongs to the learner's account
+        claim_submission(services.accounts, request.scope, record.id, record.problem)
     accepted = accepted_body(record)
     headers = {"Location": accepted.links.self}
     if not created:
