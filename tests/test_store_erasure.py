@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from judge.store import Store, sqlite_url
+from judge.store.accounts import AccountStore
 from judge.store.models import utcnow
 from judge.store.records import NewSubmission
 
@@ -71,6 +72,19 @@ def erase_by_user(store: Store, sid: str, user: str, cut: datetime) -> None:
 
 def erase_by_retention(store: Store, sid: str, user: str, cut: datetime) -> None:
     assert store.purge_finished(cut) == 1  # finished before ``cut``: the erased one only
+
+
+def test_an_erased_account_leaves_no_name_code_or_submission_in_the_files(store: Store, folder: Path) -> None:
+    accounts = AccountStore(store)
+    name, marker = f"learner-{uuid.uuid4().hex[:12]}", f"gone-{uuid.uuid4().hex}"
+    account = accounts.create(name, "$argon2id$not-a-real-hash")
+    sid = submit(store, marker, user="u")
+    accounts.link(account.id, sid, "some-problem")
+    accounts.save_code(account.id, "some-problem", f"# {marker} last code")
+    assert files_holding(folder, marker.encode()) and files_holding(folder, name.encode())
+    assert accounts.erase(account.id) is not None
+    for gone in (marker, name, sid, account.id):
+        assert files_holding(folder, gone.encode()) == [], gone
 
 
 @pytest.mark.parametrize("erase", [erase_by_delete, erase_by_user, erase_by_retention])

@@ -255,6 +255,7 @@ class AccountStore:
             gone = session.execute(delete(Account).where(Account.id == account_id))
             if not getattr(gone, "rowcount", 0):
                 return None
+        self.store.scrub()  # gone from the store's files too (judge.store.scrub)
         return Erased(submissions=removed, problems=int(getattr(problems, "rowcount", 0) or 0))
 
 

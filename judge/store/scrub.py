@@ -26,8 +26,16 @@ log = logging.getLogger(__name__)
 #: What each SQLite connection runs (with the other pragmas of ``make_engine``).
 SECURE_DELETE = "PRAGMA secure_delete=ON"
 
-#: The tables a deletion of submissions touches (``Store._delete_ids``), vacuumed on PostgreSQL.
-TABLES = ("submissions", "submission_events", "callback_attempts", "idempotency_keys")
+#: The tables a deletion touches (``Store.delete_ids``, an account's erasure), vacuumed on PostgreSQL.
+TABLES = (
+    "submissions",
+    "submission_events",
+    "callback_attempts",
+    "idempotency_keys",
+    "accounts",
+    "account_submissions",
+    "account_problems",
+)
 
 #: How long ``scrub`` tries to take the SQLite log back to zero while readers still use it.
 SCRUB_WAIT_S = 10.0
