@@ -398,6 +398,10 @@ class _Session:
         self.step = 0
         self.tracer_open = True
         self.tracer_deadline: float | None = None
+        #: The tracer's stop under way on a thread of its own (``_stop_tracer_aside``), and the read end of
+        #: the pipe that thread closes when every process of the tracer has SIGKILL pending.
+        self.tracer_stopping: tuple[threading.Thread, int] | None = None
+        self.selector: selectors.BaseSelector | None = None
         #: When to look next whether the memory bound ended one of the tracer's processes.
         self.oom_check_at = 0.0
         #: The tracer's clock when its current step began (user code: its CPU time counts in full).
@@ -430,6 +434,7 @@ class _Session:
         self._notify()  # the job is sent: the tracer loads the code
         self._feed_leftovers()
         with selectors.DefaultSelector() as sel:
+            self.selector = sel
             sel.register(self.pair.tracer.result_fd, selectors.EVENT_READ, "tracer")
             sel.register(self.pair.tracer.output_fd, selectors.EVENT_READ, "output")
             sel.register(executor.worker.result_fd, selectors.EVENT_READ, "executor")
@@ -473,6 +478,8 @@ class _Session:
                 if on:
                     with contextlib.suppress(KeyError, ValueError):
                         sel.unregister(fd)
+            self._tracer_stopped()
+            self.selector = None
         self._drain_output()
         self._keep(self.splitter.flush())
         self.raw.output = bytes(self.output)
@@ -498,6 +505,8 @@ class _Session:
             self._tracer_frames()
         elif kind == "executor":
             self._executor_frames()
+        elif kind == "stopped":
+            self._tracer_stopped()
         elif kind == "tracer":  # closed on our side: stop watching it
             with contextlib.suppress(KeyError, ValueError):
                 sel.unregister(fd)
@@ -692,7 +701,7 @@ class _Session:
     def _tracer_finished(self) -> None:
         self.step = len(self.steps) - 1
         if self.has_secret:
-            self._close_tracer()  # no user code may live once anything hidden runs
+            self._stop_tracer_aside()  # no user code may live once anything hidden runs
             return
         # Nothing hidden in this job: the tracer (which exits by itself after ``done``) is killed when the
         # pair is released, on the pool's closing thread, not on the grading's clock (a cgroup kill is
@@ -700,9 +709,51 @@ class _Session:
         self.tracer_open = False
         self.tracer_deadline = None
 
+    def _stop_tracer_aside(self) -> None:
+        """The tracer is done and hidden cases wait: stop listening to it and end its processes on a thread
+        of its own, so the executor's replies (the shown cases still running, the re-trace) are not held
+        while a cgroup freezer settles (5-15 ms of this thread on cgroup v1). Hidden cases run only once
+        that thread is over (``_may_run``: ``tracer_stopping`` is None); without a selector to hear it
+        finish (a caller outside ``run``), the stop is made here."""
+        if self.selector is None or self.tracer_stopping is not None or not self.tracer_open:
+            self._close_tracer()
+            return
+        self.tracer_open = False
+        self.tracer_deadline = None
+        done_r, done_w = os.pipe()
+        tracer = self.pair.tracer
+
+        def stop() -> None:
+            try:
+                tracer.stop()
+            except Exception:  # it could not be made sure: every process is killed (and waited for)
+                with contextlib.suppress(Exception):
+                    tracer.kill()
+            finally:
+                os.close(done_w)
+
+        thread = threading.Thread(target=stop, name="tracer-stop", daemon=True)
+        self.tracer_stopping = (thread, done_r)
+        self.selector.register(done_r, selectors.EVENT_READ, "stopped")
+        thread.start()
+
+    def _tracer_stopped(self) -> None:
+        """The stop thread is over (or, at the end of the session or before another stop, is waited for):
+        every process of the tracer has SIGKILL pending."""
+        if self.tracer_stopping is None:
+            return
+        thread, done_r = self.tracer_stopping
+        thread.join()
+        self.tracer_stopping = None
+        if self.selector is not None:
+            with contextlib.suppress(KeyError, ValueError):
+                self.selector.unregister(done_r)
+        os.close(done_r)
+
     def _close_tracer(self) -> None:
         """Stop listening to the tracer and end its processes (a child it forked included) now, not when
         the pair is released: no user code lives once it is closed, so secret cases may run (``_may_run``)."""
+        self._tracer_stopped()  # one stop at a time: a stop under way on its thread is over first
         self.tracer_open = False
         self.tracer_deadline = None
         # Every process of it has SIGKILL pending when this returns (none runs user code again); their exit
@@ -862,7 +913,7 @@ class _Session:
         executor = self.executor
         if not case.secret:
             return not executor.held_secret
-        if self.tracer_open:
+        if self.tracer_open or self.tracer_stopping is not None:
             return False
         shown_left = any(not self.job.cases[i].secret for i in self.pending) or any(
             r.kind == "run" and not self.job.cases[r.case].secret for r in executor.outstanding.values()
@@ -1123,6 +1174,7 @@ class _Session:
         culprit = next((c.index for c in self.job.cases if not self._final(c)), None)
         executor = self.executor
         working = [r for r in executor.outstanding.values() if r.kind != "end"]
+        self._tracer_stopped()
         self.pair.tracer.kill()
         executor.worker.kill()
         if not executor.ended:

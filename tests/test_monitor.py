@@ -9,6 +9,7 @@ import os
 import resource
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import replace
@@ -228,6 +229,40 @@ def test_no_secret_case_runs_while_the_tracer_lives(monkeypatch: pytest.MonkeyPa
     secret = [s for s in seen if s[1]]
     assert len(secret) == 2  # case 1, and the re-trace run on it
     assert all(not tracer_open and returncode is not None for _, _, tracer_open, returncode in secret), seen
+
+
+def test_the_tracer_is_stopped_aside_and_hidden_cases_wait_for_the_stop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A tracer that is done is stopped on a thread of its own (a cgroup freezer takes milliseconds the
+    executor's replies need not wait for), and no hidden case is sent before that stop is over."""
+    events: list[tuple[str, float, bool]] = []
+    request_run = monitor._Session._request_run
+
+    def spy(self: monitor._Session, program_id: int, case: monitor.CasePlan) -> None:
+        events.append(("run", time.monotonic(), case.secret))
+        request_run(self, program_id, case)
+
+    monkeypatch.setattr(monitor._Session, "_request_run", spy)
+    pair = Pair(fake("tracer", "good"), fake("executor", "good"))
+    stop, session_thread = pair.tracer.stop, threading.current_thread()
+
+    def slow_stop() -> None:
+        assert threading.current_thread() is not session_thread, "the stop holds the session's thread"
+        time.sleep(0.3)
+        stop()
+        events.append(("stopped", time.monotonic(), False))
+
+    pair.tracer.stop = slow_stop  # type: ignore[method-assign]
+    try:
+        job = session("unused", np.arange(3, dtype=np.float32), HIDDEN_VALUES, secret=(False, True))
+        raw = run_session(pair, job, LIMITS)
+    finally:
+        pair.close()
+    assert raw.stop is None and sorted(raw.runs) == [0, 1], raw.stop
+    stopped = next(at for what, at, _ in events if what == "stopped")
+    secret_runs = [at for what, at, secret in events if what == "run" and secret]
+    assert secret_runs and min(secret_runs) >= stopped, events
 
 
 @pytest.mark.parametrize(
