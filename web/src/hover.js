@@ -10,6 +10,7 @@ import docsUrl from "./jax-docs.json"; // web/build.mjs: the URL of the emitted 
 import { aliasesIn, codePieces, dottedAt, helpFor, resolve } from "./docs.js";
 
 let loading = null;
+let loaded = null;
 
 /** The docs index, fetched on first use (a failed fetch is tried again next time). */
 export function loadDocs() {
@@ -18,9 +19,14 @@ export function loadDocs() {
       if (!response.ok) throw new Error(`the JAX documentation did not load (HTTP ${response.status})`);
       return response.json();
     });
-    loading.catch(() => {
-      loading = null;
-    });
+    loading.then(
+      (index) => {
+        loaded = index;
+      },
+      () => {
+        loading = null;
+      },
+    );
   }
   return loading;
 }
@@ -59,16 +65,32 @@ export function renderHelp(help, version) {
   return root;
 }
 
-/** The documentation panel of completion option `path`, or a line saying why there is none. */
-export async function describe(path) {
-  let index;
-  try {
-    index = await loadDocs();
-  } catch (error) {
-    return element("p", "cm-jax-doc-missing", error.message);
-  }
+/**
+ * The documentation panel of completion option `path`, or null when jax has no docs for it: at once when
+ * the docs index is here, else once it is (then marked as the selected option's description, which
+ * CodeMirror does only for a panel given at once).
+ */
+export function describe(path) {
+  if (loaded) return panel(path, loaded);
+  return loadDocs().then(
+    (index) => {
+      const dom = panel(path, index);
+      if (dom) setTimeout(() => describeSelected(dom), 0); // once CodeMirror has put it in its pane
+      return dom;
+    },
+    (error) => element("p", "cm-jax-doc-missing", error.message),
+  );
+}
+
+function panel(path, index) {
   const help = helpFor(path, index);
   return help ? renderHelp(help, index.jax_version) : null;
+}
+
+function describeSelected(dom) {
+  const pane = dom.closest(".cm-completionInfo");
+  const selected = pane?.parentElement?.querySelector("li[aria-selected]");
+  if (pane && selected) selected.setAttribute("aria-describedby", pane.id);
 }
 
 /** Strings and comments name nothing. */
@@ -174,12 +196,13 @@ const theme = EditorView.baseTheme({
   ".cm-jax-doc code": { fontFamily: "ui-monospace, SFMono-Regular, Menlo, Consolas, monospace", fontSize: "0.95em" },
   ".cm-jax-doc-signature": { display: "block", fontWeight: "600", overflowWrap: "anywhere" },
   ".cm-jax-doc-source": { fontSize: "0.8rem" },
-  "&light .cm-tooltip.cm-tooltip-hover, &light .cm-tooltip .cm-jax-doc, &light .cm-completionInfo": {
+  // The keyboard's tooltip is the .cm-jax-doc itself; a hover's is inside .cm-tooltip-hover.
+  "&light .cm-tooltip.cm-tooltip-hover, &light .cm-tooltip.cm-jax-doc, &light .cm-completionInfo": {
     color: "#1f2328",
     backgroundColor: "#ffffff",
   },
   "&light .cm-jax-doc-source": { color: "#57606a" },
-  "&dark .cm-tooltip.cm-tooltip-hover, &dark .cm-tooltip .cm-jax-doc, &dark .cm-completionInfo": {
+  "&dark .cm-tooltip.cm-tooltip-hover, &dark .cm-tooltip.cm-jax-doc, &dark .cm-completionInfo": {
     color: "#e3e8ef",
     backgroundColor: "#161b22",
   },
