@@ -193,7 +193,10 @@ const theme = EditorView.baseTheme({
   ".cm-completionInfo .cm-jax-doc": { padding: "0", maxWidth: "none", maxHeight: "none", overflowY: "visible" },
   ".cm-jax-doc p, .cm-jax-doc ul": { margin: "0.35em 0 0" },
   ".cm-jax-doc ul": { paddingLeft: "1.1em" },
-  ".cm-jax-doc code": { fontFamily: "ui-monospace, SFMono-Regular, Menlo, Consolas, monospace", fontSize: "0.95em" },
+  ".cm-jax-doc code": {
+    fontFamily: "ui-monospace, SFMono-Regular, Menlo, Consolas, 'DejaVu Sans Mono', monospace",
+    fontSize: "0.95em",
+  },
   ".cm-jax-doc-signature": { display: "block", fontWeight: "600", overflowWrap: "anywhere" },
   ".cm-jax-doc-source": { fontSize: "0.8rem" },
   // The keyboard's tooltip is the .cm-jax-doc itself; a hover's is inside .cm-tooltip-hover.
@@ -202,11 +205,13 @@ const theme = EditorView.baseTheme({
     backgroundColor: "#ffffff",
   },
   "&light .cm-jax-doc-source": { color: "#57606a" },
+  "&light .cm-jax-doc p code, &light .cm-jax-doc li code": { backgroundColor: "#eef1f4", borderRadius: "3px" },
   "&dark .cm-tooltip.cm-tooltip-hover, &dark .cm-tooltip.cm-jax-doc, &dark .cm-completionInfo": {
     color: "#e3e8ef",
     backgroundColor: "#161b22",
   },
   "&dark .cm-jax-doc-source": { color: "#a4afbd" },
+  "&dark .cm-jax-doc p code, &dark .cm-jax-doc li code": { backgroundColor: "#2a313c", borderRadius: "3px" },
 });
 
 /** The editor extensions: hover help, Ctrl+I help at the cursor, their look. */
