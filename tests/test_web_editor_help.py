@@ -191,6 +191,11 @@ def test_completion_panel_hover_and_keyboard_help_come_from_the_docstrings(
     page.keyboard.press("Escape")
     expect(shown).to_be_hidden()
     expect(content).not_to_have_attribute("aria-describedby", tooltip_id)
+    page.keyboard.press("End")  # after `jnp.minimum(x, 0)`: on no name
+    page.keyboard.press("Control+i")
+    expect(shown).to_have_text(re.compile(r"^Put the cursor on a JAX name \(jnp.sum, .*\) to see its doc"))
+    page.keyboard.press("Escape")
+    expect(shown).to_be_hidden()
 
     # One fetch for all of it, compressed as the other assets are.
     assert len(fetched) == 1

@@ -150,13 +150,22 @@ const keyTooltip = StateField.define({
   ],
 });
 
-/** Show the help of the name at (or just before) the cursor; false when the cursor is on no name. */
+/** Show the help of the name at (or just before) the cursor; on no JAX name, a line saying what to do. */
 export function showHelpAtCursor(view) {
   const head = view.state.selection.main.head;
   const line = view.state.doc.lineAt(head);
   const name = nameAt(view.state, line, head - line.from) ?? nameAt(view.state, line, head - line.from - 1);
-  if (!name) return false;
   const selection = view.state.selection;
+  const show = (dom, from, to) => {
+    if (!view.state.selection.eq(selection)) return; // the cursor moved on meanwhile
+    const tip = helpTooltip(from, to, dom);
+    view.dispatch({ effects: setKeyTooltip.of({ ...tip, above: false, describedBy: dom.id }) });
+  };
+  if (!name) {
+    const hint = "Put the cursor on a JAX name (`jnp.sum`, `jax.lax.scan`...) to see its documentation.";
+    show(appendProse(element("p", "cm-jax-doc cm-jax-doc-missing"), hint), head, head);
+    return true;
+  }
   loadDocs()
     .then((index) => {
       const help = helpFor(name.path, index);
@@ -165,11 +174,7 @@ export function showHelpAtCursor(view) {
         : appendProse(element("p", "cm-jax-doc cm-jax-doc-missing"), `No JAX documentation for \`${name.written}\`.`);
     })
     .catch((error) => element("p", "cm-jax-doc cm-jax-doc-missing", error.message))
-    .then((dom) => {
-      if (!view.state.selection.eq(selection)) return; // the cursor moved on meanwhile
-      const tip = helpTooltip(name.from, name.to, dom);
-      view.dispatch({ effects: setKeyTooltip.of({ ...tip, above: false, describedBy: dom.id }) });
-    });
+    .then((dom) => show(dom, name.from, name.to));
   return true;
 }
 
