@@ -31,6 +31,10 @@ export function loadDocs() {
   return loading;
 }
 
+/** The key that shows the help at the cursor, as this platform writes it (the page's key hints do the same). */
+const MOD = /Mac|iPhone|iPad/.test(navigator.platform || navigator.userAgent) ? "Cmd" : "Ctrl";
+const KEY_TEXT = `${MOD}+I on a name shows this.`;
+
 function element(tag, className, text) {
   const node = document.createElement(tag);
   if (className) node.className = className;
@@ -61,7 +65,7 @@ export function renderHelp(help, version) {
     }
     root.append(list);
   }
-  root.append(element("p", "cm-jax-doc-source", `From the docstring of jax ${version}`));
+  root.append(element("p", "cm-jax-doc-source", `From the docstring of jax ${version}. ${KEY_TEXT}`));
   return root;
 }
 
