@@ -266,6 +266,22 @@ def test_starter_without_the_function(tmp_path: Path) -> None:
     assert finding.line == 1
 
 
+def test_starter_that_does_not_import_what_it_uses(tmp_path: Path) -> None:
+    root = copy_problem(tmp_path)
+    edit(root / "starter.py", "import jax\n", "import jax.numpy as jnp\n")
+    finding = only(check(root), "starter", where="starter.py: line 7", message="uses `jax`")
+    assert finding.message == "uses `jax`, which it neither imports nor defines (a NameError on each Run)"
+    assert finding.line == 7
+
+
+def test_starter_whose_hint_names_a_module_it_does_not_import(tmp_path: Path) -> None:
+    root = copy_problem(tmp_path)
+    starter = f"import jax.numpy as jnp\n\n\ndef {FUNCTION}(tree, factor):\n    return tree\n"
+    (root / "starter.py").write_text(starter)  # its hints tell the learner to use jax.tree.map
+    finding = only(check(root), "starter", where="starter.py: hint 1")
+    assert finding.message.startswith("does not import `jax`, but hint 1 tells the learner to use `jax.tree.")
+
+
 # --------------------------------------------------------------------------------------------- examples
 
 

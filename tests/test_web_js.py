@@ -24,11 +24,16 @@ def test_front_end_unit_tests_pass() -> None:
 
 
 def test_the_completion_names_come_from_the_installed_jax() -> None:
-    """web/src/jax-names.json is made by web/jax_names.py from the locked jax (regenerated on an upgrade)."""
+    """web/src/jax-names.json and jax-docs.json are made by web/jax_names.py from the locked jax
+    (regenerated on an upgrade; tests/test_web_jax_docs.py checks their contents)."""
     import json
 
     import jax
 
+    for file in ("jax-names.json", "jax-docs.json"):
+        made = json.loads((ROOT / "web" / "src" / file).read_text())
+        assert made["jax_version"] == jax.__version__, (
+            f"{file}: regenerate: .venv/bin/python web/jax_names.py"
+        )
     names = json.loads((ROOT / "web" / "src" / "jax-names.json").read_text())
-    assert names["jax_version"] == jax.__version__, "regenerate: .venv/bin/python web/jax_names.py"
-    assert {"where", "sum", "zeros_like"} <= {item["label"] for item in names["modules"]["jnp"]}
+    assert {"where", "sum", "zeros_like"} <= {item["label"] for item in names["modules"]["jax.numpy"]}

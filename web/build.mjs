@@ -34,6 +34,15 @@ const entryNames = new Map(
   Object.values(entryPoints).map((path) => [relative(here, path).replaceAll("\\", "/"), basename(path)]),
 );
 
+// web/src/jax-docs.json (the editor's JAX docs, several times the editor's size) is a file of its own that
+// web/src/hover.js fetches on first use: importing it gives its hashed URL, not its contents.
+const docsAsFile = {
+  name: "jax-docs-as-file",
+  setup(plugin) {
+    plugin.onLoad({ filter: /[\\/]jax-docs\.json$/ }, (args) => ({ contents: readFileSync(args.path), loader: "file" }));
+  },
+};
+
 const result = await build({
   entryPoints,
   outdir,
@@ -51,6 +60,7 @@ const result = await build({
   // it holds must not be relative to the CSS file.
   publicPath: "/static/",
   loader: { ".woff2": "file" },
+  plugins: [docsAsFile],
   metafile: true,
   logLevel: "warning",
 });
@@ -61,7 +71,7 @@ const manifest = { source_hash: sourceHash, files: {}, preload: {} };
 for (const [file, meta] of Object.entries(result.metafile.outputs)) {
   const name = basename(file);
   const data = readFileSync(file);
-  if (/\.(js|css)$/.test(name)) writeFileSync(`${file}.gz`, gzipSync(data, { level: 9 }));
+  if (/\.(js|css|json)$/.test(name)) writeFileSync(`${file}.gz`, gzipSync(data, { level: 9 }));
   const entry = meta.entryPoint ? entryNames.get(meta.entryPoint) : undefined;
   if (entry) {
     manifest.files[entry] = relative(outdir, file);

@@ -6,7 +6,7 @@ by ``formats`` (text, JSON, JUnit XML, GitHub Actions annotations).
     spec        problem.toml validates; the package loads
     rules       the catalog's package rules: solution folders, case counts and sizes, signature limits
     statement   statement.md renders and names the function
-    starter     starter.py parses and has the declared signature
+    starter     starter.py parses, has the declared signature, imports what it and its hints use
     cases       every case satisfies validator.py; its JUNK is rejected; cases match their generator
     reach       the hidden cases approach every bound the validator checks
     reference   runs under jit on every case, declared structure and dtypes, deterministic

@@ -1,4 +1,6 @@
-"""Check ``starter``: ``starter.py`` parses and defines the function with the declared signature.
+"""Check ``starter``: ``starter.py`` parses, defines the function with the declared signature, and imports
+what it uses: every name its code reads, and every JAX module its comments or the problem's hints tell the
+learner to call (``judge.starter_names``), so following them never ends in a NameError.
 
 Whether the starter runs is the ``solutions`` check's concern (it grades the starter too).
 """
@@ -8,6 +10,7 @@ from __future__ import annotations
 import ast
 
 from judge.check.context import CheckContext
+from judge.starter_names import Unimported, unimported
 
 NAME = "starter"
 
@@ -30,6 +33,16 @@ def check(ctx: CheckContext) -> None:
     if not functions:
         diag.error(f"does not define `{spec.function}` at the top level", file=file)
         return
+    for missing in _unimported(problem.starter, spec.hints):
+        if missing.in_code:
+            message = f"uses `{missing.name}`, which it neither imports nor defines (a NameError on each Run)"
+        else:
+            told = "its comment" if missing.line is not None else missing.said
+            message = (
+                f"does not import `{missing.name}`, but {told} tells the learner to use `{missing.mention}` "
+                "(a NameError for whoever follows it): import it"
+            )
+        diag.error(message, file=file, at=missing.said, line=missing.line)
     function = functions[-1]
     at = f"def {spec.function}"
     if isinstance(function, ast.AsyncFunctionDef):
@@ -68,3 +81,10 @@ def check(ctx: CheckContext) -> None:
             at=at,
             line=functions[-1].lineno,
         )
+
+
+def _unimported(source: str, hints: list[str]) -> list[Unimported]:
+    try:
+        return unimported(source, hints)
+    except SyntaxError:  # what the compiler's symbol table rejects fails the solutions check, with its words
+        return []

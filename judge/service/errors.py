@@ -12,6 +12,7 @@ hidden data ever reaches a client.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -71,10 +72,16 @@ def error_response(status: int, info: ErrorInfo, headers: Mapping[str, str] | No
     return JSONResponse(body, status_code=status, headers=dict(headers or {}))
 
 
+#: The argument a path starts with: ``grads`` of ``grads["w"][0]``, ``x`` of a validator's ``x rows (b)``
+#: or ``x, w`` (a bound on both: the first named).
+_ARGUMENT = re.compile(r"[A-Za-z_]\w*")
+
+
 def input_error(exc: InputError) -> ApiError:
-    """A Run input the converter rejected: 422 naming the argument and the JSON path."""
-    argument = exc.path.split("[", 1)[0].split(".", 1)[0]
-    return ApiError(422, "invalid_input", str(exc), argument=argument or None, path=exc.path)
+    """A Run input the converter or the problem's validator rejected: 422 naming the argument (the page
+    shows the message under that argument's box) and the path."""
+    argument = _ARGUMENT.match(exc.path)
+    return ApiError(422, "invalid_input", str(exc), argument=argument[0] if argument else None, path=exc.path)
 
 
 def _loc(loc: Sequence[Any]) -> str:

@@ -1,7 +1,7 @@
 import jax
 import jax.numpy as jnp
-from jax.sharding import AxisType, NamedSharding  # noqa: F401
-from jax.sharding import PartitionSpec as P  # noqa: F401
+from jax.sharding import AxisType, NamedSharding
+from jax.sharding import PartitionSpec as P
 
 
 def shard_activations(x, w):

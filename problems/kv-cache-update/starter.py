@@ -1,4 +1,5 @@
 import jax
+import jax.numpy as jnp
 
 
 def update_kv_cache(k_cache, v_cache, k_new, v_new, pos):

@@ -1,4 +1,4 @@
-import jax  # noqa: F401  (jax.vmap is the tool here)
+import jax  # jax.vmap is the tool here
 import jax.numpy as jnp
 
 

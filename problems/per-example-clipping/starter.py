@@ -1,4 +1,4 @@
-import jax  # noqa: F401  (jax.grad and jax.vmap are the tools here)
+import jax  # jax.grad and jax.vmap are the tools here
 import jax.numpy as jnp
 
 

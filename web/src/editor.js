@@ -1,8 +1,10 @@
 // The code editor: CodeMirror 6 with Python highlighting, line numbers, auto-indent, Tab indenting,
-// bracket matching and closing, code folding, undo history and search, completion of jax, jnp, lax and
-// jax.tree names with their signatures (web/src/complete.js: only after one of those modules and a dot,
-// or on Ctrl+Space, so it never competes with Enter elsewhere), plus a marker for the line an error names.
-// No lint: the judge is the linter.
+// bracket matching and closing, code folding, undo history and search, completion of the names of jax,
+// jax.numpy, jax.lax, jax.random, jax.tree and jax.nn with their signatures and a documentation panel
+// (web/src/complete.js: only after one of those modules, as the code's imports name it, and a dot, or on
+// Ctrl+Space, so it never competes with Enter elsewhere), the same help on hovering a name or on Ctrl+I at
+// the cursor (web/src/hover.js), plus a marker for the line an error names. No lint: the judge is the
+// linter.
 //
 // Focus: reaching the editor with Tab from the page does not make the next Tab indent line 1; until the
 // learner presses another key or clicks in it, Tab and Shift+Tab move on through the page.
@@ -25,6 +27,7 @@ import {
 } from "@codemirror/language";
 import { highlightSelectionMatches, searchKeymap } from "@codemirror/search";
 import { jaxCompletions } from "./complete.js";
+import { describe, jaxHelp } from "./hover.js";
 import { focusNext } from "./focus.js";
 import { Compartment, EditorState, Prec, StateEffect, StateField } from "@codemirror/state";
 import {
@@ -87,7 +90,8 @@ const setup = [
   crosshairCursor(),
   highlightActiveLine(),
   highlightSelectionMatches(),
-  autocompletion({ override: [jaxCompletions], icons: false }),
+  autocompletion({ override: [jaxCompletions(describe)], icons: false }),
+  jaxHelp,
   keymap.of([
     ...closeBracketsKeymap,
     ...completionKeymap,

@@ -28,9 +28,11 @@ import {
   keptWhere,
   loadCode,
   loadLastRun,
+  loadRunInput,
   loadSubmissions,
   saveCode,
   saveLastRun,
+  saveRunInput,
   saveVerdict,
 } from "./storage.js";
 import { wireSplitter, wireTabs } from "./tabs.js";
@@ -190,31 +192,65 @@ function changed(box) {
   return box.value !== box.defaultValue;
 }
 
-/** Wire the server-rendered boxes: typing in one switches to "my input" and clears its error. */
+/** Wire the server-rendered boxes: typing in one switches to "my input" and clears its error; what the
+ * learner leaves in the panel is kept for the next visit (keepInputs). */
 function wireInputs() {
   state.args = [...$("inputs").querySelectorAll(".arg[data-arg]")].map((node) => node.dataset.arg);
   for (const name of state.args) {
     $(boxId(name)).addEventListener("input", () => {
       setMode("custom");
       showInputError(name, null);
+      keepInputs();
     });
   }
   const dtype = $("run-dtype");
   if (dtype) {
-    const show = () => {
-      for (const node of document.querySelectorAll("[data-case-dtype]")) node.textContent = dtype.value;
-    };
     dtype.addEventListener("change", () => {
-      show();
+      showDtype();
       setMode("custom");
+      keepInputs();
     });
-    show();
   }
   const select = $("example-select");
-  $("fill-example").addEventListener("click", () => fillExample(select.selectedOptions[0]));
+  $("fill-example").addEventListener("click", () => {
+    fillExample(select.selectedOptions[0]);
+    keepInputs();
+  });
   for (const radio of document.querySelectorAll("input[name=run-on]")) {
-    radio.addEventListener("change", () => setMode(radio.value));
+    radio.addEventListener("change", () => {
+      setMode(radio.value);
+      keepInputs();
+    });
   }
+}
+
+function showDtype() {
+  const dtype = $("run-dtype");
+  if (!dtype) return;
+  for (const node of document.querySelectorAll("[data-case-dtype]")) node.textContent = dtype.value;
+}
+
+function keepInputs() {
+  const texts = Object.fromEntries(state.args.map((name) => [name, $(boxId(name)).value]));
+  saveRunInput(slug, { mode: mode(), texts, dtype: $("run-dtype")?.value ?? null });
+}
+
+/** Put back the input kept from the last visit (a box or choice the problem no longer has is skipped);
+ * returns the mode it was left in ("examples" when nothing was kept). */
+function restoreInputs() {
+  const kept = loadRunInput(slug);
+  if (!kept) return "examples";
+  const offers = (select, value) => [...select.options].some((option) => option.value === value);
+  for (const name of state.args) {
+    const box = $(boxId(name));
+    const text = kept.texts[name];
+    if (text === undefined || (isChoice(box) && !offers(box, text))) continue;
+    box.value = text;
+    if (!isChoice(box)) box.rows = Math.min(12, Math.max(2, text.split("\n").length));
+  }
+  const dtype = $("run-dtype");
+  if (dtype && kept.dtype && offers(dtype, kept.dtype)) dtype.value = kept.dtype;
+  return kept.mode;
 }
 
 /** Put an example's texts (the option's data-inputs: {argument: text}) in the boxes. */
@@ -263,12 +299,16 @@ function clearInputErrors() {
   for (const name of state.args) showInputError(name, null);
 }
 
-/** The argument a 422 body is about: its `argument`, else the first name of its JSON `path`. */
+/**
+ * The argument a 422 body is about: the name its `argument` (else its `path`) starts with, so a
+ * validator's `x rows (b)` or `x, w` is shown under the box of `x`.
+ */
 function inputErrorOf(body) {
   const error = body?.error ?? body;
   if (!error || typeof error !== "object") return null;
   const path = typeof error.path === "string" ? error.path : null;
-  const argument = typeof error.argument === "string" ? error.argument : /^[A-Za-z_]\w*/.exec(path ?? "")?.[0];
+  const named = typeof error.argument === "string" ? error.argument : (path ?? "");
+  const argument = /^[A-Za-z_]\w*/.exec(named)?.[0];
   if (!argument) return null;
   return { argument, path, message: error.message ?? error.detail ?? "invalid input" };
 }
@@ -776,9 +816,10 @@ function start() {
   wireHints();
   setUpEditor();
   wireInputs();
-  // Run on the examples, unless the learner typed in a box before this script ran.
+  // The input kept from the last visit, unless the learner typed in a box before this script ran.
   const typed = state.args.some((name) => changed($(boxId(name))));
-  setMode(typed ? "custom" : "examples");
+  setMode(typed ? "custom" : restoreInputs());
+  showDtype();
   $("run").addEventListener("click", run);
   $("submit").addEventListener("click", submit);
   updateSubmit();

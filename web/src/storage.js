@@ -1,4 +1,5 @@
-// What the page keeps in the browser's local storage, per problem: the code and the last verdict.
+// What the page keeps in the browser's local storage, per problem: the code, the last verdict, the
+// submissions, the last Run and the Run panel's own input ("my input below").
 // Storage may be unavailable (private windows, quotas): every call degrades to "nothing kept".
 //
 // Signed in to an account (account.js), the account is the source instead: code, verdicts, the solved set
@@ -159,4 +160,27 @@ export function loadLastRun(slug) {
 export function saveLastRun(slug, result, at = Date.now()) {
   const text = JSON.stringify({ result, at });
   write(`run:${slug}`, text.length <= LAST_RUN_MAX ? text : null);
+}
+
+/** The largest Run-panel input kept (characters of JSON); a larger one is not kept. */
+const RUN_INPUT_MAX = 200_000;
+
+/** The Run panel's input of `slug` as last left: {mode: "examples"|"custom", texts: {argument: text},
+ * dtype: string|null}, or null. */
+export function loadRunInput(slug) {
+  try {
+    const value = JSON.parse(read(`input:${slug}`) ?? "null");
+    if (!value || typeof value.texts !== "object" || value.texts === null) return null;
+    const texts = Object.fromEntries(Object.entries(value.texts).filter(([, text]) => typeof text === "string"));
+    const mode = value.mode === "custom" ? "custom" : "examples";
+    return { mode, texts, dtype: typeof value.dtype === "string" ? value.dtype : null };
+  } catch {
+    return null;
+  }
+}
+
+/** Keep the Run panel's input of `slug` (unless it is too large to keep). */
+export function saveRunInput(slug, { mode, texts, dtype }) {
+  const text = JSON.stringify({ mode, texts, dtype });
+  write(`input:${slug}`, text.length <= RUN_INPUT_MAX ? text : null);
 }
