@@ -31,6 +31,7 @@ import {
   saveLastRun,
   saveVerdict,
 } from "./storage.js";
+import { watchScrollers } from "./scrollers.js";
 import { wireSplitter, wireTabs } from "./tabs.js";
 import { verdictBadge } from "./verdicts.js";
 import { gradedText, queuedText, statusText } from "./waiting.js";
@@ -755,6 +756,7 @@ document.addEventListener("keydown", (event) => {
 function start() {
   shortcutsForPlatform();
   wireLayout();
+  watchScrollers($("statement"));
   wireHints();
   setUpEditor();
   wireInputs();
