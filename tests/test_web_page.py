@@ -339,6 +339,7 @@ def test_submit_a_correct_solution_and_see_accepted(web: Watched, server: JudgeS
     expect(summary).to_be_visible(timeout=GRADE_TIMEOUT_MS)
     expect(summary.locator(".verdict")).to_have_text("Accepted")
     total = int(re.search(r"(\d+) of (\d+)", summary.inner_text()).group(2))  # type: ignore[union-attr]
+    page.locator("#submission details.case-rows > summary").click()  # an Accepted's rows are folded
     expect(page.locator("#submission .progress-row")).to_have_count(total)
     expect(page.locator("#submission .progress-row .verdict")).to_have_text(["Accepted"] * total)
     expect(page.locator("#submission .progress-row", has_text="(hidden)").first).to_be_visible()

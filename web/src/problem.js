@@ -17,6 +17,7 @@ import {
   caseTitle,
   renderPrints,
   renderProgressRow,
+  renderResultMessage,
   renderRun,
   renderSummary,
   verdictSentence,
@@ -467,6 +468,7 @@ async function submit() {
   const panel = $("submission");
   const rows = el("ol", { class: "progress", "aria-label": "Cases graded so far" });
   const head = el("p", { class: "submission-status" }, "Sending…");
+  parkNext();
   replace(panel, el("h2", {}, "Submission"), head, rows);
   panel.hidden = false;
   showConsole("submissions");
@@ -477,7 +479,7 @@ async function submit() {
     head.textContent = queuedText(created);
     addSubmission(slug, created.id);
     const result = await follow(created.id, head, rows);
-    finishSubmission(result, panel, head);
+    finishSubmission(result, panel, head, rows);
     showHistory();
   } catch (error) {
     head.textContent = `Submit failed: ${error.message}`;
@@ -497,6 +499,7 @@ function follow(id, head, rows) {
   let explained = false;
   const seen = new Set();
   const firstWithMessage = new Map();
+  let progress = null; // the running event: how many cases, how many public
   const addRow = (item) => {
     if (seen.has(item.name)) return;
     seen.add(item.name);
@@ -506,7 +509,7 @@ function follow(id, head, rows) {
     if (item.message && !sameAs) firstWithMessage.set(item.message, caseTitle(item));
     const onShowLine = (line) => state.code.focusLine(line);
     rows.append(renderProgressRow(item, { explain, sameAs, onShowLine, rootNames, inputs: inputInfo }));
-    head.textContent = gradedText(seen.size);
+    head.textContent = gradedText(seen.size, progress);
   };
   return new Promise((resolve, reject) => {
     const source = new EventSource(`${url}/events`);
@@ -571,6 +574,7 @@ function follow(id, head, rows) {
       }
       if (data.status !== "running") return;
       queued = false;
+      progress = data;
       if (data.attempt > 1) {
         // The judge restarted mid-grading and grades the submission again from its first case.
         seen.clear();
@@ -602,27 +606,64 @@ async function poll(url) {
   }
 }
 
-function finishSubmission(result, panel, head) {
-  head.replaceWith(renderSummary(result, "cases"));
-  if (result.message) panel.append(el("pre", { class: "message final-message", text: result.message }));
+/**
+ * The graded submission: its verdict first, and beside it what to do next. An error that stopped the whole
+ * submission (a syntax error, a missing function, a compile failure: no case ran) comes right under the
+ * verdict with its line, and the "not run" rows fold away; so do the rows of an Accepted. "Try next" sits
+ * under the verdict of an Accepted.
+ */
+function finishSubmission(result, panel, head, rows) {
+  const summary = renderSummary(result, "cases");
+  head.replaceWith(summary);
+  const onShowLine = (line) => state.code.focusLine(line);
+  const stopped = renderResultMessage(result, { onShowLine });
+  if (stopped) summary.after(stopped);
+  else if (result.message) panel.append(el("pre", { class: "message final-message", text: result.message }));
+  foldRows(rows, result);
   const prints = renderPrints(result, { code: state.code.get() });
   if (prints) panel.append(prints);
   saveVerdict(slug, { verdict: result.verdict, passed: result.passed, total: result.total, at: Date.now() });
-  offerNext(result.verdict === "accepted");
+  offerNext(result.verdict === "accepted", summary);
   const line = firstErrorLine(result);
   if (line !== null) state.code.markErrorLine(line);
   announce(`Submission graded. ${verdictSentence(result)}`, result.verdict === "accepted" ? "ok" : "error");
+  revealInConsole(panel, "start");
+}
+
+/** Fold a finished submission's rows when none says more than its verdict: all accepted, or none run. */
+function foldRows(rows, result) {
+  const items = result.cases;
+  if (!items.length) return;
+  let label = null;
+  if (items.every((item) => item.verdict === "accepted")) label = `All ${items.length} cases passed: show them`;
+  else if (items.every((item) => item.verdict === "not_run")) {
+    label = `${items.length} cases not run (the error above stopped them): show them`;
+  }
+  if (!label) return;
+  const fold = el("details", { class: "case-rows" }, el("summary", {}, label));
+  rows.replaceWith(fold);
+  fold.append(rows);
+}
+
+/** Put "Try next" back where the page keeps it (hidden), before a new submission replaces the panel. */
+function parkNext() {
+  const next = $("next-problem");
+  if (!next) return;
+  next.hidden = true;
+  $("submissions").append(next);
 }
 
 /**
- * After an Accepted, offer the first problem this browser has not solved: among those this one links to
- * ("similar problems"), then the rest of the suggested order (the server lists them, best first).
+ * After an Accepted, offer under its verdict (`summary`) the first problem this browser has not solved:
+ * among those this one links to ("similar problems"), then the rest of the suggested order (the server
+ * lists them, best first).
  */
-function offerNext(accepted) {
+function offerNext(accepted, summary) {
   const next = $("next-problem");
   if (!next) return;
   next.hidden = !accepted;
   if (!accepted) return;
+  summary.after(next);
   const candidates = [...next.querySelectorAll("template[data-slug]")];
   const open = candidates.find((item) => loadVerdict(item.dataset.slug)?.verdict !== "accepted");
   const link = $("next-link");
@@ -705,6 +746,8 @@ function showLastRun() {
 // --- layout: statement and editor side by side (tabs on a phone), the console's tabs ----------------
 
 const SPLIT_KEY = "jax-judge:layout:split";
+/** The editor's share of the code pane's height (the console takes the rest), as the learner left it. */
+const EDITOR_KEY = "jax-judge:layout:editor";
 
 function wireLayout() {
   const workspace = $("main");
@@ -721,21 +764,30 @@ function wireLayout() {
     if (workspace.dataset.view !== "code") showView("code");
     consoleTab(`tab-${name}`, options);
   };
-  const save = (value) => {
+  const keep = (key) => (value) => {
     try {
-      localStorage.setItem(SPLIT_KEY, String(value));
+      localStorage.setItem(key, String(value));
     } catch {
-      // storage refused: the width is not kept
+      // storage refused: the size is not kept
     }
   };
-  const setSplit = wireSplitter($("splitter"), workspace, { onChange: save });
-  let saved = null;
-  try {
-    saved = Number(localStorage.getItem(SPLIT_KEY));
-  } catch {
-    saved = null;
-  }
-  if (saved) setSplit(saved);
+  const kept = (key) => {
+    try {
+      return Number(localStorage.getItem(key));
+    } catch {
+      return null;
+    }
+  };
+  const setSplit = wireSplitter($("splitter"), workspace, { onChange: keep(SPLIT_KEY) });
+  if (kept(SPLIT_KEY)) setSplit(kept(SPLIT_KEY));
+  const setEditor = wireSplitter($("console-splitter"), $("solve-pane"), {
+    property: "--editor-share",
+    axis: "y",
+    min: 15,
+    max: 75,
+    onChange: keep(EDITOR_KEY),
+  });
+  if (kept(EDITOR_KEY)) setEditor(kept(EDITOR_KEY));
 }
 
 // --- keyboard and start -------------------------------------------------------------------------------
