@@ -688,7 +688,8 @@ function when(value) {
 function historyRow(kept, submission) {
   const row = el("li", { class: "history-row", "data-submission": kept.id });
   if (!submission) {
-    row.append(el("span", { class: "muted" }, `Submission ${kept.id}: not found on this judge`));
+    const at = when(kept.at);
+    row.append(el("span", { class: "muted" }, `Your submission${at ? ` of ${at}` : ""}: no longer on this judge`));
     return row;
   }
   const result = submission.result;
@@ -703,7 +704,7 @@ function historyRow(kept, submission) {
       const { code } = await api(`/api/v1/submissions/${encodeURIComponent(kept.id)}/code`);
       state.code.focus();
       state.code.set(code);
-      $("save-state").textContent = `Opened submission ${kept.id} (Ctrl+Z undoes)`;
+      $("save-state").textContent = `Opened your submission of ${when(submission.created_at)} (Ctrl+Z undoes)`;
     } catch (error) {
       announce(`The code could not be opened: ${error.message}`, "error");
     }
