@@ -21,6 +21,8 @@ import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from tests.conftest import FIXTURE_SLUG, FIXTURES
+from tests.test_web_page import axe_findings
+from tests.test_web_widths import sideways, squeezed_or_escaping
 from tests.webtools import JudgeServer, Watched, launch_browser, module_artifacts, open_problem, type_code
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("web")]
@@ -227,3 +229,33 @@ def test_after_an_accepted_submit_the_verdict_and_try_next_are_in_view_in_a_tall
     page.reload()
     expect(page.locator("body")).to_have_attribute("data-editor", "codemirror")
     expect(splitter).to_have_attribute("aria-valuenow", "30")
+
+
+def test_a_run_and_an_accepted_submit_fit_a_320_px_phone_in_dark(
+    browser: Browser, artifacts: Path, server: JudgeServer, request: pytest.FixtureRequest
+) -> None:
+    """The results and the submission (its folded rows, "Try next") at the narrowest width, in dark: no
+    text squeezed to nothing or past the window, no sideways scroll, nothing serious for axe."""
+    context = browser.new_context(
+        viewport={"width": 320, "height": 700}, color_scheme="dark", bypass_csp=True
+    )
+    context.set_default_timeout(30_000)
+    try:
+        watched = Watched.attach(context.new_page(), artifacts / request.node.name)
+        page = open_problem(watched, server, FIXTURE_SLUG)
+        page.get_by_role("tab", name="Code").click()
+        ran(page, (SOLUTIONS / "wrong_answer" / "adds_factor.py").read_text())
+        assert sideways(page) <= 0 and squeezed_or_escaping(page) == []
+        assert axe_findings(page) == []
+        watched.shot("run-320-dark")
+        ran(page, (SOLUTIONS / "accepted" / "float32_then_cast.py").read_text())
+        page.locator("#submit").click()
+        verdict = page.locator("#submission .summary .verdict")
+        expect(verdict).to_have_text("Accepted", timeout=GRADE_TIMEOUT_MS)
+        expect(page.locator("#next-problem")).to_be_visible()
+        assert sideways(page) <= 0 and squeezed_or_escaping(page) == []
+        assert axe_findings(page) == []
+        watched.shot("submitted-320-dark")
+        assert watched.unexpected_errors() == []
+    finally:
+        context.close()
