@@ -259,3 +259,37 @@ def test_a_run_and_an_accepted_submit_fit_a_320_px_phone_in_dark(
         assert watched.unexpected_errors() == []
     finally:
         context.close()
+
+
+#: Float32 leaves whatever the tree's dtype: right on the float32 cases, wrong on the bfloat16 ones.
+NO_CAST_BACK = """\
+import jax
+import jax.numpy as jnp
+
+
+def scale_tree(tree, factor):
+    return jax.tree.map(lambda leaf: leaf.astype(jnp.float32) * factor, tree)
+"""
+
+
+def test_a_wrong_answer_keeps_the_failing_cases_in_view_and_folds_those_that_passed(
+    web: Watched, server: JudgeServer
+) -> None:
+    page = open_problem(web, server, FIXTURE_SLUG)
+    ran(page, NO_CAST_BACK)
+    page.locator("#submit").click()
+    panel = page.locator("#submission")
+    expect(panel.locator(".summary .verdict")).to_have_text("Wrong answer", timeout=GRADE_TIMEOUT_MS)
+    summary = panel.locator(".summary").inner_text()
+    passed, total = (int(n) for n in re.search(r"(\d+) of (\d+)", summary).groups())  # type: ignore[union-attr]
+    assert 0 < passed < total, summary
+    failing = panel.get_by_role("list", name="Cases that did not pass").locator(".progress-row")
+    expect(failing).to_have_count(total - passed)
+    expect(failing.first).to_be_in_viewport()
+    expect(failing.first.locator(".verdict")).to_have_text(re.compile("^Wrong answer"))
+    fold = panel.locator("details.passed-rows")
+    expect(fold.locator("summary")).to_have_text(f"{passed} cases passed: show them")
+    expect(fold.locator(".progress-row").first).to_be_hidden()
+    fold.locator("summary").click()
+    expect(fold.locator('.progress-row[data-verdict="accepted"]')).to_have_count(passed)
+    web.shot("wrong-answer-failing-first")

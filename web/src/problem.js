@@ -630,19 +630,26 @@ function finishSubmission(result, panel, head, rows) {
   revealInConsole(panel, "start");
 }
 
-/** Fold a finished submission's rows when none says more than its verdict: all accepted, or none run. */
+/**
+ * Fold a finished submission's rows where they say no more than its verdict: all accepted, or none run (the
+ * error above stopped them); else keep the rows that did not pass in view and fold the ones that did.
+ */
 function foldRows(rows, result) {
   const items = result.cases;
   if (!items.length) return;
-  let label = null;
-  if (items.every((item) => item.verdict === "accepted")) label = `All ${items.length} cases passed: show them`;
-  else if (items.every((item) => item.verdict === "not_run")) {
-    label = `${items.length} cases not run (the error above stopped them): show them`;
+  const fold = (label, list, className = "case-rows") => el("details", { class: className }, el("summary", {}, label), list);
+  if (items.every((item) => item.verdict === "accepted")) {
+    rows.replaceWith(fold(`All ${items.length} cases passed: show them`, rows));
+  } else if (items.every((item) => item.verdict === "not_run")) {
+    rows.replaceWith(fold(`${items.length} cases not run (the error above stopped them): show them`, rows));
+  } else {
+    const passed = [...rows.children].filter((row) => row.dataset.verdict === "accepted");
+    if (!passed.length) return;
+    rows.setAttribute("aria-label", "Cases that did not pass");
+    const list = el("ol", { class: "progress", "aria-label": "Cases that passed" }, ...passed);
+    const n = passed.length;
+    rows.after(fold(`${n} case${n === 1 ? "" : "s"} passed: show ${n === 1 ? "it" : "them"}`, list, "case-rows passed-rows"));
   }
-  if (!label) return;
-  const fold = el("details", { class: "case-rows" }, el("summary", {}, label));
-  rows.replaceWith(fold);
-  fold.append(rows);
 }
 
 /** Put "Try next" back where the page keeps it (hidden), before a new submission replaces the panel. */
