@@ -637,18 +637,25 @@ function finishSubmission(result, panel, head, rows) {
 function foldRows(rows, result) {
   const items = result.cases;
   if (!items.length) return;
-  const fold = (label, list, className = "case-rows") => el("details", { class: className }, el("summary", {}, label), list);
+  const fold = (label, className = "case-rows") => el("details", { class: className }, el("summary", {}, label));
+  const foldAll = (label) => {
+    const details = fold(label);
+    rows.replaceWith(details); // before the rows move into it
+    details.append(rows);
+  };
   if (items.every((item) => item.verdict === "accepted")) {
-    rows.replaceWith(fold(`All ${items.length} cases passed: show them`, rows));
+    foldAll(`All ${items.length} cases passed: show them`);
   } else if (items.every((item) => item.verdict === "not_run")) {
-    rows.replaceWith(fold(`${items.length} cases not run (the error above stopped them): show them`, rows));
+    foldAll(`${items.length} cases not run (the error above stopped them): show them`);
   } else {
     const passed = [...rows.children].filter((row) => row.dataset.verdict === "accepted");
     if (!passed.length) return;
     rows.setAttribute("aria-label", "Cases that did not pass");
     const list = el("ol", { class: "progress", "aria-label": "Cases that passed" }, ...passed);
     const n = passed.length;
-    rows.after(fold(`${n} case${n === 1 ? "" : "s"} passed: show ${n === 1 ? "it" : "them"}`, list, "case-rows passed-rows"));
+    const details = fold(`${n} case${n === 1 ? "" : "s"} passed: show ${n === 1 ? "it" : "them"}`, "case-rows passed-rows");
+    details.append(list);
+    rows.after(details);
   }
 }
 
