@@ -14,6 +14,7 @@ import pytest
 from judge.dispatch import GradingWorker, LocalDispatcher, ProgressFeed
 from judge.dispatch.worker import running_status
 from judge.problems import ProblemSet, load_problem
+from judge.service.contract import StatusEvent
 from judge.store import NewSubmission, Store, sqlite_url
 from sandbox.backends import get_backend
 from tests.conftest import FIXTURE_SLUG, FIXTURES
@@ -138,6 +139,7 @@ def test_post_and_the_first_event_say_where_it_waits_and_running_counts_the_case
             assert kind == "status" and data["status"] == "queued"
             assert data["waiting"]["ahead"] == 1 and data["waiting"]["estimate_s"] >= 1
             assert data["waiting"]["message"] == third["waiting"]["message"]
+            assert StatusEvent.model_validate(data).waiting is not None  # as the OpenAPI document says
             assert third["id"] not in data["waiting"]["message"]
         finally:
             gate.set()
@@ -150,6 +152,7 @@ def test_post_and_the_first_event_say_where_it_waits_and_running_counts_the_case
         public = sum(1 for case in problem.cases if not case.hidden)
         started = [data for _, kind, data in events if kind == "status" and data["status"] == "running"]
         assert started == [{"status": "running", "attempt": 1, "cases": len(problem.cases), "public": public}]
+        assert StatusEvent.model_validate(started[0]).public == public
 
 
 def test_running_status_counts_the_cases_before_the_first_hidden_one() -> None:
