@@ -146,6 +146,8 @@ def test_a_submit_behind_others_says_its_place_what_it_waits_for_and_how_long_th
     expect(status).to_have_text(
         re.compile(r"^Queued behind [12] other submissions? \(about \d+ s\)\.$"), timeout=GRADE_TIMEOUT_MS
     )
+    # The same words beside the Submit button, where the eye is after clicking it.
+    expect(page.locator("#submit-why")).to_have_text(re.compile(r"^(Queued|Grading)"))
     web.shot("queued-behind")
     summary = page.locator("#submission .summary")
     expect(summary.locator(".verdict")).to_have_text("Accepted", timeout=GRADE_TIMEOUT_MS)

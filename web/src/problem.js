@@ -476,7 +476,7 @@ async function submit() {
   announce("Submitting…");
   try {
     const created = await api("/api/v1/submissions", { method: "POST", body: { problem: slug, code } });
-    head.textContent = queuedText(created);
+    tell(head, queuedText(created));
     addSubmission(slug, created.id);
     const result = await follow(created.id, head, rows);
     finishSubmission(result, panel, head, rows);
@@ -488,6 +488,15 @@ async function submit() {
     state.submitting = false;
     updateSubmit();
   }
+}
+
+/**
+ * Say where a submission stands (queued and why, graded so far) in its panel's status line (`head`), and
+ * beside the Submit button, where the eye is after clicking it, whichever console tab is shown.
+ */
+function tell(head, text) {
+  head.textContent = text;
+  if (state.submitting) $("submit-why").textContent = text;
 }
 
 /**
@@ -509,7 +518,7 @@ function follow(id, head, rows) {
     if (item.message && !sameAs) firstWithMessage.set(item.message, caseTitle(item));
     const onShowLine = (line) => state.code.focusLine(line);
     rows.append(renderProgressRow(item, { explain, sameAs, onShowLine, rootNames, inputs: inputInfo }));
-    head.textContent = gradedText(seen.size, progress);
+    tell(head, gradedText(seen.size, progress));
   };
   return new Promise((resolve, reject) => {
     const source = new EventSource(`${url}/events`);
@@ -530,7 +539,7 @@ function follow(id, head, rows) {
           if (!queued || done) return;
           const submission = await api(url).catch(() => null);
           if (submission?.status !== "queued" || !queued || done) return;
-          head.textContent = queuedText(submission);
+          tell(head, queuedText(submission));
         }
       } finally {
         watching = false;
@@ -568,7 +577,7 @@ function follow(id, head, rows) {
         firstWithMessage.clear();
         explained = false;
         rows.replaceChildren();
-        head.textContent = text;
+        tell(head, text);
         watchQueue();
         return;
       }
@@ -582,7 +591,7 @@ function follow(id, head, rows) {
         explained = false;
         rows.replaceChildren();
       }
-      head.textContent = text;
+      tell(head, text);
     });
     on("case", (data) => addRow(data.case));
     on("result", (data) => {
