@@ -477,6 +477,7 @@ async function submit() {
   try {
     const created = await api("/api/v1/submissions", { method: "POST", body: { problem: slug, code } });
     tell(head, queuedText(created));
+    announce(`Submitted. ${queuedText(created)}`);
     addSubmission(slug, created.id);
     const result = await follow(created.id, head, rows);
     finishSubmission(result, panel, head, rows);
