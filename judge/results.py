@@ -138,12 +138,14 @@ class CaseCost(BaseModel):
     #: ``flops / reference_flops`` (None when either is missing, or the reference has none).
     flops_ratio: FiniteOrNone = None
     bytes_ratio: FiniteOrNone = None
-    #: The ratios in words: ``2.9x the reference's FLOPs, 1x its bytes accessed, 4 loops where the
-    #: reference has 1`` (and a time ratio when it is at least 2x or at most 0.5x).
+    #: Each figure beside the reference's, in words: ``29 FLOPs (the reference: 10, 2.9x), 100 bytes
+    #: accessed (the reference: 100 bytes), 4 loops where the reference has 1`` (and two measurable times
+    #: beside each other, their ratio when it is at least 2x or at most 0.5x).
     text: str = ""
     #: Compile time of the program (None when the executor had it compiled already) and run time of the
     #: case, in ms of charged time, beside the reference's measured on the judge's side with the same
-    #: compiler flags; times of two processes, so read their ratios as rough.
+    #: compiler flags; times of two processes, so read their ratios as rough. A ratio is None unless both
+    #: times are measurable (``judge.feedback.cost.MEASURABLE_MS``): sub-millisecond timings are noise.
     compile_ms: FiniteOrNone = None
     run_ms: FiniteOrNone = None
     reference_compile_ms: FiniteOrNone = None

@@ -269,7 +269,8 @@ class _FeedbackEngine(FakeEngine):
             stablehlo_marks=[ProgramMark(line=1, kind="custom_call")],
         )
         cost = CaseCost(flops=29.0, reference_flops=10.0, flops_ratio=2.9, loops=4, reference_loops=1,
-                        text="2.9x the reference's FLOPs, 4 loops where the reference has 1")  # fmt: skip
+                        text="29 FLOPs (the reference: 10, 2.9x), 4 loops where the reference has 1",
+                        )  # fmt: skip
         mistake = MistakeMatch(name="Adds factor", note="Adds the factor instead of multiplying.", others=1)
         cases = [
             c.model_copy(update={"mistake": mistake, "cost": cost, "program": view}) for c in result.cases

@@ -12,11 +12,13 @@ from pathlib import Path
 import pytest
 
 from judge.dispatch import GradingWorker, LocalDispatcher, ProgressFeed
-from judge.problems import ProblemSet
+from judge.dispatch.worker import running_status
+from judge.problems import ProblemSet, load_problem
+from judge.service.contract import StatusEvent
 from judge.store import NewSubmission, Store, sqlite_url
 from sandbox.backends import get_backend
-from tests.conftest import FIXTURE_SLUG
-from tests.service_support import FakeEngine, make_settings, running
+from tests.conftest import FIXTURE_SLUG, FIXTURES
+from tests.service_support import FakeEngine, make_settings, running, sse_events
 
 CODE = "def scale_tree(tree, factor):\n    return tree\n"
 
@@ -110,3 +112,52 @@ def test_get_says_why_a_queued_submission_waits_in_words(tmp_path: Path) -> None
             assert running_body["status"] == "running" and running_body.get("waiting") is None
         finally:
             gate.set()
+
+
+def test_post_and_the_first_event_say_where_it_waits_and_running_counts_the_cases(tmp_path: Path) -> None:
+    """The POST's answer and the stream's first ``status`` event carry ``waiting`` as GET does (so a page
+    says why it waits from the start); the ``running`` event says how many cases, how many public."""
+    gate = threading.Event()
+    engine = FakeEngine(delay=lambda: gate.wait(30))
+    settings = make_settings(tmp_path, stream_max_s=1)  # a stream of a queued submission ends after 1 s
+    with running(settings, backend=get_backend("process"), engine=engine) as (client, services):
+        try:
+            first = client.post("/api/v1/submissions", json={"problem": FIXTURE_SLUG, "code": CODE}).json()
+            _wait_for(lambda: services.dispatcher.running() == 1, "the first grading")
+            second = client.post(
+                "/api/v1/submissions", json={"problem": FIXTURE_SLUG, "code": f"# 2\n{CODE}"}
+            ).json()
+            third = client.post(
+                "/api/v1/submissions", json={"problem": FIXTURE_SLUG, "code": f"# 3\n{CODE}"}
+            ).json()
+            assert second["waiting"]["reason"] == "queue" and second["waiting"]["ahead"] == 0
+            assert third["waiting"]["ahead"] == 1
+            assert third["waiting"]["message"].startswith("Queued behind 1")
+            with client.stream("GET", f"/api/v1/submissions/{third['id']}/events") as response:
+                events = sse_events(response.read().decode())
+            kind, data = events[0][1], events[0][2]
+            assert kind == "status" and data["status"] == "queued"
+            assert data["waiting"]["ahead"] == 1 and data["waiting"]["estimate_s"] >= 1
+            assert data["waiting"]["message"] == third["waiting"]["message"]
+            assert StatusEvent.model_validate(data).waiting is not None  # as the OpenAPI document says
+            assert third["id"] not in data["waiting"]["message"]
+        finally:
+            gate.set()
+        _wait_for(lambda: client.get(f"/api/v1/submissions/{first['id']}").json()["status"] == "done", "done")
+        done = client.get(f"/api/v1/submissions/{first['id']}").json()
+        assert done.get("waiting") is None
+        with client.stream("GET", f"/api/v1/submissions/{first['id']}/events") as response:
+            events = sse_events(response.read().decode())
+        problem = load_problem(FIXTURES / FIXTURE_SLUG)
+        public = sum(1 for case in problem.cases if not case.hidden)
+        started = [data for _, kind, data in events if kind == "status" and data["status"] == "running"]
+        assert started == [{"status": "running", "attempt": 1, "cases": len(problem.cases), "public": public}]
+        assert StatusEvent.model_validate(started[0]).public == public
+
+
+def test_running_status_counts_the_cases_before_the_first_hidden_one() -> None:
+    problem = load_problem(FIXTURES / FIXTURE_SLUG)
+    hidden = [case.hidden for case in problem.cases]
+    assert not hidden[0] and True in hidden  # public cases first, then hidden ones
+    status = running_status(problem, 2)
+    assert status == {"status": "running", "attempt": 2, "cases": len(hidden), "public": hidden.index(True)}

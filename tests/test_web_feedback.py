@@ -4,12 +4,14 @@ marked lines), in headless Chromium against a real ``judge serve`` (``tests/test
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, expect, sync_playwright
 
+from judge.feedback.cost import MEASURABLE_MS
 from judge.feedback.notes import parse_note
 from tests.conftest import FIXTURE_SLUG, FIXTURES
 from tests.webtools import JudgeServer, Watched, launch_browser, module_artifacts, open_problem, type_code
@@ -79,7 +81,17 @@ def test_a_run_of_a_known_mistake_shows_its_note_cost_and_program(web: Watched, 
     mistake = failing.locator(".mistake")
     expect(mistake.locator(".mistake-name strong")).to_have_text(note.name)
     expect(mistake.locator(".mistake-note")).to_have_text(note.note)
-    expect(failing.locator(".cost")).to_contain_text("the reference's FLOPs")
+    # The cost: each figure beside the reference's; these sub-millisecond run times get no ratio.
+    cost = failing.locator("details.cost")
+    expect(cost.locator("summary")).to_contain_text(re.compile(r"\d+ FLOPs \(the reference: \d+"))
+    expect(cost.locator("summary")).not_to_contain_text("run")
+    cost.locator("summary").click()
+    run_time = cost.locator('tr[data-figure="Run time"] td')
+    expect(run_time.nth(0)).to_have_text(re.compile(r"^\d+(\.\d+)? ms$"))
+    mine = float(run_time.nth(0).inner_text().split()[0])
+    assert mine < MEASURABLE_MS, mine  # a tiny program's one timed run: below the floor of a ratio
+    expect(run_time.nth(2)).to_have_text("too short to compare")
+    expect(cost.locator('tr[data-figure="FLOPs"] td').nth(1)).to_have_text(re.compile(r"^\d+$"))
     program = failing.locator("details.program")
     expect(program).to_be_visible()
     program.locator(":scope > summary").click()

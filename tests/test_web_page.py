@@ -339,6 +339,7 @@ def test_submit_a_correct_solution_and_see_accepted(web: Watched, server: JudgeS
     expect(summary).to_be_visible(timeout=GRADE_TIMEOUT_MS)
     expect(summary.locator(".verdict")).to_have_text("Accepted")
     total = int(re.search(r"(\d+) of (\d+)", summary.inner_text()).group(2))  # type: ignore[union-attr]
+    page.locator("#submission details.case-rows > summary").click()  # an Accepted's rows are folded
     expect(page.locator("#submission .progress-row")).to_have_count(total)
     expect(page.locator("#submission .progress-row .verdict")).to_have_text(["Accepted"] * total)
     expect(page.locator("#submission .progress-row", has_text="(hidden)").first).to_be_visible()
@@ -1224,7 +1225,9 @@ def test_history_keeps_submissions_and_the_last_run_across_visits(web: Watched, 
     # "Open this code" puts the older submission's code in the editor (undoable).
     page.get_by_role("tab", name=re.compile("^Submissions")).click()
     rows.nth(1).get_by_role("button", name="Open this code").click()
-    expect(page.locator("#save-state")).to_contain_text("Opened submission")
+    expect(page.locator("#save-state")).to_contain_text("Opened your submission of ")
+    opened = page.locator("#save-state").inner_text()
+    assert not re.search(r"[0-9a-f]{8}-[0-9a-f]{4}", opened), opened  # its time, never its id
     assert editor_text(page).rstrip("\n") == wrong.rstrip("\n")
     page.keyboard.press("Control+z")
     assert editor_text(page).rstrip("\n") == right.rstrip("\n")

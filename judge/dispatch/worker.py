@@ -52,6 +52,15 @@ def _content_errors() -> tuple[type[BaseException], ...]:
     return (*CONTENT_ERRORS, DataError)
 
 
+def running_status(problem: Problem, attempt: int) -> dict[str, Any]:
+    """The ``status`` event that starts a grading: its ``attempt``, the number of ``cases`` it grades and
+    how many are ``public`` (their ``case`` events come one by one, before the first hidden case; from it
+    on they come together at the end), so a client can say "2 of 30 cases graded"."""
+    hidden = [case.hidden for case in problem.cases]
+    public = hidden.index(True) if True in hidden else len(hidden)
+    return {"status": "running", "attempt": attempt, "cases": len(hidden), "public": public}
+
+
 def unstorable(result: GradeResult, exc: BaseException) -> GradeResult:
     """What is stored instead of a result its own content kept from being stored: the verdict is the
     submission's (``runtime_error``), and nothing of the offending content is kept."""
@@ -176,7 +185,7 @@ class GradingWorker:
             problem = self.problems.get(record.problem)
         except ProblemNotFound:
             return self._give_up(claim, f"the problem {record.problem!r} no longer exists on this judge")
-        self.feed.publish(claim, STATUS, {"status": "running", "attempt": claim.attempt})
+        self.feed.publish(claim, STATUS, running_status(problem, claim.attempt))
         counter = itertools.count()
 
         def on_case(case: CaseResult) -> None:

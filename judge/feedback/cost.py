@@ -1,15 +1,19 @@
-"""What a program costs beside the reference's: pure ratios of XLA's cost-analysis figures and a line of text.
+"""What a program costs beside the reference's: XLA's cost-analysis figures side by side, their ratios, and a
+line of text.
 
 The figures come from the executor that compiled the learner's program (``sandbox.inside.executor.cost_of``)
 and from the reference compiled on the trusted side (``judge.reference_cost``), each with its number of loops
 (``stablehlo.while``). A ratio is None when either side has no figure or the reference's is 0 (a program
-with no FLOPs cannot be measured in multiples of it).
+with no FLOPs cannot be measured in multiples of it). The line names each figure beside the reference's
+("29 FLOPs (the reference: 10, 2.9x)"), the ratio only where it is not 1.
 
 Times are figures too: the learner's compile and run times are the executor's (charged time, see
 ``sandbox.schedclock``), the reference's were measured once in the judge's process with the same compiler
-flags (its compile, and the fastest of a few runs). They come from two processes at two moments, so the line
-names a time ratio only when it is far from 1 (``TIME_NOTED``); the figures and ratios are always in the
-result.
+flags (its compile, and the fastest of a few runs). A time ratio exists only when both times are
+``measurable`` (at least ``MEASURABLE_MS``, far above what the timing of one run varies by on its own): the
+ratio of two sub-millisecond timings says how the timers jittered, not how the programs compare. The line
+names a measurable pair of times, and their ratio when it is far from 1 (``TIME_NOTED``: two processes at
+two moments).
 """
 
 from __future__ import annotations
@@ -17,6 +21,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+#: How the executor times a case (``sandbox.inside.executor``): one run of the compiled program (no repeat
+#: to take the best of), the first after its compile, on a charged-time clock (``sandbox.schedclock``).
+EXECUTOR_RUNS = 1
+#: What one such timing varies by on its own, whatever the program: the runtime's dispatch and thread-pool
+#: wake-up, the first touch of the output buffers, an interrupt or a scheduler tick inside the interval.
+#: Measured: a tree-scaling program's first run after its compile, timed as the executor times it, took
+#: 0.52-0.84 ms (30 fresh programs) where the fastest of three warm runs took 0.015-0.035 ms: the
+#: "841x its run time" of issue 41 was such a pair, noise over noise.
+TIMER_NOISE_MS = 1.0
+#: How many times the noise of its timing a time must be to be measured: then the noise moves it by at most
+#: a tenth of itself (the noise of a best of n runs shrinks about as 1/sqrt(n); the executor makes one).
+NOISE_MARGIN = 10.0
+#: The shortest time a ratio may rest on: ``NOISE_MARGIN`` times the noise of ``EXECUTOR_RUNS`` runs.
+MEASURABLE_MS = NOISE_MARGIN * TIMER_NOISE_MS / EXECUTOR_RUNS**0.5
 #: A time ratio the line names: at least this many times the reference's, or at most its inverse.
 TIME_NOTED = 2.0
 
@@ -49,8 +67,51 @@ def ratio(mine: float | None, reference: float | None) -> float | None:
     return mine / reference
 
 
+def measurable(ms: float | None) -> bool:
+    """Whether a time (in ms) is far enough above the noise of its timing to be compared
+    (``MEASURABLE_MS``)."""
+    return ms is not None and ms >= MEASURABLE_MS
+
+
+def time_ratio(mine: float | None, reference: float | None) -> float | None:
+    """``mine / reference`` of two times, or None unless both are ``measurable``."""
+    if mine is None or reference is None or not (measurable(mine) and measurable(reference)):
+        return None
+    return mine / reference
+
+
 def _times(value: float) -> str:
     return f"{value:.2g}x" if value < 10 else f"{value:.0f}x"
+
+
+def _scaled(value: float, scale: float, unit: str) -> str:
+    shown = value / scale
+    return (f"{shown:.1f}".rstrip("0").rstrip(".") if shown < 100 else f"{shown:.0f}") + unit
+
+
+def _count(value: float) -> str:
+    """A figure for reading: "980", "12.3 k", "4.1 M", "2 G"."""
+    for scale, unit in ((1e9, " G"), (1e6, " M"), (1e3, " k")):
+        if abs(value) >= scale:
+            return _scaled(value, scale, unit)
+    return f"{value:.0f}" if value == int(value) else f"{value:.3g}"
+
+
+def _bytes(value: float) -> str:
+    for scale, unit in ((2**30, " GiB"), (2**20, " MiB"), (2**10, " KiB")):
+        if value >= scale:
+            return _scaled(value, scale, unit)
+    return f"{value:.0f} bytes"
+
+
+def _ms(value: float) -> str:
+    return f"{value:.0f} ms" if value >= 100 else f"{value:.3g} ms"
+
+
+def _beside(mine: str, reference: str, value: float | None, *, noted: float = 1.0) -> str:
+    """``mine (the reference: reference[, ratio])``: the ratio when it is ``noted`` away from 1."""
+    far = value is not None and (value >= noted or value <= 1 / noted) and round(value, 2) != 1
+    return f"{mine} (the reference: {reference}{', ' + _times(value) if far and value else ''})"
 
 
 def compare_cost(
@@ -69,17 +130,20 @@ def compare_cost(
     ref_loops = int(ref_loops_figure) if ref_loops_figure is not None else None
     flops_ratio, bytes_ratio = ratio(flops, ref_flops), ratio(moved, ref_moved)
     ref_compile, ref_run = reference.get("compile_ms"), reference.get("run_ms")
-    compile_ratio, run_ratio = _time_ratio(compile_ms, ref_compile), _time_ratio(run_ms, ref_run)
+    compile_ratio, run_ratio = time_ratio(compile_ms, ref_compile), time_ratio(run_ms, ref_run)
     parts = []
-    if flops_ratio is not None:
-        parts.append(f"{_times(flops_ratio)} the reference's FLOPs")
-    if bytes_ratio is not None:
-        parts.append(f"{_times(bytes_ratio)} its bytes accessed")
+    if flops is not None and ref_flops is not None:
+        parts.append(_beside(f"{_count(flops)} FLOPs", _count(ref_flops), flops_ratio))
+    if moved is not None and ref_moved is not None:
+        parts.append(_beside(f"{_bytes(moved)} accessed", _bytes(ref_moved), bytes_ratio))
     if loops is not None and ref_loops is not None and loops != ref_loops:
         parts.append(f"{_loops(loops)} where the reference has {ref_loops}")
-    for what, value in (("compile", compile_ratio), ("run", run_ratio)):
-        if value is not None and (value >= TIME_NOTED or value <= 1 / TIME_NOTED):
-            parts.append(f"{_times(value)} its {what} time")
+    for what, value, mine_ms, ref_ms in (
+        ("compile", compile_ratio, compile_ms, ref_compile),
+        ("run", run_ratio, run_ms, ref_run),
+    ):
+        if value is not None and mine_ms is not None and ref_ms is not None:
+            parts.append(_beside(f"{what} {_ms(mine_ms)}", _ms(ref_ms), value, noted=TIME_NOTED))
     return CostComparison(
         flops=flops,
         bytes_accessed=moved,
@@ -97,13 +161,6 @@ def compare_cost(
         compile_ratio=_rounded(compile_ratio),
         run_ratio=_rounded(run_ratio),
     )
-
-
-def _time_ratio(mine: float | None, reference: float | None) -> float | None:
-    """A time ratio; None when either time is missing or the reference's is 0 (too short to divide by)."""
-    if mine is None or reference is None or reference <= 0:
-        return None
-    return mine / reference
 
 
 def _rounded(value: float | None) -> float | None:

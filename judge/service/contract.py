@@ -26,7 +26,7 @@ from judge.dispatch.callbacks import DELIVERY_HEADER, SIGNATURE_HEADER, TIMESTAM
 from judge.dispatch.events import CASE, FAILED, RESULT, STATUS
 from judge.progress import RunProgress
 from judge.results import CaseResult, GradeResult
-from judge.service.schemas import MAX_TAGS, ErrorInfo, VersionMismatch
+from judge.service.schemas import MAX_TAGS, ErrorInfo, SubmissionWaiting, VersionMismatch
 from judge.service.settings import Settings
 from judge.verdicts import Verdict
 
@@ -91,6 +91,19 @@ _RATE_HEADERS = {
 class StatusEvent(BaseModel):
     status: Literal["queued", "running", "done", "failed"]
     attempt: int | None = Field(default=None, description="With `running`: the attempt it starts.")
+    cases: int | None = Field(default=None, description="With `running`: how many cases it grades.")
+    public: int | None = Field(
+        default=None,
+        description="With `running`: how many of the cases come one by one (those before the first hidden "
+        "case); the `case` events of the rest come together once the grading is over.",
+    )
+    waiting: SubmissionWaiting | Literal["capacity"] | None = Field(
+        default=None,
+        description="The first event of a queued submission's stream: where it stands, as GET gives it. "
+        "`capacity` in a `queued` event of a grading queued again because no sandbox worker came up for it "
+        "(the attempt is not counted), with `reason`.",
+    )
+    reason: str | None = Field(default=None, description="With `waiting: capacity`: why, in words.")
 
 
 class CaseEvent(BaseModel):

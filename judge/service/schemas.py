@@ -270,6 +270,21 @@ class SubmissionLinks(_Out):
     events: str
 
 
+class SubmissionWaiting(_Out):
+    """Where a queued submission stands on this judge (in-process dispatch)."""
+
+    ahead: int = Field(ge=0, description="Submissions that go first.")
+    reason: Literal["queue", "run_reserve", "capacity", "starting"] = Field(
+        description="Why it waits: `queue` behind others; `run_reserve` held back so that Runs keep warm "
+        "sandbox workers (at most 30 s); `capacity` queued again because no sandbox worker came up for it "
+        "(the attempt is not counted); `starting` next, about to take a sandbox worker."
+    )
+    estimate_s: int | None = Field(
+        ge=1, description="Rough whole seconds until its grading starts, from recent grading times."
+    )
+    message: str = Field(description="The same in words, for a learner.")
+
+
 class SubmissionAccepted(_Out):
     id: str
     problem: str
@@ -279,6 +294,11 @@ class SubmissionAccepted(_Out):
     tags: dict[str, str] | None = None
     regrade_of: str | None = Field(default=None, description="The submission this one regrades.")
     links: SubmissionLinks
+    waiting: SubmissionWaiting | None = Field(
+        default=None,
+        description="Where it stands in the queue now, as GET gives it (a single POST on a judge that "
+        "dispatches in its own process; absent from a batch's items and a replayed POST).",
+    )
 
 
 class BatchCreate(_In):
@@ -379,21 +399,6 @@ class CallbackStatus(_Out):
     url: str
     state: Literal["pending", "delivered", "failed"]
     attempts: list[CallbackTry] = Field(description="Every try, oldest first.")
-
-
-class SubmissionWaiting(_Out):
-    """Where a queued submission stands on this judge (in-process dispatch)."""
-
-    ahead: int = Field(ge=0, description="Submissions that go first.")
-    reason: Literal["queue", "run_reserve", "capacity", "starting"] = Field(
-        description="Why it waits: `queue` behind others; `run_reserve` held back so that Runs keep warm "
-        "sandbox workers (at most 30 s); `capacity` queued again because no sandbox worker came up for it "
-        "(the attempt is not counted); `starting` next, about to take a sandbox worker."
-    )
-    estimate_s: int | None = Field(
-        ge=1, description="Rough whole seconds until its grading starts, from recent grading times."
-    )
-    message: str = Field(description="The same in words, for a learner.")
 
 
 class SubmissionPublic(_Out):

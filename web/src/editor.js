@@ -176,6 +176,8 @@ export function replaceTextarea(textarea, { text, anchor, head, focused, topLine
         EditorView.contentAttributes.of({
           "aria-label": textarea.getAttribute("aria-label") ?? "Code editor",
           "aria-multiline": "true",
+          // Focusable as it is (contenteditable); said outright so that checkers see the scroller's way in.
+          tabindex: "0",
         }),
         EditorView.updateListener.of((update) => {
           if (update.docChanged) onChange(update.state.doc.toString());

@@ -17,6 +17,7 @@ import {
   caseTitle,
   renderPrints,
   renderProgressRow,
+  renderResultMessage,
   renderRun,
   renderSummary,
   verdictSentence,
@@ -35,6 +36,7 @@ import {
   saveRunInput,
   saveVerdict,
 } from "./storage.js";
+import { watchScrollers } from "./scrollers.js";
 import { wireSplitter, wireTabs } from "./tabs.js";
 import { verdictBadge } from "./verdicts.js";
 import { gradedText, queuedText, statusText } from "./waiting.js";
@@ -523,6 +525,7 @@ async function submit() {
   const panel = $("submission");
   const rows = el("ol", { class: "progress", "aria-label": "Cases graded so far" });
   const head = el("p", { class: "submission-status" }, "Sending…");
+  parkNext();
   replace(panel, el("h2", {}, "Submission"), head, rows);
   panel.hidden = false;
   showConsole("submissions");
@@ -530,10 +533,11 @@ async function submit() {
   announce("Submitting…");
   try {
     const created = await api("/api/v1/submissions", { method: "POST", body: { problem: slug, code } });
-    head.textContent = queuedText(created);
+    tell(head, queuedText(created));
+    announce(`Submitted. ${queuedText(created)}`);
     addSubmission(slug, created.id);
     const result = await follow(created.id, head, rows);
-    finishSubmission(result, panel, head);
+    finishSubmission(result, panel, head, rows);
     showHistory();
   } catch (error) {
     head.textContent = `Submit failed: ${error.message}`;
@@ -545,6 +549,15 @@ async function submit() {
 }
 
 /**
+ * Say where a submission stands (queued and why, graded so far) in its panel's status line (`head`), and
+ * beside the Submit button, where the eye is after clicking it, whichever console tab is shown.
+ */
+function tell(head, text) {
+  head.textContent = text;
+  if (state.submitting) $("submit-why").textContent = text;
+}
+
+/**
  * Follow a submission: one row per case as its event arrives, then resolve with the final result. If the
  * stream breaks before the result, fall back to waiting on GET /api/v1/submissions/{id}.
  */
@@ -553,6 +566,7 @@ function follow(id, head, rows) {
   let explained = false;
   const seen = new Set();
   const firstWithMessage = new Map();
+  let progress = null; // the running event: how many cases, how many public
   const addRow = (item) => {
     if (seen.has(item.name)) return;
     seen.add(item.name);
@@ -562,7 +576,7 @@ function follow(id, head, rows) {
     if (item.message && !sameAs) firstWithMessage.set(item.message, caseTitle(item));
     const onShowLine = (line) => state.code.focusLine(line);
     rows.append(renderProgressRow(item, { explain, sameAs, onShowLine, rootNames, inputs: inputInfo }));
-    head.textContent = gradedText(seen.size);
+    tell(head, gradedText(seen.size, progress));
   };
   return new Promise((resolve, reject) => {
     const source = new EventSource(`${url}/events`);
@@ -583,7 +597,7 @@ function follow(id, head, rows) {
           if (!queued || done) return;
           const submission = await api(url).catch(() => null);
           if (submission?.status !== "queued" || !queued || done) return;
-          head.textContent = queuedText(submission);
+          tell(head, queuedText(submission));
         }
       } finally {
         watching = false;
@@ -621,12 +635,13 @@ function follow(id, head, rows) {
         firstWithMessage.clear();
         explained = false;
         rows.replaceChildren();
-        head.textContent = text;
+        tell(head, text);
         watchQueue();
         return;
       }
       if (data.status !== "running") return;
       queued = false;
+      progress = data;
       if (data.attempt > 1) {
         // The judge restarted mid-grading and grades the submission again from its first case.
         seen.clear();
@@ -634,7 +649,7 @@ function follow(id, head, rows) {
         explained = false;
         rows.replaceChildren();
       }
-      head.textContent = text;
+      tell(head, text);
     });
     on("case", (data) => addRow(data.case));
     on("result", (data) => {
@@ -658,27 +673,78 @@ async function poll(url) {
   }
 }
 
-function finishSubmission(result, panel, head) {
-  head.replaceWith(renderSummary(result, "cases"));
-  if (result.message) panel.append(el("pre", { class: "message final-message", text: result.message }));
+/**
+ * The graded submission: its verdict first, and beside it what to do next. An error that stopped the whole
+ * submission (a syntax error, a missing function, a compile failure: no case ran) comes right under the
+ * verdict with its line, and the "not run" rows fold away; so do the rows of an Accepted. "Try next" sits
+ * under the verdict of an Accepted.
+ */
+function finishSubmission(result, panel, head, rows) {
+  const summary = renderSummary(result, "cases");
+  head.replaceWith(summary);
+  const onShowLine = (line) => state.code.focusLine(line);
+  const stopped = renderResultMessage(result, { onShowLine });
+  if (stopped) summary.after(stopped);
+  else if (result.message) panel.append(el("pre", { class: "message final-message", text: result.message }));
+  foldRows(rows, result);
   const prints = renderPrints(result, { code: state.code.get() });
   if (prints) panel.append(prints);
   saveVerdict(slug, { verdict: result.verdict, passed: result.passed, total: result.total, at: Date.now() });
-  offerNext(result.verdict === "accepted");
+  offerNext(result.verdict === "accepted", summary);
   const line = firstErrorLine(result);
   if (line !== null) state.code.markErrorLine(line);
   announce(`Submission graded. ${verdictSentence(result)}`, result.verdict === "accepted" ? "ok" : "error");
+  revealInConsole(panel, "start");
 }
 
 /**
- * After an Accepted, offer the first problem this browser has not solved: among those this one links to
- * ("similar problems"), then the rest of the suggested order (the server lists them, best first).
+ * Fold a finished submission's rows where they say no more than its verdict: all accepted, or none run (the
+ * error above stopped them); else keep the rows that did not pass in view and fold the ones that did.
  */
-function offerNext(accepted) {
+function foldRows(rows, result) {
+  const items = result.cases;
+  if (!items.length) return;
+  const fold = (label, className = "case-rows") => el("details", { class: className }, el("summary", {}, label));
+  const foldAll = (label) => {
+    const details = fold(label);
+    rows.replaceWith(details); // before the rows move into it
+    details.append(rows);
+  };
+  if (items.every((item) => item.verdict === "accepted")) {
+    foldAll(`All ${items.length} cases passed: show them`);
+  } else if (items.every((item) => item.verdict === "not_run")) {
+    foldAll(`${items.length} cases not run (the error above stopped them): show them`);
+  } else {
+    const passed = [...rows.children].filter((row) => row.dataset.verdict === "accepted");
+    if (!passed.length) return;
+    rows.setAttribute("aria-label", "Cases that did not pass");
+    const list = el("ol", { class: "progress", "aria-label": "Cases that passed" }, ...passed);
+    const n = passed.length;
+    const details = fold(`${n} case${n === 1 ? "" : "s"} passed: show ${n === 1 ? "it" : "them"}`, "case-rows passed-rows");
+    details.append(list);
+    rows.after(details);
+  }
+}
+
+/** Put "Try next" back where the page keeps it (hidden), before a new submission replaces the panel. */
+function parkNext() {
+  const next = $("next-problem");
+  if (!next) return;
+  next.hidden = true;
+  $("submissions").append(next);
+}
+
+/**
+ * After an Accepted, offer under its verdict (`summary`) the first problem this browser has not solved:
+ * among those this one links to ("similar problems"), then the rest of the suggested order (the server
+ * lists them, best first).
+ */
+function offerNext(accepted, summary) {
   const next = $("next-problem");
   if (!next) return;
   next.hidden = !accepted;
   if (!accepted) return;
+  summary.after(next);
   const candidates = [...next.querySelectorAll("template[data-slug]")];
   const open = candidates.find((item) => !isSolved(item.dataset.slug));
   const link = $("next-link");
@@ -703,7 +769,8 @@ function when(value) {
 function historyRow(kept, submission) {
   const row = el("li", { class: "history-row", "data-submission": kept.id });
   if (!submission) {
-    row.append(el("span", { class: "muted" }, `Submission ${kept.id}: not found on this judge`));
+    const at = when(kept.at);
+    row.append(el("span", { class: "muted" }, `Your submission${at ? ` of ${at}` : ""}: no longer on this judge`));
     return row;
   }
   const result = submission.result;
@@ -718,7 +785,7 @@ function historyRow(kept, submission) {
       const { code } = await api(`/api/v1/submissions/${encodeURIComponent(kept.id)}/code`);
       state.code.focus();
       state.code.set(code);
-      $("save-state").textContent = `Opened submission ${kept.id} (Ctrl+Z undoes)`;
+      $("save-state").textContent = `Opened your submission of ${when(submission.created_at)} (Ctrl+Z undoes)`;
     } catch (error) {
       announce(`The code could not be opened: ${error.message}`, "error");
     }
@@ -761,6 +828,8 @@ function showLastRun() {
 // --- layout: statement and editor side by side (tabs on a phone), the console's tabs ----------------
 
 const SPLIT_KEY = "jax-judge:layout:split";
+/** The editor's share of the code pane's height (the console takes the rest), as the learner left it. */
+const EDITOR_KEY = "jax-judge:layout:editor";
 
 function wireLayout() {
   const workspace = $("main");
@@ -777,21 +846,30 @@ function wireLayout() {
     if (workspace.dataset.view !== "code") showView("code");
     consoleTab(`tab-${name}`, options);
   };
-  const save = (value) => {
+  const keep = (key) => (value) => {
     try {
-      localStorage.setItem(SPLIT_KEY, String(value));
+      localStorage.setItem(key, String(value));
     } catch {
-      // storage refused: the width is not kept
+      // storage refused: the size is not kept
     }
   };
-  const setSplit = wireSplitter($("splitter"), workspace, { onChange: save });
-  let saved = null;
-  try {
-    saved = Number(localStorage.getItem(SPLIT_KEY));
-  } catch {
-    saved = null;
-  }
-  if (saved) setSplit(saved);
+  const kept = (key) => {
+    try {
+      return Number(localStorage.getItem(key));
+    } catch {
+      return null;
+    }
+  };
+  const setSplit = wireSplitter($("splitter"), workspace, { onChange: keep(SPLIT_KEY) });
+  if (kept(SPLIT_KEY)) setSplit(kept(SPLIT_KEY));
+  const setEditor = wireSplitter($("console-splitter"), $("solve-pane"), {
+    property: "--editor-share",
+    axis: "y",
+    min: 15,
+    max: 75,
+    onChange: keep(EDITOR_KEY),
+  });
+  if (kept(EDITOR_KEY)) setEditor(kept(EDITOR_KEY));
 }
 
 // --- keyboard and start -------------------------------------------------------------------------------
@@ -813,6 +891,7 @@ function start() {
   startAccount();
   shortcutsForPlatform();
   wireLayout();
+  watchScrollers($("statement"));
   wireHints();
   setUpEditor();
   wireInputs();

@@ -35,17 +35,22 @@ export function wireTabs(tablist, { onSelect = () => {}, hide = true } = {}) {
   return select;
 }
 
-/** A splitter (role=separator) that sets `property` (a percentage) on `target`: drag or arrow keys. */
-export function wireSplitter(splitter, target, { property = "--split", min = 20, max = 80, onChange } = {}) {
+/**
+ * A splitter (role=separator) that sets `property` (a percentage) on `target`: drag or arrow keys. `axis`
+ * "x" (a vertical bar: the percentage of the target's width left of it, ArrowLeft/ArrowRight) or "y" (a
+ * horizontal bar: the percentage of its height above it, ArrowUp/ArrowDown).
+ */
+export function wireSplitter(splitter, target, { property = "--split", min = 20, max = 80, axis = "x", onChange } = {}) {
   const set = (value) => {
     const clamped = Math.round(Math.min(max, Math.max(min, value)));
     target.style.setProperty(property, `${clamped}%`);
     splitter.setAttribute("aria-valuenow", String(clamped));
     onChange?.(clamped);
   };
+  const [less, more] = axis === "y" ? ["ArrowUp", "ArrowDown"] : ["ArrowLeft", "ArrowRight"];
   splitter.addEventListener("keydown", (event) => {
     const now = Number(splitter.getAttribute("aria-valuenow"));
-    const to = { ArrowLeft: now - 5, ArrowRight: now + 5, Home: min, End: max }[event.key];
+    const to = { [less]: now - 5, [more]: now + 5, Home: min, End: max }[event.key];
     if (to === undefined) return;
     event.preventDefault();
     set(to);
@@ -53,7 +58,8 @@ export function wireSplitter(splitter, target, { property = "--split", min = 20,
   splitter.addEventListener("pointerdown", (event) => {
     splitter.setPointerCapture(event.pointerId);
     const box = target.getBoundingClientRect();
-    const move = (e) => set(((e.clientX - box.left) / box.width) * 100);
+    const move = (e) =>
+      set(axis === "y" ? ((e.clientY - box.top) / box.height) * 100 : ((e.clientX - box.left) / box.width) * 100);
     const up = () => {
       splitter.removeEventListener("pointermove", move);
       splitter.removeEventListener("pointerup", up);

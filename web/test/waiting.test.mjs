@@ -34,3 +34,29 @@ test("stream statuses in words", () => {
   assert.equal(gradedText(1), "1 case graded…");
   assert.equal(gradedText(4), "4 cases graded…");
 });
+
+test("the stream's first status says where a queued submission stands, as GET does", () => {
+  const first = {
+    status: "queued",
+    waiting: { ahead: 1, reason: "queue", estimate_s: 9, message: "Queued behind 1 other submission (about 9 s)." },
+  };
+  assert.equal(statusText(first), "Queued behind 1 other submission (about 9 s).");
+  assert.equal(statusText({ status: "queued", waiting: {} }), "Queued: waiting for the judge…");
+});
+
+test("grading progress counts the cases, and says the hidden ones come together", () => {
+  const running = { status: "running", attempt: 1, cases: 30, public: 3 };
+  assert.equal(statusText(running), "Grading: 0 of 30 cases graded…");
+  assert.equal(gradedText(2, running), "Grading: 2 of 30 cases graded…");
+  assert.equal(
+    gradedText(3, running),
+    "Grading: 3 of 30 cases graded; the hidden cases are being graded, their verdicts come together at the end (27 to go)…",
+  );
+  assert.equal(gradedText(30, running), "Grading: 30 of 30 cases graded…");
+  const allHidden = { status: "running", cases: 2, public: 0 };
+  assert.equal(
+    statusText(allHidden),
+    "Grading: 0 of 2 cases graded; the hidden cases are being graded, their verdicts come together at the end (2 to go)…",
+  );
+  assert.equal(gradedText(1, { cases: 1, public: 1 }), "Grading: 1 of 1 case graded…");
+});

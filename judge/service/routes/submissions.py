@@ -44,6 +44,7 @@ from judge.service.schemas import (
     SubmissionLinks,
     SubmissionPage,
     SubmissionPublic,
+    SubmissionWaiting,
     error_responses,
 )
 from judge.service.shares import ClientShares, KeyedLocks, ShareExceeded, who
@@ -342,6 +343,9 @@ def create_submission(
     if created:  # made on the page while signed in: it belongs to the learner's account
         claim_submission(services.accounts, request.scope, record.id, record.problem)
     accepted = accepted_body(record)
+    waiting = waiting_json(services, record) if created else None
+    if waiting is not None:
+        accepted = accepted.model_copy(update={"waiting": SubmissionWaiting(**waiting)})
     headers = {"Location": accepted.links.self}
     if not created:
         headers["Idempotent-Replayed"] = "true"
@@ -536,11 +540,21 @@ async def get_submission(
     document = submission_json(record)
     if record.callback_url:
         document["callback"] = await run_in_threadpool(callback_status, services, record)
-    if record.status is Status.QUEUED:
-        waiting = services.dispatcher.waiting(record.id)
-        if waiting is not None:
-            document["waiting"] = {**asdict(waiting), "message": waiting_message(waiting)}
+    waiting = waiting_json(services, record)
+    if waiting is not None:
+        document["waiting"] = waiting
     return JSONResponse(document)
+
+
+def waiting_json(services: Services, record: SubmissionRecord) -> dict[str, Any] | None:
+    """Where a queued submission stands (``SubmissionWaiting``: fields and the learner's sentence), or None
+    when it is not queued or the dispatcher cannot say (a distributed judge)."""
+    if record.status is not Status.QUEUED:
+        return None
+    waiting = services.dispatcher.waiting(record.id)
+    if waiting is None:
+        return None
+    return {**asdict(waiting), "message": waiting_message(waiting)}
 
 
 def waiting_message(waiting: Waiting) -> str:
@@ -629,8 +643,10 @@ def delete_submission(submission_id: str, services: ServicesDep, caller: CallerD
 @router.get(
     "/{submission_id}/events",
     summary="Server-sent events: progress of a submission, then its result",
-    description="Events: `status` (`{status}`: first the current status, then `running` with the "
-    "`attempt`), one `case` per finished case (`{index, case}`; hidden cases carry verdict and message "
+    description="Events: `status` (`{status}`: first the current status, with `waiting` as GET gives it "
+    "while queued (why it waits, how many go first, an estimate, in words); then `running` with the "
+    "`attempt`, the number of `cases` and how many of them are `public` (sent one by one, before the "
+    "hidden ones)), one `case` per finished case (`{index, case}`; hidden cases carry verdict and message "
     "only, and from the first hidden case on the `case` events are held and sent together once the "
     "grading is over), "
     "then `result` (`{status: done, verdict, result}`) or `failed` (`{status: failed, error}`), after which "
@@ -678,7 +694,11 @@ async def submission_events(
         try:
             yield ServerSentEvent(retry=RETRY_MS)
             if not resumed:
-                data = json.dumps({"status": record.status.value})
+                first: dict[str, Any] = {"status": record.status.value}
+                waiting = await run_in_threadpool(waiting_json, services, record)
+                if waiting is not None:
+                    first["waiting"] = waiting
+                data = json.dumps(first)
                 yield ServerSentEvent(data=data, event=STATUS, id=eventids.event_id(record.id, 0))
             with feed.subscribe(record.id) as subscription:
                 while True:
