@@ -24,7 +24,10 @@ started beside the load (a benchmark's measured service). ``redis_url`` puts the
 on a Redis (the README's distributed set-up), so a Redis stop can be tried during the traffic.
 Nothing outlives the ``with``: services get SIGTERM then their session is killed, each CLI run is killed
 with its session, the spinners' driver ends its session; the whole load also ends after ``duration_s``.
-``python -m tests.host_load --seconds 120`` loads the host by hand and prints what failed.
+``python -m tests.host_load --seconds 120`` loads the host by hand and prints what failed;
+``python -m tests.host_load --suite CLONE`` runs the README's test command (``scripts/test``) of a clean clone
+under the load instead, then prints its exit status and time, the host's load average meanwhile and what the
+load's own traffic got (issue 37: "run the README's test command once under that load").
 """
 
 from __future__ import annotations
@@ -392,21 +395,56 @@ def summary(load: HostLoad) -> list[str]:
     return lines
 
 
+def run_suite(clone: Path, log: Path) -> tuple[int, float, list[float]]:
+    """``scripts/test`` of ``clone`` (output to ``log``), in a session of its own (stopping it stops no
+    load); its exit status, seconds, and the 1-minute load average every 30 s meanwhile."""
+    loads: list[float] = []
+    began = time.monotonic()
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            ["scripts/test", "-rf"], cwd=clone, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        try:
+            while proc.poll() is None:
+                loads.append(os.getloadavg()[0])
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(30)
+        finally:
+            if proc.poll() is None:
+                _kill_session(proc)
+                proc.wait()
+    return proc.returncode, time.monotonic() - began, loads
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=120.0, help="traffic after every service is ready")
+    parser.add_argument("--suite", type=Path, help="run scripts/test of this clean clone under the load")
     parser.add_argument("--services", type=int, default=HostLoadSpec.services)
     parser.add_argument("--checks", type=int, default=HostLoadSpec.checks)
     parser.add_argument("--graders", type=int, default=HostLoadSpec.graders)
     parser.add_argument("--spinners", type=int, default=HostLoadSpec.spinners)
+    parser.add_argument("--run-every", type=float, default=HostLoadSpec.run_every_s)
+    parser.add_argument("--submit-every", type=float, default=HostLoadSpec.submit_every_s)
+    parser.add_argument("--command-pause", type=float, default=HostLoadSpec.command_pause_s)
     args = parser.parse_args()
     spec = HostLoadSpec(
         services=args.services, checks=args.checks, graders=args.graders, spinners=args.spinners,
-        duration_s=args.seconds + 900,
+        run_every_s=args.run_every, submit_every_s=args.submit_every, command_pause_s=args.command_pause,
+        duration_s=(4 * 3600 if args.suite else args.seconds) + 900,
     )  # fmt: skip
     with host_load(spec) as load:
         print(f"ready in {', '.join(f'{s:.0f} s' for s in load.ready_s)}", flush=True)
-        time.sleep(args.seconds)
+        if args.suite is None:
+            time.sleep(args.seconds)
+        else:
+            log = args.suite / "host-load-suite.log"
+            code, took, loads = run_suite(args.suite, log)
+            print(f"scripts/test exited {code} after {took:.0f} s under the load (its output: {log})")
+            if loads:
+                loads.sort()
+                print(f"load average meanwhile: min {loads[0]:.1f}, median {loads[len(loads) // 2]:.1f}, "
+                      f"max {loads[-1]:.1f}")  # fmt: skip
     print("\n".join(summary(load)))
 
 
