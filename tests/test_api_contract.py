@@ -80,14 +80,22 @@ def test_enums_headers_events_and_webhook_are_declared(schema: dict[str, Any]) -
     assert set(events) == {"status", "case", "result", "failed"}
     assert all(ref["$ref"].split("/")[-1] in components for ref in events.values())
     webhook = schema["webhooks"]["submissionFinished"]["post"]
-    assert {p["name"] for p in webhook["parameters"]} >= {
-        "X-Judge-Signature",
-        "X-Judge-Timestamp",
-        "X-Judge-Delivery",
-    }
-    assert webhook["requestBody"]["content"]["application/json"]["schema"]["$ref"].endswith(
-        "SubmissionPublic"
-    )
+    declared = {p["name"]: p for p in webhook["parameters"]}
+    assert set(declared) >= {"webhook-id", "webhook-timestamp", "webhook-signature"}
+    for old in ("X-Judge-Signature", "X-Judge-Timestamp", "X-Judge-Delivery"):
+        assert declared[old]["deprecated"] is True
+    body = webhook["requestBody"]["content"]["application/json"]["schema"]
+    assert body == {"$ref": "#/components/schemas/SubmissionCallback"}
+    # The same callback as a `callbacks` object of each submit (what generators read), its body a named
+    # component schema: the submission less its delivery record and queue position.
+    for path in ("/api/v1/submissions", "/api/v1/submissions/batch"):
+        callbacks = schema["paths"][path]["post"]["callbacks"]["submissionFinished"]
+        ((expression, item),) = callbacks.items()
+        assert expression.startswith("{$request.body#/") and expression.endswith("callback_url}")
+        assert item["post"]["requestBody"]["content"]["application/json"]["schema"] == body
+    callback = components["SubmissionCallback"]
+    assert "callback" not in callback["properties"] and "waiting" not in callback["properties"]
+    assert set(callback["required"]) >= {"id", "status", "manifest", "links"}
 
 
 def test_limits_in_the_schema_match_the_server(schema: dict[str, Any]) -> None:

@@ -8,6 +8,12 @@ internet needs, whether or not a reverse proxy sits in front.
 - a header timeout (``header_timeout_s``): a client that has not sent a whole request line and headers
   this long after connecting, or after the previous response, gets a 408 and the connection is closed
   (uvicorn itself bounds only the idle time between requests, and any byte received cancels that);
+- a budget for connections still sending their headers (``max_waiting``, half of ``max_connections`` by
+  default): past it, or when every connection is taken, a new connection closes the one that has waited
+  longest for its headers (408) instead of being refused. A slowloris spread over many addresses then
+  holds at most that budget, turned over by its own new connections, while a client that sends its
+  headers at once is served: the rest of the connections stay for requests whose headers arrived
+  (docs/api.md gives the measure: bench/slowloris.py);
 - a malformed request (``Content-Length: -1``, a bad request line, headers past the h11 size limit) is
   answered 400 in the API's error shape, not uvicorn's plain text.
 
@@ -51,8 +57,14 @@ class GuardedH11Protocol(H11Protocol):
     max_per_address: ClassVar[int] = 64
     exempt: ClassVar[frozenset[str] | None] = frozenset()
     header_timeout_s: ClassVar[float] = 10.0
+    #: Connections still sending a request's headers, at most (None: half of max_connections).
+    max_waiting: ClassVar[int | None] = None
     #: Open connections per client address, shared by every connection of this configured class.
     per_address: ClassVar[dict[str, int]] = {}
+    #: The connections waiting for a request's headers, the longest-waiting first (an ordered set).
+    waiting: ClassVar[dict[GuardedH11Protocol, None]] = {}
+    #: Connections closed to make room whose close has not completed yet (still in ``connections``).
+    evicted: ClassVar[set[GuardedH11Protocol]] = set()
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -67,6 +79,7 @@ class GuardedH11Protocol(H11Protocol):
         header_timeout_s: float,
         max_per_address: int = 64,
         exempt: frozenset[str] | None = frozenset(),
+        max_waiting: int | None = None,
     ) -> type[GuardedH11Protocol]:
         return type(
             "GuardedH11Protocol",
@@ -76,19 +89,41 @@ class GuardedH11Protocol(H11Protocol):
                 "max_per_address": max_per_address,
                 "exempt": exempt,
                 "header_timeout_s": header_timeout_s,
+                "max_waiting": max_waiting,
                 "per_address": {},
+                "waiting": {},
+                "evicted": set(),
             },
         )
 
     # ------------------------------------------------------------------------------ connection limits
 
     def _refusal(self, address: str | None) -> str | None:
-        if len(self.connections) >= self.max_connections:
-            return f"{len(self.connections)} connections open, the most allowed"
         counted = address is not None and self.exempt is not None and address not in self.exempt
         if counted and self.per_address.get(str(address), 0) >= self.max_per_address:
             return f"{address} holds {self.max_per_address} connections, the most one address may"
+        budget = self.max_waiting if self.max_waiting is not None else max(1, self.max_connections // 2)
+        if len(self.waiting) >= budget:
+            self._evict_longest_waiting()
+        full = len(self.connections) - len(self.evicted) >= self.max_connections
+        if full and not self._evict_longest_waiting():
+            return f"{len(self.connections)} connections open, the most allowed"
         return None
+
+    def _evict_longest_waiting(self) -> bool:
+        """Close the connection that has waited longest for its headers (408): room for a new one."""
+        while self.waiting:
+            victim = next(iter(self.waiting))
+            self.waiting.pop(victim, None)
+            if victim.transport.is_closing():
+                continue
+            victim._cancel_header_timer()
+            self.evicted.add(victim)
+            message = "the request's headers were too slow while others waited to connect"
+            victim.transport.write(error_bytes(408, "Request Timeout", "request_timeout", message))
+            victim.transport.close()
+            return True
+        return False
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         peer = transport.get_extra_info("peername")
@@ -107,6 +142,8 @@ class GuardedH11Protocol(H11Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._cancel_header_timer()
+        self.waiting.pop(self, None)
+        self.evicted.discard(self)
         if self._counted is not None:
             left = self.per_address.get(self._counted, 1) - 1
             if left > 0:
@@ -125,6 +162,7 @@ class GuardedH11Protocol(H11Protocol):
         super().data_received(data)
         if self.cycle is not cycle:  # a whole request line and headers arrived
             self._cancel_header_timer()
+            self.waiting.pop(self, None)
 
     # ------------------------------------------------------------------------------ header timeout
 
@@ -136,6 +174,8 @@ class GuardedH11Protocol(H11Protocol):
     def _arm_header_timer(self) -> None:
         self._cancel_header_timer()
         self._header_timer = self.loop.call_later(self.header_timeout_s, self._headers_too_slow)
+        self.waiting.pop(self, None)
+        self.waiting[self] = None  # the newest waiting
 
     def _cancel_header_timer(self) -> None:
         if self._header_timer is not None:
