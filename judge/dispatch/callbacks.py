@@ -470,8 +470,8 @@ class CallbackSender:
         error: str | None = None
         try:
             target, host_header, server_name = pinned_target(url, self.resolver)
-        except Exception as exc:  # noqa: BLE001 - the name resolves nowhere, or somewhere private, or
-            # cannot even be looked up (a label past 63 characters): a failed try like a network error
+        except Exception as exc:  # the name resolves nowhere, or somewhere private, or cannot even be
+            # looked up (a label past 63 characters): a failed try like a network error
             target, error = "", f"not sent: {exc}"[:500]
         if not error:
             if host_header is not None:

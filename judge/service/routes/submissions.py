@@ -73,6 +73,8 @@ _CLIENT_LOCKS = KeyedLocks()
 PING_S = 15
 #: Milliseconds an EventSource waits before it reconnects (the ``retry:`` field every stream opens with).
 RETRY_MS = 3000
+#: Items of a listing page when ``limit`` is not given (at most page_max).
+DEFAULT_LIMIT = 50
 #: Longest ``Idempotency-Key`` accepted.
 MAX_IDEMPOTENCY_KEY = 255
 
@@ -445,7 +447,10 @@ def list_submissions(
         str | None, Query(max_length=64, description="Created before (ISO 8601 with a time zone).")
     ] = None,
     cursor: Annotated[str | None, Query(max_length=200, description="next_cursor of the last page.")] = None,
-    limit: Annotated[int, Query(ge=1, description="Items per page (at most page_max).")] = 50,
+    limit: Annotated[
+        int | None,
+        Query(ge=1, description="Items per page (at most page_max; default 50, or page_max if less)."),
+    ] = None,
     count: Annotated[bool, Query(description="Also count every matching submission (total).")] = False,
     fields: FieldsQuery = None,
     ids: Annotated[
@@ -483,6 +488,8 @@ def list_submissions(
             raise ApiError(422, "invalid_filter", f"{other}: ids combines with fields only", path=other)
         wanted = filters.id_list(ids, services.settings.page_max)
         return JSONResponse(lookup.by_ids(services, caller, wanted, names))
+    if limit is None:
+        limit = min(DEFAULT_LIMIT, services.settings.page_max)
     if limit > services.settings.page_max:
         raise ApiError(
             422,
