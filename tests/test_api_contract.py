@@ -265,6 +265,88 @@ def test_the_generated_client_does_a_round_trip(generated: str, tmp_path: Path) 
         assert delete.sync_detailed(submission_id=accepted.parsed.id, client=api).status_code == 204
 
 
+def test_the_generated_client_covers_every_submission_route_and_option(
+    generated: str, tmp_path: Path
+) -> None:
+    """The generated client through every submission route and option: a batch with an Idempotency-Key
+    (replayed, then a 409), ``fields`` answers (sparse, ``callback`` and ``code`` among them) parsed
+    into SubmissionFields, typed listing items and a multi-get by ids, a redelivery (202, no body), the
+    code, typed errors, and a real callback delivery parsed with the generated SubmissionCallback."""
+    models = importlib.import_module("judge_client.models")
+    client_module = importlib.import_module("judge_client")
+    api_mod = "judge_client.api.submissions."
+    batch = importlib.import_module(api_mod + "create_batch")
+    get = importlib.import_module(api_mod + "get_submission")
+    listing = importlib.import_module(api_mod + "list_submissions")
+    redeliver = importlib.import_module(api_mod + "redeliver_callback")
+    code = importlib.import_module(api_mod + "get_submission_code")
+    types = importlib.import_module("judge_client.types")
+    from tests.test_service_callbacks import Receiver
+
+    receiver = Receiver([])
+    receiver.thread.start()
+    settings = make_settings(
+        tmp_path, api_keys={"lms": hash_key(KEY)}, callback_hosts=["127.0.0.1"], callback_secret="s3cret"
+    )
+    source = "def scale_tree(tree, factor):\n    return tree\n"
+    try:
+        with running(settings, backend=get_backend("process"), engine=FakeEngine()) as (
+            test_client,
+            services,
+        ):
+            api = client_module.AuthenticatedClient(base_url="http://testserver", token=KEY)
+            api.set_httpx_client(test_client)
+            test_client.headers["Authorization"] = f"Bearer {KEY}"
+            items = [
+                models.SubmissionCreate(problem=FIXTURE_SLUG, code=source, callback_url=receiver.url),
+                models.SubmissionCreate(problem="no-such-problem", code=source),
+            ]
+            body = models.BatchCreate(items=items)
+            first = batch.sync_detailed(client=api, body=body, idempotency_key="b-1")
+            assert first.status_code == 200 and isinstance(first.parsed, models.BatchAccepted)
+            assert [i.status_code for i in first.parsed.items] == [202, 404]
+            assert first.parsed.items[1].error.code == models.ErrorInfoCode.PROBLEM_NOT_FOUND
+            again = batch.sync_detailed(client=api, body=body, idempotency_key="b-1")
+            assert again.headers["Idempotent-Replayed"] == "true"
+            sid = first.parsed.items[0].submission.id
+            assert again.parsed.items[0].submission.id == sid and len(services.store.ids()) == 1
+            conflict = batch.sync_detailed(
+                client=api, body=models.BatchCreate(items=items[:1]), idempotency_key="b-1"
+            )
+            assert conflict.status_code == 409 and isinstance(conflict.parsed, models.ErrorBody)
+            assert conflict.parsed.error.code == models.ErrorInfoCode.IDEMPOTENCY_CONFLICT
+            done = get.sync(submission_id=sid, client=api, wait=30.0)
+            assert isinstance(done, models.SubmissionPublic) and done.verdict == models.Verdict.ACCEPTED
+            receiver.wait_for(1)
+            sparse = get.sync(submission_id=sid, client=api, fields="id,verdict,callback,code")
+            assert isinstance(sparse, models.SubmissionFields)
+            assert sparse.id == sid and sparse.code == source and sparse.verdict == models.Verdict.ACCEPTED
+            assert isinstance(sparse.callback, models.CallbackStatus) and sparse.callback.url == receiver.url
+            assert isinstance(sparse.status, types.Unset)  # absent, not null
+            page = listing.sync(client=api, count=True)
+            assert isinstance(page, models.SubmissionPage) and page.total == 1
+            assert isinstance(page.items[0], models.SubmissionSummary) and page.items[0].id == sid
+            slim = listing.sync(client=api, fields="id,status")
+            assert isinstance(slim.items[0], models.SubmissionFields) and slim.items[0].id == sid
+            unknown = "00000000-0000-0000-0000-000000000000"
+            several = listing.sync(client=api, ids=f"{unknown},{sid}", fields="id,result")
+            assert [i.id for i in several.items] == [sid] and several.missing == [unknown]
+            assert isinstance(several.items[0].result, models.GradeResult)
+            refused = listing.sync(client=api, created_after=None, tag="no colon")
+            assert isinstance(refused, models.ErrorBody) and refused.error.path == "tag"
+            answer = redeliver.sync_detailed(submission_id=sid, client=api)
+            assert answer.status_code == 202 and answer.content == b"" and answer.parsed is None
+            assert code.sync(submission_id=sid, client=api).code == source
+            # The callback a platform receives parses into the generated model of its body.
+            _headers, delivered, _at = receiver.requests[0]
+            callback = models.SubmissionCallback.from_dict(json.loads(delivered))
+            assert callback.id == sid and callback.verdict == models.Verdict.ACCEPTED
+            assert isinstance(callback.result, models.GradeResult)
+    finally:
+        receiver.server.shutdown()
+        receiver.server.server_close()
+
+
 class _FeedbackEngine(FakeEngine):
     """Grades instantly, every case with the three kinds of feedback a real grading may attach."""
 

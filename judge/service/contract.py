@@ -176,6 +176,14 @@ def _add_components(schema: dict[str, Any]) -> None:
         for name, nested in definition.pop("$defs", {}).items():
             components.setdefault(name, nested)
         components[model.__name__] = definition
+    # The callback's body (no route answers it) and the error body (every 500 and 503 refers to it).
+    for model in (SubmissionCallback, ErrorBody):
+        definition = model.model_json_schema(
+            ref_template="#/components/schemas/{model}", mode="serialization"
+        )
+        for name, nested in definition.pop("$defs", {}).items():
+            components.setdefault(name, nested)
+        components.setdefault(model.__name__, definition)
     info = components.get("ErrorInfo", {}).get("properties", {}).get("code")
     if info is not None:
         info["enum"] = list(ERROR_CODES)
@@ -186,21 +194,11 @@ def _add_components(schema: dict[str, Any]) -> None:
         "description": "`not_run` is only ever a case's (an earlier case stopped the run); a submission "
         "takes the first non-accepted case's verdict.",
     }
-    for name in ("SubmissionPublic", "SubmissionSummary"):
+    for name in ("SubmissionPublic", "SubmissionSummary", "SubmissionFields", "SubmissionCallback"):
         verdict = components.get(name, {}).get("properties", {}).get("verdict")
         if verdict is not None:
             verdict.pop("anyOf", None)
             verdict.update({"anyOf": [{"$ref": "#/components/schemas/Verdict"}, {"type": "null"}]})
-    callback = SubmissionCallback.model_json_schema(
-        ref_template="#/components/schemas/{model}", mode="serialization"
-    )
-    for name, nested in callback.pop("$defs", {}).items():
-        components.setdefault(name, nested)
-    components.setdefault("SubmissionCallback", callback)
-    error = ErrorBody.model_json_schema(ref_template="#/components/schemas/{model}", mode="serialization")
-    for name, nested in error.pop("$defs", {}).items():
-        components.setdefault(name, nested)
-    components.setdefault("ErrorBody", error)
     create = components.get("SubmissionCreate", {}).get("properties", {}).get("callback_url")
     if create is not None:
         for option in create.get("anyOf", []):
