@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from judge.dispatch.callbacks import URL_PATTERN
 from judge.results import CaseCost, GradeResult, MistakeMatch, ProgramMark, ProgramView
 from judge.service.apikeys import generate_key, hash_key
 from judge.service.app import create_app
@@ -101,7 +102,7 @@ def test_enums_headers_events_and_webhook_are_declared(schema: dict[str, Any]) -
 def test_limits_in_the_schema_match_the_server(schema: dict[str, Any]) -> None:
     create = schema["components"]["schemas"]["SubmissionCreate"]["properties"]
     url = next(o for o in create["callback_url"]["anyOf"] if o.get("type") == "string")
-    assert url["format"] == "uri" and url["maxLength"] == 2048
+    assert url["pattern"] == URL_PATTERN and url["maxLength"] == 2048
     user = next(o for o in create["external_user"]["anyOf"] if o.get("type") == "string")
     assert user["maxLength"] == 200 and user["pattern"]
     assert create["problem"]["maxLength"] == 200

@@ -191,13 +191,17 @@ def test_callback_gives_up_after_its_attempts(
 def test_callback_url_off_the_allowlist_is_refused_before_storing(tmp_path: Path) -> None:
     settings = make_settings(tmp_path, callback_hosts=["hooks.example"], callback_secret=SECRET)
     with running(settings, backend=get_backend("process"), engine=FakeEngine()) as (client, services):
-        for url in ("http://127.0.0.1:1/x", "gopher://hooks.example/", "http://10.0.0.1/"):
+        for url, code in (
+            ("http://127.0.0.1:1/x", "invalid_callback_url"),
+            ("gopher://hooks.example/", "invalid_request"),  # malformed: no http(s) URL at all
+            ("http://10.0.0.1/", "invalid_callback_url"),
+        ):
             response = client.post(
                 "/api/submissions", json={"problem": SCALE, "code": CODE, "callback_url": url}
             )
             assert response.status_code == 422
             error = response.json()["error"]
-            assert error["code"] == "invalid_callback_url" and error["path"] == "callback_url"
+            assert error["code"] == code and error["path"] == "callback_url"
         assert services.store.count() == 0
 
 
@@ -423,9 +427,16 @@ def test_a_callback_url_with_a_control_or_non_ascii_character_is_refused_naming_
         )
         assert response.status_code == 422, response.text
         error = response.json()["error"]
-        assert error["code"] == "invalid_callback_url" and error["path"] == "callback_url"
+        assert error["code"] == "invalid_request" and error["path"] == "callback_url"
         position = next(i for i, c in enumerate(url) if not 0x21 <= ord(c) <= 0x7E)
         assert f"U+{ord(url[position]):04X} at position {position}" in error["message"]
+        assert services.store.count() == 0
+        # In a batch, a malformed item makes the body malformed: refused whole, nothing stored.
+        batch = {
+            "items": [{"problem": SCALE, "code": CODE}, {"problem": SCALE, "code": CODE, "callback_url": url}]
+        }
+        answer = client.post("/api/v1/submissions/batch", json=batch)
+        assert answer.status_code == 422 and answer.json()["error"]["path"] == "items[1].callback_url"
         assert services.store.count() == 0
 
 

@@ -82,6 +82,9 @@ DELIVERY_HEADER = "X-Judge-Delivery"
 TOLERANCE_S = 300
 _RETRYABLE_STATUS = frozenset({408, 425, 429})
 MAX_URL_LENGTH = 2048
+#: What a ``callback_url`` looks like before any check of its parts (the schema's ``pattern``): http or
+#: https, then printable ASCII only (no control character, space, DEL or non-ASCII).
+URL_PATTERN = r"^[Hh][Tt][Tt][Pp][Ss]?://[!-~]+$"
 #: Seconds after its submission finished that a handed-off callback is still sent (then given up).
 HANDOFF_MAX_S = 24 * 3600.0
 _DELIVERY_NAMESPACE = uuid.UUID("6f1c1b0e-8a55-4a49-9d3f-2f3f0d6c5a11")
@@ -226,7 +229,7 @@ def _authority(url: str) -> tuple[str, str, int | None]:
     return parts.scheme, (parts.hostname or "").lower(), parts.port
 
 
-def _bad_character(url: str) -> str | None:
+def url_character_refusal(url: str) -> str | None:
     """Why ``url`` holds a character no URL may hold raw (a control character, a space, DEL or any
     non-ASCII: RFC 3986 has them percent-encoded), naming it and its position (0-based), or None."""
     for position, char in enumerate(url):
@@ -244,7 +247,7 @@ def callback_refusal(url: str, allowed_hosts: Iterable[str]) -> str | None:
         return "callbacks are not enabled on this judge (no host is on the callback allowlist)"
     if len(url) > MAX_URL_LENGTH:
         return f"longer than {MAX_URL_LENGTH} characters"
-    bad = _bad_character(url)
+    bad = url_character_refusal(url)
     if bad is not None:
         return bad
     try:

@@ -3,6 +3,12 @@
     key_of(key, index)      the stored key of item ``index`` of a batch posted with ``key``
     body_hash(body)         the hash every item's key records: the whole batch's (canonical JSON)
     conflict(...)           the 409 of a key already used with another batch body, or None
+    check_bounds(body, n)   a 422 for the whole batch when an item is past a bound the schema declares
+
+An item past a bound of the schema (its code longer than ``maxLength``, as its syntax: a malformed
+``callback_url``) makes the batch's body malformed: it is refused whole (422), nothing stored. An item
+refused for what only the judge knows (no such problem, a host off the allowlist, code over
+max_code_bytes in bytes of UTF-8 though within the characters, a full queue) is refused by itself.
 
 Item ``index`` is stored with the key ``batch<TAB><key><TAB><index>`` (a tab is no character of a client's
 key, so no single submit's key can name it) and the hash of the whole batch, so the same batch posted
@@ -20,6 +26,21 @@ from datetime import datetime
 from judge.service.errors import ApiError
 from judge.service.schemas import BatchCreate
 from judge.store import Store
+
+
+def check_bounds(body: BatchCreate, max_code_bytes: int) -> None:
+    """Raise the 422 of the first item whose code has more characters than max_code_bytes (the
+    schema's maxLength of ``code``)."""
+    for index, item in enumerate(body.items):
+        if len(item.code) > max_code_bytes:
+            raise ApiError(
+                422,
+                "limit_exceeded",
+                f"items[{index}].code: longer than {max_code_bytes} characters (max_code_bytes); the batch "
+                "is refused whole",
+                path=f"items[{index}].code",
+                limit="max_code_bytes",
+            )
 
 
 def key_of(key: str, index: int) -> str:

@@ -1,5 +1,5 @@
 """ASGI middleware: refuse request bodies above ``max_bytes`` before anything parses them (413), and a
-request line plus headers above ``max_header_bytes`` (431, the 16 KiB README.md documents).
+request's header fields above ``max_header_bytes`` (431, the 16 KiB README.md documents).
 
 h11 bounds only an incomplete request head (``h11_max_incomplete_event_size``, server.py): a head that
 arrives whole in one read is parsed whatever its size, so the size is checked here, on every request.
@@ -16,16 +16,15 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from judge.service.errors import error_response
 from judge.service.schemas import ErrorInfo
 
-#: Largest request line plus headers, in bytes as sent (``name: value\r\n`` each).
+#: Largest header fields of a request, in bytes as sent (``name: value\r\n`` each).
 MAX_HEADER_BYTES = 16 * 1024
 
 
 def head_bytes(scope: Scope) -> int:
-    """The request line's and headers' size as the client sent them (to within a few bytes)."""
-    line = len(scope.get("method", "")) + len(scope.get("raw_path", b"") or b"") + len(" HTTP/1.1\r\n") + 1
-    if scope.get("query_string") and b"?" not in (scope.get("raw_path") or b""):
-        line += 1 + len(scope["query_string"])
-    return line + sum(len(name) + len(value) + 4 for name, value in scope.get("headers", ()))
+    """The header fields' size as the client sent them (``name: value\r\n`` each). The request line is
+    not counted: its query parameters are bounded one by one (a 422 naming the parameter), and the
+    whole head by h11 while it arrives."""
+    return sum(len(name) + len(value) + 4 for name, value in scope.get("headers", ()))
 
 
 def _too_large(max_bytes: int) -> str:
@@ -46,7 +45,7 @@ class BodySizeLimit:
         if size > self.max_header_bytes:
             info = ErrorInfo(
                 code="limit_exceeded",
-                message=f"the request line and headers are {size} bytes, more than {self.max_header_bytes}",
+                message=f"the request's headers are {size} bytes, more than {self.max_header_bytes}",
                 limit="max_header_bytes",
             )
             await error_response(431, info, {"Connection": "close"})(scope, receive, send)

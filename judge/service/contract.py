@@ -10,10 +10,10 @@
 - the result callback as an OpenAPI ``webhooks`` entry, with its signature headers, and as a
   ``callbacks`` object of the submit operations whose body is the named schema ``SubmissionCallback``
   (generators read ``callbacks`` and component schemas; few read ``webhooks``);
-- ``callback_url`` as ``format: uri``; the listing's ``created_after``/``created_before`` as
-  ``format: date-time`` strings (ISO 8601, never numbers);
-- the 500 ``internal_error`` every operation may answer, the 503 (with ``Retry-After``) of every /api
-  operation (a dependency that does not answer);
+- ``callback_url``'s ``pattern`` (http or https, printable ASCII); the listing's ``created_after`` and
+  ``created_before`` as ``format: date-time`` strings (ISO 8601, never numbers);
+- the 500 ``internal_error`` and the 431 (headers over 16 KiB) every operation may answer, the 503 (with
+  ``Retry-After``) of every /api operation (a dependency that does not answer);
 - security: an API key is optional (``{}``) where anonymous callers are served (``allow_anonymous``),
   required on the operations that always need one (``KEY_REQUIRED``);
 - each event stream's ``text/event-stream`` content as a string of events whose types are listed
@@ -35,6 +35,7 @@ from judge.dispatch.callbacks import (
     DELIVERY_HEADER,
     SIGNATURE_HEADER,
     TIMESTAMP_HEADER,
+    URL_PATTERN,
     WEBHOOK_ID_HEADER,
     WEBHOOK_SIGNATURE_HEADER,
     WEBHOOK_TIMESTAMP_HEADER,
@@ -201,9 +202,9 @@ def _add_components(schema: dict[str, Any]) -> None:
             verdict.update({"anyOf": [{"$ref": "#/components/schemas/Verdict"}, {"type": "null"}]})
     create = components.get("SubmissionCreate", {}).get("properties", {}).get("callback_url")
     if create is not None:
-        for option in create.get("anyOf", []):
-            if option.get("type") == "string":
-                option["format"] = "uri"
+        # A pattern, not format: uri: exactly what the body's validation refuses (a batch refuses a
+        # malformed item's body whole), where uri would also name URLs it accepts as malformed.
+        _string_option(create, "string")["pattern"] = URL_PATTERN
 
 
 def _error_response(description: str) -> dict[str, Any]:
@@ -221,6 +222,12 @@ def _add_failures(schema: dict[str, Any], settings: Settings) -> None:
             responses = operation.setdefault("responses", {})
             responses.setdefault(
                 "500", _error_response("An unexpected failure (logged): `internal_error`, no detail.")
+            )
+            responses.setdefault(
+                "431",
+                _error_response(
+                    "The request's headers are over 16 KiB: `limit_exceeded` (max_header_bytes)."
+                ),
             )
             if path.startswith("/api/"):
                 responses.setdefault(

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
+from judge.dispatch.callbacks import url_character_refusal
 from judge.results import GradeResult, LeafValue
 from judge.store import Status
 
@@ -258,6 +259,21 @@ class SubmissionCreate(_In):
         description=f"Free tags such as course or assignment (at most {MAX_TAGS}), returned with the "
         "submission; `tag=name:value` filters a listing.",
     )
+
+    @field_validator("callback_url")
+    @classmethod
+    def _url_characters(cls, value: str | None) -> str | None:
+        """The URL's syntax (``callback.URL_PATTERN``): a malformed one is a malformed body (a whole batch
+        is refused); its host and the allowlist are checked by the submit (a batch item's own 422)."""
+        if value is None:
+            return value
+        bad = url_character_refusal(value)
+        if bad is not None:
+            raise ValueError(bad)
+        scheme, sep, rest = value.partition("://")
+        if not sep or scheme.lower() not in ("http", "https") or not rest:
+            raise ValueError("must be an http:// or https:// URL")
+        return value
 
     @field_validator("tags")
     @classmethod

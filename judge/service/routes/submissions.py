@@ -73,6 +73,8 @@ _CLIENT_LOCKS = KeyedLocks()
 PING_S = 15
 #: Milliseconds an EventSource waits before it reconnects (the ``retry:`` field every stream opens with).
 RETRY_MS = 3000
+#: Longest ``ids`` of a multi-get: 200 ids, well within the 16 KiB a request's head may take.
+MAX_IDS_CHARACTERS = 200 * 37
 #: Items of a listing page when ``limit`` is not given (at most page_max).
 DEFAULT_LIMIT = 50
 #: Longest ``Idempotency-Key`` accepted.
@@ -377,6 +379,7 @@ def create_batch(
             path="items",
             limit="batch_max",
         )
+    batches.check_bounds(body, services.settings.max_code_bytes)
     key = _idempotency_key(idempotency_key)
     digest = batches.body_hash(body)
     if key is not None:
@@ -456,8 +459,9 @@ def list_submissions(
     ids: Annotated[
         str | None,
         Query(
-            max_length=40 * 1000,
-            description="Comma-separated submission ids (at most page_max): read these, in this order, "
+            max_length=MAX_IDS_CHARACTERS,
+            description="Comma-separated submission ids (at most page_max, in at most "
+            f"{MAX_IDS_CHARACTERS} characters): read these, in this order, "
             "instead of listing; ids that are not found (or not this API key's) are in `missing`. "
             "Combines with `fields` only.",
         ),
