@@ -9,11 +9,12 @@ internet needs, whether or not a reverse proxy sits in front.
   this long after connecting, or after the previous response, gets a 408 and the connection is closed
   (uvicorn itself bounds only the idle time between requests, and any byte received cancels that);
 - a budget for connections still sending their headers (``max_waiting``, half of ``max_connections`` by
-  default): past it, or when every connection is taken, a new connection closes the one that has waited
-  longest for its headers (408) instead of being refused. A slowloris spread over many addresses then
-  holds at most that budget, turned over by its own new connections, while a client that sends its
-  headers at once is served: the rest of the connections stay for requests whose headers arrived
-  (docs/api.md gives the measure: bench/slowloris.py);
+  default): past it, or when every connection is taken, a new connection closes one that is waiting for
+  its headers (408) instead of being refused: the longest-waiting of the address with the most
+  connections waiting. A slowloris spread over many addresses then holds at most that budget, turned over
+  by its own new connections, while a client that sends its headers at once (one connection, waiting
+  for milliseconds) is served: the rest of the connections stay for requests whose headers arrived
+  (docs/api.md gives the measure: bench/bench_slowloris.py);
 - a malformed request (``Content-Length: -1``, a bad request line, headers past the h11 size limit) is
   answered 400 in the API's error shape, not uvicorn's plain text.
 
@@ -50,6 +51,35 @@ _BAD_REQUEST = error_bytes(
 )
 
 
+class Waiting:
+    """The connections waiting for a request's headers, by client address, the longest-waiting first."""
+
+    def __init__(self) -> None:
+        self.by_address: dict[str, dict[GuardedH11Protocol, None]] = {}
+        self.total = 0
+
+    def add(self, address: str, connection: GuardedH11Protocol) -> None:
+        self.discard(address, connection)
+        self.by_address.setdefault(address, {})[connection] = None
+        self.total += 1
+
+    def discard(self, address: str, connection: GuardedH11Protocol) -> None:
+        group = self.by_address.get(address)
+        if group is not None and group.pop(connection, False) is None:
+            self.total -= 1
+            if not group:
+                del self.by_address[address]
+
+    def victim(self) -> GuardedH11Protocol | None:
+        """The longest-waiting connection of the address with the most waiting (taken out), or None."""
+        if not self.by_address:
+            return None
+        address = max(self.by_address, key=lambda a: len(self.by_address[a]))
+        connection = next(iter(self.by_address[address]))
+        self.discard(address, connection)
+        return connection
+
+
 class GuardedH11Protocol(H11Protocol):
     """Set the class attributes with ``configured`` (uvicorn builds one instance per connection)."""
 
@@ -61,8 +91,8 @@ class GuardedH11Protocol(H11Protocol):
     max_waiting: ClassVar[int | None] = None
     #: Open connections per client address, shared by every connection of this configured class.
     per_address: ClassVar[dict[str, int]] = {}
-    #: The connections waiting for a request's headers, the longest-waiting first (an ordered set).
-    waiting: ClassVar[dict[GuardedH11Protocol, None]] = {}
+    #: The connections waiting for a request's headers.
+    waiting: ClassVar[Waiting] = Waiting()
     #: Connections closed to make room whose close has not completed yet (still in ``connections``).
     evicted: ClassVar[set[GuardedH11Protocol]] = set()
 
@@ -70,6 +100,7 @@ class GuardedH11Protocol(H11Protocol):
         super().__init__(*args, **kwargs)
         self._header_timer: asyncio.TimerHandle | None = None
         self._counted: str | None = None
+        self._address = ""
 
     @classmethod
     def configured(
@@ -91,7 +122,7 @@ class GuardedH11Protocol(H11Protocol):
                 "header_timeout_s": header_timeout_s,
                 "max_waiting": max_waiting,
                 "per_address": {},
-                "waiting": {},
+                "waiting": Waiting(),
                 "evicted": set(),
             },
         )
@@ -103,7 +134,7 @@ class GuardedH11Protocol(H11Protocol):
         if counted and self.per_address.get(str(address), 0) >= self.max_per_address:
             return f"{address} holds {self.max_per_address} connections, the most one address may"
         budget = self.max_waiting if self.max_waiting is not None else max(1, self.max_connections // 2)
-        if len(self.waiting) >= budget:
+        if self.waiting.total >= budget:
             self._evict_longest_waiting()
         full = len(self.connections) - len(self.evicted) >= self.max_connections
         if full and not self._evict_longest_waiting():
@@ -111,10 +142,9 @@ class GuardedH11Protocol(H11Protocol):
         return None
 
     def _evict_longest_waiting(self) -> bool:
-        """Close the connection that has waited longest for its headers (408): room for a new one."""
-        while self.waiting:
-            victim = next(iter(self.waiting))
-            self.waiting.pop(victim, None)
+        """Close a connection waiting for its headers (408): the longest-waiting of the address with the
+        most waiting. Room for a new one."""
+        while (victim := self.waiting.victim()) is not None:
             if victim.transport.is_closing():
                 continue
             victim._cancel_header_timer()
@@ -128,6 +158,7 @@ class GuardedH11Protocol(H11Protocol):
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         peer = transport.get_extra_info("peername")
         address = str(peer[0]) if isinstance(peer, tuple) and peer else None
+        self._address = address or ""
         refusal = self._refusal(address)
         if refusal is not None:
             log.warning("connection refused: %s", refusal)
@@ -142,7 +173,7 @@ class GuardedH11Protocol(H11Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._cancel_header_timer()
-        self.waiting.pop(self, None)
+        self.waiting.discard(self._address, self)
         self.evicted.discard(self)
         if self._counted is not None:
             left = self.per_address.get(self._counted, 1) - 1
@@ -162,7 +193,7 @@ class GuardedH11Protocol(H11Protocol):
         super().data_received(data)
         if self.cycle is not cycle:  # a whole request line and headers arrived
             self._cancel_header_timer()
-            self.waiting.pop(self, None)
+            self.waiting.discard(self._address, self)
 
     # ------------------------------------------------------------------------------ header timeout
 
@@ -174,8 +205,7 @@ class GuardedH11Protocol(H11Protocol):
     def _arm_header_timer(self) -> None:
         self._cancel_header_timer()
         self._header_timer = self.loop.call_later(self.header_timeout_s, self._headers_too_slow)
-        self.waiting.pop(self, None)
-        self.waiting[self] = None  # the newest waiting
+        self.waiting.add(self._address, self)  # the newest waiting of its address
 
     def _cancel_header_timer(self) -> None:
         if self._header_timer is not None:
