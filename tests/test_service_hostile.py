@@ -412,6 +412,35 @@ def test_one_address_cannot_take_every_connection(tmp_path: Path) -> None:
                 sock.close()
 
 
+def test_the_16_kib_header_cap_holds_on_the_wire(tmp_path: Path) -> None:
+    """Through uvicorn and h11, as judge serve runs: 15 KiB of headers are served, 17 KiB are refused
+    (431 when the head arrives whole: h11 alone let ~100 KB through; 400 from h11 when it trickles)."""
+    with serving(make_settings(tmp_path), max_connections=64, header_timeout_s=5) as (url, _):
+
+        def head(size: int) -> bytes:
+            return b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Filler: " + b"a" * size + b"\r\n\r\n"
+
+        _, ok = exchange(url, head(15 * 1024))
+        assert ok.startswith(b"HTTP/1.1 200 "), ok[:200]
+        _, whole = exchange(url, head(17 * 1024))
+        assert whole.startswith(b"HTTP/1.1 431 "), whole[:200]
+        assert body_of(whole)["error"]["limit"] == "max_header_bytes"
+        _, big = exchange(url, head(100 * 1024))
+        assert big.startswith((b"HTTP/1.1 431 ", b"HTTP/1.1 400 ")), big[:200]
+        host, port = url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=5) as sock:
+            data = head(17 * 1024)
+            for start in range(0, len(data), 4096):  # in pieces: h11's incomplete-head bound
+                with contextlib.suppress(OSError):
+                    sock.sendall(data[start : start + 4096])
+                time.sleep(0.01)
+            answer = b""
+            with contextlib.suppress(TimeoutError, ConnectionResetError):
+                while chunk := sock.recv(65536):
+                    answer += chunk
+        assert answer.startswith((b"HTTP/1.1 431 ", b"HTTP/1.1 400 ")), answer[:200]
+
+
 def test_slow_connections_from_many_addresses_leave_well_behaved_clients_served(tmp_path: Path) -> None:
     """A slowloris spread over more addresses than the per-address cap can stop (the trial: 14 or more
     addresses made the service refuse everyone): 12 addresses x 8 connections trickling header bytes,
