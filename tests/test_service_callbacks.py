@@ -390,7 +390,6 @@ def test_a_redelivery_is_a_new_delivery_id_and_thirty_calls_give_one_delivery(
             "/api/v1/submissions", json={"problem": SCALE, "code": CODE, "callback_url": receiver.url}
         ).json()["id"]
         _delivered(services, sid)
-        time.sleep(0.6)  # past the window
         answers = [client.post(f"/api/v1/submissions/{sid}/callback") for _ in range(30)]
         assert {a.status_code for a in answers} == {202} and all(a.content == b"" for a in answers)
         _delivered(services, sid, 2)

@@ -606,8 +606,8 @@ def waiting_message(waiting: Waiting) -> str:
     response_class=Response,
     summary="Deliver a finished submission's callback again, as a new delivery (debounced)",
     description="A new delivery (a new `webhook-id`), from the first try. Calls while a delivery is "
-    "pending, or within 10 s of its last try, collapse into it (202 all the same): repeated calls do not "
-    "give repeated deliveries.",
+    "pending, or within 10 s of the last redelivery's start, collapse into it (202 all the same): "
+    "repeated calls do not give repeated deliveries.",
     responses={
         202: {"description": "Queued, or collapsed into a delivery under way; no body."},
         **_NOT_FOUND,
