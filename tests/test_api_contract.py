@@ -99,6 +99,44 @@ def test_enums_headers_events_and_webhook_are_declared(schema: dict[str, Any]) -
     assert set(callback["required"]) >= {"id", "status", "manifest", "links"}
 
 
+def test_failures_security_and_sparse_reads_are_declared(schema: dict[str, Any]) -> None:
+    """Every operation declares the 500 and 431 it may answer, every /api one the 503 with Retry-After;
+    a key is optional where anonymous callers are served and required where one always is; a fields=
+    read is the sparse SubmissionFields, listing items are typed, a redelivery has no body; the listing's
+    times are date-time strings."""
+    key_required = {"list_submissions", "erase_user", "list_workers", "regrade_problem"}
+    for path, item in schema["paths"].items():
+        for method, operation in item.items():
+            responses = operation["responses"]
+            assert {"500", "431"} <= set(responses), (path, method)
+            error = responses["500"]["content"]["application/json"]["schema"]
+            assert error == {"$ref": "#/components/schemas/ErrorBody"}
+            if path.startswith("/api/"):
+                assert "Retry-After" in responses["503"]["headers"], (path, method)
+            security = operation.get("security")
+            if security is not None:
+                name = operation["operationId"].removeprefix("legacy_")
+                assert ({} in security) is (name not in key_required), (path, method, security)
+    read = schema["paths"]["/api/v1/submissions/{submission_id}"]["get"]["responses"]["200"]
+    options = read["content"]["application/json"]["schema"]["anyOf"]
+    assert [o["$ref"].split("/")[-1] for o in options] == ["SubmissionPublic", "SubmissionFields"]
+    sparse = schema["components"]["schemas"]["SubmissionFields"]
+    assert "required" not in sparse and {"callback", "code", "result"} <= set(sparse["properties"])
+    page = schema["components"]["schemas"]["SubmissionPage"]["properties"]
+    assert {o["$ref"].split("/")[-1] for o in page["items"]["items"]["anyOf"]} == {
+        "SubmissionSummary",
+        "SubmissionFields",
+    }
+    redeliver = schema["paths"]["/api/v1/submissions/{submission_id}/callback"]["post"]["responses"]["202"]
+    assert "content" not in redeliver
+    listing = {p["name"]: p["schema"] for p in schema["paths"]["/api/v1/submissions"]["get"]["parameters"]}
+    for name in ("created_after", "created_before"):
+        assert listing[name]["anyOf"][0] == {"type": "string", "maxLength": 64, "format": "date-time"}
+    batch = schema["paths"]["/api/v1/submissions/batch"]["post"]
+    assert "Idempotency-Key" in {p["name"] for p in batch["parameters"]}
+    assert "Idempotent-Replayed" in batch["responses"]["200"]["headers"]
+
+
 def test_limits_in_the_schema_match_the_server(schema: dict[str, Any]) -> None:
     create = schema["components"]["schemas"]["SubmissionCreate"]["properties"]
     url = next(o for o in create["callback_url"]["anyOf"] if o.get("type") == "string")
