@@ -16,8 +16,9 @@
   ``Retry-After``) of every /api operation (a dependency that does not answer);
 - security: an API key is optional (``{}``) where anonymous callers are served (``allow_anonymous``),
   required on the operations that always need one (``KEY_REQUIRED``);
-- each event stream's ``text/event-stream`` content as a string of events whose types are listed
-  (``x-event-types``; OpenAPI 3.1 has no schema for one event of a stream);
+- each event stream's ``text/event-stream`` content as a string with that ``contentMediaType``, its
+  events' types and their ``data`` schemas in ``x-event-types`` (OpenAPI 3.1 has no schema for one event
+  of a stream);
 - the limits that are settings, from the settings the app is built with: ``code``'s ``maxLength``
   (``max_code_bytes``), the batch's ``maxItems`` (``batch_max``), the listing's ``limit`` maximum
   (``page_max``), ``wait``'s maximum (``max_wait_s``); and ``tags``' ``maxProperties``.
@@ -271,6 +272,15 @@ def _add_headers(schema: dict[str, Any]) -> None:
                         kind: {"$ref": f"#/components/schemas/{model.__name__}"}
                         for kind, model in events.items()
                     }
+                    stream = responses.get("200", {}).setdefault("content", {}).get("text/event-stream")
+                    if stream is not None:
+                        stream["schema"] = {
+                            "type": "string",
+                            "contentMediaType": "text/event-stream",
+                            "description": "Server-sent events, each an `event:` type and its `data:` as "
+                            f"JSON: {', '.join(f'`{kind}`' for kind in events)}; each `data` has the "
+                            "schema x-event-types names for its type.",
+                        }
 
 
 def _string_option(prop: dict[str, Any], kind: str) -> dict[str, Any]:
