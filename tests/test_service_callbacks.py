@@ -480,3 +480,13 @@ def test_the_sender_survives_any_url_it_is_given_recording_each_try(
         sender.close()
         store.close()
     assert not [r for r in caplog.records if "delivering the callback" in r.getMessage()]
+
+
+def test_a_settled_callback_is_reopened_by_one_caller_only(store: Store) -> None:
+    """What keeps two API nodes asked to redeliver at once from starting two deliveries."""
+    sid = _finished(store, "http://127.0.0.1:9/hook")
+    assert not store.reopen_callback(sid)  # pending: a delivery is under way
+    for settled in (CallbackState.DELIVERED, CallbackState.FAILED):
+        store.set_callback_state(sid, settled)
+        assert [store.reopen_callback(sid) for _ in range(3)] == [True, False, False]
+        assert store.get(sid).callback_state is CallbackState.PENDING  # type: ignore[union-attr]

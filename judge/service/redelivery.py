@@ -21,8 +21,8 @@ from judge.store.models import utcnow
 
 #: Seconds after a redelivery's first try during which another redelivery call is collapsed into it.
 WINDOW_S = 10.0
-#: One redelivery decision at a time in this process (read the state, then set it), so concurrent calls
-#: cannot each see a settled callback and each start a delivery.
+#: One redelivery decision at a time in this process (read the tries, then reopen); across API nodes the
+#: store's conditional reopen lets one of several concurrent calls start a delivery.
 _LOCK = threading.Lock()
 
 
@@ -50,5 +50,6 @@ def redeliver(services: Services, record: SubmissionRecord) -> bool:
         ]
         if len(starts) >= 2 and utcnow() - max(starts) < timedelta(seconds=WINDOW_S):
             return False
-        services.store.set_callback_state(record.id, CallbackState.PENDING)
+        if not services.store.reopen_callback(record.id):
+            return False  # another API node reopened it a moment ago: its delivery takes this call in
         return sender.redeliver(record.id)
