@@ -221,3 +221,23 @@ def test_the_header_cap_is_16_kib(api: tuple[TestClient, Services]) -> None:
     assert refused.json()["error"]["limit"] == "max_header_bytes"
     many = {f"X-Filler-{n}": "y" * 1000 for n in range(17)}  # many headers add up
     assert client.get("/healthz", headers=many).status_code == 431
+
+
+def test_an_unknown_query_parameter_is_a_422_naming_it(api: tuple[TestClient, Services]) -> None:
+    """A typo (``feilds=``) is refused, not ignored: the listing would otherwise answer unfiltered."""
+    client, _ = api
+    sid = client.post("/api/v1/submissions", json=item(), headers=A).json()["id"]
+    for path, params in [
+        ("/api/v1/submissions", {"feilds": "id"}),
+        ("/api/v1/submissions", {"created_afer": "2026-01-01T00:00:00Z"}),
+        ("/api/submissions", {"": "null"}),
+        (f"/api/v1/submissions/{sid}", {"wiat": "5"}),
+        (f"/api/v1/submissions/{sid}/code", {"x": "1"}),
+    ]:
+        answer = client.get(path, params=params, headers=A)
+        assert answer.status_code == 422, (path, params, answer.text)
+        name = next(iter(params))
+        assert answer.json()["error"]["path"] == f"query.{name}"
+    assert client.get(
+        f"/api/v1/submissions/{sid}", params={"wait": "0", "fields": "id"}, headers=A
+    ).json() == {"id": sid}

@@ -13,7 +13,7 @@ from dataclasses import asdict
 from datetime import timedelta
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, Query, Request
+from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import JSONResponse, Response
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.background import BackgroundTask
@@ -29,6 +29,7 @@ from judge.service import batches, eventids, filters, lookup, redelivery
 from judge.service.deps import CallerDep, ServicesDep
 from judge.service.errors import ApiError
 from judge.service.limits import checked_code
+from judge.service.queryparams import known_query_parameters
 from judge.service.ratelimit import Principal
 from judge.service.schemas import (
     API_ERRORS,
@@ -63,7 +64,12 @@ from judge.store.models import utcnow
 from judge.store.repository import HEAVY_COLUMNS
 from judge.verdicts import Verdict
 
-router = APIRouter(prefix="/api/submissions", tags=["submissions"], responses=API_ERRORS)
+router = APIRouter(
+    prefix="/api/submissions",
+    tags=["submissions"],
+    responses=API_ERRORS,
+    dependencies=[Depends(known_query_parameters)],
+)
 
 _NOT_FOUND: dict[int | str, dict[str, Any]] = {
     404: {"model": ErrorBody, "description": "No such submission (or not yours)."}
