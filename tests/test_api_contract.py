@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from judge.dispatch.callbacks import URL_PATTERN
 from judge.results import CaseCost, GradeResult, MistakeMatch, ProgramMark, ProgramView
 from judge.service.apikeys import generate_key, hash_key
 from judge.service.app import create_app
@@ -80,20 +81,66 @@ def test_enums_headers_events_and_webhook_are_declared(schema: dict[str, Any]) -
     assert set(events) == {"status", "case", "result", "failed"}
     assert all(ref["$ref"].split("/")[-1] in components for ref in events.values())
     webhook = schema["webhooks"]["submissionFinished"]["post"]
-    assert {p["name"] for p in webhook["parameters"]} >= {
-        "X-Judge-Signature",
-        "X-Judge-Timestamp",
-        "X-Judge-Delivery",
+    declared = {p["name"]: p for p in webhook["parameters"]}
+    assert set(declared) >= {"webhook-id", "webhook-timestamp", "webhook-signature"}
+    for old in ("X-Judge-Signature", "X-Judge-Timestamp", "X-Judge-Delivery"):
+        assert declared[old]["deprecated"] is True
+    body = webhook["requestBody"]["content"]["application/json"]["schema"]
+    assert body == {"$ref": "#/components/schemas/SubmissionCallback"}
+    # The same callback as a `callbacks` object of each submit (what generators read), its body a named
+    # component schema: the submission less its delivery record and queue position.
+    for path in ("/api/v1/submissions", "/api/v1/submissions/batch"):
+        callbacks = schema["paths"][path]["post"]["callbacks"]["submissionFinished"]
+        ((expression, item),) = callbacks.items()
+        assert expression.startswith("{$request.body#/") and expression.endswith("callback_url}")
+        assert item["post"]["requestBody"]["content"]["application/json"]["schema"] == body
+    callback = components["SubmissionCallback"]
+    assert "callback" not in callback["properties"] and "waiting" not in callback["properties"]
+    assert set(callback["required"]) >= {"id", "status", "manifest", "links"}
+
+
+def test_failures_security_and_sparse_reads_are_declared(schema: dict[str, Any]) -> None:
+    """Every operation declares the 500 and 431 it may answer, every /api one the 503 with Retry-After;
+    a key is optional where anonymous callers are served and required where one always is; a fields=
+    read is the sparse SubmissionFields, listing items are typed, a redelivery has no body; the listing's
+    times are date-time strings."""
+    key_required = {"list_submissions", "erase_user", "list_workers", "regrade_problem"}
+    for path, item in schema["paths"].items():
+        for method, operation in item.items():
+            responses = operation["responses"]
+            assert {"500", "431"} <= set(responses), (path, method)
+            error = responses["500"]["content"]["application/json"]["schema"]
+            assert error == {"$ref": "#/components/schemas/ErrorBody"}
+            if path.startswith("/api/"):
+                assert "Retry-After" in responses["503"]["headers"], (path, method)
+            security = operation.get("security")
+            if security is not None:
+                name = operation["operationId"].removeprefix("legacy_")
+                assert ({} in security) is (name not in key_required), (path, method, security)
+    read = schema["paths"]["/api/v1/submissions/{submission_id}"]["get"]["responses"]["200"]
+    options = read["content"]["application/json"]["schema"]["anyOf"]
+    assert [o["$ref"].split("/")[-1] for o in options] == ["SubmissionPublic", "SubmissionFields"]
+    sparse = schema["components"]["schemas"]["SubmissionFields"]
+    assert "required" not in sparse and {"callback", "code", "result"} <= set(sparse["properties"])
+    page = schema["components"]["schemas"]["SubmissionPage"]["properties"]
+    assert {o["$ref"].split("/")[-1] for o in page["items"]["items"]["anyOf"]} == {
+        "SubmissionSummary",
+        "SubmissionFields",
     }
-    assert webhook["requestBody"]["content"]["application/json"]["schema"]["$ref"].endswith(
-        "SubmissionPublic"
-    )
+    redeliver = schema["paths"]["/api/v1/submissions/{submission_id}/callback"]["post"]["responses"]["202"]
+    assert "content" not in redeliver
+    listing = {p["name"]: p["schema"] for p in schema["paths"]["/api/v1/submissions"]["get"]["parameters"]}
+    for name in ("created_after", "created_before"):
+        assert listing[name]["anyOf"][0] == {"type": "string", "maxLength": 64, "format": "date-time"}
+    batch = schema["paths"]["/api/v1/submissions/batch"]["post"]
+    assert "Idempotency-Key" in {p["name"] for p in batch["parameters"]}
+    assert "Idempotent-Replayed" in batch["responses"]["200"]["headers"]
 
 
 def test_limits_in_the_schema_match_the_server(schema: dict[str, Any]) -> None:
     create = schema["components"]["schemas"]["SubmissionCreate"]["properties"]
     url = next(o for o in create["callback_url"]["anyOf"] if o.get("type") == "string")
-    assert url["format"] == "uri" and url["maxLength"] == 2048
+    assert url["pattern"] == URL_PATTERN and url["maxLength"] == 2048
     user = next(o for o in create["external_user"]["anyOf"] if o.get("type") == "string")
     assert user["maxLength"] == 200 and user["pattern"]
     assert create["problem"]["maxLength"] == 200
@@ -255,6 +302,88 @@ def test_the_generated_client_does_a_round_trip(generated: str, tmp_path: Path) 
             and missing.error.code == models.ErrorInfoCode.SUBMISSION_NOT_FOUND
         )
         assert delete.sync_detailed(submission_id=accepted.parsed.id, client=api).status_code == 204
+
+
+def test_the_generated_client_covers_every_submission_route_and_option(
+    generated: str, tmp_path: Path
+) -> None:
+    """The generated client through every submission route and option: a batch with an Idempotency-Key
+    (replayed, then a 409), ``fields`` answers (sparse, ``callback`` and ``code`` among them) parsed
+    into SubmissionFields, typed listing items and a multi-get by ids, a redelivery (202, no body), the
+    code, typed errors, and a real callback delivery parsed with the generated SubmissionCallback."""
+    models = importlib.import_module("judge_client.models")
+    client_module = importlib.import_module("judge_client")
+    api_mod = "judge_client.api.submissions."
+    batch = importlib.import_module(api_mod + "create_batch")
+    get = importlib.import_module(api_mod + "get_submission")
+    listing = importlib.import_module(api_mod + "list_submissions")
+    redeliver = importlib.import_module(api_mod + "redeliver_callback")
+    code = importlib.import_module(api_mod + "get_submission_code")
+    types = importlib.import_module("judge_client.types")
+    from tests.test_service_callbacks import Receiver
+
+    receiver = Receiver([])
+    receiver.thread.start()
+    settings = make_settings(
+        tmp_path, api_keys={"lms": hash_key(KEY)}, callback_hosts=["127.0.0.1"], callback_secret="s3cret"
+    )
+    source = "def scale_tree(tree, factor):\n    return tree\n"
+    try:
+        with running(settings, backend=get_backend("process"), engine=FakeEngine()) as (
+            test_client,
+            services,
+        ):
+            api = client_module.AuthenticatedClient(base_url="http://testserver", token=KEY)
+            api.set_httpx_client(test_client)
+            test_client.headers["Authorization"] = f"Bearer {KEY}"
+            items = [
+                models.SubmissionCreate(problem=FIXTURE_SLUG, code=source, callback_url=receiver.url),
+                models.SubmissionCreate(problem="no-such-problem", code=source),
+            ]
+            body = models.BatchCreate(items=items)
+            first = batch.sync_detailed(client=api, body=body, idempotency_key="b-1")
+            assert first.status_code == 200 and isinstance(first.parsed, models.BatchAccepted)
+            assert [i.status_code for i in first.parsed.items] == [202, 404]
+            assert first.parsed.items[1].error.code == models.ErrorInfoCode.PROBLEM_NOT_FOUND
+            again = batch.sync_detailed(client=api, body=body, idempotency_key="b-1")
+            assert again.headers["Idempotent-Replayed"] == "true"
+            sid = first.parsed.items[0].submission.id
+            assert again.parsed.items[0].submission.id == sid and len(services.store.ids()) == 1
+            conflict = batch.sync_detailed(
+                client=api, body=models.BatchCreate(items=items[:1]), idempotency_key="b-1"
+            )
+            assert conflict.status_code == 409 and isinstance(conflict.parsed, models.ErrorBody)
+            assert conflict.parsed.error.code == models.ErrorInfoCode.IDEMPOTENCY_CONFLICT
+            done = get.sync(submission_id=sid, client=api, wait=30.0)
+            assert isinstance(done, models.SubmissionPublic) and done.verdict == models.Verdict.ACCEPTED
+            receiver.wait_for(1)
+            sparse = get.sync(submission_id=sid, client=api, fields="id,verdict,callback,code")
+            assert isinstance(sparse, models.SubmissionFields)
+            assert sparse.id == sid and sparse.code == source and sparse.verdict == models.Verdict.ACCEPTED
+            assert isinstance(sparse.callback, models.CallbackStatus) and sparse.callback.url == receiver.url
+            assert isinstance(sparse.status, types.Unset)  # absent, not null
+            page = listing.sync(client=api, count=True)
+            assert isinstance(page, models.SubmissionPage) and page.total == 1
+            assert isinstance(page.items[0], models.SubmissionSummary) and page.items[0].id == sid
+            slim = listing.sync(client=api, fields="id,status")
+            assert isinstance(slim.items[0], models.SubmissionFields) and slim.items[0].id == sid
+            unknown = "00000000-0000-0000-0000-000000000000"
+            several = listing.sync(client=api, ids=f"{unknown},{sid}", fields="id,result")
+            assert [i.id for i in several.items] == [sid] and several.missing == [unknown]
+            assert isinstance(several.items[0].result, models.GradeResult)
+            refused = listing.sync(client=api, created_after=None, tag="no colon")
+            assert isinstance(refused, models.ErrorBody) and refused.error.path == "tag"
+            answer = redeliver.sync_detailed(submission_id=sid, client=api)
+            assert answer.status_code == 202 and answer.content == b"" and answer.parsed is None
+            assert code.sync(submission_id=sid, client=api).code == source
+            # The callback a platform receives parses into the generated model of its body.
+            _headers, delivered, _at = receiver.requests[0]
+            callback = models.SubmissionCallback.from_dict(json.loads(delivered))
+            assert callback.id == sid and callback.verdict == models.Verdict.ACCEPTED
+            assert isinstance(callback.result, models.GradeResult)
+    finally:
+        receiver.server.shutdown()
+        receiver.server.server_close()
 
 
 class _FeedbackEngine(FakeEngine):

@@ -3,18 +3,31 @@ allowlisted. (The grading is faked: callbacks do not depend on it.)"""
 
 from __future__ import annotations
 
+import base64
 import json
 import threading
 import time
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
+from standardwebhooks import Webhook
+from standardwebhooks.webhooks import WebhookVerificationError
 
-from judge.dispatch.callbacks import SIGNATURE_HEADER, CallbackSender, callback_refusal, sign, verify
-from judge.store import CallbackState, NewSubmission, Store
+from judge.dispatch.callbacks import (
+    SIGNATURE_HEADER,
+    CallbackSender,
+    callback_refusal,
+    sign,
+    standard_secret,
+    standard_signature,
+    verify,
+)
+from judge.service import redelivery
+from judge.store import CallbackState, NewSubmission, Store, sqlite_url
 from sandbox.backends import get_backend
 from tests.conftest import FIXTURE_SLUG
 from tests.service_support import FakeEngine, make_settings, running
@@ -178,13 +191,17 @@ def test_callback_gives_up_after_its_attempts(
 def test_callback_url_off_the_allowlist_is_refused_before_storing(tmp_path: Path) -> None:
     settings = make_settings(tmp_path, callback_hosts=["hooks.example"], callback_secret=SECRET)
     with running(settings, backend=get_backend("process"), engine=FakeEngine()) as (client, services):
-        for url in ("http://127.0.0.1:1/x", "gopher://hooks.example/", "http://10.0.0.1/"):
+        for url, code in (
+            ("http://127.0.0.1:1/x", "invalid_callback_url"),
+            ("gopher://hooks.example/", "invalid_request"),  # malformed: no http(s) URL at all
+            ("http://10.0.0.1/", "invalid_callback_url"),
+        ):
             response = client.post(
                 "/api/submissions", json={"problem": SCALE, "code": CODE, "callback_url": url}
             )
             assert response.status_code == 422
             error = response.json()["error"]
-            assert error["code"] == "invalid_callback_url" and error["path"] == "callback_url"
+            assert error["code"] == code and error["path"] == "callback_url"
         assert services.store.count() == 0
 
 
@@ -293,3 +310,183 @@ def test_a_sender_that_stops_releases_what_it_holds(
         assert second.poll() == 1
     finally:
         second.close()
+
+
+# ------------------------------------------------------------------------------------ issue 40
+
+
+def _delivered(services: Any, sid: str, count: int = 1) -> None:
+    """Wait until ``sid``'s callback is delivered, ``count`` deliveries (tries answered 2xx) in all."""
+    deadline = time.monotonic() + 60
+    while True:
+        record = services.store.get(sid)
+        tries = services.store.callback_attempts(sid)
+        ok = sum(1 for _, code, _, _ in tries if code is not None and 200 <= code < 300)
+        if record.callback_state is CallbackState.DELIVERED and ok >= count:
+            return
+        assert time.monotonic() < deadline, tries
+        time.sleep(0.02)
+
+
+def test_a_delivery_verifies_with_the_standard_webhooks_library_under_both_secrets_while_rotated(
+    tmp_path: Path, receivers: Callable[[list[int]], Receiver]
+) -> None:
+    """Signed to the Standard Webhooks scheme: the reference library's Webhook(secret).verify accepts a
+    real delivery with the whsec_ secret of the current key and of the previous one (rotation), and
+    refuses another secret or a changed body; the deprecated X-Judge-* headers are still sent."""
+    receiver = receivers([])
+    current = "whsec_" + base64.b64encode(b"current-key-32-bytes-long-......").decode()
+    settings = make_settings(
+        tmp_path,
+        callback_hosts=["127.0.0.1"],
+        callback_secret=current,
+        callback_secret_previous=SECRET,  # a plain (non-whsec_) secret: its bytes are the key
+    )
+    with running(settings, backend=get_backend("process"), engine=FakeEngine()) as (client, _):
+        sid = client.post(
+            "/api/v1/submissions", json={"problem": SCALE, "code": CODE, "callback_url": receiver.url}
+        ).json()["id"]
+        receiver.wait_for(1)
+        headers, body, _ = receiver.requests[0]
+        assert json.loads(body)["id"] == sid
+        assert headers["webhook-signature"].count("v1,") == 2  # one per secret while rotated
+        for secret in (current, standard_secret(SECRET.encode())):
+            assert Webhook(secret).verify(body, headers)["id"] == sid
+        with pytest.raises(WebhookVerificationError):
+            Webhook(standard_secret(b"another secret")).verify(body, headers)
+        with pytest.raises(WebhookVerificationError):
+            Webhook(current).verify(body.replace(b"accepted", b"wrong_answer"), headers)
+        assert headers["webhook-id"] == headers["X-Judge-Delivery"]
+        assert headers["webhook-timestamp"] == headers["X-Judge-Timestamp"]
+        assert verify(  # the deprecated scheme, with the setting's own bytes as its key
+            current.encode(),
+            body,
+            headers[SIGNATURE_HEADER],
+            timestamp=headers["X-Judge-Timestamp"],
+            delivery=headers["X-Judge-Delivery"],
+        )
+
+
+def test_standard_signatures_match_the_library_for_a_given_id_time_and_body() -> None:
+    secret = standard_secret(b"k3y")
+    signed = standard_signature([b"k3y"], b'{"a": 1}', timestamp=1_700_000_000, delivery="msg_1")
+    expected = Webhook(secret).sign("msg_1", datetime.fromtimestamp(1_700_000_000, UTC), '{"a": 1}')
+    assert signed == expected
+
+
+def test_a_redelivery_is_a_new_delivery_id_and_thirty_calls_give_one_delivery(
+    tmp_path: Path, receivers: Callable[[list[int]], Receiver], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A receiver that drops the ids it has processed (as docs/api.md tells it) gets a redelivery: it has
+    a new id, while the retries of one delivery keep theirs; calls while a delivery is pending or within
+    the debounce window collapse into one."""
+    monkeypatch.setattr(redelivery, "WINDOW_S", 0.5)
+    receiver = receivers([503])  # the first delivery needs a retry: same id on both tries
+    settings = make_settings(
+        tmp_path, callback_hosts=["127.0.0.1"], callback_secret=SECRET, callback_backoff_s=0.05
+    )
+    with running(settings, backend=get_backend("process"), engine=FakeEngine()) as (client, services):
+        sid = client.post(
+            "/api/v1/submissions", json={"problem": SCALE, "code": CODE, "callback_url": receiver.url}
+        ).json()["id"]
+        _delivered(services, sid)
+        answers = [client.post(f"/api/v1/submissions/{sid}/callback") for _ in range(30)]
+        assert {a.status_code for a in answers} == {202} and all(a.content == b"" for a in answers)
+        _delivered(services, sid, 2)
+        time.sleep(0.6)
+        assert client.post(f"/api/v1/submissions/{sid}/callback").status_code == 202
+        _delivered(services, sid, 3)
+        time.sleep(0.3)
+        ids = [h["webhook-id"] for h, _, _ in receiver.requests]
+        assert len(ids) == 4, ids  # a retry, then one delivery per burst of redelivery calls
+        assert ids[0] == ids[1] and len(set(ids[1:])) == 3
+        assert [h["X-Judge-Delivery-Attempt"] for h, _, _ in receiver.requests] == ["1", "2", "1", "1"]
+        assert [h["X-Judge-Delivery"] for h, _, _ in receiver.requests] == ids
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1/hook\r\nX-Injected: 1",
+        "http://127.0.0.1/ho\nok",
+        "http://127.0.0.1/hook\x7f",
+        "http://127.0.0.1/h ook",
+        "http://127.0.0.1/\x00",
+        "http://127.0.0.1/h\u00e9",
+        "http://127.0.0.1/\u202e",
+    ],
+)
+def test_a_callback_url_with_a_control_or_non_ascii_character_is_refused_naming_where(
+    tmp_path: Path, url: str
+) -> None:
+    settings = make_settings(tmp_path, callback_hosts=["127.0.0.1"], callback_secret=SECRET)
+    with running(settings, backend=get_backend("process"), engine=FakeEngine()) as (client, services):
+        response = client.post(
+            "/api/v1/submissions", json={"problem": SCALE, "code": CODE, "callback_url": url}
+        )
+        assert response.status_code == 422, response.text
+        error = response.json()["error"]
+        assert error["code"] == "invalid_request" and error["path"] == "callback_url"
+        position = next(i for i, c in enumerate(url) if not 0x21 <= ord(c) <= 0x7E)
+        assert f"U+{ord(url[position]):04X} at position {position}" in error["message"]
+        assert services.store.count() == 0
+        # In a batch, a malformed item makes the body malformed: refused whole, nothing stored.
+        batch = {
+            "items": [{"problem": SCALE, "code": CODE}, {"problem": SCALE, "code": CODE, "callback_url": url}]
+        }
+        answer = client.post("/api/v1/submissions/batch", json=batch)
+        assert answer.status_code == 422 and answer.json()["error"]["path"] == "items[1].callback_url"
+        assert services.store.count() == 0
+
+
+def test_the_sender_survives_any_url_it_is_given_recording_each_try(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """URLs stored before they were checked (or that no request can be made to): each try is recorded
+    with its error and the callback is given up after its attempts, as any failure; nothing escapes the
+    delivery (which would leave the callback to be retried every poll, forever, with no try recorded)."""
+    store = Store(sqlite_url(tmp_path / "judge.sqlite3"))
+    store.migrate()
+
+    def resolver(host: str, port: int) -> list[str]:
+        raise RuntimeError(f"no resolver for {host!r}")
+
+    urls = [
+        "http://127.0.0.1/hook\r\nX-Injected: 1",
+        "http://127.0.0.1:8080:80/",
+        "http://[127.0.0.1]/",
+        "http://hooks.example/",  # the resolver fails with an error no resolver should raise
+        "http://" + "a" * 70 + ".hooks.example/",  # a label past 63 characters
+    ]
+    sender = CallbackSender(
+        store,
+        secret=SECRET.encode(),
+        allowed_hosts=["127.0.0.1", "127.0.0.1:8080", "hooks.example", "a" * 70 + ".hooks.example"],
+        render=lambda record: b"{}",
+        attempts=2,
+        backoff_s=0.05,
+        resolver=resolver,
+    )
+    ids = [_finished(store, url) for url in urls]
+    sender.start()
+    try:
+        for sid in ids:
+            _wait_state(store, sid, CallbackState.FAILED)
+        for sid in ids:
+            tries = store.callback_attempts(sid)
+            assert tries and all(error for _, _, error, _ in tries), tries
+            assert len(tries) <= 2
+    finally:
+        sender.close()
+        store.close()
+    assert not [r for r in caplog.records if "delivering the callback" in r.getMessage()]
+
+
+def test_a_settled_callback_is_reopened_by_one_caller_only(store: Store) -> None:
+    """What keeps two API nodes asked to redeliver at once from starting two deliveries."""
+    sid = _finished(store, "http://127.0.0.1:9/hook")
+    assert not store.reopen_callback(sid)  # pending: a delivery is under way
+    for settled in (CallbackState.DELIVERED, CallbackState.FAILED):
+        store.set_callback_state(sid, settled)
+        assert [store.reopen_callback(sid) for _ in range(3)] == [True, False, False]
+        assert store.get(sid).callback_state is CallbackState.PENDING  # type: ignore[union-attr]

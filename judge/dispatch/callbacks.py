@@ -8,14 +8,21 @@ address (pinned; ``Host`` and TLS's server name stay the name). An allowlisted I
 the operator wrote it.
 
 The body is the submission as ``GET /api/v1/submissions/{id}`` returns it, less ``callback`` (the
-delivery record itself). Each try carries
-``X-Judge-Timestamp`` (Unix seconds) and ``X-Judge-Delivery`` (one id per submission's callback, the same
-on every retry), and ``X-Judge-Signature: sha256=<hex>``, the HMAC-SHA256 of
+delivery record itself). Each try is signed to the Standard Webhooks scheme (standardwebhooks.com), so a
+receiver verifies it with that project's stock libraries: ``webhook-id`` (the delivery id),
+``webhook-timestamp`` (Unix seconds) and ``webhook-signature: v1,<base64 HMAC-SHA256 of
+"<id>.<timestamp>.<body>">``, one space-separated ``v1,`` value per secret while a secret is rotated; the
+key is the secret's bytes (a ``whsec_<base64>`` secret: the bytes it encodes), and a receiver's secret is
+``whsec_`` plus their base64 (``standard_secret``). The older headers, deprecated (docs/api.md says until
+when), stay beside them: ``X-Judge-Timestamp`` (Unix seconds), ``X-Judge-Delivery`` (the delivery id: one
+per delivery of a submission's callback, the same on every retry of it; a manual redelivery is a new
+delivery with a new id) and ``X-Judge-Signature: sha256=<hex>``, the HMAC-SHA256 of
 ``<timestamp>.<delivery>.<body bytes>`` with the operator's secret; while a secret is rotated, one
 ``sha256=`` value per secret, comma-separated. A receiver (``verify``) recomputes it, refuses a timestamp
 outside its tolerance window (replays of a captured callback) and drops a delivery id it has already
-processed (duplicates within the window). A delivery that fails with a
-network error, a timeout, 408, 429 or 5xx is retried after ``backoff_s * 2**(attempt - 1)`` seconds, up to
+processed (duplicates within the window). A delivery that fails with a network error (or a URL no
+request can be made to), a timeout, 408, 429 or 5xx is retried after ``backoff_s * 2**(attempt - 1)``
+seconds, up to
 ``attempts`` tries; redirects are never followed. Every try is recorded (``Store.record_callback_attempt``)
 and the submission's ``callback_state`` ends ``delivered`` or ``failed``. Pending deliveries survive a
 restart: ``start`` resumes them.
@@ -38,6 +45,8 @@ duplicate by ``X-Judge-Delivery``, as for any retry.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import heapq
 import hmac
@@ -59,6 +68,13 @@ from judge.store import CallbackState, Store, SubmissionRecord
 
 log = logging.getLogger(__name__)
 
+#: The Standard Webhooks headers (https://www.standardwebhooks.com).
+WEBHOOK_ID_HEADER = "webhook-id"
+WEBHOOK_TIMESTAMP_HEADER = "webhook-timestamp"
+WEBHOOK_SIGNATURE_HEADER = "webhook-signature"
+#: The prefix of a Standard Webhooks secret: ``whsec_`` and the key's bytes in base64.
+SECRET_PREFIX = "whsec_"
+#: Deprecated headers (the judge's own scheme before Standard Webhooks), sent beside the standard ones.
 SIGNATURE_HEADER = "X-Judge-Signature"
 TIMESTAMP_HEADER = "X-Judge-Timestamp"
 DELIVERY_HEADER = "X-Judge-Delivery"
@@ -66,6 +82,9 @@ DELIVERY_HEADER = "X-Judge-Delivery"
 TOLERANCE_S = 300
 _RETRYABLE_STATUS = frozenset({408, 425, 429})
 MAX_URL_LENGTH = 2048
+#: What a ``callback_url`` looks like before any check of its parts (the schema's ``pattern``): http or
+#: https, then printable ASCII only (no control character, space, DEL or non-ASCII).
+URL_PATTERN = r"^[Hh][Tt][Tt][Pp][Ss]?://[!-~]+$"
 #: Seconds after its submission finished that a handed-off callback is still sent (then given up).
 HANDOFF_MAX_S = 24 * 3600.0
 _DELIVERY_NAMESPACE = uuid.UUID("6f1c1b0e-8a55-4a49-9d3f-2f3f0d6c5a11")
@@ -79,9 +98,46 @@ def lease_for(timeout_s: float) -> float:
     return max(60.0, 4 * timeout_s)
 
 
-def delivery_id(submission_id: str) -> str:
-    """The callback's delivery id: the same on every try, so a receiver can drop duplicates."""
-    return str(uuid.uuid5(_DELIVERY_NAMESPACE, f"{submission_id}/result"))
+def delivery_id(submission_id: str, delivery: int = 0) -> str:
+    """The id of a submission's ``delivery``-th callback delivery (0: the one its grading sends, then 1,
+    2, ... for each manual redelivery): the same on every try of that delivery, so a receiver can drop
+    duplicates, and another for each delivery, so it does not drop a redelivery."""
+    name = f"{submission_id}/result" if delivery == 0 else f"{submission_id}/result/{delivery}"
+    return str(uuid.uuid5(_DELIVERY_NAMESPACE, name))
+
+
+def deliveries_before(attempts: Sequence[int], attempt: int) -> int:
+    """Which delivery a try of number ``attempt`` belongs to, from the try numbers recorded so far (in
+    order): every delivery starts at try 1, so a first try starts delivery ``<tries numbered 1 so far>``
+    and a later try is of the last delivery started."""
+    started = sum(1 for n in attempts if n == 1)
+    return started if attempt == 1 else max(0, started - 1)
+
+
+def signing_key(secret: bytes) -> bytes:
+    """The Standard Webhooks key of a callback secret: the bytes a ``whsec_<base64>`` secret encodes,
+    else the secret's own bytes."""
+    if secret.startswith(SECRET_PREFIX.encode()):
+        try:
+            return base64.b64decode(secret[len(SECRET_PREFIX) :], validate=True)
+        except (binascii.Error, ValueError):
+            return secret
+    return secret
+
+
+def standard_secret(secret: bytes) -> str:
+    """The ``whsec_...`` secret a receiver gives a Standard Webhooks library for a callback secret."""
+    return SECRET_PREFIX + base64.b64encode(signing_key(secret)).decode("ascii")
+
+
+def standard_signature(secrets: Sequence[bytes], body: bytes, *, timestamp: int, delivery: str) -> str:
+    """The ``webhook-signature`` value: ``v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`` per
+    secret (two while a secret is rotated), space-separated, as the Standard Webhooks scheme defines."""
+    signed = f"{delivery}.{timestamp}.".encode() + body
+    return " ".join(
+        "v1," + base64.b64encode(hmac.new(signing_key(s), signed, hashlib.sha256).digest()).decode("ascii")
+        for s in secrets
+    )
 
 
 def _signed(timestamp: int, delivery: str, body: bytes) -> bytes:
@@ -173,6 +229,17 @@ def _authority(url: str) -> tuple[str, str, int | None]:
     return parts.scheme, (parts.hostname or "").lower(), parts.port
 
 
+def url_character_refusal(url: str) -> str | None:
+    """Why ``url`` holds a character no URL may hold raw (a control character, a space, DEL or any
+    non-ASCII: RFC 3986 has them percent-encoded), naming it and its position (0-based), or None."""
+    for position, char in enumerate(url):
+        if ord(char) < 0x21 or ord(char) == 0x7F:
+            return f"control character or space U+{ord(char):04X} at position {position}"
+        if ord(char) > 0x7E:
+            return f"non-ASCII character U+{ord(char):04X} at position {position} (percent-encode it)"
+    return None
+
+
 def callback_refusal(url: str, allowed_hosts: Iterable[str]) -> str | None:
     """None when ``url`` may be called, else why not (for a 4xx naming ``callback_url``)."""
     allowed = {h.strip().lower() for h in allowed_hosts if h.strip()}
@@ -180,6 +247,9 @@ def callback_refusal(url: str, allowed_hosts: Iterable[str]) -> str | None:
         return "callbacks are not enabled on this judge (no host is on the callback allowlist)"
     if len(url) > MAX_URL_LENGTH:
         return f"longer than {MAX_URL_LENGTH} characters"
+    bad = url_character_refusal(url)
+    if bad is not None:
+        return bad
     try:
         scheme, host, port = _authority(url)
         parts = urlsplit(url)
@@ -382,9 +452,16 @@ class CallbackSender:
             self._failed(True)
             return
         body = self.render(record)
-        timestamp, delivery = int(time.time()), delivery_id(submission_id)
+        recorded = [n for n, *_ in self.store.callback_attempts(submission_id)]
+        timestamp = int(time.time())
+        delivery = delivery_id(submission_id, deliveries_before(recorded, attempt))
         headers = {
             "Content-Type": "application/json",
+            WEBHOOK_ID_HEADER: delivery,
+            WEBHOOK_TIMESTAMP_HEADER: str(timestamp),
+            WEBHOOK_SIGNATURE_HEADER: standard_signature(
+                self.secrets, body, timestamp=timestamp, delivery=delivery
+            ),
             SIGNATURE_HEADER: signature_header(self.secrets, body, timestamp=timestamp, delivery=delivery),
             TIMESTAMP_HEADER: str(timestamp),
             DELIVERY_HEADER: delivery,
@@ -396,7 +473,8 @@ class CallbackSender:
         error: str | None = None
         try:
             target, host_header, server_name = pinned_target(url, self.resolver)
-        except ValueError as exc:  # the name resolves nowhere, or somewhere private: a network error
+        except Exception as exc:  # the name resolves nowhere, or somewhere private, or cannot even be
+            # looked up (a label past 63 characters): a failed try like a network error
             target, error = "", f"not sent: {exc}"[:500]
         if not error:
             if host_header is not None:
@@ -405,7 +483,8 @@ class CallbackSender:
             try:
                 response = self._client.post(target, content=body, headers=headers, extensions=extensions)
                 status = response.status_code
-            except httpx.HTTPError as exc:
+            except Exception as exc:
+                # HTTPError, a bad port a ValueError; each is a failed try, recorded and retried as one
                 error = f"{type(exc).__name__}: {exc}"[:500]
         self.store.record_callback_attempt(submission_id, attempt, url, status, error)
         if status is not None and 200 <= status < 300:
@@ -423,9 +502,13 @@ class CallbackSender:
             self.store.set_callback_state(submission_id, CallbackState.FAILED)
             self._failed(True)
 
-    def redeliver(self, submission_id: str) -> None:
-        """Deliver again from the first try (the submission's state was set back to pending)."""
+    def redeliver(self, submission_id: str) -> bool:
+        """Deliver again from the first try, as a new delivery (a new delivery id; the submission's state
+        was set back to pending). False, doing nothing, while this sender holds it already."""
+        if self.holds(submission_id):
+            return False
         self._push(time.monotonic(), submission_id, 1)
+        return True
 
     def _failed(self, final: bool) -> None:
         if self.on_failure is not None:

@@ -1,4 +1,8 @@
-"""ASGI middleware: refuse request bodies above ``max_bytes`` before anything parses them (413).
+"""ASGI middleware: refuse request bodies above ``max_bytes`` before anything parses them (413), and a
+request's header fields above ``max_header_bytes`` (431, the 16 KiB README.md documents).
+
+h11 bounds only an incomplete request head (``h11_max_incomplete_event_size``, server.py): a head that
+arrives whole in one read is parsed whatever its size, so the size is checked here, on every request.
 
 A declared Content-Length over the limit is refused at once, without reading; a body sent without one
 (chunked) is counted as it arrives and refused as soon as it passes the limit.
@@ -12,19 +16,39 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from judge.service.errors import error_response
 from judge.service.schemas import ErrorInfo
 
+#: Largest header fields of a request, in bytes as sent (``name: value\r\n`` each).
+MAX_HEADER_BYTES = 16 * 1024
+
+
+def head_bytes(scope: Scope) -> int:
+    """The header fields' size as the client sent them (``name: value\r\n`` each). The request line is
+    not counted: its query parameters are bounded one by one (a 422 naming the parameter), and the
+    whole head by h11 while it arrives."""
+    return sum(len(name) + len(value) + 4 for name, value in scope.get("headers", ()))
+
 
 def _too_large(max_bytes: int) -> str:
     return f"the request body is larger than {max_bytes} bytes"
 
 
 class BodySizeLimit:
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, max_bytes: int, max_header_bytes: int = MAX_HEADER_BYTES) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.max_header_bytes = max_header_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
+            return
+        size = head_bytes(scope)
+        if size > self.max_header_bytes:
+            info = ErrorInfo(
+                code="limit_exceeded",
+                message=f"the request's headers are {size} bytes, more than {self.max_header_bytes}",
+                limit="max_header_bytes",
+            )
+            await error_response(431, info, {"Connection": "close"})(scope, receive, send)
             return
         declared = None
         for name, value in scope.get("headers", ()):

@@ -7,8 +7,18 @@
 - each event stream's own event types and their payloads (``x-event-types`` on each events operation:
   a submission's ``status``, ``case``, ``result``, ``failed``; a streamed Run's ``progress``, ``result``,
   ``error``), each a schema under ``components``;
-- the result callback as an OpenAPI ``webhooks`` entry, with its signature headers;
-- ``callback_url`` as ``format: uri``;
+- the result callback as an OpenAPI ``webhooks`` entry, with its signature headers, and as a
+  ``callbacks`` object of the submit operations whose body is the named schema ``SubmissionCallback``
+  (generators read ``callbacks`` and component schemas; few read ``webhooks``);
+- ``callback_url``'s ``pattern`` (http or https, printable ASCII); the listing's ``created_after`` and
+  ``created_before`` as ``format: date-time`` strings (ISO 8601, never numbers);
+- the 500 ``internal_error`` and the 431 (headers over 16 KiB) every operation may answer, the 503 (with
+  ``Retry-After``) of every /api operation (a dependency that does not answer);
+- security: an API key is optional (``{}``) where anonymous callers are served (``allow_anonymous``),
+  required on the operations that always need one (``KEY_REQUIRED``);
+- each event stream's ``text/event-stream`` content as a string with that ``contentMediaType``, its
+  events' types and their ``data`` schemas in ``x-event-types`` (OpenAPI 3.1 has no schema for one event
+  of a stream);
 - the limits that are settings, from the settings the app is built with: ``code``'s ``maxLength``
   (``max_code_bytes``), the batch's ``maxItems`` (``batch_max``), the listing's ``limit`` maximum
   (``page_max``), ``wait``'s maximum (``max_wait_s``); and ``tags``' ``maxProperties``.
@@ -22,11 +32,26 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from pydantic import BaseModel, Field
 
-from judge.dispatch.callbacks import DELIVERY_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER
+from judge.dispatch.callbacks import (
+    DELIVERY_HEADER,
+    SIGNATURE_HEADER,
+    TIMESTAMP_HEADER,
+    URL_PATTERN,
+    WEBHOOK_ID_HEADER,
+    WEBHOOK_SIGNATURE_HEADER,
+    WEBHOOK_TIMESTAMP_HEADER,
+)
 from judge.dispatch.events import CASE, FAILED, RESULT, STATUS
 from judge.progress import RunProgress
 from judge.results import CaseResult, GradeResult
-from judge.service.schemas import MAX_TAGS, ErrorInfo, SubmissionWaiting, VersionMismatch
+from judge.service.schemas import (
+    MAX_TAGS,
+    ErrorBody,
+    ErrorInfo,
+    SubmissionCallback,
+    SubmissionWaiting,
+    VersionMismatch,
+)
 from judge.service.settings import Settings
 from judge.verdicts import Verdict
 
@@ -42,6 +67,7 @@ ERROR_CODES = (
     "invalid_code",
     "invalid_cursor",
     "invalid_fields",
+    "invalid_filter",
     "invalid_idempotency_key",
     "invalid_input",
     "invalid_request",
@@ -139,6 +165,10 @@ class RunErrorEvent(BaseModel):
     error: ErrorInfo
 
 
+#: Operations that need an API key even where anonymous callers are served (legacy_* copies too).
+KEY_REQUIRED = frozenset({"list_submissions", "erase_user", "list_workers", "regrade_problem"})
+
+
 #: A submission's stream (GET .../submissions/{submission_id}/events).
 _EVENTS: dict[str, type[BaseModel]] = {
     STATUS: StatusEvent,
@@ -168,6 +198,14 @@ def _add_components(schema: dict[str, Any]) -> None:
         for name, nested in definition.pop("$defs", {}).items():
             components.setdefault(name, nested)
         components[model.__name__] = definition
+    # The callback's body (no route answers it) and the error body (every 500 and 503 refers to it).
+    for model in (SubmissionCallback, ErrorBody):
+        definition = model.model_json_schema(
+            ref_template="#/components/schemas/{model}", mode="serialization"
+        )
+        for name, nested in definition.pop("$defs", {}).items():
+            components.setdefault(name, nested)
+        components.setdefault(model.__name__, definition)
     info = components.get("ErrorInfo", {}).get("properties", {}).get("code")
     if info is not None:
         info["enum"] = list(ERROR_CODES)
@@ -178,16 +216,55 @@ def _add_components(schema: dict[str, Any]) -> None:
         "description": "`not_run` is only ever a case's (an earlier case stopped the run); a submission "
         "takes the first non-accepted case's verdict.",
     }
-    for name in ("SubmissionPublic", "SubmissionSummary"):
+    for name in ("SubmissionPublic", "SubmissionSummary", "SubmissionFields", "SubmissionCallback"):
         verdict = components.get(name, {}).get("properties", {}).get("verdict")
         if verdict is not None:
             verdict.pop("anyOf", None)
             verdict.update({"anyOf": [{"$ref": "#/components/schemas/Verdict"}, {"type": "null"}]})
     create = components.get("SubmissionCreate", {}).get("properties", {}).get("callback_url")
     if create is not None:
-        for option in create.get("anyOf", []):
-            if option.get("type") == "string":
-                option["format"] = "uri"
+        # A pattern, not format: uri: exactly what the body's validation refuses (a batch refuses a
+        # malformed item's body whole), where uri would also name URLs it accepts as malformed.
+        _string_option(create, "string")["pattern"] = URL_PATTERN
+
+
+def _error_response(description: str) -> dict[str, Any]:
+    return {
+        "description": description,
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}},
+    }
+
+
+def _add_failures(schema: dict[str, Any], settings: Settings) -> None:
+    """The 500 and 503 any operation may answer; optional security where anonymous callers are served;
+    the listing's times as date-time strings."""
+    for path, item in schema.get("paths", {}).items():
+        for operation in item.values():
+            responses = operation.setdefault("responses", {})
+            responses.setdefault(
+                "500", _error_response("An unexpected failure (logged): `internal_error`, no detail.")
+            )
+            responses.setdefault(
+                "431",
+                _error_response(
+                    "The request's headers are over 16 KiB: `limit_exceeded` (max_header_bytes)."
+                ),
+            )
+            if path.startswith("/api/"):
+                responses.setdefault(
+                    "503",
+                    _error_response(
+                        "A dependency (the database, Redis) does not answer now: "
+                        "`dependency_unavailable`; see Retry-After."
+                    ),
+                )
+            name = str(operation.get("operationId", "")).removeprefix("legacy_")
+            security = operation.get("security")
+            if security and settings.allow_anonymous and name not in KEY_REQUIRED and {} not in security:
+                security.append({})
+            for parameter in operation.get("parameters", []):
+                if parameter.get("name") in ("created_after", "created_before"):
+                    _string_option(parameter.get("schema", {}), "string")["format"] = "date-time"
 
 
 def _add_headers(schema: dict[str, Any]) -> None:
@@ -203,8 +280,9 @@ def _add_headers(schema: dict[str, Any]) -> None:
                 single = path.endswith(("/submissions", "/regrade")) and "{slug}" not in path
                 if status == "202" and method == "post" and single:
                     headers["Location"] = _HEADERS["Location"]
-                if status == "200" and method == "post" and path.endswith("/submissions"):
-                    headers["Location"] = _HEADERS["Location"]
+                if status == "200" and method == "post" and path.endswith(("/submissions", "/batch")):
+                    if not path.endswith("/batch"):
+                        headers["Location"] = _HEADERS["Location"]
                     headers["Idempotent-Replayed"] = _HEADERS["Idempotent-Replayed"]
                 if not headers:
                     response.pop("headers")
@@ -214,6 +292,15 @@ def _add_headers(schema: dict[str, Any]) -> None:
                         kind: {"$ref": f"#/components/schemas/{model.__name__}"}
                         for kind, model in events.items()
                     }
+                    stream = responses.get("200", {}).setdefault("content", {}).get("text/event-stream")
+                    if stream is not None:
+                        stream["schema"] = {
+                            "type": "string",
+                            "contentMediaType": "text/event-stream",
+                            "description": "Server-sent events, each an `event:` type and its `data:` as "
+                            f"JSON: {', '.join(f'`{kind}`' for kind in events)}; each `data` has the "
+                            "schema x-event-types names for its type.",
+                        }
 
 
 def _string_option(prop: dict[str, Any], kind: str) -> dict[str, Any]:
@@ -256,42 +343,60 @@ def _add_limits(schema: dict[str, Any], settings: Settings) -> None:
                     parameter.setdefault("schema", {})["maximum"] = bound
 
 
-def _add_webhook(schema: dict[str, Any]) -> None:
-    def header(name: str, description: str) -> dict[str, Any]:
-        return {
+def _webhook_operation() -> dict[str, Any]:
+    def header(name: str, description: str, *, deprecated: bool = False) -> dict[str, Any]:
+        declared: dict[str, Any] = {
             "name": name,
             "in": "header",
             "required": True,
             "schema": {"type": "string"},
             "description": description,
         }
+        if deprecated:
+            declared["deprecated"] = True
+        return declared
 
-    schema["webhooks"] = {
-        "submissionFinished": {
-            "post": {
-                "operationId": "submission_finished",
-                "summary": "The finished submission, POSTed to its callback_url",
-                "description": f"Signed: `{SIGNATURE_HEADER}: sha256=<hex>` is the HMAC-SHA256 of "
-                "`<timestamp>.<delivery>.<body bytes>` with the operator's callback secret (one value per "
-                "secret, comma-separated, while it is rotated). Retried on network errors, 408, 429 and "
-                "5xx; answer 2xx once stored.",
-                "parameters": [
-                    header(SIGNATURE_HEADER, "sha256=<hex>[,sha256=<hex>]"),
-                    header(TIMESTAMP_HEADER, "Unix seconds when this try was signed."),
-                    header(DELIVERY_HEADER, "One id per submission's callback, the same on every retry."),
-                    header("X-Judge-Submission", "The submission's id."),
-                    header("X-Judge-Delivery-Attempt", "1 for the first try, then 2, 3, ..."),
-                ],
-                "requestBody": {
-                    "required": True,
-                    "content": {
-                        "application/json": {"schema": {"$ref": "#/components/schemas/SubmissionPublic"}}
-                    },
-                },
-                "responses": {"200": {"description": "Stored (any 2xx)."}},
-            }
-        }
+    return {
+        "operationId": "submission_finished",
+        "summary": "The finished submission, POSTed to its callback_url",
+        "description": "Signed to the Standard Webhooks scheme (verify it with a Standard Webhooks "
+        f"library and the `whsec_` secret of the operator's callback secret): `{WEBHOOK_SIGNATURE_HEADER}: "
+        "v1,<base64>` is the HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body bytes>` (one "
+        "space-separated value per secret while it is rotated). The `X-Judge-*` signature headers are "
+        "deprecated (docs/api.md says until when). Retried on network errors, 408, 425, 429 and 5xx; "
+        "answer 2xx once stored; drop a `webhook-id` you have processed (a retry), never a new one "
+        "(a redelivery is a new delivery with a new id).",
+        "parameters": [
+            header(WEBHOOK_ID_HEADER, "The delivery's id: the same on every retry, new for a redelivery."),
+            header(WEBHOOK_TIMESTAMP_HEADER, "Unix seconds when this try was signed."),
+            header(WEBHOOK_SIGNATURE_HEADER, "v1,<base64>[ v1,<base64>]"),
+            header(SIGNATURE_HEADER, "sha256=<hex>[,sha256=<hex>]", deprecated=True),
+            header(TIMESTAMP_HEADER, "Unix seconds (as webhook-timestamp).", deprecated=True),
+            header(DELIVERY_HEADER, "The delivery id (as webhook-id).", deprecated=True),
+            header("X-Judge-Submission", "The submission's id."),
+            header("X-Judge-Delivery-Attempt", "1 for the first try of a delivery, then 2, 3, ..."),
+        ],
+        "requestBody": {
+            "required": True,
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SubmissionCallback"}}},
+        },
+        "responses": {"200": {"description": "Stored (any 2xx)."}},
     }
+
+
+def _add_webhook(schema: dict[str, Any]) -> None:
+    """The callback as a ``webhooks`` entry and as a ``callbacks`` object of each submit operation."""
+    schema["webhooks"] = {"submissionFinished": {"post": _webhook_operation()}}
+    for path, item in schema.get("paths", {}).items():
+        operation = item.get("post")
+        if operation is None or not path.endswith(("/submissions", "/submissions/batch")):
+            continue
+        where = "{$request.body#/callback_url}"
+        if path.endswith("/batch"):
+            where = "{$request.body#/items/0/callback_url}"  # each item's own callback_url
+        callback = _webhook_operation()
+        callback["operationId"] = f"{operation['operationId']}_callback"
+        operation["callbacks"] = {"submissionFinished": {where: {"post": callback}}}
 
 
 def install(app: FastAPI, settings: Settings) -> None:
@@ -307,6 +412,7 @@ def install(app: FastAPI, settings: Settings) -> None:
                 routes=app.routes,
             )
             _add_components(schema)
+            _add_failures(schema, settings)
             _add_headers(schema)
             _add_limits(schema, settings)
             _add_webhook(schema)

@@ -8,6 +8,13 @@ internet needs, whether or not a reverse proxy sits in front.
 - a header timeout (``header_timeout_s``): a client that has not sent a whole request line and headers
   this long after connecting, or after the previous response, gets a 408 and the connection is closed
   (uvicorn itself bounds only the idle time between requests, and any byte received cancels that);
+- a budget for connections still sending their headers (``max_waiting``, half of ``max_connections`` by
+  default): past it, or when every connection is taken, a new connection closes one that is waiting for
+  its headers (408) instead of being refused: the longest-waiting of the address with the most
+  connections waiting. A slowloris spread over many addresses then holds at most that budget, turned over
+  by its own new connections, while a client that sends its headers at once (one connection, waiting
+  for milliseconds) is served: the rest of the connections stay for requests whose headers arrived
+  (docs/api.md gives the measure: bench/bench_slowloris.py);
 - a malformed request (``Content-Length: -1``, a bad request line, headers past the h11 size limit) is
   answered 400 in the API's error shape, not uvicorn's plain text.
 
@@ -44,6 +51,35 @@ _BAD_REQUEST = error_bytes(
 )
 
 
+class Waiting:
+    """The connections waiting for a request's headers, by client address, the longest-waiting first."""
+
+    def __init__(self) -> None:
+        self.by_address: dict[str, dict[GuardedH11Protocol, None]] = {}
+        self.total = 0
+
+    def add(self, address: str, connection: GuardedH11Protocol) -> None:
+        self.discard(address, connection)
+        self.by_address.setdefault(address, {})[connection] = None
+        self.total += 1
+
+    def discard(self, address: str, connection: GuardedH11Protocol) -> None:
+        group = self.by_address.get(address)
+        if group is not None and group.pop(connection, False) is None:
+            self.total -= 1
+            if not group:
+                del self.by_address[address]
+
+    def victim(self) -> GuardedH11Protocol | None:
+        """The longest-waiting connection of the address with the most waiting (taken out), or None."""
+        if not self.by_address:
+            return None
+        address = max(self.by_address, key=lambda a: len(self.by_address[a]))
+        connection = next(iter(self.by_address[address]))
+        self.discard(address, connection)
+        return connection
+
+
 class GuardedH11Protocol(H11Protocol):
     """Set the class attributes with ``configured`` (uvicorn builds one instance per connection)."""
 
@@ -51,13 +87,20 @@ class GuardedH11Protocol(H11Protocol):
     max_per_address: ClassVar[int] = 64
     exempt: ClassVar[frozenset[str] | None] = frozenset()
     header_timeout_s: ClassVar[float] = 10.0
+    #: Connections still sending a request's headers, at most (None: half of max_connections).
+    max_waiting: ClassVar[int | None] = None
     #: Open connections per client address, shared by every connection of this configured class.
     per_address: ClassVar[dict[str, int]] = {}
+    #: The connections waiting for a request's headers.
+    waiting: ClassVar[Waiting] = Waiting()
+    #: Connections closed to make room whose close has not completed yet (still in ``connections``).
+    evicted: ClassVar[set[GuardedH11Protocol]] = set()
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._header_timer: asyncio.TimerHandle | None = None
         self._counted: str | None = None
+        self._address = ""
 
     @classmethod
     def configured(
@@ -67,6 +110,7 @@ class GuardedH11Protocol(H11Protocol):
         header_timeout_s: float,
         max_per_address: int = 64,
         exempt: frozenset[str] | None = frozenset(),
+        max_waiting: int | None = None,
     ) -> type[GuardedH11Protocol]:
         return type(
             "GuardedH11Protocol",
@@ -76,23 +120,45 @@ class GuardedH11Protocol(H11Protocol):
                 "max_per_address": max_per_address,
                 "exempt": exempt,
                 "header_timeout_s": header_timeout_s,
+                "max_waiting": max_waiting,
                 "per_address": {},
+                "waiting": Waiting(),
+                "evicted": set(),
             },
         )
 
     # ------------------------------------------------------------------------------ connection limits
 
     def _refusal(self, address: str | None) -> str | None:
-        if len(self.connections) >= self.max_connections:
-            return f"{len(self.connections)} connections open, the most allowed"
         counted = address is not None and self.exempt is not None and address not in self.exempt
         if counted and self.per_address.get(str(address), 0) >= self.max_per_address:
             return f"{address} holds {self.max_per_address} connections, the most one address may"
+        budget = self.max_waiting if self.max_waiting is not None else max(1, self.max_connections // 2)
+        if self.waiting.total >= budget:
+            self._evict_longest_waiting()
+        full = len(self.connections) - len(self.evicted) >= self.max_connections
+        if full and not self._evict_longest_waiting():
+            return f"{len(self.connections)} connections open, the most allowed"
         return None
+
+    def _evict_longest_waiting(self) -> bool:
+        """Close a connection waiting for its headers (408): the longest-waiting of the address with the
+        most waiting. Room for a new one."""
+        while (victim := self.waiting.victim()) is not None:
+            if victim.transport.is_closing():
+                continue
+            victim._cancel_header_timer()
+            self.evicted.add(victim)
+            message = "the request's headers were too slow while others waited to connect"
+            victim.transport.write(error_bytes(408, "Request Timeout", "request_timeout", message))
+            victim.transport.close()
+            return True
+        return False
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         peer = transport.get_extra_info("peername")
         address = str(peer[0]) if isinstance(peer, tuple) and peer else None
+        self._address = address or ""
         refusal = self._refusal(address)
         if refusal is not None:
             log.warning("connection refused: %s", refusal)
@@ -107,6 +173,8 @@ class GuardedH11Protocol(H11Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._cancel_header_timer()
+        self.waiting.discard(self._address, self)
+        self.evicted.discard(self)
         if self._counted is not None:
             left = self.per_address.get(self._counted, 1) - 1
             if left > 0:
@@ -125,6 +193,7 @@ class GuardedH11Protocol(H11Protocol):
         super().data_received(data)
         if self.cycle is not cycle:  # a whole request line and headers arrived
             self._cancel_header_timer()
+            self.waiting.discard(self._address, self)
 
     # ------------------------------------------------------------------------------ header timeout
 
@@ -136,6 +205,7 @@ class GuardedH11Protocol(H11Protocol):
     def _arm_header_timer(self) -> None:
         self._cancel_header_timer()
         self._header_timer = self.loop.call_later(self.header_timeout_s, self._headers_too_slow)
+        self.waiting.add(self._address, self)  # the newest waiting of its address
 
     def _cancel_header_timer(self) -> None:
         if self._header_timer is not None:

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
+from judge.dispatch.callbacks import url_character_refusal
 from judge.results import GradeResult, LeafValue
 from judge.store import Status
 
@@ -59,13 +60,15 @@ def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
         413: "The request body is larger than max_body_bytes.",
         422: "A malformed request; `path` names the field (and `argument` a Run input).",
         429: "Rate limit, or no capacity now; see Retry-After.",
-        503: "The sandbox is unavailable now; see Retry-After.",
+        500: "An unexpected failure (logged): `internal_error`, with no detail.",
+        503: "A dependency (database, Redis) or the sandbox does not answer now, or the service is not "
+        "ready; see Retry-After.",
     }
     return {status: {"model": ErrorBody, "description": meaning[status]} for status in statuses}
 
 
 #: Every /api route may answer these.
-API_ERRORS = error_responses(401, 422, 429)
+API_ERRORS = error_responses(401, 422, 429, 500, 503)
 
 
 # ---------------------------------------------------------------------------------------------- problems
@@ -257,6 +260,21 @@ class SubmissionCreate(_In):
         "submission; `tag=name:value` filters a listing.",
     )
 
+    @field_validator("callback_url")
+    @classmethod
+    def _url_characters(cls, value: str | None) -> str | None:
+        """The URL's syntax (``callback.URL_PATTERN``): a malformed one is a malformed body (a whole batch
+        is refused); its host and the allowlist are checked by the submit (a batch item's own 422)."""
+        if value is None:
+            return value
+        bad = url_character_refusal(value)
+        if bad is not None:
+            raise ValueError(bad)
+        scheme, sep, rest = value.partition("://")
+        if not sep or scheme.lower() not in ("http", "https") or not rest:
+            raise ValueError("must be an http:// or https:// URL")
+        return value
+
     @field_validator("tags")
     @classmethod
     def _few_tags(cls, value: dict[str, str] | None) -> dict[str, str] | None:
@@ -345,14 +363,6 @@ class SubmissionSummary(_Out):
     links: SubmissionLinks
 
 
-class SubmissionPage(_Out):
-    items: list[dict[str, Any]] = Field(
-        description="SubmissionSummary objects, newest first (only the `fields` asked for, if any)."
-    )
-    next_cursor: str | None = Field(description="Pass as `cursor` for the next page; None at the end.")
-    total: int | None = Field(description="Matching submissions in all pages (with `count=true`).")
-
-
 class RegradeBatch(_Out):
     problem: str
     problem_hash: str = Field(description="The problem's content hash the regrades are graded with.")
@@ -401,7 +411,10 @@ class CallbackStatus(_Out):
     attempts: list[CallbackTry] = Field(description="Every try, oldest first.")
 
 
-class SubmissionPublic(_Out):
+class SubmissionCallback(_Out):
+    """The body POSTed to a submission's ``callback_url`` once it is finished: the submission as
+    ``GET /api/v1/submissions/{id}`` reads it, less ``callback`` and ``waiting``."""
+
     id: str
     problem: str
     status: Status
@@ -422,6 +435,12 @@ class SubmissionPublic(_Out):
         "submission was accepted for (it is graded with what the node has, and says so here, in the "
         "manifest and in the callback).",
     )
+    links: SubmissionLinks
+
+
+class SubmissionPublic(SubmissionCallback):
+    """A submission as ``GET /api/v1/submissions/{id}`` reads it (without ``fields``)."""
+
     callback: CallbackStatus | None = Field(
         default=None, description="With a callback_url: its delivery state and tries (not in the callback)."
     )
@@ -429,7 +448,44 @@ class SubmissionPublic(_Out):
         default=None,
         description="While queued (in-process dispatch): where it stands, why it waits and an estimate.",
     )
-    links: SubmissionLinks
+
+
+class SubmissionFields(_Out):
+    """A submission read with ``?fields=``: only the fields asked for are present (each of them may be
+    absent), ``code`` among them when named."""
+
+    id: str | None = None
+    problem: str | None = None
+    status: Status | None = None
+    verdict: str | None = None
+    result: GradeResult | None = None
+    error: str | None = None
+    attempts: int | None = None
+    created_at: datetime | None = None
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    manifest: Manifest | None = None
+    external_user: str | None = None
+    tags: dict[str, str] | None = None
+    regrade_of: str | None = None
+    version_mismatch: VersionMismatch | None = None
+    callback: CallbackStatus | None = None
+    code: str | None = Field(default=None, description="The submission's code (only when named).")
+    links: SubmissionLinks | None = None
+
+
+class SubmissionPage(_Out):
+    items: list[SubmissionSummary | SubmissionFields] = Field(
+        description="Newest first (with `ids`: in the order asked): SubmissionSummary objects, or with "
+        "`fields` only the fields asked for."
+    )
+    next_cursor: str | None = Field(description="Pass as `cursor` for the next page; None at the end.")
+    total: int | None = Field(description="Matching submissions in all pages (with `count=true`).")
+    missing: list[str] | None = Field(
+        default=None,
+        description="With `ids`: the ids asked for that are not found (no such submission, or not "
+        "this API key's), in the order asked.",
+    )
 
 
 # ---------------------------------------------------------------------------------------------- health

@@ -20,7 +20,9 @@ from judge.errors import JudgeError, ProblemError, SandboxRefused
 from judge.service.settings import Settings
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-#: Largest request line plus headers (h11 answers 400 past it).
+#: Largest request line plus headers while they arrive (h11 answers 400 past it); a head that arrives
+#: whole is held to the same size by judge.service.bodylimit (431).
+#: (judge.service.bodylimit.MAX_HEADER_BYTES, the same number: this module imports no web framework.)
 H11_MAX_HEADER_BYTES = 16 * 1024
 #: File descriptors kept free beside the connections: the sandbox pool's pipes, the database, logs.
 FD_RESERVE = 256

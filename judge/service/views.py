@@ -25,8 +25,11 @@ SUMMARY_FIELDS = (
     "regrade_of",
     "links",
 )
-#: Every field ``?fields=`` may name: a submission's own fields, and its ``code``.
-SELECTABLE_FIELDS = frozenset((*SUMMARY_FIELDS, "result", "error", "manifest", "version_mismatch", "code"))
+#: Every field ``?fields=`` may name: a submission's own fields, its ``callback`` delivery record (as a
+#: read without ``fields`` has it) and its ``code``.
+SELECTABLE_FIELDS = frozenset(
+    (*SUMMARY_FIELDS, "result", "error", "manifest", "version_mismatch", "callback", "code")
+)
 
 
 def _time(value: datetime | None) -> str | None:
@@ -73,10 +76,15 @@ def parse_fields(text: str | None) -> tuple[str, ...] | None:
 
 
 def selected(
-    record: SubmissionRecord, names: Collection[str] | None, default: Collection[str]
+    record: SubmissionRecord,
+    names: Collection[str] | None,
+    default: Collection[str],
+    callback: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The submission's JSON with only ``names`` (else ``default``); ``code`` only when named."""
+    """The submission's JSON with only ``names`` (else ``default``); ``code`` only when named;
+    ``callback``: its delivery record (None: it has no callback_url)."""
     document = submission_json(record)
     chosen = default if names is None else names
     document["code"] = record.code
+    document["callback"] = callback
     return {name: document[name] for name in chosen}

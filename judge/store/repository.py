@@ -832,6 +832,23 @@ class Store:
                 .values(callback_state=state.value, callback_sender=None, callback_lease_until=None)
             )
 
+    def reopen_callback(self, submission_id: str) -> bool:
+        """Set a settled (delivered or failed) callback pending again, for a redelivery: a conditional
+        update, so of several API nodes asked at once exactly one reopens it (True); False when it was
+        not settled (a delivery is under way)."""
+        settled = [CallbackState.DELIVERED.value, CallbackState.FAILED.value]
+        with self._session() as session:
+            updated = session.execute(
+                update(Submission)
+                .where(Submission.id == submission_id, Submission.callback_state.in_(settled))
+                .values(
+                    callback_state=CallbackState.PENDING.value,
+                    callback_sender=None,
+                    callback_lease_until=None,
+                )
+            )
+            return bool(getattr(updated, "rowcount", 0))
+
     def lease_callback(self, submission_id: str, sender: str, lease_s: float) -> bool:
         """Hold a pending callback for ``sender`` for ``lease_s`` seconds from now (before each try, and
         over the wait for the next): True when it was free (no lease, or one that has passed) or already

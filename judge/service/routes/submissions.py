@@ -4,17 +4,16 @@
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 import time
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import asdict
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, Query, Request
+from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import JSONResponse, Response
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.background import BackgroundTask
@@ -26,11 +25,12 @@ from judge.dispatch.callbacks import callback_refusal
 from judge.dispatch.celery_queue import NO_NODE_RETRY_S
 from judge.dispatch.events import FINAL_KINDS, STATUS
 from judge.errors import ProblemNotFound
-from judge.service import eventids
+from judge.service import batches, eventids, filters, lookup, redelivery
 from judge.service.accounts import claim_submission
 from judge.service.deps import CallerDep, ServicesDep
 from judge.service.errors import ApiError
 from judge.service.limits import checked_code
+from judge.service.queryparams import known_query_parameters
 from judge.service.ratelimit import Principal
 from judge.service.schemas import (
     API_ERRORS,
@@ -41,6 +41,7 @@ from judge.service.schemas import (
     SubmissionAccepted,
     SubmissionCode,
     SubmissionCreate,
+    SubmissionFields,
     SubmissionLinks,
     SubmissionPage,
     SubmissionPublic,
@@ -49,10 +50,8 @@ from judge.service.schemas import (
 )
 from judge.service.shares import ClientShares, KeyedLocks, ShareExceeded, who
 from judge.service.state import Services
-from judge.service.views import SUMMARY_FIELDS, parse_fields, selected, submission_json, submission_links
+from judge.service.views import parse_fields, selected, submission_json, submission_links
 from judge.store import (
-    CallbackState,
-    Cursor,
     IdempotencyHit,
     IdempotencyKey,
     IdempotencyTaken,
@@ -67,7 +66,12 @@ from judge.store.models import utcnow
 from judge.store.repository import HEAVY_COLUMNS
 from judge.verdicts import Verdict
 
-router = APIRouter(prefix="/api/submissions", tags=["submissions"], responses=API_ERRORS)
+router = APIRouter(
+    prefix="/api/submissions",
+    tags=["submissions"],
+    responses=API_ERRORS,
+    dependencies=[Depends(known_query_parameters)],
+)
 
 _NOT_FOUND: dict[int | str, dict[str, Any]] = {
     404: {"model": ErrorBody, "description": "No such submission (or not yours)."}
@@ -77,6 +81,10 @@ _CLIENT_LOCKS = KeyedLocks()
 PING_S = 15
 #: Milliseconds an EventSource waits before it reconnects (the ``retry:`` field every stream opens with).
 RETRY_MS = 3000
+#: Longest ``ids`` of a multi-get: 200 ids, well within the 16 KiB a request's head may take.
+MAX_IDS_CHARACTERS = 200 * 37
+#: Items of a listing page when ``limit`` is not given (at most page_max).
+DEFAULT_LIMIT = 50
 #: Longest ``Idempotency-Key`` accepted.
 MAX_IDEMPOTENCY_KEY = 255
 
@@ -119,6 +127,7 @@ def accepted_body(record: SubmissionRecord) -> SubmissionAccepted:
 def _replayed(services: Services, hit: IdempotencyHit, body_hash: str, key: str) -> SubmissionRecord:
     """The submission an idempotency key already names (same body), or a 409 (another body)."""
     if hit.body_hash != body_hash:
+        key = key.split("\t")[1] if key.startswith("batch\t") else key  # a batch item's: the batch's
         raise ApiError(
             409,
             "idempotency_conflict",
@@ -138,9 +147,11 @@ def submit(
     body: SubmissionCreate,
     idempotency_key: str | None = None,
     path: str = "",
+    body_hash: str | None = None,
 ) -> tuple[SubmissionRecord, bool]:
     """Validate, store and queue one submission: (record, True), or (the earlier record, False) for a
-    retry with the same ``Idempotency-Key`` and body. Raises ApiError (``path`` prefixes its field)."""
+    retry with the same ``Idempotency-Key`` and body. Raises ApiError (``path`` prefixes its field).
+    ``body_hash``: what the key records instead of the body's hash (a batch item's: the batch's)."""
     try:
         problem = services.catalog.get(body.problem)
     except ProblemNotFound:
@@ -155,7 +166,7 @@ def submit(
     idempotency: IdempotencyKey | None = None
     since = utcnow() - timedelta(seconds=services.settings.idempotency_ttl_s)
     if idempotency_key is not None:
-        idempotency = IdempotencyKey(_scope(caller), idempotency_key, _body_hash(body))
+        idempotency = IdempotencyKey(_scope(caller), idempotency_key, body_hash or _body_hash(body))
         hit = services.store.idempotent(idempotency.scope, idempotency.key, since)
         if hit is not None:
             return _replayed(services, hit, idempotency.body_hash, idempotency_key), False
@@ -358,12 +369,21 @@ def create_submission(
     "/batch",
     response_model=BatchAccepted,
     summary="Submit several: each item is stored and queued, or refused, by itself",
+    description="With an `Idempotency-Key`, the same batch posted again within idempotency_ttl_s stores "
+    "nothing new and answers the same submissions (`Idempotent-Replayed: true` when every stored item "
+    "was), items refused before are tried again, and another batch body with that key is a 409.",
     responses={
         **error_responses(413),
+        409: {"model": ErrorBody, "description": "The Idempotency-Key was used with another batch body."},
         422: {"model": ErrorBody, "description": "A malformed body, or more items than batch_max."},
     },
 )
-def create_batch(body: BatchCreate, services: ServicesDep, caller: CallerDep) -> BatchAccepted:
+def create_batch(
+    body: BatchCreate,
+    services: ServicesDep,
+    caller: CallerDep,
+    idempotency_key: IdempotencyHeader = None,
+) -> JSONResponse:
     limit = services.settings.batch_max
     if len(body.items) > limit:
         raise ApiError(
@@ -373,16 +393,31 @@ def create_batch(body: BatchCreate, services: ServicesDep, caller: CallerDep) ->
             path="items",
             limit="batch_max",
         )
+    batches.check_bounds(body, services.settings.max_code_bytes)
+    key = _idempotency_key(idempotency_key)
+    digest = batches.body_hash(body)
+    if key is not None:
+        since = utcnow() - timedelta(seconds=services.settings.idempotency_ttl_s)
+        refusal = batches.conflict(services.store, _scope(caller), key, len(body.items), digest, since)
+        if refusal is not None:
+            raise refusal
     items: list[BatchItem] = []
+    replayed = 0
     for index, item in enumerate(body.items):
+        item_key = batches.key_of(key, index) if key is not None else None
         try:
-            record, _ = submit(services, caller, item, path=f"items[{index}].")
+            record, created = submit(
+                services, caller, item, item_key, path=f"items[{index}].", body_hash=digest
+            )
         except ApiError as exc:
             items.append(BatchItem(index=index, status_code=exc.status, error=exc.info))
             continue
+        replayed += not created
         items.append(BatchItem(index=index, status_code=202, submission=accepted_body(record)))
     accepted = sum(1 for item in items if item.submission is not None)
-    return BatchAccepted(items=items, accepted=accepted, rejected=len(items) - accepted)
+    answer = BatchAccepted(items=items, accepted=accepted, rejected=len(items) - accepted)
+    headers = {"Idempotent-Replayed": "true"} if accepted and replayed == accepted else None
+    return JSONResponse(answer.model_dump(mode="json"), headers=headers)
 
 
 FieldsQuery = Annotated[
@@ -401,34 +436,15 @@ def _fields(text: str | None) -> tuple[str, ...] | None:
         raise ApiError(422, "invalid_fields", f"fields: {exc}", path="fields") from None
 
 
-def _cursor(text: str | None) -> Cursor | None:
-    if text is None or not text:
-        return None
-    try:
-        raw = base64.urlsafe_b64decode(text.encode("ascii") + b"==").decode()
-        stamp, ident = raw.split("|", 1)
-        when = datetime.fromisoformat(stamp)
-        canonical = str(uuid.UUID(ident))
-        if when.tzinfo is None:
-            raise ValueError("naive")
-    except (ValueError, UnicodeError):
-        raise ApiError(
-            422, "invalid_cursor", "cursor: not a cursor this API returned", path="cursor"
-        ) from None
-    return Cursor(when, canonical)
-
-
-def _next_cursor(record: SubmissionRecord) -> str:
-    raw = f"{record.created_at.isoformat()}|{record.id}"
-    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
-
-
 @router.get(
     "",
     response_model=SubmissionPage,
     summary="List this API key's submissions, newest first, by cursor; filter by problem, status, "
-    "verdict, external user, tag and creation time",
-    responses={401: {"model": ErrorBody, "description": "Listing needs an API key."}},
+    "verdict, external user, tag and creation time; or read several by id (`ids`)",
+    responses={
+        401: {"model": ErrorBody, "description": "Listing needs an API key."},
+        422: {"model": ErrorBody, "description": "A filter out of range (`path` names it)."},
+    },
 )
 def list_submissions(
     services: ServicesDep,
@@ -441,13 +457,30 @@ def list_submissions(
     regrade_of: Annotated[
         str | None, Query(max_length=36, description="Regrades of this submission.")
     ] = None,
-    created_after: Annotated[datetime | None, Query(description="Created at or after (ISO 8601).")] = None,
-    created_before: Annotated[datetime | None, Query(description="Created before (ISO 8601).")] = None,
+    created_after: Annotated[
+        str | None, Query(max_length=64, description="Created at or after (ISO 8601 with a time zone).")
+    ] = None,
+    created_before: Annotated[
+        str | None, Query(max_length=64, description="Created before (ISO 8601 with a time zone).")
+    ] = None,
     cursor: Annotated[str | None, Query(max_length=200, description="next_cursor of the last page.")] = None,
-    limit: Annotated[int, Query(ge=1, description="Items per page (at most page_max).")] = 50,
+    limit: Annotated[
+        int | None,
+        Query(ge=1, description="Items per page (at most page_max; default 50, or page_max if less)."),
+    ] = None,
     count: Annotated[bool, Query(description="Also count every matching submission (total).")] = False,
     fields: FieldsQuery = None,
-) -> SubmissionPage:
+    ids: Annotated[
+        str | None,
+        Query(
+            max_length=MAX_IDS_CHARACTERS,
+            description="Comma-separated submission ids (at most page_max, in at most "
+            f"{MAX_IDS_CHARACTERS} characters): read these, in this order, "
+            "instead of listing; ids that are not found (or not this API key's) are in `missing`. "
+            "Combines with `fields` only.",
+        ),
+    ] = None,
+) -> JSONResponse:
     if caller.key_id is None:
         raise ApiError(
             401,
@@ -455,6 +488,26 @@ def list_submissions(
             "listing submissions needs an API key (Authorization: Bearer <API key>)",
             headers={"WWW-Authenticate": "Bearer"},
         )
+    names = _fields(fields)
+    if ids is not None:
+        given = {
+            "problem": problem,
+            "status": status,
+            "verdict": verdict,
+            "external_user": external_user,
+            "tag": tag,
+            "regrade_of": regrade_of,
+            "created_after": created_after,
+            "created_before": created_before,
+            "cursor": cursor,
+        }
+        other = next((name for name, value in given.items() if value is not None), None)
+        if other is not None:
+            raise ApiError(422, "invalid_filter", f"{other}: ids combines with fields only", path=other)
+        wanted = filters.id_list(ids, services.settings.page_max)
+        return JSONResponse(lookup.by_ids(services, caller, wanted, names))
+    if limit is None:
+        limit = min(DEFAULT_LIMIT, services.settings.page_max)
     if limit > services.settings.page_max:
         raise ApiError(
             422,
@@ -463,41 +516,35 @@ def list_submissions(
             path="limit",
             limit="page_max",
         )
-    for name, value in (("created_after", created_after), ("created_before", created_before)):
-        if value is not None and value.tzinfo is None:
-            raise ApiError(422, "invalid_time", f"{name}: give a time zone (e.g. Z)", path=name)
-    tag_pair: tuple[str, str] | None = None
-    if tag is not None:
-        tag_name, sep, tag_value = tag.partition(":")
-        if not sep or not tag_name:
-            raise ApiError(422, "invalid_tag", "tag: expected name:value", path="tag")
-        tag_pair = (tag_name, tag_value)
-    names = _fields(fields)
     chosen = SubmissionFilter(
         key_id=caller.key_id,
         problem=problem,
         status=status,
         verdict=verdict.value if verdict is not None else None,
-        external_user=external_user,
-        created_after=created_after,
-        created_before=created_before,
-        tag=tag_pair,
-        regrade_of=regrade_of.lower() if regrade_of else None,
+        external_user=filters.external_user(external_user),
+        created_after=filters.instant("created_after", created_after),
+        created_before=filters.instant("created_before", created_before),
+        tag=filters.tag_filter(tag),
+        regrade_of=filters.submission_id("regrade_of", regrade_of),
     )
+    after = filters.cursor(cursor)
     heavy = [name for name in (names or ()) if name in HEAVY_COLUMNS]
-    records = services.store.page(chosen, after=_cursor(cursor), limit=limit + 1, heavy=heavy)
+    records = services.store.page(chosen, after=after, limit=limit + 1, heavy=heavy)
     more = len(records) > limit
     records = records[:limit]
-    return SubmissionPage(
-        items=[selected(record, names, SUMMARY_FIELDS) for record in records],
-        next_cursor=_next_cursor(records[-1]) if more else None,
-        total=services.store.count_matching(chosen) if count else None,
+    # The stored results are sent as stored (views.py), not validated again into SubmissionPage.
+    return JSONResponse(
+        {
+            "items": [lookup.item(services, record, names) for record in records],
+            "next_cursor": filters.next_cursor(records[-1]) if more else None,
+            "total": services.store.count_matching(chosen) if count else None,
+        }
     )
 
 
 @router.get(
     "/{submission_id}",
-    response_model=SubmissionPublic,
+    response_model=SubmissionPublic | SubmissionFields,
     summary="A submission's status and, once done, its result (?wait=SECONDS waits for it)",
     responses={**_NOT_FOUND, 422: {"model": ErrorBody, "description": "wait is above the limit."}},
 )
@@ -535,11 +582,14 @@ async def get_submission(
                     break
                 await subscription.wait(min(remaining, services.feed.poll_s))
                 record = await run_in_threadpool(load_submission, services, submission_id, caller)
+    callback = None
+    if record.callback_url and (names is None or "callback" in names):
+        callback = await run_in_threadpool(lookup.callback_status, services, record)
     if names is not None:
-        return JSONResponse(selected(record, names, ()))
+        return JSONResponse(selected(record, names, (), callback))
     document = submission_json(record)
-    if record.callback_url:
-        document["callback"] = await run_in_threadpool(callback_status, services, record)
+    if callback is not None:
+        document["callback"] = callback
     waiting = waiting_json(services, record)
     if waiting is not None:
         document["waiting"] = waiting
@@ -574,26 +624,16 @@ def waiting_message(waiting: Waiting) -> str:
     return f"Starting: waiting for a sandbox worker{about}."
 
 
-def callback_status(services: Services, record: SubmissionRecord) -> dict[str, Any]:
-    tries = services.store.callback_attempts(record.id)
-    state = record.callback_state.value if record.callback_state is not None else "pending"
-    if record.callback_state is CallbackState.HANDED_OFF:
-        state = "pending"  # still to send, by an API node (the try-0 note says which grader could not)
-    return {
-        "url": record.callback_url,
-        "state": state,
-        "attempts": [
-            {"attempt": n, "status_code": code, "error": error, "at": at.isoformat().replace("+00:00", "Z")}
-            for n, code, error, at in tries
-        ],
-    }
-
-
 @router.post(
     "/{submission_id}/callback",
     status_code=202,
-    summary="Deliver a finished submission's callback again (from the first try)",
+    response_class=Response,
+    summary="Deliver a finished submission's callback again, as a new delivery (debounced)",
+    description="A new delivery (a new `webhook-id`), from the first try. Calls while a delivery is "
+    "pending, or within 10 s of the last redelivery's start, collapse into it (202 all the same): "
+    "repeated calls do not give repeated deliveries.",
     responses={
+        202: {"description": "Queued, or collapsed into a delivery under way; no body."},
         **_NOT_FOUND,
         409: {"model": ErrorBody, "description": "Not finished yet, or no callback_url."},
         503: {"model": ErrorBody, "description": "This judge has no callback settings."},
@@ -607,10 +647,7 @@ def redeliver_callback(submission_id: str, services: ServicesDep, caller: Caller
         raise ApiError(
             409, "not_finished", f"the submission is {record.status.value}: it calls back when done"
         )
-    if services.callbacks is None:
-        raise ApiError(503, "callbacks_unavailable", "this judge has no callback settings (callback_hosts)")
-    services.store.set_callback_state(record.id, CallbackState.PENDING)
-    services.callbacks.redeliver(record.id)
+    redelivery.redeliver(services, record)
     return Response(status_code=202)
 
 
