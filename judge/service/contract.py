@@ -59,6 +59,7 @@ from judge.verdicts import Verdict
 ERROR_CODES = (
     "bad_request",
     "callbacks_unavailable",
+    "code_too_large",
     "dependency_unavailable",
     "forbidden",
     "idempotency_conflict",
@@ -86,8 +87,10 @@ ERROR_CODES = (
     "request_timeout",
     "run_busy",
     "sandbox_unavailable",
+    "signed_out",
     "submission_not_found",
     "too_many_streams",
+    "too_many_submissions",
     "unauthorized",
     "unsupported_media_type",
     "warming_up",
