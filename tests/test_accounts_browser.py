@@ -13,11 +13,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, Playwright, expect, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, expect
 
 from tests.conftest import FIXTURE_SLUG, FIXTURES
 from tests.test_web_page import AXE, axe_findings
-from tests.webtools import JudgeServer, Watched, launch_browser, module_artifacts, wait_for_codemirror
+from tests.webtools import JudgeServer, Watched, module_artifacts, wait_for_codemirror
+
+#: ``browser``: Debian's Chromium, one per module (tests/browsers.py).
+pytest_plugins = ("tests.browsers",)
 
 SCALE = FIXTURE_SLUG
 SOLUTIONS = FIXTURES / SCALE / "solutions"
@@ -43,21 +46,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JudgeServer]:
         yield started
     finally:
         started.stop()
-
-
-@pytest.fixture(scope="module")
-def playwright() -> Iterator[Playwright]:
-    with sync_playwright() as driver:
-        yield driver
-
-
-@pytest.fixture(scope="module")
-def browser(playwright: Playwright) -> Iterator[Browser]:
-    chromium = launch_browser(playwright)
-    try:
-        yield chromium
-    finally:
-        chromium.close()
 
 
 @pytest.fixture(scope="module")

@@ -16,10 +16,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, Playwright, Response, expect, sync_playwright
+from playwright.sync_api import Browser, Page, Response, expect
 
 from tests.test_web_page import AXE, axe_findings
-from tests.webtools import JudgeServer, Watched, launch_browser, module_artifacts, open_problem, type_code
+from tests.webtools import JudgeServer, Watched, module_artifacts, open_problem, type_code
+
+#: ``browser``: Debian's Chromium, one per module (tests/browsers.py).
+pytest_plugins = ("tests.browsers",)
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("web_editor_help")]
 
@@ -57,21 +60,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JudgeServer]:
         yield started
     finally:
         started.stop()
-
-
-@pytest.fixture(scope="module")
-def playwright() -> Iterator[Playwright]:
-    with sync_playwright() as driver:
-        yield driver
-
-
-@pytest.fixture(scope="module")
-def browser(playwright: Playwright) -> Iterator[Browser]:
-    chromium = launch_browser(playwright)
-    try:
-        yield chromium
-    finally:
-        chromium.close()
 
 
 @pytest.fixture(scope="module")

@@ -9,12 +9,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, expect, sync_playwright
+from playwright.sync_api import Browser, expect
 
 from judge.feedback.cost import MEASURABLE_MS
 from judge.feedback.notes import parse_note
 from tests.conftest import FIXTURE_SLUG, FIXTURES
-from tests.webtools import JudgeServer, Watched, launch_browser, module_artifacts, open_problem, type_code
+from tests.webtools import JudgeServer, Watched, module_artifacts, open_problem, type_code
+
+#: ``browser``: Debian's Chromium, one per module (tests/browsers.py).
+pytest_plugins = ("tests.browsers",)
 
 #: The service's slot base is at most 900 (``sandbox_slot_base``), so this server takes the default slots
 #: of ``tests/test_web_page.py``'s and runs in its xdist group, one server at a time.
@@ -37,16 +40,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JudgeServer]:
         yield started
     finally:
         started.stop()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as driver:
-        chromium = launch_browser(driver)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
 
 
 @pytest.fixture(scope="module")

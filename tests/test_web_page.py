@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, Playwright, Route, expect, sync_playwright
+from playwright.sync_api import Browser, Page, Route, expect
 
 from judge.web.assets import DIST_DIR
 from tests import webtools
@@ -23,11 +23,13 @@ from tests.webtools import (
     ROOT,
     JudgeServer,
     Watched,
-    launch_browser,
     module_artifacts,
     type_code,
     wait_for_codemirror,
 )
+
+#: ``browser``: Debian's Chromium, one per module (tests/browsers.py).
+pytest_plugins = ("tests.browsers",)
 
 #: The server serves the suite's fixture problems (``tests/webtools.py``); the page is tested on scale-tree.
 SCALE = FIXTURE_SLUG
@@ -72,21 +74,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JudgeServer]:
         yield started
     finally:
         started.stop()
-
-
-@pytest.fixture(scope="module")
-def playwright() -> Iterator[Playwright]:
-    with sync_playwright() as driver:
-        yield driver
-
-
-@pytest.fixture(scope="module")
-def browser(playwright: Playwright) -> Iterator[Browser]:
-    chromium = launch_browser(playwright)
-    try:
-        yield chromium
-    finally:
-        chromium.close()
 
 
 @pytest.fixture(scope="module")

@@ -14,13 +14,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, expect, sync_playwright
+from playwright.sync_api import Browser, expect
 
 from judge.engine import Engine
 from judge.progress import RunProgress, WarmupProgress
 from sandbox.errors import Cancelled
 from tests.conftest import FIXTURE_SLUG, FIXTURES
-from tests.webtools import JudgeServer, Watched, launch_browser, module_artifacts, type_code
+from tests.webtools import JudgeServer, Watched, module_artifacts, type_code
+
+#: ``browser``: Debian's Chromium, one per module (tests/browsers.py).
+pytest_plugins = ("tests.browsers",)
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("web_progress")]
 
@@ -64,16 +67,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JudgeServer]:
         yield started
     finally:
         started.stop()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as driver:
-        chromium = launch_browser(driver)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
 
 
 @pytest.fixture(scope="module")

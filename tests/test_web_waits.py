@@ -18,12 +18,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
 
 from tests.conftest import FIXTURE_SLUG, FIXTURES
 from tests.test_web_page import axe_findings
 from tests.test_web_widths import sideways, squeezed_or_escaping
-from tests.webtools import JudgeServer, Watched, launch_browser, module_artifacts, open_problem, type_code
+from tests.webtools import JudgeServer, Watched, module_artifacts, open_problem, type_code
+
+#: ``browser``: Debian's Chromium, one per module (tests/browsers.py).
+pytest_plugins = ("tests.browsers",)
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("web")]
 
@@ -67,16 +70,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JudgeServer]:
         yield started
     finally:
         started.stop()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as driver:
-        chromium = launch_browser(driver)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
 
 
 @pytest.fixture(scope="module")

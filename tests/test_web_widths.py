@@ -11,10 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page, Playwright, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
 
 from tests.test_web_page import AXE, axe_findings
-from tests.webtools import ROOT, JudgeServer, Watched, launch_browser, module_artifacts, wait_for_codemirror
+from tests.webtools import ROOT, JudgeServer, Watched, module_artifacts, wait_for_codemirror
+
+#: ``browser``: Debian's Chromium, one per module (tests/browsers.py).
+pytest_plugins = ("tests.browsers",)
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("web")]
 
@@ -40,21 +43,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JudgeServer]:
         yield started
     finally:
         started.stop()
-
-
-@pytest.fixture(scope="module")
-def playwright() -> Iterator[Playwright]:
-    with sync_playwright() as driver:
-        yield driver
-
-
-@pytest.fixture(scope="module")
-def browser(playwright: Playwright) -> Iterator[Browser]:
-    chromium = launch_browser(playwright)
-    try:
-        yield chromium
-    finally:
-        chromium.close()
 
 
 @pytest.fixture(scope="module")
