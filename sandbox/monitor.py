@@ -308,6 +308,37 @@ class _Channel:
         return self.reader.feed(data)
 
 
+class _AsideStop:
+    """A tracer's stop (``Worker.stop``: every process of it gets SIGKILL) on a thread of its own, so the
+    session's thread goes on serving the executor while a cgroup v1 freezer settles (5-15 ms). The thread
+    closes a pipe when it is over; the session's selector hears that (``fd``, data ``"stopped"``) and calls
+    ``finish``, which is also how anyone waits for it."""
+
+    def __init__(self, tracer: Worker, selector: selectors.BaseSelector) -> None:
+        self.selector = selector
+        self.fd, done_w = os.pipe()
+
+        def stop() -> None:
+            try:
+                tracer.stop()
+            except Exception:  # it could not be made sure: every process is killed (and waited for)
+                with contextlib.suppress(Exception):
+                    tracer.kill()
+            finally:
+                os.close(done_w)
+
+        self.thread = threading.Thread(target=stop, name="tracer-stop", daemon=True)
+        selector.register(self.fd, selectors.EVENT_READ, "stopped")
+        self.thread.start()
+
+    def finish(self) -> None:
+        """Wait for the stop to be over (at once when the selector heard it) and let go of the pipe."""
+        self.thread.join()
+        with contextlib.suppress(KeyError, ValueError):
+            self.selector.unregister(self.fd)
+        os.close(self.fd)
+
+
 class _Executor:
     """The session's executor and what it has been asked. It computes the public and custom cases (and a
     re-trace of one) first, then the hidden cases (``_Session._may_run``); once it has held a hidden value it
@@ -398,9 +429,8 @@ class _Session:
         self.step = 0
         self.tracer_open = True
         self.tracer_deadline: float | None = None
-        #: The tracer's stop under way on a thread of its own (``_stop_tracer_aside``), and the read end of
-        #: the pipe that thread closes when every process of the tracer has SIGKILL pending.
-        self.tracer_stopping: tuple[threading.Thread, int] | None = None
+        #: The tracer's stop under way on a thread of its own (``_stop_tracer_aside``).
+        self.tracer_stopping: _AsideStop | None = None
         self.selector: selectors.BaseSelector | None = None
         #: When to look next whether the memory bound ended one of the tracer's processes.
         self.oom_check_at = 0.0
@@ -710,45 +740,23 @@ class _Session:
         self.tracer_deadline = None
 
     def _stop_tracer_aside(self) -> None:
-        """The tracer is done and hidden cases wait: stop listening to it and end its processes on a thread
-        of its own, so the executor's replies (the shown cases still running, the re-trace) are not held
-        while a cgroup freezer settles (5-15 ms of this thread on cgroup v1). Hidden cases run only once
-        that thread is over (``_may_run``: ``tracer_stopping`` is None); without a selector to hear it
-        finish (a caller outside ``run``), the stop is made here."""
+        """The tracer is done and hidden cases wait: stop listening to it and end its processes aside
+        (``_AsideStop``), so the executor's replies (shown cases still running, the re-trace) are not held.
+        Hidden cases run only once that stop is over (``_may_run``); without a selector to hear it finish (a
+        caller outside ``run``), the stop is made here."""
         if self.selector is None or self.tracer_stopping is not None or not self.tracer_open:
             self._close_tracer()
             return
         self.tracer_open = False
         self.tracer_deadline = None
-        done_r, done_w = os.pipe()
-        tracer = self.pair.tracer
-
-        def stop() -> None:
-            try:
-                tracer.stop()
-            except Exception:  # it could not be made sure: every process is killed (and waited for)
-                with contextlib.suppress(Exception):
-                    tracer.kill()
-            finally:
-                os.close(done_w)
-
-        thread = threading.Thread(target=stop, name="tracer-stop", daemon=True)
-        self.tracer_stopping = (thread, done_r)
-        self.selector.register(done_r, selectors.EVENT_READ, "stopped")
-        thread.start()
+        self.tracer_stopping = _AsideStop(self.pair.tracer, self.selector)
 
     def _tracer_stopped(self) -> None:
-        """The stop thread is over (or, at the end of the session or before another stop, is waited for):
+        """The stop aside is over (heard, or waited for at the end of the session or before another stop):
         every process of the tracer has SIGKILL pending."""
-        if self.tracer_stopping is None:
-            return
-        thread, done_r = self.tracer_stopping
-        thread.join()
-        self.tracer_stopping = None
-        if self.selector is not None:
-            with contextlib.suppress(KeyError, ValueError):
-                self.selector.unregister(done_r)
-        os.close(done_r)
+        if self.tracer_stopping is not None:
+            self.tracer_stopping.finish()
+            self.tracer_stopping = None
 
     def _close_tracer(self) -> None:
         """Stop listening to the tracer and end its processes (a child it forked included) now, not when
