@@ -224,9 +224,14 @@ def test_each_event_stream_declares_its_own_event_types(schema: dict[str, Any]) 
 
 def test_every_error_code_the_judge_answers_with_is_declared() -> None:
     used = set(_HTTP_CODES.values()) | {"invalid_request", "internal_error", "bad_request"}
-    pattern = re.compile(r'ApiError\(\s*\d{3},\s*"([a-z_]+)"')
+    # Raised as ApiError, or written as an error body by a middleware that answers before the routes
+    # (the CSRF check) or by a node's own small HTTP server.
+    patterns = (re.compile(r'ApiError\(\s*\d{3},\s*"([a-z_]+)"'), re.compile(r'"code": "([a-z_]+)"'))
     for source in (ROOT / "judge").rglob("*.py"):
-        used |= set(pattern.findall(source.read_text()))
+        text = source.read_text()
+        for pattern in patterns:
+            used |= set(pattern.findall(text))
+    assert {"csrf_failed", "not_found"} <= used
     assert used - set(ERROR_CODES) == set()
 
 

@@ -60,6 +60,7 @@ ERROR_CODES = (
     "bad_request",
     "callbacks_unavailable",
     "code_too_large",
+    "csrf_failed",
     "dependency_unavailable",
     "forbidden",
     "idempotency_conflict",
