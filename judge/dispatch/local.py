@@ -16,7 +16,7 @@ from collections import deque
 from collections.abc import Callable
 
 from judge.dispatch.base import Dispatcher, OneShotReservation, QueueFull, Reservation, Waiting, WaitReason
-from judge.dispatch.worker import GradingWorker, Outcome
+from judge.dispatch.worker import VERSION_HOLD_DELAY_S, GradingWorker, Outcome
 from judge.store import Store
 
 log = logging.getLogger(__name__)
@@ -205,6 +205,10 @@ class LocalDispatcher(Dispatcher):
                 if outcome is Outcome.DEFERRED and not self._closing:
                     # Its owner has gradings_per_client running: the others queued go first meanwhile.
                     self._delayed.append((time.monotonic() + DEFER_S, submission_id))
+                    self._cond.notify()
+                if outcome is Outcome.HELD and not self._closing:
+                    # Its problem's version is not served here (yet): offered again later.
+                    self._delayed.append((time.monotonic() + VERSION_HOLD_DELAY_S, submission_id))
                     self._cond.notify()
                 if outcome is Outcome.RETRY and not self._closing:
                     # Unknown attempts (store down): retry after the first delay; start() recovers it anyway.

@@ -37,7 +37,7 @@ from judge.dispatch.capabilities import node_queues
 from judge.dispatch.celery_queue import GRADE_TASK, GradingQueue, Sweeper, is_submission_id
 from judge.dispatch.events import ProgressFeed
 from judge.dispatch.redis_notify import RedisNotifier
-from judge.dispatch.worker import GradingWorker, Outcome
+from judge.dispatch.worker import VERSION_HOLD_DELAY_S, GradingWorker, Outcome
 from judge.doctor import SelfTest, self_test
 from judge.store import NodeBeat, NodeState, Store
 from judge.store.models import utcnow
@@ -54,6 +54,8 @@ log = logging.getLogger(__name__)
 #: Seconds between self-test attempts while it fails; longest wait for the first warm worker.
 SELF_TEST_RETRY_S = 30.0
 WARM_TIMEOUT_S = 180.0
+#: States of a node that takes (or will take) work from the queue.
+_TAKING_WORK = frozenset({NodeState.READY, NodeState.STARTING, NodeState.UNREADY})
 #: Nodes not seen for this long (and holding nothing) are forgotten.
 PRUNE_AFTER = timedelta(days=1)
 #: Seconds a node waits before it publishes again a submission deferred by its owner's gradings cap
@@ -166,6 +168,8 @@ class GradingNode:
             max_attempts=settings.max_attempts,
             node=self.name,
             gradings_cap=settings.gradings_per_client,
+            hold_s=settings.version_hold_s,
+            served_elsewhere=self.serves_elsewhere,
         )
         self.sweeper = Sweeper(
             self.store,
@@ -303,7 +307,27 @@ class GradingNode:
         elif outcome is Outcome.DEFERRED:
             self._stop.wait(DEFER_S)
             self.sweeper.publish(submission_id)
+        elif outcome is Outcome.HELD:
+            # Another node may have its problem's version: offered again after a while, without holding a
+            # slot meanwhile (if this node stops first, the sweeper's stale requeue publishes it).
+            timer = threading.Timer(VERSION_HOLD_DELAY_S, self._publish_held, (submission_id,))
+            timer.daemon = True
+            timer.start()
         return outcome.value
+
+    def _publish_held(self, submission_id: str) -> None:
+        if not self._stop.is_set():
+            self.sweeper.publish(submission_id)
+
+    def serves_elsewhere(self, slug: str, content_hash: str) -> bool:
+        """Whether another live grading node reports serving ``slug`` in version ``content_hash``."""
+        cutoff = utcnow() - timedelta(seconds=self.settings.node_timeout_s)
+        return any(
+            isinstance(version := (node.problem_versions or {}).get(slug), dict)
+            and version.get("hash") == content_hash
+            for node in self.store.nodes(seen_after=cutoff)
+            if node.name != self.name and node.state in _TAKING_WORK
+        )
 
     def _register_task(self) -> None:
         node = self

@@ -126,13 +126,16 @@ class StatusEvent(BaseModel):
         description="With `running`: how many of the cases come one by one (those before the first hidden "
         "case); the `case` events of the rest come together once the grading is over.",
     )
-    waiting: SubmissionWaiting | Literal["capacity"] | None = Field(
+    waiting: SubmissionWaiting | Literal["capacity", "version"] | None = Field(
         default=None,
         description="The first event of a queued submission's stream: where it stands, as GET gives it. "
-        "`capacity` in a `queued` event of a grading queued again because no sandbox worker came up for it "
-        "(the attempt is not counted), with `reason`.",
+        "`capacity` in a `queued` event of a grading queued again because no sandbox worker came up for it; "
+        "`version` in one of a submission given back by a grader that lacks the version of its problem it "
+        "was accepted for (held for a grader that has it). Neither counts as an attempt; `reason` says why.",
     )
-    reason: str | None = Field(default=None, description="With `waiting: capacity`: why, in words.")
+    reason: str | None = Field(
+        default=None, description="With `waiting: capacity` or `waiting: version`: why, in words."
+    )
 
 
 class CaseEvent(BaseModel):

@@ -109,6 +109,10 @@ class Settings(BaseSettings):
     max_attempts: int = Field(default=3, ge=1, le=10)
     #: Seconds running gradings may finish in at shutdown (the rest are graded after the next start).
     shutdown_grace_s: float = Field(default=10.0, ge=0, le=600)
+    #: Seconds a submission waits, queued, for a grader that has the version of its problem it was
+    #: accepted for (a rollout under way); past it, and while no live grader has that version (retired),
+    #: it ends ``failed`` saying so. It is never graded with another version.
+    version_hold_s: float = Field(default=600.0, ge=0, le=86400)
 
     # ---- distributed dispatch (judge worker); unset: grading happens in this process
     #: Broker of the grading queue, e.g. ``redis://host:6379/0`` (Celery on Redis). Set it on every

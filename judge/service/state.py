@@ -171,6 +171,7 @@ class Services:
             observer=self.metrics,
             max_attempts=settings.max_attempts,
             gradings_cap=settings.gradings_per_client,
+            hold_s=settings.version_hold_s,
         )
         self.queue: CeleryDispatcher | None = None
         if settings.queue_url is not None:
@@ -272,6 +273,18 @@ class Services:
             for slug, versions in sorted(served.items())
             if len(versions) > 1
         ]
+
+    def version_graded(self, slug: str, content_hash: str) -> bool:
+        """Whether a grader has ``slug`` in version ``content_hash``: this process (in-process dispatch),
+        or a live grading node (by its heartbeat)."""
+        if not self.distributed:
+            return self.worker.has_version(slug, content_hash)
+        return any(
+            isinstance(version := (node.problem_versions or {}).get(slug), Mapping)
+            and version.get("hash") == content_hash
+            for node in self.live_nodes()
+            if node.state is not NodeState.DRAINING
+        )
 
     def grading_alive(self) -> bool:
         """Whether anything grades submissions now: this process (in-process dispatch), or a live

@@ -76,3 +76,12 @@ def version_note(manifest: dict[str, Any]) -> dict[str, Any] | None:
         f"{label(graded)}: the grading node served another version"
     )
     return {"accepted": before, "graded": graded, "message": message}
+
+
+def version_label(slug: str, content_hash: object, revision: object) -> str:
+    """A problem's version in words: ``revision 2 (ab12cd34ef56) of problem scale-tree``."""
+    if not content_hash:
+        return f"problem {slug}"
+    short = str(content_hash)[:12]
+    named = f"revision {revision} ({short})" if revision else short
+    return f"version {named} of problem {slug}"

@@ -50,6 +50,7 @@ from judge.service.schemas import (
 )
 from judge.service.shares import ClientShares, KeyedLocks, ShareExceeded, who
 from judge.service.state import Services
+from judge.service.version_wait import version_waiting
 from judge.service.views import parse_fields, selected, submission_json, submission_links
 from judge.store import (
     IdempotencyHit,
@@ -597,10 +598,14 @@ async def get_submission(
 
 
 def waiting_json(services: Services, record: SubmissionRecord) -> dict[str, Any] | None:
-    """Where a queued submission stands (``SubmissionWaiting``: fields and the learner's sentence), or None
-    when it is not queued or the dispatcher cannot say (a distributed judge)."""
+    """Where a queued submission stands (``SubmissionWaiting``: fields and the learner's sentence): held for
+    its problem's version, or its place in this process's queue; None when it is not queued or the
+    dispatcher cannot say (a distributed judge)."""
     if record.status is not Status.QUEUED:
         return None
+    held = version_waiting(services, record)
+    if held is not None:
+        return held
     waiting = services.dispatcher.waiting(record.id)
     if waiting is None:
         return None
