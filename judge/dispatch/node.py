@@ -139,12 +139,16 @@ class GradingNode:
             on_took=self.metrics.sandbox_start_seconds.observe,
         )
         self._sandbox_check = sandbox_check
-        self.problems = ProblemSet(settings.problems_dir)
+        from judge.live_problems import LiveProblems
         from judge.service.catalog import served_versions
+        from judge.store.problem_versions import ProblemVersions
 
+        #: The problems folder plus the versions operators pushed (refreshed with each heartbeat).
+        self.problems = LiveProblems(ProblemSet(settings.problems_dir), settings.problem_cache_dir())
         #: What this node grades with, in its heartbeat: API nodes compare it with their own versions.
         self.problem_versions = served_versions(self.problems)
         self.store = Store(settings.resolved_database_url())
+        self.pushed = ProblemVersions(self.store)
         self.queue = GradingQueue(
             settings.queue_url, visibility_timeout_s=settings.visibility_timeout_s, concurrency=concurrency
         )
@@ -263,8 +267,29 @@ class GradingNode:
 
     def _heartbeats(self) -> None:
         while not self._stop.wait(self.settings.heartbeat_s):
+            self.refresh_problems()
             self._heartbeat_once()
             self._hand_back_orphans()
+
+    def refresh_problems(self) -> bool:
+        """Load the problem versions that went live (and drop the retired ones) since the last look at the
+        store's catalog revision; the heartbeat then reports them. True when they changed."""
+        from judge.expected import expected_outputs
+        from judge.service.catalog import served_versions
+
+        def warm(problems: list[Problem]) -> None:
+            for problem in problems:
+                expected_outputs(problem, problem.cases)
+
+        try:
+            changed = self.problems.refresh(self.pushed, prepare=warm)
+        except Exception as exc:  # the database is down: the next heartbeat looks again
+            log.warning("reading the problem versions failed: %s: %s", type(exc).__name__, exc)
+            return False
+        if changed:
+            self.problem_versions = served_versions(self.problems)
+            log.info("problems refreshed: %d served", len(self.problems))
+        return changed
 
     def _hand_back_orphans(self) -> None:
         """Claims recorded with this node that no task of it holds (its database write failed midway, or a
@@ -322,9 +347,10 @@ class GradingNode:
     def serves_elsewhere(self, slug: str, content_hash: str) -> bool:
         """Whether another live grading node reports serving ``slug`` in version ``content_hash``."""
         cutoff = utcnow() - timedelta(seconds=self.settings.node_timeout_s)
+        from judge.service.catalog import serves
+
         return any(
-            isinstance(version := (node.problem_versions or {}).get(slug), dict)
-            and version.get("hash") == content_hash
+            serves(node.problem_versions, slug, content_hash)
             for node in self.store.nodes(seen_after=cutoff)
             if node.name != self.name and node.state in _TAKING_WORK
         )
@@ -423,6 +449,7 @@ class GradingNode:
             for stop in (signal.SIGTERM, signal.SIGINT):
                 signal.signal(stop, self._on_signal)
         self.store.migrate()
+        self.refresh_problems()
         self._heartbeat_once()
         beats = threading.Thread(target=self._heartbeats, name="heartbeat", daemon=True)
         beats.start()

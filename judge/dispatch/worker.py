@@ -38,8 +38,7 @@ from enum import StrEnum
 from typing import Any, Protocol
 
 from judge.dispatch.events import CASE, FAILED, RESULT, STATUS, ProgressFeed
-from judge.errors import ProblemNotFound
-from judge.problems import Problem, ProblemSet
+from judge.problems import Problem, Problems
 from judge.results import CaseResult, GradeResult
 from judge.store import Claim, Deferred, Store, SubmissionRecord
 from judge.store.jsonsafe import case_json, result_json
@@ -142,7 +141,7 @@ class GradingWorker:
         self,
         store: Store,
         engine: GradingEngine,
-        problems: ProblemSet,
+        problems: Problems,
         feed: ProgressFeed,
         *,
         backend_name: str,
@@ -273,22 +272,21 @@ class GradingWorker:
     def _version_for(self, record: SubmissionRecord) -> Problem | None:
         """The problem in the version the submission was accepted for, if this grader has it. A
         submission stored without a hash (before versions were recorded) takes the version served now."""
-        try:
-            problem = self.problems.get(record.problem)
-        except ProblemNotFound:
-            return None
         accepted = record.manifest.get("problem_hash")
-        if accepted is None or self.manifest(problem)["problem_hash"] == accepted:
-            return problem
-        return None
+        if accepted is None:
+            versions = self.problems.versions(record.problem)
+            return versions[0] if versions else None
+        return self._find(record.problem, str(accepted))
+
+    def _find(self, slug: str, content_hash: str) -> Problem | None:
+        return next(
+            (p for p in self.problems.versions(slug) if self.manifest(p)["problem_hash"] == content_hash),
+            None,
+        )
 
     def has_version(self, slug: str, content_hash: str) -> bool:
-        """Whether this grader serves ``slug`` in version ``content_hash``."""
-        try:
-            problem = self.problems.get(slug)
-        except ProblemNotFound:
-            return False
-        return bool(self.manifest(problem)["problem_hash"] == content_hash)
+        """Whether this grader can grade ``slug`` in version ``content_hash``."""
+        return self._find(slug, content_hash) is not None
 
     def _hold(self, claim: Claim, record: SubmissionRecord) -> Outcome:
         """This grader lacks the submission's version: give it back for a grader that has it (its attempt

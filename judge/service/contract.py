@@ -64,6 +64,7 @@ ERROR_CODES = (
     "forbidden",
     "idempotency_conflict",
     "internal_error",
+    "invalid_archive",
     "invalid_callback_url",
     "invalid_code",
     "invalid_cursor",
@@ -73,6 +74,7 @@ ERROR_CODES = (
     "invalid_input",
     "invalid_request",
     "invalid_tag",
+    "invalid_tenant",
     "invalid_time",
     "limit_exceeded",
     "method_not_allowed",
@@ -93,6 +95,7 @@ ERROR_CODES = (
     "too_many_submissions",
     "unauthorized",
     "unsupported_media_type",
+    "version_not_found",
     "warming_up",
 )
 

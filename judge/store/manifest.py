@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 from functools import cache
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 from typing import Any
 
 from judge import __version__
@@ -25,15 +26,19 @@ def _version(package: str) -> str:
 def problem_hash(problem: Problem) -> str:
     """SHA-256 over every file of the package that grading reads (spec, statement, cases, generators,
     starter) and the reference solution, with their relative paths; solutions/ does not count."""
+    return package_hash(problem.root, problem.reference_path.name, problem.reference_source)
+
+
+def package_hash(root: Path, reference_name: str, reference_source: str) -> str:
+    """``problem_hash`` of the package folder ``root`` and its reference module (name and text), without
+    loading the package (nothing of it is imported: it may not have been checked yet)."""
     digest = hashlib.sha256()
     files = sorted(
-        p
-        for p in problem.root.rglob("*")
-        if p.is_file() and not _NOT_GRADED.intersection(p.relative_to(problem.root).parts)
+        p for p in root.rglob("*") if p.is_file() and not _NOT_GRADED.intersection(p.relative_to(root).parts)
     )
     for file in files:
-        _add(digest, file.relative_to(problem.root).as_posix(), file.read_bytes())
-    _add(digest, f"reference/{problem.reference_path.name}", problem.reference_source.encode())
+        _add(digest, file.relative_to(root).as_posix(), file.read_bytes())
+    _add(digest, f"reference/{reference_name}", reference_source.encode())
     return digest.hexdigest()
 
 
