@@ -147,8 +147,9 @@ class Catalog:
         scope = self.problems.scope(slug)
         return scope is None or (tenant is not None and tenant in scope)
 
-    def summaries(self, tenant: str | None = None) -> list[ProblemSummary]:
-        """The problems served, those visible to ``tenant``."""
+    def summaries(self, tenant: str | None = None, *, all_tenants: bool = False) -> list[ProblemSummary]:
+        """The problems served that ``tenant`` sees (None: no tenant, as the web pages), or every one
+        (``all_tenants``: an operator)."""
         generation = self.problems.generation
         cached = self._summaries
         if cached is None or cached[0] != generation:
@@ -156,7 +157,7 @@ class Catalog:
             slugs = frozenset(p.slug for p in problems)
             cached = (generation, [summary(p, slugs) for p in problems])
             self._summaries = cached
-        return [s for s in cached[1] if self.visible(s.slug, tenant)]
+        return [s for s in cached[1] if all_tenants or self.visible(s.slug, tenant)]
 
     def detail(self, slug: str) -> ProblemDetail:
         return self._detail(self.get(slug))
