@@ -90,9 +90,15 @@ def parse_key(name: str, text: str, where: str) -> KeyEntry:
         raise KeyFileError(f"{where}: expected {_LINE_FORMAT}")
     fields: dict[str, str] = {}
     for part in parts[1:]:
-        label, _, value = part.partition("=")
-        if label not in ("id", "tenant") or label in fields:
+        label, equals, value = part.partition("=")
+        if not equals:
             raise KeyFileError(f"{where}: expected {_LINE_FORMAT}")
+        if label not in ("id", "tenant"):
+            raise KeyFileError(
+                f"{where}: the id must be 'id=KEY_ID' and a tenant 'tenant=TENANT', not {label!r}"
+            )
+        if label in fields:
+            raise KeyFileError(f"{where}: {label}= given twice")
         if not _KEY_ID.fullmatch(value):
             raise KeyFileError(f"{where}: the {label} must be '{label}=' and 1 to 64 of A-Z a-z 0-9 _ . : -")
         fields[label] = value
