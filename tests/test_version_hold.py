@@ -241,3 +241,52 @@ def test_two_nodes_during_a_rollout_grade_each_submission_with_its_own_version(
             node.queue.close()
             node.notifier.close()
             node.store.close()
+
+
+@needs_redis
+def test_a_grading_node_takes_up_a_pushed_version_without_a_restart(
+    broker: redis_server.RedisServer, tmp_path: Path
+) -> None:
+    """An operator's version goes live in the store: the node loads it at its next poll, reports it (the
+    problems folder's version as ``also``), grades new submissions with it and those accepted for the
+    older version with that one; retired, it is dropped."""
+    from judge.problem_archive import pack
+    from judge.service.catalog import serves
+    from judge.store.problem_versions import ProblemVersions
+
+    settings = Settings(
+        data_dir=tmp_path / "node",
+        problems_dir=FIXTURES,
+        queue_url=broker.url,
+        database_url=f"sqlite:///{tmp_path / 'db.sqlite3'}",
+    )
+    engine = FakeEngine()
+    node = GradingNode(settings, concurrency=1, backend=PROCESS, engine=engine)
+    try:
+        node.store.migrate()
+        base = node.problems.get(SCALE)
+        bumped_set = ProblemSet(bumped(tmp_path))
+        new = bumped_set.get(SCALE)
+        versions = ProblemVersions(node.store)
+        versions.push(SCALE, problem_hash(new), 2, pack(new.root), tenants=None, pushed_by="op")
+        assert not node.refresh_problems() or node.problems.get(SCALE) is base  # still checking
+        versions.settle(SCALE, problem_hash(new), live=True, findings=[])
+        assert node.refresh_problems()
+        assert node.problems.get(SCALE).spec.revision == 2
+        reported = node.beat().problem_versions
+        assert reported is not None and reported[SCALE]["hash"] == problem_hash(new)
+        assert serves(reported, SCALE, problem_hash(base)) and serves(reported, SCALE, problem_hash(new))
+        old_sid = accepted_for(node.store, ProblemSet(FIXTURES))
+        new_sid = accepted_for(node.store, bumped_set)
+        assert node.handle(old_sid) == "graded" and node.handle(new_sid) == "graded"
+        assert node.store.get(old_sid).manifest["problem_revision"] == 1  # type: ignore[union-attr]
+        assert node.store.get(new_sid).manifest["problem_revision"] == 2  # type: ignore[union-attr]
+        versions.retire(SCALE)
+        assert node.refresh_problems() and node.problems.get(SCALE) is base
+        assert not serves(node.beat().problem_versions, SCALE, problem_hash(new))
+    finally:
+        node._stop.set()
+        node.engine.close()
+        node.queue.close()
+        node.notifier.close()
+        node.store.close()

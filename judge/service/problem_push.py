@@ -44,7 +44,7 @@ def push(
 ) -> dict[str, Any]:
     """Push the package folder (``problems/<slug>``); the version's state, after waiting up to ``wait_s``
     for its check to end."""
-    headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/gzip"}
+    headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/octet-stream"}
     slug = folder.resolve().name
     params = {"tenant": tenants} if tenants else None
     version = _call(
