@@ -13,11 +13,14 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from judge.cli import main
 from judge.live_problems import LiveProblems
 from judge.problem_archive import pack, unpack
 from judge.problems import Problem, ProblemSet
 from judge.service.apikeys import generate_key, hash_key
+from judge.service.operator import OperatorError
 from judge.service.problem_check import CheckOutcome, outcome, run_check
+from judge.service.problem_push import push, retire
 from judge.service.settings import Settings
 from judge.service.state import Services
 from judge.store import Store
@@ -313,3 +316,31 @@ def test_the_admin_api_is_for_operators_and_refuses_bad_archives_naming_the_faul
     other = client.post("/api/v1/submissions", content=b"x" * (1024 * 1024 + 1), headers=USER)
     assert other.status_code == 413 and other.json()["error"]["limit"] == "max_body_bytes"
     assert checker.checked == [] and services.pushed.versions() == []
+
+
+def test_the_operator_client_pushes_waits_for_the_check_and_retires(
+    api: tuple[TestClient, Services, Checker], tmp_path: Path
+) -> None:
+    """What ``judge push-problem`` and ``judge retire-problem`` do, through the app itself."""
+    client, _, _ = api
+    package = revised(tmp_path, 4)
+    version = push(client, OPERATOR, package, tenants=["acme"], wait_s=30)
+    assert version["state"] == "live" and version["revision"] == 4 and version["tenants"] == ["acme"]
+    listing = retire(client, OPERATOR, SCALE, version["hash"])
+    assert [v["state"] for v in listing["versions"]] == ["retired"]
+    with pytest.raises(OperatorError, match="403 forbidden"):
+        push(client, KEY, package)
+
+
+def test_the_push_command_needs_a_key_and_a_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("JUDGE_API_KEY", raising=False)
+    with pytest.raises(SystemExit) as no_key:
+        main(["push-problem", str(FIXTURES / SCALE)])
+    assert no_key.value.code == 2
+    monkeypatch.setenv("JUDGE_API_KEY", OPERATOR)
+    with pytest.raises(SystemExit) as no_package:
+        main(["push-problem", str(tmp_path)])
+    assert no_package.value.code == 2
+    with pytest.raises(SystemExit) as unreachable:
+        main(["push-problem", str(FIXTURES / SCALE), "--url", "http://127.0.0.1:9"])
+    assert unreachable.value.code == 1
