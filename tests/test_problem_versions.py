@@ -19,6 +19,7 @@ from judge.problem_archive import pack, unpack
 from judge.problems import Problem, ProblemSet
 from judge.service.apikeys import generate_key, hash_key
 from judge.service.operator import OperatorError
+from judge.service.problem_admin import ProblemAdmin
 from judge.service.problem_check import CheckOutcome, outcome, run_check
 from judge.service.problem_push import push, retire
 from judge.service.settings import Settings
@@ -344,3 +345,16 @@ def test_the_push_command_needs_a_key_and_a_package(tmp_path: Path, monkeypatch:
     with pytest.raises(SystemExit) as unreachable:
         main(["push-problem", str(FIXTURES / SCALE), "--url", "http://127.0.0.1:9"])
     assert unreachable.value.code == 1
+
+
+def test_a_check_left_unfinished_by_a_stopped_api_node_is_run_again(store: Store, tmp_path: Path) -> None:
+    versions = ProblemVersions(store)
+    package = revised(tmp_path, 2)
+    digest = content_hash(package, tmp_path)
+    versions.push(SCALE, digest, 2, pack(package), tenants=None, pushed_by="op")  # its node stopped here
+    checker = Checker()
+    admin = ProblemAdmin(Settings(data_dir=tmp_path), versions, checker)
+    assert admin.resume() == 1
+    admin.wait(30)
+    assert versions.get(SCALE, digest).state is VersionState.LIVE  # type: ignore[union-attr]
+    assert [slug for _, slug in checker.checked] == [SCALE]
