@@ -24,7 +24,7 @@ from judge.service.problem_check import CheckOutcome, outcome, run_check
 from judge.service.problem_push import push, retire
 from judge.service.settings import Settings
 from judge.service.state import Services
-from judge.store import Store
+from judge.store import Store, sqlite_url
 from judge.store.manifest import problem_hash
 from judge.store.problem_versions import ProblemVersions, VersionState
 from sandbox.backends import get_backend
@@ -188,7 +188,7 @@ class Checker:
         self.passed = passed
         self.checked: list[tuple[Path, str]] = []
 
-    def __call__(self, settings: Settings, problems_dir: Path, slug: str) -> CheckOutcome:
+    def __call__(self, settings: Settings, problems_dir: Path, slug: str, track: Any = None) -> CheckOutcome:
         assert (problems_dir / slug / "problem.toml").is_file()
         self.checked.append((problems_dir, slug))
         if self.passed:
@@ -358,3 +358,20 @@ def test_a_check_left_unfinished_by_a_stopped_api_node_is_run_again(store: Store
     admin.wait(30)
     assert versions.get(SCALE, digest).state is VersionState.LIVE  # type: ignore[union-attr]
     assert [slug for _, slug in checker.checked] == [SCALE]
+
+
+def test_a_check_under_way_is_killed_at_shutdown_and_left_to_the_next_start(tmp_path: Path) -> None:
+    db = Store(sqlite_url(tmp_path / "judge.sqlite3"))
+    db.migrate()
+    try:
+        versions = ProblemVersions(db)
+        admin = ProblemAdmin(Settings(data_dir=tmp_path, problem_check_solutions=False), versions)
+        record, _ = admin.push(SCALE, pack(revised(tmp_path, 2)), tenants=None, pushed_by="op")
+        wait_until(lambda: admin._children, 30, "the check's child process")
+        [child] = admin._children.values()
+        admin.close()
+        admin.wait(30)
+        assert child.wait(10) is not None and not admin._children
+        assert versions.get(SCALE, record.hash).state is VersionState.CHECKING  # type: ignore[union-attr]
+    finally:
+        db.close()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import re
 import shutil
+import subprocess
 import tempfile
 import threading
 from collections.abc import Callable, Sequence
@@ -28,7 +29,8 @@ log = logging.getLogger(__name__)
 TENANT = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 MAX_TENANTS = 100
 
-Checker = Callable[[Settings, Path, str], CheckOutcome]
+#: ``run_check``'s signature: settings, the unpacked problems folder, the slug, and ``track(child)``.
+Checker = Callable[[Settings, Path, str, Callable[[subprocess.Popen[bytes] | None], None]], CheckOutcome]
 
 
 class TenantError(ValueError):
@@ -56,6 +58,8 @@ class ProblemAdmin:
         self.versions = versions
         self.checker = checker
         self._threads: list[threading.Thread] = []
+        self._children: dict[str, subprocess.Popen[bytes]] = {}
+        self._closed = False
         self._lock = threading.Lock()
 
     def limits(self) -> ArchiveLimits:
@@ -97,6 +101,15 @@ class ProblemAdmin:
         for thread in threads:
             thread.join(timeout)
 
+    def close(self) -> None:
+        """Stop: the checks under way are killed (their versions stay ``checking``; the next API node
+        to start checks them again)."""
+        with self._lock:
+            self._closed = True
+            children = list(self._children.values())
+        for child in children:
+            child.kill()
+
     def _start(self, record: VersionRecord, archive: bytes) -> None:
         thread = threading.Thread(
             target=self._check, args=(record, archive), name=f"check-{record.slug}", daemon=True
@@ -109,7 +122,18 @@ class ProblemAdmin:
         scratch = Path(tempfile.mkdtemp(prefix="judge-check-"))
         try:
             package = unpack(archive, scratch, record.slug, self.limits())
-            outcome = self.checker(self.settings, package.root / "problems", record.slug)
+            key = f"{record.slug}@{record.hash}"
+
+            def track(child: subprocess.Popen[bytes] | None) -> None:
+                with self._lock:
+                    if child is None:
+                        self._children.pop(key, None)
+                    elif self._closed:
+                        child.kill()
+                    else:
+                        self._children[key] = child
+
+            outcome = self.checker(self.settings, package.root / "problems", record.slug, track)
         except Exception as exc:  # the judge's own failure: rejected, saying so (the operator pushes again)
             log.exception("checking problem %s version %s failed", record.slug, record.short_hash)
             outcome = CheckOutcome(
@@ -125,6 +149,8 @@ class ProblemAdmin:
             )
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
+        if self._closed:  # killed at shutdown: left checking, for the next start
+            return
         try:
             settled = self.versions.settle(
                 record.slug, record.hash, live=outcome.passed, findings=outcome.findings

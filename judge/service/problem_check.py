@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,24 +44,38 @@ def check_command(settings: Settings, problems_dir: Path, slug: str) -> list[str
     return command
 
 
-def run_check(settings: Settings, problems_dir: Path, slug: str) -> CheckOutcome:
-    """Run ``judge check`` on ``problems_dir/slug`` in a child process; never raises."""
+def run_check(
+    settings: Settings,
+    problems_dir: Path,
+    slug: str,
+    track: Callable[[subprocess.Popen[bytes] | None], None] | None = None,
+) -> CheckOutcome:
+    """Run ``judge check`` on ``problems_dir/slug`` in a child process; never raises. ``track(child)``
+    when it starts and ``track(None)`` when it is over, so the service can kill it at shutdown."""
     try:
-        child = subprocess.run(
+        child = subprocess.Popen(
             check_command(settings, problems_dir, slug),
-            capture_output=True,
-            timeout=settings.problem_check_timeout_s,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
             cwd=problems_dir.parent,
             env={**os.environ, "JUDGE_PROBLEMS_DIR": str(problems_dir)},
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        return _failed(
-            f"judge check took longer than problem_check_timeout_s ({settings.problem_check_timeout_s:g} s)"
         )
     except OSError as exc:
         return _failed(f"judge check could not start ({type(exc).__name__})")
-    return outcome(child.returncode, child.stdout)
+    if track is not None:
+        track(child)
+    try:
+        stdout, _ = child.communicate(timeout=settings.problem_check_timeout_s)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.communicate()
+        limit = settings.problem_check_timeout_s
+        return _failed(f"judge check took longer than problem_check_timeout_s ({limit:g} s)")
+    finally:
+        if track is not None:
+            track(None)
+    return outcome(child.returncode, stdout)
 
 
 def outcome(returncode: int, stdout: bytes) -> CheckOutcome:

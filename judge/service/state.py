@@ -499,4 +499,6 @@ class Services:
             self._warmup.join(timeout=5)
         if self._poller is not None:
             self._poller.join(timeout=5)
+        self.problem_admin.close()
+        self.problem_admin.wait(5)
         self.store.close()
