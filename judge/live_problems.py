@@ -92,7 +92,10 @@ class LiveProblems:
                     fresh.append(problem)
                 loaded[version.hash] = problem
             if fresh and prepare is not None:
-                prepare(fresh)  # before they are served
+                try:
+                    prepare(fresh)  # before they are served
+                except Exception:  # a reference failing on an example: served all the same, as at start
+                    log.exception("preparing problem versions %s failed", [p.slug for p in fresh])
             by_slug: dict[str, list[Problem]] = {}
             scopes: dict[str, frozenset[str] | None] = {}
             newest_first = sorted(

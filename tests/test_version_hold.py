@@ -138,6 +138,8 @@ def test_the_in_process_queue_offers_a_held_submission_again_until_the_version_i
         wait_until(lambda: store.events_after(sid), 10, "the hold's event")
         time.sleep(0.5)
         assert store.get(sid).status is Status.QUEUED and engine.graded == []  # type: ignore[union-attr]
+        where = dispatcher.waiting(sid)  # None only while an offer is being turned down
+        assert where is None or (where.reason == "queue" and where.ahead == 0)
         worker.problems = new
         wait_until(lambda: store.get(sid).status is Status.DONE, 20, "the grading")  # type: ignore[union-attr]
     finally:
