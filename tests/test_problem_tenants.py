@@ -21,6 +21,7 @@ from tests.service_support import FakeEngine, make_settings, running
 from tests.test_problem_versions import Checker
 
 SCOPED = "scale-tree-acme"
+LINKING = "lerp-trees"
 KEYS = {name: generate_key() for name in ("acme-a", "acme-b", "other", "op")}
 
 
@@ -41,8 +42,17 @@ def scoped_package(tmp_path: Path) -> Path:
 @pytest.fixture
 def api(tmp_path: Path) -> Iterator[tuple[TestClient, Services]]:
     hashes = {name: hash_key(key) for name, key in KEYS.items()}
+    base = tmp_path / "base"
+    shutil.copytree(FIXTURES.parent, base)  # lerp-trees links to the scoped problem as similar
+    toml = base / "problems" / LINKING / "problem.toml"
+    toml.write_text(
+        toml.read_text().replace(
+            'tags = ["pytree", "jit"]\n', f'tags = ["pytree", "jit"]\nsimilar = ["{SCOPED}"]\n'
+        )
+    )
     settings = make_settings(
         tmp_path,
+        problems_dir=base / "problems",
         api_keys={
             "acme-a": f"{hashes['acme-a']} id=key_a tenant=acme",
             "acme-b": f"{hashes['acme-b']} tenant=acme",
@@ -72,9 +82,11 @@ def test_a_scoped_problem_is_visible_to_its_tenant_and_operators_only(
     code = "def scale_tree(tree, factor):\n    return tree\n"
     run = {"code": code, "inputs": {"tree": {"a": [6.0, 8.0]}, "factor": 0.5}}
     for who in ("acme-a", "acme-b", "op"):
-        listed = {p["slug"] for p in client.get("/api/v1/problems", headers=bearer(who)).json()}
-        assert {SCOPED, FIXTURE_SLUG} <= listed, who
+        listed = {p["slug"]: p for p in client.get("/api/v1/problems", headers=bearer(who)).json()}
+        assert {SCOPED, FIXTURE_SLUG} <= set(listed), who
+        assert listed[LINKING]["similar"] == [SCOPED]
         assert client.get(f"/api/v1/problems/{SCOPED}", headers=bearer(who)).status_code == 200
+        assert client.get(f"/api/v1/problems/{LINKING}", headers=bearer(who)).json()["similar"] == [SCOPED]
     submitted = client.post(
         "/api/v1/submissions", json={"problem": SCOPED, "code": code}, headers=bearer("acme-b")
     )
@@ -84,8 +96,10 @@ def test_a_scoped_problem_is_visible_to_its_tenant_and_operators_only(
     )
     for who in ("other", None):
         headers = bearer(who) if who else {}
-        listed = {p["slug"] for p in client.get("/api/v1/problems", headers=headers).json()}
+        listed = {p["slug"]: p for p in client.get("/api/v1/problems", headers=headers).json()}
         assert SCOPED not in listed and FIXTURE_SLUG in listed
+        assert listed[LINKING]["similar"] == []  # not even named in another problem's links
+        assert client.get(f"/api/v1/problems/{LINKING}", headers=headers).json()["similar"] == []
         detail = client.get(f"/api/v1/problems/{SCOPED}", headers=headers)
         assert detail.status_code == 404 and detail.json()["error"]["code"] == "problem_not_found"
         assert SCOPED not in detail.json()["error"]["message"].split("(known:")[1]

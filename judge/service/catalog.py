@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Collection, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from judge.errors import ReferenceFailure
 from judge.problems import Problem, Problems
@@ -124,6 +124,9 @@ def detail(problem: Problem, known: Collection[str] | None = None) -> ProblemDet
     )
 
 
+_Body = TypeVar("_Body", ProblemSummary, ProblemDetail)
+
+
 class Catalog:
     """Thread-safe; details are built on first use or by ``prepare``, once per package folder (a new
     version of a problem is a new folder, so its detail is its own). ``problems`` may change under it
@@ -153,20 +156,33 @@ class Catalog:
         generation = self.problems.generation
         cached = self._summaries
         if cached is None or cached[0] != generation:
-            problems = list(self.problems)
-            slugs = frozenset(p.slug for p in problems)
-            cached = (generation, [summary(p, slugs) for p in problems])
+            cached = (generation, [summary(p) for p in self.problems])
             self._summaries = cached
-        return [s for s in cached[1] if all_tenants or self.visible(s.slug, tenant)]
+        return [
+            self._linked(s, tenant, all_tenants)
+            for s in cached[1]
+            if all_tenants or self.visible(s.slug, tenant)
+        ]
 
-    def detail(self, slug: str) -> ProblemDetail:
-        return self._detail(self.get(slug))
+    def detail(self, slug: str, tenant: str | None = None, *, all_tenants: bool = False) -> ProblemDetail:
+        """The detail, its ``similar`` links to problems ``tenant`` does not see left out."""
+        return self._linked(self._detail(self.get(slug)), tenant, all_tenants)
 
-    def _detail(self, problem: Problem, known: Collection[str] | None = None) -> ProblemDetail:
+    def _linked(self, body: _Body, tenant: str | None, all_tenants: bool) -> _Body:
+        """``body`` with ``similar`` links only to problems served now that ``tenant`` sees (every one
+        served: ``all_tenants``). Bodies are cached with every link the spec declares; the problems served
+        change at runtime (``judge.live_problems``), so the links are chosen as each is read."""
+        shown = [
+            slug
+            for slug in body.similar
+            if self.problems.versions(slug) and (all_tenants or self.visible(slug, tenant))
+        ]
+        return body if shown == body.similar else body.model_copy(update={"similar": shown})
+
+    def _detail(self, problem: Problem) -> ProblemDetail:
         with self._lock:
             if problem.root not in self._details:
-                slugs = known if known is not None else frozenset(p.slug for p in self.problems)
-                self._details[problem.root] = detail(problem, slugs)
+                self._details[problem.root] = detail(problem)
             return self._details[problem.root]
 
     def prepare(self) -> None:
@@ -178,7 +194,6 @@ class Catalog:
         served)."""
         from judge.expected import expected_outputs
 
-        known = frozenset(p.slug for p in self.problems) | {p.slug for p in problems}
         for problem in problems:
-            self._detail(problem, known)
+            self._detail(problem)
             expected_outputs(problem, problem.cases)
