@@ -175,7 +175,17 @@ class RunErrorEvent(BaseModel):
 
 
 #: Operations that need an API key even where anonymous callers are served (legacy_* copies too).
-KEY_REQUIRED = frozenset({"list_submissions", "erase_user", "list_workers", "regrade_problem"})
+KEY_REQUIRED = frozenset(
+    {
+        "list_submissions",
+        "erase_user",
+        "list_workers",
+        "regrade_problem",
+        "put_problem",
+        "get_problem_versions",
+        "retire_problem",
+    }
+)
 
 
 #: A submission's stream (GET .../submissions/{submission_id}/events).
