@@ -143,7 +143,7 @@ class GradingNode:
         from judge.service.catalog import served_versions
         from judge.store.problem_versions import ProblemVersions
 
-        #: The problems folder plus the versions operators pushed (refreshed with each heartbeat).
+        #: The problems folder plus the versions operators pushed (refreshed every problems_poll_s).
         self.problems = LiveProblems(ProblemSet(settings.problems_dir), settings.problem_cache_dir())
         #: What this node grades with, in its heartbeat: API nodes compare it with their own versions.
         self.problem_versions = served_versions(self.problems)
@@ -267,13 +267,19 @@ class GradingNode:
 
     def _heartbeats(self) -> None:
         while not self._stop.wait(self.settings.heartbeat_s):
-            self.refresh_problems()
             self._heartbeat_once()
             self._hand_back_orphans()
 
+    def _poll_problems(self) -> None:
+        """Every ``problems_poll_s``, on a thread of its own: preparing a new version (its reference's
+        expected outputs) may take longer than a heartbeat may wait."""
+        while not self._stop.wait(self.settings.problems_poll_s):
+            if self.refresh_problems():
+                self._heartbeat_once()  # report the versions at once
+
     def refresh_problems(self) -> bool:
         """Load the problem versions that went live (and drop the retired ones) since the last look at the
-        store's catalog revision; the heartbeat then reports them. True when they changed."""
+        store's catalog revision; the heartbeats then report them. True when they changed."""
         from judge.expected import expected_outputs
         from judge.service.catalog import served_versions
 
@@ -453,6 +459,7 @@ class GradingNode:
         self._heartbeat_once()
         beats = threading.Thread(target=self._heartbeats, name="heartbeat", daemon=True)
         beats.start()
+        threading.Thread(target=self._poll_problems, name="problems-poll", daemon=True).start()
         if self.callbacks is not None:
             self.callbacks.start()
         try:
