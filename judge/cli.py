@@ -689,6 +689,80 @@ def regrade(
             typer.echo(f"  {sid}")
 
 
+@app.command("push-problem")
+def push_problem(
+    folder: Annotated[Path, typer.Argument(help="The problem's package folder (problems/<slug>).")],
+    tenant: Annotated[
+        list[str] | None, typer.Option("--tenant", help="Scope it to this tenant (repeatable).")
+    ] = None,
+    wait: Annotated[float, typer.Option("--wait", min=0, help="Seconds to wait for its check.")] = 0.0,
+    url: Annotated[str, typer.Option("--url", help="The API node.")] = "http://127.0.0.1:8000",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the API's JSON answer.")] = False,
+) -> None:
+    """Add or update a problem on a running judge, without a restart: its package (and reference) as a new
+    version, live once the judge's own `judge check` of it passes. The operator key is in JUDGE_API_KEY.
+
+    Exit codes: 0 stored (live, or still checking), 1 refused or rejected (the message says why), 2 a usage
+    error.
+    """
+    import httpx
+
+    from judge.problem_archive import ArchiveError
+    from judge.service.operator import KEY_ENV, OperatorError
+    from judge.service.problem_push import push
+
+    key = os.environ.get(KEY_ENV)
+    if not key:
+        raise _fail(f"set {KEY_ENV} to an operator's API key")
+    if not (folder / "problem.toml").is_file():
+        raise _fail(f"{folder}: no problem.toml (give a problem's package folder)")
+    try:
+        with httpx.Client(base_url=url, timeout=120) as client:
+            version = push(client, key, folder, tenants=tenant, wait_s=wait)
+    except (OperatorError, ArchiveError) as exc:
+        raise _fail(str(exc), EXIT_REJECTED, kind="refused") from None
+    if as_json:
+        typer.echo(json.dumps(version))
+    else:
+        typer.echo(
+            f"{version['slug']} revision {version['revision']} ({version['short_hash']}): {version['state']}"
+        )
+        for finding in version.get("findings") or []:
+            typer.echo(f"  {finding['severity']}: {finding['where']}: {finding['message']}")
+    if version.get("state") == "rejected":
+        raise typer.Exit(EXIT_REJECTED)
+
+
+@app.command("retire-problem")
+def retire_problem(
+    slug: Annotated[str, typer.Argument(help="The problem's slug.")],
+    content_hash: Annotated[
+        str | None, typer.Option("--hash", help="Only this version (its content hash); default: every one.")
+    ] = None,
+    url: Annotated[str, typer.Option("--url", help="The API node.")] = "http://127.0.0.1:8000",
+) -> None:
+    """Retire a pushed problem version (or every one of the slug) on a running judge: no node serves it
+    after its next poll. The operator key is in JUDGE_API_KEY.
+
+    Exit codes: 0 retired, 1 refused (the message says why), 2 a usage error.
+    """
+    import httpx
+
+    from judge.service.operator import KEY_ENV, OperatorError
+    from judge.service.problem_push import retire
+
+    key = os.environ.get(KEY_ENV)
+    if not key:
+        raise _fail(f"set {KEY_ENV} to an operator's API key")
+    try:
+        with httpx.Client(base_url=url, timeout=60) as client:
+            listing = retire(client, key, slug, content_hash)
+    except OperatorError as exc:
+        raise _fail(str(exc), EXIT_REJECTED, kind="refused") from None
+    retired = [v for v in listing["versions"] if v["state"] == "retired"]
+    typer.echo(f"{slug}: {len(retired)} retired; served now: {str(listing['served'] or 'none')[:12]}")
+
+
 def main(argv: list[str] | None = None) -> None:
     """The ``judge`` entry point. A usage error click finds (an unknown option, a missing argument, a bad
     value) exits 2; under ``--json`` (or ``--format json``) it is one JSON object on stdout, like the usage

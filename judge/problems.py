@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ValidationError
 
@@ -425,3 +425,34 @@ class ProblemSet:
         except KeyError:
             known = ", ".join(self._problems) or "none"
             raise ProblemNotFound(slug, f"no such problem (known: {known})") from None
+
+    #: Changes whenever the problems served change (never, for a folder loaded once; see
+    #: ``judge.live_problems.LiveProblems``).
+    generation = 0
+
+    def versions(self, slug: str) -> tuple[Problem, ...]:
+        """Every version of ``slug`` this set can grade, the one served first (here: one, or none)."""
+        problem = self._problems.get(slug)
+        return () if problem is None else (problem,)
+
+    def scope(self, slug: str) -> frozenset[str] | None:
+        """The tenants ``slug`` is visible to; None: everyone (every problem of a folder)."""
+        return None
+
+
+class Problems(Protocol):
+    """What graders and the catalog need of a set of problems: ``ProblemSet`` (a folder, loaded once) or
+    ``judge.live_problems.LiveProblems`` (that folder plus the versions operators push at runtime)."""
+
+    directory: Path
+    generation: int
+
+    def __iter__(self) -> Iterator[Problem]: ...
+
+    def __len__(self) -> int: ...
+
+    def get(self, slug: str) -> Problem: ...
+
+    def versions(self, slug: str) -> tuple[Problem, ...]: ...
+
+    def scope(self, slug: str) -> frozenset[str] | None: ...

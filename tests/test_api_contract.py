@@ -99,12 +99,16 @@ def test_enums_headers_events_and_webhook_are_declared(schema: dict[str, Any]) -
     assert set(callback["required"]) >= {"id", "status", "manifest", "links"}
 
 
+#: The operators' problem-version routes: a key always (tests/test_problem_versions.py).
+ADMIN = {"put_problem", "get_problem_versions", "retire_problem"}
+
+
 def test_failures_security_and_sparse_reads_are_declared(schema: dict[str, Any]) -> None:
     """Every operation declares the 500 and 431 it may answer, every /api one the 503 with Retry-After;
     a key is optional where anonymous callers are served and required where one always is; a fields=
     read is the sparse SubmissionFields, listing items are typed, a redelivery has no body; the listing's
     times are date-time strings."""
-    key_required = {"list_submissions", "erase_user", "list_workers", "regrade_problem"}
+    key_required = {"list_submissions", "erase_user", "list_workers", "regrade_problem"} | ADMIN
     for path, item in schema["paths"].items():
         for method, operation in item.items():
             responses = operation["responses"]

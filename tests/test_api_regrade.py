@@ -1,7 +1,7 @@
 """Regrades and problem versions: a regrade is a new submission linked to its original and graded with
 the problem as it is now (both verdicts kept); operators regrade a whole problem; every problem shows its
-version (hash and revision) in the list, the detail (ETag) and each manifest, and a grading node that
-serves another version than a submission was accepted for says so."""
+version (hash and revision) in the list, the detail (ETag) and each manifest, and grading nodes that
+serve other versions are detected (a submission is held for its own version: tests/test_version_hold.py)."""
 
 from __future__ import annotations
 
@@ -143,35 +143,6 @@ def test_a_stated_revision_is_shown_with_the_hash_everywhere(tmp_path: Path) -> 
         assert client.get(f"/api/v1/problems/{SCALE}", headers=USER).json()["version"] == version
         manifest = finished(client, submitted(client))["manifest"]
     assert (manifest["problem_revision"], manifest["problem_hash"]) == (7, version["hash"])
-
-
-def test_a_node_with_another_version_says_so(api: tuple[TestClient, Services, FakeEngine]) -> None:
-    client, services, engine = api
-    gate = threading.Event()
-
-    def held() -> None:
-        gate.wait(30)
-
-    engine.delay = held
-    real = services.worker.manifest(services.catalog.get(SCALE))["problem_hash"]
-    services.worker._hashes[SCALE] = "f" * 64  # the submission is accepted for another version
-    sid = submitted(client)
-    services.worker._hashes[SCALE] = real  # ... and graded by a node serving this one
-    gate.set()
-    body = finished(client, sid)
-    manifest = body["manifest"]
-    assert manifest["problem_hash"] == real and manifest["accepted_problem_hash"] == "f" * 64
-    assert manifest["accepted_problem_revision"] == 1 == manifest["problem_revision"]
-    # Said in the submission itself (and so in its callback) and in the stream's final event.
-    mismatch = body["version_mismatch"]
-    assert mismatch["accepted"] == {"hash": "f" * 64, "revision": 1}
-    assert mismatch["graded"] == {"hash": real, "revision": 1}
-    assert "graded with revision 1" in mismatch["message"] and "ffffffffffff" in mismatch["message"]
-    final = [e for e in services.store.events_after(sid) if e.kind == "result"]
-    assert final[0].data["version_mismatch"] == mismatch
-    assert b"judge_version_mismatches_total 1.0" in client.get("/metrics").content
-    same = finished(client, submitted(client))
-    assert same["version_mismatch"] is None
 
 
 def test_nodes_serving_other_versions_are_detected(tmp_path: Path) -> None:

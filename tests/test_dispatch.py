@@ -134,12 +134,6 @@ def test_a_refunded_release_is_refused_for_a_stale_claim(store: Store) -> None:
     assert store.get(sid).attempts == 0  # type: ignore[union-attr]
 
 
-def test_a_vanished_problem_fails_the_submission(store: Store, problems: ProblemSet) -> None:
-    sid = submit(store, problem="deleted-problem")
-    assert worker(store, problems, FakeEngine()).process(sid) is Outcome.FAILED
-    assert "no longer exists" in (store.get(sid).error or "")  # type: ignore[union-attr]
-
-
 def test_abandoned_gradings_store_nothing_and_are_recovered(store: Store, problems: ProblemSet) -> None:
     release = threading.Event()
     engine = FakeEngine(delay=lambda: release.wait(10))

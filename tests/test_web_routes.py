@@ -132,6 +132,9 @@ def test_a_problem_the_judge_cannot_prepare_is_a_503_page(problems: ProblemSet) 
                 raise ProblemNotFound(slug, "no such problem")
             raise RuntimeError("the reference failed on example 1")
 
+        def visible(self, slug: str, tenant: str | None) -> bool:
+            return True
+
     app = FastAPI()
     mount(app, lambda: Failing())
     client = TestClient(app, raise_server_exceptions=False)

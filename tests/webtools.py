@@ -262,6 +262,9 @@ def page_of(body: ProblemDetail) -> str:
         def detail(self, slug: str) -> ProblemDetail:
             return body
 
+        def visible(self, slug: str, tenant: str | None) -> bool:
+            return True
+
     app = FastAPI()
     mount(app, lambda: Bodies())
     text: str = TestClient(app).get(f"/problems/{body.slug}").text

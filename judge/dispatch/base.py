@@ -51,8 +51,9 @@ class OneShotReservation(Reservation):
 
 #: Why a queued submission waits: ``queue`` behind others; ``run_reserve`` held back so that Runs keep their
 #: warm workers; ``capacity`` queued again because no sandbox worker came up for it (no attempt used);
-#: ``starting`` next, its grading about to take a sandbox worker.
-WaitReason = Literal["queue", "run_reserve", "capacity", "starting"]
+#: ``starting`` next, its grading about to take a sandbox worker; ``version`` held until a grader has the
+#: version of its problem it was accepted for (a rollout under way; no attempt used).
+WaitReason = Literal["queue", "run_reserve", "capacity", "starting", "version"]
 
 
 @dataclass(frozen=True)

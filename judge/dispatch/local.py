@@ -16,7 +16,7 @@ from collections import deque
 from collections.abc import Callable
 
 from judge.dispatch.base import Dispatcher, OneShotReservation, QueueFull, Reservation, Waiting, WaitReason
-from judge.dispatch.worker import GradingWorker, Outcome
+from judge.dispatch.worker import VERSION_HOLD_DELAY_S, GradingWorker, Outcome
 from judge.store import Store
 
 log = logging.getLogger(__name__)
@@ -54,6 +54,8 @@ class LocalDispatcher(Dispatcher):
         self._cond = threading.Condition()
         self._queue: deque[str] = deque()
         self._delayed: list[tuple[float, str]] = []
+        #: Delayed because this process lacked the version of its problem (``Outcome.HELD``), not capacity.
+        self._version_held: set[str] = set()
         self._reserved = 0
         self._running = 0
         self._closing = False
@@ -103,6 +105,7 @@ class LocalDispatcher(Dispatcher):
         with self._cond:
             queue = list(self._queue)
             delayed = sorted(self._delayed)
+            version_held = submission_id in self._version_held
             free = max(0, self.concurrency - self._running)
             holding, grading_s = self._holding, self._grading_s
         reason: WaitReason
@@ -115,7 +118,9 @@ class LocalDispatcher(Dispatcher):
             if due is None:
                 return None
             ahead = len(queue)
-            reason = "capacity"
+            # Held for its version (judge.service.version_wait says so while no grader has it): once the
+            # version is here, it is back in the queue at its next offer.
+            reason = "queue" if version_held else "capacity"
             wait = max(0.0, due - time.monotonic()) + grading_s * math.ceil(ahead / self.concurrency)
         estimate = max(1, math.ceil(wait + (HOLD_MAX_S / 2 if reason == "run_reserve" else 0.0)))
         return Waiting(ahead=ahead, reason=reason, estimate_s=estimate)
@@ -155,6 +160,7 @@ class LocalDispatcher(Dispatcher):
                 due = [item for item in self._delayed if item[0] <= now]
                 for item in due:
                     self._delayed.remove(item)
+                    self._version_held.discard(item[1])
                     self._queue.append(item[1])
                 if not self._queue:
                     held_since = None
@@ -205,6 +211,11 @@ class LocalDispatcher(Dispatcher):
                 if outcome is Outcome.DEFERRED and not self._closing:
                     # Its owner has gradings_per_client running: the others queued go first meanwhile.
                     self._delayed.append((time.monotonic() + DEFER_S, submission_id))
+                    self._cond.notify()
+                if outcome is Outcome.HELD and not self._closing:
+                    # Its problem's version is not served here (yet): offered again later.
+                    self._delayed.append((time.monotonic() + VERSION_HOLD_DELAY_S, submission_id))
+                    self._version_held.add(submission_id)
                     self._cond.notify()
                 if outcome is Outcome.RETRY and not self._closing:
                     # Unknown attempts (store down): retry after the first delay; start() recovers it anyway.

@@ -37,7 +37,7 @@ from judge.dispatch.capabilities import node_queues
 from judge.dispatch.celery_queue import GRADE_TASK, GradingQueue, Sweeper, is_submission_id
 from judge.dispatch.events import ProgressFeed
 from judge.dispatch.redis_notify import RedisNotifier
-from judge.dispatch.worker import GradingWorker, Outcome
+from judge.dispatch.worker import VERSION_HOLD_DELAY_S, GradingWorker, Outcome
 from judge.doctor import SelfTest, self_test
 from judge.store import NodeBeat, NodeState, Store
 from judge.store.models import utcnow
@@ -54,6 +54,8 @@ log = logging.getLogger(__name__)
 #: Seconds between self-test attempts while it fails; longest wait for the first warm worker.
 SELF_TEST_RETRY_S = 30.0
 WARM_TIMEOUT_S = 180.0
+#: States of a node that takes (or will take) work from the queue.
+_TAKING_WORK = frozenset({NodeState.READY, NodeState.STARTING, NodeState.UNREADY})
 #: Nodes not seen for this long (and holding nothing) are forgotten.
 PRUNE_AFTER = timedelta(days=1)
 #: Seconds a node waits before it publishes again a submission deferred by its owner's gradings cap
@@ -137,12 +139,16 @@ class GradingNode:
             on_took=self.metrics.sandbox_start_seconds.observe,
         )
         self._sandbox_check = sandbox_check
-        self.problems = ProblemSet(settings.problems_dir)
+        from judge.live_problems import LiveProblems
         from judge.service.catalog import served_versions
+        from judge.store.problem_versions import ProblemVersions
 
+        #: The problems folder plus the versions operators pushed (refreshed every problems_poll_s).
+        self.problems = LiveProblems(ProblemSet(settings.problems_dir), settings.problem_cache_dir())
         #: What this node grades with, in its heartbeat: API nodes compare it with their own versions.
         self.problem_versions = served_versions(self.problems)
         self.store = Store(settings.resolved_database_url())
+        self.pushed = ProblemVersions(self.store)
         self.queue = GradingQueue(
             settings.queue_url, visibility_timeout_s=settings.visibility_timeout_s, concurrency=concurrency
         )
@@ -166,6 +172,8 @@ class GradingNode:
             max_attempts=settings.max_attempts,
             node=self.name,
             gradings_cap=settings.gradings_per_client,
+            hold_s=settings.version_hold_s,
+            served_elsewhere=self.serves_elsewhere,
         )
         self.sweeper = Sweeper(
             self.store,
@@ -262,6 +270,33 @@ class GradingNode:
             self._heartbeat_once()
             self._hand_back_orphans()
 
+    def _poll_problems(self) -> None:
+        """Every ``problems_poll_s``, on a thread of its own: preparing a new version (its reference's
+        expected outputs) may take longer than a heartbeat may wait."""
+        while not self._stop.wait(self.settings.problems_poll_s):
+            if self.refresh_problems():
+                self._heartbeat_once()  # report the versions at once
+
+    def refresh_problems(self) -> bool:
+        """Load the problem versions that went live (and drop the retired ones) since the last look at the
+        store's catalog revision; the heartbeats then report them. True when they changed."""
+        from judge.expected import expected_outputs
+        from judge.service.catalog import served_versions
+
+        def warm(problems: list[Problem]) -> None:
+            for problem in problems:
+                expected_outputs(problem, problem.cases)
+
+        try:
+            changed = self.problems.refresh(self.pushed, prepare=warm)
+        except Exception as exc:  # the database is down: the next heartbeat looks again
+            log.warning("reading the problem versions failed: %s: %s", type(exc).__name__, exc)
+            return False
+        if changed:
+            self.problem_versions = served_versions(self.problems)
+            log.info("problems refreshed: %d served", len(self.problems))
+        return changed
+
     def _hand_back_orphans(self) -> None:
         """Claims recorded with this node that no task of it holds (its database write failed midway, or a
         sweeper raced a slow heartbeat): queue them again."""
@@ -303,7 +338,28 @@ class GradingNode:
         elif outcome is Outcome.DEFERRED:
             self._stop.wait(DEFER_S)
             self.sweeper.publish(submission_id)
+        elif outcome is Outcome.HELD:
+            # Another node may have its problem's version: offered again after a while, without holding a
+            # slot meanwhile (if this node stops first, the sweeper's stale requeue publishes it).
+            timer = threading.Timer(VERSION_HOLD_DELAY_S, self._publish_held, (submission_id,))
+            timer.daemon = True
+            timer.start()
         return outcome.value
+
+    def _publish_held(self, submission_id: str) -> None:
+        if not self._stop.is_set():
+            self.sweeper.publish(submission_id)
+
+    def serves_elsewhere(self, slug: str, content_hash: str) -> bool:
+        """Whether another live grading node reports serving ``slug`` in version ``content_hash``."""
+        cutoff = utcnow() - timedelta(seconds=self.settings.node_timeout_s)
+        from judge.service.catalog import serves
+
+        return any(
+            serves(node.problem_versions, slug, content_hash)
+            for node in self.store.nodes(seen_after=cutoff)
+            if node.name != self.name and node.state in _TAKING_WORK
+        )
 
     def _register_task(self) -> None:
         node = self
@@ -399,9 +455,11 @@ class GradingNode:
             for stop in (signal.SIGTERM, signal.SIGINT):
                 signal.signal(stop, self._on_signal)
         self.store.migrate()
+        self.refresh_problems()
         self._heartbeat_once()
         beats = threading.Thread(target=self._heartbeats, name="heartbeat", daemon=True)
         beats.start()
+        threading.Thread(target=self._poll_problems, name="problems-poll", daemon=True).start()
         if self.callbacks is not None:
             self.callbacks.start()
         try:

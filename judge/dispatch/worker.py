@@ -13,6 +13,14 @@ submission on one node; only a failure of a grading that had its workers counts 
 Once ``abandon()`` is called (shutdown) nothing more is stored: a grading cut short by the shutdown must
 not be reported as the user's failure; it stays ``running`` and the next start queues it again.
 
+A submission is graded only with the version of its problem it was accepted for (its manifest's
+``problem_hash``). A grader that lacks that version (a rollout under way: this node still serves another
+revision, or not the problem at all) grades nothing: it gives the claim back with its attempt
+(``Outcome.HELD``, a ``status`` event ``queued`` with ``waiting: version`` and a sentence naming the version),
+and its queue offers it again after ``VERSION_HOLD_DELAY_S``, to a grader that has it. Once the submission
+has waited ``hold_s`` and no live grader has that version (it was retired, or never rolled out), it ends
+``failed`` with a reason that says so: never graded with another version.
+
 A result that cannot be serialized or stored because of what the submission put in it (text no encoder
 holds, a value the database refuses) is the submission's outcome, not the judge's failure: it is stored
 once, as ``runtime_error`` with a message that says so (``unstorable``), never retried.
@@ -30,12 +38,12 @@ from enum import StrEnum
 from typing import Any, Protocol
 
 from judge.dispatch.events import CASE, FAILED, RESULT, STATUS, ProgressFeed
-from judge.errors import ProblemNotFound
-from judge.problems import Problem, ProblemSet
+from judge.problems import Problem, Problems
 from judge.results import CaseResult, GradeResult
 from judge.store import Claim, Deferred, Store, SubmissionRecord
 from judge.store.jsonsafe import case_json, result_json
-from judge.store.manifest import manifest, version_note
+from judge.store.manifest import manifest, version_label
+from judge.store.models import utcnow
 from judge.verdicts import Verdict
 from sandbox.errors import HostOverloaded, WorkerStartError
 
@@ -90,6 +98,10 @@ CAPACITY_ERRORS: tuple[type[BaseException], ...] = (WorkerStartError, HostOverlo
 #: Times one node queues a submission again for want of capacity, without using up an attempt, before such
 #: failures count as attempts too (a judge that can never start a worker must end in ``failed``, not loop).
 MAX_CAPACITY_REQUEUES = 20
+#: Seconds a held submission (its problem's version not on this grader) waits before it is offered again.
+VERSION_HOLD_DELAY_S = 2.0
+#: Default ``hold_s``: how long a submission may wait for a grader with its version (``version_hold_s``).
+DEFAULT_VERSION_HOLD_S = 600.0
 
 
 class Outcome(StrEnum):
@@ -99,6 +111,7 @@ class Outcome(StrEnum):
     SKIPPED = "skipped"  # not queued (already taken or finished, or unknown): nothing done
     DEFERRED = "deferred"  # its owner has gradings_per_client running: still queued, try again later
     ABANDONED = "abandoned"  # shutdown: nothing stored, the next start grades it
+    HELD = "held"  # this grader lacks the problem's version it was accepted for: queued again, no attempt
 
 
 class GradingEngine(Protocol):
@@ -128,7 +141,7 @@ class GradingWorker:
         self,
         store: Store,
         engine: GradingEngine,
-        problems: ProblemSet,
+        problems: Problems,
         feed: ProgressFeed,
         *,
         backend_name: str,
@@ -137,10 +150,17 @@ class GradingWorker:
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
         node: str | None = None,
         gradings_cap: int | None = None,
+        hold_s: float = DEFAULT_VERSION_HOLD_S,
+        served_elsewhere: Callable[[str, str], bool] | None = None,
     ) -> None:
         """``node``: the grading node's name, recorded with each claim (distributed dispatch), so that the
         work of a node that dies is queued again. ``gradings_cap``: the most submissions of one owner
-        graded at once across every grader (``gradings_per_client``); past it a claim is DEFERRED."""
+        graded at once across every grader (``gradings_per_client``); past it a claim is DEFERRED.
+        ``hold_s``: how long a submission waits for a grader with its problem's version;
+        ``served_elsewhere(slug, hash)``: whether another live grader has that version (None: there is
+        no other grader)."""
+        self.hold_s = hold_s
+        self.served_elsewhere = served_elsewhere
         self.node = node
         self.gradings_cap = gradings_cap
         self.store = store
@@ -162,12 +182,14 @@ class GradingWorker:
         self._abandoned.set()
 
     def manifest(self, problem: Problem) -> dict[str, Any]:
-        """The manifest of a grading of ``problem`` by this worker (content hash computed once)."""
-        if problem.slug not in self._hashes:
+        """The manifest of a grading of ``problem`` by this worker (content hash computed once per package
+        folder)."""
+        key = str(problem.root)  # one package folder per version: a new version is a new folder
+        if key not in self._hashes:
             from judge.store.manifest import problem_hash
 
-            self._hashes[problem.slug] = problem_hash(problem)
-        return manifest(problem, self.backend_name, self._hashes[problem.slug])
+            self._hashes[key] = problem_hash(problem)
+        return manifest(problem, self.backend_name, self._hashes[key])
 
     def process(self, submission_id: str) -> Outcome:
         claim = self.store.claim_within(submission_id, self.node, self.gradings_cap)
@@ -181,10 +203,9 @@ class GradingWorker:
             return Outcome.SKIPPED
         if claim.attempt == 1 and record.started_at is not None:
             self._observe("queue_waited", (record.started_at - record.created_at).total_seconds())
-        try:
-            problem = self.problems.get(record.problem)
-        except ProblemNotFound:
-            return self._give_up(claim, f"the problem {record.problem!r} no longer exists on this judge")
+        problem = self._version_for(record)
+        if problem is None:
+            return self._hold(claim, record)
         self.feed.publish(claim, STATUS, running_status(problem, claim.attempt))
         counter = itertools.count()
 
@@ -237,17 +258,71 @@ class GradingWorker:
             self._capacity_requeues.pop(submission_id, None)
         if self._abandoned.is_set():
             return Outcome.ABANDONED
-        accepted = record.manifest
         try:
-            stored = self._finish(claim, problem, result, accepted)
+            stored = self._finish(claim, problem, result)
         except _content_errors() as exc:
             log.warning("result of %s not storable (%s): stored as its verdict", submission_id, exc)
-            stored = self._finish(claim, problem, unstorable(result, exc), accepted)
+            stored = self._finish(claim, problem, unstorable(result, exc))
         self.feed.announce(submission_id)
         if not stored:
             return Outcome.SKIPPED
         self._call_back(record)
         return Outcome.GRADED
+
+    def _version_for(self, record: SubmissionRecord) -> Problem | None:
+        """The problem in the version the submission was accepted for, if this grader has it. A
+        submission stored without a hash (before versions were recorded) takes the version served now."""
+        accepted = record.manifest.get("problem_hash")
+        if accepted is None:
+            versions = self.problems.versions(record.problem)
+            return versions[0] if versions else None
+        return self._find(record.problem, str(accepted))
+
+    def _find(self, slug: str, content_hash: str) -> Problem | None:
+        return next(
+            (p for p in self.problems.versions(slug) if self.manifest(p)["problem_hash"] == content_hash),
+            None,
+        )
+
+    def has_version(self, slug: str, content_hash: str) -> bool:
+        """Whether this grader can grade ``slug`` in version ``content_hash``."""
+        return self._find(slug, content_hash) is not None
+
+    def _hold(self, claim: Claim, record: SubmissionRecord) -> Outcome:
+        """This grader lacks the submission's version: give it back for a grader that has it (its attempt
+        too), or, once it waited ``hold_s`` and no live grader has that version, fail it saying so."""
+        accepted = record.manifest.get("problem_hash")
+        label = version_label(record.problem, accepted, record.manifest.get("problem_revision"))
+        waited = (utcnow() - record.created_at).total_seconds()
+        if waited >= self.hold_s and not self._served_elsewhere(record.problem, accepted):
+            return self._give_up(
+                claim,
+                f"no grading node has {label} (it was retired, or never rolled out): "
+                f"waited {waited:.0f} s for one; it is not graded with another version",
+            )
+        self.feed.publish(
+            claim,
+            STATUS,
+            {
+                "status": "queued",
+                "attempt": claim.attempt - 1,
+                "waiting": "version",
+                "reason": f"waiting for a grading node with {label}; this does not count as an attempt",
+            },
+        )
+        self.store.release(claim, refund=True)
+        self._observe("requeued", "version")
+        self.feed.announce(record.id)
+        return Outcome.HELD
+
+    def _served_elsewhere(self, slug: str, content_hash: str | None) -> bool:
+        if self.served_elsewhere is None or content_hash is None:
+            return False
+        try:
+            return self.served_elsewhere(slug, content_hash)
+        except Exception:  # the database cannot tell: keep waiting rather than fail it wrongly
+            log.exception("looking up the graders of %s failed", slug)
+            return True
 
     def _may_requeue_for_capacity(self, submission_id: str) -> bool:
         with self._requeue_lock:
@@ -257,32 +332,11 @@ class GradingWorker:
             self._capacity_requeues[submission_id] = count + 1
             return True
 
-    def _finish(self, claim: Claim, problem: Problem, result: GradeResult, accepted: dict[str, Any]) -> bool:
+    def _finish(self, claim: Claim, problem: Problem, result: GradeResult) -> bool:
         data = result_json(result)
         json.dumps(data, allow_nan=False).encode()  # what every store and client must be able to take
         graded = self.manifest(problem)
-        accepted_hash = accepted.get("problem_hash")
-        if accepted_hash is not None and accepted_hash != graded["problem_hash"]:
-            # This node serves another version of the problem than the one the submission was accepted
-            # for: grade it with what it has, and say so in the manifest (problem_hash is what graded it),
-            # in the submission's version_mismatch and in its final event.
-            log.warning(
-                "submission %s was accepted for problem %s version %s; graded with %s",
-                claim.submission_id,
-                problem.slug,
-                str(accepted_hash)[:12],
-                graded["problem_hash"][:12],
-            )
-            graded = {
-                **graded,
-                "accepted_problem_hash": accepted_hash,
-                "accepted_problem_revision": accepted.get("problem_revision"),
-            }
-            self._observe("version_mismatch")
         final_data: dict[str, Any] = {"status": "done", "verdict": result.verdict.value, "result": data}
-        note = version_note(graded)
-        if note is not None:
-            final_data["version_mismatch"] = note
         return self.store.finish(claim, data, result.verdict.value, graded, (RESULT, final_data))
 
     def _give_up(self, claim: Claim, error: str) -> Outcome:

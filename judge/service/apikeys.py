@@ -3,9 +3,11 @@
 Keys are long random strings (``generate_key``), so a fast hash is enough: a stolen settings file reveals no
 key, and no key can be guessed. Comparison runs over every configured hash in constant time.
 
-A key line is ``NAME HASH [id=KEY_ID]``: the name is a label (logs, ``operator_keys``); the id is the
-stable owner of the key's submissions, so a name given to another client later does not hand it the old
-client's submissions, and a client keeps its submissions through a rename. A line without an id owns by
+A key line is ``NAME HASH [id=KEY_ID] [tenant=TENANT]``: the name is a label (logs, ``operator_keys``);
+the id is the stable owner of the key's submissions, so a name given to another client later does not hand
+it the old client's submissions, and a client keeps its submissions through a rename. The tenant is who
+sees problems scoped to tenants (``judge.service.tenancy``); a key without one is its own tenant, named by
+its id. A line without an id owns by
 its name (keys made before ids existed: their stored submissions stay readable). One name has one id,
 and one id one name.
 
@@ -33,7 +35,7 @@ KEY_PREFIX = "jj_"
 KEY_ID_PREFIX = "key_"
 #: A key id: what the store records as a submission's owner (64 characters at most).
 _KEY_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}")
-_LINE_FORMAT = "'NAME sha256:<64 hex digits> [id=KEY_ID]'"
+_LINE_FORMAT = "'NAME sha256:<64 hex digits> [id=KEY_ID] [tenant=TENANT]'"
 
 
 class KeyFileError(ValueError):
@@ -48,6 +50,8 @@ class KeyEntry:
     name: str
     hash: str
     key_id: str
+    #: The tenant the key belongs to (``tenant=``); None: its own, named by its key id.
+    tenant: str | None = None
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,7 @@ class ApiKey:
 
     name: str
     key_id: str
+    tenant: str | None = None
 
 
 def hash_key(key: str) -> str:
@@ -81,14 +86,23 @@ def parse_key(name: str, text: str, where: str) -> KeyEntry:
     """``HASH [id=KEY_ID]`` of key ``name`` (a keys-file line after its name, or an ``api_keys`` value).
     Raises KeyFileError naming ``where``."""
     parts = text.split()
-    if not 1 <= len(parts) <= 2 or not valid_hash(parts[0].lower()) or len(name) > 64:
+    if not 1 <= len(parts) <= 3 or not valid_hash(parts[0].lower()) or len(name) > 64:
         raise KeyFileError(f"{where}: expected {_LINE_FORMAT}")
-    key_id = name
-    if len(parts) == 2:
-        label, _, key_id = parts[1].partition("=")
-        if label != "id" or not _KEY_ID.fullmatch(key_id):
-            raise KeyFileError(f"{where}: the id must be 'id=' and 1 to 64 of A-Z a-z 0-9 _ . : -")
-    return KeyEntry(name, parts[0].lower(), key_id)
+    fields: dict[str, str] = {}
+    for part in parts[1:]:
+        label, equals, value = part.partition("=")
+        if not equals:
+            raise KeyFileError(f"{where}: expected {_LINE_FORMAT}")
+        if label not in ("id", "tenant"):
+            raise KeyFileError(
+                f"{where}: the id must be 'id=KEY_ID' and a tenant 'tenant=TENANT', not {label!r}"
+            )
+        if label in fields:
+            raise KeyFileError(f"{where}: {label}= given twice")
+        if not _KEY_ID.fullmatch(value):
+            raise KeyFileError(f"{where}: the {label} must be '{label}=' and 1 to 64 of A-Z a-z 0-9 _ . : -")
+        fields[label] = value
+    return KeyEntry(name, parts[0].lower(), fields.get("id", name), fields.get("tenant"))
 
 
 def read_key_entries(path: Path) -> list[KeyEntry]:
@@ -226,5 +240,5 @@ class KeyRing:
         found = None
         for entry in self._entries:
             if hmac.compare_digest(presented, entry.hash):
-                found = ApiKey(entry.name, entry.key_id)
+                found = ApiKey(entry.name, entry.key_id, entry.tenant)
         return found

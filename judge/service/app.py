@@ -33,6 +33,7 @@ from judge.service.httpmetrics import RequestTimer
 from judge.service.ratelimit import RateLimitHeaders
 from judge.service.routes import (
     health,
+    problem_admin,
     problems,
     regrades,
     run_events,
@@ -128,6 +129,7 @@ def create_app(
             regrades.router,
             users.router,
             workers.router,
+            problem_admin.router,
             health.router,
         ),
     )  # each /api/... route also under /api/v1/...; the unversioned paths are deprecated in the schema
@@ -162,7 +164,15 @@ def create_app(
     if settings.accounts:
         sessions.install(app, settings, FORM_PATHS)
     app.add_middleware(RateLimitHeaders)
-    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    archives = settings.problem_archive_bytes  # PUT /api/v1/admin/problems/{slug} takes a package archive
+    app.add_middleware(
+        BodySizeLimit,
+        max_bytes=settings.max_body_bytes,
+        wider=tuple(
+            (prefix, archives, "problem_archive_bytes")
+            for prefix in ("/api/v1/admin/problems/", "/api/admin/problems/")
+        ),
+    )
     app.add_middleware(
         RequestTimer, metrics=lambda: getattr(app.state, "services", None) and app.state.services.metrics
     )

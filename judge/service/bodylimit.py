@@ -32,10 +32,26 @@ def _too_large(max_bytes: int) -> str:
 
 
 class BodySizeLimit:
-    def __init__(self, app: ASGIApp, max_bytes: int, max_header_bytes: int = MAX_HEADER_BYTES) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        max_bytes: int,
+        max_header_bytes: int = MAX_HEADER_BYTES,
+        wider: tuple[tuple[str, int, str], ...] = (),
+    ) -> None:
+        """``wider``: (path prefix, bytes, setting) for routes whose bodies may be larger (a problem
+        archive), each limit named by its setting."""
         self.app = app
         self.max_bytes = max_bytes
         self.max_header_bytes = max_header_bytes
+        self.wider = wider
+
+    def _limit(self, scope: Scope) -> tuple[int, str]:
+        path = str(scope.get("path", ""))
+        for prefix, max_bytes, setting in self.wider:
+            if path.startswith(prefix):
+                return max_bytes, setting
+        return self.max_bytes, "max_body_bytes"
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -50,6 +66,7 @@ class BodySizeLimit:
             )
             await error_response(431, info, {"Connection": "close"})(scope, receive, send)
             return
+        max_bytes, setting = self._limit(scope)
         declared = None
         for name, value in scope.get("headers", ()):
             if name == b"content-length":
@@ -64,10 +81,8 @@ class BodySizeLimit:
                 info = ErrorInfo(code="bad_request", message="Content-Length is not a non-negative integer")
                 await error_response(400, info)(scope, receive, send)
                 return
-            if length > self.max_bytes:
-                info = ErrorInfo(
-                    code="limit_exceeded", message=_too_large(self.max_bytes), limit="max_body_bytes"
-                )
+            if length > max_bytes:
+                info = ErrorInfo(code="limit_exceeded", message=_too_large(max_bytes), limit=setting)
                 await error_response(413, info)(scope, receive, send)
                 return
         received = 0
@@ -77,8 +92,8 @@ class BodySizeLimit:
             message = await receive()
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
-                if received > self.max_bytes:
-                    raise HTTPException(413, _too_large(self.max_bytes))
+                if received > max_bytes:
+                    raise HTTPException(413, _too_large(max_bytes))
             return message
 
         await self.app(scope, limited, send)

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Collection, Iterator
-from typing import Any
+from pathlib import Path
+from typing import Any, TypeVar
 
 from judge.errors import ReferenceFailure
-from judge.problems import Problem, ProblemSet
+from judge.problems import Problem, Problems
 from judge.results import LeafValue
 from judge.service import markdown
 from judge.service.schemas import (
@@ -31,9 +32,26 @@ def version(problem: Problem) -> ProblemVersion:
     return ProblemVersion(hash=content, revision=problem.spec.revision, short_hash=content[:12])
 
 
-def served_versions(problems: ProblemSet) -> dict[str, dict[str, Any]]:
-    """slug -> ``{"revision", "hash"}`` of every problem served (what a grading node reports)."""
-    return {p.slug: {"revision": p.spec.revision, "hash": problem_hash(p)} for p in problems}
+def served_versions(problems: Problems) -> dict[str, dict[str, Any]]:
+    """slug -> ``{"revision", "hash"}`` of every problem served (what a grading node reports), with
+    ``also``: the other versions of it this node can still grade (older live ones), when there are any."""
+    served: dict[str, dict[str, Any]] = {}
+    for problem in problems:
+        current, *older = problems.versions(problem.slug) or (problem,)
+        entry: dict[str, Any] = {"revision": current.spec.revision, "hash": problem_hash(current)}
+        if older:
+            entry["also"] = [{"revision": p.spec.revision, "hash": problem_hash(p)} for p in older]
+        served[problem.slug] = entry
+    return served
+
+
+def serves(versions: dict[str, Any] | None, slug: str, content_hash: str) -> bool:
+    """Whether a node's reported ``problem_versions`` include ``slug`` in version ``content_hash``."""
+    entry = (versions or {}).get(slug)
+    if not isinstance(entry, dict):
+        return False
+    hashes = [entry.get("hash")] + [v.get("hash") for v in entry.get("also") or [] if isinstance(v, dict)]
+    return content_hash in hashes
 
 
 def summary(problem: Problem, known: Collection[str] | None = None) -> ProblemSummary:
@@ -106,14 +124,18 @@ def detail(problem: Problem, known: Collection[str] | None = None) -> ProblemDet
     )
 
 
-class Catalog:
-    """Thread-safe; details are built on first use or by ``prepare``."""
+_Body = TypeVar("_Body", ProblemSummary, ProblemDetail)
 
-    def __init__(self, problems: ProblemSet) -> None:
+
+class Catalog:
+    """Thread-safe; details are built on first use or by ``prepare``, once per package folder (a new
+    version of a problem is a new folder, so its detail is its own). ``problems`` may change under it
+    (``judge.live_problems.LiveProblems``): the summaries follow its ``generation``."""
+
+    def __init__(self, problems: Problems) -> None:
         self.problems = problems
-        self._slugs = frozenset(p.slug for p in problems)
-        self._summaries = [summary(p, self._slugs) for p in problems]
-        self._details: dict[str, ProblemDetail] = {}
+        self._details: dict[Path, ProblemDetail] = {}
+        self._summaries: tuple[int, list[ProblemSummary]] | None = None
         self._lock = threading.Lock()
 
     def __iter__(self) -> Iterator[Problem]:
@@ -123,20 +145,55 @@ class Catalog:
         """The problem; raises ProblemNotFound."""
         return self.problems.get(slug)
 
-    def summaries(self) -> list[ProblemSummary]:
-        return list(self._summaries)
+    def visible(self, slug: str, tenant: str | None) -> bool:
+        """Whether ``slug`` is shown to a caller of ``tenant`` (None: no tenant, or anonymous)."""
+        scope = self.problems.scope(slug)
+        return scope is None or (tenant is not None and tenant in scope)
 
-    def detail(self, slug: str) -> ProblemDetail:
-        problem = self.get(slug)
+    def summaries(self, tenant: str | None = None, *, all_tenants: bool = False) -> list[ProblemSummary]:
+        """The problems served that ``tenant`` sees (None: no tenant, as the web pages), or every one
+        (``all_tenants``: an operator)."""
+        generation = self.problems.generation
+        cached = self._summaries
+        if cached is None or cached[0] != generation:
+            cached = (generation, [summary(p) for p in self.problems])
+            self._summaries = cached
+        return [
+            self._linked(s, tenant, all_tenants)
+            for s in cached[1]
+            if all_tenants or self.visible(s.slug, tenant)
+        ]
+
+    def detail(self, slug: str, tenant: str | None = None, *, all_tenants: bool = False) -> ProblemDetail:
+        """The detail, its ``similar`` links to problems ``tenant`` does not see left out."""
+        return self._linked(self._detail(self.get(slug)), tenant, all_tenants)
+
+    def _linked(self, body: _Body, tenant: str | None, all_tenants: bool) -> _Body:
+        """``body`` with ``similar`` links only to problems served now that ``tenant`` sees (every one
+        served: ``all_tenants``). Bodies are cached with every link the spec declares; the problems served
+        change at runtime (``judge.live_problems``), so the links are chosen as each is read."""
+        shown = [
+            slug
+            for slug in body.similar
+            if self.problems.versions(slug) and (all_tenants or self.visible(slug, tenant))
+        ]
+        return body if shown == body.similar else body.model_copy(update={"similar": shown})
+
+    def _detail(self, problem: Problem) -> ProblemDetail:
         with self._lock:
-            if slug not in self._details:
-                self._details[slug] = detail(problem, self._slugs)
-            return self._details[slug]
+            if problem.root not in self._details:
+                self._details[problem.root] = detail(problem)
+            return self._details[problem.root]
 
     def prepare(self) -> None:
         """Build every detail and, with them, warm the expected outputs of every case."""
+        self.prepare_problems(list(self.problems))
+
+    def prepare_problems(self, problems: list[Problem]) -> None:
+        """Build these problems' details and warm their expected outputs (new versions, before they are
+        served)."""
         from judge.expected import expected_outputs
 
-        for problem in self.problems:
-            self.detail(problem.slug)
+        for problem in problems:
+            self._detail(problem)
             expected_outputs(problem, problem.cases)

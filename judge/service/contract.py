@@ -65,6 +65,7 @@ ERROR_CODES = (
     "forbidden",
     "idempotency_conflict",
     "internal_error",
+    "invalid_archive",
     "invalid_callback_url",
     "invalid_code",
     "invalid_cursor",
@@ -74,6 +75,7 @@ ERROR_CODES = (
     "invalid_input",
     "invalid_request",
     "invalid_tag",
+    "invalid_tenant",
     "invalid_time",
     "limit_exceeded",
     "method_not_allowed",
@@ -94,6 +96,7 @@ ERROR_CODES = (
     "too_many_submissions",
     "unauthorized",
     "unsupported_media_type",
+    "version_not_found",
     "warming_up",
 )
 
@@ -127,13 +130,16 @@ class StatusEvent(BaseModel):
         description="With `running`: how many of the cases come one by one (those before the first hidden "
         "case); the `case` events of the rest come together once the grading is over.",
     )
-    waiting: SubmissionWaiting | Literal["capacity"] | None = Field(
+    waiting: SubmissionWaiting | Literal["capacity", "version"] | None = Field(
         default=None,
         description="The first event of a queued submission's stream: where it stands, as GET gives it. "
-        "`capacity` in a `queued` event of a grading queued again because no sandbox worker came up for it "
-        "(the attempt is not counted), with `reason`.",
+        "`capacity` in a `queued` event of a grading queued again because no sandbox worker came up for it; "
+        "`version` in one of a submission given back by a grader that lacks the version of its problem it "
+        "was accepted for (held for a grader that has it). Neither counts as an attempt; `reason` says why.",
     )
-    reason: str | None = Field(default=None, description="With `waiting: capacity`: why, in words.")
+    reason: str | None = Field(
+        default=None, description="With `waiting: capacity` or `waiting: version`: why, in words."
+    )
 
 
 class CaseEvent(BaseModel):
@@ -170,7 +176,17 @@ class RunErrorEvent(BaseModel):
 
 
 #: Operations that need an API key even where anonymous callers are served (legacy_* copies too).
-KEY_REQUIRED = frozenset({"list_submissions", "erase_user", "list_workers", "regrade_problem"})
+KEY_REQUIRED = frozenset(
+    {
+        "list_submissions",
+        "erase_user",
+        "list_workers",
+        "regrade_problem",
+        "put_problem",
+        "get_problem_versions",
+        "retire_problem",
+    }
+)
 
 
 #: A submission's stream (GET .../submissions/{submission_id}/events).

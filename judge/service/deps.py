@@ -10,6 +10,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from judge.errors import ProblemNotFound
 from judge.problems import Problem
+from judge.service import tenancy
 from judge.service.errors import ApiError
 from judge.service.ratelimit import STATE_KEY, Principal
 from judge.service.state import Services
@@ -57,7 +58,7 @@ def get_principal(
         key = services.api_keys.identify(credentials.credentials)
         if key is None:
             raise _failed(services, address, "unknown API key")
-        return Principal(key.name, address, key.key_id)
+        return Principal(key.name, address, key.key_id, key.tenant)
     if not services.settings.allow_anonymous:
         raise _unauthorized("an API key is required (Authorization: Bearer <API key>)")
     return Principal(None, address)
@@ -90,14 +91,20 @@ CallerDep = Annotated[Principal, Depends(rate_limited)]
 SlugPath = Annotated[str, Path(description="The problem's slug.", examples=["global-norm-clipping"])]
 
 
-def get_problem(slug: SlugPath, services: ServicesDep) -> Problem:
+def get_problem(
+    slug: SlugPath, services: ServicesDep, caller: Annotated[Principal, Depends(rate_limited)]
+) -> Problem:
+    """The problem, if the caller may see it (one scoped to other tenants is as unknown: 404)."""
     try:
-        return services.catalog.get(slug)
+        problem = services.catalog.get(slug)
     except ProblemNotFound:
-        known = ", ".join(p.slug for p in services.catalog)
+        problem = None
+    if problem is None or not tenancy.sees(services, caller, slug):
+        known = ", ".join(tenancy.known_slugs(services, caller))
         raise ApiError(
             404, "problem_not_found", f"no problem {slug[:100]!r} (known: {known})", path="slug"
         ) from None
+    return problem
 
 
 ProblemDep = Annotated[Problem, Depends(get_problem)]

@@ -14,11 +14,11 @@ judge_submissions_failed_total          submissions the judge gave up on (status
 judge_queue_wait_seconds                histogram: created -> first claimed (queue wait)
 judge_oldest_queued_seconds             age of the oldest queued submission (0: none queued)
 judge_grading_nodes{state}              live | lost grading nodes (the service itself when local)
-judge_requeues_total{reason}            queued again: retry | capacity | lost | broker | retried | stale
+judge_requeues_total{reason}            queued again: retry | capacity | version | lost | broker | retried
+                                        | stale
 judge_callback_failures_total{final}    failed callback tries; final="true" when it was given up on
 judge_http_request_seconds{method,route,status}   histogram: HTTP requests by route template
 judge_deferred_total                    claims put off: the owner had gradings_per_client running
-judge_version_mismatches_total          submissions graded with another problem version than accepted
 judge_problem_versions_mismatched       problems served in more than one version (live nodes, this API)
 judge_dependency_down{dependency}       1 while a dependency does not answer and the service runs degraded
                                         (rate_limit_storage | queue_url | database_url: the setting naming it)
@@ -104,11 +104,6 @@ class Metrics:
             "Claims put off because the owner already had gradings_per_client gradings running.",
             registry=r,
         )
-        self.version_mismatches = Counter(
-            "judge_version_mismatches",
-            "Submissions graded with another version of the problem than the one they were accepted for.",
-            registry=r,
-        )
         self.versions_mismatched = Gauge(
             "judge_problem_versions_mismatched",
             "Problems that the live grading nodes and this API node serve in more than one version.",
@@ -181,9 +176,6 @@ class Metrics:
 
     def deferred_claim(self) -> None:
         self.deferred.inc()
-
-    def version_mismatch(self) -> None:
-        self.version_mismatches.inc()
 
     def requeued(self, reason: str, count: int = 1) -> None:
         self.requeues.labels(reason).inc(count)

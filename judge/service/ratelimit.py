@@ -42,6 +42,13 @@ class Principal:
     key_name: str | None
     address: str
     key_id: str | None = None
+    #: The key's ``tenant=`` (None: the key is its own tenant: ``tenant`` is its id).
+    tenant_name: str | None = None
+
+    @property
+    def tenant(self) -> str | None:
+        """The tenant the caller belongs to (problems scoped to it are visible); None: anonymous."""
+        return self.tenant_name or self.key_id
 
     def __post_init__(self) -> None:
         if self.key_name is not None and self.key_id is None:

@@ -289,16 +289,21 @@ class SubmissionLinks(_Out):
 
 
 class SubmissionWaiting(_Out):
-    """Where a queued submission stands on this judge (in-process dispatch)."""
+    """Where a queued submission stands on this judge (in-process dispatch; and, with any dispatch, a
+    submission held for the version of its problem it was accepted for)."""
 
     ahead: int = Field(ge=0, description="Submissions that go first.")
-    reason: Literal["queue", "run_reserve", "capacity", "starting"] = Field(
+    reason: Literal["queue", "run_reserve", "capacity", "starting", "version"] = Field(
         description="Why it waits: `queue` behind others; `run_reserve` held back so that Runs keep warm "
         "sandbox workers (at most 30 s); `capacity` queued again because no sandbox worker came up for it "
-        "(the attempt is not counted); `starting` next, about to take a sandbox worker."
+        "(the attempt is not counted); `starting` next, about to take a sandbox worker; `version` held "
+        "until a grader has the version of its problem it was accepted for (a rollout under way; never "
+        "graded with another version, the wait is not an attempt)."
     )
     estimate_s: int | None = Field(
-        ge=1, description="Rough whole seconds until its grading starts, from recent grading times."
+        ge=1,
+        description="Rough whole seconds until its grading starts, from recent grading times (null: "
+        "unknown, as while it waits for a version).",
     )
     message: str = Field(description="The same in words, for a learner.")
 

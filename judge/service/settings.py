@@ -68,6 +68,16 @@ class Settings(BaseSettings):
 
     # ---- problems and sandbox
     problems_dir: Path | None = None
+    #: Seconds between looks at the store for problem versions operators pushed, went live or retired
+    #: (one integer read; every API and grading node).
+    problems_poll_s: float = Field(default=5.0, gt=0, le=3600)
+    #: Largest problem archive (tar.gz) ``PUT /api/v1/admin/problems/{slug}`` takes, in bytes.
+    problem_archive_bytes: int = Field(default=8 * 1024 * 1024, ge=1024, le=256 * 1024 * 1024)
+    #: Seconds the ``judge check`` of a pushed version may take before it is rejected for it.
+    problem_check_timeout_s: float = Field(default=1800.0, gt=0, le=86400)
+    #: Whether that check grades the package's solutions in the sandbox (as ``judge check`` does by
+    #: default); off, it runs ``judge check --skip-solutions``.
+    problem_check_solutions: bool = True
     #: Sandbox backend: auto (bwrap, then docker), bwrap, docker, or process (needs insecure).
     sandbox: str = "auto"
     #: Allow the process backend, which isolates nothing (development only; printed loudly).
@@ -109,6 +119,10 @@ class Settings(BaseSettings):
     max_attempts: int = Field(default=3, ge=1, le=10)
     #: Seconds running gradings may finish in at shutdown (the rest are graded after the next start).
     shutdown_grace_s: float = Field(default=10.0, ge=0, le=600)
+    #: Seconds a submission waits, queued, for a grader that has the version of its problem it was
+    #: accepted for (a rollout under way); past it, and while no live grader has that version (retired),
+    #: it ends ``failed`` saying so. It is never graded with another version.
+    version_hold_s: float = Field(default=600.0, ge=0, le=86400)
 
     # ---- distributed dispatch (judge worker); unset: grading happens in this process
     #: Broker of the grading queue, e.g. ``redis://host:6379/0`` (Celery on Redis). Set it on every
@@ -261,6 +275,10 @@ class Settings(BaseSettings):
     def distributed(self) -> bool:
         """Grading happens on ``judge worker`` nodes through ``queue_url`` (else in this process)."""
         return self.queue_url is not None
+
+    def problem_cache_dir(self) -> Path:
+        """Where pushed problem versions are unpacked (one folder per version)."""
+        return self.data_dir.resolve() / "problem-versions"
 
     def resolved_database_url(self) -> str:
         from judge.store import sqlite_url

@@ -27,23 +27,26 @@ from judge.dispatch.celery_queue import CeleryDispatcher, GradingQueue, Sweeper
 from judge.dispatch.redis_notify import RedisNotifier
 from judge.doctor import SelfTest, self_test
 from judge.engine import Engine
+from judge.live_problems import LiveProblems
 from judge.problems import Problem, ProblemSet
 from judge.progress import RunProgress
 from judge.results import CaseResult, GradeResult
 from judge.sandboxes import choose_backend
 from judge.service.accounts import Accounts
 from judge.service.apikeys import KeyRing
-from judge.service.catalog import Catalog, served_versions
+from judge.service.catalog import Catalog, served_versions, serves
 from judge.service.degraded import Fallback, Outage
 from judge.service.gate import RunGate
 from judge.service.limits import RequestLimits
 from judge.service.metrics import Metrics, metered
+from judge.service.problem_admin import ProblemAdmin
 from judge.service.ratelimit import RateLimiter
 from judge.service.retention import Retention
 from judge.service.settings import Settings
 from judge.service.views import submission_json
 from judge.store import NodeRecord, NodeState, Store
 from judge.store.models import utcnow
+from judge.store.problem_versions import ProblemVersions
 from sandbox.base import Backend
 
 log = logging.getLogger(__name__)
@@ -171,6 +174,7 @@ class Services:
             observer=self.metrics,
             max_attempts=settings.max_attempts,
             gradings_cap=settings.gradings_per_client,
+            hold_s=settings.version_hold_s,
         )
         self.queue: CeleryDispatcher | None = None
         if settings.queue_url is not None:
@@ -217,6 +221,11 @@ class Services:
         )
         #: The versions this node accepts submissions for (compared with the grading nodes').
         self.api_versions = served_versions(catalog.problems)
+        #: Problem versions operators push at runtime: stored, checked, polled (judge/live_problems.py).
+        self.pushed = ProblemVersions(store)
+        self.problem_admin = ProblemAdmin(settings, self.pushed)
+        self.live = catalog.problems if isinstance(catalog.problems, LiveProblems) else None
+        self._poller: threading.Thread | None = None
         self.metrics.bind_store(
             oldest_queued=store.oldest_queued_age,
             live_nodes=lambda: self._nodes_count(alive=True),
@@ -273,6 +282,17 @@ class Services:
             if len(versions) > 1
         ]
 
+    def version_graded(self, slug: str, content_hash: str) -> bool:
+        """Whether a grader has ``slug`` in version ``content_hash``: this process (in-process dispatch),
+        or a live grading node (by its heartbeat)."""
+        if not self.distributed:
+            return self.worker.has_version(slug, content_hash)
+        return any(
+            serves(node.problem_versions, slug, content_hash)
+            for node in self.live_nodes()
+            if node.state is not NodeState.DRAINING
+        )
+
     def grading_alive(self) -> bool:
         """Whether anything grades submissions now: this process (in-process dispatch), or a live
         grading node; True when the database cannot tell (no claim of a dead queue is made then)."""
@@ -328,7 +348,7 @@ class Services:
         KeyFileError (a bad API keys file) or an SQLAlchemy error (the database is unreachable)."""
         if backend is None:
             backend = choose_backend(settings.sandbox, allow_insecure=settings.insecure)
-        problems = ProblemSet(settings.problems_dir)
+        problems = LiveProblems(ProblemSet(settings.problems_dir), settings.problem_cache_dir())
         store = Store(settings.resolved_database_url())
         catalog = Catalog(problems)
         return cls(
@@ -352,9 +372,38 @@ class Services:
         self.retention.start()
         self._warmup = threading.Thread(target=self._warm_up, name="warm-up", daemon=True)
         self._warmup.start()
+        if self.live is not None:
+            self._poller = threading.Thread(target=self._poll_problems, name="problems-poll", daemon=True)
+            self._poller.start()
+        try:
+            self.problem_admin.resume()
+        except Exception:
+            log.exception("resuming the checks of pushed problem versions failed")
+
+    def refresh_problems(self, *, prepare: bool = True) -> bool:
+        """Load the problem versions that went live, drop the retired ones (``LiveProblems.refresh``), the
+        new ones' details prepared before they are served; True when the problems served changed."""
+        if self.live is None:
+            return False
+        changed = self.live.refresh(self.pushed, self.catalog.prepare_problems if prepare else None)
+        if changed:
+            self.api_versions = served_versions(self.catalog.problems)
+        return changed
+
+    def _poll_problems(self) -> None:
+        failing = False
+        while not self._stop.wait(self.settings.problems_poll_s):
+            try:
+                self.refresh_problems()
+            except Exception as exc:  # the database is down: look again at the next poll
+                (log.debug if failing else log.warning)("polling the problem versions failed: %s", exc)
+                failing = True
+            else:
+                failing = False
 
     def _warm_up(self) -> None:
         try:
+            self.refresh_problems(prepare=False)  # the live versions, prepared with the rest just below
             self.catalog.prepare()
             self._prepared = None
         except Exception as exc:  # a broken reference: say so in /readyz, keep serving what works
@@ -448,4 +497,8 @@ class Services:
             self.notifier.close()
         if self._warmup is not None:
             self._warmup.join(timeout=5)
+        if self._poller is not None:
+            self._poller.join(timeout=5)
+        self.problem_admin.close()
+        self.problem_admin.wait(5)
         self.store.close()

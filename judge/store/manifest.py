@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 from functools import cache
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 from typing import Any
 
 from judge import __version__
@@ -25,15 +26,19 @@ def _version(package: str) -> str:
 def problem_hash(problem: Problem) -> str:
     """SHA-256 over every file of the package that grading reads (spec, statement, cases, generators,
     starter) and the reference solution, with their relative paths; solutions/ does not count."""
+    return package_hash(problem.root, problem.reference_path.name, problem.reference_source)
+
+
+def package_hash(root: Path, reference_name: str, reference_source: str) -> str:
+    """``problem_hash`` of the package folder ``root`` and its reference module (name and text), without
+    loading the package (nothing of it is imported: it may not have been checked yet)."""
     digest = hashlib.sha256()
     files = sorted(
-        p
-        for p in problem.root.rglob("*")
-        if p.is_file() and not _NOT_GRADED.intersection(p.relative_to(problem.root).parts)
+        p for p in root.rglob("*") if p.is_file() and not _NOT_GRADED.intersection(p.relative_to(root).parts)
     )
     for file in files:
-        _add(digest, file.relative_to(problem.root).as_posix(), file.read_bytes())
-    _add(digest, f"reference/{problem.reference_path.name}", problem.reference_source.encode())
+        _add(digest, file.relative_to(root).as_posix(), file.read_bytes())
+    _add(digest, f"reference/{reference_name}", reference_source.encode())
     return digest.hexdigest()
 
 
@@ -76,3 +81,12 @@ def version_note(manifest: dict[str, Any]) -> dict[str, Any] | None:
         f"{label(graded)}: the grading node served another version"
     )
     return {"accepted": before, "graded": graded, "message": message}
+
+
+def version_label(slug: str, content_hash: object, revision: object) -> str:
+    """A problem's version in words: ``revision 2 (ab12cd34ef56) of problem scale-tree``."""
+    if not content_hash:
+        return f"problem {slug}"
+    short = str(content_hash)[:12]
+    named = f"revision {revision} ({short})" if revision else short
+    return f"version {named} of problem {slug}"

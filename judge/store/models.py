@@ -6,7 +6,18 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, DateTime, ForeignKey, Index, Integer, String, Text, TypeDecorator
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    String,
+    Text,
+    TypeDecorator,
+)
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -210,3 +221,41 @@ class AccountProblem(Base):
     code: Mapped[str | None] = mapped_column(Text)
     code_saved_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     solved_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class ProblemVersionRow(Base):
+    """A problem version an operator pushed at runtime (``judge.store.problem_versions``): the package as
+    a size-capped tar.gz, the state of its check (``checking -> live | rejected``, ``live -> retired``),
+    the check's findings and the tenants it is scoped to (None: every caller)."""
+
+    __tablename__ = "problem_versions"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    slug: Mapped[str] = mapped_column(String(64))
+    hash: Mapped[str] = mapped_column(String(64))
+    revision: Mapped[int] = mapped_column(Integer)
+    archive: Mapped[bytes] = mapped_column(LargeBinary)
+    state: Mapped[str] = mapped_column(String(16))
+    findings: Mapped[list[Any] | None] = mapped_column(JsonDoc)
+    tenants: Mapped[list[Any] | None] = mapped_column(JsonDoc)
+    #: The API key (its name) that pushed it.
+    pushed_by: Mapped[str | None] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    #: When it went live (None before): the newest live version of a slug is the one served.
+    live_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+    __table_args__ = (
+        Index("ux_problem_versions_slug_hash", "slug", "hash", unique=True),
+        Index("ix_problem_versions_state", "state"),
+    )
+
+
+class ProblemCatalogRevision(Base):
+    """One row: a counter raised with every change of a problem version's state, so every node polls one
+    integer to learn that the live problems changed."""
+
+    __tablename__ = "problem_catalog"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    revision: Mapped[int] = mapped_column(BigInteger)

@@ -84,6 +84,10 @@ class ProblemBodies(Protocol):
         """The body ``GET /api/problems/{slug}`` returns; raises ProblemNotFound for an unknown slug."""
         ...
 
+    def visible(self, slug: str, tenant: str | None) -> bool:
+        """Whether ``slug`` is shown to ``tenant`` (the pages: None; a problem scoped to tenants is not)."""
+        ...
+
 
 class Pages:
     """Renders the pages' templates: the same headers, the 503 page without a build, the 403 page while
@@ -165,6 +169,8 @@ def build_router(catalog: Callable[[], ProblemBodies], pages: Pages) -> APIRoute
         if not anonymous():  # the 403 page, before any problem is looked up or prepared
             return page(request, "error.html", {})
         try:
+            if not catalog().visible(slug, None):  # scoped to tenants: not on the public pages
+                raise ProblemNotFound(slug, "scoped to tenants")
             problem = catalog().detail(slug)
         except ProblemNotFound:
             context = {

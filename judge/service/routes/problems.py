@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Header
 from fastapi.responses import JSONResponse, Response
 
+from judge.service import tenancy
 from judge.service.deps import CallerDep, ProblemDep, ServicesDep
 from judge.service.errors import ApiError
 from judge.service.schemas import API_ERRORS, ErrorBody, ProblemDetail, ProblemSummary
@@ -15,8 +16,10 @@ router = APIRouter(prefix="/api/problems", tags=["problems"], responses=API_ERRO
 
 
 @router.get("", response_model=list[ProblemSummary], summary="List the problems")
-def list_problems(services: ServicesDep, _caller: CallerDep) -> list[ProblemSummary]:
-    return services.catalog.summaries()
+def list_problems(services: ServicesDep, caller: CallerDep) -> list[ProblemSummary]:
+    if tenancy.is_operator(services, caller):
+        return services.catalog.summaries(all_tenants=True)
+    return services.catalog.summaries(caller.tenant)
 
 
 @router.get(
@@ -34,11 +37,12 @@ def list_problems(services: ServicesDep, _caller: CallerDep) -> list[ProblemSumm
 def get_problem(
     problem: ProblemDep,
     services: ServicesDep,
-    _caller: CallerDep,
+    caller: CallerDep,
     if_none_match: Annotated[str | None, Header(description="An ETag of this problem.")] = None,
 ) -> Response:
     try:
-        detail = services.catalog.detail(problem.slug)
+        everyone = tenancy.is_operator(services, caller)
+        detail = services.catalog.detail(problem.slug, caller.tenant, all_tenants=everyone)
     except Exception as exc:  # the reference failed on an example: the judge's fault, said plainly
         raise ApiError(
             503, "problem_unavailable", f"the problem {problem.slug!r} cannot be shown now"

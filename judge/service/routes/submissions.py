@@ -25,7 +25,7 @@ from judge.dispatch.callbacks import callback_refusal
 from judge.dispatch.celery_queue import NO_NODE_RETRY_S
 from judge.dispatch.events import FINAL_KINDS, STATUS
 from judge.errors import ProblemNotFound
-from judge.service import batches, eventids, filters, lookup, redelivery
+from judge.service import batches, eventids, filters, lookup, redelivery, tenancy
 from judge.service.accounts import claim_submission
 from judge.service.deps import CallerDep, ServicesDep
 from judge.service.errors import ApiError
@@ -50,6 +50,7 @@ from judge.service.schemas import (
 )
 from judge.service.shares import ClientShares, KeyedLocks, ShareExceeded, who
 from judge.service.state import Services
+from judge.service.version_wait import version_waiting
 from judge.service.views import parse_fields, selected, submission_json, submission_links
 from judge.store import (
     IdempotencyHit,
@@ -106,8 +107,10 @@ def load_submission(services: Services, submission_id: str, caller: Principal) -
     return record
 
 
-def _problem_missing(services: Services, slug: str, path: str) -> ApiError:
-    known = ", ".join(p.slug for p in services.catalog)
+def _problem_missing(services: Services, slug: str, path: str, caller: Principal | None = None) -> ApiError:
+    """404 ``problem_not_found``, listing the problems the caller sees (every one: an operator's job)."""
+    slugs = [p.slug for p in services.catalog] if caller is None else tenancy.known_slugs(services, caller)
+    known = ", ".join(slugs)
     return ApiError(404, "problem_not_found", f"no problem {slug[:100]!r} (known: {known})", path=path)
 
 
@@ -155,7 +158,9 @@ def submit(
     try:
         problem = services.catalog.get(body.problem)
     except ProblemNotFound:
-        raise _problem_missing(services, body.problem, f"{path}problem") from None
+        raise _problem_missing(services, body.problem, f"{path}problem", caller) from None
+    if not tenancy.sees(services, caller, problem.slug):  # scoped to other tenants: as unknown
+        raise _problem_missing(services, body.problem, f"{path}problem", caller)
     code = checked_code(body.code, services.limits)
     if body.callback_url is not None:
         refusal = callback_refusal(body.callback_url, services.settings.callback_hosts)
@@ -597,10 +602,14 @@ async def get_submission(
 
 
 def waiting_json(services: Services, record: SubmissionRecord) -> dict[str, Any] | None:
-    """Where a queued submission stands (``SubmissionWaiting``: fields and the learner's sentence), or None
-    when it is not queued or the dispatcher cannot say (a distributed judge)."""
+    """Where a queued submission stands (``SubmissionWaiting``: fields and the learner's sentence): held for
+    its problem's version, or its place in this process's queue; None when it is not queued or the
+    dispatcher cannot say (a distributed judge)."""
     if record.status is not Status.QUEUED:
         return None
+    held = version_waiting(services, record)
+    if held is not None:
+        return held
     waiting = services.dispatcher.waiting(record.id)
     if waiting is None:
         return None

@@ -1,0 +1,64 @@
+"""What ``judge push-problem`` and ``judge retire-problem`` ask of a running API node: a small HTTP client.
+
+    push(client, key, folder, tenants, wait_s)   PUT /api/v1/admin/problems/{slug}, then GET until checked
+    retire(client, key, slug, content_hash)      POST /api/v1/admin/problems/{slug}/retire
+
+The key comes from the environment (``JUDGE_API_KEY``, an operator key), never from the command line.
+Raises OperatorError with the API's error message (or ArchiveError for a folder that cannot be packed).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from judge.problem_archive import pack
+from judge.service.operator import OperatorError
+
+#: Seconds between looks at a version being checked.
+POLL_S = 2.0
+
+
+def _call(client: httpx.Client, method: str, url: str, **kw: Any) -> dict[str, Any]:
+    try:
+        answer = client.request(method, url, **kw)
+    except httpx.HTTPError as exc:
+        raise OperatorError(
+            f"the judge at {client.base_url} does not answer ({type(exc).__name__})"
+        ) from None
+    try:
+        body: dict[str, Any] = answer.json()
+    except ValueError:
+        raise OperatorError(f"the judge answered {answer.status_code} without JSON") from None
+    if answer.status_code >= 400:
+        error = body.get("error", {}) if isinstance(body, dict) else {}
+        raise OperatorError(f"{answer.status_code} {error.get('code', '?')}: {error.get('message', '')}")
+    return body
+
+
+def push(
+    client: httpx.Client, key: str, folder: Path, *, tenants: list[str] | None = None, wait_s: float = 0.0
+) -> dict[str, Any]:
+    """Push the package folder (``problems/<slug>``); the version's state, after waiting up to ``wait_s``
+    for its check to end."""
+    headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/octet-stream"}
+    slug = folder.resolve().name
+    params = {"tenant": tenants} if tenants else None
+    version = _call(
+        client, "PUT", f"/api/v1/admin/problems/{slug}", content=pack(folder), headers=headers, params=params
+    )
+    deadline = time.monotonic() + wait_s
+    while version.get("state") == "checking" and time.monotonic() < deadline:
+        time.sleep(min(POLL_S, max(0.0, deadline - time.monotonic())))
+        listing = _call(client, "GET", f"/api/v1/admin/problems/{slug}", headers=headers)
+        version = next((v for v in listing["versions"] if v["hash"] == version["hash"]), version)
+    return version
+
+
+def retire(client: httpx.Client, key: str, slug: str, content_hash: str | None = None) -> dict[str, Any]:
+    headers = {"Authorization": f"Bearer {key}"}
+    params = {"hash": content_hash} if content_hash else None
+    return _call(client, "POST", f"/api/v1/admin/problems/{slug}/retire", headers=headers, params=params)
