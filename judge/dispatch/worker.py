@@ -16,6 +16,11 @@ not be reported as the user's failure; it stays ``running`` and the next start q
 A result that cannot be serialized or stored because of what the submission put in it (text no encoder
 holds, a value the database refuses) is the submission's outcome, not the judge's failure: it is stored
 once, as ``runtime_error`` with a message that says so (``unstorable``), never retried.
+
+A regrade (``judge.store.gradings``) is claimed and graded like any submission, with the problem as it is
+now; its result becomes a new grading of the same submission (``GradingStore.finish``), its callback is
+sent only when the regrade asked for it (``notify``), and its attempts count from its own first try. A
+regrade the judge gives up on leaves the earlier grading the current one (``GradingStore.fail``).
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from judge.errors import ProblemNotFound
 from judge.problems import Problem, ProblemSet
 from judge.results import CaseResult, GradeResult
 from judge.store import Claim, Deferred, Store, SubmissionRecord
+from judge.store.gradings import GradingStore, PendingGrading
 from judge.store.jsonsafe import case_json, result_json
 from judge.store.manifest import manifest, version_note
 from judge.verdicts import Verdict
@@ -144,6 +150,7 @@ class GradingWorker:
         self.node = node
         self.gradings_cap = gradings_cap
         self.store = store
+        self.gradings = GradingStore(store)
         self.engine = engine
         self.problems = problems
         self.feed = feed
@@ -181,11 +188,16 @@ class GradingWorker:
             return Outcome.SKIPPED
         if claim.attempt == 1 and record.started_at is not None:
             self._observe("queue_waited", (record.started_at - record.created_at).total_seconds())
+        pending = self.gradings.pending(submission_id)  # a regrade: a new grading of it
         try:
             problem = self.problems.get(record.problem)
         except ProblemNotFound:
-            return self._give_up(claim, f"the problem {record.problem!r} no longer exists on this judge")
-        self.feed.publish(claim, STATUS, running_status(problem, claim.attempt))
+            missing = f"the problem {record.problem!r} no longer exists on this judge"
+            return self._give_up(claim, missing, pending)
+        opening = running_status(problem, claim.attempt)
+        if pending is not None:
+            opening |= {"regrade": True, "grading": pending.number}
+        self.feed.publish(claim, STATUS, opening)
         counter = itertools.count()
 
         def on_case(case: CaseResult) -> None:
@@ -226,27 +238,31 @@ class GradingWorker:
                 return Outcome.RETRY
             log.exception("grading submission %s (attempt %d) failed", submission_id, claim.attempt)
             reason = f"the judge could not grade it ({type(exc).__name__})"
-            if claim.attempt < self.max_attempts:
+            tries = claim.attempt - (pending.first_attempt - 1 if pending is not None else 0)
+            if tries < self.max_attempts:
                 self.store.release(claim)
                 self._observe("requeued", "retry")
                 self.feed.announce(submission_id)
                 return Outcome.RETRY
-            return self._give_up(claim, f"{reason} after {claim.attempt} attempts")
+            return self._give_up(claim, f"{reason} after {tries} attempts", pending)
         self._observe("grading_finished", result.verdict.value, time.monotonic() - started)
         with self._requeue_lock:
             self._capacity_requeues.pop(submission_id, None)
         if self._abandoned.is_set():
             return Outcome.ABANDONED
         accepted = record.manifest
+        if pending is not None:  # the version the regrade was asked for
+            accepted = {"problem_hash": pending.accepted.hash, "problem_revision": pending.accepted.revision}
         try:
-            stored = self._finish(claim, problem, result, accepted)
+            stored = self._finish(claim, problem, result, accepted, pending)
         except _content_errors() as exc:
             log.warning("result of %s not storable (%s): stored as its verdict", submission_id, exc)
-            stored = self._finish(claim, problem, unstorable(result, exc), accepted)
+            stored = self._finish(claim, problem, unstorable(result, exc), accepted, pending)
         self.feed.announce(submission_id)
         if not stored:
             return Outcome.SKIPPED
-        self._call_back(record)
+        if pending is None or pending.notify:
+            self._call_back(record)
         return Outcome.GRADED
 
     def _may_requeue_for_capacity(self, submission_id: str) -> bool:
@@ -257,7 +273,14 @@ class GradingWorker:
             self._capacity_requeues[submission_id] = count + 1
             return True
 
-    def _finish(self, claim: Claim, problem: Problem, result: GradeResult, accepted: dict[str, Any]) -> bool:
+    def _finish(
+        self,
+        claim: Claim,
+        problem: Problem,
+        result: GradeResult,
+        accepted: dict[str, Any],
+        pending: PendingGrading | None = None,
+    ) -> bool:
         data = result_json(result)
         json.dumps(data, allow_nan=False).encode()  # what every store and client must be able to take
         graded = self.manifest(problem)
@@ -283,11 +306,21 @@ class GradingWorker:
         note = version_note(graded)
         if note is not None:
             final_data["version_mismatch"] = note
+        if pending is not None:
+            final_data |= {"regrade": True, "grading": pending.number}
+            final = (RESULT, final_data)
+            return self.gradings.finish(claim, pending, data, result.verdict.value, graded, final)
         return self.store.finish(claim, data, result.verdict.value, graded, (RESULT, final_data))
 
-    def _give_up(self, claim: Claim, error: str) -> Outcome:
+    def _give_up(self, claim: Claim, error: str, pending: PendingGrading | None = None) -> Outcome:
         with self._requeue_lock:
             self._capacity_requeues.pop(claim.submission_id, None)
+        if pending is not None:
+            # The regrade failed, not the submission: it keeps its current grading (no callback).
+            data = {"status": "failed", "error": error, "regrade": True, "grading": pending.number}
+            stored = self.gradings.fail(claim, pending, error, (FAILED, data))
+            self.feed.announce(claim.submission_id)
+            return Outcome.FAILED if stored else Outcome.SKIPPED
         stored = self.store.fail(claim, error, (FAILED, {"status": "failed", "error": error}))
         self.feed.announce(claim.submission_id)
         if stored:

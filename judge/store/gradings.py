@@ -1,0 +1,550 @@
+"""Gradings of a submission and regrade jobs in the judge's database.
+
+A regrade grades the same submission again with the problem as it is now; it stores no new submission.
+The submission row always holds its current grading's status, verdict, result and manifest (``grading``
+names its number); once a submission is regraded, ``gradings`` keeps every grading in order: number 1
+is the one it had (copied when the first regrade is asked for), then one row per regrade.
+
+    gradings = GradingStore(store)
+    gradings.request(id, target, notify=..., owner_cap=...)  done|failed -> queued, a ``queued`` grading
+    gradings.pending(id)                                    the regrade a claim of it grades (the worker)
+    gradings.finish(claim, pending, result, verdict, manifest, final)   running -> done, grading done
+    gradings.fail(claim, pending, error, final)             running -> the status it had: the earlier
+                                                            grading stays the current one
+    gradings.history(id)                                    every stored grading, oldest first
+    gradings.create_job(problem, target, ...)               an operator's regrade of a problem
+    gradings.advance(job_id, room)                          queue its next batch: the ids, to dispatch
+    gradings.job(job_id) / running_jobs()
+
+Every change is a conditional UPDATE, as the repository's: a regrade is asked for only of a finished
+submission (``RegradeRefused`` otherwise: one grading at a time), and its result is written only by the
+claim of the attempt that holds it.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import delete, func, or_, select, tuple_, update
+from sqlalchemy.orm import Session
+
+from judge.store.models import Grading, RegradeJob, Submission, SubmissionEvent, utcnow
+from judge.store.records import CallbackState, Claim, Status
+from judge.store.repository import Store
+
+FINISHED = (Status.DONE.value, Status.FAILED.value)
+#: A grading's own states: ``queued`` from the request until it ends (the submission says whether it is
+#: being graded), then ``done`` or ``failed``.
+GRADING_QUEUED, GRADING_DONE, GRADING_FAILED = "queued", "done", "failed"
+#: A problem regrade's states.
+JOB_RUNNING, JOB_DONE, JOB_CANCELLED = "running", "done", "cancelled"
+#: The event that opens a regrade's stream (``judge.dispatch.events.STATUS``).
+STATUS_EVENT = "status"
+
+
+@dataclass(frozen=True)
+class ProblemVersion:
+    """The version of a problem a regrade is graded with: its content hash and revision."""
+
+    hash: str
+    revision: int | None
+
+
+@dataclass(frozen=True)
+class PendingGrading:
+    """A regrade waiting for (or under) its grading: the grading's number, whether its end sends the
+    callback, the submission's attempt number its first try took, and the version it was asked for."""
+
+    submission_id: str
+    number: int
+    notify: bool
+    first_attempt: int
+    accepted: ProblemVersion
+    job_id: str | None
+
+
+@dataclass(frozen=True)
+class GradingRecord:
+    number: int
+    status: str
+    verdict: str | None
+    result: dict[str, Any] | None
+    error: str | None
+    manifest: dict[str, Any] | None
+    accepted_hash: str | None
+    accepted_revision: int | None
+    job_id: str | None
+    notify: bool
+    created_at: datetime
+    finished_at: datetime | None
+
+
+@dataclass(frozen=True)
+class JobRecord:
+    """A problem regrade and where it stands: ``queued`` gradings asked for so far (of ``total``), of which
+    ``graded`` ended done, ``failed`` failed in the judge and ``in_flight`` are still to end."""
+
+    id: str
+    problem: str
+    problem_hash: str
+    problem_revision: int | None
+    force: bool
+    notify: bool
+    batch: int
+    state: str
+    total: int
+    queued: int
+    graded: int
+    failed: int
+    in_flight: int
+    requested_by: str | None
+    created_at: datetime
+    finished_at: datetime | None
+
+
+class RegradeRefused(Exception):
+    """The submission is not finished (queued or running: its grading, or a regrade, is under way), or
+    is gone; nothing was changed. ``status``: what it is (None: gone)."""
+
+    def __init__(self, status: str | None) -> None:
+        super().__init__(f"the submission is {status or 'gone'}")
+        self.status = status
+
+
+class RegradeOverCap(Exception):
+    """The caller already has ``count`` submissions queued or running (regrades included), its cap."""
+
+    def __init__(self, count: int) -> None:
+        super().__init__(f"{count} unfinished")
+        self.count = count
+
+
+@dataclass(frozen=True)
+class OwnerCap:
+    """A learner's own regrade counts against its owner's ``unfinished`` cap (submissions_per_client):
+    the owner is the key's id, or a keyless caller's address."""
+
+    key_id: str | None
+    address: str | None
+    unfinished: int
+
+
+def _grading(row: Grading) -> GradingRecord:
+    return GradingRecord(
+        number=row.number,
+        status=row.status,
+        verdict=row.verdict,
+        result=row.result,
+        error=row.error,
+        manifest=row.manifest,
+        accepted_hash=row.accepted_hash,
+        accepted_revision=row.accepted_revision,
+        job_id=row.job_id,
+        notify=bool(row.notify),
+        created_at=row.created_at,
+        finished_at=row.finished_at,
+    )
+
+
+def _targets(problem: str, current_hash: str, force: bool, until: datetime) -> list[Any]:
+    """The submissions a problem regrade grades again: the problem's finished ones made up to ``until``
+    (rows made by the old regrades, ``regrade_of`` set, are left as they are), graded with another
+    version than ``current_hash`` (every one with ``force``)."""
+    conditions: list[Any] = [
+        Submission.problem == problem,
+        Submission.regrade_of.is_(None),
+        Submission.status.in_(FINISHED),
+        Submission.created_at <= until,
+    ]
+    if not force:
+        graded_with = Submission.manifest["problem_hash"].as_string()
+        conditions.append(or_(graded_with.is_(None), graded_with != current_hash))
+    return conditions
+
+
+class GradingStore:
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    # ------------------------------------------------------------------------------------ one regrade
+
+    def request(
+        self,
+        submission_id: str,
+        target: ProblemVersion,
+        *,
+        notify: bool = False,
+        owner_cap: OwnerCap | None = None,
+    ) -> int:
+        """Queue a regrade of a finished submission: it becomes ``queued`` (its verdict and result stay
+        the current grading's until the regrade ends), a ``queued`` grading is added and its stream starts
+        over with a ``status`` event saying so. The new grading's number. Raises RegradeRefused (not
+        finished, or gone) or RegradeOverCap (``owner_cap`` reached); nothing is changed then."""
+        with self.store.transaction() as session:
+            return self._request(session, submission_id, target, notify, None, owner_cap)
+
+    def _request(
+        self,
+        session: Session,
+        submission_id: str,
+        target: ProblemVersion,
+        notify: bool,
+        job_id: str | None,
+        owner_cap: OwnerCap | None,
+    ) -> int:
+        row = session.get(Submission, submission_id)
+        if row is None or row.status not in FINISHED:
+            raise RegradeRefused(None if row is None else row.status)
+        previous, now = row.status, utcnow()
+        values: dict[str, Any] = {"status": Status.QUEUED.value, "node": None, "enqueued_at": now}
+        if owner_cap is not None and owner_cap.key_id is None:
+            values["client_address"] = owner_cap.address  # counted by address while unfinished
+        moved = session.execute(
+            update(Submission)
+            .where(Submission.id == submission_id, Submission.status == previous)
+            .values(**values)
+            .execution_options(synchronize_session=False)
+        )
+        if not getattr(moved, "rowcount", 0):
+            raise RegradeRefused(Status.RUNNING.value)
+        if owner_cap is not None:
+            self._check_cap(session, owner_cap)
+        last = session.scalar(select(func.max(Grading.number)).where(Grading.submission_id == submission_id))
+        if last is None:  # its first regrade: keep the grading it had as number 1 (or the one it names)
+            last = row.grading or 1
+            manifest = row.manifest or {}
+            session.add(
+                Grading(
+                    submission_id=submission_id,
+                    number=last,
+                    status=previous,
+                    verdict=row.verdict,
+                    result=row.result,
+                    error=row.error,
+                    manifest=row.manifest,
+                    accepted_hash=manifest.get("accepted_problem_hash") or manifest.get("problem_hash"),
+                    accepted_revision=manifest.get("accepted_problem_revision")
+                    or manifest.get("problem_revision"),
+                    notify=False,
+                    first_attempt=1,
+                    created_at=row.created_at,
+                    finished_at=row.finished_at,
+                )
+            )
+        number = last + 1
+        session.add(
+            Grading(
+                submission_id=submission_id,
+                number=number,
+                status=GRADING_QUEUED,
+                accepted_hash=target.hash,
+                accepted_revision=target.revision,
+                job_id=job_id,
+                notify=notify,
+                first_attempt=row.attempts + 1,
+                previous_status=previous,
+                created_at=now,
+            )
+        )
+        # The stream follows the regrade from here (the claim drops the events of earlier attempts too).
+        session.execute(delete(SubmissionEvent).where(SubmissionEvent.submission_id == submission_id))
+        session.add(
+            SubmissionEvent(
+                submission_id=submission_id,
+                attempt=row.attempts,
+                kind=STATUS_EVENT,
+                data={"status": Status.QUEUED.value, "regrade": True, "grading": number},
+                created_at=now,
+            )
+        )
+        return number
+
+    def _check_cap(self, session: Session, cap: OwnerCap) -> None:
+        """Raise RegradeOverCap (the transaction rolls back) when the owner now has more than its cap of
+        unfinished submissions, regrades included (this one is counted already)."""
+        if cap.key_id is not None:
+            owner = [Submission.key_id == cap.key_id]
+        else:
+            owner = [Submission.key_id.is_(None), Submission.client_address == cap.address]
+        unfinished = Submission.status.in_((Status.QUEUED.value, Status.RUNNING.value))
+        query = select(func.count()).select_from(Submission).where(unfinished, *owner)
+        count = int(session.scalar(query) or 0)
+        if count > cap.unfinished:
+            raise RegradeOverCap(count - 1)
+
+    def pending(self, submission_id: str) -> PendingGrading | None:
+        """The regrade a claim of this submission grades (None: its first grading)."""
+        query = (
+            select(Grading)
+            .where(Grading.submission_id == submission_id, Grading.status == GRADING_QUEUED)
+            .order_by(Grading.number.desc())
+            .limit(1)
+        )
+        with self.store.transaction() as session:
+            row = session.scalar(query)
+            if row is None:
+                return None
+            return PendingGrading(
+                submission_id=submission_id,
+                number=row.number,
+                notify=bool(row.notify),
+                first_attempt=row.first_attempt,
+                accepted=ProblemVersion(row.accepted_hash or "", row.accepted_revision),
+                job_id=row.job_id,
+            )
+
+    def finish(
+        self,
+        claim: Claim,
+        pending: PendingGrading,
+        result: dict[str, Any],
+        verdict: str,
+        manifest: dict[str, Any],
+        final: tuple[str, dict[str, Any]],
+    ) -> bool:
+        """Store the regrade's result as the submission's current grading and in its grading row, with the
+        final event, in one transaction: ``running -> done``. With ``notify`` the submission's callback is
+        pending again (a new delivery). False (nothing written) when the claim is stale."""
+        now = utcnow()
+        values: dict[str, Any] = {
+            "status": Status.DONE.value,
+            "result": result,
+            "verdict": verdict,
+            "manifest": manifest,
+            "error": None,
+            "finished_at": now,
+            "client_address": None,
+            "grading": pending.number,
+        }
+        grading = {
+            "status": GRADING_DONE,
+            "result": result,
+            "verdict": verdict,
+            "manifest": manifest,
+            "finished_at": now,
+        }
+        return self._settle(claim, pending, values, grading, final, reopen_callback=pending.notify)
+
+    def fail(
+        self, claim: Claim, pending: PendingGrading, error: str, final: tuple[str, dict[str, Any]]
+    ) -> bool:
+        """The judge could not grade the regrade: the grading is ``failed`` with the reason, and the
+        submission goes back to the status it had, its current grading unchanged."""
+        with self.store.transaction() as session:
+            previous = session.scalar(
+                select(Grading.previous_status).where(
+                    Grading.submission_id == claim.submission_id, Grading.number == pending.number
+                )
+            )
+        values = {"status": previous or Status.DONE.value, "client_address": None}
+        grading = {"status": GRADING_FAILED, "error": error, "finished_at": utcnow()}
+        return self._settle(claim, pending, values, grading, final, reopen_callback=False)
+
+    def _settle(
+        self,
+        claim: Claim,
+        pending: PendingGrading,
+        values: dict[str, Any],
+        grading: dict[str, Any],
+        final: tuple[str, dict[str, Any]],
+        *,
+        reopen_callback: bool,
+    ) -> bool:
+        with self.store.transaction() as session:
+            done = session.scalar(
+                update(Submission)
+                .where(
+                    Submission.id == claim.submission_id,
+                    Submission.status == Status.RUNNING.value,
+                    Submission.attempts == claim.attempt,
+                )
+                .values(**values)
+                .returning(Submission.id)
+            )
+            if done is None:
+                return False
+            session.execute(
+                update(Grading)
+                .where(
+                    Grading.submission_id == claim.submission_id,
+                    Grading.number == pending.number,
+                    Grading.status == GRADING_QUEUED,
+                )
+                .values(**grading)
+            )
+            if reopen_callback:
+                session.execute(
+                    update(Submission)
+                    .where(Submission.id == claim.submission_id, Submission.callback_url.is_not(None))
+                    .values(
+                        callback_state=CallbackState.PENDING.value,
+                        callback_sender=None,
+                        callback_lease_until=None,
+                    )
+                )
+            kind, data = final
+            session.add(
+                SubmissionEvent(
+                    submission_id=claim.submission_id,
+                    attempt=claim.attempt,
+                    kind=kind,
+                    data=data,
+                    created_at=utcnow(),
+                )
+            )
+            return True
+
+    def history(self, submission_id: str) -> list[GradingRecord]:
+        """Every grading stored for the submission, oldest first (none until it is first regraded)."""
+        query = select(Grading).where(Grading.submission_id == submission_id).order_by(Grading.number)
+        with self.store.transaction() as session:
+            return [_grading(row) for row in session.scalars(query)]
+
+    # ------------------------------------------------------------------------------------ problem jobs
+
+    def create_job(
+        self,
+        problem: str,
+        target: ProblemVersion,
+        *,
+        force: bool,
+        notify: bool,
+        batch: int,
+        requested_by: str | None,
+    ) -> JobRecord:
+        """Start an operator's regrade of ``problem``: what it will grade again is counted now (``total``:
+        the finished submissions made until now, graded with another version unless ``force``)."""
+        now = utcnow()
+        job_id = str(uuid.uuid4())
+        targets = _targets(problem, target.hash, force, now)
+        count = select(func.count()).select_from(Submission).where(*targets)
+        with self.store.transaction() as session:
+            total = int(session.scalar(count) or 0)
+            session.add(
+                RegradeJob(
+                    id=job_id,
+                    problem=problem,
+                    problem_hash=target.hash,
+                    problem_revision=target.revision,
+                    force=force,
+                    notify=notify,
+                    batch=batch,
+                    state=JOB_RUNNING if total else JOB_DONE,
+                    total=total,
+                    queued=0,
+                    requested_by=requested_by,
+                    created_at=now,
+                    updated_at=now,
+                    finished_at=None if total else now,
+                )
+            )
+        job = self.job(job_id)
+        assert job is not None
+        return job
+
+    def advance(self, job_id: str, room: int) -> list[str]:
+        """Queue the job's next regrades: as many as its batch has room for (it has at most ``batch``
+        unfinished at once) and at most ``room`` (the queue's free places), oldest first from its cursor.
+        The ids queued, to dispatch. A job with nothing left to queue and nothing unfinished is done.
+        Several API nodes may call it at once: the job's row is written first, so one at a time goes on."""
+        with self.store.transaction() as session:
+            touched = session.execute(
+                update(RegradeJob)
+                .where(RegradeJob.id == job_id, RegradeJob.state == JOB_RUNNING)
+                .values(updated_at=utcnow())
+            )
+            if not getattr(touched, "rowcount", 0):
+                return []
+            job = session.get(RegradeJob, job_id)
+            assert job is not None
+            in_flight = int(
+                session.scalar(
+                    select(func.count())
+                    .select_from(Grading)
+                    .where(Grading.job_id == job_id, Grading.status == GRADING_QUEUED)
+                )
+                or 0
+            )
+            want = min(room, job.batch - in_flight)
+            if want <= 0:
+                return []
+            conditions = _targets(job.problem, job.problem_hash, job.force, job.created_at)
+            if job.after_created is not None and job.after_id is not None:
+                cursor = tuple_(job.after_created, job.after_id)
+                conditions.append(tuple_(Submission.created_at, Submission.id) > cursor)
+            candidates = session.execute(
+                select(Submission.id, Submission.created_at)
+                .where(*conditions)
+                .order_by(Submission.created_at, Submission.id)
+                .limit(want)
+            ).all()
+            target = ProblemVersion(job.problem_hash, job.problem_revision)
+            queued: list[str] = []
+            for submission_id, created_at in candidates:
+                try:  # writes nothing when it refuses
+                    self._request(session, submission_id, target, job.notify, job_id, None)
+                except RegradeRefused:  # being graded, or gone, since it was read: graded as it is now
+                    pass
+                else:
+                    queued.append(submission_id)
+                job.after_created, job.after_id = created_at, submission_id
+            job.queued += len(queued)
+            if len(candidates) < want and not queued and in_flight == 0:
+                job.state, job.finished_at = JOB_DONE, utcnow()
+            return queued
+
+    def cancel(self, job_id: str) -> bool:
+        """Stop queueing the job's regrades (those queued still end); False when it was not running."""
+        with self.store.transaction() as session:
+            stopped = session.execute(
+                update(RegradeJob)
+                .where(RegradeJob.id == job_id, RegradeJob.state == JOB_RUNNING)
+                .values(state=JOB_CANCELLED, finished_at=utcnow(), updated_at=utcnow())
+            )
+            return bool(getattr(stopped, "rowcount", 0))
+
+    def job(self, job_id: str) -> JobRecord | None:
+        with self.store.transaction() as session:
+            row = session.get(RegradeJob, job_id)
+            if row is None:
+                return None
+            counts = {
+                status: int(n)
+                for status, n in session.execute(
+                    select(Grading.status, func.count())
+                    .where(Grading.job_id == job_id)
+                    .group_by(Grading.status)
+                )
+            }
+            return JobRecord(
+                id=row.id,
+                problem=row.problem,
+                problem_hash=row.problem_hash,
+                problem_revision=row.problem_revision,
+                force=row.force,
+                notify=row.notify,
+                batch=row.batch,
+                state=row.state,
+                total=row.total,
+                queued=row.queued,
+                graded=counts.get(GRADING_DONE, 0),
+                failed=counts.get(GRADING_FAILED, 0),
+                in_flight=counts.get(GRADING_QUEUED, 0),
+                requested_by=row.requested_by,
+                created_at=row.created_at,
+                finished_at=row.finished_at,
+            )
+
+    def running_jobs(self) -> Sequence[str]:
+        """Ids of the jobs still queueing regrades, oldest first."""
+        query = (
+            select(RegradeJob.id)
+            .where(RegradeJob.state == JOB_RUNNING)
+            .order_by(RegradeJob.created_at, RegradeJob.id)
+        )
+        with self.store.transaction() as session:
+            return list(session.scalars(query))
