@@ -1,0 +1,188 @@
+"""``judge.store.gradings`` on SQLite and PostgreSQL: a regrade is a conditional move of a finished
+submission back to ``queued`` with a grading row, finished or failed only by the claim that holds it; a
+problem regrade is a job that queues at most ``batch`` unfinished gradings at once from its cursor and
+resumes from it in another process; erasing a submission takes its gradings with it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from judge.store import Claim, NewSubmission, Status, Store
+from judge.store.gradings import (
+    GradingStore,
+    OwnerCap,
+    ProblemVersion,
+    RegradeOverCap,
+    RegradeRefused,
+)
+from judge.store.models import Grading
+from judge.store.records import Quota
+
+pytest_plugins = ("tests.stores",)
+
+OLD, NEW = ProblemVersion("a" * 64, 1), ProblemVersion("b" * 64, 2)
+
+
+def manifest(version: ProblemVersion) -> dict[str, Any]:
+    return {"problem": "p", "problem_hash": version.hash, "problem_revision": version.revision}
+
+
+def graded(store: Store, key: str = "k", verdict: str = "accepted") -> str:
+    """A submission of problem ``p`` graded with the OLD version."""
+    record = store.create(
+        NewSubmission(problem="p", code="x = 1", manifest=manifest(OLD), key_name=key, key_id=key)
+    )
+    claim = store.claim(record.id)
+    assert claim is not None
+    store.finish(claim, {"verdict": verdict}, verdict, manifest(OLD), ("result", {"status": "done"}))
+    return record.id
+
+
+def grade_pending(store: Store, sid: str, verdict: str = "wrong_answer") -> None:
+    """What the worker does with a claimed regrade: store the new grading."""
+    gradings = GradingStore(store)
+    claim = store.claim(sid)
+    assert claim is not None
+    pending = gradings.pending(sid)
+    assert pending is not None and pending.accepted == NEW
+    assert gradings.finish(claim, pending, {"verdict": verdict}, verdict, manifest(NEW), ("result", {}))
+
+
+def test_a_regrade_is_a_new_grading_written_once(store: Store) -> None:
+    gradings = GradingStore(store)
+    sid = graded(store)
+    assert gradings.history(sid) == [] and gradings.pending(sid) is None
+    assert gradings.request(sid, NEW) == 2
+    record = store.get(sid)
+    assert record is not None and record.status is Status.QUEUED and record.verdict == "accepted"
+    with pytest.raises(RegradeRefused):  # one grading at a time
+        gradings.request(sid, NEW)
+    events = store.events_after(sid)
+    assert [(e.kind, e.data) for e in events] == [
+        ("status", {"status": "queued", "regrade": True, "grading": 2})
+    ]
+    claim = store.claim(sid)
+    assert claim is not None and claim.attempt == 2
+    pending = gradings.pending(sid)
+    assert pending is not None and (pending.number, pending.first_attempt) == (2, 2)
+    stale = Claim(sid, 1)
+    assert not gradings.finish(stale, pending, {"verdict": "x"}, "x", manifest(NEW), ("result", {}))
+    assert gradings.finish(
+        claim, pending, {"verdict": "wrong_answer"}, "wrong_answer", manifest(NEW), ("result", {})
+    )
+    assert not gradings.finish(claim, pending, {"verdict": "x"}, "x", manifest(NEW), ("result", {}))
+    record = store.get(sid)
+    assert record is not None and (record.status, record.verdict, record.grading) == (
+        Status.DONE, "wrong_answer", 2,
+    )  # fmt: skip
+    assert record.manifest["problem_hash"] == NEW.hash
+    history = gradings.history(sid)
+    assert [(g.number, g.status, g.verdict) for g in history] == [
+        (1, "done", "accepted"),
+        (2, "done", "wrong_answer"),
+    ]
+    assert history[0].manifest == manifest(OLD) and history[1].manifest == manifest(NEW)
+    assert store.ids() == [sid]
+    with pytest.raises(RegradeRefused):
+        gradings.request("00000000-0000-0000-0000-000000000000", NEW)
+
+
+def test_a_failed_regrade_puts_the_submission_back_as_it_was(store: Store) -> None:
+    gradings = GradingStore(store)
+    sid = graded(store)
+    gradings.request(sid, NEW)
+    claim = store.claim(sid)
+    pending = gradings.pending(sid)
+    assert claim is not None and pending is not None
+    assert gradings.fail(claim, pending, "the judge could not grade it", ("failed", {"status": "failed"}))
+    record = store.get(sid)
+    assert record is not None and (record.status, record.verdict, record.grading) == (
+        Status.DONE,
+        "accepted",
+        1,
+    )
+    assert record.manifest["problem_hash"] == OLD.hash
+    assert [(g.number, g.status, g.error) for g in gradings.history(sid)] == [
+        (1, "done", None), (2, "failed", "the judge could not grade it"),
+    ]  # fmt: skip
+    assert gradings.request(sid, NEW) == 3  # numbers go on
+
+
+def test_regrades_count_against_a_learners_own_cap_only(store: Store) -> None:
+    gradings = GradingStore(store)
+    first, second = graded(store), graded(store)
+    gradings.request(first, NEW)  # an operator's: no cap
+    # A regrade counts for neither the submit caps nor gradings_per_client ...
+    assert store.owner_counts("k", None) == {Status.QUEUED: 0, Status.RUNNING: 0}
+    fresh = store.create(
+        NewSubmission(problem="p", code="y", manifest=manifest(NEW), key_name="k", key_id="k"),
+        quota=Quota(unfinished=1, queued=1),
+    )
+    assert fresh.status is Status.QUEUED
+    # ... but a learner's own regrade counts every unfinished one of its owner, regrades included.
+    with pytest.raises(RegradeOverCap) as refused:
+        gradings.request(second, NEW, owner_cap=OwnerCap("k", None, 2))
+    assert refused.value.count == 2
+    record = store.get(second)
+    assert record is not None and record.status is Status.DONE and gradings.history(second) == []
+    assert gradings.request(second, NEW, owner_cap=OwnerCap("k", None, 3)) == 2
+
+
+def test_a_problem_regrade_goes_in_batches_and_resumes_elsewhere(store: Store, database_url: str) -> None:
+    ids = [graded(store) for _ in range(5)]
+    current = graded(store)
+    with store.transaction() as session:  # one already graded with the new version: left alone
+        from sqlalchemy import update
+
+        from judge.store.models import Submission
+
+        session.execute(update(Submission).where(Submission.id == current).values(manifest=manifest(NEW)))
+    gradings = GradingStore(store)
+    job = gradings.create_job("p", NEW, force=False, notify=False, batch=2, requested_by="op")
+    assert (job.total, job.state, job.queued) == (5, "running", 0)
+    assert gradings.advance(job.id, room=1) == ids[:1]  # the queue had one place
+    assert gradings.advance(job.id, room=10) == ids[1:2]  # the batch's second
+    assert gradings.advance(job.id, room=10) == []  # two unfinished: its batch
+    for sid in ids[:2]:
+        grade_pending(store, sid)
+    # Another process (an API node restarted) goes on from the cursor.
+    other = Store(database_url)
+    try:
+        elsewhere = GradingStore(other)
+        assert elsewhere.advance(job.id, room=10) == ids[2:4]
+        for sid in ids[2:4]:
+            grade_pending(other, sid)
+        assert elsewhere.advance(job.id, room=10) == ids[4:]
+        progress = elsewhere.job(job.id)
+        assert progress is not None and (progress.queued, progress.graded, progress.in_flight) == (5, 4, 1)
+        grade_pending(other, ids[4])
+        assert elsewhere.advance(job.id, room=10) == []
+    finally:
+        other.close()
+    done = gradings.job(job.id)
+    assert done is not None and (done.state, done.queued, done.graded, done.failed) == ("done", 5, 5, 0)
+    assert done.finished_at is not None and gradings.running_jobs() == []
+    assert gradings.history(current) == [] and sorted(store.ids()) == sorted([*ids, current])
+    assert gradings.advance(job.id, room=10) == []
+    # Nothing left on another version: a new job is done at once; force takes every one.
+    assert (
+        gradings.create_job("p", NEW, force=False, notify=False, batch=2, requested_by=None).state == "done"
+    )
+    forced = gradings.create_job("p", NEW, force=True, notify=True, batch=50, requested_by=None)
+    assert forced.total == 6 and len(gradings.advance(forced.id, room=50)) == 6
+    assert gradings.cancel(forced.id) and not gradings.cancel(forced.id)
+    cancelled = gradings.job(forced.id)
+    assert cancelled is not None and cancelled.state == "cancelled" and cancelled.in_flight == 6
+    assert gradings.advance(forced.id, room=50) == []
+
+
+def test_deleting_a_submission_takes_its_gradings(store: Store) -> None:
+    gradings = GradingStore(store)
+    sid = graded(store)
+    gradings.request(sid, NEW)
+    grade_pending(store, sid)
+    assert store.delete(sid)
+    with store.transaction() as session:
+        assert session.query(Grading).count() == 0
