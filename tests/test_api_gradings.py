@@ -25,7 +25,7 @@ from judge.store.models import Submission
 from judge.verdicts import Verdict
 from sandbox.backends import get_backend
 from tests.conftest import FIXTURE_SLUG
-from tests.service_support import FakeEngine, make_settings, running
+from tests.service_support import FakeEngine, make_settings, running, sse_events
 from tests.test_service_callbacks import SECRET, Receiver
 
 pytest_plugins = ("tests.stores",)
@@ -130,11 +130,12 @@ def test_a_regrade_is_a_new_grading_of_the_same_submission(api: Api) -> None:
     assert two["problem_hash"] == first["manifest"]["problem_hash"] and two["problem_revision"] == 1
     assert two["manifest"]["problem_hash"] == two["problem_hash"] and two["job"] is None
     # The stream says the regrade started and ended.
-    events = services.store.events_after(sid)
-    assert events[0].kind == "status" and events[0].data["status"] == "running"
-    assert events[0].data["regrade"] is True and events[0].data["grading"] == 2
-    assert events[-1].kind == "result" and events[-1].data["grading"] == 2 and events[-1].data["regrade"]
-    assert events[-1].data["verdict"] == "wrong_answer"
+    with client.stream("GET", f"/api/v1/submissions/{sid}/events", headers=USER) as response:
+        events = sse_events(response.read().decode())
+    opening = next(data for _, kind, data in events if kind == "status" and data["status"] == "running")
+    assert (opening["regrade"], opening["grading"]) == (True, 2)
+    _, last, final = events[-1]
+    assert (last, final["verdict"], final["regrade"], final["grading"]) == ("result", "wrong_answer", True, 2)
     # Again: grading 3, the history grows by one, never doubled.
     engine.verdict = Verdict.ACCEPTED
     assert client.post(f"/api/v1/submissions/{sid}/regrade", headers=USER).json()["grading"] == 3

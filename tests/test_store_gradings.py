@@ -5,11 +5,13 @@ resumes from it in another process; erasing a submission takes its gradings with
 
 from __future__ import annotations
 
+import uuid
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from judge.store import Claim, NewSubmission, Status, Store
+from judge.store import Claim, NewSubmission, Status, Store, sqlite_url
 from judge.store.gradings import (
     GradingStore,
     OwnerCap,
@@ -186,3 +188,33 @@ def test_deleting_a_submission_takes_its_gradings(store: Store) -> None:
     assert store.delete(sid)
     with store.transaction() as session:
         assert session.query(Grading).count() == 0
+
+
+@pytest.mark.parametrize("how", ["delete", "erase_user"])
+def test_an_erased_regraded_submission_leaves_no_grading_in_the_files(tmp_path: Path, how: str) -> None:
+    """Every grading's result (the first one copied when it was regraded) goes with the submission, out
+    of every file of the SQLite store (tests/test_store_erasure.py for the rest of it)."""
+    folder = tmp_path / "data"
+    store = Store(sqlite_url(folder / "judge.sqlite3"))
+    store.migrate()
+    try:
+        marker, user = f"gone-{uuid.uuid4().hex}", f"user-{uuid.uuid4().hex}"
+        record = store.create(
+            NewSubmission(problem="p", code="x = 1", manifest=manifest(OLD), external_user=user)
+        )
+        claim = store.claim(record.id)
+        assert claim is not None
+        store.finish(claim, {"note": marker}, "accepted", manifest(OLD), ("result", {}))
+        GradingStore(store).request(record.id, NEW)
+        grade_pending(store, record.id, verdict=marker[:30])
+        with store.transaction() as session:
+            assert session.query(Grading).count() == 2
+        assert any(marker.encode() in p.read_bytes() for p in folder.iterdir() if p.is_file())
+        if how == "delete":
+            assert store.delete(record.id)
+        else:
+            assert store.erase_user(None, user) == 1
+        for gone in (marker, record.id):
+            assert [p.name for p in folder.iterdir() if p.is_file() and gone.encode() in p.read_bytes()] == []
+    finally:
+        store.close()
