@@ -5,6 +5,7 @@ resumes from it in another process; erasing a submission takes its gradings with
 
 from __future__ import annotations
 
+import threading
 import uuid
 from pathlib import Path
 from typing import Any
@@ -89,6 +90,34 @@ def test_a_regrade_is_a_new_grading_written_once(store: Store) -> None:
     assert store.ids() == [sid]
     with pytest.raises(RegradeRefused):
         gradings.request("00000000-0000-0000-0000-000000000000", NEW)
+
+
+def test_of_many_concurrent_regrades_of_one_submission_one_is_queued(store: Store, database_url: str) -> None:
+    """Eight requests at once, each through its own connection pool (as API nodes): one grading is
+    queued, the others are refused, none fails on the database (a lock wait, never a stale snapshot)."""
+    sid = graded(store)
+    outcomes: list[object] = []
+    barrier = threading.Barrier(8)
+
+    def ask() -> None:
+        node = Store(database_url)
+        try:
+            barrier.wait()
+            outcomes.append(GradingStore(node).request(sid, NEW))
+        except RegradeRefused as refused:
+            outcomes.append(refused.status)
+        except Exception as exc:  # what must not happen
+            outcomes.append(exc)
+        finally:
+            node.close()
+
+    threads = [threading.Thread(target=ask) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(map(str, outcomes)) == ["2", *["queued"] * 7], outcomes
+    assert [g.number for g in GradingStore(store).history(sid)] == [1, 2]
 
 
 def test_a_failed_regrade_puts_the_submission_back_as_it_was(store: Store) -> None:

@@ -196,21 +196,29 @@ class GradingStore:
         job_id: str | None,
         owner_cap: OwnerCap | None,
     ) -> int:
+        now = utcnow()
+        # Written first (SQLite's write lock, PostgreSQL's row lock), read after: nothing changes it between.
+        taken = session.execute(
+            update(Submission)
+            .where(Submission.id == submission_id, Submission.status.in_(FINISHED))
+            .values(enqueued_at=now)
+            .execution_options(synchronize_session=False)
+        )
+        if not getattr(taken, "rowcount", 0):
+            status = session.scalar(select(Submission.status).where(Submission.id == submission_id))
+            raise RegradeRefused(status)
         row = session.get(Submission, submission_id)
-        if row is None or row.status not in FINISHED:
-            raise RegradeRefused(None if row is None else row.status)
-        previous, now = row.status, utcnow()
-        values: dict[str, Any] = {"status": Status.QUEUED.value, "node": None, "enqueued_at": now}
+        assert row is not None
+        previous = row.status
+        values: dict[str, Any] = {"status": Status.QUEUED.value, "node": None}
         if owner_cap is not None and owner_cap.key_id is None:
             values["client_address"] = owner_cap.address  # counted by address while unfinished
-        moved = session.execute(
+        session.execute(
             update(Submission)
-            .where(Submission.id == submission_id, Submission.status == previous)
+            .where(Submission.id == submission_id)
             .values(**values)
             .execution_options(synchronize_session=False)
         )
-        if not getattr(moved, "rowcount", 0):
-            raise RegradeRefused(Status.RUNNING.value)
         if owner_cap is not None:
             self._check_cap(session, owner_cap)
         last = session.scalar(select(func.max(Grading.number)).where(Grading.submission_id == submission_id))
@@ -422,8 +430,9 @@ class GradingStore:
         job_id = str(uuid.uuid4())
         targets = _targets(problem, target.hash, force, now)
         count = select(func.count()).select_from(Submission).where(*targets)
-        with self.store.transaction() as session:
+        with self.store.transaction() as session:  # read apart from the write (SQLite's snapshots)
             total = int(session.scalar(count) or 0)
+        with self.store.transaction() as session:
             session.add(
                 RegradeJob(
                     id=job_id,
