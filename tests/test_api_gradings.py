@@ -327,3 +327,66 @@ def test_callbacks_only_when_the_regrade_asks(tmp_path: Path, database_url: str)
     finally:
         receiver.server.shutdown()
         receiver.server.server_close()
+
+
+def test_a_learners_regrade_counts_against_its_cap_an_operators_against_no_one(tmp_path: Path) -> None:
+    """An owner's regrade is one of its unfinished submissions (submissions_per_client, regrades
+    included): past it a 429 naming the limit, with Retry-After, and nothing changes. An operator's regrade
+    holds no learner back: the learner's submit is accepted beside it."""
+    settings = make_settings(tmp_path, api_keys=KEYS, operator_keys=["op"], submissions_per_client=1)
+    gate = threading.Event()
+    gate.set()
+    engine = FakeEngine(delay=lambda: gate.wait(30))
+    with running(settings, backend=PROCESS, engine=engine) as (client, _):
+        first = submitted(client)
+        finished(client, first)
+        second = submitted(client)
+        finished(client, second)
+        gate.clear()
+        assert client.post(f"/api/v1/submissions/{first}/regrade", headers=OP).status_code == 202
+        fresh = client.post("/api/v1/submissions", json={"problem": SCALE, "code": CODE}, headers=USER)
+        assert fresh.status_code == 202, fresh.text  # the operator's regrade is not the learner's
+        refused = client.post(f"/api/v1/submissions/{second}/regrade", headers=USER)
+        assert refused.status_code == 429
+        error = refused.json()["error"]
+        assert error["code"] == "queue_full" and error["limit"] == "submissions_per_client"
+        assert refused.headers["retry-after"] == "5"
+        assert gradings(client, second)["items"][0]["status"] == "done"  # unchanged: never regraded
+        gate.set()
+        finished(client, fresh.json()["id"])
+        regraded(client, first, 2)
+        assert client.post(f"/api/v1/submissions/{second}/regrade", headers=USER).status_code == 202
+        assert [g["number"] for g in regraded(client, second, 2)["items"]] == [1, 2]
+
+
+def test_a_problem_regrade_cut_short_by_a_restart_goes_on(tmp_path: Path, database_url: str) -> None:
+    """The job and its gradings are in the database: a restart in the middle of a batch (a grading held,
+    the rest not yet queued) leaves nothing lost; the next start grades the held one as the regrade it
+    was and the runner queues the rest."""
+    settings = make_settings(
+        tmp_path, database_url=database_url, api_keys=KEYS, operator_keys=["op"], shutdown_grace_s=0.1
+    )
+    gate = threading.Event()
+    gate.set()
+    engine = FakeEngine(delay=lambda: gate.wait(30))
+    with running(settings, backend=PROCESS, engine=engine) as (client, services):
+        ids = [submitted(client) for _ in range(3)]
+        for sid in ids:
+            finished(client, sid)
+        gate.clear()
+        job = client.post(
+            f"/api/v1/problems/{SCALE}/regrade", params={"force": "true", "batch": 1}, headers=OP
+        ).json()
+        assert (job["total"], job["queued"]) == (3, 1)
+        until(lambda: services.dispatcher.running() == 1, "the first regrade never started")
+    gate.set()  # the old engine's grading ends after the shutdown: stored nothing (abandoned)
+    with running(settings, backend=PROCESS, engine=FakeEngine()) as (client, services):
+        location = f"/api/v1/regrades/{job['id']}"
+        until(lambda: client.get(location, headers=OP).json()["state"] == "done", "the job never ended")
+        done = client.get(location, headers=OP).json()
+        assert (done["queued"], done["graded"], done["failed"]) == (3, 3, 0)
+        for sid in ids:
+            history = gradings(client, sid)
+            assert [(g["number"], g["status"]) for g in history["items"]] == [(1, "done"), (2, "done")]
+            assert finished(client, sid)["grading"] == 2
+        assert services.store.count() == 3
