@@ -314,15 +314,18 @@ class Store:
             session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _owner_lock_key(key_id, address)})
 
     @staticmethod
-    def _status_counts(session: Session, owner: list[Any], regrades: bool = False) -> dict[str, int]:
-        """The owner's queued and running submissions; a regrade (a submission graded before, so with a
-        ``finished_at``) is counted only with ``regrades``: an operator's regrade of a problem never
-        holds a learner's own submissions back (``gradings_per_client``, the submit caps)."""
+    def _status_counts(session: Session, owner: list[Any]) -> dict[str, int]:
+        """The owner's queued and running submissions, regrades left out (a submission graded before has
+        a ``finished_at``): an operator's regrade of a problem never holds a learner's own submissions
+        back (the submit caps, ``gradings_per_client``); a learner's own regrade is counted when it is
+        asked for (``judge.store.gradings``)."""
         unfinished = Submission.status.in_((Status.QUEUED.value, Status.RUNNING.value))
-        conditions = [unfinished, *owner]
-        if not regrades:
-            conditions.append(Submission.finished_at.is_(None))
-        query = select(Submission.status, func.count()).where(*conditions).group_by(Submission.status)
+        first = Submission.finished_at.is_(None)
+        query = (
+            select(Submission.status, func.count())
+            .where(unfinished, first, *owner)
+            .group_by(Submission.status)
+        )
         return {status: int(n) for status, n in session.execute(query)}
 
     def owner_counts(self, key_id: str | None, address: str | None) -> dict[Status, int]:
