@@ -87,6 +87,14 @@ def test_a_regrade_is_a_new_grading_written_once(store: Store) -> None:
         (2, "done", "wrong_answer"),
     ]
     assert history[0].manifest == manifest(OLD) and history[1].manifest == manifest(NEW)
+    # Each result is stored once: the earlier grading's moved to its row, the current one's in the
+    # submission row only.
+    assert [g.result for g in history] == [{"verdict": "accepted"}, None]
+    assert gradings.request(sid, NEW) == 3
+    grade_pending(store, sid, verdict="accepted")
+    results = [g.result for g in gradings.history(sid)]
+    assert results == [{"verdict": "accepted"}, {"verdict": "wrong_answer"}, None]
+    assert store.get(sid).result == {"verdict": "accepted"}  # type: ignore[union-attr]
     assert store.ids() == [sid]
     with pytest.raises(RegradeRefused):
         gradings.request("00000000-0000-0000-0000-000000000000", NEW)

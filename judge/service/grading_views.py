@@ -42,13 +42,14 @@ def _stored(record: SubmissionRecord, row: GradingRecord) -> dict[str, Any]:
     if status == GRADING_QUEUED and record.status is Status.RUNNING:
         status = Status.RUNNING.value
     manifest = row.manifest
+    current = row.number == record.grading
     return {
         "number": row.number,
         "status": status,
-        "current": row.number == record.grading,
+        "current": current,
         "regrade": row.number > 1,
         "verdict": row.verdict,
-        "result": row.result,
+        "result": record.result if current else row.result,  # a current grading's is the submission's
         "error": row.error,
         "manifest": manifest,
         "problem_hash": manifest.get("problem_hash") if manifest else row.accepted_hash,

@@ -3,7 +3,9 @@
 A regrade grades the same submission again with the problem as it is now; it stores no new submission.
 The submission row always holds its current grading's status, verdict, result and manifest (``grading``
 names its number); once a submission is regraded, ``gradings`` keeps every grading in order: number 1
-is the one it had (copied when the first regrade is asked for), then one row per regrade.
+is the one it had (copied when the first regrade is asked for), then one row per regrade. A result is
+stored once: the current grading's in the submission row (its grading row has none), each earlier one's in
+its grading row (moved there when a regrade supersedes it).
 
     gradings = GradingStore(store)
     gradings.request(id, target, notify=..., owner_cap=...)  done|failed -> queued, a ``queued`` grading
@@ -231,7 +233,7 @@ class GradingStore:
                     number=last,
                     status=previous,
                     verdict=row.verdict,
-                    result=row.result,
+                    result=None,  # the current grading's: in the submission row until superseded
                     error=row.error,
                     manifest=row.manifest,
                     accepted_hash=manifest.get("accepted_problem_hash") or manifest.get("problem_hash"),
@@ -328,9 +330,8 @@ class GradingStore:
             "client_address": None,
             "grading": pending.number,
         }
-        grading = {
+        grading = {  # its result stays in the submission row while it is the current grading
             "status": GRADING_DONE,
-            "result": result,
             "verdict": verdict,
             "manifest": manifest,
             "finished_at": now,
@@ -362,19 +363,31 @@ class GradingStore:
         *,
         reopen_callback: bool,
     ) -> bool:
+        sid = claim.submission_id
         with self.store.transaction() as session:
-            done = session.scalar(
+            # The claim is checked (and the row locked) first, by a write that changes nothing.
+            held = session.execute(
                 update(Submission)
                 .where(
-                    Submission.id == claim.submission_id,
+                    Submission.id == sid,
                     Submission.status == Status.RUNNING.value,
                     Submission.attempts == claim.attempt,
                 )
-                .values(**values)
-                .returning(Submission.id)
-            )
-            if done is None:
+                .values(attempts=Submission.attempts)
+                .returning(Submission.grading)
+            ).first()
+            if held is None:
                 return False
+            if "result" in values:
+                # The grading it supersedes takes its result along from the submission row (a current
+                # grading's result is kept there only, not twice).
+                current = select(Submission.result).where(Submission.id == sid).scalar_subquery()
+                session.execute(
+                    update(Grading)
+                    .where(Grading.submission_id == sid, Grading.number == (held[0] or 1))
+                    .values(result=current)
+                )
+            session.execute(update(Submission).where(Submission.id == sid).values(**values))
             session.execute(
                 update(Grading)
                 .where(
@@ -407,7 +420,8 @@ class GradingStore:
             return True
 
     def history(self, submission_id: str) -> list[GradingRecord]:
-        """Every grading stored for the submission, oldest first (none until it is first regraded)."""
+        """Every grading stored for the submission, oldest first (none until it is first regraded); the
+        current grading's ``result`` is None here: it is the submission's."""
         query = select(Grading).where(Grading.submission_id == submission_id).order_by(Grading.number)
         with self.store.transaction() as session:
             return [_grading(row) for row in session.scalars(query)]

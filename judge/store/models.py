@@ -114,7 +114,9 @@ class Grading(Base):
     """One grading of a submission, kept once the submission is regraded: number 1 is the grading it had
     (copied when the first regrade is asked for), then one row per regrade (``queued`` until it ends
     ``done`` or ``failed``). The submission row holds the current grading's values; these are its
-    history. ``accepted_hash``/``accepted_revision``: the problem version the regrade was asked for."""
+    history. The current grading's result is kept in the submission row only (its row's ``result`` is
+    None until a regrade supersedes it). ``accepted_hash``/``accepted_revision``: the problem version the
+    regrade was asked for."""
 
     __tablename__ = "gradings"
 
