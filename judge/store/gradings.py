@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, func, or_, select, tuple_, update
+from sqlalchemy import delete, func, insert, or_, select, tuple_, update
 from sqlalchemy.orm import Session
 
 from judge.store.models import Grading, RegradeJob, Submission, SubmissionEvent, utcnow
@@ -209,61 +209,75 @@ class GradingStore:
         if not getattr(taken, "rowcount", 0):
             status = session.scalar(select(Submission.status).where(Submission.id == submission_id))
             raise RegradeRefused(status)
-        row = session.get(Submission, submission_id)
-        assert row is not None
+        row = session.execute(
+            select(
+                Submission.status,
+                Submission.verdict,
+                Submission.error,
+                Submission.manifest,
+                Submission.grading,
+                Submission.attempts,
+                Submission.created_at,
+                Submission.finished_at,
+            ).where(Submission.id == submission_id)
+        ).one()
         previous = row.status
+        # One statement each (Core, not the unit of work): a problem regrade queues many in a transaction.
         values: dict[str, Any] = {"status": Status.QUEUED.value, "node": None}
         if owner_cap is not None and owner_cap.key_id is None:
             values["client_address"] = owner_cap.address  # counted by address while unfinished
-        session.execute(
-            update(Submission)
-            .where(Submission.id == submission_id)
-            .values(**values)
-            .execution_options(synchronize_session=False)
-        )
+        session.execute(update(Submission).where(Submission.id == submission_id).values(**values))
         if owner_cap is not None:
             self._check_cap(session, owner_cap)
         last = session.scalar(select(func.max(Grading.number)).where(Grading.submission_id == submission_id))
+        rows: list[dict[str, Any]] = []
         if last is None:  # its first regrade: keep the grading it had as number 1 (or the one it names)
             last = row.grading or 1
             manifest = row.manifest or {}
-            session.add(
-                Grading(
-                    submission_id=submission_id,
-                    number=last,
-                    status=previous,
-                    verdict=row.verdict,
-                    result=None,  # the current grading's: in the submission row until superseded
-                    error=row.error,
-                    manifest=row.manifest,
-                    accepted_hash=manifest.get("accepted_problem_hash") or manifest.get("problem_hash"),
-                    accepted_revision=manifest.get("accepted_problem_revision")
+            rows.append(
+                {
+                    "number": last,
+                    "status": previous,
+                    "verdict": row.verdict,
+                    "result": None,  # the current grading's: in the submission row until superseded
+                    "error": row.error,
+                    "manifest": row.manifest,
+                    "accepted_hash": manifest.get("accepted_problem_hash") or manifest.get("problem_hash"),
+                    "accepted_revision": manifest.get("accepted_problem_revision")
                     or manifest.get("problem_revision"),
-                    notify=False,
-                    first_attempt=1,
-                    created_at=row.created_at,
-                    finished_at=row.finished_at,
-                )
+                    "job_id": None,
+                    "notify": False,
+                    "first_attempt": 1,
+                    "previous_status": None,
+                    "created_at": row.created_at,
+                    "finished_at": row.finished_at,
+                }
             )
         number = last + 1
-        session.add(
-            Grading(
-                submission_id=submission_id,
-                number=number,
-                status=GRADING_QUEUED,
-                accepted_hash=target.hash,
-                accepted_revision=target.revision,
-                job_id=job_id,
-                notify=notify,
-                first_attempt=row.attempts + 1,
-                previous_status=previous,
-                created_at=now,
-            )
+        rows.append(
+            {
+                "number": number,
+                "status": GRADING_QUEUED,
+                "verdict": None,
+                "result": None,
+                "error": None,
+                "manifest": None,
+                "accepted_hash": target.hash,
+                "accepted_revision": target.revision,
+                "job_id": job_id,
+                "notify": notify,
+                "first_attempt": row.attempts + 1,
+                "previous_status": previous,
+                "created_at": now,
+                "finished_at": None,
+            }
         )
+        for values in rows:
+            session.execute(insert(Grading).values(submission_id=submission_id, **values))
         # The stream follows the regrade from here (the claim drops the events of earlier attempts too).
         session.execute(delete(SubmissionEvent).where(SubmissionEvent.submission_id == submission_id))
-        session.add(
-            SubmissionEvent(
+        session.execute(
+            insert(SubmissionEvent).values(
                 submission_id=submission_id,
                 attempt=row.attempts,
                 kind=STATUS_EVENT,
