@@ -26,6 +26,7 @@ from sqlalchemy import text
 
 from judge.store import NewSubmission, Store, sqlite_url
 from judge.store.gradings import GradingStore, ProblemVersion
+from judge.store.regrade_jobs import RegradeJobs
 
 OLD, NEW = ProblemVersion("a" * 64, 1), ProblemVersion("b" * 64, 2)
 CODE = "def solve(tree, factor):\n    return jax.tree_util.tree_map(lambda x: x * factor, tree)\n" * 20
@@ -97,10 +98,11 @@ def _old(store: Store, ids: list[str]) -> tuple[float, float]:
 
 def _new(store: Store, ids: list[str]) -> tuple[float, float]:
     gradings = GradingStore(store)
-    job = gradings.create_job("p", NEW, force=False, notify=False, batch=len(ids), requested_by=None)
+    jobs = RegradeJobs(store)
+    job = jobs.create("p", NEW, force=False, notify=False, batch=len(ids), requested_by=None)
     started = time.perf_counter()
     queued = 0
-    while batch := gradings.advance(job.id, BATCH):
+    while batch := jobs.advance(job.id, BATCH):
         queued += len(batch)
     assert queued == len(ids)
     queue_s = time.perf_counter() - started

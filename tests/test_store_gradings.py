@@ -1,7 +1,8 @@
-"""``judge.store.gradings`` on SQLite and PostgreSQL: a regrade is a conditional move of a finished
-submission back to ``queued`` with a grading row, finished or failed only by the claim that holds it; a
-problem regrade is a job that queues at most ``batch`` unfinished gradings at once from its cursor and
-resumes from it in another process; erasing a submission takes its gradings with it."""
+"""``judge.store.gradings`` and ``judge.store.regrade_jobs`` on SQLite and PostgreSQL: a regrade is a
+conditional move of a finished submission back to ``queued`` with a grading row, finished or failed only
+by the claim that holds it; a problem regrade is a job that queues at most ``batch`` unfinished gradings
+at once from its cursor and resumes from it in another process; erasing a submission takes its gradings
+with it."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import update
 
 from judge.store import Claim, NewSubmission, Status, Store, sqlite_url
 from judge.store.gradings import (
@@ -20,8 +22,9 @@ from judge.store.gradings import (
     RegradeOverCap,
     RegradeRefused,
 )
-from judge.store.models import Grading
+from judge.store.models import Grading, Submission
 from judge.store.records import Quota
+from judge.store.regrade_jobs import RegradeJobs
 
 pytest_plugins = ("tests.stores",)
 
@@ -173,23 +176,19 @@ def test_a_problem_regrade_goes_in_batches_and_resumes_elsewhere(store: Store, d
     ids = [graded(store) for _ in range(5)]
     current = graded(store)
     with store.transaction() as session:  # one already graded with the new version: left alone
-        from sqlalchemy import update
-
-        from judge.store.models import Submission
-
         session.execute(update(Submission).where(Submission.id == current).values(manifest=manifest(NEW)))
-    gradings = GradingStore(store)
-    job = gradings.create_job("p", NEW, force=False, notify=False, batch=2, requested_by="op")
+    gradings, jobs = GradingStore(store), RegradeJobs(store)
+    job = jobs.create("p", NEW, force=False, notify=False, batch=2, requested_by="op")
     assert (job.total, job.state, job.queued) == (5, "running", 0)
-    assert gradings.advance(job.id, room=1) == ids[:1]  # the queue had one place
-    assert gradings.advance(job.id, room=10) == ids[1:2]  # the batch's second
-    assert gradings.advance(job.id, room=10) == []  # two unfinished: its batch
+    assert jobs.advance(job.id, room=1) == ids[:1]  # the queue had one place
+    assert jobs.advance(job.id, room=10) == ids[1:2]  # the batch's second
+    assert jobs.advance(job.id, room=10) == []  # two unfinished: its batch
     for sid in ids[:2]:
         grade_pending(store, sid)
     # Another process (an API node restarted) goes on from the cursor.
     other = Store(database_url)
     try:
-        elsewhere = GradingStore(other)
+        elsewhere = RegradeJobs(other)
         assert elsewhere.advance(job.id, room=10) == ids[2:4]
         for sid in ids[2:4]:
             grade_pending(other, sid)
@@ -200,21 +199,19 @@ def test_a_problem_regrade_goes_in_batches_and_resumes_elsewhere(store: Store, d
         assert elsewhere.advance(job.id, room=10) == []
     finally:
         other.close()
-    done = gradings.job(job.id)
+    done = jobs.job(job.id)
     assert done is not None and (done.state, done.queued, done.graded, done.failed) == ("done", 5, 5, 0)
-    assert done.finished_at is not None and gradings.running_jobs() == []
+    assert done.finished_at is not None and jobs.running_jobs() == []
     assert gradings.history(current) == [] and sorted(store.ids()) == sorted([*ids, current])
-    assert gradings.advance(job.id, room=10) == []
+    assert jobs.advance(job.id, room=10) == []
     # Nothing left on another version: a new job is done at once; force takes every one.
-    assert (
-        gradings.create_job("p", NEW, force=False, notify=False, batch=2, requested_by=None).state == "done"
-    )
-    forced = gradings.create_job("p", NEW, force=True, notify=True, batch=50, requested_by=None)
-    assert forced.total == 6 and len(gradings.advance(forced.id, room=50)) == 6
-    assert gradings.cancel(forced.id) and not gradings.cancel(forced.id)
-    cancelled = gradings.job(forced.id)
+    assert jobs.create("p", NEW, force=False, notify=False, batch=2, requested_by=None).state == "done"
+    forced = jobs.create("p", NEW, force=True, notify=True, batch=50, requested_by=None)
+    assert forced.total == 6 and len(jobs.advance(forced.id, room=50)) == 6
+    assert jobs.cancel(forced.id) and not jobs.cancel(forced.id)
+    cancelled = jobs.job(forced.id)
     assert cancelled is not None and cancelled.state == "cancelled" and cancelled.in_flight == 6
-    assert gradings.advance(forced.id, room=50) == []
+    assert jobs.advance(forced.id, room=50) == []
 
 
 def test_deleting_a_submission_takes_its_gradings(store: Store) -> None:

@@ -8,7 +8,8 @@ from datetime import datetime
 from typing import Any
 
 from judge.store import Status, SubmissionRecord
-from judge.store.gradings import GRADING_QUEUED, GradingRecord, JobRecord
+from judge.store.gradings import GRADING_QUEUED, GradingRecord
+from judge.store.regrade_jobs import JobRecord
 
 
 def _time(value: datetime | None) -> str | None:

@@ -24,14 +24,8 @@ from judge.service.errors import ApiError
 from judge.service.ratelimit import Principal
 from judge.service.state import Services
 from judge.store import SubmissionRecord
-from judge.store.gradings import (
-    GradingStore,
-    JobRecord,
-    OwnerCap,
-    ProblemVersion,
-    RegradeOverCap,
-    RegradeRefused,
-)
+from judge.store.gradings import GradingStore, OwnerCap, ProblemVersion, RegradeOverCap, RegradeRefused
+from judge.store.regrade_jobs import JobRecord, RegradeJobs
 
 log = logging.getLogger(__name__)
 
@@ -125,7 +119,7 @@ def start_problem_regrade(
     batch: int,
 ) -> JobRecord:
     """Start an operator's regrade of ``problem`` and queue its first batch now."""
-    job = GradingStore(services.store).create_job(
+    job = RegradeJobs(services.store).create(
         problem.slug,
         current_version(services, problem),
         force=force,
@@ -134,15 +128,15 @@ def start_problem_regrade(
         requested_by=caller.key_id or caller.key_name,
     )
     advance(services, job.id)
-    latest = GradingStore(services.store).job(job.id)
+    latest = RegradeJobs(services.store).job(job.id)
     return latest if latest is not None else job
 
 
 def advance(services: Services, job_id: str) -> int:
     """Queue the job's next regrades, as many as the queue has places for (held first, so a full queue
     queues none). How many were queued."""
-    gradings = GradingStore(services.store)
-    job = gradings.job(job_id)
+    jobs = RegradeJobs(services.store)
+    job = jobs.job(job_id)
     if job is None:
         return 0
     places: list[Reservation] = []
@@ -153,7 +147,7 @@ def advance(services: Services, job_id: str) -> int:
             break
     ids: list[str] = []
     try:
-        ids = gradings.advance(job_id, len(places)) if places else []
+        ids = jobs.advance(job_id, len(places)) if places else []
     finally:
         for place in places[len(ids) :]:
             place.cancel()
@@ -175,7 +169,7 @@ class RegradeRunner:
     def step(self) -> int:
         """One look at every running job; how many regrades were queued."""
         queued = 0
-        for job_id in GradingStore(self.services.store).running_jobs():
+        for job_id in RegradeJobs(self.services.store).running_jobs():
             queued += advance(self.services, job_id)
         return queued
 

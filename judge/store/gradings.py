@@ -1,4 +1,4 @@
-"""Gradings of a submission and regrade jobs in the judge's database.
+"""Gradings of a submission in the judge's database (a problem's regrade: ``judge.store.regrade_jobs``).
 
 A regrade grades the same submission again with the problem as it is now; it stores no new submission.
 The submission row always holds its current grading's status, verdict, result and manifest (``grading``
@@ -14,9 +14,7 @@ its grading row (moved there when a regrade supersedes it).
     gradings.fail(claim, pending, error, final)             running -> the status it had: the earlier
                                                             grading stays the current one
     gradings.history(id)                                    every stored grading, oldest first
-    gradings.create_job(problem, target, ...)               an operator's regrade of a problem
-    gradings.advance(job_id, room)                          queue its next batch: the ids, to dispatch
-    gradings.job(job_id) / running_jobs()
+    gradings.request_in(session, id, ...)                   ``request`` inside a caller's transaction
 
 Every change is a conditional UPDATE, as the repository's: a regrade is asked for only of a finished
 submission (``RegradeRefused`` otherwise: one grading at a time), and its result is written only by the
@@ -25,16 +23,14 @@ claim of the attempt that holds it.
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, func, insert, or_, select, tuple_, update
+from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
-from judge.store.models import Grading, RegradeJob, Submission, SubmissionEvent, utcnow
+from judge.store.models import Grading, Submission, SubmissionEvent, utcnow
 from judge.store.records import CallbackState, Claim, Status
 from judge.store.repository import Store
 
@@ -42,8 +38,6 @@ FINISHED = (Status.DONE.value, Status.FAILED.value)
 #: A grading's own states: ``queued`` from the request until it ends (the submission says whether it is
 #: being graded), then ``done`` or ``failed``.
 GRADING_QUEUED, GRADING_DONE, GRADING_FAILED = "queued", "done", "failed"
-#: A problem regrade's states.
-JOB_RUNNING, JOB_DONE, JOB_CANCELLED = "running", "done", "cancelled"
 #: The event that opens a regrade's stream (``judge.dispatch.events.STATUS``).
 STATUS_EVENT = "status"
 
@@ -81,29 +75,6 @@ class GradingRecord:
     accepted_revision: int | None
     job_id: str | None
     notify: bool
-    created_at: datetime
-    finished_at: datetime | None
-
-
-@dataclass(frozen=True)
-class JobRecord:
-    """A problem regrade and where it stands: ``queued`` gradings asked for so far (of ``total``), of which
-    ``graded`` ended done, ``failed`` failed in the judge and ``in_flight`` are still to end."""
-
-    id: str
-    problem: str
-    problem_hash: str
-    problem_revision: int | None
-    force: bool
-    notify: bool
-    batch: int
-    state: str
-    total: int
-    queued: int
-    graded: int
-    failed: int
-    in_flight: int
-    requested_by: str | None
     created_at: datetime
     finished_at: datetime | None
 
@@ -152,22 +123,6 @@ def _grading(row: Grading) -> GradingRecord:
     )
 
 
-def _targets(problem: str, current_hash: str, force: bool, until: datetime) -> list[Any]:
-    """The submissions a problem regrade grades again: the problem's finished ones made up to ``until``
-    (rows made by the old regrades, ``regrade_of`` set, are left as they are), graded with another
-    version than ``current_hash`` (every one with ``force``)."""
-    conditions: list[Any] = [
-        Submission.problem == problem,
-        Submission.regrade_of.is_(None),
-        Submission.status.in_(FINISHED),
-        Submission.created_at <= until,
-    ]
-    if not force:
-        graded_with = Submission.manifest["problem_hash"].as_string()
-        conditions.append(or_(graded_with.is_(None), graded_with != current_hash))
-    return conditions
-
-
 class GradingStore:
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -187,9 +142,9 @@ class GradingStore:
         over with a ``status`` event saying so. The new grading's number. Raises RegradeRefused (not
         finished, or gone) or RegradeOverCap (``owner_cap`` reached); nothing is changed then."""
         with self.store.transaction() as session:
-            return self._request(session, submission_id, target, notify, None, owner_cap)
+            return self.request_in(session, submission_id, target, notify, None, owner_cap)
 
-    def _request(
+    def request_in(
         self,
         session: Session,
         submission_id: str,
@@ -198,6 +153,8 @@ class GradingStore:
         job_id: str | None,
         owner_cap: OwnerCap | None,
     ) -> int:
+        """``request`` inside ``session``'s transaction (a problem regrade queues a batch in one);
+        ``job_id``: the problem regrade asking for it. Writes nothing when it raises."""
         now = utcnow()
         # Written first (SQLite's write lock, PostgreSQL's row lock), read after: nothing changes it between.
         taken = session.execute(
@@ -439,149 +396,3 @@ class GradingStore:
         query = select(Grading).where(Grading.submission_id == submission_id).order_by(Grading.number)
         with self.store.transaction() as session:
             return [_grading(row) for row in session.scalars(query)]
-
-    # ------------------------------------------------------------------------------------ problem jobs
-
-    def create_job(
-        self,
-        problem: str,
-        target: ProblemVersion,
-        *,
-        force: bool,
-        notify: bool,
-        batch: int,
-        requested_by: str | None,
-    ) -> JobRecord:
-        """Start an operator's regrade of ``problem``: what it will grade again is counted now (``total``:
-        the finished submissions made until now, graded with another version unless ``force``)."""
-        now = utcnow()
-        job_id = str(uuid.uuid4())
-        targets = _targets(problem, target.hash, force, now)
-        count = select(func.count()).select_from(Submission).where(*targets)
-        with self.store.transaction() as session:  # read apart from the write (SQLite's snapshots)
-            total = int(session.scalar(count) or 0)
-        with self.store.transaction() as session:
-            session.add(
-                RegradeJob(
-                    id=job_id,
-                    problem=problem,
-                    problem_hash=target.hash,
-                    problem_revision=target.revision,
-                    force=force,
-                    notify=notify,
-                    batch=batch,
-                    state=JOB_RUNNING if total else JOB_DONE,
-                    total=total,
-                    queued=0,
-                    requested_by=requested_by,
-                    created_at=now,
-                    updated_at=now,
-                    finished_at=None if total else now,
-                )
-            )
-        job = self.job(job_id)
-        assert job is not None
-        return job
-
-    def advance(self, job_id: str, room: int) -> list[str]:
-        """Queue the job's next regrades: as many as its batch has room for (it has at most ``batch``
-        unfinished at once) and at most ``room`` (the queue's free places), oldest first from its cursor.
-        The ids queued, to dispatch. A job with nothing left to queue and nothing unfinished is done.
-        Several API nodes may call it at once: the job's row is written first, so one at a time goes on."""
-        with self.store.transaction() as session:
-            touched = session.execute(
-                update(RegradeJob)
-                .where(RegradeJob.id == job_id, RegradeJob.state == JOB_RUNNING)
-                .values(updated_at=utcnow())
-            )
-            if not getattr(touched, "rowcount", 0):
-                return []
-            job = session.get(RegradeJob, job_id)
-            assert job is not None
-            in_flight = int(
-                session.scalar(
-                    select(func.count())
-                    .select_from(Grading)
-                    .where(Grading.job_id == job_id, Grading.status == GRADING_QUEUED)
-                )
-                or 0
-            )
-            want = min(room, job.batch - in_flight)
-            if want <= 0:
-                return []
-            conditions = _targets(job.problem, job.problem_hash, job.force, job.created_at)
-            if job.after_created is not None and job.after_id is not None:
-                cursor = tuple_(job.after_created, job.after_id)
-                conditions.append(tuple_(Submission.created_at, Submission.id) > cursor)
-            candidates = session.execute(
-                select(Submission.id, Submission.created_at)
-                .where(*conditions)
-                .order_by(Submission.created_at, Submission.id)
-                .limit(want)
-            ).all()
-            target = ProblemVersion(job.problem_hash, job.problem_revision)
-            queued: list[str] = []
-            for submission_id, created_at in candidates:
-                try:  # writes nothing when it refuses
-                    self._request(session, submission_id, target, job.notify, job_id, None)
-                except RegradeRefused:  # being graded, or gone, since it was read: graded as it is now
-                    pass
-                else:
-                    queued.append(submission_id)
-                job.after_created, job.after_id = created_at, submission_id
-            job.queued += len(queued)
-            if len(candidates) < want and not queued and in_flight == 0:
-                job.state, job.finished_at = JOB_DONE, utcnow()
-            return queued
-
-    def cancel(self, job_id: str) -> bool:
-        """Stop queueing the job's regrades (those queued still end); False when it was not running."""
-        with self.store.transaction() as session:
-            stopped = session.execute(
-                update(RegradeJob)
-                .where(RegradeJob.id == job_id, RegradeJob.state == JOB_RUNNING)
-                .values(state=JOB_CANCELLED, finished_at=utcnow(), updated_at=utcnow())
-            )
-            return bool(getattr(stopped, "rowcount", 0))
-
-    def job(self, job_id: str) -> JobRecord | None:
-        with self.store.transaction() as session:
-            row = session.get(RegradeJob, job_id)
-            if row is None:
-                return None
-            counts = {
-                status: int(n)
-                for status, n in session.execute(
-                    select(Grading.status, func.count())
-                    .where(Grading.job_id == job_id)
-                    .group_by(Grading.status)
-                )
-            }
-            return JobRecord(
-                id=row.id,
-                problem=row.problem,
-                problem_hash=row.problem_hash,
-                problem_revision=row.problem_revision,
-                force=row.force,
-                notify=row.notify,
-                batch=row.batch,
-                state=row.state,
-                total=row.total,
-                queued=row.queued,
-                graded=counts.get(GRADING_DONE, 0),
-                failed=counts.get(GRADING_FAILED, 0),
-                in_flight=counts.get(GRADING_QUEUED, 0),
-                requested_by=row.requested_by,
-                created_at=row.created_at,
-                finished_at=row.finished_at,
-            )
-
-    def running_jobs(self) -> Sequence[str]:
-        """Ids of the jobs still queueing regrades, oldest first."""
-        query = (
-            select(RegradeJob.id)
-            .where(RegradeJob.state == JOB_RUNNING)
-            .order_by(RegradeJob.created_at, RegradeJob.id)
-        )
-        with self.store.transaction() as session:
-            return list(session.scalars(query))

@@ -32,6 +32,7 @@ from judge.service.schemas import (
 from judge.service.state import Services
 from judge.store import SubmissionRecord
 from judge.store.gradings import GradingStore
+from judge.store.regrade_jobs import RegradeJobs
 
 router = APIRouter(prefix="/api", tags=["regrades"], responses=API_ERRORS)
 
@@ -148,7 +149,7 @@ def regrade_problem(
 
 
 def _job(services: Services, job_id: str) -> dict[str, object]:
-    job = GradingStore(services.store).job(job_id.lower()[:36])
+    job = RegradeJobs(services.store).job(job_id.lower()[:36])
     if job is None:
         raise ApiError(404, "regrade_not_found", f"no problem regrade {job_id[:100]!r}", path="job_id")
     return job_json(job)
@@ -180,5 +181,5 @@ async def get_regrade(job_id: str, services: ServicesDep, caller: CallerDep) -> 
 def cancel_regrade(job_id: str, services: ServicesDep, caller: CallerDep) -> JSONResponse:
     require_operator(services, caller)
     body = _job(services, job_id)
-    GradingStore(services.store).cancel(str(body["id"]))
+    RegradeJobs(services.store).cancel(str(body["id"]))
     return JSONResponse(_job(services, job_id))
