@@ -75,6 +75,7 @@ def test_a_regrade_is_a_new_grading_written_once(store: Store) -> None:
     assert pending is not None and (pending.number, pending.first_attempt) == (2, 2)
     stale = Claim(sid, 1)
     assert not gradings.finish(stale, pending, {"verdict": "x"}, "x", manifest(NEW), ("result", {}))
+    assert gradings.history(sid)[0].result is None  # nothing moved by the stale claim (rolled back)
     assert gradings.finish(
         claim, pending, {"verdict": "wrong_answer"}, "wrong_answer", manifest(NEW), ("result", {})
     )

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import case, delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from judge.store.models import Grading, Submission, SubmissionEvent, utcnow
@@ -77,6 +77,10 @@ class GradingRecord:
     notify: bool
     created_at: datetime
     finished_at: datetime | None
+
+
+class _Stale(Exception):
+    """Rolls back a grading's end whose claim turned out stale."""
 
 
 class RegradeRefused(Exception):
@@ -307,7 +311,16 @@ class GradingStore:
             "manifest": manifest,
             "finished_at": now,
         }
-        return self._settle(claim, pending, values, grading, final, reopen_callback=pending.notify)
+        if pending.notify:  # the callback is pending again: a new delivery (none without a callback_url)
+            values |= {
+                "callback_state": case(
+                    (Submission.callback_url.is_not(None), CallbackState.PENDING.value),
+                    else_=Submission.callback_state,
+                ),
+                "callback_sender": None,
+                "callback_lease_until": None,
+            }
+        return self._settle(claim, pending, values, grading, final)
 
     def fail(
         self, claim: Claim, pending: PendingGrading, error: str, final: tuple[str, dict[str, Any]]
@@ -322,7 +335,7 @@ class GradingStore:
             )
         values = {"status": previous or Status.DONE.value, "client_address": None}
         grading = {"status": GRADING_FAILED, "error": error, "finished_at": utcnow()}
-        return self._settle(claim, pending, values, grading, final, reopen_callback=False)
+        return self._settle(claim, pending, values, grading, final)
 
     def _settle(
         self,
@@ -331,64 +344,68 @@ class GradingStore:
         values: dict[str, Any],
         grading: dict[str, Any],
         final: tuple[str, dict[str, Any]],
-        *,
-        reopen_callback: bool,
     ) -> bool:
         sid = claim.submission_id
-        with self.store.transaction() as session:
-            # The claim is checked (and the row locked) first, by a write that changes nothing.
-            held = session.execute(
-                update(Submission)
-                .where(
-                    Submission.id == sid,
-                    Submission.status == Status.RUNNING.value,
-                    Submission.attempts == claim.attempt,
-                )
-                .values(attempts=Submission.attempts)
-                .returning(Submission.grading)
-            ).first()
-            if held is None:
-                return False
-            if "result" in values:
-                # The grading it supersedes takes its result along from the submission row (a current
-                # grading's result is kept there only, not twice).
-                current = select(Submission.result).where(Submission.id == sid).scalar_subquery()
-                session.execute(
-                    update(Grading)
-                    .where(Grading.submission_id == sid, Grading.number == (held[0] or 1))
-                    .values(result=current)
-                )
-            session.execute(update(Submission).where(Submission.id == sid).values(**values))
-            session.execute(
-                update(Grading)
-                .where(
-                    Grading.submission_id == claim.submission_id,
-                    Grading.number == pending.number,
-                    Grading.status == GRADING_QUEUED,
-                )
-                .values(**grading)
-            )
-            if reopen_callback:
-                session.execute(
-                    update(Submission)
-                    .where(Submission.id == claim.submission_id, Submission.callback_url.is_not(None))
-                    .values(
-                        callback_state=CallbackState.PENDING.value,
-                        callback_sender=None,
-                        callback_lease_until=None,
+        held = (
+            (Submission.id == sid)
+            & (Submission.status == Status.RUNNING.value)
+            & (Submission.attempts == claim.attempt)
+        )
+        try:
+            with self.store.transaction() as session:
+                if "result" in values:
+                    # The grading it supersedes takes its result along from the submission row (a
+                    # current grading's result is kept there only, not twice), while the claim holds.
+                    current = select(func.coalesce(Submission.grading, 1)).where(Submission.id == sid)
+                    session.execute(
+                        update(Grading)
+                        .where(
+                            Grading.submission_id == sid,
+                            Grading.number == current.scalar_subquery(),
+                            select(Submission.id).where(held).exists(),
+                        )
+                        .values(
+                            result=select(Submission.result).where(Submission.id == sid).scalar_subquery()
+                        )
                     )
+                done = session.scalar(
+                    update(Submission).where(held).values(**values).returning(Submission.id)
                 )
-            kind, data = final
-            session.add(
-                SubmissionEvent(
-                    submission_id=claim.submission_id,
-                    attempt=claim.attempt,
-                    kind=kind,
-                    data=data,
-                    created_at=utcnow(),
-                )
+                if done is None:
+                    raise _Stale  # the claim is stale: roll back what was moved
+                self._record_end(session, claim, pending, grading, final)
+        except _Stale:
+            return False
+        return True
+
+    @staticmethod
+    def _record_end(
+        session: Session,
+        claim: Claim,
+        pending: PendingGrading,
+        grading: dict[str, Any],
+        final: tuple[str, dict[str, Any]],
+    ) -> None:
+        """The grading row's end and the final event."""
+        session.execute(
+            update(Grading)
+            .where(
+                Grading.submission_id == claim.submission_id,
+                Grading.number == pending.number,
+                Grading.status == GRADING_QUEUED,
             )
-            return True
+            .values(**grading)
+        )
+        kind, data = final
+        session.execute(
+            insert(SubmissionEvent).values(
+                submission_id=claim.submission_id,
+                attempt=claim.attempt,
+                kind=kind,
+                data=data,
+                created_at=utcnow(),
+            )
+        )
 
     def history(self, submission_id: str) -> list[GradingRecord]:
         """Every grading stored for the submission, oldest first (none until it is first regraded); the
