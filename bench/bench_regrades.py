@@ -72,8 +72,8 @@ def _size(store: Store) -> int:
             pages = connection.exec_driver_sql("PRAGMA page_count").scalar()
             size = connection.exec_driver_sql("PRAGMA page_size").scalar()
         return int(pages or 0) * int(size or 0)
-    with store.engine.begin() as connection:
-        connection.exec_driver_sql("VACUUM FULL")
+    with store.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
+        connection.exec_driver_sql("VACUUM FULL")  # outside a transaction, as VACUUM must be
         return int(connection.execute(text("SELECT pg_database_size(current_database())")).scalar() or 0)
 
 
