@@ -655,38 +655,62 @@ def regrade(
         str | None,
         typer.Option("--problem", help="Regrade this problem's submissions graded with another version."),
     ] = None,
+    job: Annotated[
+        str | None, typer.Option("--job", help="Show how far this problem regrade got (no regrade).")
+    ] = None,
     force: Annotated[bool, typer.Option("--force", help="With --problem: regrade every one.")] = False,
+    notify: Annotated[
+        bool, typer.Option("--notify", help="Send each submission's callback when it is regraded.")
+    ] = False,
+    batch: Annotated[
+        int | None,
+        typer.Option("--batch", min=1, help="With --problem: gradings queued or running at once."),
+    ] = None,
     url: Annotated[str, typer.Option("--url", help="The API node.")] = "http://127.0.0.1:8000",
     as_json: Annotated[bool, typer.Option("--json", help="Print the API's JSON answer.")] = False,
 ) -> None:
     """Regrade through a running API node, with the API key in JUDGE_API_KEY (an operator key for
-    --problem): each regrade is a new submission linked to the original (regrade_of).
+    --problem and --job): each regrade is a new grading of the same submission (no new submission, no
+    callback unless --notify); a problem's regrade is a job that goes on in the judge (see --job).
 
-    Exit codes: 0 queued, 1 the judge refused (the message says why), 2 a usage error.
+    Exit codes: 0 queued (or shown), 1 the judge refused (the message says why), 2 a usage error.
     """
     import httpx
 
-    from judge.service.operator import KEY_ENV, OperatorError
+    from judge.service.operator import KEY_ENV, OperatorError, regrade_job
     from judge.service.operator import regrade as ask
 
     key = os.environ.get(KEY_ENV)
     if not key:
-        raise _fail(f"set {KEY_ENV} to an API key (an operator key for --problem)")
-    if (submission is None) == (problem is None):
-        raise _fail("give exactly one of --submission and --problem")
+        raise _fail(f"set {KEY_ENV} to an API key (an operator key for --problem and --job)")
+    if sum(value is not None for value in (submission, problem, job)) != 1:
+        raise _fail("give exactly one of --submission, --problem and --job")
     try:
         with httpx.Client(base_url=url, timeout=60) as client:
-            answer = ask(client, key, submission=submission, problem=problem, force=force)
+            if job is not None:
+                answer = regrade_job(client, key, job)
+            else:
+                answer = ask(
+                    client,
+                    key,
+                    submission=submission,
+                    problem=problem,
+                    force=force,
+                    notify=notify,
+                    batch=batch,
+                )
     except OperatorError as exc:
         raise _fail(str(exc), EXIT_REJECTED, kind="refused") from None
     if as_json:
         typer.echo(json.dumps(answer))
     elif submission is not None:
-        typer.echo(f"queued {answer['id']} (regrade_of {answer['regrade_of']})")
+        typer.echo(f"queued grading {answer['grading']} of {answer['submission']}")
     else:
-        typer.echo(f"queued {len(answer['queued'])} regrades of {problem}; {answer['remaining']} remaining")
-        for sid in answer["queued"]:
-            typer.echo(f"  {sid}")
+        typer.echo(
+            f"problem regrade {answer['id']} of {answer['problem']}: {answer['state']}, "
+            f"{answer['queued']} of {answer['total']} queued, {answer['graded']} graded, "
+            f"{answer['failed']} failed, {answer['in_flight']} in flight, {answer['remaining']} remaining"
+        )
 
 
 @app.command("push-problem")

@@ -108,7 +108,9 @@ def test_failures_security_and_sparse_reads_are_declared(schema: dict[str, Any])
     a key is optional where anonymous callers are served and required where one always is; a fields=
     read is the sparse SubmissionFields, listing items are typed, a redelivery has no body; the listing's
     times are date-time strings."""
-    key_required = {"list_submissions", "erase_user", "list_workers", "regrade_problem"} | ADMIN
+    key_required = {
+        "list_submissions", "erase_user", "list_workers", "regrade_problem", "get_regrade", "cancel_regrade",
+    } | ADMIN  # fmt: skip
     for path, item in schema["paths"].items():
         for method, operation in item.items():
             responses = operation["responses"]
@@ -393,6 +395,50 @@ def test_the_generated_client_covers_every_submission_route_and_option(
     finally:
         receiver.server.shutdown()
         receiver.server.server_close()
+
+
+def test_the_generated_client_regrades_and_reads_gradings(generated: str, tmp_path: Path) -> None:
+    """The generated client through the regrade routes: a submission's regrade (RegradeAccepted), its
+    gradings (GradingList, typed items), a problem regrade (RegradeJob) and its progress, and their
+    errors (409 regrade_conflict is declared and parsed; 404 regrade_not_found)."""
+    models = importlib.import_module("judge_client.models")
+    client_module = importlib.import_module("judge_client")
+    create = importlib.import_module("judge_client.api.submissions.create_submission")
+    get = importlib.import_module("judge_client.api.submissions.get_submission")
+    regrade = importlib.import_module("judge_client.api.regrades.regrade_submission")
+    gradings = importlib.import_module("judge_client.api.regrades.list_gradings")
+    problem = importlib.import_module("judge_client.api.regrades.regrade_problem")
+    job = importlib.import_module("judge_client.api.regrades.get_regrade")
+    operator = generate_key()
+    settings = make_settings(
+        tmp_path, api_keys={"lms": hash_key(KEY), "op": hash_key(operator)}, operator_keys=["op"]
+    )
+    with running(settings, backend=get_backend("process"), engine=FakeEngine()) as (test_client, _):
+        api = client_module.AuthenticatedClient(base_url="http://testserver", token=KEY)
+        api.set_httpx_client(test_client)
+        test_client.headers["Authorization"] = f"Bearer {KEY}"
+        body = models.SubmissionCreate(
+            problem=FIXTURE_SLUG, code="def scale_tree(tree, factor):\n    return tree\n"
+        )
+        sid = create.sync(client=api, body=body).id
+        get.sync(submission_id=sid, client=api, wait=30.0)
+        queued = regrade.sync(submission_id=sid, client=api, notify=False)
+        assert isinstance(queued, models.RegradeAccepted) and (queued.submission, queued.grading) == (sid, 2)
+        busy = regrade.sync(submission_id=sid, client=api)
+        if isinstance(busy, models.ErrorBody):  # still queued or being graded
+            assert busy.error.code == models.ErrorInfoCode.REGRADE_CONFLICT
+        get.sync(submission_id=sid, client=api, wait=30.0)
+        history = gradings.sync(submission_id=sid, client=api)
+        assert isinstance(history, models.GradingList) and history.items[0].number == 1
+        assert all(isinstance(item, models.GradingPublic) for item in history.items)
+        test_client.headers["Authorization"] = f"Bearer {operator}"
+        started = problem.sync(slug=FIXTURE_SLUG, client=api, force=True, batch=5)
+        assert isinstance(started, models.RegradeJob) and started.total == 1 and started.batch == 5
+        progress = job.sync(job_id=started.id, client=api)
+        assert isinstance(progress, models.RegradeJob) and progress.id == started.id
+        missing = job.sync(job_id="nope", client=api)
+        assert isinstance(missing, models.ErrorBody)
+        assert missing.error.code == models.ErrorInfoCode.REGRADE_NOT_FOUND
 
 
 class _FeedbackEngine(FakeEngine):

@@ -249,6 +249,46 @@ def test_a_grading_nodes_callback_is_sent_by_the_api_node(deployment: Deployment
     assert any(f"not sent by grading node {name}" in tries[0]["error"] for name in graders), tries[0]
 
 
+def test_a_regrade_is_a_grading_nodes_new_grading_called_back_only_when_asked(deployment: Deployment) -> None:
+    """A regrade through the distributed queue: a grading node grades the same submission again and
+    stores a new grading (no new submission); its callback, handed off to the API node, is sent only with
+    ``notify=true``, as a new delivery (a new webhook-id)."""
+    receiver = deployment.receiver
+    body = {"problem": FIXTURE_SLUG, "code": CODE + "# regraded\n", "callback_url": receiver.url}
+    sid = deployment.post("/api/v1/submissions", body).json()["id"]
+    first = deployment.finished(sid)
+
+    def calls() -> list[tuple[dict[str, str], dict[str, Any]]]:
+        with receiver.lock:
+            received = list(receiver.requests)
+        return [(h, json.loads(b)) for h, b, _ in received if json.loads(b)["id"] == sid]
+
+    wait_until(lambda: len(calls()) == 1, 120, "the first grading's callback")
+    stored = len(deployment.store.ids())
+
+    def graded(number: int) -> bool:
+        items = deployment.get(f"/api/v1/submissions/{sid}/gradings").json()["items"]
+        return any(g["number"] == number and g["status"] == "done" for g in items)
+
+    quiet = httpx.post(f"{deployment.api.url}/api/v1/submissions/{sid}/regrade", timeout=30)
+    assert quiet.status_code == 202 and quiet.json()["grading"] == 2, quiet.text
+    wait_until(lambda: graded(2), 150, "the regrade to be graded")
+    again = deployment.finished(sid)
+    assert again["grading"] == 2 and again["verdict"] == first["verdict"]
+    assert again["manifest"]["problem_hash"] == first["manifest"]["problem_hash"]
+    assert len(deployment.store.ids()) == stored  # no new submission
+    time.sleep(1.5)  # several polls of the API node's sender: no callback without notify
+    assert len(calls()) == 1
+    loud = httpx.post(
+        f"{deployment.api.url}/api/v1/submissions/{sid}/regrade", params={"notify": "true"}, timeout=30
+    )
+    assert loud.status_code == 202 and loud.json()["grading"] == 3, loud.text
+    wait_until(lambda: len(calls()) == 2, 150, "the notifying regrade's callback")
+    (before, _), (after, payload) = calls()
+    assert payload["grading"] == 3 and payload["status"] == "done"
+    assert after["webhook-id"] != before["webhook-id"]
+
+
 def _metric(text: str, name: str, labels: str) -> float:
     """A sample of ``/metrics`` text; 0 when the series has no sample yet."""
     match = re.search(rf"^{re.escape(name)}{re.escape(labels)} (\S+)$", text, re.MULTILINE)

@@ -312,6 +312,31 @@ def test_a_sender_that_stops_releases_what_it_holds(
         second.close()
 
 
+def test_a_callback_handed_off_again_is_a_new_delivery(
+    store: Store, receivers: Callable[[list[int]], Receiver]
+) -> None:
+    """A grading node hands off a submission's callback after an earlier delivery (a regrade with
+    ``notify=true``): the API node's sender delivers it from try 1 with a new delivery id, so a receiver
+    that drops ids it has processed does not drop it."""
+    receiver = receivers([])
+    sid = _finished(store, receiver.url)
+    sender = _sender(store, "api-1", receiver)
+    sender.start(resume=False)
+    try:
+        for count in (1, 2):
+            if count == 2:  # the regrade's end: pending again, left to an API node
+                assert store.reopen_callback(sid)
+            assert store.hand_off_callback(sid, receiver.url, "not sent by grading node grader-1")
+            assert sender.poll() == 1
+            receiver.wait_for(count)
+            _wait_state(store, sid, CallbackState.DELIVERED)
+    finally:
+        sender.close()
+    (first, _, _), (second, _, _) = receiver.requests
+    assert second["webhook-id"] != first["webhook-id"]
+    assert first["X-Judge-Delivery-Attempt"] == second["X-Judge-Delivery-Attempt"] == "1"
+
+
 # ------------------------------------------------------------------------------------ issue 40
 
 

@@ -106,7 +106,7 @@ def test_several_submissions_are_read_by_id_in_order_and_only_the_callers(
     assert body["missing"] == [theirs, unknown, anonymous]  # another key's: not found, never shown
     assert set(body["items"][0]) == {
         "id", "problem", "status", "verdict", "attempts", "created_at", "started_at", "finished_at",
-        "external_user", "tags", "regrade_of", "links",
+        "external_user", "tags", "regrade_of", "grading", "links",
     }  # fmt: skip
     slim = client.get(
         "/api/v1/submissions", params={"ids": f"{mine[0]},{theirs}", "fields": "id,code,status"}, headers=B

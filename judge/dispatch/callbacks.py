@@ -369,9 +369,14 @@ class CallbackSender:
                 self.store.set_callback_state(submission_id, CallbackState.FAILED)
                 self._failed(True)
                 continue
-            # Handed off: from try 1; taken over from a sender that died: on from its last try.
-            done = sum(1 for attempt in self.store.callback_attempts(submission_id) if attempt[0] >= 1)
-            self._push(time.monotonic(), submission_id, done + 1)
+            # Handed off (its last record is the grading node's try-0 note): a delivery of its own, from
+            # try 1, so a regrade's callback handed off after an earlier delivery gets a new delivery id;
+            # taken over from a sender that died: on from its last try.
+            recorded = [attempt[0] for attempt in self.store.callback_attempts(submission_id)]
+            if recorded and recorded[-1] == 0:
+                self._push(time.monotonic(), submission_id, 1)
+            else:
+                self._push(time.monotonic(), submission_id, sum(1 for n in recorded if n >= 1) + 1)
         return taken
 
     def holds(self, submission_id: str) -> bool:

@@ -24,6 +24,11 @@ has waited ``hold_s`` and no live grader has that version (it was retired, or ne
 A result that cannot be serialized or stored because of what the submission put in it (text no encoder
 holds, a value the database refuses) is the submission's outcome, not the judge's failure: it is stored
 once, as ``runtime_error`` with a message that says so (``unstorable``), never retried.
+
+A regrade (``judge.store.gradings``) is claimed and graded like any submission, with the problem as it is
+now; its result becomes a new grading of the same submission (``GradingStore.finish``), its callback is
+sent only when the regrade asked for it (``notify``), and its attempts count from its own first try. A
+regrade the judge gives up on leaves the earlier grading the current one (``GradingStore.fail``).
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from judge.dispatch.events import CASE, FAILED, RESULT, STATUS, ProgressFeed
 from judge.problems import Problem, Problems
 from judge.results import CaseResult, GradeResult
 from judge.store import Claim, Deferred, Store, SubmissionRecord
+from judge.store.gradings import GradingStore, PendingGrading
 from judge.store.jsonsafe import case_json, result_json
 from judge.store.manifest import manifest, version_label
 from judge.store.models import utcnow
@@ -164,6 +170,7 @@ class GradingWorker:
         self.node = node
         self.gradings_cap = gradings_cap
         self.store = store
+        self.gradings = GradingStore(store)
         self.engine = engine
         self.problems = problems
         self.feed = feed
@@ -203,10 +210,14 @@ class GradingWorker:
             return Outcome.SKIPPED
         if claim.attempt == 1 and record.started_at is not None:
             self._observe("queue_waited", (record.started_at - record.created_at).total_seconds())
-        problem = self._version_for(record)
+        pending = self.gradings.pending(submission_id)  # a regrade: a new grading of it
+        problem = self._version_for(record, pending)
         if problem is None:
-            return self._hold(claim, record)
-        self.feed.publish(claim, STATUS, running_status(problem, claim.attempt))
+            return self._hold(claim, record, pending)
+        opening = running_status(problem, claim.attempt)
+        if pending is not None:
+            opening |= {"regrade": True, "grading": pending.number}
+        self.feed.publish(claim, STATUS, opening)
         counter = itertools.count()
 
         def on_case(case: CaseResult) -> None:
@@ -247,32 +258,35 @@ class GradingWorker:
                 return Outcome.RETRY
             log.exception("grading submission %s (attempt %d) failed", submission_id, claim.attempt)
             reason = f"the judge could not grade it ({type(exc).__name__})"
-            if claim.attempt < self.max_attempts:
+            tries = claim.attempt - (pending.first_attempt - 1 if pending is not None else 0)
+            if tries < self.max_attempts:
                 self.store.release(claim)
                 self._observe("requeued", "retry")
                 self.feed.announce(submission_id)
                 return Outcome.RETRY
-            return self._give_up(claim, f"{reason} after {claim.attempt} attempts")
+            return self._give_up(claim, f"{reason} after {tries} attempts", pending)
         self._observe("grading_finished", result.verdict.value, time.monotonic() - started)
         with self._requeue_lock:
             self._capacity_requeues.pop(submission_id, None)
         if self._abandoned.is_set():
             return Outcome.ABANDONED
         try:
-            stored = self._finish(claim, problem, result)
+            stored = self._finish(claim, problem, result, pending)
         except _content_errors() as exc:
             log.warning("result of %s not storable (%s): stored as its verdict", submission_id, exc)
-            stored = self._finish(claim, problem, unstorable(result, exc))
+            stored = self._finish(claim, problem, unstorable(result, exc), pending)
         self.feed.announce(submission_id)
         if not stored:
             return Outcome.SKIPPED
-        self._call_back(record)
+        if pending is None or pending.notify:
+            self._call_back(record)
         return Outcome.GRADED
 
-    def _version_for(self, record: SubmissionRecord) -> Problem | None:
-        """The problem in the version the submission was accepted for, if this grader has it. A
-        submission stored without a hash (before versions were recorded) takes the version served now."""
-        accepted = record.manifest.get("problem_hash")
+    def _version_for(self, record: SubmissionRecord, pending: PendingGrading | None) -> Problem | None:
+        """The problem in the version the submission was accepted for (a regrade: the version it was
+        asked for), if this grader has it. A submission stored without a hash (before versions were
+        recorded) takes the version served now."""
+        accepted = _accepted(record, pending)["problem_hash"]
         if accepted is None:
             versions = self.problems.versions(record.problem)
             return versions[0] if versions else None
@@ -288,17 +302,21 @@ class GradingWorker:
         """Whether this grader can grade ``slug`` in version ``content_hash``."""
         return self._find(slug, content_hash) is not None
 
-    def _hold(self, claim: Claim, record: SubmissionRecord) -> Outcome:
+    def _hold(self, claim: Claim, record: SubmissionRecord, pending: PendingGrading | None) -> Outcome:
         """This grader lacks the submission's version: give it back for a grader that has it (its attempt
-        too), or, once it waited ``hold_s`` and no live grader has that version, fail it saying so."""
-        accepted = record.manifest.get("problem_hash")
-        label = version_label(record.problem, accepted, record.manifest.get("problem_revision"))
-        waited = (utcnow() - record.created_at).total_seconds()
+        too), or, once it waited ``hold_s`` and no live grader has that version, fail it saying so (a
+        regrade: the regrade fails, the submission keeps its current grading)."""
+        version = _accepted(record, pending)
+        accepted = version["problem_hash"]
+        label = version_label(record.problem, accepted, version["problem_revision"])
+        since = record.created_at if pending is None else pending.asked_at
+        waited = (utcnow() - since).total_seconds()
         if waited >= self.hold_s and not self._served_elsewhere(record.problem, accepted):
             return self._give_up(
                 claim,
                 f"no grading node has {label} (it was retired, or never rolled out): "
                 f"waited {waited:.0f} s for one; it is not graded with another version",
+                pending,
             )
         self.feed.publish(
             claim,
@@ -332,16 +350,28 @@ class GradingWorker:
             self._capacity_requeues[submission_id] = count + 1
             return True
 
-    def _finish(self, claim: Claim, problem: Problem, result: GradeResult) -> bool:
+    def _finish(
+        self, claim: Claim, problem: Problem, result: GradeResult, pending: PendingGrading | None = None
+    ) -> bool:
         data = result_json(result)
         json.dumps(data, allow_nan=False).encode()  # what every store and client must be able to take
         graded = self.manifest(problem)
         final_data: dict[str, Any] = {"status": "done", "verdict": result.verdict.value, "result": data}
+        if pending is not None:
+            final_data |= {"regrade": True, "grading": pending.number}
+            final = (RESULT, final_data)
+            return self.gradings.finish(claim, pending, data, result.verdict.value, graded, final)
         return self.store.finish(claim, data, result.verdict.value, graded, (RESULT, final_data))
 
-    def _give_up(self, claim: Claim, error: str) -> Outcome:
+    def _give_up(self, claim: Claim, error: str, pending: PendingGrading | None = None) -> Outcome:
         with self._requeue_lock:
             self._capacity_requeues.pop(claim.submission_id, None)
+        if pending is not None:
+            # The regrade failed, not the submission: it keeps its current grading (no callback).
+            data = {"status": "failed", "error": error, "regrade": True, "grading": pending.number}
+            stored = self.gradings.fail(claim, pending, error, (FAILED, data))
+            self.feed.announce(claim.submission_id)
+            return Outcome.FAILED if stored else Outcome.SKIPPED
         stored = self.store.fail(claim, error, (FAILED, {"status": "failed", "error": error}))
         self.feed.announce(claim.submission_id)
         if stored:
@@ -375,3 +405,12 @@ class GradingWorker:
                 getattr(self.observer, method)(*args)
             except Exception:  # metrics never break grading
                 log.exception("metrics observer %s failed", method)
+
+
+def _accepted(record: SubmissionRecord, pending: PendingGrading | None) -> dict[str, Any]:
+    """The version (``problem_hash``, ``problem_revision``; the hash None for a submission stored before
+    versions were recorded) a grading is for: a regrade's, the one it was asked for; else the one the
+    submission was accepted for."""
+    if pending is not None:
+        return {"problem_hash": pending.accepted.hash or None, "problem_revision": pending.accepted.revision}
+    return {key: record.manifest.get(key) for key in ("problem_hash", "problem_revision")}

@@ -9,10 +9,12 @@ Routes, each under ``/api/v1`` and (deprecated) ``/api`` (judge/service/versioni
 (progress as server-sent events; closing the stream cancels the Run), ``/problems/{slug}/regrade``
 (operators), ``/submissions`` (submit, list), ``/submissions/batch``, ``/submissions/{id}`` (read,
 delete), ``/submissions/{id}/code``, ``/submissions/{id}/events``, ``/submissions/{id}/regrade``,
-``/submissions/{id}/callback``, ``/users/{external_user}`` (erase), ``/workers`` (operators); ``/healthz``,
-``/readyz``, ``/metrics``; with learner accounts on (``JUDGE_ACCOUNTS``), ``/account/...`` (sign-up, sign-in,
-the account's last code and import: judge/service/routes/accounts.py), outside the OpenAPI schema;
-the OpenAPI schema at ``/openapi.json`` and its pages at ``/docs`` (Swagger UI from a package, no CDN).
+``/submissions/{id}/gradings``, ``/submissions/{id}/callback``, ``/regrades/{job}`` (operators: a problem
+regrade's progress, ``.../cancel``), ``/users/{external_user}`` (erase), ``/workers`` (operators);
+``/healthz``, ``/readyz``, ``/metrics``; with learner accounts on (``JUDGE_ACCOUNTS``), ``/account/...``
+(sign-up, sign-in, the account's last code and import: judge/service/routes/accounts.py), outside the
+OpenAPI schema; the OpenAPI schema at ``/openapi.json`` and its pages at ``/docs`` (Swagger UI from a
+package, no CDN).
 """
 
 from __future__ import annotations

@@ -87,6 +87,8 @@ ERROR_CODES = (
     "problem_unavailable",
     "queue_full",
     "rate_limited",
+    "regrade_conflict",
+    "regrade_not_found",
     "request_timeout",
     "run_busy",
     "sandbox_unavailable",
@@ -101,7 +103,11 @@ ERROR_CODES = (
 )
 
 _HEADERS = {
-    "Location": {"description": "Where the new submission is read.", "schema": {"type": "string"}},
+    "Location": {
+        "description": "Where the new submission is read (a regrade: the submission's gradings; a problem "
+        "regrade: its progress).",
+        "schema": {"type": "string"},
+    },
     "Retry-After": {"description": "Seconds to wait before trying again.", "schema": {"type": "integer"}},
     "Idempotent-Replayed": {
         "description": "`true` when this answers a retry with the same Idempotency-Key.",
@@ -140,6 +146,10 @@ class StatusEvent(BaseModel):
     reason: str | None = Field(
         default=None, description="With `waiting: capacity` or `waiting: version`: why, in words."
     )
+    regrade: bool | None = Field(
+        default=None, description="`true` in the events of a regrade (a new grading of the submission)."
+    )
+    grading: int | None = Field(default=None, description="With `regrade`: the new grading's number.")
 
 
 class CaseEvent(BaseModel):
@@ -159,11 +169,19 @@ class ResultEvent(BaseModel):
         description="Present when another version of the problem than the accepted one graded it "
         "(as the submission's version_mismatch).",
     )
+    regrade: bool | None = Field(default=None, description="`true` when a regrade ends: a new grading.")
+    grading: int | None = Field(default=None, description="With `regrade`: the new grading's number.")
 
 
 class FailedEvent(BaseModel):
     status: Literal["failed"]
     error: str
+    regrade: bool | None = Field(
+        default=None,
+        description="`true` when a regrade failed: that grading failed, the submission keeps its current "
+        "grading (and status).",
+    )
+    grading: int | None = Field(default=None, description="With `regrade`: the failed grading's number.")
 
 
 class RunResultEvent(BaseModel):
@@ -182,6 +200,8 @@ KEY_REQUIRED = frozenset(
         "erase_user",
         "list_workers",
         "regrade_problem",
+        "get_regrade",
+        "cancel_regrade",
         "put_problem",
         "get_problem_versions",
         "retire_problem",
@@ -297,7 +317,7 @@ def _add_headers(schema: dict[str, Any]) -> None:
                     headers["Retry-After"] = _HEADERS["Retry-After"]
                 if path.startswith("/api/") and (status.startswith("2") or status == "429"):
                     headers.update(_RATE_HEADERS)
-                single = path.endswith(("/submissions", "/regrade")) and "{slug}" not in path
+                single = path.endswith(("/submissions", "/regrade"))
                 if status == "202" and method == "post" and single:
                     headers["Location"] = _HEADERS["Location"]
                 if status == "200" and method == "post" and path.endswith(("/submissions", "/batch")):

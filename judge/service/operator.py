@@ -1,7 +1,8 @@
 """What an operator's command asks of a running API node (``judge regrade``): a small HTTP client.
 
-    regrade(client, key, submission="ID")            POST /api/submissions/{id}/regrade
-    regrade(client, key, problem="slug", force=...)  POST /api/problems/{slug}/regrade (an operator key)
+    regrade(client, key, submission="ID", notify=...)      POST /api/v1/submissions/{id}/regrade
+    regrade(client, key, problem="slug", force=..., ...)   POST /api/v1/problems/{slug}/regrade (operators)
+    regrade_job(client, key, "JOB")                        GET /api/v1/regrades/{job} (operators)
 
 The key comes from the environment (``JUDGE_API_KEY``), never from the command line (``ps`` shows it).
 Raises OperatorError with the API's error message.
@@ -20,23 +21,10 @@ class OperatorError(Exception):
     pass
 
 
-def regrade(
-    client: httpx.Client,
-    key: str,
-    *,
-    submission: str | None = None,
-    problem: str | None = None,
-    force: bool = False,
-) -> dict[str, Any]:
-    if (submission is None) == (problem is None):
-        raise OperatorError("give exactly one of a submission id and a problem slug")
+def _answer(client: httpx.Client, method: str, path: str, key: str, params: dict[str, str]) -> dict[str, Any]:
     headers = {"Authorization": f"Bearer {key}"}
     try:
-        if submission is not None:
-            answer = client.post(f"/api/v1/submissions/{submission}/regrade", headers=headers)
-        else:
-            params = {"force": "true"} if force else {}
-            answer = client.post(f"/api/v1/problems/{problem}/regrade", headers=headers, params=params)
+        answer = client.request(method, path, headers=headers, params=params)
     except httpx.HTTPError as exc:
         raise OperatorError(
             f"the judge at {client.base_url} does not answer ({type(exc).__name__})"
@@ -49,3 +37,31 @@ def regrade(
         error = body.get("error", {}) if isinstance(body, dict) else {}
         raise OperatorError(f"{answer.status_code} {error.get('code', '?')}: {error.get('message', '')}")
     return body
+
+
+def regrade(
+    client: httpx.Client,
+    key: str,
+    *,
+    submission: str | None = None,
+    problem: str | None = None,
+    force: bool = False,
+    notify: bool = False,
+    batch: int | None = None,
+) -> dict[str, Any]:
+    """A submission's regrade (``RegradeAccepted``) or a problem's (``RegradeJob``)."""
+    if (submission is None) == (problem is None):
+        raise OperatorError("give exactly one of a submission id and a problem slug")
+    params = {"notify": "true"} if notify else {}
+    if submission is not None:
+        return _answer(client, "POST", f"/api/v1/submissions/{submission}/regrade", key, params)
+    if force:
+        params["force"] = "true"
+    if batch is not None:
+        params["batch"] = str(batch)
+    return _answer(client, "POST", f"/api/v1/problems/{problem}/regrade", key, params)
+
+
+def regrade_job(client: httpx.Client, key: str, job: str) -> dict[str, Any]:
+    """How far a problem regrade got (``RegradeJob``)."""
+    return _answer(client, "GET", f"/api/v1/regrades/{job}", key, {})

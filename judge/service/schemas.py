@@ -283,6 +283,14 @@ class SubmissionCreate(_In):
         return value
 
 
+#: ``regrade_of``'s description: a field of rows made by regrades of before gradings.
+REGRADE_OF = (
+    "Legacy: the submission this one regrades, on submissions that regrades made before a regrade became "
+    "a new grading of the same submission (`grading`, `GET .../gradings`); None on every other."
+)
+GRADING = "The number of the grading its status, verdict and result come from: 1 until it is regraded."
+
+
 class SubmissionLinks(_Out):
     self: str
     events: str
@@ -315,7 +323,7 @@ class SubmissionAccepted(_Out):
     created_at: datetime
     external_user: str | None = None
     tags: dict[str, str] | None = None
-    regrade_of: str | None = Field(default=None, description="The submission this one regrades.")
+    regrade_of: str | None = Field(default=None, description=REGRADE_OF)
     links: SubmissionLinks
     waiting: SubmissionWaiting | None = Field(
         default=None,
@@ -364,15 +372,88 @@ class SubmissionSummary(_Out):
     finished_at: datetime | None
     external_user: str | None
     tags: dict[str, str] | None
-    regrade_of: str | None
+    regrade_of: str | None = Field(description=REGRADE_OF)
+    grading: int = Field(ge=1, description=GRADING)
     links: SubmissionLinks
 
 
-class RegradeBatch(_Out):
+class RegradeLinks(_Out):
+    submission: str
+    gradings: str
+    events: str
+
+
+class RegradeAccepted(_Out):
+    """A regrade queued: grading ``grading`` of the submission, graded with the problem as it is now."""
+
+    submission: str
+    grading: int = Field(ge=2, description="The number the new grading will have.")
+    status: Literal["queued"]
+    problem_hash: str = Field(description="The problem version it is graded with (content hash).")
+    problem_revision: int | None
+    notify: bool = Field(description="Whether its end sends the submission's callback.")
+    links: RegradeLinks
+
+
+class GradingPublic(_Out):
+    """One grading of a submission: the first, or a regrade."""
+
+    number: int = Field(ge=1)
+    status: Literal["queued", "running", "done", "failed"] = Field(
+        description="`done` with a verdict; `failed` when the judge could not grade it (a regrade that "
+        "failed leaves the earlier grading the current one)."
+    )
+    current: bool = Field(description="The submission's status, verdict and result are this grading's.")
+    regrade: bool = Field(description="Asked for by a regrade (every grading but the first).")
+    verdict: str | None
+    result: GradeResult | None = Field(description="Once done: exactly `judge grade --json`'s object.")
+    error: str | None = Field(description="Once failed: why the judge could not grade it.")
+    manifest: Manifest | None = Field(description="What graded it (None until it ends).")
+    problem_hash: str | None = Field(
+        description="The problem version it was graded with; until it ends, the one it is asked for."
+    )
+    problem_revision: int | None
+    job: str | None = Field(description="The problem regrade that asked for it (GET /api/v1/regrades/{job}).")
+    notify: bool = Field(description="Its end sends the submission's callback.")
+    created_at: datetime = Field(description="When it was asked for (the first: when submitted).")
+    finished_at: datetime | None
+
+
+class GradingList(_Out):
+    submission: str
+    current: int = Field(ge=1, description="The number of the submission's current grading.")
+    items: list[GradingPublic] = Field(description="Every grading, oldest first.")
+
+
+class RegradeJobLinks(_Out):
+    self: str
+
+
+class RegradeJob(_Out):
+    """An operator's regrade of a problem and how far it got."""
+
+    id: str
     problem: str
-    problem_hash: str = Field(description="The problem's content hash the regrades are graded with.")
-    queued: list[str] = Field(description="Ids of the new submissions (each `regrade_of` its original).")
-    remaining: int = Field(description="Originals still to regrade: the queue filled up; call again.")
+    problem_hash: str = Field(description="The problem version its gradings are graded with.")
+    problem_revision: int | None
+    force: bool = Field(description="Every finished submission, not only those graded with another version.")
+    notify: bool = Field(description="Each grading's end sends its submission's callback.")
+    batch: int = Field(ge=1, description="Its gradings queued or running at once, at most.")
+    state: Literal["running", "done", "cancelled"] = Field(
+        description="`running` while it queues gradings or some are unfinished; `done` once every one "
+        "ended; `cancelled`: no more are queued (those queued still end)."
+    )
+    total: int = Field(ge=0, description="Submissions to grade again, counted when it started.")
+    queued: int = Field(ge=0, description="Gradings asked for so far.")
+    graded: int = Field(ge=0, description="Of them, ended done (a new current grading).")
+    failed: int = Field(ge=0, description="Of them, the judge could not grade (the earlier one stays).")
+    in_flight: int = Field(ge=0, description="Of them, queued or running now.")
+    remaining: int = Field(
+        ge=0, description="Still to ask for (at most: one deleted or regraded meanwhile is skipped)."
+    )
+    created_at: datetime
+    finished_at: datetime | None
+    links: RegradeJobLinks
 
 
 class UserErased(_Out):
@@ -433,7 +514,8 @@ class SubmissionCallback(_Out):
     manifest: Manifest
     external_user: str | None = None
     tags: dict[str, str] | None = None
-    regrade_of: str | None = Field(default=None, description="The submission this one regrades.")
+    regrade_of: str | None = Field(default=None, description=REGRADE_OF)
+    grading: int = Field(ge=1, description=GRADING)
     version_mismatch: VersionMismatch | None = Field(
         default=None,
         description="Set when the grading node served another version of the problem than the one the "
@@ -473,6 +555,7 @@ class SubmissionFields(_Out):
     external_user: str | None = None
     tags: dict[str, str] | None = None
     regrade_of: str | None = None
+    grading: int | None = None
     version_mismatch: VersionMismatch | None = None
     callback: CallbackStatus | None = None
     code: str | None = Field(default=None, description="The submission's code (only when named).")

@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from datetime import timedelta
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from judge.dispatch import Dispatcher, GradingWorker, LocalDispatcher, ProgressFeed
 from judge.dispatch.callbacks import CallbackSender
@@ -48,6 +48,9 @@ from judge.store import NodeRecord, NodeState, Store
 from judge.store.models import utcnow
 from judge.store.problem_versions import ProblemVersions
 from sandbox.base import Backend
+
+if TYPE_CHECKING:
+    from judge.service.regrading import RegradeRunner
 
 log = logging.getLogger(__name__)
 
@@ -237,6 +240,8 @@ class Services:
         self._warm: str | None = "the warm sandbox workers are starting"
         self._stop = threading.Event()
         self._warmup: threading.Thread | None = None
+        #: Moves operators' problem regrades on (judge.service.regrading), from ``start``.
+        self.regrades: RegradeRunner | None = None
 
     def add_fallback(self, fallback: Fallback) -> None:
         """Watch ``fallback`` (metrics, ``degraded``)."""
@@ -370,6 +375,10 @@ class Services:
         if self.callbacks is not None:
             self.callbacks.start(resume=not self.distributed)
         self.retention.start()
+        from judge.service.regrading import RegradeRunner  # it reads Services: imported here
+
+        self.regrades = RegradeRunner(self)
+        self.regrades.start()
         self._warmup = threading.Thread(target=self._warm_up, name="warm-up", daemon=True)
         self._warmup.start()
         if self.live is not None:
@@ -489,6 +498,8 @@ class Services:
     def stop(self) -> None:
         self._stop.set()
         self.retention.close()
+        if self.regrades is not None:
+            self.regrades.close()
         self.dispatcher.close(self.settings.shutdown_grace_s)
         self.engine.close()
         if self.callbacks is not None:

@@ -23,6 +23,7 @@ SUMMARY_FIELDS = (
     "external_user",
     "tags",
     "regrade_of",
+    "grading",
     "links",
 )
 #: Every field ``?fields=`` may name: a submission's own fields, its ``callback`` delivery record (as a
@@ -57,6 +58,7 @@ def submission_json(record: SubmissionRecord) -> dict[str, Any]:
         "external_user": record.external_user,
         "tags": record.tags,
         "regrade_of": record.regrade_of,
+        "grading": record.grading,
         "version_mismatch": version_note(record.manifest),
         "links": submission_links(record.id),
     }

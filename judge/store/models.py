@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import (
     JSON,
     BigInteger,
+    Boolean,
     DateTime,
     ForeignKey,
     Index,
@@ -17,6 +18,7 @@ from sqlalchemy import (
     String,
     Text,
     TypeDecorator,
+    UniqueConstraint,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Dialect
@@ -86,8 +88,11 @@ class Submission(Base):
     external_user: Mapped[str | None] = mapped_column(String(200))
     #: The caller's free tags (course, assignment, ...): a small string -> string object.
     tags: Mapped[dict[str, Any] | None] = mapped_column(JsonDoc)
-    #: The submission this one regrades (same code, graded again with the problem as it is now).
+    #: The submission this one regrades (same code, graded again with the problem as it is now): only on
+    #: rows made by the regrades of before gradings (a regrade is now a ``Grading`` of the same row).
     regrade_of: Mapped[str | None] = mapped_column(String(36))
+    #: The number of the grading its status, verdict, result and manifest come from (None: the first).
+    grading: Mapped[int | None] = mapped_column(Integer)
     #: The callback sender delivering it now and until when (a lease, renewed at each try): once it has
     #: passed, the sender is taken for dead and an API node's sender may take the callback over.
     callback_sender: Mapped[str | None] = mapped_column(String(200))
@@ -104,6 +109,74 @@ class Submission(Base):
         Index("ix_submissions_regrade_of", "regrade_of"),
         Index("ix_submissions_problem_created", "problem", "created_at"),
     )
+
+
+class Grading(Base):
+    """One grading of a submission, kept once the submission is regraded: number 1 is the grading it had
+    (copied when the first regrade is asked for), then one row per regrade (``queued`` until it ends
+    ``done`` or ``failed``). The submission row holds the current grading's values; these are its
+    history. The current grading's result is kept in the submission row only (its row's ``result`` is
+    None until a regrade supersedes it). ``accepted_hash``/``accepted_revision``: the problem version the
+    regrade was asked for."""
+
+    __tablename__ = "gradings"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    submission_id: Mapped[str] = mapped_column(ForeignKey("submissions.id", ondelete="CASCADE"))
+    number: Mapped[int] = mapped_column(Integer)
+    status: Mapped[str] = mapped_column(String(16))
+    verdict: Mapped[str | None] = mapped_column(String(32))
+    result: Mapped[dict[str, Any] | None] = mapped_column(JsonDoc)
+    error: Mapped[str | None] = mapped_column(Text)
+    #: What graded it (the submission's manifest then): problem hash and revision, judge, backend.
+    manifest: Mapped[dict[str, Any] | None] = mapped_column(JsonDoc)
+    accepted_hash: Mapped[str | None] = mapped_column(String(64))
+    accepted_revision: Mapped[int | None] = mapped_column(Integer)
+    #: The problem regrade that asked for it (None: a single submission's regrade, or the first grading).
+    job_id: Mapped[str | None] = mapped_column(String(36))
+    #: Send the submission's callback when it ends (the regrade's ``notify``).
+    notify: Mapped[bool] = mapped_column(Boolean, default=False)
+    #: The submission's attempt number its first try takes (attempts count on across gradings).
+    first_attempt: Mapped[int] = mapped_column(Integer, default=1)
+    #: The submission's status before the regrade (restored, with the current grading, if it fails).
+    previous_status: Mapped[str | None] = mapped_column(String(16))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+    __table_args__ = (
+        UniqueConstraint("submission_id", "number", name="uq_gradings_submission_number"),
+        Index("ix_gradings_job_status", "job_id", "status"),
+        Index("ix_gradings_status", "status"),
+        {"sqlite_autoincrement": True},
+    )
+
+
+class RegradeJob(Base):
+    """An operator's regrade of a problem: every submission of it (graded with another version, or all
+    with ``force``), queued as gradings in batches of at most ``batch`` at a time, oldest first. The cursor
+    (``after_created``, ``after_id``) is the last submission looked at: a job resumes from it."""
+
+    __tablename__ = "regrade_jobs"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    problem: Mapped[str] = mapped_column(String(64))
+    problem_hash: Mapped[str] = mapped_column(String(64))
+    problem_revision: Mapped[int | None] = mapped_column(Integer)
+    force: Mapped[bool] = mapped_column(Boolean)
+    notify: Mapped[bool] = mapped_column(Boolean)
+    batch: Mapped[int] = mapped_column(Integer)
+    state: Mapped[str] = mapped_column(String(16))
+    total: Mapped[int] = mapped_column(Integer)
+    queued: Mapped[int] = mapped_column(Integer)
+    after_created: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    after_id: Mapped[str | None] = mapped_column(String(36))
+    #: The operator key's id that asked for it.
+    requested_by: Mapped[str | None] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+    __table_args__ = (Index("ix_regrade_jobs_state", "state"),)
 
 
 class IdempotencyRecord(Base):

@@ -150,6 +150,8 @@ class SubmissionRecord:
     regrade_of: str | None = None
     #: The owner's key id (None: submitted without a key).
     key_id: str | None = None
+    #: The number of the grading its status, verdict and result come from (1 until it is regraded).
+    grading: int = 1
 
     @property
     def finished(self) -> bool:

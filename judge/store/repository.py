@@ -50,6 +50,7 @@ from sqlalchemy.pool import ConnectionPoolEntry
 from judge.store.models import (
     AccountSubmission,
     CallbackAttempt,
+    Grading,
     GradingNode,
     IdempotencyRecord,
     Submission,
@@ -150,6 +151,7 @@ def _record(row: Submission) -> SubmissionRecord:
         external_user=row.external_user,
         tags=row.tags,
         regrade_of=row.regrade_of,
+        grading=row.grading or 1,
     )
 
 
@@ -313,8 +315,17 @@ class Store:
 
     @staticmethod
     def _status_counts(session: Session, owner: list[Any]) -> dict[str, int]:
+        """The owner's queued and running submissions, regrades left out (a submission graded before has
+        a ``finished_at``): an operator's regrade of a problem never holds a learner's own submissions
+        back (the submit caps, ``gradings_per_client``); a learner's own regrade is counted when it is
+        asked for (``judge.store.gradings``)."""
         unfinished = Submission.status.in_((Status.QUEUED.value, Status.RUNNING.value))
-        query = select(Submission.status, func.count()).where(unfinished, *owner).group_by(Submission.status)
+        first = Submission.finished_at.is_(None)
+        query = (
+            select(Submission.status, func.count())
+            .where(unfinished, first, *owner)
+            .group_by(Submission.status)
+        )
         return {status: int(n) for status, n in session.execute(query)}
 
     def owner_counts(self, key_id: str | None, address: str | None) -> dict[Status, int]:
@@ -406,42 +417,11 @@ class Store:
         with self._session() as session:
             return int(session.scalar(query) or 0)
 
-    def regrade_targets(self, problem: str, current_hash: str, *, force: bool = False) -> list[str]:
-        """Originals (not regrades) of ``problem``, oldest first, whose latest grading (the original's or
-        its newest regrade's) is finished and used another problem hash than ``current_hash`` (every
-        finished original with ``force``), and that have no regrade still queued or running."""
-        columns = (
-            Submission.id,
-            Submission.regrade_of,
-            Submission.status,
-            Submission.manifest,
-            Submission.created_at,
-        )
-        query = (
-            select(*columns)
-            .where(Submission.problem == problem)
-            .order_by(Submission.created_at, Submission.id)
-        )
-        latest: dict[str, tuple[str, str | None]] = {}
-        order: list[str] = []
-        with self._session() as session:
-            for sid, regrade_of, status, manifest, _created in session.execute(query):
-                original = regrade_of or sid
-                if regrade_of is None:
-                    order.append(sid)
-                latest[original] = (status, (manifest or {}).get("problem_hash"))
-        finished = (Status.DONE.value, Status.FAILED.value)
-        return [
-            sid
-            for sid in order
-            if sid in latest and latest[sid][0] in finished and (force or latest[sid][1] != current_hash)
-        ]
-
     # ------------------------------------------------------------------------------------ deletion
 
     def _delete_ids(self, session: Session, ids: Sequence[str]) -> int:
         # Explicit rather than relying on ON DELETE CASCADE alone (SQLite needs foreign_keys=ON for it).
-        for model in (SubmissionEvent, CallbackAttempt, IdempotencyRecord, AccountSubmission):
+        for model in (SubmissionEvent, CallbackAttempt, IdempotencyRecord, AccountSubmission, Grading):
             session.execute(delete(model).where(model.submission_id.in_(ids)))
         result = session.execute(delete(Submission).where(Submission.id.in_(ids)))
         return int(getattr(result, "rowcount", 0) or 0)

@@ -32,6 +32,7 @@ TABLES = (
     "submission_events",
     "callback_attempts",
     "idempotency_keys",
+    "gradings",
     "accounts",
     "account_submissions",
     "account_problems",

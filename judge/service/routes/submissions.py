@@ -256,49 +256,6 @@ def _reserve(services: Services) -> Reservation:
         raise ApiError(429, "queue_full", str(exc), headers={"Retry-After": str(exc.retry_after)}) from None
 
 
-def enqueue_regrade(
-    services: Services, original: SubmissionRecord, caller: Principal | None = None
-) -> SubmissionRecord:
-    """A new submission of ``original``'s code, metadata and callback, linked to it (or to the
-    submission it regraded): graded with the problem as it is now. Raises ApiError 404 (the problem is
-    gone) or 429.
-
-    ``caller``: a learner's (or platform's) regrade of its own submission. It is the caller's new
-    submission, counted exactly as a submit is: a place in the queue (queue_size) and the caller's caps
-    (submissions_per_client, queue_share), a 429 with Retry-After past them. None: an operator's
-    regrade of a problem, owned by the original's owner; it takes a place in the queue (never past
-    queue_size) but is not held to the owner's per-client caps (docs/api.md)."""
-    try:
-        problem = services.catalog.get(original.problem)
-    except ProblemNotFound:
-        raise _problem_missing(services, original.problem, "problem") from None
-    # An API key sees its own submissions only, so a caller's regrade is owned as the original is; a
-    # keyless original (visible to whoever has its id) is regraded as the caller's, as its submit would.
-    owner = caller if caller is not None else Principal(original.key_name, "", original.key_id)
-    new = NewSubmission(
-        problem=problem.slug,
-        code=original.code,
-        manifest=services.worker.manifest(problem),
-        key_name=owner.key_name,
-        key_id=owner.key_id,
-        client_address=owner.address if caller is not None and owner.key_name is None else None,
-        callback_url=original.callback_url,
-        external_user=original.external_user,
-        tags=original.tags,
-        regrade_of=original.regrade_of or original.id,
-    )
-    if caller is not None:
-        return _store_counted(services, caller, new)
-    reservation = _reserve(services)
-    try:
-        record = services.store.create(new)
-    except BaseException:
-        reservation.cancel()
-        raise
-    reservation.commit(record.id)
-    return record
-
-
 def _scope(caller: Principal) -> str:
     kind, ident = caller.identity
     return f"{kind}:{ident}"[:200]

@@ -1,7 +1,7 @@
 """Problem versions as data: the versions operators push at runtime (package archive, check state and
 findings, tenant scope) and the catalog's revision counter that every node polls.
 
-Revision ID: 0007_versions
+Revision ID: 0007
 Revises: 0006
 Create Date: 2026-12-06
 """
@@ -13,7 +13,7 @@ from alembic import op
 
 from judge.store.models import BigId, JsonDoc, UTCDateTime
 
-revision = "0007_versions"
+revision = "0007"
 down_revision = "0006"
 branch_labels = None
 depends_on = None
