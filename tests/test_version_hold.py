@@ -292,3 +292,33 @@ def test_a_grading_node_takes_up_a_pushed_version_without_a_restart(
         node.queue.close()
         node.notifier.close()
         node.store.close()
+
+
+def test_a_regrade_is_held_for_the_version_it_was_asked_for_and_its_failure_keeps_the_grading(
+    store: Store, problems: ProblemSet, tmp_path: Path
+) -> None:
+    """A regrade is graded with the version it was asked for (not the one its submission was first
+    graded with): a grader without it gives it back, attempts untouched; once the hold is over with no
+    live grader having it, the regrade fails and the submission keeps its earlier grading."""
+    from judge.store.gradings import GradingStore, ProblemVersion
+
+    sid = accepted_for(store, problems)
+    engine = FakeEngine()
+    assert grader(store, problems, engine).process(sid) is Outcome.GRADED
+    first = store.get(sid)
+    assert first is not None and first.status is Status.DONE
+    new = ProblemSet(bumped(tmp_path))
+    asked = ProblemVersion(problem_hash(new.get(SCALE)), 2)
+    number = GradingStore(store).request(sid, asked)
+    old = grader(store, problems, engine, served_elsewhere=lambda slug, h: False)
+    assert old.process(sid) is Outcome.HELD  # revision 1 is not what the regrade asked for
+    assert len(engine.graded) == 1
+    held = store.get(sid)
+    assert held is not None and held.status is Status.QUEUED and held.attempts == first.attempts
+    gone = grader(store, problems, engine, hold_s=0.0, served_elsewhere=lambda slug, h: False)
+    assert gone.process(sid) is Outcome.FAILED
+    after = store.get(sid)
+    assert after is not None and after.status is Status.DONE and after.verdict == first.verdict
+    [*_, last] = GradingStore(store).history(sid)
+    assert last.number == number and last.status == "failed"
+    assert len(engine.graded) == 1  # never graded with revision 1 for the regrade
