@@ -1,13 +1,14 @@
 """Realistic stored submissions for ``bench_listing.py``: code, results, events, tags, users, dates.
 
-    Population(seed, rows)         the shape of a platform's data: keys, problems, users, verdicts, ...
-    population.row(index)          one submissions row (a dict of the table's columns) to bulk-insert
-    code_text(rng) / result_doc()  a learner's code (1-2 KB) and a grading result as the judge stores it
-    case_events(result)            the events a grading publishes (status, one per case, the final one)
+Population(seed, rows)         the shape of a platform's data: keys, problems, users, verdicts, ...
+population.row(index)          one submissions row (a dict of the table's columns) to bulk-insert
+code_text(rng) / result_doc()  a learner's code (1-2 KB) and a grading result as the judge stores it
+case_events(result)            the events a grading publishes (status, one per case, the final one)
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import uuid
@@ -71,15 +72,29 @@ def code_text(rng: random.Random) -> str:
 
 
 def _program(rng: random.Random) -> dict[str, Any]:
-    jaxpr = "{ lambda ; a:f32[8,16] b:f32[16,16]. let\n" + "".join(
-        f"    c{i}:f32[8,16] = dot_general[dimension_numbers=(([1], [0]), ([], []))] a b\n" for i in range(8)
-    ) + "  in (c7,) }"
-    hlo = "module @jit_f {\n  func.func public @main(%arg0: tensor<8x16xf32>) -> tensor<8x16xf32> {\n" + "".join(
-        f"    %{i} = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] : "
-        "(tensor<8x16xf32>, tensor<16x16xf32>) -> tensor<8x16xf32>\n"
-        for i in range(rng.randint(10, 16))
-    ) + "    return %0 : tensor<8x16xf32>\n  }\n}"
-    return {"jaxpr": jaxpr, "stablehlo": hlo, "jaxpr_marks": [], "stablehlo_marks": [{"line": 3, "kind": "loop"}]}
+    jaxpr = (
+        "{ lambda ; a:f32[8,16] b:f32[16,16]. let\n"
+        + "".join(
+            f"    c{i}:f32[8,16] = dot_general[dimension_numbers=(([1], [0]), ([], []))] a b\n"
+            for i in range(8)
+        )
+        + "  in (c7,) }"
+    )
+    hlo = (
+        "module @jit_f {\n  func.func public @main(%arg0: tensor<8x16xf32>) -> tensor<8x16xf32> {\n"
+        + "".join(
+            f"    %{i} = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] : "
+            "(tensor<8x16xf32>, tensor<16x16xf32>) -> tensor<8x16xf32>\n"
+            for i in range(rng.randint(10, 16))
+        )
+        + "    return %0 : tensor<8x16xf32>\n  }\n}"
+    )
+    return {
+        "jaxpr": jaxpr,
+        "stablehlo": hlo,
+        "jaxpr_marks": [],
+        "stablehlo_marks": [{"line": 3, "kind": "loop"}],
+    }
 
 
 def _leaf(rng: random.Random, n: int) -> dict[str, Any]:
@@ -110,7 +125,11 @@ def result_doc(rng: random.Random, problem: str, verdict: str) -> dict[str, Any]
                 "output": _leaf(rng, 16),
                 "expected": _leaf(rng, 16),
                 "error_ratio": round(rng.random(), 4),
-                "cost": {"flops": 4096.0, "bytes_accessed": 2048.0, "text": "4096 FLOPs (the reference: 4096)"},
+                "cost": {
+                    "flops": 4096.0,
+                    "bytes_accessed": 2048.0,
+                    "text": "4096 FLOPs (the reference: 4096)",
+                },
                 "program": _program(rng) if index == 0 else None,
             }
         cases.append(case)
@@ -125,7 +144,9 @@ def result_doc(rng: random.Random, problem: str, verdict: str) -> dict[str, Any]
         "cases": cases,
         "stdout": "loss 0.231\n" * rng.randint(0, 8),
         "stdout_truncated": False,
-        "output": [{"kind": "trace", "cases": ["case-0"], "text": "tracing\n", "cut_bytes": 0, "unordered": False}],
+        "output": [
+            {"kind": "trace", "cases": ["case-0"], "text": "tracing\n", "cut_bytes": 0, "unordered": False}
+        ],
         "backend": "cpu",
         "elapsed_ms": round(rng.uniform(300, 4000), 1),
     }
@@ -183,6 +204,8 @@ class Population:
             verdict: [json.dumps(result_doc(rng, "problem-0", verdict)) for _ in range(12)]
             for verdict, _ in VERDICTS
         }
+        # Popularity of problems as Zipf's law has it: problem-0 takes a fifth of the rows, problem-59 0.4%.
+        self._problem_weights = list(itertools.accumulate(1 / (rank + 1) for rank in range(PROBLEMS)))
         self.manifests = [json.dumps(manifest_doc(f"problem-{p}")) for p in range(PROBLEMS)]
         self._rng = rng
 
@@ -190,7 +213,7 @@ class Population:
         """Row ``index`` (rows are made in creation order, oldest first); JSON columns as text."""
         rng = self._rng
         key = MAIN_KEY if rng.random() < 0.8 else rng.choice(OTHER_KEYS)
-        problem = min(int(rng.paretovariate(1.2)) - 1, PROBLEMS - 1)
+        problem = rng.choices(range(PROBLEMS), cum_weights=self._problem_weights)[0]
         created = START + timedelta(seconds=YEAR_S * index / self.rows + rng.random())
         newest = index >= self.rows - 200  # the last few minutes: some still queued or running
         status = rng.choice(("queued", "queued", "running")) if newest and rng.random() < 0.5 else "done"
@@ -201,7 +224,8 @@ class Population:
         regrade_of = rng.choice(self.originals) if self.originals and rng.random() < 0.01 else None
         if rng.random() < 0.02 and len(self.originals) < 5000:
             self.originals.append(ident)
-        user = f"learner-{int(rng.paretovariate(1.1)) % USERS}"
+        # A tenth of the rows come from 50 busy learners, the rest from every learner alike.
+        user = f"learner-{rng.randrange(50) if rng.random() < 0.1 else rng.randrange(USERS)}"
         course = rng.randrange(COURSES)
         tags = {"course": f"c{course}", "assignment": f"c{course}-a{rng.randrange(ASSIGNMENTS // COURSES)}"}
         finished = created + timedelta(seconds=rng.uniform(1, 30)) if status in ("done", "failed") else None
@@ -213,7 +237,9 @@ class Population:
             "status": status,
             "verdict": verdict,
             "result": rng.choice(self.results[verdict]) if verdict else None,
-            "error": "the judge could not grade it (OSError) after 3 attempts" if status == "failed" else None,
+            "error": "the judge could not grade it (OSError) after 3 attempts"
+            if status == "failed"
+            else None,
             "attempts": 0 if status == "queued" else 1,
             "manifest": self.manifests[problem],
             "key_name": key,

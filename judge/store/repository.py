@@ -23,7 +23,7 @@ import hashlib
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import fields
+from dataclasses import fields, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -47,6 +47,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, defer, sessionmaker
 from sqlalchemy.pool import ConnectionPoolEntry
 
+from judge.store.eventlog import fold, folded, unfold
 from judge.store.models import (
     AccountSubmission,
     CallbackAttempt,
@@ -54,6 +55,7 @@ from judge.store.models import (
     IdempotencyRecord,
     Submission,
     SubmissionEvent,
+    SubmissionTag,
     utcnow,
 )
 from judge.store.records import (
@@ -79,6 +81,10 @@ from judge.store.scrub import SECURE_DELETE, scrub
 
 #: Columns a listing leaves out unless asked for (the bulk of a row: up to 64 KB of code, ~12 KB of result).
 HEAVY_COLUMNS = ("code", "result")
+
+#: Most submissions ``Store.total`` counts exactly; past it a count says "more than this many"
+#: (``count_capped``): an exact count of a million rows is a scan of a million index entries.
+COUNT_MAX = 10_000
 
 #: Seconds a callback sender holds a callback it took (``take_callback``), by default; and how long a
 #: finished submission's pending callback may wait for its first try before an API node takes it over.
@@ -273,6 +279,16 @@ class Store:
         try:
             with self._session() as session:
                 session.add(row)
+                session.add_all(
+                    SubmissionTag(
+                        submission_id=row.id,
+                        name=name,
+                        value=value,
+                        key_id=row.key_id,
+                        created_at=row.created_at,
+                    )
+                    for name, value in (row.tags or {}).items()
+                )
                 if quota is not None and owner is not None:
                     session.flush()
                     self._lock_owner(session, row.key_id, row.client_address)
@@ -366,10 +382,27 @@ class Store:
             conditions.append(Submission.created_at < chosen.created_before)
         if chosen.regrade_of is not None:
             conditions.append(Submission.regrade_of == chosen.regrade_of)
-        if chosen.tag is not None:
-            name, value = chosen.tag
-            conditions.append(Submission.tags[name].as_string() == value)
         return conditions
+
+    @staticmethod
+    def _tagged(chosen: SubmissionFilter) -> list[Any]:
+        """The conditions on ``submission_tags`` of a tag filter (its owner's rows with this tag: one
+        range of its index), or none without one; the rows are joined to their submissions."""
+        if chosen.tag is None:
+            return []
+        name, value = chosen.tag
+        key = chosen.key_id
+        owner = SubmissionTag.key_id.is_(None) if key is None else SubmissionTag.key_id == key
+        return [owner, SubmissionTag.name == name, SubmissionTag.value == value]
+
+    def _matching(self, chosen: SubmissionFilter, *columns: Any) -> Any:
+        """SELECT ``columns`` of the submissions matching ``chosen``, joined to their tag when it
+        filters by one (not read from the JSON column, which no index can serve on both databases)."""
+        query = select(*columns).where(*self._where(chosen))
+        tagged = self._tagged(chosen)
+        if tagged:
+            query = query.join(SubmissionTag, SubmissionTag.submission_id == Submission.id).where(*tagged)
+        return query
 
     def page(
         self,
@@ -382,29 +415,46 @@ class Store:
         """Up to ``limit`` submissions matching ``chosen``, newest first (created_at, then id, both
         descending: a stable order), strictly after ``after``. Columns of ``HEAVY_COLUMNS`` not named
         in ``heavy`` are not read (they read as empty)."""
-        conditions = self._where(chosen)
+        # Filtered by a tag, the order is the tag rows' copy of (created_at, id): the database may then
+        # walk the tag's index range in order instead of the owner's rows, checking each for the tag.
+        created, ident = (
+            (SubmissionTag.created_at, SubmissionTag.submission_id)
+            if chosen.tag is not None
+            else (Submission.created_at, Submission.id)
+        )
+        query = self._matching(chosen, Submission)
         if after is not None:
             # A row-value comparison: both databases read it as one range of the (key, created_at, id)
             # index (the equivalent OR of two conditions made PostgreSQL scan half the key's rows).
-            conditions.append(
-                tuple_(Submission.created_at, Submission.id) < tuple_(after.created_at, after.id)
-            )
+            query = query.where(tuple_(created, ident) < tuple_(after.created_at, after.id))
         skipped = [defer(getattr(Submission, name)) for name in HEAVY_COLUMNS if name not in heavy]
-        query = (
-            select(Submission)
-            .where(*conditions)
-            .order_by(Submission.created_at.desc(), Submission.id.desc())
-            .limit(limit)
-            .options(*skipped)
-        )
+        query = query.order_by(created.desc(), ident.desc()).limit(limit).options(*skipped)
         with self._session() as session:
             return [_record(row) for row in session.scalars(query)]
 
     def count_matching(self, chosen: SubmissionFilter) -> int:
-        """How many submissions match ``chosen`` (every page together)."""
-        query = select(func.count()).select_from(Submission).where(*self._where(chosen))
+        """How many submissions match ``chosen`` (every page together), exactly: a scan of every match."""
+        query = select(func.count()).select_from(self._matching(chosen, Submission.id).subquery())
         with self._session() as session:
             return int(session.scalar(query) or 0)
+
+    def total(self, chosen: SubmissionFilter, most: int = COUNT_MAX) -> tuple[int, bool]:
+        """(how many submissions match ``chosen``, False) when at most ``most`` do; else (``most``, True):
+        counting stops past ``most`` matches, so a count costs what ``most`` index entries cost however
+        many rows match (``count=true`` of a listing)."""
+        if chosen.tag is not None and _only_tag_and_time(chosen):
+            # The tag rows alone answer it (owner, tag, creation time): no submission row is read.
+            matching = select(SubmissionTag.submission_id).where(*self._tagged(chosen))
+            if chosen.created_after is not None:
+                matching = matching.where(SubmissionTag.created_at >= chosen.created_after)
+            if chosen.created_before is not None:
+                matching = matching.where(SubmissionTag.created_at < chosen.created_before)
+        else:
+            matching = self._matching(chosen, Submission.id)
+        matching = matching.limit(most + 1).subquery()
+        with self._session() as session:
+            found = int(session.scalar(select(func.count()).select_from(matching)) or 0)
+        return (most, True) if found > most else (found, False)
 
     def regrade_targets(self, problem: str, current_hash: str, *, force: bool = False) -> list[str]:
         """Originals (not regrades) of ``problem``, oldest first, whose latest grading (the original's or
@@ -441,7 +491,7 @@ class Store:
 
     def _delete_ids(self, session: Session, ids: Sequence[str]) -> int:
         # Explicit rather than relying on ON DELETE CASCADE alone (SQLite needs foreign_keys=ON for it).
-        for model in (SubmissionEvent, CallbackAttempt, IdempotencyRecord, AccountSubmission):
+        for model in (SubmissionEvent, CallbackAttempt, IdempotencyRecord, AccountSubmission, SubmissionTag):
             session.execute(delete(model).where(model.submission_id.in_(ids)))
         result = session.execute(delete(Submission).where(Submission.id.in_(ids)))
         return int(getattr(result, "rowcount", 0) or 0)
@@ -604,13 +654,24 @@ class Store:
             if done is None:
                 return False
             if final is not None:
+                # The attempt's progress events are folded into the final one (``eventlog``).
+                attempt = (SubmissionEvent.submission_id == claim.submission_id) & (
+                    SubmissionEvent.attempt == claim.attempt
+                )
+                earlier = session.execute(
+                    select(SubmissionEvent.id, SubmissionEvent.kind, SubmissionEvent.data)
+                    .where(attempt)
+                    .order_by(SubmissionEvent.id)
+                ).all()
+                if earlier:
+                    session.execute(delete(SubmissionEvent).where(attempt))
                 kind, data = final
                 session.add(
                     SubmissionEvent(
                         submission_id=claim.submission_id,
                         attempt=claim.attempt,
                         kind=kind,
-                        data=data,
+                        data=fold(data, [(i, k, d) for i, k, d in earlier], values.get("result")),
                         created_at=utcnow(),
                     )
                 )
@@ -796,15 +857,25 @@ class Store:
             return row.id
 
     def events_after(self, submission_id: str, after: int = 0, limit: int = 500) -> list[EventRecord]:
-        """Events of the submission with an id above ``after``, in order."""
+        """Events of the submission with an id above ``after``, in order (a finished grading's folded
+        events unfolded: ``eventlog``)."""
         query = (
             select(SubmissionEvent)
             .where(SubmissionEvent.submission_id == submission_id, SubmissionEvent.id > after)
             .order_by(SubmissionEvent.id)
             .limit(limit)
         )
+        events: list[EventRecord] = []
         with self._session() as session:
-            return [_event(row) for row in session.scalars(query)]
+            rows = list(session.scalars(query))
+            result = None
+            if any(folded(row.data) for row in rows):
+                result = session.scalar(select(Submission.result).where(Submission.id == submission_id))
+            for row in rows:
+                for ident, kind, data in unfold(row.id, row.kind, row.data, result):
+                    if ident > after:
+                        events.append(replace(_event(row), id=ident, kind=kind, data=data))
+        return events[:limit]
 
     # ------------------------------------------------------------------------------------ callbacks
 
@@ -963,6 +1034,12 @@ class Store:
             query = query.where(Submission.problem == problem)
         with self._session() as session:
             return list(session.scalars(query))
+
+
+def _only_tag_and_time(chosen: SubmissionFilter) -> bool:
+    """Whether ``chosen`` filters by nothing but its owner, a tag and creation times."""
+    others = (chosen.problem, chosen.status, chosen.verdict, chosen.external_user, chosen.regrade_of)
+    return all(value is None for value in others)
 
 
 def _takeable(now: datetime, orphaned_after_s: float) -> Any:
