@@ -447,12 +447,15 @@ def main() -> int:
     parser.add_argument("--stored", type=int, default=400, help="submissions stored to measure bytes")
     parser.add_argument("--quick", action="store_true", help="20,000 rows each, 5 repeats, 60 stored")
     parser.add_argument("--only", choices=("postgresql", "sqlite"), help="one database only")
+    parser.add_argument("--rows", type=int, help="submissions on each database (after --quick)")
     parser.add_argument("--seed", type=int, default=40)
     parser.add_argument("--json", type=Path, help="also write the measurements here")
     args = parser.parse_args()
     if args.quick:
         args.postgres_rows = args.sqlite_rows = 20_000
         args.repeat, args.stored = 5, 150
+    if args.rows is not None:
+        args.postgres_rows = args.sqlite_rows = args.rows
     reason = postgres.why_unavailable()
     server = None if reason is not None or args.only == "sqlite" else postgres.PostgresServer()
     results: dict[str, Any] = {}

@@ -438,10 +438,11 @@ class Store:
         with self._session() as session:
             return int(session.scalar(query) or 0)
 
-    def total(self, chosen: SubmissionFilter, most: int = COUNT_MAX) -> tuple[int, bool]:
-        """(how many submissions match ``chosen``, False) when at most ``most`` do; else (``most``, True):
-        counting stops past ``most`` matches, so a count costs what ``most`` index entries cost however
-        many rows match (``count=true`` of a listing)."""
+    def total(self, chosen: SubmissionFilter, most: int | None = None) -> tuple[int, bool]:
+        """(how many submissions match ``chosen``, False) when at most ``most`` (COUNT_MAX) do; else
+        (``most``, True): counting stops past ``most`` matches, so a count costs what ``most`` index
+        entries cost however many rows match (``count=true`` of a listing)."""
+        most = COUNT_MAX if most is None else most
         if chosen.tag is not None and _only_tag_and_time(chosen):
             # The tag rows alone answer it (owner, tag, creation time): no submission row is read.
             matching = select(SubmissionTag.submission_id).where(*self._tagged(chosen))
