@@ -445,16 +445,16 @@ class Store:
         most = COUNT_MAX if most is None else most
         if chosen.tag is not None and _only_tag_and_time(chosen):
             # The tag rows alone answer it (owner, tag, creation time): no submission row is read.
-            matching = select(SubmissionTag.submission_id).where(*self._tagged(chosen))
+            matching: Any = select(SubmissionTag.submission_id).where(*self._tagged(chosen))
             if chosen.created_after is not None:
                 matching = matching.where(SubmissionTag.created_at >= chosen.created_after)
             if chosen.created_before is not None:
                 matching = matching.where(SubmissionTag.created_at < chosen.created_before)
         else:
             matching = self._matching(chosen, Submission.id)
-        matching = matching.limit(most + 1).subquery()
+        capped = matching.limit(most + 1).subquery()
         with self._session() as session:
-            found = int(session.scalar(select(func.count()).select_from(matching)) or 0)
+            found = int(session.scalar(select(func.count()).select_from(capped)) or 0)
         return (most, True) if found > most else (found, False)
 
     def regrade_targets(self, problem: str, current_hash: str, *, force: bool = False) -> list[str]:
