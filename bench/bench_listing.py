@@ -114,8 +114,18 @@ def _sqlite_time(value: Any) -> Any:
     return None if value is None else value.replace(tzinfo=None).strftime("%Y-%m-%d %H:%M:%S.%f")
 
 
+def _sqlite_result() -> Callable[[str | None], Any]:
+    """A result's JSON text as this checkout's store keeps it on SQLite: packed where it packs."""
+    try:
+        from judge.store.packed import pack
+    except ImportError:  # an older checkout: JSON text
+        return lambda text: text
+    return lambda text: None if text is None else pack(json.loads(text))
+
+
 def fill_sqlite(store: Store, population: Population) -> None:
     has_tags = sa_inspect(store.engine).has_table("submission_tags")
+    stored_result = _sqlite_result()
     raw = store.engine.raw_connection()
     try:
         cursor = raw.cursor()
@@ -132,6 +142,7 @@ def fill_sqlite(store: Store, population: Population) -> None:
         tags: list[tuple[Any, ...]] = []
         for index in range(population.rows):
             row = population.row(index)
+            row["result"] = stored_result(row["result"])
             batch.append(tuple(_sqlite_time(row.get(c)) if c in times else row.get(c) for c in COLUMNS))
             if has_tags:
                 tags.extend(
@@ -390,9 +401,21 @@ def run(dialect: str, url: str, rows: int, repeat: int, stored: int, seed: int) 
         filled = time.perf_counter() - began
         print(f"{dialect}: {rows:,} submissions stored in {filled:.0f} s", flush=True)
         timings = time_cases(store, cases(store, population), repeat)
+        filled_bytes = {"per_row": round(sum(_sizes(store).values()) / rows), "columns": _columns(store)}
     finally:
         store.close()
-    return {"rows": rows, "fill_s": round(filled, 1), "timings": timings}
+    return {"rows": rows, "fill_s": round(filled, 1), "timings": timings, "filled_bytes": filled_bytes}
+
+
+def _columns(store: Store) -> dict[str, int]:
+    """Mean stored bytes of the large columns of the filled table (PostgreSQL ``pg_column_size``: after
+    compression; SQLite ``length``: bytes of a BLOB, characters of text)."""
+    size = "pg_column_size" if store.dialect == "postgresql" else "length"
+    names = ("code", "result", "manifest", "tags")
+    query = "SELECT " + ", ".join(f"avg({size}({name}))" for name in names) + " FROM submissions"
+    with store.engine.connect() as connection:
+        row = connection.execute(text(query)).one()
+    return {name: round(float(value or 0)) for name, value in zip(names, row, strict=True)}
 
 
 def measure_bytes(dialect: str, url: str, stored: int, seed: int) -> dict[str, Any]:
@@ -424,6 +447,10 @@ def report(results: dict[str, Any]) -> bool:
                 f"{plain['case']:<30}{plain['items']:>6}{plain['p50_ms']:>9.1f}{plain['p95_ms']:>9.1f}"
                 f"{counted['p50_ms']:>12.1f}{counted['p95_ms']:>9.1f}{shown:>16}  {'yes' if ok else 'NO'}"
             )
+        filled = measured.get("filled_bytes")
+        if filled:
+            columns = ", ".join(f"{name} {size:,}" for name, size in filled["columns"].items())
+            print(f"filled database: {filled['per_row']:,} bytes per submission (mean columns: {columns})")
         sizes = measured["bytes"]
         ok = sizes["beyond_code_and_result"] <= sizes["budget"]
         within &= ok
@@ -443,8 +470,8 @@ def main() -> int:
     )
     parser.add_argument("--postgres-rows", type=int, default=1_000_000)
     parser.add_argument("--sqlite-rows", type=int, default=100_000)
-    parser.add_argument("--repeat", type=int, default=20, help="timed runs of each case (after a warm-up)")
-    parser.add_argument("--stored", type=int, default=400, help="submissions stored to measure bytes")
+    parser.add_argument("--repeat", type=int, help="timed runs of each case after a warm-up (20; --quick 5)")
+    parser.add_argument("--stored", type=int, help="submissions stored to measure bytes (400; --quick 150)")
     parser.add_argument("--quick", action="store_true", help="20,000 rows each, 5 repeats, 60 stored")
     parser.add_argument("--only", choices=("postgresql", "sqlite"), help="one database only")
     parser.add_argument("--rows", type=int, help="submissions on each database (after --quick)")
@@ -453,7 +480,8 @@ def main() -> int:
     args = parser.parse_args()
     if args.quick:
         args.postgres_rows = args.sqlite_rows = 20_000
-        args.repeat, args.stored = 5, 150
+    args.repeat = args.repeat or (5 if args.quick else 20)
+    args.stored = args.stored or (150 if args.quick else 400)
     if args.rows is not None:
         args.postgres_rows = args.sqlite_rows = args.rows
     reason = postgres.why_unavailable()
