@@ -56,8 +56,8 @@ _events = sa.table(
 )
 _INDEXES = {
     "ix_submissions_owner_problem": ["key_id", "problem", "created_at", "id", "status", "verdict"],
-    "ix_submissions_owner_status": ["key_id", "status", "created_at", "id"],
-    "ix_submissions_owner_verdict": ["key_id", "verdict", "created_at", "id"],
+    "ix_submissions_owner_status": ["key_id", "status", "created_at", "id", "problem"],
+    "ix_submissions_owner_verdict": ["key_id", "verdict", "created_at", "id", "problem"],
 }
 _FINISHED = ("done", "failed")
 _FINAL_KINDS = ("result", "failed")
