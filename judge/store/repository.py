@@ -83,7 +83,7 @@ from judge.store.scrub import SECURE_DELETE, scrub
 HEAVY_COLUMNS = ("code", "result")
 
 #: Most submissions ``Store.total`` counts exactly; past it a count says "more than this many"
-#: (``count_capped``): an exact count of a million rows is a scan of a million index entries.
+#: (``total_capped`` of a listing): an exact count of a million rows scans a million index entries.
 COUNT_MAX = 10_000
 
 #: Seconds a callback sender holds a callback it took (``take_callback``), by default; and how long a
