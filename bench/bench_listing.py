@@ -377,7 +377,12 @@ def stored_bytes(store: Store, submissions: int, seed: int) -> dict[str, Any]:
     }
     total = sum(per_table.values())
     code, result = round(code_bytes / submissions), round(result_bytes / submissions)
+    stored = _columns(store)
     return {
+        # The rest beside the code and result as stored (compressed where the store compresses them):
+        # the row's other columns, its indexes, events, tags, idempotency key and callback try.
+        "beyond_stored_code_and_result": total - stored["code"] - stored["result"],
+        "stored_columns": stored,
         "submissions": submissions,
         "per_table": per_table,
         "total": total,
@@ -459,7 +464,9 @@ def report(results: dict[str, Any]) -> bool:
             f"bytes per stored submission ({sizes['submissions']} stored as the judge does): "
             f"{sizes['total']:,} "
             f"({tables}); code {sizes['code']:,}, result JSON {sizes['result_json']:,}; beyond them "
-            f"{sizes['beyond_code_and_result']:,} (budget {sizes['budget']:,}): {'yes' if ok else 'NO'}"
+            f"{sizes['beyond_code_and_result']:,} (budget {sizes['budget']:,}): {'yes' if ok else 'NO'}; "
+            f"beyond code and result as stored ({sizes['stored_columns']['code']:,} and "
+            f"{sizes['stored_columns']['result']:,}): {sizes['beyond_stored_code_and_result']:,}"
         )
     return within
 
