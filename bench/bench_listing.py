@@ -71,7 +71,10 @@ COLUMNS = [column.name for column in Submission.__table__.columns]
 
 def _tag_rows(row: dict[str, Any]) -> list[tuple[Any, ...]]:
     tags = json.loads(row["tags"]) if row["tags"] else {}
-    return [(row["id"], name, value, row["key_id"], row["created_at"]) for name, value in tags.items()]
+    return [
+        (row["id"], name, value, row["key_id"], row["problem"], row["created_at"])
+        for name, value in tags.items()
+    ]
 
 
 def fill_postgres(store: Store, population: Population) -> None:
@@ -97,7 +100,7 @@ def fill_postgres(store: Store, population: Population) -> None:
                     tags.extend(_tag_rows(row))
         if has_tags:
             with cursor.copy(
-                "COPY submission_tags (submission_id, name, value, key_id, created_at) FROM STDIN"
+                "COPY submission_tags (submission_id, name, value, key_id, problem, created_at) FROM STDIN"
             ) as copy:
                 for tag in tags:
                     copy.write_row(tag)
@@ -146,8 +149,8 @@ def fill_sqlite(store: Store, population: Population) -> None:
             batch.append(tuple(_sqlite_time(row.get(c)) if c in times else row.get(c) for c in COLUMNS))
             if has_tags:
                 tags.extend(
-                    (sid, name, value, key, _sqlite_time(created))
-                    for sid, name, value, key, created in _tag_rows(row)
+                    (sid, name, value, key, problem, _sqlite_time(created))
+                    for sid, name, value, key, problem, created in _tag_rows(row)
                 )
             if len(batch) == 5000:
                 cursor.executemany(f"INSERT INTO submissions ({', '.join(COLUMNS)}) VALUES ({marks})", batch)
@@ -156,8 +159,8 @@ def fill_sqlite(store: Store, population: Population) -> None:
             cursor.executemany(f"INSERT INTO submissions ({', '.join(COLUMNS)}) VALUES ({marks})", batch)
         if has_tags:
             cursor.executemany(
-                "INSERT INTO submission_tags (submission_id, name, value, key_id, created_at) "
-                "VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO submission_tags (submission_id, name, value, key_id, problem, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
                 tags,
             )
         for _, definition in indexes:

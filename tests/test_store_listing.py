@@ -75,6 +75,14 @@ def test_a_tag_filter_reads_the_tag_rows_written_with_the_submission(store: Stor
     chosen = SubmissionFilter("k", tag=("n", "4"), problem="p", status=Status.QUEUED)
     assert listed(store, chosen) == [made[4]] and store.total(chosen) == (1, False)
     assert listed(store, SubmissionFilter("k", tag=("n", "4"), problem="q")) == []
+    # Beside a narrow filter the tag is looked up per submission; beside a broad one (or a problem, or
+    # times) the tag's rows are walked: the same answers.
+    users = [store.create(new(tags={"course": "c1"}, external_user=f"u{i % 2}")).id for i in range(4)]
+    by_user = SubmissionFilter("k", tag=("course", "c1"), external_user="u1")
+    assert listed(store, by_user) == [users[3], users[1]] and store.total(by_user) == (2, False)
+    by_problem = SubmissionFilter("k", tag=("course", "c1"), problem="p")
+    assert listed(store, by_problem) == list(reversed(users)) + odd[:-1]
+    assert store.total(by_problem) == (len(users) + len(odd) - 1, False)
     # Deleting a submission deletes its tag rows.
     assert store.delete(made[4])
     assert rows(store, SubmissionTag, made[4]) == 0

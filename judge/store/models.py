@@ -108,7 +108,8 @@ class Submission(Base):
 
 class SubmissionTag(Base):
     """One tag of a submission (``Submission.tags``), a row of its own so that a tag filter is an index
-    range: written with the submission, with its owner and creation time (a listing's order)."""
+    range: written with the submission, with what of it never changes and a listing filters by beside a
+    tag: its owner, problem and creation time (a listing's order)."""
 
     __tablename__ = "submission_tags"
 
@@ -118,10 +119,20 @@ class SubmissionTag(Base):
     name: Mapped[str] = mapped_column(String(64), primary_key=True)
     value: Mapped[str] = mapped_column(String(200))
     key_id: Mapped[str | None] = mapped_column(String(64))
+    problem: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
     __table_args__ = (
         Index("ix_submission_tags_owner_tag", "key_id", "name", "value", "created_at", "submission_id"),
+        Index(
+            "ix_submission_tags_owner_tag_problem",
+            "key_id",
+            "name",
+            "value",
+            "problem",
+            "created_at",
+            "submission_id",
+        ),
     )
 
 

@@ -285,6 +285,7 @@ class Store:
                         name=name,
                         value=value,
                         key_id=row.key_id,
+                        problem=row.problem,
                         created_at=row.created_at,
                     )
                     for name, value in (row.tags or {}).items()
@@ -386,29 +387,40 @@ class Store:
 
     @staticmethod
     def _tagged(chosen: SubmissionFilter) -> list[Any]:
-        """The conditions on ``submission_tags`` of a tag filter (its owner's rows with this tag, within
-        the creation times asked: one range of its index), or none without one; the rows are joined to
-        their submissions."""
-        if chosen.tag is None:
-            return []
+        """The conditions on ``submission_tags`` of a tag filter: its owner's rows with this tag, of the
+        problem and within the creation times asked (the tag rows copy them: one range of an index)."""
+        assert chosen.tag is not None
         name, value = chosen.tag
         key = chosen.key_id
         owner = SubmissionTag.key_id.is_(None) if key is None else SubmissionTag.key_id == key
         conditions = [owner, SubmissionTag.name == name, SubmissionTag.value == value]
+        if chosen.problem is not None:
+            conditions.append(SubmissionTag.problem == chosen.problem)
         if chosen.created_after is not None:
             conditions.append(SubmissionTag.created_at >= chosen.created_after)
         if chosen.created_before is not None:
             conditions.append(SubmissionTag.created_at < chosen.created_before)
         return conditions
 
-    def _matching(self, chosen: SubmissionFilter, *columns: Any) -> Any:
-        """SELECT ``columns`` of the submissions matching ``chosen``, joined to their tag when it
-        filters by one (not read from the JSON column, which no index can serve on both databases)."""
+    def _matching(self, chosen: SubmissionFilter, *columns: Any) -> tuple[Any, Any, Any]:
+        """(SELECT ``columns`` of the submissions matching ``chosen``, and the (created_at, id) columns of
+        its order). A tag is read from ``submission_tags``, never the JSON column (which no index serves
+        alike on both databases), in one of two ways (``_walks_tag``): walking the tag's range of its
+        index newest first, joined to each submission by id (the order is the tag rows' copy); or, beside
+        a narrow filter, walking that filter's range and looking each submission's tag up by its key."""
         query = select(*columns).where(*self._where(chosen))
-        tagged = self._tagged(chosen)
-        if tagged:
-            query = query.join(SubmissionTag, SubmissionTag.submission_id == Submission.id).where(*tagged)
-        return query
+        if chosen.tag is None:
+            return query, Submission.created_at, Submission.id
+        if _walks_tag(chosen):
+            query = query.join(SubmissionTag, SubmissionTag.submission_id == Submission.id)
+            return query.where(*self._tagged(chosen)), SubmissionTag.created_at, SubmissionTag.submission_id
+        name, value = chosen.tag
+        tag_value = (
+            select(SubmissionTag.value)
+            .where(SubmissionTag.submission_id == Submission.id, SubmissionTag.name == name)
+            .scalar_subquery()
+        )
+        return query.where(tag_value == value), Submission.created_at, Submission.id
 
     def page(
         self,
@@ -421,19 +433,10 @@ class Store:
         """Up to ``limit`` submissions matching ``chosen``, newest first (created_at, then id, both
         descending: a stable order), strictly after ``after``. Columns of ``HEAVY_COLUMNS`` not named
         in ``heavy`` are not read (they read as empty)."""
-        # Filtered by a tag (and times) only, the order is the tag rows' copy of (created_at, id): the
-        # database walks the tag's index range in order. With another filter beside it, the submissions'
-        # own order, so that the database may as well walk that filter's range and look each row's tag up
-        # (a rare verdict of a common tag), whichever its statistics say is shorter.
-        created, ident = (
-            (SubmissionTag.created_at, SubmissionTag.submission_id)
-            if chosen.tag is not None and _only_tag_and_time(chosen)
-            else (Submission.created_at, Submission.id)
-        )
         # The page's ids first, from the indexes alone (every filter's column is in its index), then
         # their rows: the database never reads the row of a submission that is not on the page (joining
         # a tag's rows to a common problem's, by hash, read 8,000 rows for 50).
-        ids = self._matching(chosen, Submission.id)
+        ids, created, ident = self._matching(chosen, Submission.id)
         if after is not None:
             # A row-value comparison: both databases read it as one range of the (key, created_at, id)
             # index (the equivalent OR of two conditions made PostgreSQL scan half the key's rows).
@@ -451,7 +454,7 @@ class Store:
 
     def count_matching(self, chosen: SubmissionFilter) -> int:
         """How many submissions match ``chosen`` (every page together), exactly: a scan of every match."""
-        query = select(func.count()).select_from(self._matching(chosen, Submission.id).subquery())
+        query = select(func.count()).select_from(self._matching(chosen, Submission.id)[0].subquery())
         with self._session() as session:
             return int(session.scalar(query) or 0)
 
@@ -460,11 +463,11 @@ class Store:
         (``most``, True): counting stops past ``most`` matches, so a count costs what ``most`` index
         entries cost however many rows match (``count=true`` of a listing)."""
         most = COUNT_MAX if most is None else most
-        if chosen.tag is not None and _only_tag_and_time(chosen):
-            # The tag rows alone answer it (owner, tag, creation time): no submission row is read.
+        if chosen.tag is not None and _tag_rows_answer(chosen):
+            # The tag rows alone answer it (owner, tag, problem, creation time): no submission is read.
             matching: Any = select(SubmissionTag.submission_id).where(*self._tagged(chosen))
         else:
-            matching = self._matching(chosen, Submission.id)
+            matching = self._matching(chosen, Submission.id)[0]
         capped = matching.limit(most + 1).subquery()
         with self._session() as session:
             found = int(session.scalar(select(func.count()).select_from(capped)) or 0)
@@ -1050,10 +1053,32 @@ class Store:
             return list(session.scalars(query))
 
 
-def _only_tag_and_time(chosen: SubmissionFilter) -> bool:
-    """Whether ``chosen`` filters by nothing but its owner, a tag and creation times."""
-    others = (chosen.problem, chosen.status, chosen.verdict, chosen.external_user, chosen.regrade_of)
+#: Statuses and verdicts most submissions have: a filter on one of them is broad, on the others narrow.
+_BROAD_STATUSES = frozenset({Status.DONE})
+_BROAD_VERDICTS = frozenset({"accepted", "wrong_answer"})
+
+
+def _tag_rows_answer(chosen: SubmissionFilter) -> bool:
+    """Whether the tag rows alone answer ``chosen``: it filters by its owner, a tag, a problem and
+    creation times only (what ``submission_tags`` copies)."""
+    others = (chosen.status, chosen.verdict, chosen.external_user, chosen.regrade_of)
     return all(value is None for value in others)
+
+
+def _walks_tag(chosen: SubmissionFilter) -> bool:
+    """Whether a tag filter is served by walking the tag's rows (checking each submission for the rest):
+    unless a narrow filter beside it (an external user, a regrade, a status other than done, a verdict
+    other than accepted or wrong_answer) has fewer rows to walk, each looked up for its tag. Both walk an
+    index in the page's order and stop at the page's end; this picks the shorter walk by what a platform's
+    data looks like, where a database's statistics misjudge two filters together (a hash join of a
+    common tag's and a common problem's rows took 100 ms at a million)."""
+    narrow = (
+        chosen.external_user is not None
+        or chosen.regrade_of is not None
+        or (chosen.status is not None and chosen.status not in _BROAD_STATUSES)
+        or (chosen.verdict is not None and chosen.verdict not in _BROAD_VERDICTS)
+    )
+    return not narrow
 
 
 def _takeable(now: datetime, orphaned_after_s: float) -> Any:

@@ -32,6 +32,7 @@ _submissions = sa.table(
     "submissions",
     sa.column("id", sa.String()),
     sa.column("key_id", sa.String()),
+    sa.column("problem", sa.String()),
     sa.column("created_at", UTCDateTime()),
     sa.column("status", sa.String()),
     sa.column("tags", JsonDoc),
@@ -43,6 +44,7 @@ _tags = sa.table(
     sa.column("name", sa.String()),
     sa.column("value", sa.String()),
     sa.column("key_id", sa.String()),
+    sa.column("problem", sa.String()),
     sa.column("created_at", UTCDateTime()),
 )
 _events = sa.table(
@@ -58,6 +60,17 @@ _INDEXES = {
     "ix_submissions_owner_problem": ["key_id", "problem", "created_at", "id", "status", "verdict"],
     "ix_submissions_owner_status": ["key_id", "status", "created_at", "id", "problem"],
     "ix_submissions_owner_verdict": ["key_id", "verdict", "created_at", "id", "problem"],
+}
+_TAG_INDEXES = {
+    "ix_submission_tags_owner_tag": ["key_id", "name", "value", "created_at", "submission_id"],
+    "ix_submission_tags_owner_tag_problem": [
+        "key_id",
+        "name",
+        "value",
+        "problem",
+        "created_at",
+        "submission_id",
+    ],
 }
 _FINISHED = ("done", "failed")
 _FINAL_KINDS = ("result", "failed")
@@ -88,23 +101,34 @@ def upgrade() -> None:
         sa.Column("name", sa.String(64), primary_key=True),
         sa.Column("value", sa.String(200), nullable=False),
         sa.Column("key_id", sa.String(64), nullable=True),
+        sa.Column("problem", sa.String(64), nullable=False),
         sa.Column("created_at", UTCDateTime(), nullable=False),
     )
     bind = op.get_bind()
-    columns = (_submissions.c.id, _submissions.c.key_id, _submissions.c.created_at, _submissions.c.tags)
+    columns = (
+        _submissions.c.id,
+        _submissions.c.key_id,
+        _submissions.c.problem,
+        _submissions.c.created_at,
+        _submissions.c.tags,
+    )
     for rows in _batches(sa.select(*columns).where(_submissions.c.tags.is_not(None)), _submissions.c.id):
         values = [
-            {"submission_id": sid, "name": name, "value": str(value), "key_id": key, "created_at": created}
-            for sid, key, created, tags in rows
+            {
+                "submission_id": sid,
+                "name": name,
+                "value": str(value),
+                "key_id": key,
+                "problem": problem,
+                "created_at": created,
+            }
+            for sid, key, problem, created, tags in rows
             for name, value in (tags or {}).items()
         ]
         if values:
             bind.execute(sa.insert(_tags), values)
-    op.create_index(
-        "ix_submission_tags_owner_tag",
-        "submission_tags",
-        ["key_id", "name", "value", "created_at", "submission_id"],
-    )
+    for name, indexed in _TAG_INDEXES.items():
+        op.create_index(name, "submission_tags", indexed)
     for name, indexed in _INDEXES.items():
         op.create_index(name, "submissions", indexed)
     if bind.dialect.name == "sqlite":
@@ -190,5 +214,6 @@ def downgrade() -> None:
                     bind.execute(sa.update(plain).where(plain.c.id == sid).values(result=result))
     for name in _INDEXES:
         op.drop_index(name, "submissions")
-    op.drop_index("ix_submission_tags_owner_tag", "submission_tags")
+    for name in _TAG_INDEXES:
+        op.drop_index(name, "submission_tags")
     op.drop_table("submission_tags")
