@@ -88,6 +88,34 @@ def test_a_tag_filter_reads_the_tag_rows_written_with_the_submission(store: Stor
     assert rows(store, SubmissionTag, made[4]) == 0
 
 
+def test_a_tag_beside_a_status_or_verdict_is_served_each_way(store: Store) -> None:
+    """Broad (done, accepted): the tag's rows walked, each submission checked; narrow (failed, a rare
+    verdict): that filter's rows walked, each tag looked up. Both give what the filters say."""
+    graded: dict[str, str] = {}
+    for i, verdict in enumerate(("accepted", "wrong_answer", "accepted", "output_limit_exceeded", None)):
+        record = store.create(new(tags={"course": "c1" if i != 2 else "c2"}))
+        claim = store.claim(record.id)
+        assert claim is not None
+        if verdict is None:
+            store.fail(claim, "gave up", ("failed", {"status": "failed", "error": "gave up"}))
+        else:
+            store.finish(claim, {"verdict": verdict}, verdict, {"m": 1}, ("result", {"status": "done"}))
+        graded[record.id] = verdict or "failed"
+    ids = list(graded)
+    course = ("course", "c1")
+    cases = {
+        SubmissionFilter("k", tag=course, verdict="accepted"): [ids[0]],
+        SubmissionFilter("k", tag=course, status=Status.DONE): [ids[3], ids[1], ids[0]],
+        SubmissionFilter("k", tag=course, status=Status.DONE, verdict="wrong_answer", problem="p"): [ids[1]],
+        SubmissionFilter("k", tag=course, verdict="output_limit_exceeded"): [ids[3]],
+        SubmissionFilter("k", tag=course, status=Status.FAILED): [ids[4]],
+        SubmissionFilter("k", tag=("course", "c2"), verdict="output_limit_exceeded"): [],
+    }
+    for chosen, expected in cases.items():
+        assert listed(store, chosen) == expected, chosen
+        assert store.total(chosen) == (len(expected), False), chosen
+
+
 def test_a_count_stops_at_its_cap_and_says_so(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     for i in range(6):
         store.create(new(tags={"course": "c1"}, external_user=f"u{i % 2}"))

@@ -402,25 +402,41 @@ class Store:
             conditions.append(SubmissionTag.created_at < chosen.created_before)
         return conditions
 
-    def _matching(self, chosen: SubmissionFilter, *columns: Any) -> tuple[Any, Any, Any]:
-        """(SELECT ``columns`` of the submissions matching ``chosen``, and the (created_at, id) columns of
-        its order). A tag is read from ``submission_tags``, never the JSON column (which no index serves
-        alike on both databases), in one of two ways (``_walks_tag``): walking the tag's range of its
-        index newest first, joined to each submission by id (the order is the tag rows' copy); or, beside
-        a narrow filter, walking that filter's range and looking each submission's tag up by its key."""
-        query = select(*columns).where(*self._where(chosen))
+    def _matching(self, chosen: SubmissionFilter) -> tuple[Any, Any, Any]:
+        """(SELECT the ids (``id``) of the submissions matching ``chosen``, and the (created_at, id)
+        columns of its order). A tag is read from ``submission_tags``, never the JSON column (which no
+        index serves alike on both databases), in the way ``_tag_way`` picks."""
         if chosen.tag is None:
+            return select(Submission.id).where(*self._where(chosen)), Submission.created_at, Submission.id
+        way = _tag_way(chosen)
+        if way == "tag_rows":
+            # The tag's range (of its problem and times: the tag rows copy them), newest first; a broad
+            # status or verdict beside it is checked on each row's submission, looked up by its key.
+            query = select(SubmissionTag.submission_id.label("id")).where(*self._tagged(chosen))
+            if not _tag_rows_answer(chosen):
+                row = (
+                    select(Submission.id)
+                    .where(Submission.id == SubmissionTag.submission_id, *self._where(chosen))
+                    .scalar_subquery()
+                )
+                query = query.where(row.is_not(None))
+            return query, SubmissionTag.created_at, SubmissionTag.submission_id
+        if way == "join":
+            query = (
+                select(Submission.id)
+                .join(SubmissionTag, SubmissionTag.submission_id == Submission.id)
+                .where(*self._where(chosen), *self._tagged(chosen))
+            )
             return query, Submission.created_at, Submission.id
-        if _walks_tag(chosen):
-            query = query.join(SubmissionTag, SubmissionTag.submission_id == Submission.id)
-            return query.where(*self._tagged(chosen)), SubmissionTag.created_at, SubmissionTag.submission_id
+        # "lookup": the narrow filter's range, each submission's tag looked up by its key.
         name, value = chosen.tag
         tag_value = (
             select(SubmissionTag.value)
             .where(SubmissionTag.submission_id == Submission.id, SubmissionTag.name == name)
             .scalar_subquery()
         )
-        return query.where(tag_value == value), Submission.created_at, Submission.id
+        query = select(Submission.id).where(*self._where(chosen), tag_value == value)
+        return query, Submission.created_at, Submission.id
 
     def page(
         self,
@@ -436,7 +452,7 @@ class Store:
         # The page's ids first, from the indexes alone (every filter's column is in its index), then
         # their rows: the database never reads the row of a submission that is not on the page (joining
         # a tag's rows to a common problem's, by hash, read 8,000 rows for 50).
-        ids, created, ident = self._matching(chosen, Submission.id)
+        ids, created, ident = self._matching(chosen)
         if after is not None:
             # A row-value comparison: both databases read it as one range of the (key, created_at, id)
             # index (the equivalent OR of two conditions made PostgreSQL scan half the key's rows).
@@ -454,7 +470,7 @@ class Store:
 
     def count_matching(self, chosen: SubmissionFilter) -> int:
         """How many submissions match ``chosen`` (every page together), exactly: a scan of every match."""
-        query = select(func.count()).select_from(self._matching(chosen, Submission.id)[0].subquery())
+        query = select(func.count()).select_from(self._matching(chosen)[0].subquery())
         with self._session() as session:
             return int(session.scalar(query) or 0)
 
@@ -463,12 +479,7 @@ class Store:
         (``most``, True): counting stops past ``most`` matches, so a count costs what ``most`` index
         entries cost however many rows match (``count=true`` of a listing)."""
         most = COUNT_MAX if most is None else most
-        if chosen.tag is not None and _tag_rows_answer(chosen):
-            # The tag rows alone answer it (owner, tag, problem, creation time): no submission is read.
-            matching: Any = select(SubmissionTag.submission_id).where(*self._tagged(chosen))
-        else:
-            matching = self._matching(chosen, Submission.id)[0]
-        capped = matching.limit(most + 1).subquery()
+        capped = self._matching(chosen)[0].limit(most + 1).subquery()
         with self._session() as session:
             found = int(session.scalar(select(func.count()).select_from(capped)) or 0)
         return (most, True) if found > most else (found, False)
@@ -1065,20 +1076,25 @@ def _tag_rows_answer(chosen: SubmissionFilter) -> bool:
     return all(value is None for value in others)
 
 
-def _walks_tag(chosen: SubmissionFilter) -> bool:
-    """Whether a tag filter is served by walking the tag's rows (checking each submission for the rest):
-    unless a narrow filter beside it (an external user, a regrade, a status other than done, a verdict
-    other than accepted or wrong_answer) has fewer rows to walk, each looked up for its tag. Both walk an
-    index in the page's order and stop at the page's end; this picks the shorter walk by what a platform's
-    data looks like, where a database's statistics misjudge two filters together (a hash join of a
-    common tag's and a common problem's rows took 100 ms at a million)."""
-    narrow = (
-        chosen.external_user is not None
-        or chosen.regrade_of is not None
-        or (chosen.status is not None and chosen.status not in _BROAD_STATUSES)
-        or (chosen.verdict is not None and chosen.verdict not in _BROAD_VERDICTS)
+def _tag_way(chosen: SubmissionFilter) -> str:
+    """How a tag filter is served, each way walking an index in the page's order and stopping at the
+    page's end (or the count's cap), chosen by what a platform's data looks like, measured at a million
+    (bench/bench_listing.py), where the databases' own choice misjudged two filters together (a hash join
+    of a common tag's rows with a common problem's took 100 ms):
+
+    ``tag_rows``  the tag's range of its index (of its problem and times), each row's submission looked
+                  up for a broad status or verdict beside it (done; accepted, wrong_answer)
+    ``lookup``    beside a narrow status or verdict (queued, failed, ...; a rare verdict): that filter's
+                  range, each submission's tag looked up by its key
+    ``join``      beside an external user or a regrade (a few hundred rows at most): the tag's and the
+                  user's rows joined as the database sees fit
+    """
+    if chosen.external_user is not None or chosen.regrade_of is not None:
+        return "join"
+    narrow = (chosen.status is not None and chosen.status not in _BROAD_STATUSES) or (
+        chosen.verdict is not None and chosen.verdict not in _BROAD_VERDICTS
     )
-    return not narrow
+    return "lookup" if narrow else "tag_rows"
 
 
 def _takeable(now: datetime, orphaned_after_s: float) -> Any:

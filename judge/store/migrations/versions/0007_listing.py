@@ -1,5 +1,6 @@
 """Listing at a million: a submission's tags as rows of their own (``submission_tags``, what a tag
-filter reads), an index per listing filter after the owner, results packed on SQLite, and the progress
+filter reads, with the submission's owner, problem and creation time), an index per listing filter after
+the owner, results packed on SQLite, and the progress
 events of finished gradings folded into their final event (``judge.store.eventlog``). Existing rows are
 migrated: their tags copied, their results packed, their events folded.
 
