@@ -21,6 +21,7 @@ from judge.service.apikeys import generate_key, hash_key
 from judge.service.retention import Retention
 from judge.service.state import Services
 from judge.service.views import submission_json
+from judge.store import repository
 from judge.store.models import CallbackAttempt, IdempotencyRecord, Submission, SubmissionEvent
 from sandbox.backends import get_backend
 from tests.conftest import FIXTURE_SLUG
@@ -155,6 +156,21 @@ def test_listing_pages_by_cursor_with_filters_and_counts(api: tuple[TestClient, 
     assert after.json()["items"] == []
     slim = client.get("/api/submissions", params={"fields": "id,verdict", "limit": 2}, headers=A).json()
     assert [set(item) for item in slim["items"]] == [{"id", "verdict"}] * 2
+
+
+def test_a_count_past_its_cap_says_so(
+    api: tuple[TestClient, Services], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    client, _ = api
+    monkeypatch.setattr(repository, "COUNT_MAX", 3)
+    for i in range(4):
+        submit(client, A, tags={"course": "c1" if i else "c2"})
+    page = client.get("/api/submissions", params={"count": "true", "limit": 2}, headers=A).json()
+    assert (page["total"], page["total_capped"], len(page["items"])) == (3, True, 2)
+    tagged = client.get("/api/v1/submissions", params={"count": "true", "tag": "course:c1"}, headers=A).json()
+    assert (tagged["total"], tagged["total_capped"], len(tagged["items"])) == (3, False, 3)
+    plain = client.get("/api/v1/submissions", headers=A).json()
+    assert plain["total"] is None and plain["total_capped"] is None
 
 
 def test_listing_refuses_what_it_cannot_serve(api: tuple[TestClient, Services]) -> None:

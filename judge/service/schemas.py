@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_vali
 from judge.dispatch.callbacks import url_character_refusal
 from judge.results import GradeResult, LeafValue
 from judge.store import Status
+from judge.store.repository import COUNT_MAX
 
 #: A JSON kind a Run input may be; ``integer`` is a number with an integral value; ``string`` names a
 #: function of the problem's menu.
@@ -568,7 +569,15 @@ class SubmissionPage(_Out):
         "`fields` only the fields asked for."
     )
     next_cursor: str | None = Field(description="Pass as `cursor` for the next page; None at the end.")
-    total: int | None = Field(description="Matching submissions in all pages (with `count=true`).")
+    total: int | None = Field(
+        description=f"Matching submissions in all pages (with `count=true`), counted exactly up to "
+        f"{COUNT_MAX:,}: past that, {COUNT_MAX:,} and `total_capped` is true."
+    )
+    total_capped: bool | None = Field(
+        default=None,
+        description="With `count=true`: true when more submissions match than `total` says (the count "
+        f"stopped at {COUNT_MAX:,}), false when `total` is exact.",
+    )
     missing: list[str] | None = Field(
         default=None,
         description="With `ids`: the ids asked for that are not found (no such submission, or not "

@@ -24,6 +24,8 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from judge.store.packed import PackedJson
+
 #: JSON documents: JSONB on PostgreSQL, JSON text elsewhere.
 JsonDoc = JSON().with_variant(JSONB(), "postgresql")
 #: Auto-incrementing 64-bit ids (SQLite only auto-increments INTEGER PRIMARY KEY).
@@ -66,7 +68,8 @@ class Submission(Base):
     code: Mapped[str] = mapped_column(Text)
     status: Mapped[str] = mapped_column(String(16))
     verdict: Mapped[str | None] = mapped_column(String(32))
-    result: Mapped[dict[str, Any] | None] = mapped_column(JsonDoc)
+    #: Stored compactly (``packed.PackedJson``): zlib-compressed on SQLite.
+    result: Mapped[dict[str, Any] | None] = mapped_column(PackedJson)
     error: Mapped[str | None] = mapped_column(Text)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     manifest: Mapped[dict[str, Any]] = mapped_column(JsonDoc)
@@ -86,7 +89,8 @@ class Submission(Base):
     enqueued_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     #: The caller's own user id (metadata: listed, filtered, erased by it).
     external_user: Mapped[str | None] = mapped_column(String(200))
-    #: The caller's free tags (course, assignment, ...): a small string -> string object.
+    #: The caller's free tags (course, assignment, ...): a small string -> string object, as read; the
+    #: tag filter reads them from ``submission_tags`` (written with the row).
     tags: Mapped[dict[str, Any] | None] = mapped_column(JsonDoc)
     #: The submission this one regrades (same code, graded again with the problem as it is now): only on
     #: rows made by the regrades of before gradings (a regrade is now a ``Grading`` of the same row).
@@ -108,6 +112,43 @@ class Submission(Base):
         Index("ix_submissions_finished", "finished_at"),
         Index("ix_submissions_regrade_of", "regrade_of"),
         Index("ix_submissions_problem_created", "problem", "created_at"),
+        # A key's listing by each filter, newest first (the order of a page): the filter's column after
+        # the owner, then the cursor's (created_at, id); then status and verdict after problem, and
+        # problem after status and after verdict, so that a combination of problem with either is decided
+        # in whichever index is shorter (docs/api.md, "At a million").
+        Index("ix_submissions_owner_problem", "key_id", "problem", "created_at", "id", "status", "verdict"),
+        Index("ix_submissions_owner_status", "key_id", "status", "created_at", "id", "problem"),
+        Index("ix_submissions_owner_verdict", "key_id", "verdict", "created_at", "id", "problem"),
+    )
+
+
+class SubmissionTag(Base):
+    """One tag of a submission (``Submission.tags``), a row of its own so that a tag filter is an index
+    range: written with the submission, with what of it never changes and a listing filters by beside a
+    tag: its owner, problem and creation time (a listing's order)."""
+
+    __tablename__ = "submission_tags"
+
+    submission_id: Mapped[str] = mapped_column(
+        ForeignKey("submissions.id", ondelete="CASCADE"), primary_key=True
+    )
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[str] = mapped_column(String(200))
+    key_id: Mapped[str | None] = mapped_column(String(64))
+    problem: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+    __table_args__ = (
+        Index("ix_submission_tags_owner_tag", "key_id", "name", "value", "created_at", "submission_id"),
+        Index(
+            "ix_submission_tags_owner_tag_problem",
+            "key_id",
+            "name",
+            "value",
+            "problem",
+            "created_at",
+            "submission_id",
+        ),
     )
 
 
@@ -126,7 +167,8 @@ class Grading(Base):
     number: Mapped[int] = mapped_column(Integer)
     status: Mapped[str] = mapped_column(String(16))
     verdict: Mapped[str | None] = mapped_column(String(32))
-    result: Mapped[dict[str, Any] | None] = mapped_column(JsonDoc)
+    #: Packed like the submission's (``PackedJson``): a superseded result is moved here as it is stored.
+    result: Mapped[dict[str, Any] | None] = mapped_column(PackedJson)
     error: Mapped[str | None] = mapped_column(Text)
     #: What graded it (the submission's manifest then): problem hash and revision, judge, backend.
     manifest: Mapped[dict[str, Any] | None] = mapped_column(JsonDoc)

@@ -30,6 +30,7 @@ SECURE_DELETE = "PRAGMA secure_delete=ON"
 TABLES = (
     "submissions",
     "submission_events",
+    "submission_tags",
     "callback_attempts",
     "idempotency_keys",
     "gradings",

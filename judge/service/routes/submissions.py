@@ -64,7 +64,7 @@ from judge.store import (
     SubmissionRecord,
 )
 from judge.store.models import utcnow
-from judge.store.repository import HEAVY_COLUMNS
+from judge.store.repository import COUNT_MAX, HEAVY_COLUMNS
 from judge.verdicts import Verdict
 
 router = APIRouter(
@@ -430,7 +430,13 @@ def list_submissions(
         int | None,
         Query(ge=1, description="Items per page (at most page_max; default 50, or page_max if less)."),
     ] = None,
-    count: Annotated[bool, Query(description="Also count every matching submission (total).")] = False,
+    count: Annotated[
+        bool,
+        Query(
+            description=f"Also count the matching submissions (total): exactly up to {COUNT_MAX:,}; past "
+            f"that, total is {COUNT_MAX:,} and total_capped true."
+        ),
+    ] = False,
     fields: FieldsQuery = None,
     ids: Annotated[
         str | None,
@@ -494,12 +500,15 @@ def list_submissions(
     records = services.store.page(chosen, after=after, limit=limit + 1, heavy=heavy)
     more = len(records) > limit
     records = records[:limit]
+    # Counted exactly up to COUNT_MAX matches; past it the count stops there (total_capped).
+    total, capped = services.store.total(chosen) if count else (None, None)
     # The stored results are sent as stored (views.py), not validated again into SubmissionPage.
     return JSONResponse(
         {
             "items": [lookup.item(services, record, names) for record in records],
             "next_cursor": filters.next_cursor(records[-1]) if more else None,
-            "total": services.store.count_matching(chosen) if count else None,
+            "total": total,
+            "total_capped": capped,
         }
     )
 
