@@ -134,16 +134,17 @@ def main() -> None:
     parser.add_argument("--submissions", type=int, default=1000)
     parser.add_argument("--database-url", help="an empty PostgreSQL database (default: SQLite files)")
     args = parser.parse_args()
-    folder = Path(tempfile.mkdtemp(prefix="bench-regrades-"))
     results = {}
-    for name, new in (("regrade_of (before)", False), ("gradings (now)", True)):
-        url = args.database_url or sqlite_url(folder / f"{new}.sqlite3")
-        if args.database_url:
-            store = Store(url)
-            with store.engine.begin() as connection:
-                connection.exec_driver_sql("DROP SCHEMA public CASCADE; CREATE SCHEMA public")
-            store.close()
-        results[name] = measure(url, args.submissions, new)
+    with tempfile.TemporaryDirectory(prefix="bench-regrades-") as scratch:  # the SQLite files, removed
+        folder = Path(scratch)
+        for name, new in (("regrade_of (before)", False), ("gradings (now)", True)):
+            url = args.database_url or sqlite_url(folder / f"{new}.sqlite3")
+            if args.database_url:
+                store = Store(url)
+                with store.engine.begin() as connection:
+                    connection.exec_driver_sql("DROP SCHEMA public CASCADE; CREATE SCHEMA public")
+                store.close()
+            results[name] = measure(url, args.submissions, new)
     print(
         f"{args.submissions} submissions of one problem, each regraded once ({args.database_url or 'SQLite'})"
     )
