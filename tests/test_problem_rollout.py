@@ -118,12 +118,6 @@ def submit(client: httpx.Client, n: int) -> str:
     return str(answer.json()["id"])
 
 
-@pytest.mark.xfail(
-    reason="known defect (issue 40 point 1, open): on the merged main one of the 8 submissions is taken "
-    "again and again by the node without its version (142 holds in 4 minutes) while the node with it, idle "
-    "after grading the other 7, does not receive it; passed on the versions branch alone",
-    strict=False,
-)
 def test_a_revision_on_one_node_only_is_graded_by_that_node_only(rollout: Rollout) -> None:
     with rollout.client(LEARNER) as client:
         version = client.get(f"/api/v1/problems/{SCALE}").json()["version"]

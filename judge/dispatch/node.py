@@ -340,8 +340,12 @@ class GradingNode:
             self.sweeper.publish(submission_id)
         elif outcome is Outcome.HELD:
             # Another node may have its problem's version: offered again after a while, without holding a
-            # slot meanwhile (if this node stops first, the sweeper's stale requeue publishes it).
-            timer = threading.Timer(VERSION_HOLD_DELAY_S, self._publish_held, (submission_id,))
+            # slot meanwhile (if this node stops first, the sweeper's stale requeue publishes it). The while
+            # varies: at a fixed delay this node's next wait on the broker stood in the same phase each time
+            # and the broker handed it the message again and again, never to an idle node that has the
+            # version (tests/test_problem_rollout.py: 142 holds in 4 minutes).
+            delay = VERSION_HOLD_DELAY_S * (0.5 + secrets.randbelow(1000) / 1000)
+            timer = threading.Timer(delay, self._publish_held, (submission_id,))
             timer.daemon = True
             timer.start()
         return outcome.value
