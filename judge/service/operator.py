@@ -21,10 +21,11 @@ class OperatorError(Exception):
     pass
 
 
-def _answer(client: httpx.Client, method: str, path: str, key: str, params: dict[str, str]) -> dict[str, Any]:
-    headers = {"Authorization": f"Bearer {key}"}
+def call(client: httpx.Client, method: str, path: str, **kw: Any) -> dict[str, Any]:
+    """One request of an operator's command: the JSON answer; OperatorError with the API's error message
+    for an error status, no answer or an answer without JSON (``judge.service.problem_push`` too)."""
     try:
-        answer = client.request(method, path, headers=headers, params=params)
+        answer = client.request(method, path, **kw)
     except httpx.HTTPError as exc:
         raise OperatorError(
             f"the judge at {client.base_url} does not answer ({type(exc).__name__})"
@@ -37,6 +38,10 @@ def _answer(client: httpx.Client, method: str, path: str, key: str, params: dict
         error = body.get("error", {}) if isinstance(body, dict) else {}
         raise OperatorError(f"{answer.status_code} {error.get('code', '?')}: {error.get('message', '')}")
     return body
+
+
+def _answer(client: httpx.Client, method: str, path: str, key: str, params: dict[str, str]) -> dict[str, Any]:
+    return call(client, method, path, headers={"Authorization": f"Bearer {key}"}, params=params)
 
 
 def regrade(

@@ -16,27 +16,10 @@ from typing import Any
 import httpx
 
 from judge.problem_archive import pack
-from judge.service.operator import OperatorError
+from judge.service.operator import call
 
 #: Seconds between looks at a version being checked.
 POLL_S = 2.0
-
-
-def _call(client: httpx.Client, method: str, url: str, **kw: Any) -> dict[str, Any]:
-    try:
-        answer = client.request(method, url, **kw)
-    except httpx.HTTPError as exc:
-        raise OperatorError(
-            f"the judge at {client.base_url} does not answer ({type(exc).__name__})"
-        ) from None
-    try:
-        body: dict[str, Any] = answer.json()
-    except ValueError:
-        raise OperatorError(f"the judge answered {answer.status_code} without JSON") from None
-    if answer.status_code >= 400:
-        error = body.get("error", {}) if isinstance(body, dict) else {}
-        raise OperatorError(f"{answer.status_code} {error.get('code', '?')}: {error.get('message', '')}")
-    return body
 
 
 def push(
@@ -47,13 +30,13 @@ def push(
     headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/octet-stream"}
     slug = folder.resolve().name
     params = {"tenant": tenants} if tenants else None
-    version = _call(
+    version = call(
         client, "PUT", f"/api/v1/admin/problems/{slug}", content=pack(folder), headers=headers, params=params
     )
     deadline = time.monotonic() + wait_s
     while version.get("state") == "checking" and time.monotonic() < deadline:
         time.sleep(min(POLL_S, max(0.0, deadline - time.monotonic())))
-        listing = _call(client, "GET", f"/api/v1/admin/problems/{slug}", headers=headers)
+        listing = call(client, "GET", f"/api/v1/admin/problems/{slug}", headers=headers)
         version = next((v for v in listing["versions"] if v["hash"] == version["hash"]), version)
     return version
 
@@ -61,4 +44,4 @@ def push(
 def retire(client: httpx.Client, key: str, slug: str, content_hash: str | None = None) -> dict[str, Any]:
     headers = {"Authorization": f"Bearer {key}"}
     params = {"hash": content_hash} if content_hash else None
-    return _call(client, "POST", f"/api/v1/admin/problems/{slug}/retire", headers=headers, params=params)
+    return call(client, "POST", f"/api/v1/admin/problems/{slug}/retire", headers=headers, params=params)
