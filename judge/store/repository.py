@@ -47,6 +47,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, defer, sessionmaker
 from sqlalchemy.pool import ConnectionPoolEntry
 
+from judge.store import listing
 from judge.store.eventlog import fold, folded, unfold
 from judge.store.models import (
     AccountSubmission,
@@ -377,78 +378,6 @@ class Store:
 
     # ------------------------------------------------------------------------------------ listing
 
-    def _where(self, chosen: SubmissionFilter) -> list[Any]:
-        key = chosen.key_id
-        conditions: list[Any] = [Submission.key_id.is_(None) if key is None else Submission.key_id == key]
-        if chosen.problem is not None:
-            conditions.append(Submission.problem == chosen.problem)
-        if chosen.status is not None:
-            conditions.append(Submission.status == chosen.status.value)
-        if chosen.verdict is not None:
-            conditions.append(Submission.verdict == chosen.verdict)
-        if chosen.external_user is not None:
-            conditions.append(Submission.external_user == chosen.external_user)
-        if chosen.created_after is not None:
-            conditions.append(Submission.created_at >= chosen.created_after)
-        if chosen.created_before is not None:
-            conditions.append(Submission.created_at < chosen.created_before)
-        if chosen.regrade_of is not None:
-            conditions.append(Submission.regrade_of == chosen.regrade_of)
-        return conditions
-
-    @staticmethod
-    def _tagged(chosen: SubmissionFilter) -> list[Any]:
-        """The conditions on ``submission_tags`` of a tag filter: its owner's rows with this tag, of the
-        problem and within the creation times asked (the tag rows copy them: one range of an index)."""
-        assert chosen.tag is not None
-        name, value = chosen.tag
-        key = chosen.key_id
-        owner = SubmissionTag.key_id.is_(None) if key is None else SubmissionTag.key_id == key
-        conditions = [owner, SubmissionTag.name == name, SubmissionTag.value == value]
-        if chosen.problem is not None:
-            conditions.append(SubmissionTag.problem == chosen.problem)
-        if chosen.created_after is not None:
-            conditions.append(SubmissionTag.created_at >= chosen.created_after)
-        if chosen.created_before is not None:
-            conditions.append(SubmissionTag.created_at < chosen.created_before)
-        return conditions
-
-    def _matching(self, chosen: SubmissionFilter) -> tuple[Any, Any, Any]:
-        """(SELECT the ids (``id``) of the submissions matching ``chosen``, and the (created_at, id)
-        columns of its order). A tag is read from ``submission_tags``, never the JSON column (which no
-        index serves alike on both databases), in the way ``_tag_way`` picks."""
-        if chosen.tag is None:
-            return select(Submission.id).where(*self._where(chosen)), Submission.created_at, Submission.id
-        way = _tag_way(chosen)
-        if way == "tag_rows":
-            # The tag's range (of its problem and times: the tag rows copy them), newest first; a broad
-            # status or verdict beside it is checked on each row's submission, looked up by its key.
-            query = select(SubmissionTag.submission_id.label("id")).where(*self._tagged(chosen))
-            if not _tag_rows_answer(chosen):
-                row = (
-                    select(Submission.id)
-                    .where(Submission.id == SubmissionTag.submission_id, *self._where(chosen))
-                    .scalar_subquery()
-                )
-                query = query.where(row.is_not(None))
-            return query, SubmissionTag.created_at, SubmissionTag.submission_id
-        if way == "join":
-            query = (
-                select(Submission.id)
-                .join(SubmissionTag, SubmissionTag.submission_id == Submission.id)
-                .where(*self._where(chosen), *self._tagged(chosen))
-            )
-            return query, Submission.created_at, Submission.id
-        # "lookup": the narrow filter's range, each submission's tag looked up by its key.
-        name, value = chosen.tag
-        tag_value = (
-            select(SubmissionTag.value)
-            .where(SubmissionTag.submission_id == Submission.id, SubmissionTag.name == name)
-            .scalar_subquery()
-        )
-        query = select(Submission.id).where(*self._where(chosen), tag_value == value)
-        return query, Submission.created_at, Submission.id
-
     def page(
         self,
         chosen: SubmissionFilter,
@@ -463,7 +392,7 @@ class Store:
         # The page's ids first, from the indexes alone (every filter's column is in its index), then
         # their rows: the database never reads the row of a submission that is not on the page (joining
         # a tag's rows to a common problem's, by hash, read 8,000 rows for 50).
-        ids, created, ident = self._matching(chosen)
+        ids, created, ident = listing.matching(chosen)
         if after is not None:
             # A row-value comparison: both databases read it as one range of the (key, created_at, id)
             # index (the equivalent OR of two conditions made PostgreSQL scan half the key's rows).
@@ -481,7 +410,7 @@ class Store:
 
     def count_matching(self, chosen: SubmissionFilter) -> int:
         """How many submissions match ``chosen`` (every page together), exactly: a scan of every match."""
-        query = select(func.count()).select_from(self._matching(chosen)[0].subquery())
+        query = select(func.count()).select_from(listing.matching(chosen)[0].subquery())
         with self._session() as session:
             return int(session.scalar(query) or 0)
 
@@ -490,7 +419,7 @@ class Store:
         (``most``, True): counting stops past ``most`` matches, so a count costs what ``most`` index
         entries cost however many rows match (``count=true`` of a listing)."""
         most = COUNT_MAX if most is None else most
-        capped = self._matching(chosen)[0].limit(most + 1).subquery()
+        capped = listing.matching(chosen)[0].limit(most + 1).subquery()
         with self._session() as session:
             found = int(session.scalar(select(func.count()).select_from(capped)) or 0)
         return (most, True) if found > most else (found, False)
@@ -1052,38 +981,6 @@ class Store:
 
 
 #: Statuses and verdicts most submissions have: a filter on one of them is broad, on the others narrow.
-_BROAD_STATUSES = frozenset({Status.DONE})
-_BROAD_VERDICTS = frozenset({"accepted", "wrong_answer"})
-
-
-def _tag_rows_answer(chosen: SubmissionFilter) -> bool:
-    """Whether the tag rows alone answer ``chosen``: it filters by its owner, a tag, a problem and
-    creation times only (what ``submission_tags`` copies)."""
-    others = (chosen.status, chosen.verdict, chosen.external_user, chosen.regrade_of)
-    return all(value is None for value in others)
-
-
-def _tag_way(chosen: SubmissionFilter) -> str:
-    """How a tag filter is served, each way walking an index in the page's order and stopping at the
-    page's end (or the count's cap), chosen by what a platform's data looks like, measured at a million
-    (bench/bench_listing.py), where the databases' own choice misjudged two filters together (a hash join
-    of a common tag's rows with a common problem's took 100 ms):
-
-    ``tag_rows``  the tag's range of its index (of its problem and times), each row's submission looked
-                  up for a broad status or verdict beside it (done; accepted, wrong_answer)
-    ``lookup``    beside a narrow status or verdict (queued, failed, ...; a rare verdict): that filter's
-                  range, each submission's tag looked up by its key
-    ``join``      beside an external user or a regrade (a few hundred rows at most): the tag's and the
-                  user's rows joined as the database sees fit
-    """
-    if chosen.external_user is not None or chosen.regrade_of is not None:
-        return "join"
-    narrow = (chosen.status is not None and chosen.status not in _BROAD_STATUSES) or (
-        chosen.verdict is not None and chosen.verdict not in _BROAD_VERDICTS
-    )
-    return "lookup" if narrow else "tag_rows"
-
-
 def _takeable(now: datetime, orphaned_after_s: float) -> Any:
     """The condition on a submission's callback that an API node may take it: the submission finished,
     and its callback handed off, or pending with its sender's lease passed, or with no lease though
