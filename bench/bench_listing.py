@@ -56,7 +56,7 @@ from sqlalchemy import inspect as sa_inspect  # noqa: E402
 from sqlalchemy import text  # noqa: E402
 
 from judge.store import Cursor, IdempotencyKey, NewSubmission, Store, SubmissionFilter, sqlite_url  # noqa: E402
-from judge.store.models import Submission  # noqa: E402
+from judge.store.models import Submission, SubmissionTag  # noqa: E402
 from tests import postgres  # noqa: E402
 
 TARGET_MS = {"postgresql": 50.0, "sqlite": 100.0}
@@ -64,15 +64,18 @@ TARGET_MS = {"postgresql": 50.0, "sqlite": 100.0}
 BUDGET_BYTES = 2048
 PAGE = 50
 COLUMNS = [column.name for column in Submission.__table__.columns]
+TAG_COLUMNS = [column.name for column in SubmissionTag.__table__.columns]
 
 
 # ------------------------------------------------------------------------------------------- filling
 
 
 def _tag_rows(row: dict[str, Any]) -> list[tuple[Any, ...]]:
+    """The ``submission_tags`` rows of a submission's row, in the order of TAG_COLUMNS (what the store
+    writes with it, and the trigger of migration 0010 keeps: its owner, problem, time, status, verdict)."""
     tags = json.loads(row["tags"]) if row["tags"] else {}
     return [
-        (row["id"], name, value, row["key_id"], row["problem"], row["created_at"])
+        tuple({**row, "submission_id": row["id"], "name": name, "value": value}[c] for c in TAG_COLUMNS)
         for name, value in tags.items()
     ]
 
@@ -99,9 +102,7 @@ def fill_postgres(store: Store, population: Population) -> None:
                 if has_tags:
                     tags.extend(_tag_rows(row))
         if has_tags:
-            with cursor.copy(
-                "COPY submission_tags (submission_id, name, value, key_id, problem, created_at) FROM STDIN"
-            ) as copy:
+            with cursor.copy(f"COPY submission_tags ({', '.join(TAG_COLUMNS)}) FROM STDIN") as copy:
                 for tag in tags:
                     copy.write_row(tag)
         for _, definition in indexes:
@@ -149,8 +150,8 @@ def fill_sqlite(store: Store, population: Population) -> None:
             batch.append(tuple(_sqlite_time(row.get(c)) if c in times else row.get(c) for c in COLUMNS))
             if has_tags:
                 tags.extend(
-                    (sid, name, value, key, problem, _sqlite_time(created))
-                    for sid, name, value, key, problem, created in _tag_rows(row)
+                    tuple(_sqlite_time(v) if c in times else v for c, v in zip(TAG_COLUMNS, tag, strict=True))
+                    for tag in _tag_rows(row)
                 )
             if len(batch) == 5000:
                 cursor.executemany(f"INSERT INTO submissions ({', '.join(COLUMNS)}) VALUES ({marks})", batch)
@@ -159,8 +160,8 @@ def fill_sqlite(store: Store, population: Population) -> None:
             cursor.executemany(f"INSERT INTO submissions ({', '.join(COLUMNS)}) VALUES ({marks})", batch)
         if has_tags:
             cursor.executemany(
-                "INSERT INTO submission_tags (submission_id, name, value, key_id, problem, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
+                f"INSERT INTO submission_tags ({', '.join(TAG_COLUMNS)}) "
+                f"VALUES ({', '.join('?' for _ in TAG_COLUMNS)})",
                 tags,
             )
         for _, definition in indexes:
@@ -225,6 +226,8 @@ def cases(store: Store, population: Population) -> list[Case]:
         Case("tag+problem", replace(mine, tag=("course", "c3"), problem="problem-1")),
         Case("tag+user", replace(mine, tag=("assignment", "c3-a7"), external_user=busy)),
         Case("tag+verdict rare", replace(mine, tag=("course", "c3"), verdict=RARE_VERDICT)),
+        Case("tag+verdict accepted", replace(mine, tag=("course", "c3"), verdict="accepted")),
+        Case("tag+status done", replace(mine, tag=("course", "c3"), status=_status("done"))),
         Case("tag+status queued", replace(mine, tag=("course", "c3"), status=_status("queued"))),
         Case(
             "problem+month",

@@ -1,8 +1,9 @@
 """Listing at a million, the store's side, on SQLite and a real PostgreSQL: tag filters read
 ``submission_tags``, counts stop at a cap, a finished grading's events are folded into one row and read
-back unchanged, results are packed on SQLite, migration 0009 carries existing rows over (and back), and a
-stored submission takes at most 2 KB beyond its code and result (measured as ``bench/bench_listing.py``
-does; its ``--quick`` mode runs here too).
+back unchanged, results are packed on SQLite, migrations 0009 and 0010 carry existing rows over (and
+back), tag rows follow their submission's status and verdict, and a stored submission takes at most 2 KB
+beyond its code and result (measured as ``bench/bench_listing.py`` does; its ``--quick`` mode runs here
+too).
 """
 
 from __future__ import annotations
@@ -116,6 +117,60 @@ def test_a_tag_beside_a_status_or_verdict_is_served_each_way(store: Store) -> No
         assert store.total(chosen) == (len(expected), False), chosen
 
 
+def unequal_tag_rows(store: Store) -> int:
+    """Tag rows whose status or verdict differs from their submission's."""
+    query = text(
+        "SELECT count(*) FROM submission_tags t JOIN submissions s ON s.id = t.submission_id "
+        "WHERE t.status <> s.status OR (t.verdict IS NULL) <> (s.verdict IS NULL) OR t.verdict <> s.verdict"
+    )
+    with store.engine.connect() as connection:
+        return int(connection.execute(query).scalar() or 0)
+
+
+def test_the_tag_rows_follow_their_submissions_status_and_verdict(store: Store) -> None:
+    """Every writer of a status or a verdict keeps the tag rows' copy equal (a trigger of migration 0010):
+    claim, release, finish, fail, a regrade asked, graded and failed, a lost claim put back, and a plain
+    UPDATE no store method makes; a tag filter beside a status or a verdict follows."""
+    from judge.store.gradings import GradingStore, ProblemVersion
+
+    gradings = GradingStore(store)
+    course = ("course", "c1")
+    ids = [store.create(new(tags={"course": "c1", "n": str(i)})).id for i in range(4)]
+    untagged = store.create(new()).id
+    assert unequal_tag_rows(store) == 0
+    claims = [store.claim(sid, node="n1") for sid in ids]
+    assert all(claims) and unequal_tag_rows(store) == 0
+    assert listed(store, SubmissionFilter("k", tag=course, status=Status.RUNNING)) == list(reversed(ids))
+    assert store.release(claims[3])  # type: ignore[arg-type]
+    assert store.finish(claims[0], {"v": 1}, "accepted", {"m": 1}, ("result", {}))  # type: ignore[arg-type]
+    assert store.finish(claims[1], {"v": 1}, "wrong_answer", {"m": 1}, ("result", {}))  # type: ignore[arg-type]
+    assert store.fail(claims[2], "gave up", ("failed", {"status": "failed"}))  # type: ignore[arg-type]
+    assert unequal_tag_rows(store) == 0
+    by = {
+        "accepted": SubmissionFilter("k", tag=course, verdict="accepted"),
+        "done": SubmissionFilter("k", tag=course, status=Status.DONE),
+        "queued": SubmissionFilter("k", tag=course, status=Status.QUEUED),
+    }
+    assert listed(store, by["accepted"]) == [ids[0]] and store.total(by["accepted"]) == (1, False)
+    assert listed(store, by["done"]) == [ids[1], ids[0]]
+    assert listed(store, by["queued"]) == [ids[3]]
+    # A regrade: queued again with its verdict kept, then graded to another verdict.
+    assert gradings.request(ids[0], ProblemVersion("b" * 64, 2)) == 2
+    assert unequal_tag_rows(store) == 0 and listed(store, by["queued"]) == [ids[3], ids[0]]
+    claim = store.claim(ids[0])
+    pending = gradings.pending(ids[0])
+    assert claim is not None and pending is not None
+    assert gradings.finish(claim, pending, {"v": 2}, "wrong_answer", {"m": 2}, ("result", {}))
+    assert unequal_tag_rows(store) == 0 and listed(store, by["accepted"]) == []
+    # A claim lost with its node is put back; a write no store method makes is followed too.
+    lost = store.claim(ids[3], node="gone")
+    assert lost is not None and store.release_node("gone") == [ids[3]]
+    with store.engine.begin() as connection:
+        connection.execute(update(Submission).where(Submission.id == ids[3]).values(verdict="accepted"))
+        connection.execute(update(Submission).where(Submission.id == untagged).values(verdict="accepted"))
+    assert unequal_tag_rows(store) == 0 and listed(store, by["accepted"]) == [ids[3]]
+
+
 def test_a_count_stops_at_its_cap_and_says_so(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     for i in range(6):
         store.create(new(tags={"course": "c1"}, external_user=f"u{i % 2}"))
@@ -206,7 +261,7 @@ def test_results_are_packed_on_sqlite_and_read_back(store: Store) -> None:
 # ------------------------------------------------------------------------------------------- migration
 
 
-def test_migration_0009_carries_existing_rows_over_and_back(database_url: str) -> None:
+def test_migrations_0009_and_0010_carry_existing_rows_over_and_back(database_url: str) -> None:
     legacy = Store(database_url)
     result = result_doc(__import__("random").Random(3), "p", "wrong_answer")
     events = case_events(result)
@@ -253,10 +308,14 @@ def test_migration_0009_carries_existing_rows_over_and_back(database_url: str) -
         first, _second, running = (f"00000000-0000-4000-8000-00000000000{i}" for i in (1, 2, 3))
         before = {sid: legacy.events_after(sid) for sid in (first, running)}
         legacy.migrate()
-        assert current(legacy.engine) == "0009"
+        assert current(legacy.engine) == "0010"
         assert listed(legacy, SubmissionFilter("k", tag=("course", "c1"))) == [first]
         assert listed(legacy, SubmissionFilter("k", tag=("course", "c2"))) == [running]
         assert listed(legacy, SubmissionFilter("k", tag=("team", "t"))) == [first]
+        # 0010: the tag rows carry their submission's status and verdict.
+        assert listed(legacy, SubmissionFilter("k", tag=("course", "c1"), verdict="wrong_answer")) == [first]
+        assert listed(legacy, SubmissionFilter("k", tag=("course", "c2"), status=Status.RUNNING)) == [running]
+        assert unequal_tag_rows(legacy) == 0
         assert legacy.get(first).result == result  # type: ignore[union-attr]
         assert legacy.events_after(first) == before[first] and rows(legacy, SubmissionEvent, first) == 1
         assert legacy.events_after(running) == before[running] and rows(legacy, SubmissionEvent, running) == 3

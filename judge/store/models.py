@@ -124,8 +124,9 @@ class Submission(Base):
 
 class SubmissionTag(Base):
     """One tag of a submission (``Submission.tags``), a row of its own so that a tag filter is an index
-    range: written with the submission, with what of it never changes and a listing filters by beside a
-    tag: its owner, problem and creation time (a listing's order)."""
+    range: written with the submission, with what of it a listing filters by beside a tag: its owner,
+    problem and creation time (a listing's order), which never change, and its status and verdict, which
+    a trigger on ``submissions`` keeps equal to the submission's (migration 0010)."""
 
     __tablename__ = "submission_tags"
 
@@ -137,9 +138,22 @@ class SubmissionTag(Base):
     key_id: Mapped[str | None] = mapped_column(String(64))
     problem: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    status: Mapped[str] = mapped_column(String(16), server_default="queued")
+    verdict: Mapped[str | None] = mapped_column(String(64))
 
+    # Status and verdict end the indexes: they order nothing (the id before them is unique) but an
+    # index-only scan of a tag's range checks them without reading the table.
     __table_args__ = (
-        Index("ix_submission_tags_owner_tag", "key_id", "name", "value", "created_at", "submission_id"),
+        Index(
+            "ix_submission_tags_owner_tag",
+            "key_id",
+            "name",
+            "value",
+            "created_at",
+            "submission_id",
+            "status",
+            "verdict",
+        ),
         Index(
             "ix_submission_tags_owner_tag_problem",
             "key_id",
@@ -148,6 +162,8 @@ class SubmissionTag(Base):
             "problem",
             "created_at",
             "submission_id",
+            "status",
+            "verdict",
         ),
     )
 

@@ -290,6 +290,8 @@ class Store:
                         key_id=row.key_id,
                         problem=row.problem,
                         created_at=row.created_at,
+                        status=row.status,
+                        verdict=row.verdict,
                     )
                     for name, value in (row.tags or {}).items()
                 )
