@@ -7,11 +7,14 @@ and comparison a TPU run does), and the TPU's figures are the committed measurem
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import ValidationError
@@ -214,6 +217,28 @@ def test_check_on_a_backend_reports_every_value_solution_there_and_catches_one_t
 def test_without_a_backend_the_backend_check_is_skipped(tmp_path: Path) -> None:
     report = run_checks([tmp_path / "missing"], separate_runs=False)
     assert report.problems[0].check("backend").skipped
+
+
+def test_a_check_on_the_cpu_alone_makes_no_temporary_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only a platform run needs one: a check killed mid-way (a caller's time limit) left an empty
+    ``judge-backend-*`` folder behind in the host's temporary directory."""
+    from judge.check import runner
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    seen: list[list[str]] = []
+    checked = runner.check_problem
+
+    def check_problem(root: Path, **options: Any) -> Any:
+        seen.append(sorted(os.listdir(scratch)))
+        return checked(root, **options)
+
+    monkeypatch.setattr(runner, "check_problem", check_problem)
+    run_checks([tmp_path / "missing"], separate_runs=False)
+    assert seen == [[]]
 
 
 # ------------------------------------------------------------------------------------ host detection

@@ -7,6 +7,7 @@ missing is skipped with the reason, never run on half a package.
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -332,8 +333,13 @@ def run_checks(
     and shipped value solutions on that JAX platform (``judge.check.backend_run``: one process for every
     problem, started first, running beside the CPU's checks) and report them per backend (the ``backend``
     check, which waits for it)."""
-    with tempfile.TemporaryDirectory(prefix="judge-backend-") as temp:
-        run = PlatformRun.start(platform, Path(temp), roots, progress) if platform is not None else None
+    # The platform run's folder only when there is one: a check killed by its caller (a time limit, a
+    # session's end) removes nothing, and most checks run on the CPU alone.
+    with contextlib.ExitStack() as stack:
+        run = None
+        if platform is not None:
+            temp = stack.enter_context(tempfile.TemporaryDirectory(prefix="judge-backend-"))
+            run = PlatformRun.start(platform, Path(temp), roots, progress)
         try:
             reports = tuple(
                 check_problem(
