@@ -119,6 +119,11 @@ class Submission(Base):
         Index("ix_submissions_owner_problem", "key_id", "problem", "created_at", "id", "status", "verdict"),
         Index("ix_submissions_owner_status", "key_id", "status", "created_at", "id", "problem"),
         Index("ix_submissions_owner_verdict", "key_id", "verdict", "created_at", "id", "problem"),
+        # A problem with a status or a verdict, as one range each (migration 0010): at a million
+        # PostgreSQL counted a popular problem's queued or rarely judged submissions by walking the
+        # problem's range (33 ms p50, 65 ms p95), misjudging how few the other index held.
+        Index("ix_submissions_owner_problem_status", "key_id", "problem", "status", "created_at", "id"),
+        Index("ix_submissions_owner_problem_verdict", "key_id", "problem", "verdict", "created_at", "id"),
     )
 
 

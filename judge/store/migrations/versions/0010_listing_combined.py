@@ -1,7 +1,15 @@
-"""A tag row carries its submission's status and verdict, kept equal by the database itself: a tag filter
-beside a status or a verdict (``tag=course:c3&verdict=accepted``, a count of them) is then one range of
-the tag's index, read from the index alone, instead of a look-up of every tagged submission's row (at a
-million submissions a count of a tag, a problem and a verdict took 135 ms: 8,500 row look-ups).
+"""Listing at a million, the second step: a problem with a status or a verdict gets an index of its own,
+and a tag row carries its submission's status and verdict, kept equal by the database itself.
+
+A count of a popular problem's queued or rarely judged submissions walked the problem's range at a million
+on PostgreSQL (33 ms p50, 65 ms p95: the planner misjudged how few the status's or verdict's range held):
+``(key_id, problem, status, created_at, id)`` and ``(key_id, problem, verdict, created_at, id)`` make each
+such filter one range, in a page's order.
+
+With the tag rows' copy, a tag filter beside a status or a verdict (``tag=course:c3&verdict=accepted``,
+a count of them) is one range of the tag's index, read from the index alone, instead of a look-up of
+every tagged submission's row (at a million submissions a count of a tag, a problem and a verdict took
+135 ms: 8,500 row look-ups; 10 ms p95 now).
 
 The copy is kept by a trigger on ``submissions`` (every change of ``status`` or ``verdict`` writes the
 submission's tag rows, whichever statement of the store makes it: fourteen do), so no writer can forget
@@ -36,6 +44,10 @@ _BEFORE = {
     ],
 }
 _AFTER = {name: [*columns, "status", "verdict"] for name, columns in _BEFORE.items()}
+_PROBLEM_INDEXES = {
+    "ix_submissions_owner_problem_status": ["key_id", "problem", "status", "created_at", "id"],
+    "ix_submissions_owner_problem_verdict": ["key_id", "problem", "verdict", "created_at", "id"],
+}
 
 TRIGGER = "submission_tags_follow"
 
@@ -76,6 +88,8 @@ def upgrade() -> None:
     for name, columns in _AFTER.items():
         op.drop_index(name, table_name="submission_tags")
         op.create_index(name, "submission_tags", columns)
+    for name, columns in _PROBLEM_INDEXES.items():
+        op.create_index(name, "submissions", columns)
     if bind.dialect.name == "postgresql":
         bind.execute(sa.text(_POSTGRES_FUNCTION))
         bind.execute(sa.text(_POSTGRES_TRIGGER))
@@ -90,6 +104,8 @@ def downgrade() -> None:
         bind.execute(sa.text(f"DROP FUNCTION {TRIGGER}()"))
     else:
         bind.execute(sa.text(f"DROP TRIGGER {TRIGGER}"))
+    for name in _PROBLEM_INDEXES:
+        op.drop_index(name, table_name="submissions")
     for name, columns in _BEFORE.items():
         op.drop_index(name, table_name="submission_tags")
         op.create_index(name, "submission_tags", columns)
