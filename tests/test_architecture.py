@@ -29,7 +29,9 @@ RULES: Mapping[str, frozenset[str]] = {
     "judge.dispatch": frozenset({"judge.service", "judge.web"}),
     "judge.store": frozenset({"judge.service", "judge.dispatch", "judge.web"}),
     "judge.check": frozenset({"judge.service", "judge.dispatch", "judge.web"}),
-    "judge.feedback": frozenset({"judge.service", "judge.dispatch", "judge.web", "judge.check", "judge.store"}),
+    "judge.feedback": frozenset(
+        {"judge.service", "judge.dispatch", "judge.web", "judge.check", "judge.store"}
+    ),
     "judge": frozenset({"judge.service", "judge.dispatch", "judge.web"}),
 }
 #: The rooms a module can belong to (``RULES``' keys and what they name).
@@ -177,7 +179,9 @@ def test_a_circle_and_an_upward_arrow_are_found() -> None:
     assert upward(edges) == ["judge.c -> judge.service.app"]
 
 
-@pytest.mark.parametrize("module", ["judge.grader", "judge.feedback.cost", "judge.service.state", "sandbox.monitor"])
+@pytest.mark.parametrize(
+    "module", ["judge.grader", "judge.feedback.cost", "judge.service.state", "sandbox.monitor"]
+)
 def test_every_module_has_a_room(module: str) -> None:
     assert room(module) is not None
 

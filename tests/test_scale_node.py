@@ -13,9 +13,9 @@ import pytest
 import redis
 
 from judge.dispatch import QueueFull
+from judge.dispatch.capabilities import SUBMISSIONS_QUEUE
 from judge.dispatch.celery_queue import (
     EPOCH_KEY,
-    SUBMISSIONS_QUEUE,
     CeleryDispatcher,
     GradingQueue,
     Sweeper,

@@ -33,6 +33,7 @@ from judge.service.bodylimit import BodySizeLimit
 from judge.service.bodytimeout import BodyTimeout
 from judge.service.httpmetrics import RequestTimer
 from judge.service.ratelimit import RateLimitHeaders
+from judge.service.regrading import RegradeRunner
 from judge.service.routes import (
     health,
     problem_admin,
@@ -81,7 +82,7 @@ def create_app(
         app.state.services = current
         if services is None:
             watch_shares(current)
-        await run_in_threadpool(current.start)
+        await run_in_threadpool(current.start, RegradeRunner)
         try:
             yield
         finally:

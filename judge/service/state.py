@@ -1,7 +1,7 @@
 """The service's long-lived parts, built from Settings, started and stopped with the app.
 
 Services.build(settings)   choose the sandbox (fails closed), load problems, open the database
-services.start()           migrate, recover and start grading, start callbacks; warm up in background
+services.start(regrades)   migrate, recover, start grading, callbacks and regrades; warm up in background
 services.readiness()       None when ready, else why not (for /readyz): problems, sandbox, database, queue
 services.degraded()        the dependencies that do not answer now and what the service does meanwhile
 
@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from judge.dispatch import Dispatcher, GradingWorker, LocalDispatcher, ProgressFeed
 from judge.dispatch.callbacks import CallbackSender
@@ -49,10 +49,16 @@ from judge.store.models import utcnow
 from judge.store.problem_versions import ProblemVersions
 from sandbox.base import Backend
 
-if TYPE_CHECKING:
-    from judge.service.regrading import RegradeRunner
-
 log = logging.getLogger(__name__)
+
+
+class Background(Protocol):
+    """A loop the services start and close with themselves (the problem regrades' runner)."""
+
+    def start(self) -> None: ...
+
+    def close(self) -> None: ...
+
 
 #: Node states that count as alive (taking or about to take work).
 _LIVE = frozenset({NodeState.STARTING, NodeState.READY, NodeState.UNREADY, NodeState.DRAINING})
@@ -240,8 +246,8 @@ class Services:
         self._warm: str | None = "the warm sandbox workers are starting"
         self._stop = threading.Event()
         self._warmup: threading.Thread | None = None
-        #: Moves operators' problem regrades on (judge.service.regrading), from ``start``.
-        self.regrades: RegradeRunner | None = None
+        #: Moves operators' problem regrades on (``judge.service.regrading.RegradeRunner``), from ``start``.
+        self.regrades: Background | None = None
 
     def add_fallback(self, fallback: Fallback) -> None:
         """Watch ``fallback`` (metrics, ``degraded``)."""
@@ -367,7 +373,9 @@ class Services:
 
     # ------------------------------------------------------------------------------------ lifecycle
 
-    def start(self) -> None:
+    def start(self, regrades: Callable[[Services], Background]) -> None:
+        """``regrades``: makes the runner of problem regrades for these services (``RegradeRunner``, which
+        reads them; passed in by the app that starts them)."""
         self.store.migrate()
         if self.notifier is not None:
             self.notifier.listen()
@@ -375,9 +383,7 @@ class Services:
         if self.callbacks is not None:
             self.callbacks.start(resume=not self.distributed)
         self.retention.start()
-        from judge.service.regrading import RegradeRunner  # it reads Services: imported here
-
-        self.regrades = RegradeRunner(self)
+        self.regrades = regrades(self)
         self.regrades.start()
         self._warmup = threading.Thread(target=self._warm_up, name="warm-up", daemon=True)
         self._warmup.start()
