@@ -22,8 +22,8 @@ from judge.service.operator import OperatorError
 from judge.service.problem_admin import ProblemAdmin
 from judge.service.problem_check import CheckOutcome, outcome, run_check
 from judge.service.problem_push import push, retire
-from judge.service.settings import Settings
 from judge.service.state import Services
+from judge.settings import Settings
 from judge.store import Store, sqlite_url
 from judge.store.manifest import problem_hash
 from judge.store.problem_versions import ProblemVersions, VersionState

@@ -25,7 +25,7 @@ from judge.dispatch.node import GradingNode
 from judge.doctor import SelfTest
 from judge.problems import ProblemSet
 from judge.service.apikeys import hash_key
-from judge.service.settings import Settings
+from judge.settings import Settings
 from judge.store import NewSubmission, NodeState, Status, Store, sqlite_url
 from sandbox.backends import get_backend
 from tests import redis_server

@@ -129,7 +129,7 @@ class GradingEngine(Protocol):
 
 
 class GradingObserver(Protocol):
-    """Metrics hooks (``judge.service.metrics``); every method must be cheap and never raise."""
+    """Metrics hooks (``judge.dispatch.metrics``); every method must be cheap and never raise."""
 
     def grading_started(self) -> None: ...
 

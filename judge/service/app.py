@@ -46,10 +46,10 @@ from judge.service.routes import (
     workers,
 )
 from judge.service.routes.accounts import FORM_PATHS
-from judge.service.settings import Settings
 from judge.service.shares import client_shares
 from judge.service.state import Services
 from judge.service.versioning import versioned
+from judge.settings import Settings
 
 log = logging.getLogger(__name__)
 

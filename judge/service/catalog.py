@@ -9,12 +9,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Collection, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
+from judge import markdown
 from judge.errors import ReferenceFailure
 from judge.problems import Problem, Problems
 from judge.results import LeafValue
-from judge.service import markdown
 from judge.service.schemas import (
     ArgumentPublic,
     ExamplePublic,
@@ -30,28 +30,6 @@ from judge.store.manifest import problem_hash
 def version(problem: Problem) -> ProblemVersion:
     content = problem_hash(problem)
     return ProblemVersion(hash=content, revision=problem.spec.revision, short_hash=content[:12])
-
-
-def served_versions(problems: Problems) -> dict[str, dict[str, Any]]:
-    """slug -> ``{"revision", "hash"}`` of every problem served (what a grading node reports), with
-    ``also``: the other versions of it this node can still grade (older live ones), when there are any."""
-    served: dict[str, dict[str, Any]] = {}
-    for problem in problems:
-        current, *older = problems.versions(problem.slug) or (problem,)
-        entry: dict[str, Any] = {"revision": current.spec.revision, "hash": problem_hash(current)}
-        if older:
-            entry["also"] = [{"revision": p.spec.revision, "hash": problem_hash(p)} for p in older]
-        served[problem.slug] = entry
-    return served
-
-
-def serves(versions: dict[str, Any] | None, slug: str, content_hash: str) -> bool:
-    """Whether a node's reported ``problem_versions`` include ``slug`` in version ``content_hash``."""
-    entry = (versions or {}).get(slug)
-    if not isinstance(entry, dict):
-        return False
-    hashes = [entry.get("hash")] + [v.get("hash") for v in entry.get("also") or [] if isinstance(v, dict)]
-    return content_hash in hashes
 
 
 def summary(problem: Problem, known: Collection[str] | None = None) -> ProblemSummary:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from judge.problem_archive import ArchiveLimits, unpack
 from judge.service.problem_check import CheckOutcome, run_check
-from judge.service.settings import Settings
+from judge.settings import Settings
 from judge.store.problem_versions import ProblemVersions, VersionRecord, VersionState
 
 log = logging.getLogger(__name__)

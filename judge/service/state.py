@@ -24,7 +24,10 @@ from typing import Any, Protocol
 from judge.dispatch import Dispatcher, GradingWorker, LocalDispatcher, ProgressFeed
 from judge.dispatch.callbacks import CallbackSender
 from judge.dispatch.celery_queue import CeleryDispatcher, GradingQueue, Sweeper
+from judge.dispatch.document import submission_json
+from judge.dispatch.metrics import Metrics, metered
 from judge.dispatch.redis_notify import RedisNotifier
+from judge.dispatch.served import served_versions, serves
 from judge.doctor import SelfTest, self_test
 from judge.engine import Engine
 from judge.live_problems import LiveProblems
@@ -34,16 +37,14 @@ from judge.results import CaseResult, GradeResult
 from judge.sandboxes import choose_backend
 from judge.service.accounts import Accounts
 from judge.service.apikeys import KeyRing
-from judge.service.catalog import Catalog, served_versions, serves
+from judge.service.catalog import Catalog
 from judge.service.degraded import Fallback, Outage
 from judge.service.gate import RunGate
 from judge.service.limits import RequestLimits
-from judge.service.metrics import Metrics, metered
 from judge.service.problem_admin import ProblemAdmin
 from judge.service.ratelimit import RateLimiter
 from judge.service.retention import Retention
-from judge.service.settings import Settings
-from judge.service.views import submission_json
+from judge.settings import Settings
 from judge.store import NodeRecord, NodeState, Store
 from judge.store.models import utcnow
 from judge.store.problem_versions import ProblemVersions

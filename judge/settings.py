@@ -285,14 +285,6 @@ class Settings(BaseSettings):
 
         return self.database_url or sqlite_url(self.data_dir.resolve() / "judge.sqlite3")
 
-    def all_api_keys(self) -> dict[str, str]:
-        """Keys from ``api_keys`` and ``api_keys_file`` as name -> hash (a name in both: the file's lines
-        are ignored). Raises KeyFileError."""
-        from judge.service.apikeys import merged, read_key_entries, static_entries
-
-        file = read_key_entries(self.api_keys_file) if self.api_keys_file else []
-        return {entry.name: entry.hash for entry in merged(static_entries(self.api_keys), file)}
-
     @classmethod
     def settings_customise_sources(
         cls,
