@@ -621,14 +621,14 @@ def erase_account(
     from sqlalchemy.exc import SQLAlchemyError
 
     from judge.settings import Settings
-    from judge.store import Store
+    from judge.store import Store, database_url
     from judge.store.accounts import AccountStore
 
     try:
         settings = Settings()
     except (ValidationError, ValueError) as exc:
         raise _fail(f"invalid settings: {exc}") from None
-    store = Store(settings.resolved_database_url())
+    store = Store(database_url(settings.database_url, settings.data_dir))
     try:
         store.migrate()
         accounts = AccountStore(store)

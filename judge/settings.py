@@ -280,11 +280,6 @@ class Settings(BaseSettings):
         """Where pushed problem versions are unpacked (one folder per version)."""
         return self.data_dir.resolve() / "problem-versions"
 
-    def resolved_database_url(self) -> str:
-        from judge.store import sqlite_url
-
-        return self.database_url or sqlite_url(self.data_dir.resolve() / "judge.sqlite3")
-
     @classmethod
     def settings_customise_sources(
         cls,

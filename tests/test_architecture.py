@@ -23,7 +23,9 @@ PACKAGES = ("judge", "sandbox")
 ENTRY_POINTS = frozenset({"judge.cli", "judge.__main__"})
 
 #: Room -> the rooms it must never import. A room is a package prefix; the longest prefix names a module's
-#: room, so ``judge`` (the engine core: judge's flat modules) does not include ``judge.service``.
+#: room, so ``judge`` (the engine core: judge's flat modules) does not include ``judge.service``. The core
+#: may import ``judge.check``: ``judge new`` (``judge.scaffold``, authoring) holds a new package to the
+#: package rules ``judge check`` defines.
 RULES: Mapping[str, frozenset[str]] = {
     "sandbox": frozenset({"judge"}),
     "judge.dispatch": frozenset({"judge.service", "judge.web"}),
@@ -32,7 +34,7 @@ RULES: Mapping[str, frozenset[str]] = {
     "judge.feedback": frozenset(
         {"judge.service", "judge.dispatch", "judge.web", "judge.check", "judge.store"}
     ),
-    "judge": frozenset({"judge.service", "judge.dispatch", "judge.web"}),
+    "judge": frozenset({"judge.service", "judge.dispatch", "judge.web", "judge.store"}),
 }
 #: The rooms a module can belong to (``RULES``' keys and what they name).
 ROOMS = frozenset(RULES) | frozenset().union(*RULES.values())

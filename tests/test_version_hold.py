@@ -19,10 +19,10 @@ from judge.dispatch import GradingWorker, LocalDispatcher, Outcome, ProgressFeed
 from judge.dispatch.celery_queue import SUBMISSIONS_QUEUE
 from judge.dispatch.metrics import Metrics
 from judge.dispatch.node import GradingNode
+from judge.problem_hash import problem_hash
 from judge.problems import ProblemSet
 from judge.settings import Settings
 from judge.store import NewSubmission, NodeState, Status, Store, sqlite_url
-from judge.store.manifest import problem_hash
 from sandbox.backends import get_backend
 from tests import redis_server
 from tests.conftest import FIXTURE_SLUG, FIXTURES

@@ -42,7 +42,7 @@ from judge.dispatch.redis_notify import RedisNotifier
 from judge.dispatch.served import served_versions, serves
 from judge.dispatch.worker import VERSION_HOLD_DELAY_S, GradingWorker, Outcome
 from judge.doctor import SelfTest, self_test
-from judge.store import NodeBeat, NodeState, Store
+from judge.store import NodeBeat, NodeState, Store, database_url
 from judge.store.models import utcnow
 
 if TYPE_CHECKING:
@@ -141,14 +141,14 @@ class GradingNode:
             on_took=self.metrics.sandbox_start_seconds.observe,
         )
         self._sandbox_check = sandbox_check
-        from judge.live_problems import LiveProblems
+        from judge.dispatch.live_problems import LiveProblems
         from judge.store.problem_versions import ProblemVersions
 
         #: The problems folder plus the versions operators pushed (refreshed every problems_poll_s).
         self.problems = LiveProblems(ProblemSet(settings.problems_dir), settings.problem_cache_dir())
         #: What this node grades with, in its heartbeat: API nodes compare it with their own versions.
         self.problem_versions = served_versions(self.problems)
-        self.store = Store(settings.resolved_database_url())
+        self.store = Store(database_url(settings.database_url, settings.data_dir))
         self.pushed = ProblemVersions(self.store)
         self.queue = GradingQueue(
             settings.queue_url, visibility_timeout_s=settings.visibility_timeout_s, concurrency=concurrency

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from judge.problem_hash import problem_hash
 from judge.problems import Problems
-from judge.store.manifest import problem_hash
 
 
 def served_versions(problems: Problems) -> dict[str, dict[str, Any]]:

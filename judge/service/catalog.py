@@ -13,6 +13,7 @@ from typing import TypeVar
 
 from judge import markdown
 from judge.errors import ReferenceFailure
+from judge.problem_hash import problem_hash
 from judge.problems import Problem, Problems
 from judge.results import LeafValue
 from judge.service.schemas import (
@@ -24,7 +25,6 @@ from judge.service.schemas import (
     ProblemSummary,
     ProblemVersion,
 )
-from judge.store.manifest import problem_hash
 
 
 def version(problem: Problem) -> ProblemVersion:
@@ -108,7 +108,7 @@ _Body = TypeVar("_Body", ProblemSummary, ProblemDetail)
 class Catalog:
     """Thread-safe; details are built on first use or by ``prepare``, once per package folder (a new
     version of a problem is a new folder, so its detail is its own). ``problems`` may change under it
-    (``judge.live_problems.LiveProblems``): the summaries follow its ``generation``."""
+    (``judge.dispatch.live_problems.LiveProblems``): the summaries follow its ``generation``."""
 
     def __init__(self, problems: Problems) -> None:
         self.problems = problems
@@ -149,7 +149,7 @@ class Catalog:
     def _linked(self, body: _Body, tenant: str | None, all_tenants: bool) -> _Body:
         """``body`` with ``similar`` links only to problems served now that ``tenant`` sees (every one
         served: ``all_tenants``). Bodies are cached with every link the spec declares; the problems served
-        change at runtime (``judge.live_problems``), so the links are chosen as each is read."""
+        change at runtime (``judge.dispatch.live_problems``), so the links are chosen as each is read."""
         shown = [
             slug
             for slug in body.similar

@@ -144,4 +144,7 @@ def _safe_db(settings: Settings) -> str:
     """The database URL without its password."""
     from sqlalchemy.engine import make_url
 
-    return make_url(settings.resolved_database_url()).render_as_string(hide_password=True)
+    from judge.store import database_url
+
+    url = make_url(database_url(settings.database_url, settings.data_dir))
+    return url.render_as_string(hide_password=True)

@@ -25,12 +25,12 @@ from judge.dispatch import Dispatcher, GradingWorker, LocalDispatcher, ProgressF
 from judge.dispatch.callbacks import CallbackSender
 from judge.dispatch.celery_queue import CeleryDispatcher, GradingQueue, Sweeper
 from judge.dispatch.document import submission_json
+from judge.dispatch.live_problems import LiveProblems
 from judge.dispatch.metrics import Metrics, metered
 from judge.dispatch.redis_notify import RedisNotifier
 from judge.dispatch.served import served_versions, serves
 from judge.doctor import SelfTest, self_test
 from judge.engine import Engine
-from judge.live_problems import LiveProblems
 from judge.problems import Problem, ProblemSet
 from judge.progress import RunProgress
 from judge.results import CaseResult, GradeResult
@@ -45,7 +45,7 @@ from judge.service.problem_admin import ProblemAdmin
 from judge.service.ratelimit import RateLimiter
 from judge.service.retention import Retention
 from judge.settings import Settings
-from judge.store import NodeRecord, NodeState, Store
+from judge.store import NodeRecord, NodeState, Store, database_url
 from judge.store.models import utcnow
 from judge.store.problem_versions import ProblemVersions
 from sandbox.base import Backend
@@ -231,7 +231,7 @@ class Services:
         )
         #: The versions this node accepts submissions for (compared with the grading nodes').
         self.api_versions = served_versions(catalog.problems)
-        #: Problem versions operators push at runtime: stored, checked, polled (judge/live_problems.py).
+        #: Problem versions operators push at runtime: stored, checked, polled (judge.dispatch.live_problems).
         self.pushed = ProblemVersions(store)
         self.problem_admin = ProblemAdmin(settings, self.pushed)
         self.live = catalog.problems if isinstance(catalog.problems, LiveProblems) else None
@@ -361,7 +361,7 @@ class Services:
         if backend is None:
             backend = choose_backend(settings.sandbox, allow_insecure=settings.insecure)
         problems = LiveProblems(ProblemSet(settings.problems_dir), settings.problem_cache_dir())
-        store = Store(settings.resolved_database_url())
+        store = Store(database_url(settings.database_url, settings.data_dir))
         catalog = Catalog(problems)
         return cls(
             settings,
