@@ -29,9 +29,10 @@ import numpy as np
 
 from judge.casegen import bf16, num, random_tree
 from judge.compare import bind
-from judge.expected import reference_outputs, to_host
+from judge.expected import reference_outputs
 from judge.problems import Case, Problem, ProblemSet
 from judge.spec import CaseDef
+from judge.trusted_jax import to_host
 
 F32 = jnp.float32
 Variant = Callable[..., Any]

@@ -60,7 +60,7 @@ def _paired(on: list[float], off: list[float]) -> float:
 
 def view_cost(problem_slug: str, repeats: int) -> tuple[float, float]:
     """(trace + lower ms, view ms) of the reference's public signatures, in this process."""
-    from judge.expected import import_jax, load_reference
+    from judge.trusted_jax import import_jax, load_reference
     from sandbox.inside.lowering import Lowerer
     from sandbox.inside.tracer import _program_view
 

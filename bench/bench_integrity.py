@@ -47,9 +47,10 @@ from dataclasses import replace  # noqa: E402
 from typing import Any  # noqa: E402
 
 from bench.legacy_sandbox.grade import legacy_grade  # noqa: E402
-from judge.expected import _import_jax, expected_outputs  # noqa: E402
+from judge.expected import expected_outputs  # noqa: E402
 from judge.grader import grade  # noqa: E402
 from judge.problems import Problem, ProblemSet  # noqa: E402
+from judge.trusted_jax import import_jax  # noqa: E402
 from sandbox.base import PopenWorker  # noqa: E402
 from sandbox.bwrap import BwrapBackend, BwrapSettings  # noqa: E402
 from sandbox.limits import SandboxLimits  # noqa: E402
@@ -114,7 +115,7 @@ class Floor:
     """No sandbox: a fresh jax.jit of the solution on each case (trace, lower, compile, run)."""
 
     def __init__(self) -> None:
-        self.jax = _import_jax()
+        self.jax = import_jax()
 
     def run(self, problem: Problem, code: str, cases: Any) -> bool:
         scope: dict[str, Any] = {}

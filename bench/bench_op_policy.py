@@ -71,7 +71,7 @@ def policy_cost(repeats: int) -> None:
         programs.append((name, lower(jax.jit(function).trace(*specs).jaxpr)))
     contracts = Contracts(allowed_custom_calls(), lower)
     start = time.perf_counter()
-    policy = Policy()
+    policy = Policy(op_corpus.load_table())
     made_ms = (time.perf_counter() - start) * 1000
     start = time.perf_counter()
     policy.comparators.warm()

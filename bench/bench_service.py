@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT))
 from judge.engine import Engine  # noqa: E402
 from judge.problems import ProblemSet  # noqa: E402
 from judge.sandboxes import choose_backend  # noqa: E402
-from judge.service.settings import Settings  # noqa: E402
+from judge.settings import Settings  # noqa: E402
 
 SOLUTIONS = {
     "sgd-momentum": "problems/sgd-momentum/solutions/accepted/two_tree_maps.py",

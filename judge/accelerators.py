@@ -1,6 +1,6 @@
 """Which JAX backend this host grades on, read from its device files and environment without importing JAX.
 
-The judge's own JAX process runs on the CPU (``judge.expected.import_jax``), and importing JAX with a TPU
+The judge's own JAX process runs on the CPU (``judge.trusted_jax.import_jax``), and importing JAX with a TPU
 present would take the chip (one process at a time may hold one): so the presence of an accelerator is read
 from what its driver exposes. ``JUDGE_BACKEND`` (``cpu``, ``tpu``, ``gpu``) overrides what is found, for a
 node that should grade on the CPU although a chip is present, or for tests.

@@ -381,7 +381,7 @@ def preview(
 
     Exit codes: 0 written, 1 the reference fails on a public case (no example to show), 2 a usage error.
     """
-    from judge.preview import PreviewError, default_output, write
+    from judge.web.preview import PreviewError, default_output, write
 
     _require_known(problems, slug)
     problem = _problems(problems).get(slug)
@@ -538,7 +538,7 @@ def serve(
     from pydantic import ValidationError
 
     from judge.service.server import serve as run_server
-    from judge.service.settings import Settings
+    from judge.settings import Settings
 
     overrides = {k: v for k, v in (("host", host), ("port", port)) if v is not None}
     try:
@@ -576,7 +576,7 @@ def worker(
     from pydantic import ValidationError
 
     from judge.dispatch.node import run_node
-    from judge.service.settings import Settings
+    from judge.settings import Settings
 
     overrides = {k: v for k, v in (("host", host), ("port", port)) if v is not None}
     try:
@@ -620,15 +620,15 @@ def erase_account(
     from pydantic import ValidationError
     from sqlalchemy.exc import SQLAlchemyError
 
-    from judge.service.settings import Settings
-    from judge.store import Store
+    from judge.settings import Settings
+    from judge.store import Store, database_url
     from judge.store.accounts import AccountStore
 
     try:
         settings = Settings()
     except (ValidationError, ValueError) as exc:
         raise _fail(f"invalid settings: {exc}") from None
-    store = Store(settings.resolved_database_url())
+    store = Store(database_url(settings.database_url, settings.data_dir))
     try:
         store.migrate()
         accounts = AccountStore(store)

@@ -10,7 +10,7 @@ import time
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from judge.grader import assemble
+from judge.output_tree import assemble
 from sandbox.backends import BACKENDS, get_backend
 from sandbox.base import Backend, Pair
 from sandbox.errors import SandboxError

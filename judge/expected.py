@@ -12,27 +12,22 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import importlib.util
 import json
 import os
-import sys
 import threading
 from collections.abc import Callable, Sequence
 from functools import cache
 from pathlib import Path
-from types import ModuleType
 from typing import Any
-
-import numpy as np
 
 from judge.errors import ProblemError, ReferenceFailure
 from judge.menu import MenuChoice
 from judge.problems import REPO_ROOT, Case, Problem
+from judge.trusted_jax import import_file, import_jax, load_reference, to_host
 from sandbox import transforms
 from sandbox.command import FAST_COMPILE_XLA_FLAGS
 from sandbox.protocol import ProtocolError, dumps_tree, loads_tree
 from sandbox.tree import KeyArray
-from sandbox.tree import to_host as tree_to_host
 
 #: Held while the judge's own JAX runs or compiles trusted code (the reference, the known mistakes, their
 #: cost figures): one at a time in this process. Shared with ``judge.mistakes`` and ``judge.figure_cache``.
@@ -61,8 +56,8 @@ def case_key(problem: Problem, case: Case, what: str = "output") -> str:
     digest = hashlib.sha256()
     parts = [
         _jax_version(),
-        # The flags this process compiles with (set before JAX loads, see import_jax): compiler options
-        # are part of what a number was computed with.
+        # The flags this process compiles with (set before JAX loads, see ``judge.trusted_jax.import_jax``):
+        # compiler options are part of what a number was computed with.
         os.environ.get("XLA_FLAGS", FAST_COMPILE_XLA_FLAGS),
         problem.spec.function,
         problem.reference_source,
@@ -87,78 +82,12 @@ def case_key(problem: Problem, case: Case, what: str = "output") -> str:
     return digest.hexdigest()[:32]
 
 
-def load_reference(problem: Problem) -> Callable[..., Any]:
-    """Import the problem's reference module from its file and return its function."""
-    import_jax()  # the reference imports jax: the XLA flags must be set before that first import
-    module = _import_file(str(problem.reference_path), problem.reference_source)
-    fn = getattr(module, problem.spec.function, None)
-    if not callable(fn):
-        raise ReferenceFailure(f"{problem.reference_path} does not define `{problem.spec.function}`")
-    return fn  # type: ignore[no-any-return]
-
-
-@cache
-def _import_file(path: str, source: str) -> ModuleType:
-    name = f"_judge_reference_{hashlib.sha1(path.encode()).hexdigest()[:12]}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise ReferenceFailure(f"cannot import {path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    except Exception as exc:
-        raise ReferenceFailure(f"importing {path} failed: {type(exc).__name__}: {exc}") from exc
-    return module
-
-
-def to_host(tree: Any) -> Any:
-    """JAX output -> plain containers with numpy leaves (the same conversion the sandbox applies); a typed
-    PRNG key array becomes a ``KeyArray`` of its implementation and uint32 data, as the tracer marks it."""
-    import jax
-
-    def children(x: Any) -> list[Any] | None:
-        flat, treedef = jax.tree_util.tree_flatten(x, is_leaf=lambda y: y is not x)
-        return None if jax.tree_util.treedef_is_leaf(treedef) else list(flat)
-
-    def convert(x: Any) -> Any:
-        if jax.numpy.issubdtype(x.dtype, jax.dtypes.prng_key):
-            return KeyArray(str(jax.random.key_impl(x)), np.asarray(jax.random.key_data(x)))
-        return np.asarray(x)
-
-    return tree_to_host(tree, lambda x: hasattr(x, "shape") and hasattr(x, "dtype"), children, convert)
-
-
 def reference_argument(jax: Any, value: Any) -> Any:
     """A traced input on the device as the reference receives it: a ``KeyArray`` as the typed key its data
     wraps (``jax.random.wrap_key_data``), anything else as is."""
     if isinstance(value, KeyArray):
         return jax.random.wrap_key_data(jax.device_put(value.data), impl=value.impl)
     return jax.device_put(value)
-
-
-#: CPU host devices the judge's own JAX starts with (when it is the first to import JAX), so that the
-#: reference of a problem of that many devices runs in this process (``judge.mesh_reference``); one device
-#: problems use device 0 as before.
-HOST_DEVICES = 8
-
-
-def import_jax() -> ModuleType:
-    """JAX for the trusted side, compiled with the same XLA flags as the sandbox (set before first import),
-    with ``JUDGE_HOST_DEVICES`` (default ``HOST_DEVICES``) CPU host devices. Call it before anything on the
-    trusted side imports JAX (a reference, a known mistake, a cost measurement)."""
-    if "jax" not in sys.modules:
-        os.environ.setdefault("XLA_FLAGS", FAST_COMPILE_XLA_FLAGS)
-        os.environ.setdefault("JAX_PLATFORMS", "cpu")
-        os.environ.setdefault("JAX_NUM_CPU_DEVICES", os.environ.get("JUDGE_HOST_DEVICES", str(HOST_DEVICES)))
-    import jax
-
-    return jax
-
-
-#: The name ``import_jax`` had before it was public. The benches that compare with another checkout
-#: (``--baseline``) import this name in both trees, and older checkouts have only this one.
-_import_jax = import_jax
 
 
 def clear_jax_caches() -> None:
@@ -215,7 +144,7 @@ def reference_outputs(problem: Problem, cases: Sequence[Case], what: str = "outp
 def magnitude_function(problem: Problem) -> Callable[..., Any]:
     """The reference module's magnitude function (``judge.spec.CompareSpec.magnitude``)."""
     name = problem.spec.compare.magnitude_function
-    module = _import_file(str(problem.reference_path), problem.reference_source)
+    module = import_file(str(problem.reference_path), problem.reference_source)
     fn = getattr(module, name or "", None)
     if not callable(fn):
         raise ReferenceFailure(f"{problem.reference_path} does not define the magnitude function `{name}`")

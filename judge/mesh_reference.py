@@ -6,15 +6,15 @@ learner, each input replicated over all of them as the executor places it, under
 leaf's layout is read from the array's own sharding.
 
 JAX fixes a process's device count when its backend starts. The judge's own processes start theirs with
-``judge.expected.HOST_DEVICES`` host devices (set before JAX loads, see ``judge.expected.import_jax``), so a
-problem of that many devices runs its reference in the judge's process. Any other count, or a process whose
-backend started otherwise (a test run that imported JAX first), runs the reference in a child process
+``judge.trusted_jax.HOST_DEVICES`` host devices (set before JAX loads, see ``judge.trusted_jax.import_jax``),
+so a problem of that many devices runs its reference in the judge's process. Any other count, or a process
+whose backend started otherwise (a test run that imported JAX first), runs the reference in a child process
 started with that count: ``python -m judge.mesh_reference`` (trusted repository code, the judge's own
-environment; no user code is involved). It reads the problem folder and the cases as JSON on stdin and
-writes one JSON line per case: the output as a wire-encoded tree (``sandbox.protocol.dumps_tree``, base64)
-and the layouts by leaf path, or the reference's failure. Its cost is a JAX start (about 1-2 s of CPU) per
-batch of uncached cases; expected outputs are cached as usual (``judge.expected``), so a Submit pays it
-only for cases it has never seen, a Run with custom inputs on each new input.
+environment; no user code is involved). It reads the problem folder and the cases as JSON on stdin and writes
+one JSON line per case: the output as a wire-encoded tree (``sandbox.protocol.dumps_tree``, base64) and the
+layouts by leaf path, or the reference's failure. Its cost is a JAX start (about 1-2 s of CPU) per batch of
+uncached cases; expected outputs are cached as usual (``judge.expected``), so a Submit pays it only for cases
+it has never seen, a Run with custom inputs on each new input.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ import numpy as np
 from judge.errors import ReferenceFailure
 from judge.problems import Case, Problem, convert_args, load_problem
 from judge.spec import CaseDef
+from judge.trusted_jax import import_jax, load_reference, to_host
 from sandbox.protocol import dumps_tree, loads_tree
 from sandbox.shardings import Layout, from_hlo
 from sandbox.tree import to_host as tree_to_host
@@ -48,8 +49,6 @@ def run(problem: Problem, cases: Sequence[Case]) -> list[Result]:
     """The reference's output and output layouts per case (a ReferenceFailure where it failed), on the
     problem's device count: in this process when its backend has exactly that many devices, else in a
     child process."""
-    from judge.expected import import_jax
-
     devices = problem.spec.sandbox.devices
     jax = import_jax()
     if len(jax.devices()) == devices:
@@ -60,8 +59,6 @@ def run(problem: Problem, cases: Sequence[Case]) -> list[Result]:
 def run_here(problem: Problem, cases: Sequence[Case]) -> list[Result]:
     """The reference in this process, whose backend has the problem's device count."""
     from jax.sharding import Mesh, NamedSharding, PartitionSpec
-
-    from judge.expected import import_jax, load_reference, to_host
 
     jax = import_jax()
     devices = problem.spec.sandbox.devices
@@ -136,8 +133,6 @@ def path_entries(key: str) -> tuple[Any, ...]:
 
 def run_in_child(problem: Problem, cases: Sequence[Case]) -> list[Result]:
     """The reference in a child process started with the problem's device count."""
-    from judge.expected import import_jax
-
     import_jax()  # the XLA flags this process compiles with, for the child too
     env = {**os.environ, "JAX_NUM_CPU_DEVICES": str(problem.spec.sandbox.devices), "JAX_PLATFORMS": "cpu"}
     request = {

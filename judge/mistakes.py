@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from judge import expected as _expected
+from judge import trusted_jax
 from judge.compare import Checker, bind
 from judge.errors import ReferenceFailure
 from judge.feedback.matching import Candidate, Match, best_match, differing_leaves
@@ -97,7 +98,7 @@ def jitted_mistake(problem: Problem, mistake: KnownMistake) -> Callable[..., Any
     once per (file, source, gradient spec) in this process: what its outputs come from, and what
     ``judge.feedback.known_costs`` lowers and compiles to measure its cost. Raises ReferenceFailure when
     the file does not define the problem's function."""
-    _expected.import_jax()  # the XLA flags are set before the code imports JAX
+    trusted_jax.import_jax()  # the XLA flags are set before the code imports JAX
     key = (
         str(mistake.path),
         mistake.source,
@@ -106,7 +107,7 @@ def jitted_mistake(problem: Problem, mistake: KnownMistake) -> Callable[..., Any
     with _JITTED_LOCK:
         if key in _JITTED:
             return _JITTED[key]
-    module = _expected._import_file(str(mistake.path), mistake.source)
+    module = trusted_jax.import_file(str(mistake.path), mistake.source)
     fn = getattr(module, problem.spec.function, None)
     if not callable(fn):
         raise ReferenceFailure(f"{mistake.path} does not define `{problem.spec.function}`")
@@ -118,12 +119,12 @@ def jitted_mistake(problem: Problem, mistake: KnownMistake) -> Callable[..., Any
 
 def _run(problem: Problem, mistake: KnownMistake, case: Case) -> Any | None:
     """The wrong solution's output on ``case`` (host tree), or None when it fails there."""
-    jax = _expected.import_jax()
+    jax = trusted_jax.import_jax()
     try:
         fn = jitted_mistake(problem, mistake)
         menu = problem.menu()
         args = _expected.call_arguments(jax, problem, case, menu)
-        return _expected.to_host(jax.block_until_ready(fn(*args)))
+        return trusted_jax.to_host(jax.block_until_ready(fn(*args)))
     except Exception:  # a known mistake that cannot run here names nothing on this case
         return None
 

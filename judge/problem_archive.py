@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from judge.errors import JudgeError
-from judge.store.manifest import package_hash
+from judge.problem_hash import package_hash
 
 SPEC_FILE = "problem.toml"
 _SLUG = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")

@@ -427,7 +427,7 @@ class ProblemSet:
             raise ProblemNotFound(slug, f"no such problem (known: {known})") from None
 
     #: Changes whenever the problems served change (never, for a folder loaded once; see
-    #: ``judge.live_problems.LiveProblems``).
+    #: ``judge.dispatch.live_problems.LiveProblems``).
     generation = 0
 
     def versions(self, slug: str) -> tuple[Problem, ...]:
@@ -442,7 +442,8 @@ class ProblemSet:
 
 class Problems(Protocol):
     """What graders and the catalog need of a set of problems: ``ProblemSet`` (a folder, loaded once) or
-    ``judge.live_problems.LiveProblems`` (that folder plus the versions operators push at runtime)."""
+    ``judge.dispatch.live_problems.LiveProblems`` (that folder plus the versions operators push at
+    runtime)."""
 
     directory: Path
     generation: int

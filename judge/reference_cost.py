@@ -16,6 +16,7 @@ import time
 from typing import Any
 
 from judge import expected as _expected
+from judge import trusted_jax
 from judge.figure_cache import FigureCache
 from judge.problems import Case, Problem
 
@@ -34,8 +35,8 @@ def _jitted(problem: Problem) -> Any:
     with _JITTED_LOCK:
         if key in _JITTED:
             return _JITTED[key]
-    _expected.import_jax()  # the XLA flags are set before the code imports JAX
-    fn = _expected.load_reference(problem)
+    trusted_jax.import_jax()  # the XLA flags are set before the code imports JAX
+    fn = trusted_jax.load_reference(problem)
     jitted = _expected.jit_with_gradient(problem, fn)
     with _JITTED_LOCK:
         _JITTED[key] = jitted
@@ -43,7 +44,7 @@ def _jitted(problem: Problem) -> Any:
 
 
 def _measure(problem: Problem, case: Case) -> dict[str, float] | None:
-    jax = _expected.import_jax()
+    jax = trusted_jax.import_jax()
     from sandbox.inside.executor import cost_of
 
     try:

@@ -17,6 +17,7 @@ from typing import Any
 
 from judge.compare import format_path
 from judge.mesh_reference import leaf_paths, path_entries
+from judge.output_tree import assemble  # the same placing of outputs as the values'
 from judge.spec import SandboxSpec
 from sandbox.protocol import ProtocolError
 from sandbox.shardings import BadLayout, Mesh, describe, from_wire
@@ -56,8 +57,6 @@ def misplaced(
     ``expected``: the reference's layouts by leaf path; ``reported``: the executor's layout per program
     output (untrusted bytes: checked here); ``got``: the learner's output tree (values), already found equal
     in structure to the reference's."""
-    from judge.grader import assemble  # the same placing of outputs as the values'
-
     if not isinstance(reported, list):
         return Misplaced("the executor reported no output shardings", internal=True)
     try:

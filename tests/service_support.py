@@ -22,8 +22,8 @@ from judge.problems import Problem
 from judge.progress import RunProgress
 from judge.results import CaseResult, GradeResult
 from judge.service.app import create_app
-from judge.service.settings import Settings
 from judge.service.state import GradingEngine, Services
+from judge.settings import Settings
 from judge.verdicts import Verdict
 from sandbox.base import Backend
 from tests.conftest import FIXTURE_SLUG, FIXTURES, ROOT, TUPLE_SLUG

@@ -17,10 +17,10 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select, update
 
+from judge.dispatch.document import submission_json
 from judge.service.apikeys import generate_key, hash_key
 from judge.service.retention import Retention
 from judge.service.state import Services
-from judge.service.views import submission_json
 from judge.store import repository
 from judge.store.models import CallbackAttempt, IdempotencyRecord, Submission, SubmissionEvent
 from sandbox.backends import get_backend

@@ -22,8 +22,8 @@ from judge.dispatch.node import GradingNode
 from judge.service.apikeys import generate_key, hash_key
 from judge.service.app import create_app
 from judge.service.ratelimit import Principal
-from judge.service.settings import Settings
 from judge.service.shares import RedisShares, ShareExceeded
+from judge.settings import Settings
 from judge.store import Deferred, NewSubmission, Status, Store, sqlite_url
 from sandbox.backends import get_backend
 from tests import redis_server

@@ -18,7 +18,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from judge.grader import assemble
+from judge.output_tree import assemble
 from sandbox.backends import get_backend
 from sandbox.base import Backend, Pair
 from sandbox.limits import SandboxLimits

@@ -17,7 +17,7 @@ import pytest
 import redis
 from fastapi.testclient import TestClient
 
-from judge.dispatch.celery_queue import SUBMISSIONS_QUEUE
+from judge.dispatch.capabilities import SUBMISSIONS_QUEUE
 from judge.service.degraded import RETRY_S, Fallback
 from sandbox.backends import get_backend
 from tests import redis_server

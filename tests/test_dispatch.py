@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from judge.dispatch import GradingWorker, LocalDispatcher, Outcome, ProgressFeed, QueueFull
+from judge.dispatch.metrics import Metrics
 from judge.dispatch.worker import MAX_CAPACITY_REQUEUES
 from judge.problems import Problem, ProblemSet
 from judge.results import CaseResult, GradeResult
-from judge.service.metrics import Metrics
 from judge.store import NewSubmission, Status, Store, sqlite_url
 from judge.store.records import Claim
 from sandbox.errors import SandboxError, WorkerStartError

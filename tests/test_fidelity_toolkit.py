@@ -11,11 +11,11 @@ from pathlib import Path
 from judge.check.context import import_file
 from judge.check.reach_check import approached, factor_for
 from judge.constraints import recording_bounds
-from judge.preview import default_output
 from judge.problems import load_problem
 from judge.scaffold import ArgDecl, create
 from judge.spec import ProblemSpec
 from judge.statement import render_rules
+from judge.web.preview import default_output
 from tests.conftest import FIXTURES, ROOT
 
 

@@ -23,8 +23,9 @@ from pydantic import ValidationError
 from judge.compare import compare
 from judge.errors import InputError
 from judge.expected import reference_outputs
-from judge.grader import assemble, build_session, grade
+from judge.grader import build_session, grade
 from judge.hidden import hidden_message
+from judge.output_tree import assemble
 from judge.problems import Problem, load_problem
 from judge.pytree_json import ConversionError, describe_leaves, format_value, json_to_key, pytree_to_json
 from judge.spec import ArgSpec, OutputSpec, default_tolerances

@@ -102,7 +102,7 @@ def _bad_sort() -> Callable[[Any], Any]:
 
 @pytest.fixture(scope="module")
 def policy() -> Policy:
-    return Policy()
+    return Policy(op_corpus.load_table())
 
 
 def lowered(function: Callable[..., Any], *specs: Any, devices: int = 1) -> bytes:

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from judge.problem_archive import ArchiveError, ArchiveLimits, pack, unpack
+from judge.problem_hash import problem_hash
 from judge.problems import load_problem
-from judge.store.manifest import problem_hash
 from tests.conftest import FIXTURE_SLUG, FIXTURES
 
 SLUG = FIXTURE_SLUG

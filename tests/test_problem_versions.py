@@ -14,18 +14,18 @@ import pytest
 from fastapi.testclient import TestClient
 
 from judge.cli import main
-from judge.live_problems import LiveProblems
+from judge.dispatch.live_problems import LiveProblems
 from judge.problem_archive import pack, unpack
+from judge.problem_hash import problem_hash
 from judge.problems import Problem, ProblemSet
 from judge.service.apikeys import generate_key, hash_key
 from judge.service.operator import OperatorError
 from judge.service.problem_admin import ProblemAdmin
 from judge.service.problem_check import CheckOutcome, outcome, run_check
 from judge.service.problem_push import push, retire
-from judge.service.settings import Settings
 from judge.service.state import Services
+from judge.settings import Settings
 from judge.store import Store, sqlite_url
-from judge.store.manifest import problem_hash
 from judge.store.problem_versions import ProblemVersions, VersionState
 from sandbox.backends import get_backend
 from tests.conftest import FIXTURE_SLUG, FIXTURES

@@ -15,7 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from judge.grader import assemble, build_session, interpret
+from judge.grader import build_session, interpret
+from judge.output_tree import assemble
 from judge.problems import Problem, ProblemSet
 from judge.verdicts import Verdict
 from sandbox.limits import SandboxLimits

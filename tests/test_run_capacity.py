@@ -14,7 +14,7 @@ import pytest
 import judge.service.routes.runs as runs
 from judge.engine import Engine
 from judge.progress import RunProgress, WarmupProgress, estimate_s, warmup_of
-from judge.service.settings import Settings
+from judge.settings import Settings
 from sandbox.backends import get_backend
 from sandbox.starts import StartProgress, StartState
 from tests.conftest import FIXTURE_SLUG

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from judge.grader import assemble
+from judge.output_tree import assemble
 from sandbox.base import CODE_ROOT, Pair, SlotBusy, Worker
 from sandbox.docker import FIRST_UID, LABEL, DockerBackend, seccomp_profile
 from sandbox.limits import SandboxLimits

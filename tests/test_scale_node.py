@@ -13,9 +13,9 @@ import pytest
 import redis
 
 from judge.dispatch import QueueFull
+from judge.dispatch.capabilities import SUBMISSIONS_QUEUE
 from judge.dispatch.celery_queue import (
     EPOCH_KEY,
-    SUBMISSIONS_QUEUE,
     CeleryDispatcher,
     GradingQueue,
     Sweeper,
@@ -25,8 +25,8 @@ from judge.dispatch.node import GradingNode
 from judge.doctor import SelfTest
 from judge.problems import ProblemSet
 from judge.service.apikeys import hash_key
-from judge.service.settings import Settings
-from judge.store import NewSubmission, NodeState, Status, Store, sqlite_url
+from judge.settings import Settings
+from judge.store import NewSubmission, NodeState, Status, Store, database_url, sqlite_url
 from sandbox.backends import get_backend
 from tests import redis_server
 from tests.conftest import FIXTURE_SLUG, FIXTURES
@@ -113,7 +113,8 @@ def test_a_node_whose_self_test_fails_takes_no_jobs(
         node.request_stop()
         thread.join(60)
     assert not thread.is_alive()
-    assert [n.state for n in Store(settings.resolved_database_url()).nodes()] == [NodeState.STOPPED]
+    store = Store(database_url(settings.database_url, settings.data_dir))
+    assert [n.state for n in store.nodes()] == [NodeState.STOPPED]
 
 
 def test_the_work_of_a_lost_node_is_queued_and_published_again(

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from judge.service.apikeys import KeyFileError, generate_key, hash_key, identify, read_keys_file
-from judge.service.settings import Settings
+from judge.service.apikeys import KeyFileError, all_api_keys, generate_key, hash_key, identify, read_keys_file
+from judge.settings import Settings
 from sandbox.backends import get_backend
 from tests.conftest import FIXTURE_SLUG
 from tests.service_support import FakeEngine, make_settings, running
@@ -169,7 +169,7 @@ def test_settings_reject_bad_values(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     settings = Settings()
     assert settings.queue_size == 7  # the environment wins over the file
     assert settings.max_wait_s == 12.5 and settings.callback_hosts == ["a.example"]
-    assert settings.all_api_keys() == {"ci": hash_key("x")}
+    assert all_api_keys(settings) == {"ci": hash_key("x")}
     assert settings.workers == settings.submission_concurrency + settings.run_reserve + settings.spare_workers
 
 

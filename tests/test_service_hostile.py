@@ -29,8 +29,8 @@ from judge.service.app import create_app
 from judge.service.logflood import FloodFilter
 from judge.service.protocol import GuardedH11Protocol
 from judge.service.server import connection_limit
-from judge.service.settings import Settings
 from judge.service.state import Services
+from judge.settings import Settings
 from judge.verdicts import Verdict
 from sandbox.backends import get_backend
 from tests.conftest import FIXTURE_SLUG

@@ -27,8 +27,8 @@ from schemathesis.config import SchemathesisConfig
 
 from judge.service.apikeys import generate_key, hash_key
 from judge.service.app import create_app
-from judge.service.settings import Settings
 from judge.service.state import Services
+from judge.settings import Settings
 from sandbox.backends import get_backend
 from tests.service_support import FakeEngine, make_settings, sandbox_ok
 

@@ -18,8 +18,8 @@ from schemathesis.checks import (
 )
 
 from judge.service.app import create_app
-from judge.service.settings import Settings
 from judge.service.state import Services
+from judge.settings import Settings
 from tests.conftest import default_backend
 from tests.service_support import HEAVY, make_settings
 

@@ -17,12 +17,12 @@ import redis
 
 from judge.dispatch import GradingWorker, LocalDispatcher, Outcome, ProgressFeed
 from judge.dispatch.celery_queue import SUBMISSIONS_QUEUE
+from judge.dispatch.metrics import Metrics
 from judge.dispatch.node import GradingNode
+from judge.problem_hash import problem_hash
 from judge.problems import ProblemSet
-from judge.service.metrics import Metrics
-from judge.service.settings import Settings
+from judge.settings import Settings
 from judge.store import NewSubmission, NodeState, Status, Store, sqlite_url
-from judge.store.manifest import problem_hash
 from sandbox.backends import get_backend
 from tests import redis_server
 from tests.conftest import FIXTURE_SLUG, FIXTURES
@@ -252,8 +252,8 @@ def test_a_grading_node_takes_up_a_pushed_version_without_a_restart(
     """An operator's version goes live in the store: the node loads it at its next poll, reports it (the
     problems folder's version as ``also``), grades new submissions with it and those accepted for the
     older version with that one; retired, it is dropped."""
+    from judge.dispatch.served import serves
     from judge.problem_archive import pack
-    from judge.service.catalog import serves
     from judge.store.problem_versions import ProblemVersions
 
     settings = Settings(

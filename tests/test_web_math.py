@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from judge.markdown import tex_to_mathml, to_html
 from judge.problems import Problem, ProblemSet
-from judge.service.markdown import tex_to_mathml, to_html
 from judge.statement import fill_statement
 from tests.conftest import FIXTURES
 

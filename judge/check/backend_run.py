@@ -42,7 +42,8 @@ def run_function(problem: Problem, fn: Any) -> list[tuple[Any, Any] | str]:
     """``fn`` (the reference or a solution's function) under ``jax.jit`` on every case of ``problem``, on
     this process's default device: ``(output, gradient or None)`` per case on the host, or its failure."""
     from judge.errors import ProblemError
-    from judge.expected import call_arguments, import_jax, jit_with_gradient, matmul_precision, to_host
+    from judge.expected import call_arguments, jit_with_gradient, matmul_precision
+    from judge.trusted_jax import import_jax, to_host
 
     jax = import_jax()
     try:
@@ -81,8 +82,8 @@ def value_solutions(problem: Problem) -> list[tuple[str, Path]]:
 def run_problem(root: Path, out: Path) -> None:
     """Write the reference's and every value solution's result per case for one problem to ``out``."""
     from judge.errors import ProblemError
-    from judge.expected import load_reference
     from judge.problems import load_problem
+    from judge.trusted_jax import load_reference
     from sandbox.protocol import dumps_tree
 
     out.mkdir(parents=True, exist_ok=True)

@@ -83,9 +83,10 @@ def run(root: Path, out: Path, extra: Path | None = None) -> int:
     import json
 
     from judge.errors import ProblemError, ReferenceFailure
-    from judge.expected import load_reference, reference_outputs
+    from judge.expected import reference_outputs
     from judge.problems import Case, convert_args, load_problem
     from judge.spec import CaseDef
+    from judge.trusted_jax import load_reference
     from sandbox.protocol import dumps_tree
 
     try:

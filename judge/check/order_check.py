@@ -26,9 +26,10 @@ from typing import Any
 
 from judge.check.context import CheckContext
 from judge.errors import ProblemError, ReferenceFailure
-from judge.expected import call_arguments, gradient_function, import_jax, load_reference
+from judge.expected import call_arguments, gradient_function
 from judge.problems import SPEC_FILE, Problem
 from judge.rules_transform import batch_size, batched_rule, held_key
+from judge.trusted_jax import import_jax, load_reference
 
 NAME = "order"
 

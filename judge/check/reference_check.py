@@ -25,9 +25,10 @@ import numpy as np
 
 from judge.check.context import CheckContext
 from judge.errors import ReferenceFailure
-from judge.expected import clear_jax_caches, load_reference, reference_outputs
+from judge.expected import clear_jax_caches, reference_outputs
 from judge.problems import REPO_ROOT, Case
 from judge.pytree_json import KEY_DTYPE_NAMES, describe_leaves, path_str
+from judge.trusted_jax import load_reference
 from sandbox.protocol import ProtocolError, loads_tree
 from sandbox.tree import KeyArray, OtherNode
 

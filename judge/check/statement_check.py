@@ -1,7 +1,7 @@
 """Check ``statement``: ``statement.md`` exists, renders to HTML, and has what a learner needs: the function
 named, a Constraints section, the ``{{rules}}`` line, where the rules the judge enforces are generated from
 the spec (``judge.statement.render_rules``), and math that renders with no TeX left raw
-(``judge.service.markdown.formulas_left_raw``: an unknown command, an escape the renderer keeps).
+(``judge.markdown.formulas_left_raw``: an unknown command, an escape the renderer keeps).
 
 The examples inside it are the ``examples`` check's concern.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from judge.check.context import CheckContext
-from judge.service.markdown import formulas_left_raw
+from judge.markdown import formulas_left_raw
 from judge.statement import PLACEHOLDERS, RULES_HEADING, RULES_PLACEHOLDER, markdown_to_html
 
 NAME = "statement"

@@ -12,7 +12,10 @@ the CPU's as it always was, so a deployment without accelerators sees no change.
 from __future__ import annotations
 
 from judge.accelerators import parse_backend
-from judge.dispatch.celery_queue import SUBMISSIONS_QUEUE
+
+#: The queue of submissions that grade on the CPU (the Celery queue every deployment has); an
+#: accelerator's queue is this name and the backend's (``queue_for``).
+SUBMISSIONS_QUEUE = "judge.submissions"
 
 
 def queue_for(backend: str) -> str:

@@ -31,14 +31,15 @@ from celery import Celery
 from redis.exceptions import RedisError
 
 from judge.dispatch.base import Dispatcher, OneShotReservation, QueueFull, Reservation
+from judge.dispatch.capabilities import SUBMISSIONS_QUEUE, queue_for
 from judge.store import Status, Store
 from judge.store.models import utcnow
 
 log = logging.getLogger(__name__)
 
-#: The Celery task name and queue of submissions (the message body is ``[submission_id]``).
+#: The Celery task name of a grading (the message body is ``[submission_id]``; its queue:
+#: ``judge.dispatch.capabilities``).
 GRADE_TASK = "judge.grade"
-SUBMISSIONS_QUEUE = "judge.submissions"
 #: Redis keys: set while the broker still holds every published message; the sweep lock.
 EPOCH_KEY = "judge:broker-epoch"
 SWEEP_LOCK_KEY = "judge:sweep-lock"
@@ -104,8 +105,6 @@ class GradingQueue:
     def publish(self, submission_id: str, backend: str = "cpu") -> None:
         """Queue the id of a stored submission for a grading node on ``backend`` (its queue:
         ``judge.dispatch.capabilities``; kombu retries a dropped connection)."""
-        from judge.dispatch.capabilities import queue_for
-
         self.app.send_task(
             GRADE_TASK,
             args=[submission_id],

@@ -35,18 +35,21 @@ from typing import TYPE_CHECKING, Any, Protocol
 from judge import __version__
 from judge.dispatch.capabilities import node_queues
 from judge.dispatch.celery_queue import GRADE_TASK, GradingQueue, Sweeper, is_submission_id
+from judge.dispatch.document import submission_json
 from judge.dispatch.events import ProgressFeed
+from judge.dispatch.metrics import Metrics, metered
 from judge.dispatch.redis_notify import RedisNotifier
+from judge.dispatch.served import served_versions, serves
 from judge.dispatch.worker import VERSION_HOLD_DELAY_S, GradingWorker, Outcome
 from judge.doctor import SelfTest, self_test
-from judge.store import NodeBeat, NodeState, Store
+from judge.store import NodeBeat, NodeState, Store, database_url
 from judge.store.models import utcnow
 
 if TYPE_CHECKING:
     from judge.dispatch.callbacks import CallbackSender
     from judge.problems import Problem
     from judge.results import CaseResult, GradeResult
-    from judge.service.settings import Settings
+    from judge.settings import Settings
     from sandbox.base import Backend
 
 log = logging.getLogger(__name__)
@@ -115,7 +118,6 @@ class GradingNode:
         from judge.engine import Engine
         from judge.problems import ProblemSet
         from judge.sandboxes import choose_backend
-        from judge.service.metrics import Metrics, metered
 
         if settings.queue_url is None:
             raise ValueError("judge worker needs JUDGE_QUEUE_URL (the broker of the grading queue)")
@@ -139,15 +141,14 @@ class GradingNode:
             on_took=self.metrics.sandbox_start_seconds.observe,
         )
         self._sandbox_check = sandbox_check
-        from judge.live_problems import LiveProblems
-        from judge.service.catalog import served_versions
+        from judge.dispatch.live_problems import LiveProblems
         from judge.store.problem_versions import ProblemVersions
 
         #: The problems folder plus the versions operators pushed (refreshed every problems_poll_s).
         self.problems = LiveProblems(ProblemSet(settings.problems_dir), settings.problem_cache_dir())
         #: What this node grades with, in its heartbeat: API nodes compare it with their own versions.
         self.problem_versions = served_versions(self.problems)
-        self.store = Store(settings.resolved_database_url())
+        self.store = Store(database_url(settings.database_url, settings.data_dir))
         self.pushed = ProblemVersions(self.store)
         self.queue = GradingQueue(
             settings.queue_url, visibility_timeout_s=settings.visibility_timeout_s, concurrency=concurrency
@@ -203,7 +204,6 @@ class GradingNode:
         if not settings.callback_hosts or settings.callback_secret is None:
             return None
         from judge.dispatch.callbacks import CallbackSender
-        from judge.service.views import submission_json
 
         return CallbackSender(
             self.store,
@@ -281,7 +281,6 @@ class GradingNode:
         """Load the problem versions that went live (and drop the retired ones) since the last look at the
         store's catalog revision; the heartbeats then report them. True when they changed."""
         from judge.expected import expected_outputs
-        from judge.service.catalog import served_versions
 
         def warm(problems: list[Problem]) -> None:
             for problem in problems:
@@ -357,8 +356,6 @@ class GradingNode:
     def serves_elsewhere(self, slug: str, content_hash: str) -> bool:
         """Whether another live grading node reports serving ``slug`` in version ``content_hash``."""
         cutoff = utcnow() - timedelta(seconds=self.settings.node_timeout_s)
-        from judge.service.catalog import serves
-
         return any(
             serves(node.problem_versions, slug, content_hash)
             for node in self.store.nodes(seen_after=cutoff)
@@ -445,8 +442,6 @@ class GradingNode:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        from judge.service.server import url_of
-
         self._http = ThreadingHTTPServer((self.settings.host, self.settings.port), Handler)
         self._http.daemon_threads = True
         threading.Thread(target=self._http.serve_forever, name="status-http", daemon=True).start()
@@ -524,6 +519,13 @@ class GradingNode:
         self.notifier.close()
         self.queue.close()
         self.store.close()
+
+
+def url_of(sock: socket.socket) -> str:
+    """The http URL a listening socket answers on (an IPv6 host in brackets)."""
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}"
 
 
 def run_node(settings: Settings, concurrency: int) -> int:

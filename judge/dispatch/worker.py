@@ -129,7 +129,7 @@ class GradingEngine(Protocol):
 
 
 class GradingObserver(Protocol):
-    """Metrics hooks (``judge.service.metrics``); every method must be cheap and never raise."""
+    """Metrics hooks (``judge.dispatch.metrics``); every method must be cheap and never raise."""
 
     def grading_started(self) -> None: ...
 
@@ -193,7 +193,7 @@ class GradingWorker:
         folder)."""
         key = str(problem.root)  # one package folder per version: a new version is a new folder
         if key not in self._hashes:
-            from judge.store.manifest import problem_hash
+            from judge.problem_hash import problem_hash
 
             self._hashes[key] = problem_hash(problem)
         return manifest(problem, self.backend_name, self._hashes[key])

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from judge import expected as _expected
+from judge import trusted_jax
 from judge.feedback.matching import Match
 from judge.feedback.notes import MistakeNote
 from judge.figure_cache import FigureCache
@@ -79,7 +80,7 @@ def mistake_figures(problem: Problem, mistake: KnownMistake, case: Case) -> dict
 def _measure(problem: Problem, mistake: KnownMistake, case: Case) -> dict[str, float] | None:
     from sandbox.inside.executor import cost_of
 
-    jax = _expected.import_jax()
+    jax = trusted_jax.import_jax()
     try:
         args = _expected.call_arguments(jax, problem, case, problem.menu())
         jitted: Any = jitted_mistake(problem, mistake)  # a jax.jit function: it lowers

@@ -1,7 +1,9 @@
 """The REST service: a FastAPI app over the same engine as the CLI (``judge serve`` starts it).
 
 app.py       the app factory (lifespan builds and starts ``state.Services``)
-settings.py  every setting (one pydantic-settings class, ``JUDGE_*``)
 routes/      one router per resource; deps.py their dependencies; schemas.py their bodies
 state.py     the long-lived parts: engine, store, dispatcher, callbacks, limits, metrics
+
+Settings (``judge.settings``) and metrics (``judge.dispatch.metrics``) live below, shared with the grading
+nodes (``judge.dispatch.node``), which import nothing from here.
 """

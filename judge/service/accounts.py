@@ -26,7 +26,7 @@ from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatc
 
 from judge.service.csrf import SESSION_TOKEN, csrf_token
 from judge.service.ratelimit import RateLimiter
-from judge.service.settings import Settings
+from judge.settings import Settings
 from judge.store import Store
 from judge.store.accounts import AccountRecord, AccountStore, Erased, Imported, NameTaken, ProblemProgress
 

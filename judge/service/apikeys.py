@@ -28,6 +28,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from judge.settings import Settings
+
 _log = logging.getLogger(__name__)
 
 PREFIX = "sha256:"
@@ -242,3 +244,10 @@ class KeyRing:
             if hmac.compare_digest(presented, entry.hash):
                 found = ApiKey(entry.name, entry.key_id, entry.tenant)
         return found
+
+
+def all_api_keys(settings: Settings) -> dict[str, str]:
+    """Keys from ``api_keys`` and ``api_keys_file`` as name -> hash (a name in both: the file's lines are
+    ignored). Raises KeyFileError."""
+    file = read_key_entries(settings.api_keys_file) if settings.api_keys_file else []
+    return {entry.name: entry.hash for entry in merged(static_entries(settings.api_keys), file)}

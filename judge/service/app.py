@@ -33,6 +33,7 @@ from judge.service.bodylimit import BodySizeLimit
 from judge.service.bodytimeout import BodyTimeout
 from judge.service.httpmetrics import RequestTimer
 from judge.service.ratelimit import RateLimitHeaders
+from judge.service.regrading import RegradeRunner
 from judge.service.routes import (
     health,
     problem_admin,
@@ -45,10 +46,10 @@ from judge.service.routes import (
     workers,
 )
 from judge.service.routes.accounts import FORM_PATHS
-from judge.service.settings import Settings
 from judge.service.shares import client_shares
 from judge.service.state import Services
 from judge.service.versioning import versioned
+from judge.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +82,7 @@ def create_app(
         app.state.services = current
         if services is None:
             watch_shares(current)
-        await run_in_threadpool(current.start)
+        await run_in_threadpool(current.start, RegradeRunner)
         try:
             yield
         finally:

@@ -9,12 +9,13 @@ from __future__ import annotations
 import threading
 from collections.abc import Collection, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
+from judge import markdown
 from judge.errors import ReferenceFailure
+from judge.problem_hash import problem_hash
 from judge.problems import Problem, Problems
 from judge.results import LeafValue
-from judge.service import markdown
 from judge.service.schemas import (
     ArgumentPublic,
     ExamplePublic,
@@ -24,34 +25,11 @@ from judge.service.schemas import (
     ProblemSummary,
     ProblemVersion,
 )
-from judge.store.manifest import problem_hash
 
 
 def version(problem: Problem) -> ProblemVersion:
     content = problem_hash(problem)
     return ProblemVersion(hash=content, revision=problem.spec.revision, short_hash=content[:12])
-
-
-def served_versions(problems: Problems) -> dict[str, dict[str, Any]]:
-    """slug -> ``{"revision", "hash"}`` of every problem served (what a grading node reports), with
-    ``also``: the other versions of it this node can still grade (older live ones), when there are any."""
-    served: dict[str, dict[str, Any]] = {}
-    for problem in problems:
-        current, *older = problems.versions(problem.slug) or (problem,)
-        entry: dict[str, Any] = {"revision": current.spec.revision, "hash": problem_hash(current)}
-        if older:
-            entry["also"] = [{"revision": p.spec.revision, "hash": problem_hash(p)} for p in older]
-        served[problem.slug] = entry
-    return served
-
-
-def serves(versions: dict[str, Any] | None, slug: str, content_hash: str) -> bool:
-    """Whether a node's reported ``problem_versions`` include ``slug`` in version ``content_hash``."""
-    entry = (versions or {}).get(slug)
-    if not isinstance(entry, dict):
-        return False
-    hashes = [entry.get("hash")] + [v.get("hash") for v in entry.get("also") or [] if isinstance(v, dict)]
-    return content_hash in hashes
 
 
 def summary(problem: Problem, known: Collection[str] | None = None) -> ProblemSummary:
@@ -130,7 +108,7 @@ _Body = TypeVar("_Body", ProblemSummary, ProblemDetail)
 class Catalog:
     """Thread-safe; details are built on first use or by ``prepare``, once per package folder (a new
     version of a problem is a new folder, so its detail is its own). ``problems`` may change under it
-    (``judge.live_problems.LiveProblems``): the summaries follow its ``generation``."""
+    (``judge.dispatch.live_problems.LiveProblems``): the summaries follow its ``generation``."""
 
     def __init__(self, problems: Problems) -> None:
         self.problems = problems
@@ -171,7 +149,7 @@ class Catalog:
     def _linked(self, body: _Body, tenant: str | None, all_tenants: bool) -> _Body:
         """``body`` with ``similar`` links only to problems served now that ``tenant`` sees (every one
         served: ``all_tenants``). Bodies are cached with every link the spec declares; the problems served
-        change at runtime (``judge.live_problems``), so the links are chosen as each is read."""
+        change at runtime (``judge.dispatch.live_problems``), so the links are chosen as each is read."""
         shown = [
             slug
             for slug in body.similar

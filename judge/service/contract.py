@@ -52,7 +52,7 @@ from judge.service.schemas import (
     SubmissionWaiting,
     VersionMismatch,
 )
-from judge.service.settings import Settings
+from judge.settings import Settings
 from judge.verdicts import Verdict
 
 #: Every ``error.code`` the API answers with (tests/test_api_contract.py checks the routes use no other).

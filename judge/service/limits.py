@@ -9,8 +9,8 @@ from typing import Any
 
 from judge.errors import InputError
 from judge.service.errors import ApiError, input_error
-from judge.service.settings import Settings
 from judge.service.source import source_from_json
+from judge.settings import Settings
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,8 @@
 refused with ``ArchiveError`` naming what is wrong), computes the version's content hash, stores it as
 ``checking`` and starts its ``judge check`` in a child process (``judge.service.problem_check``) on a
 thread of its own; the check's outcome makes it ``live`` or ``rejected`` with the findings. Every node
-loads live versions on its next poll (``judge.live_problems``). ``resume`` checks again what an API node
-that stopped mid-check left ``checking``.
+loads live versions on its next poll (``judge.dispatch.live_problems``). ``resume`` checks again what an
+API node that stopped mid-check left ``checking``.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from judge.problem_archive import ArchiveLimits, unpack
 from judge.service.problem_check import CheckOutcome, run_check
-from judge.service.settings import Settings
+from judge.settings import Settings
 from judge.store.problem_versions import ProblemVersions, VersionRecord, VersionState
 
 log = logging.getLogger(__name__)

@@ -11,7 +11,7 @@ import logging
 import threading
 from datetime import timedelta
 
-from judge.service.settings import Settings
+from judge.settings import Settings
 from judge.store import Store
 from judge.store.models import utcnow
 

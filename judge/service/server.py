@@ -17,7 +17,7 @@ import socket
 import sys
 
 from judge.errors import JudgeError, ProblemError, SandboxRefused
-from judge.service.settings import Settings
+from judge.settings import Settings
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 #: Largest request line plus headers while they arrive (h11 answers 400 past it); a head that arrives
@@ -44,12 +44,6 @@ def bind(host: str, port: int) -> socket.socket:
     sock.bind((host, port))
     sock.set_inheritable(True)
     return sock
-
-
-def url_of(sock: socket.socket) -> str:
-    host, port = sock.getsockname()[:2]
-    shown = f"[{host}]" if ":" in host else host
-    return f"http://{shown}:{port}"
 
 
 def connection_limit(wanted: int) -> int:
@@ -83,6 +77,7 @@ def serve(settings: Settings) -> int:
     import uvicorn
     from sqlalchemy.exc import SQLAlchemyError
 
+    from judge.dispatch.node import url_of
     from judge.service import logflood
     from judge.service.apikeys import KeyFileError
     from judge.service.app import create_app
@@ -149,4 +144,7 @@ def _safe_db(settings: Settings) -> str:
     """The database URL without its password."""
     from sqlalchemy.engine import make_url
 
-    return make_url(settings.resolved_database_url()).render_as_string(hide_password=True)
+    from judge.store import database_url
+
+    url = make_url(database_url(settings.database_url, settings.data_dir))
+    return url.render_as_string(hide_password=True)

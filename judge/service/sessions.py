@@ -18,7 +18,7 @@ from starlette.middleware.sessions import SessionMiddleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from judge.service.csrf import CsrfGuard
-from judge.service.settings import Settings
+from judge.settings import Settings
 
 COOKIE = "judge_session"
 SECRET_FILE = "account-secret"

@@ -26,7 +26,7 @@ from judge.service.degraded import Fallback
 from judge.service.ratelimit import Principal
 
 if TYPE_CHECKING:
-    from judge.service.settings import Settings
+    from judge.settings import Settings
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """The service's long-lived parts, built from Settings, started and stopped with the app.
 
 Services.build(settings)   choose the sandbox (fails closed), load problems, open the database
-services.start()           migrate, recover and start grading, start callbacks; warm up in background
+services.start(regrades)   migrate, recover, start grading, callbacks and regrades; warm up in background
 services.readiness()       None when ready, else why not (for /readyz): problems, sandbox, database, queue
 services.degraded()        the dependencies that do not answer now and what the service does meanwhile
 
@@ -19,40 +19,47 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from judge.dispatch import Dispatcher, GradingWorker, LocalDispatcher, ProgressFeed
 from judge.dispatch.callbacks import CallbackSender
 from judge.dispatch.celery_queue import CeleryDispatcher, GradingQueue, Sweeper
+from judge.dispatch.document import submission_json
+from judge.dispatch.live_problems import LiveProblems
+from judge.dispatch.metrics import Metrics, metered
 from judge.dispatch.redis_notify import RedisNotifier
+from judge.dispatch.served import served_versions, serves
 from judge.doctor import SelfTest, self_test
 from judge.engine import Engine
-from judge.live_problems import LiveProblems
 from judge.problems import Problem, ProblemSet
 from judge.progress import RunProgress
 from judge.results import CaseResult, GradeResult
 from judge.sandboxes import choose_backend
 from judge.service.accounts import Accounts
 from judge.service.apikeys import KeyRing
-from judge.service.catalog import Catalog, served_versions, serves
+from judge.service.catalog import Catalog
 from judge.service.degraded import Fallback, Outage
 from judge.service.gate import RunGate
 from judge.service.limits import RequestLimits
-from judge.service.metrics import Metrics, metered
 from judge.service.problem_admin import ProblemAdmin
 from judge.service.ratelimit import RateLimiter
 from judge.service.retention import Retention
-from judge.service.settings import Settings
-from judge.service.views import submission_json
-from judge.store import NodeRecord, NodeState, Store
+from judge.settings import Settings
+from judge.store import NodeRecord, NodeState, Store, database_url
 from judge.store.models import utcnow
 from judge.store.problem_versions import ProblemVersions
 from sandbox.base import Backend
 
-if TYPE_CHECKING:
-    from judge.service.regrading import RegradeRunner
-
 log = logging.getLogger(__name__)
+
+
+class Background(Protocol):
+    """A loop the services start and close with themselves (the problem regrades' runner)."""
+
+    def start(self) -> None: ...
+
+    def close(self) -> None: ...
+
 
 #: Node states that count as alive (taking or about to take work).
 _LIVE = frozenset({NodeState.STARTING, NodeState.READY, NodeState.UNREADY, NodeState.DRAINING})
@@ -224,7 +231,7 @@ class Services:
         )
         #: The versions this node accepts submissions for (compared with the grading nodes').
         self.api_versions = served_versions(catalog.problems)
-        #: Problem versions operators push at runtime: stored, checked, polled (judge/live_problems.py).
+        #: Problem versions operators push at runtime: stored, checked, polled (judge.dispatch.live_problems).
         self.pushed = ProblemVersions(store)
         self.problem_admin = ProblemAdmin(settings, self.pushed)
         self.live = catalog.problems if isinstance(catalog.problems, LiveProblems) else None
@@ -240,8 +247,8 @@ class Services:
         self._warm: str | None = "the warm sandbox workers are starting"
         self._stop = threading.Event()
         self._warmup: threading.Thread | None = None
-        #: Moves operators' problem regrades on (judge.service.regrading), from ``start``.
-        self.regrades: RegradeRunner | None = None
+        #: Moves operators' problem regrades on (``judge.service.regrading.RegradeRunner``), from ``start``.
+        self.regrades: Background | None = None
 
     def add_fallback(self, fallback: Fallback) -> None:
         """Watch ``fallback`` (metrics, ``degraded``)."""
@@ -354,7 +361,7 @@ class Services:
         if backend is None:
             backend = choose_backend(settings.sandbox, allow_insecure=settings.insecure)
         problems = LiveProblems(ProblemSet(settings.problems_dir), settings.problem_cache_dir())
-        store = Store(settings.resolved_database_url())
+        store = Store(database_url(settings.database_url, settings.data_dir))
         catalog = Catalog(problems)
         return cls(
             settings,
@@ -367,7 +374,9 @@ class Services:
 
     # ------------------------------------------------------------------------------------ lifecycle
 
-    def start(self) -> None:
+    def start(self, regrades: Callable[[Services], Background]) -> None:
+        """``regrades``: makes the runner of problem regrades for these services (``RegradeRunner``, which
+        reads them; passed in by the app that starts them)."""
         self.store.migrate()
         if self.notifier is not None:
             self.notifier.listen()
@@ -375,9 +384,7 @@ class Services:
         if self.callbacks is not None:
             self.callbacks.start(resume=not self.distributed)
         self.retention.start()
-        from judge.service.regrading import RegradeRunner  # it reads Services: imported here
-
-        self.regrades = RegradeRunner(self)
+        self.regrades = regrades(self)
         self.regrades.start()
         self._warmup = threading.Thread(target=self._warm_up, name="warm-up", daemon=True)
         self._warmup.start()

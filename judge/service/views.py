@@ -4,11 +4,10 @@ stored result: it was produced by ``GradeResult.model_dump(mode="json", by_alias
 from __future__ import annotations
 
 from collections.abc import Collection
-from datetime import datetime
 from typing import Any
 
+from judge.dispatch.document import submission_json
 from judge.store import SubmissionRecord
-from judge.store.manifest import version_note
 
 #: What a listing item holds by default (``schemas.SubmissionSummary``).
 SUMMARY_FIELDS = (
@@ -31,37 +30,6 @@ SUMMARY_FIELDS = (
 SELECTABLE_FIELDS = frozenset(
     (*SUMMARY_FIELDS, "result", "error", "manifest", "version_mismatch", "callback", "code")
 )
-
-
-def _time(value: datetime | None) -> str | None:
-    return None if value is None else value.isoformat().replace("+00:00", "Z")
-
-
-def submission_links(submission_id: str) -> dict[str, str]:
-    base = f"/api/v1/submissions/{submission_id}"
-    return {"self": base, "events": f"{base}/events"}
-
-
-def submission_json(record: SubmissionRecord) -> dict[str, Any]:
-    return {
-        "id": record.id,
-        "problem": record.problem,
-        "status": record.status.value,
-        "verdict": record.verdict,
-        "result": record.result,
-        "error": record.error,
-        "attempts": record.attempts,
-        "created_at": _time(record.created_at),
-        "started_at": _time(record.started_at),
-        "finished_at": _time(record.finished_at),
-        "manifest": record.manifest,
-        "external_user": record.external_user,
-        "tags": record.tags,
-        "regrade_of": record.regrade_of,
-        "grading": record.grading,
-        "version_mismatch": version_note(record.manifest),
-        "links": submission_links(record.id),
-    }
 
 
 def parse_fields(text: str | None) -> tuple[str, ...] | None:

@@ -25,7 +25,7 @@ from judge.store.records import (
     SubmissionFilter,
     SubmissionRecord,
 )
-from judge.store.repository import Store, sqlite_url
+from judge.store.repository import Store, database_url, sqlite_url
 
 __all__ = [
     "CallbackState",
@@ -46,5 +46,6 @@ __all__ = [
     "Store",
     "SubmissionFilter",
     "SubmissionRecord",
+    "database_url",
     "sqlite_url",
 ]

@@ -100,6 +100,12 @@ def sqlite_url(path: Path) -> str:
     return f"sqlite:///{path}"
 
 
+def database_url(configured: str | None, data_dir: Path) -> str:
+    """The database of a service or grading node: the ``database_url`` setting, else the SQLite file in its
+    ``data_dir``."""
+    return configured or sqlite_url(data_dir.resolve() / "judge.sqlite3")
+
+
 def _sqlite_pragmas(synchronous: str) -> Callable[[Any, ConnectionPoolEntry], None]:
     def apply(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
         cursor = dbapi_connection.cursor()

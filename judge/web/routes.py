@@ -36,8 +36,8 @@ from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
 from judge.errors import ProblemNotFound
+from judge.markdown import inline_to_html
 from judge.service.accounts import Accounts, Viewer
-from judge.service.markdown import inline_to_html
 from judge.service.schemas import ProblemDetail, ProblemSummary
 from judge.web.assets import Assets
 from judge.web.order import DIFFICULTY_RANK, next_problems, suggested_order

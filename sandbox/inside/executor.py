@@ -65,6 +65,7 @@ import numpy as np
 from sandbox.inside.compiling import FAST, STANDARD, STANDARD_OVERRIDES, Outcome, Pipelines, measure
 from sandbox.inside.contracts import BrokenContract, Contracts, check_partitioning
 from sandbox.inside.lowering import Lowerer, lean_ir_context, parse
+from sandbox.inside.op_corpus import load_table
 from sandbox.inside.op_policy import Policy, PolicyViolation
 from sandbox.inside.perturb import perturb_loops
 from sandbox.inside.remat import remat_summary
@@ -213,7 +214,7 @@ class Executor:
         #: Every custom call must be one JAX's own lowering makes (``sandbox.inside.contracts``).
         self.contracts = Contracts(self.allowed, Lowerer(self.partitions))
         #: Every op, attribute and kernel region must be one JAX's lowering makes (``op_policy``).
-        self.policy = policy if policy is not None else Policy()
+        self.policy = policy if policy is not None else Policy(load_table())
         self.jobs = 0
         self.lock = threading.Lock()  # replies come from the compile threads and the main thread
         #: MLIR contexts for the current job, one per compile thread, made at the warm-up, before the

@@ -16,10 +16,11 @@ derivatives, linear algebra, and meshes (constraints, reshards, ``shard_map`` wi
 (``op_table.json``, keyed by the JAX version it was derived from); ``--check`` regenerates it and says
 whether the committed table is still JAX's. The executor reads the table at start (no lowering); with
 another JAX version than the table's it derives the table itself before reporting ready
-(``op_policy.load_table``). Sort comparators are not read from here: each is compared with JAX's lowering
+(``load_table``). Sort comparators are not read from here: each is compared with JAX's lowering
 of ``lax.sort`` for the same operand types (``op_policy.Comparators``).
 
-It runs at build time and in the executor: it imports only JAX, NumPy and the standard library.
+It runs at build time and in the executor: it imports only JAX, NumPy, the standard library and
+``op_policy`` (whose ``Collected`` reads the lowered modules into its ``Table``).
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+
+from sandbox.inside.op_policy import Collected, Table, collect
 
 #: Where the derived table lives, beside this module.
 TABLE = Path(__file__).with_name("op_table.json")
@@ -837,14 +840,26 @@ def _avals(function: Callable[..., Any], specs: tuple[Any, ...]) -> Any:
     return jax.jit(function).trace(*specs).jaxpr
 
 
+def load_table(path: Path = TABLE) -> Table:
+    """The committed table when it was derived from this JAX, else one derived now (seconds)."""
+    import jax
+
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        data = None
+    if data is None or data.get("jax") != jax.__version__:
+        data = derive()
+    return Table.from_json(data)
+
+
 def derive() -> dict[str, Any]:
     """The op table of this JAX: lower every corpus program and read what its ops carry."""
     import jax
 
-    from sandbox.inside import op_policy
     from sandbox.inside.lowering import Lowerer
 
-    collected = op_policy.Collected()
+    collected = Collected()
     failures: list[str] = []
     for devices, source in ((1, entries), (MESH_DEVICES, mesh_entries)):
         lower = Lowerer(devices)
@@ -854,7 +869,7 @@ def derive() -> dict[str, Any]:
             except Exception as exc:  # a corpus program this JAX cannot lower is a corpus bug: named
                 failures.append(f"{name}: {type(exc).__name__}: {str(exc)[:300]}")
                 continue
-            op_policy.collect(data, collected)
+            collect(data, collected)
     if failures:
         raise RuntimeError("corpus programs JAX could not lower:\n" + "\n".join(failures))
     return collected.table(jax.__version__)

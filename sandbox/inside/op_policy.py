@@ -39,16 +39,12 @@ from __future__ import annotations
 
 import collections
 import functools
-import json
 import re
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-#: The derived table (``sandbox.inside.op_corpus``).
-TABLE = Path(__file__).with_name("op_table.json")
 #: Ops whose kernel runs a region of the program for each element (reduction, update or selection).
 KERNEL_REGION_OPS = frozenset(
     {
@@ -293,21 +289,6 @@ class Table:
         )
 
 
-def load_table(path: Path = TABLE) -> Table:
-    """The committed table when it was derived from this JAX, else one derived now (seconds)."""
-    import jax
-
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        data = None
-    if data is None or data.get("jax") != jax.__version__:
-        from sandbox.inside import op_corpus
-
-        data = op_corpus.derive()
-    return Table.from_json(data)
-
-
 # ---------------------------------------------------------------------------------------------- comparators
 
 Comparator = tuple[str, ...]
@@ -486,8 +467,8 @@ def _comparator_difference(got: Comparator, want: Comparator) -> str:
 class Policy:
     """Checks a parsed module against the table and the comparator contracts (``check``)."""
 
-    def __init__(self, table: Table | None = None, comparators: Comparators | None = None) -> None:
-        self.table = table if table is not None else load_table()
+    def __init__(self, table: Table, comparators: Comparators | None = None) -> None:
+        self.table = table
         self.comparators = comparators if comparators is not None else Comparators()
 
     def check(self, module: Any) -> None:

@@ -70,7 +70,7 @@ def _warm_executor() -> tuple[Any, list[str]]:
     from jax._src.interpreters import mlir  # noqa: F401
     from jax._src.lib import xla_client  # type: ignore[attr-defined]  # noqa: F401
 
-    from sandbox.inside import executor, op_policy
+    from sandbox.inside import executor, op_corpus, op_policy
 
     # jaxlib's LAPACK table is filled from SciPy's (an import of ~0.25 s): once here, not in every child.
     # It only writes function pointers into jaxlib's own table; no thread, no backend.
@@ -80,7 +80,7 @@ def _warm_executor() -> tuple[Any, list[str]]:
     discover = getattr(xla_bridge, "_discover_and_register_pjrt_plugins", None)
     if discover is not None:
         discover()
-    policy = op_policy.Policy()
+    policy = op_policy.Policy(op_corpus.load_table())
     policy.comparators.warm()
     warm = executor.warm_module(1)  # the children's warm-up program, lowered once (lowering needs no backend)
     tracer.freeze_heap()

@@ -11,7 +11,8 @@ stream opens. Then the answer is ``text/event-stream``:
   ``running`` with counts of programs traced and compiled and cases run;
 - ``result``: ``{"result": ...}``, the body ``POST .../run`` answers; the stream then ends;
 - ``error``: ``{"status", "error": {"code", "message", ...}}``, what ``POST .../run`` would have answered
-  (an input the converter rejects, 422; the sandbox failing, 503); the stream then ends.
+  (``judge.service.run_errors``: an input the converter rejects, 422; the problem's own fault, 500; the
+  sandbox failing, 503); the stream then ends.
 
 Cancel: closing the stream (a page aborting its fetch, or going away) sets the Run's cancel event. The
 monitor stops within half a second: the tracer is killed and every executor of the pair is replaced, not
@@ -34,16 +35,16 @@ from fastapi import APIRouter, Request
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.concurrency import run_in_threadpool
 
-from judge.errors import InputError, JudgeError
 from judge.progress import RunProgress
 from judge.service.deps import CallerDep, ProblemDep, ServicesDep
-from judge.service.errors import ApiError, input_error
+from judge.service.errors import ApiError
 from judge.service.gate import RunBusy
 from judge.service.routes.runs import checked_run
+from judge.service.run_errors import RUN_FAILURES, run_error
 from judge.service.schemas import API_ERRORS, ErrorBody, RunRequest, error_responses
 from judge.service.shares import ClientShares, ShareExceeded
 from judge.store.jsonsafe import result_json
-from sandbox.errors import Cancelled, SandboxError
+from sandbox.errors import Cancelled
 
 log = logging.getLogger(__name__)
 
@@ -88,10 +89,7 @@ async def run_events(
     except (ShareExceeded, RunBusy) as exc:
         held.close()
         services.metrics.rejected.labels("run_busy").inc()
-        limit = "runs_per_client" if isinstance(exc, ShareExceeded) else None
-        raise ApiError(
-            429, "run_busy", str(exc), limit=limit, headers={"Retry-After": str(exc.retry_after)}
-        ) from None
+        raise run_error(exc, problem.slug) from None
 
     loop = asyncio.get_running_loop()
     events: asyncio.Queue[tuple[str, dict[str, Any]] | None] = asyncio.Queue()
@@ -113,11 +111,8 @@ async def run_events(
             send("result", {"result": result_json(result)})
         except Cancelled:
             log.info("a Run of %s was cancelled after %.1f s", problem.slug, time.monotonic() - started)
-        except InputError as exc:
-            send("error", _error(input_error(exc)))
-        except (SandboxError, JudgeError) as exc:
-            message = f"the sandbox could not run this now ({type(exc).__name__}); try again shortly"
-            send("error", _error(ApiError(503, "sandbox_unavailable", message)))
+        except RUN_FAILURES as exc:
+            send("error", _error(run_error(exc, problem.slug)))
         except Exception:
             log.exception("a streamed Run of %s failed", problem.slug)
             send("error", _error(ApiError(500, "internal_error", "the judge failed on this Run")))

@@ -15,17 +15,17 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from judge.errors import InputError, JudgeError
+from judge.errors import JudgeError
 from judge.progress import RunProgress
 from judge.results import GradeResult
 from judge.service.deps import CallerDep, ProblemDep, ServicesDep
-from judge.service.errors import ApiError, input_error
+from judge.service.errors import ApiError
 from judge.service.gate import RunBusy
 from judge.service.limits import check_inputs, checked_code
+from judge.service.run_errors import RUN_FAILURES, run_error
 from judge.service.schemas import API_ERRORS, ErrorBody, RunRequest, error_responses
 from judge.service.shares import ClientShares, ShareExceeded
 from judge.store.jsonsafe import result_json
-from sandbox.errors import SandboxError
 
 router = APIRouter(prefix="/api/problems", tags=["runs"], responses=API_ERRORS)
 
@@ -69,8 +69,8 @@ def checked_run(body: RunRequest, problem: Any, services: Any) -> str:
         check_inputs(body.inputs, services.limits)
         try:
             problem.custom_case(dict(body.inputs), dtype=body.dtype)
-        except InputError as exc:
-            raise input_error(exc) from None
+        except JudgeError as exc:  # an input it rejects (422), or its validator failing (the problem's fault)
+            raise run_error(exc, problem.slug) from None
     return code
 
 
@@ -111,22 +111,9 @@ def run(
             if waiting is not None:
                 raise not_warm(waiting)
             result = services.engine.run(problem, code, body.inputs, dtype=body.dtype)
-    except ShareExceeded as exc:
-        services.metrics.rejected.labels("run_busy").inc()
-        raise ApiError(
-            429, "run_busy", str(exc), limit="runs_per_client", headers={"Retry-After": str(exc.retry_after)}
-        ) from None
-    except RunBusy as exc:
-        services.metrics.rejected.labels("run_busy").inc()
-        raise ApiError(429, "run_busy", str(exc), headers={"Retry-After": str(exc.retry_after)}) from None
-    except InputError as exc:
-        raise input_error(exc) from None
-    except (SandboxError, JudgeError) as exc:
-        raise ApiError(
-            503,
-            "sandbox_unavailable",
-            f"the sandbox could not run this now ({type(exc).__name__}); try again shortly",
-            headers={"Retry-After": "5"},
-        ) from exc
+    except RUN_FAILURES as exc:
+        if isinstance(exc, ShareExceeded | RunBusy):
+            services.metrics.rejected.labels("run_busy").inc()
+        raise run_error(exc, problem.slug) from exc
     services.metrics.run_finished(result.verdict.value, time.monotonic() - started)
     return JSONResponse(result_json(result))

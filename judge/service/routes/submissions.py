@@ -23,6 +23,7 @@ from judge.dispatch import QueueFull
 from judge.dispatch.base import Reservation, Waiting
 from judge.dispatch.callbacks import callback_refusal
 from judge.dispatch.celery_queue import NO_NODE_RETRY_S
+from judge.dispatch.document import submission_json, submission_links
 from judge.dispatch.events import FINAL_KINDS, STATUS
 from judge.errors import ProblemNotFound
 from judge.service import batches, eventids, filters, lookup, redelivery, tenancy
@@ -51,7 +52,7 @@ from judge.service.schemas import (
 from judge.service.shares import ClientShares, KeyedLocks, ShareExceeded, who
 from judge.service.state import Services
 from judge.service.version_wait import version_waiting
-from judge.service.views import parse_fields, selected, submission_json, submission_links
+from judge.service.views import parse_fields, selected
 from judge.store import (
     IdempotencyHit,
     IdempotencyKey,

@@ -2,7 +2,7 @@
 
 The statement goes through the page's own path: the examples and rules filled in (``judge.statement``),
 Markdown and math rendered to HTML and MathML by the same renderer the REST API serves to the page
-(``judge.service.markdown.to_html``), laid out with the page's markup and built stylesheet (inlined, with
+(``judge.markdown.to_html``), laid out with the page's markup and built stylesheet (inlined, with
 its math font as a data URL), so the file opens anywhere (a CI artifact, a browser without a server).
 The examples' outputs come from running the reference (trusted code) on the public cases in this process.
 """
@@ -38,7 +38,7 @@ def render(problem: Problem) -> Preview:
     """The statement page of ``problem`` as one HTML document. Raises PreviewError when the reference fails
     on a public case."""
     from judge.expected import reference_outputs
-    from judge.service.markdown import to_html
+    from judge.markdown import to_html
     from judge.statement import fill_statement, render_examples
 
     outputs = reference_outputs(problem, problem.public_cases)

@@ -29,13 +29,24 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
-from judge.service.degraded import Fallback
 from sandbox.base import Backend, Protection, SlotBusy, Worker
 from sandbox.limits import SandboxLimits
+
+
+class Watched(Protocol):
+    """A dependency the service can run without for a while (``judge.service.degraded.Fallback``)."""
+
+    dependency: str
+    #: Called with (dependency, down) at each change of state.
+    listeners: list[Callable[[str, bool], None]]
+
+    @property
+    def down(self) -> bool: ...
+
 
 _WAIT_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0)
 _HTTP_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
@@ -126,9 +137,9 @@ class Metrics:
             "judge_dependency_outages", "Outages of a dependency, counted when each begins.", ["dependency"],
             registry=r,
         )  # fmt: skip
-        self._watched: list[Fallback] = []
+        self._watched: list[Watched] = []
 
-    def watch(self, fallback: Fallback) -> None:
+    def watch(self, fallback: Watched) -> None:
         """Show ``fallback``'s dependency in judge_dependency_down and count its outages."""
         self._watched.append(fallback)
         name = fallback.dependency

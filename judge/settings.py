@@ -280,19 +280,6 @@ class Settings(BaseSettings):
         """Where pushed problem versions are unpacked (one folder per version)."""
         return self.data_dir.resolve() / "problem-versions"
 
-    def resolved_database_url(self) -> str:
-        from judge.store import sqlite_url
-
-        return self.database_url or sqlite_url(self.data_dir.resolve() / "judge.sqlite3")
-
-    def all_api_keys(self) -> dict[str, str]:
-        """Keys from ``api_keys`` and ``api_keys_file`` as name -> hash (a name in both: the file's lines
-        are ignored). Raises KeyFileError."""
-        from judge.service.apikeys import merged, read_key_entries, static_entries
-
-        file = read_key_entries(self.api_keys_file) if self.api_keys_file else []
-        return {entry.name: entry.hash for entry in merged(static_entries(self.api_keys), file)}
-
     @classmethod
     def settings_customise_sources(
         cls,
