@@ -193,10 +193,10 @@ def floor_child(slug: str) -> None:
     the solution under a fresh jax.jit on each public case, in this process (started with the sandbox's XLA
     flags, ``floor_env``)."""
     sys.path.insert(0, str(ROOT))
-    from judge.expected import _import_jax
+    from judge.expected import import_jax
     from judge.problems import ProblemSet
 
-    jax = _import_jax()
+    jax = import_jax()
     problem = ProblemSet(ROOT / "problems").get(slug)
     code = compile((ROOT / SOLUTIONS[slug]).read_text(), "solution.py", "exec")
 

@@ -38,8 +38,8 @@ FLOOR = """
 import json, sys
 sys.path.insert(0, {root!r})
 from judge.problems import ProblemSet
-from judge.expected import _import_jax
-jax = _import_jax()
+from judge.expected import import_jax
+jax = import_jax()
 problem = ProblemSet().get({slug!r})
 scope = {{}}
 exec(compile(open({file!r}).read(), "solution.py", "exec"), scope)

@@ -33,7 +33,7 @@ import time  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 from typing import Any  # noqa: E402
 
-from judge.expected import _import_jax, expected_outputs  # noqa: E402
+from judge.expected import expected_outputs, import_jax  # noqa: E402
 from judge.grader import grade  # noqa: E402
 from judge.problems import Problem, ProblemSet  # noqa: E402
 from sandbox.bwrap import BwrapBackend  # noqa: E402
@@ -67,7 +67,7 @@ def main() -> None:
     code = (ROOT / SOLUTIONS[opts.problem]).read_text()
     cases = problem.cases[:1]
     expected_outputs(problem, cases)
-    jax = _import_jax()
+    jax = import_jax()
     print(f"problem {opts.problem}, one example case, n={opts.n}, cpus={os.cpu_count()}")
     print(f"XLA_FLAGS={os.environ['XLA_FLAGS']!r} (floor and sandbox alike)")
 

@@ -156,11 +156,6 @@ def import_jax() -> ModuleType:
     return jax
 
 
-#: The name ``import_jax`` had before it was public. The benches that compare with another checkout
-#: (``--baseline``) import this name in both trees, and older checkouts have only this one.
-_import_jax = import_jax
-
-
 def clear_jax_caches() -> None:
     """Forget every traced and compiled function, so the next reference run traces and compiles afresh."""
     import_jax().clear_caches()
