@@ -24,7 +24,7 @@ class WorkerProcess(JudgeProcess):
 
     name_of_log = "worker"
 
-    def __init__(self, data_dir: Path, concurrency: int = 1, **env: str) -> None:
+    def __init__(self, data_dir: Path, concurrency: int = 1, /, **env: str) -> None:
         super().__init__(data_dir, env)
         self.concurrency = concurrency
         self.name = ""

@@ -9,7 +9,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Self
 
@@ -18,13 +18,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from judge.doctor import SelfTest
-from judge.problems import Problem
-from judge.progress import RunProgress
-from judge.results import CaseResult, GradeResult
 from judge.service.app import create_app
 from judge.service.state import GradingEngine, Services
 from judge.settings import Settings
-from judge.verdicts import Verdict
 from sandbox.base import Backend
 from tests.conftest import FIXTURE_SLUG, FIXTURES, ROOT, TUPLE_SLUG
 
@@ -86,70 +82,6 @@ def make_settings(data_dir: Path, **overrides: Any) -> Settings:
 
 def sandbox_ok(_backend: Backend) -> SelfTest:
     return SelfTest(ok=True, message="skipped: the fake engine runs no sandbox", elapsed_ms=0.0)
-
-
-class FakeEngine:
-    """Grades instantly: every case ``verdict`` (default accepted). For HTTP-layer tests only; the real
-    engine is tested through the same app in test_service_api.py."""
-
-    def __init__(self, verdict: Verdict = Verdict.ACCEPTED, delay: Callable[[], None] | None = None) -> None:
-        self.verdict = verdict
-        self.delay = delay
-        self.graded: list[str] = []
-
-    def _result(
-        self, problem: Problem, names: list[str], on_case: Callable[[CaseResult], None] | None
-    ) -> GradeResult:
-        if self.delay is not None:
-            self.delay()
-        cases = [CaseResult(name=n, visibility="public", verdict=self.verdict, message="fake") for n in names]
-        for case in cases:
-            if on_case is not None:
-                on_case(case)
-        return GradeResult(
-            problem=problem.slug,
-            verdict=self.verdict,
-            passed=len(cases) if self.verdict is Verdict.ACCEPTED else 0,
-            total=len(cases),
-            cases=cases,
-            backend="fake",
-            elapsed_ms=0.0,
-        )
-
-    def grade(
-        self, problem: Problem, code: str, *, on_case: Callable[[CaseResult], None] | None = None
-    ) -> GradeResult:
-        self.graded.append(code)
-        return self._result(problem, [c.name for c in problem.cases], on_case)
-
-    def run(
-        self,
-        problem: Problem,
-        code: str,
-        inputs: Mapping[str, Any] | None = None,
-        *,
-        dtype: str | None = None,
-        on_case: Callable[[CaseResult], None] | None = None,
-    ) -> GradeResult:
-        if inputs is not None:
-            problem.custom_case(dict(inputs), dtype=dtype)
-            return self._result(problem, ["custom"], on_case)
-        return self._result(problem, [c.name for c in problem.public_cases], on_case)
-
-    def readiness(self) -> str | None:
-        return None
-
-    def warm_within(self, seconds: float) -> RunProgress | None:
-        return None
-
-    def warming(self) -> RunProgress | None:
-        return None
-
-    def stats(self) -> dict[str, int | str | None]:
-        return {"size": 0, "idle": 0}
-
-    def close(self) -> None:
-        pass
 
 
 @contextlib.contextmanager

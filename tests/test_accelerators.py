@@ -24,8 +24,7 @@ from judge.check import run_checks
 from judge.check.backend_check import _outcome, _same_as_reference, _scales
 from judge.check.backend_table import markdown, spec_settings, summaries
 from judge.compare import bind
-from judge.dispatch.capabilities import can_grade, node_queues, queue_for
-from judge.dispatch.celery_queue import SUBMISSIONS_QUEUE
+from judge.dispatch.capabilities import SUBMISSIONS_QUEUE, can_grade, node_queues, queue_for
 from judge.expected import case_key, matmul_precision
 from judge.problems import ProblemSet, load_problem
 from judge.spec import BackendCompare, CompareSpec, Tolerance

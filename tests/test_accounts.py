@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 from itsdangerous import TimestampSigner
@@ -17,7 +18,8 @@ from judge.service.state import Services
 from judge.verdicts import Verdict
 from sandbox.backends import get_backend
 from tests.conftest import FIXTURE_SLUG, TUPLE_SLUG
-from tests.service_support import FakeEngine, make_settings, running
+from tests.fakes import FakeEngine
+from tests.service_support import make_settings, running
 
 PASSWORD = "correct horse battery"
 
@@ -53,13 +55,14 @@ def sign_up(client: TestClient, name: str = "ada", password: str = PASSWORD, nex
     return meta_csrf(client.get("/").text)
 
 
-def sign_in(client: TestClient, name: str, password: str) -> TestClient:
+def sign_in(client: TestClient, name: str, password: str) -> httpx.Response:
     token = csrf_of(client.get("/account/signin").text)
-    return client.post(
+    answer: httpx.Response = client.post(
         "/account/signin",
         data={"name": name, "password": password, "csrf_token": token},
         follow_redirects=False,
     )
+    return answer
 
 
 def submit(client: TestClient, csrf: str, slug: str = FIXTURE_SLUG, code: str = "x = 1") -> str:

@@ -60,7 +60,9 @@ def test_progress_holds_verdicts_solved_set_code_and_history(store: Store) -> No
     assert not progress["lerp-trees"].solved and progress["lerp-trees"].history == ()
     assert progress["lerp-trees"].code is None  # code only for the problem asked about
     # Retention removes the accepted submission: the problem stays solved.
-    store.purge_finished(store.get(later).finished_at)  # type: ignore[union-attr]
+    finished = store.get(later)
+    assert finished is not None and finished.finished_at is not None
+    store.purge_finished(finished.finished_at)
     assert accounts.progress(me.id)["scale-tree"].solved
     # Somebody else's account sees none of it.
     other = accounts.create("other", "h")

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from judge.dispatch.callbacks import URL_PATTERN
+from judge.problems import Problem
 from judge.results import CaseCost, GradeResult, MistakeMatch, ProgramMark, ProgramView
 from judge.service.apikeys import generate_key, hash_key
 from judge.service.app import create_app
@@ -27,7 +28,8 @@ from judge.service.schemas import MAX_TAGS
 from judge.verdicts import Verdict
 from sandbox.backends import get_backend
 from tests.conftest import FIXTURE_SLUG, ROOT
-from tests.service_support import FakeEngine, make_settings, running
+from tests.fakes import CaseCallback, FakeEngine
+from tests.service_support import make_settings, running
 
 GENERATOR = ROOT / ".venv" / "codegen" / "bin" / "openapi-python-client"
 KEY = generate_key()
@@ -444,7 +446,7 @@ def test_the_generated_client_regrades_and_reads_gradings(generated: str, tmp_pa
 class _FeedbackEngine(FakeEngine):
     """Grades instantly, every case with the three kinds of feedback a real grading may attach."""
 
-    def _result(self, problem: Any, names: list[str], on_case: Any) -> GradeResult:
+    def _result(self, problem: Problem, names: list[str], on_case: CaseCallback | None) -> GradeResult:
         result = super()._result(problem, names, on_case)
         view = ProgramView(
             jaxpr="{ lambda ; a:f32[3]. let\n    b:f32[3] = cholesky a\n  in (b,) }",

@@ -227,7 +227,8 @@ def test_a_grading_nodes_callback_is_sent_by_the_api_node(deployment: Deployment
     receiver.wait_for(1, timeout=120)
 
     def delivered() -> bool:
-        return deployment.get(f"/api/v1/submissions/{sid}").json()["callback"]["state"] == "delivered"
+        state: str = deployment.get(f"/api/v1/submissions/{sid}").json()["callback"]["state"]
+        return state == "delivered"
 
     wait_until(delivered, 30, "the callback to be recorded delivered")
     time.sleep(1.0)  # several more polls of the API node: nothing is sent twice

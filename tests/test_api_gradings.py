@@ -25,7 +25,8 @@ from judge.store.models import Submission
 from judge.verdicts import Verdict
 from sandbox.backends import get_backend
 from tests.conftest import FIXTURE_SLUG
-from tests.service_support import FakeEngine, make_settings, running, sse_events
+from tests.fakes import FakeEngine
+from tests.service_support import make_settings, running, sse_events
 from tests.test_service_callbacks import SECRET, Receiver
 
 pytest_plugins = ("tests.stores",)

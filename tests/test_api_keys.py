@@ -21,7 +21,8 @@ from judge.service.apikeys import (
 )
 from sandbox.backends import get_backend
 from tests.conftest import FIXTURE_SLUG
-from tests.service_support import FakeEngine, make_settings, running
+from tests.fakes import FakeEngine
+from tests.service_support import make_settings, running
 
 CODE = "def scale_tree(tree, factor):\n    return tree\n"
 

@@ -16,7 +16,8 @@ from judge.dispatch.worker import GradingWorker
 from judge.store import CallbackState, NewSubmission
 from sandbox.backends import get_backend
 from tests.conftest import FIXTURE_SLUG
-from tests.service_support import FakeEngine, make_settings, running
+from tests.fakes import FakeEngine
+from tests.service_support import make_settings, running
 from tests.test_service_callbacks import SECRET, Receiver, receivers  # noqa: F401  (the fixture)
 
 CODE = "def scale_tree(tree, factor):\n    return tree\n"

@@ -13,7 +13,8 @@ from judge.service.apikeys import generate_key, hash_key
 from judge.service.operator import OperatorError, regrade, regrade_job
 from sandbox.backends import get_backend
 from tests.conftest import FIXTURE_SLUG
-from tests.service_support import FakeEngine, make_settings, running
+from tests.fakes import FakeEngine
+from tests.service_support import make_settings, running
 
 KEY, OPERATOR = generate_key(), generate_key()
 

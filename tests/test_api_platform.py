@@ -25,7 +25,8 @@ from judge.store import repository
 from judge.store.models import CallbackAttempt, IdempotencyRecord, Submission, SubmissionEvent
 from sandbox.backends import get_backend
 from tests.conftest import FIXTURE_SLUG
-from tests.service_support import FakeEngine, make_settings, running
+from tests.fakes import FakeEngine
+from tests.service_support import make_settings, running
 
 SCALE = FIXTURE_SLUG
 CODE = "def scale_tree(tree, factor):\n    return tree\n"

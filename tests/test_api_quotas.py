@@ -17,7 +17,8 @@ import redis
 from fastapi.testclient import TestClient
 
 from judge.dispatch import QueueFull
-from judge.dispatch.celery_queue import NO_NODE_RETRY_S, SUBMISSIONS_QUEUE, CeleryDispatcher
+from judge.dispatch.capabilities import SUBMISSIONS_QUEUE
+from judge.dispatch.celery_queue import NO_NODE_RETRY_S, CeleryDispatcher
 from judge.dispatch.node import GradingNode
 from judge.service.apikeys import generate_key, hash_key
 from judge.service.app import create_app
@@ -28,7 +29,8 @@ from judge.store import Deferred, NewSubmission, Status, Store, sqlite_url
 from sandbox.backends import get_backend
 from tests import redis_server
 from tests.conftest import FIXTURE_SLUG, FIXTURES
-from tests.service_support import FakeEngine, make_settings, running
+from tests.fakes import FakeEngine
+from tests.service_support import make_settings, running
 
 CODE = "def scale_tree(tree, factor):\n    return tree\n"
 
@@ -86,7 +88,8 @@ def bearer(key: str) -> dict[str, str]:
 
 def submit(client: TestClient, key: str, tag: str) -> httpx.Response:
     body = {"problem": FIXTURE_SLUG, "code": f"# {tag}\n{CODE}"}
-    return client.post("/api/v1/submissions", json=body, headers=bearer(key))
+    answer: httpx.Response = client.post("/api/v1/submissions", json=body, headers=bearer(key))
+    return answer
 
 
 def wait_for(condition: Callable[[], bool], what: str, timeout: float = 30) -> None:
@@ -199,7 +202,7 @@ def test_a_grading_node_defers_past_gradings_per_client_across_nodes(
         record = node.store.get(second)
         assert record is not None and record.status is Status.QUEUED and record.attempts == 0
         assert connection.llen(SUBMISSIONS_QUEUE) == 1 and engine.graded == []  # published again
-        assert node.store.finish(elsewhere, {}, "accepted", {}, ("result", {}))  # type: ignore[arg-type]
+        assert node.store.finish(elsewhere, {}, "accepted", {}, ("result", {}))
         assert node.handle(second) == "graded"
     finally:
         connection.delete(SUBMISSIONS_QUEUE)

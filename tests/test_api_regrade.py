@@ -20,7 +20,8 @@ from judge.store import NodeBeat, NodeState
 from judge.store.models import utcnow
 from sandbox.backends import get_backend
 from tests.conftest import FIXTURE_SLUG, FIXTURES
-from tests.service_support import FakeEngine, make_settings, running, sandbox_ok
+from tests.fakes import FakeEngine
+from tests.service_support import make_settings, running, sandbox_ok
 
 SCALE = FIXTURE_SLUG
 CODE = "def scale_tree(tree, factor):\n    return tree\n"

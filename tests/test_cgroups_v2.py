@@ -621,8 +621,9 @@ def test_bwrap_worker_on_the_real_v2_tree(real_parent: tuple[Path, str]) -> None
     """The bwrap backend told to use v2 on this hybrid host: its self-test and a tracer run in cgroups of
     the unified tree (core files only here), doctor says what is lost, a kill empties the cgroup and
     closing removes it."""
-    from sandbox.bwrap import BwrapBackend, BwrapSettings, BwrapWorker, processes_of_uid
+    from sandbox.bwrap import BwrapBackend, BwrapSettings, BwrapWorker
     from sandbox.limits import SandboxLimits
+    from sandbox.procfs import processes_of_uid
 
     if shutil.which("bwrap") is None:
         pytest.skip("bubblewrap is not installed")

@@ -18,6 +18,7 @@ from judge.check.diagnostics import Diagnostics
 from judge.check.formats import render
 from judge.check.runner import EXIT_JUDGE_FAILED, ProblemReport
 from judge.problems import load_problem
+from judge.results import GradeResult
 from judge.verdicts import Verdict
 from sandbox.errors import WorkerStartError
 from tests.test_check_broken import SLUG, copy_problem
@@ -87,9 +88,16 @@ def test_a_judge_that_keeps_failing_is_its_own_failure_not_the_packages(
 
 
 def test_a_solution_graded_in_full_is_still_judged_on_its_verdict(ctx: CheckContext) -> None:
-    wrong = SolutionGrade(
-        "accepted", _solution(ctx), SimpleNamespace(verdict=Verdict.WRONG_ANSWER, message="", cases=[])
-    )  # type: ignore[arg-type]
+    graded = GradeResult(
+        problem=SLUG,
+        verdict=Verdict.WRONG_ANSWER,
+        passed=0,
+        total=0,
+        cases=[],
+        backend="fake",
+        elapsed_ms=0.0,
+    )
+    wrong = SolutionGrade("accepted", _solution(ctx), graded)
     solutions_check._judge(ctx, wrong)
     assert [f.message for f in ctx.diag.findings] == ["expected accepted, got wrong_answer"]
     assert CheckReport((_report(ctx, wrong),)).judge_failures == []

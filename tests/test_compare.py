@@ -613,7 +613,7 @@ def _bound(tree: Any, leaf: np.ndarray, index: tuple[Any, ...]) -> float:
     """An upper bound of the element's tolerance, from the Tolerance docstring (independent of compare):
     the floor's magnitude is taken over every leaf of the dtype in the whole tree."""
     tol = TOL[leaf.dtype.name]
-    info: Any = ml_dtypes.finfo(leaf.dtype)
+    info: Any = ml_dtypes.finfo(leaf.dtype)  # type: ignore[no-untyped-call]
 
     def spacing(x: float) -> float:
         return float(2.0 ** math.floor(math.log2(max(abs(x), float(info.smallest_normal))))) * float(info.eps)
@@ -756,13 +756,14 @@ def test_a_leaf_bit_for_bit_the_expected_is_checked_as_element_by_element(
     from judge.compare import _check_leaf, _check_values, _Pair
 
     kind = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
+    values: list[bool] | list[int] | list[float]
     if dtype == "bool":
         values = data.draw(st.lists(st.booleans(), min_size=1, max_size=64))
     elif kind.kind in "iu":
         values = data.draw(st.lists(st.integers(0, 120), min_size=1, max_size=64))
     else:
         values = data.draw(
-            st.lists(st.sampled_from(_SPECIAL) | st.floats(-1e4, 1e4), min_size=1, max_size=64)
+            st.lists(st.one_of(st.sampled_from(_SPECIAL), st.floats(-1e4, 1e4)), min_size=1, max_size=64)
         )
     size = int(np.prod(shape))
     with np.errstate(over="ignore"):

@@ -51,7 +51,7 @@ def go(backend: Backend, job: SessionJob, limits: SandboxLimits = LIMITS, **kw: 
 
 
 def test_results_come_back_as_data_in_order(backend: Backend) -> None:
-    tree = {"w": np.arange(6, dtype=np.float32).reshape(2, 3), "b": [{"c": np.float32(1.5)}]}
+    tree: dict[str, Any] = {"w": np.arange(6, dtype=np.float32).reshape(2, 3), "b": [{"c": np.float32(1.5)}]}
     bf16 = np.array([1.0, 0.5], ml_dtypes.bfloat16)
     job = session(DOUBLE, tree, bf16, tree)
     raw = go(backend, job)

@@ -22,8 +22,9 @@ from judge.service.degraded import RETRY_S, Fallback
 from sandbox.backends import get_backend
 from tests import redis_server
 from tests.conftest import FIXTURE_SLUG
+from tests.fakes import FakeEngine
 from tests.postgres import PostgresServer, why_unavailable
-from tests.service_support import FakeEngine, make_settings, running
+from tests.service_support import make_settings, running
 
 CODE = "def scale_tree(tree, factor):\n    return tree\n"
 

@@ -12,14 +12,14 @@ import pytest
 
 from judge.dispatch import GradingWorker, LocalDispatcher, Outcome, ProgressFeed, QueueFull
 from judge.dispatch.metrics import Metrics
-from judge.dispatch.worker import MAX_CAPACITY_REQUEUES
+from judge.dispatch.worker import DEFAULT_MAX_ATTEMPTS, MAX_CAPACITY_REQUEUES
 from judge.problems import Problem, ProblemSet
 from judge.results import CaseResult, GradeResult
 from judge.store import NewSubmission, Status, Store, sqlite_url
 from judge.store.records import Claim
 from sandbox.errors import SandboxError, WorkerStartError
 from tests.conftest import FIXTURE_SLUG
-from tests.service_support import FakeEngine
+from tests.fakes import FakeEngine
 
 #: A fixture problem (the conftest's ``problems``): the fake engine grades every problem alike.
 GNC = FIXTURE_SLUG
@@ -54,8 +54,12 @@ def store(tmp_path: Path) -> Iterator[Store]:
     store.close()
 
 
-def worker(store: Store, problems: ProblemSet, engine: FakeEngine, **kw: int) -> GradingWorker:
-    return GradingWorker(store, engine, problems, ProgressFeed(store), backend_name="fake", **kw)
+def worker(
+    store: Store, problems: ProblemSet, engine: FakeEngine, *, max_attempts: int = DEFAULT_MAX_ATTEMPTS
+) -> GradingWorker:
+    return GradingWorker(
+        store, engine, problems, ProgressFeed(store), backend_name="fake", max_attempts=max_attempts
+    )
 
 
 def submit(store: Store, problem: str = GNC) -> str:

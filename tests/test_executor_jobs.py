@@ -69,7 +69,7 @@ def test_a_job_after_one_that_compiled_gets_fresh_contexts_and_no_program(
 ) -> None:
     ex, read = executor
     contexts = list(ex.contexts)
-    spec = jax.ShapeDtypeStruct((3,), jnp.float32)
+    spec = jax.ShapeDtypeStruct((3,), jnp.float32)  # type: ignore[no-untyped-call]
     module = Lowerer()(jax.jit(lambda x: [x * 3]).trace(spec).jaxpr)
     message = {
         "type": "program",

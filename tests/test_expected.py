@@ -26,6 +26,7 @@ def test_a_read_only_cache_folder_is_no_error(
     blocker.write_text("")
     monkeypatch.setenv("JUDGE_CACHE_DIR", str(blocker))  # mkdir under a file fails
     (out,) = expected_outputs(problem, problem.cases[:1])
+    assert not isinstance(out, ReferenceFailure)
     assert float(out["b"]) == pytest.approx(1.5)
 
 

@@ -206,7 +206,7 @@ def test_an_answer_is_remembered_across_gradings_by_the_cases_candidates_and_the
     assert any(a is not None and a.mistake == wrong.note for a in answers), answers
     assert answers == [first.match(i, output) for i, output in enumerate(outputs)]
     looked_up: list[int] = []
-    lookup = module.best_match
+    lookup = best_match
 
     def counted(*args: Any) -> Any:
         looked_up.append(1)

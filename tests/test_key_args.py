@@ -35,8 +35,9 @@ from sandbox.pool import GradingPool
 from sandbox.protocol import ProtocolError, dumps_tree, loads_tree
 from sandbox.tree import KeyArray
 from tests.conftest import available_backends
+from tests.fakes import FakeEngine
 from tests.program_pool import backend_pool, pool_source
-from tests.service_support import FakeEngine, make_settings, running
+from tests.service_support import make_settings, running
 
 pytestmark = pytest.mark.xdist_group("program_features")
 

@@ -151,16 +151,16 @@ def _mesh_features() -> dict[str, tuple[Callable[..., Any], tuple[Any, ...], int
     mesh = AbstractMesh((4, 2), ("data", "model"), axis_types=(AxisType.Auto, AxisType.Auto))
 
     def constrained(x: Any, w: Any) -> Any:
-        y = lax.with_sharding_constraint(x @ w, NamedSharding(mesh, P("data", "model")))
-        return [y, lax.with_sharding_constraint(y.max(axis=1), NamedSharding(mesh, P("data")))]
+        y = lax.with_sharding_constraint(x @ w, NamedSharding(mesh, P("data", "model")))  # type: ignore[no-untyped-call]
+        return [y, lax.with_sharding_constraint(y.max(axis=1), NamedSharding(mesh, P("data")))]  # type: ignore[no-untyped-call]
 
     def mapped(x: Any, w: Any) -> Any:
         def block(xs: Any, ws: Any) -> Any:
             y = xs @ ws
-            return y, lax.pmax(jnp.max(y, axis=1), "model"), lax.psum(jnp.sum(y), ("data", "model"))
+            return y, lax.pmax(jnp.max(y, axis=1), "model"), lax.psum(jnp.sum(y), ("data", "model"))  # type: ignore[no-untyped-call]
 
-        specs = (P("data", "model"), P("data"), P())
-        return jax.shard_map(block, mesh=mesh, in_specs=(P("data", None), P(None, "model")), out_specs=specs)(
+        specs = (P("data", "model"), P("data"), P())  # type: ignore[no-untyped-call]
+        return jax.shard_map(block, mesh=mesh, in_specs=(P("data", None), P(None, "model")), out_specs=specs)(  # type: ignore[no-untyped-call]
             x, w
         )
 
@@ -225,7 +225,7 @@ def _features() -> dict[str, tuple[Callable[..., Any], tuple[Any, ...], int]]:
 
     def windows(x: Any) -> Any:
         pool = lambda t: lax.reduce_window(t, -jnp.inf, lax.max, (2, 2), (2, 2), "VALID")  # noqa: E731
-        return [pool(x), jax.grad(lambda t: pool(t).sum())(x), x.at[0].apply(jnp.exp), x.at[1, 2].max(3.0)]
+        return [pool(x), jax.grad(lambda t: pool(t).sum())(x), x.at[0].apply(jnp.exp), x.at[1, 2].max(3.0)]  # type: ignore[no-untyped-call]
 
     features: dict[str, tuple[Callable[..., Any], tuple[Any, ...], int]] = {
         "while_loop": (while_loop, (S((3,), F32), S((), jnp.int32)), 1),

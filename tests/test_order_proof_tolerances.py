@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from numpy.typing import ArrayLike
 
 from judge.compare import bind
 from judge.expected import expected_magnitudes, expected_outputs
@@ -40,7 +41,7 @@ def _case(problem: Problem, args: dict[str, Any]) -> Case:
     return Case(definition, convert_args(problem.spec, args, "float32"))
 
 
-def _seq_sum(terms: list[Any]) -> Any:
+def _seq_sum(terms: list[Any]) -> np.ndarray:
     """Float32 terms added one at a time, left to right."""
     total = np.zeros_like(np.asarray(terms[0], F32))
     for term in terms:
@@ -209,7 +210,7 @@ def _f64(*arrays: Any) -> list[np.ndarray]:
     return [np.asarray(a, np.float64) for a in arrays]
 
 
-def _two_ways(a: np.ndarray, b: np.ndarray, c: np.ndarray, d: np.ndarray) -> list[np.ndarray]:
+def _two_ways(a: ArrayLike, b: ArrayLike, c: ArrayLike, d: ArrayLike) -> list[np.ndarray]:
     """``a * b + c * d`` in float32 as two rounded products then a rounded sum, and fused (one rounding)."""
     a, b, c, d = (np.asarray(v, F32) for v in (a, b, c, d))
     separate = ((a * b).astype(F32) + (c * d).astype(F32)).astype(F32)
@@ -328,7 +329,8 @@ def _spectral_norm(inputs: tuple[Any, ...]) -> list[Any]:
         return np.array([_two_ways(row[0], x[0], row[1], x[1])[way] for row in a], F32)
 
     def normalize(x: np.ndarray) -> np.ndarray:
-        return (x / np.sqrt(np.sum(x * x, dtype=F32))).astype(F32)
+        scaled: np.ndarray = x / np.sqrt(np.sum(x * x, dtype=F32))
+        return scaled.astype(F32)
 
     out = []
     for way in (0, 1):

@@ -15,14 +15,14 @@ import pytest
 
 from sandbox.backends import get_backend
 from sandbox.base import Backend, Pair, PopenWorker, Protection, Worker
-from sandbox.bwrap import BwrapBackend, BwrapWorker, processes_of_uid
+from sandbox.bwrap import BwrapBackend, BwrapWorker
 from sandbox.command import MALLOC_PERTURB
 from sandbox.errors import WorkerStartError
 from sandbox.forkserver import ForkedExecutor, ForkedTracer
 from sandbox.limits import SandboxLimits
 from sandbox.monitor import run_session
 from sandbox.pool import GradingPool, PoolClosed, WorkerPool
-from sandbox.procfs import uid_of
+from sandbox.procfs import processes_of_uid, uid_of
 from sandbox.slots import EXECUTOR_FIRST_UID, EXECUTOR_SLOTS
 from tests.sessions import outputs, session
 
@@ -69,6 +69,18 @@ def assert_gone(pids: list[int]) -> None:
         assert not os.path.exists(f"/proc/{pid}"), f"worker process {pid} outlived the pool"
 
 
+def _pid(worker: Worker) -> int:
+    """The host pid of a pool's worker (a started or a forked process: both backends' kinds)."""
+    assert isinstance(worker, PopenWorker | ForkedTracer), type(worker)
+    return worker.pid
+
+
+def _count(stats: dict[str, int | str | None], key: str) -> int:
+    value = stats[key]
+    assert isinstance(value, int), (key, value)
+    return value
+
+
 def grade(pair: Pair) -> np.ndarray:
     raw = run_session(pair, session(CODE, np.arange(3, dtype=np.float32)), LIMITS)
     pair.release(raw.executor_healthy)
@@ -103,7 +115,7 @@ def test_tracers_are_forked_one_per_grading_and_executors_serve_one_job(
     for executor in executors:
         assert executor.wait(10) is not None, "an executor is closed once its job is over"
     stats = pool.stats()
-    assert stats["executors_started"] >= 3 and stats["handed_out"] == 3
+    assert _count(stats, "executors_started") >= 3 and stats["handed_out"] == 3
     assert stats["executors_retired"] == 3
 
 
@@ -130,7 +142,8 @@ def test_executors_are_forked_from_the_executor_zygote_confined_and_scrubbed(
     assert executor.ready_info is not None
     assert executor.ready_info.get("malloc_perturb") == MALLOC_PERTURB, executor.ready_info
     if isinstance(backend, BwrapBackend):
-        assert EXECUTOR_FIRST_UID <= uid_of(executor.pid) < EXECUTOR_FIRST_UID + EXECUTOR_SLOTS
+        uid = uid_of(executor.pid)
+        assert uid is not None and EXECUTOR_FIRST_UID <= uid < EXECUTOR_FIRST_UID + EXECUTOR_SLOTS
     np.testing.assert_array_equal(grade(pair), [0, 3, 6])
     assert executor.wait(10) is not None, "a forked executor serves one job, then is closed"
 
@@ -140,7 +153,7 @@ def test_two_submissions_and_a_run_never_share_an_executor_pid(pool: GradingPool
     jobs = [pool.acquire(timeout=120) for _ in range(3)]
     pids: list[int] = []
     for pair in jobs:
-        pids.append(pair.executor.pid)
+        pids.append(_pid(pair.executor))
         np.testing.assert_array_equal(grade(pair), [0, 3, 6])
     assert len(pids) == 3 and len(set(pids)) == 3, pids
 
@@ -161,13 +174,13 @@ def test_a_crashed_executor_is_replaced_by_a_fresh_process(pool: GradingPool) ->
     """An executor killed by a signal mid-job (as a crash would) is never lent again: the next job gets
     another process."""
     pair = pool.acquire(timeout=30)
-    crashed = pair.executor.pid
+    crashed = _pid(pair.executor)
     pair.executor.kill()
     raw = run_session(pair, session(CODE, np.arange(3, dtype=np.float32)), LIMITS)
     assert not raw.executor_healthy
     pair.release(raw.executor_healthy)
     nxt = pool.acquire(timeout=120)
-    assert nxt.executor.pid != crashed and nxt.executor.alive()
+    assert _pid(nxt.executor) != crashed and nxt.executor.alive()
     np.testing.assert_array_equal(grade(nxt), [0, 3, 6])
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,7 +21,12 @@ from tests.conftest import FIXTURE_SLUG, FIXTURES
 def test_a_sound_problem_set_loads_without_line_maps(monkeypatch: pytest.MonkeyPatch) -> None:
     mapped: list[str] = []
     # The JSON source map every line map is made from (json_lines swallows its errors: count the calls).
-    monkeypatch.setattr(positions, "calculate", lambda text: mapped.append(text) or {})
+
+    def calculate(text: str) -> dict[str, Any]:
+        mapped.append(text)
+        return {}
+
+    monkeypatch.setattr(positions, "calculate", calculate)
     assert FIXTURE_SLUG in {p.slug for p in ProblemSet(FIXTURES)}
     assert mapped == [], "a case file was mapped to lines though nothing was wrong"
 
@@ -57,7 +64,7 @@ def test_the_reference_s_separate_runs_get_this_process_s_xla_flags(monkeypatch:
             return b"", b""
 
     monkeypatch.delenv("XLA_FLAGS", raising=False)
-    monkeypatch.setattr(reference_check.subprocess, "Popen", Never)
+    monkeypatch.setattr(subprocess, "Popen", Never)
     with reference_check.SeparateRuns(FIXTURES / FIXTURE_SLUG, timeout_s=1.0):
         pass
     assert [env["XLA_FLAGS"] for env in started] == ["", ""]

@@ -16,8 +16,9 @@ from judge.service.apikeys import KeyFileError, generate_key, hash_key, parse_ke
 from judge.service.state import Services
 from sandbox.backends import get_backend
 from tests.conftest import FIXTURE_SLUG, FIXTURES
+from tests.fakes import FakeEngine
 from tests.scale_support import wait_until
-from tests.service_support import FakeEngine, make_settings, running
+from tests.service_support import make_settings, running
 from tests.test_problem_versions import Checker
 
 SCOPED = "scale-tree-acme"
@@ -94,8 +95,8 @@ def test_a_scoped_problem_is_visible_to_its_tenant_and_operators_only(
     assert (
         client.post(f"/api/v1/problems/{SCOPED}/run", json=run, headers=bearer("acme-a")).status_code == 200
     )
-    for who in ("other", None):
-        headers = bearer(who) if who else {}
+    for outsider in ("other", None):
+        headers = bearer(outsider) if outsider else {}
         listed = {p["slug"]: p for p in client.get("/api/v1/problems", headers=headers).json()}
         assert SCOPED not in listed and FIXTURE_SLUG in listed
         assert listed[LINKING]["similar"] == []  # not even named in another problem's links

@@ -29,8 +29,9 @@ from judge.store import Store, sqlite_url
 from judge.store.problem_versions import ProblemVersions, VersionState
 from sandbox.backends import get_backend
 from tests.conftest import FIXTURE_SLUG, FIXTURES
+from tests.fakes import FakeEngine
 from tests.scale_support import wait_until
-from tests.service_support import FakeEngine, make_settings, running
+from tests.service_support import make_settings, running
 
 pytest_plugins = ("tests.stores",)
 

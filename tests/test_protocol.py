@@ -286,6 +286,6 @@ def test_fuzz_the_interpreter_always_gives_a_verdict_from_the_closed_set(
     assert result.verdict in set(Verdict) - {Verdict.NOT_RUN}
     assert all(c.verdict in set(Verdict) for c in result.cases)
     json.dumps(result.model_dump(mode="json"))  # serializable, whatever the record held
-    for case in result.cases:
-        if case.visibility == "hidden":
-            assert case.run_ms is None and case.error_ratio is None and case.output is None
+    for graded in result.cases:
+        if graded.visibility == "hidden":
+            assert graded.run_ms is None and graded.error_ratio is None and graded.output is None

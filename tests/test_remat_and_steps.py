@@ -126,7 +126,7 @@ def test_a_dead_recomputation_behind_a_barrier_does_not_count() -> None:
         h = x
         for i in range(ws.shape[0]):
             h = jnp.tanh(h @ ws[i])
-            jnp.tanh(jax.lax.optimization_barrier(h) @ ws[i])  # computed again, and never used
+            jnp.tanh(jax.lax.optimization_barrier(h) @ ws[i])  # type: ignore[no-untyped-call]  # computed again, never used
         return h
 
     summary = _gradient_program(dead)

@@ -18,7 +18,8 @@ from judge.settings import Settings
 from sandbox.backends import get_backend
 from sandbox.starts import StartProgress, StartState
 from tests.conftest import FIXTURE_SLUG
-from tests.service_support import FakeEngine, make_settings, running
+from tests.fakes import FakeEngine
+from tests.service_support import make_settings, running
 
 CODE = "def scale_tree(tree, factor):\n    return tree\n"
 RUN = f"/api/v1/problems/{FIXTURE_SLUG}/run"

@@ -24,7 +24,8 @@ from judge.service.shares import ShareExceeded
 from sandbox.backends import get_backend
 from sandbox.errors import SandboxError
 from tests.conftest import FIXTURE_SLUG
-from tests.service_support import FakeEngine, make_settings, running, sse_events
+from tests.fakes import FakeEngine
+from tests.service_support import make_settings, running, sse_events
 
 CODE = "def scale_tree(tree, factor):\n    return tree\n"
 RUN = f"/api/v1/problems/{FIXTURE_SLUG}/run"

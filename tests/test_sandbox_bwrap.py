@@ -29,6 +29,7 @@ from sandbox.base import CODE_ROOT, Pair
 from sandbox.bwrap import BwrapBackend, BwrapWorker, project_copies
 from sandbox.cgroups import discover
 from sandbox.command import TRACER
+from sandbox.forkserver import ForkedTracer
 from sandbox.limits import SandboxLimits
 from sandbox.monitor import RawRun, run_session
 from sandbox.procfs import processes_of_uid
@@ -452,6 +453,7 @@ def test_the_tracer_runs_no_user_code_once_hidden_cases_may_run(backend: BwrapBa
     try:
         raw = run_session(pair, job, LIMITS)
         assert raw.runs[1].outputs is not None, raw.stop  # the hidden case ran
+        assert isinstance(tracer, ForkedTracer), type(tracer)
         pids = processes_of_uid(tracer.uid)
         assert all(_runs_no_user_code(pid) for pid in pids), pids
     finally:

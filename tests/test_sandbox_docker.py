@@ -25,10 +25,10 @@ import pytest
 
 from judge.output_tree import assemble
 from sandbox.base import CODE_ROOT, Pair, SlotBusy, Worker
-from sandbox.docker import FIRST_UID, LABEL, DockerBackend, seccomp_profile
+from sandbox.docker import LABEL, DockerBackend, seccomp_profile
 from sandbox.limits import SandboxLimits
 from sandbox.monitor import RawRun, run_session
-from sandbox.slots import EXECUTOR_FIRST_UID, EXECUTOR_SLOTS, lock_uid
+from sandbox.slots import EXECUTOR_FIRST_UID, EXECUTOR_SLOTS, FIRST_UID, lock_uid
 from tests.sessions import outputs, session
 
 SETUP = CODE_ROOT / "scripts" / "podman-setup.sh"

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import httpx
 import pytest
 
-from judge.dispatch.celery_queue import SUBMISSIONS_QUEUE
+from judge.dispatch.capabilities import SUBMISSIONS_QUEUE
 from judge.dispatch.events import FINAL_KINDS
 from judge.service.apikeys import hash_key
 from judge.store import NodeState, Status, Store

@@ -30,8 +30,9 @@ from judge.store import NewSubmission, NodeState, Status, Store, database_url, s
 from sandbox.backends import get_backend
 from tests import redis_server
 from tests.conftest import FIXTURE_SLUG, FIXTURES
+from tests.fakes import FakeEngine
 from tests.scale_support import wait_until
-from tests.service_support import FakeEngine, make_settings, running
+from tests.service_support import make_settings, running
 
 pytestmark = pytest.mark.skipif(
     redis_server.why_unavailable() is not None, reason=str(redis_server.why_unavailable())

@@ -16,7 +16,8 @@ from judge.service.apikeys import KeyFileError, all_api_keys, generate_key, hash
 from judge.settings import Settings
 from sandbox.backends import get_backend
 from tests.conftest import FIXTURE_SLUG
-from tests.service_support import FakeEngine, make_settings, running
+from tests.fakes import FakeEngine
+from tests.service_support import make_settings, running
 
 SCALE = FIXTURE_SLUG  # served from the fixture problems (make_settings)
 CODE = "def scale_tree(tree, factor):\n    return tree\n"

@@ -30,7 +30,8 @@ from judge.service import redelivery
 from judge.store import CallbackState, NewSubmission, Store, sqlite_url
 from sandbox.backends import get_backend
 from tests.conftest import FIXTURE_SLUG
-from tests.service_support import FakeEngine, make_settings, running
+from tests.fakes import FakeEngine
+from tests.service_support import make_settings, running
 
 #: The ``store`` fixture: SQLite and a real PostgreSQL (tests/stores.py).
 pytest_plugins = ("tests.stores",)

@@ -13,7 +13,7 @@ import logging
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,8 @@ import uvicorn
 from fastapi.testclient import TestClient
 
 from judge.dispatch.callbacks import pinned_target, signature_header, verify
+from judge.problems import Problem
+from judge.progress import RunProgress
 from judge.results import CaseResult, GradeResult, LeafValue
 from judge.service.apikeys import generate_key, hash_key
 from judge.service.app import create_app
@@ -34,7 +36,8 @@ from judge.settings import Settings
 from judge.verdicts import Verdict
 from sandbox.backends import get_backend
 from tests.conftest import FIXTURE_SLUG
-from tests.service_support import FakeEngine, make_settings, running, sandbox_ok, sse_events
+from tests.fakes import CaseCallback, FakeEngine
+from tests.service_support import make_settings, running, sandbox_ok, sse_events
 
 SCALE = FIXTURE_SLUG
 CODE = "def scale_tree(tree, factor):\n    return tree\n"
@@ -125,7 +128,7 @@ class UnstorableEngine(FakeEngine):
     """Returns a result holding a lone surrogate, built without validation: what a result the models did
     not make safe would be. Storing it must give the submission a verdict, once."""
 
-    def grade(self, problem: Any, code: str, *, on_case: Any = None) -> GradeResult:
+    def grade(self, problem: Problem, code: str, *, on_case: CaseCallback | None = None) -> GradeResult:
         self.graded.append(code)
         shown = LeafValue.model_construct(json_value={"\ud800": 1.0}, text="x", omitted=False)
         case = CaseResult.model_construct(
@@ -321,7 +324,15 @@ def test_one_client_gets_its_share_of_runs_and_of_the_queue(tmp_path: Path) -> N
 def test_bidi_controls_in_prints_messages_and_keys_are_escaped_in_display_text(tmp_path: Path) -> None:
     class Bidi(FakeEngine):
         def run(
-            self, problem: Any, code: str, inputs: Any = None, *, dtype: Any = None, on_case: Any = None
+            self,
+            problem: Problem,
+            code: str,
+            inputs: Mapping[str, Any] | None = None,
+            *,
+            dtype: str | None = None,
+            on_case: CaseCallback | None = None,
+            on_progress: Callable[[RunProgress], None] | None = None,
+            cancel: threading.Event | None = None,
         ) -> GradeResult:
             case = CaseResult(
                 name="example_1",

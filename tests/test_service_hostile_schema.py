@@ -27,10 +27,12 @@ from schemathesis.config import SchemathesisConfig
 
 from judge.service.apikeys import generate_key, hash_key
 from judge.service.app import create_app
+from judge.service.regrading import RegradeRunner
 from judge.service.state import Services
 from judge.settings import Settings
 from sandbox.backends import get_backend
-from tests.service_support import FakeEngine, make_settings, sandbox_ok
+from tests.fakes import FakeEngine
+from tests.service_support import make_settings, sandbox_ok
 
 KEY = generate_key()
 
@@ -62,7 +64,7 @@ def services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Services]:
         engine=FakeEngine(),
         sandbox_check=sandbox_ok,
     )
-    built.start()
+    built.start(RegradeRunner)
     APP.state.services = built
     try:
         assert built.wait_ready(60), built.readiness()

@@ -17,7 +17,8 @@ from judge.service.server import H11_MAX_HEADER_BYTES
 from judge.service.state import Services
 from sandbox.backends import get_backend
 from tests.conftest import FIXTURE_SLUG
-from tests.service_support import FakeEngine, make_settings, running
+from tests.fakes import FakeEngine
+from tests.service_support import make_settings, running
 
 CODE = "def scale_tree(tree, factor):\n    return tree\n"
 KEY_A, KEY_B = generate_key(), generate_key()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import schemathesis
@@ -18,6 +19,7 @@ from schemathesis.checks import (
 )
 
 from judge.service.app import create_app
+from judge.service.regrading import RegradeRunner
 from judge.service.state import Services
 from judge.settings import Settings
 from tests.conftest import default_backend
@@ -35,7 +37,7 @@ schema = schemathesis.openapi.from_asgi("/openapi.json", APP)
 def services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Services]:
     directory: Path = tmp_path_factory.mktemp("schema")
     built = Services.build(make_settings(directory, sandbox_slot_base=600), backend=default_backend())
-    built.start()
+    built.start(RegradeRunner)
     APP.state.services = built
     try:
         assert built.wait_ready(180), built.readiness()
@@ -47,7 +49,7 @@ def services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Services]:
 
 @schema.parametrize()
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
-def test_api_conforms_to_its_schema(case: schemathesis.Case) -> None:
+def test_api_conforms_to_its_schema(case: schemathesis.Case[Any]) -> None:
     case.call_and_validate(
         checks=[
             not_a_server_error,

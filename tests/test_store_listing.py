@@ -332,10 +332,10 @@ def test_migrations_0009_and_0010_carry_existing_rows_over_and_back(database_url
             assert connection.execute(
                 text("SELECT count(*) FROM submission_events WHERE submission_id = :id"), {"id": first}
             ).scalar() == len(events)
-            raw = connection.execute(
+            stored = connection.execute(
                 text("SELECT result FROM submissions WHERE id = :id"), {"id": first}
             ).scalar()
-            assert (json.loads(raw) if isinstance(raw, str) else raw) == result
+            assert (json.loads(stored) if isinstance(stored, str) else stored) == result
         legacy.migrate()
         assert legacy.events_after(first) == before[first]
     finally:

@@ -18,7 +18,8 @@ from judge.service.contract import StatusEvent
 from judge.store import NewSubmission, Store, sqlite_url
 from sandbox.backends import get_backend
 from tests.conftest import FIXTURE_SLUG, FIXTURES
-from tests.service_support import FakeEngine, make_settings, running, sse_events
+from tests.fakes import FakeEngine
+from tests.service_support import make_settings, running, sse_events
 
 CODE = "def scale_tree(tree, factor):\n    return tree\n"
 

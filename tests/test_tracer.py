@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections import OrderedDict, defaultdict
 from typing import Any, NamedTuple
 
@@ -114,6 +115,11 @@ def test_mounts_under_tmp_are_kept_when_a_private_tmp_covers_them(monkeypatch: p
     points = ["/", "/tmp", "/tmp/ci/.venv", "/tmp/ci/.venv/lib/x", "/tmp/ci/sandbox", "/tmpfoo", "/usr"]
     monkeypatch.setattr(confine, "_mount_points", lambda: points)
     opened: list[str] = []
-    monkeypatch.setattr(confine.os, "open", lambda path, flags: opened.append(path) or len(opened))
+
+    def counted_open(path: str, flags: int) -> int:
+        opened.append(path)
+        return len(opened)
+
+    monkeypatch.setattr(os, "open", counted_open)
     kept = confine._open_mounts_under("/tmp")
     assert [path for path, _ in kept] == ["/tmp/ci/.venv", "/tmp/ci/sandbox"] == opened

@@ -16,18 +16,19 @@ import pytest
 import redis
 
 from judge.dispatch import GradingWorker, LocalDispatcher, Outcome, ProgressFeed
-from judge.dispatch.celery_queue import SUBMISSIONS_QUEUE
+from judge.dispatch.capabilities import SUBMISSIONS_QUEUE
 from judge.dispatch.metrics import Metrics
 from judge.dispatch.node import GradingNode
 from judge.problem_hash import problem_hash
-from judge.problems import ProblemSet
+from judge.problems import Problems, ProblemSet
 from judge.settings import Settings
 from judge.store import NewSubmission, NodeState, Status, Store, sqlite_url
 from sandbox.backends import get_backend
 from tests import redis_server
 from tests.conftest import FIXTURE_SLUG, FIXTURES
+from tests.fakes import FakeEngine
 from tests.scale_support import wait_until
-from tests.service_support import FakeEngine, make_settings, running
+from tests.service_support import make_settings, running
 
 SCALE = FIXTURE_SLUG
 CODE = "def scale_tree(tree, factor):\n    return tree\n"
@@ -45,7 +46,7 @@ def bumped(tmp_path: Path, revision: int = 2) -> Path:
     return root
 
 
-def accepted_for(store: Store, problems: ProblemSet, slug: str = SCALE, **extra: Any) -> str:
+def accepted_for(store: Store, problems: Problems, slug: str = SCALE, **extra: Any) -> str:
     """A queued submission accepted for ``slug`` as ``problems`` serve it."""
     problem = problems.get(slug)
     manifest = {

@@ -12,6 +12,7 @@ import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, Literal
 
 import pytest
 from playwright.sync_api import Browser, Page, Route, expect
@@ -27,6 +28,9 @@ from tests.webtools import (
     type_code,
     wait_for_codemirror,
 )
+
+#: The colour schemes a page is shown in (a browser context's ``color_scheme``).
+Scheme = Literal["light", "dark"]
 
 #: ``browser``: Debian's Chromium, one per module (tests/browsers.py).
 pytest_plugins = ("tests.browsers",)
@@ -976,7 +980,7 @@ def test_the_run_api_takes_only_a_dtype_the_problem_allows(server: JudgeServer) 
     import urllib.error
     import urllib.request
 
-    def post(slug: str, body: dict[str, object]) -> tuple[int, dict[str, object]]:
+    def post(slug: str, body: dict[str, object]) -> tuple[int, dict[str, Any]]:
         request = urllib.request.Request(
             f"{server.url}/api/problems/{slug}/run",
             data=json.dumps(body).encode(),
@@ -1104,9 +1108,9 @@ def test_the_pages_follow_the_system_colour_scheme(
     server: JudgeServer,
     request: pytest.FixtureRequest,
     width: int,
-    scheme: str,
+    scheme: Scheme,
 ) -> None:
-    context = browser.new_context(viewport={"width": width, "height": 900}, color_scheme=scheme)  # type: ignore[arg-type]
+    context = browser.new_context(viewport={"width": width, "height": 900}, color_scheme=scheme)
     try:
         page = context.new_page()
         watched = Watched.attach(page, artifacts / request.node.name)
@@ -1152,13 +1156,13 @@ def axe_findings(page: Page) -> list[str]:
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_axe_finds_nothing_serious_on_the_list_and_a_problem_page(
-    browser: Browser, artifacts: Path, server: JudgeServer, request: pytest.FixtureRequest, scheme: str
+    browser: Browser, artifacts: Path, server: JudgeServer, request: pytest.FixtureRequest, scheme: Scheme
 ) -> None:
     assert AXE.is_file(), f"{AXE} is missing: scripts/build-web --deps installs web/node_modules"
     # The page's CSP admits scripts from its own origin only; axe is injected inline by the test.
     context = browser.new_context(
         viewport={"width": 1280, "height": 900}, color_scheme=scheme, bypass_csp=True
-    )  # type: ignore[arg-type]
+    )
     try:
         page = context.new_page()
         watched = Watched.attach(page, artifacts / request.node.name)

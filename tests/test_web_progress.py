@@ -130,10 +130,10 @@ def test_a_run_shows_its_phase_and_cancel_stops_it(web: Watched, server: JudgeSe
     assert answered < 6.0, f"the Run after a cancel took {answered:.1f} s"
     phases = [phase for phase, _ in seen]
     assert "running" in phases or "compiling" in phases, seen
-    for phase, text in seen:  # each phase in words, with its count: "Compiling 1 of 1…"
-        if phase == "compiling":
+    for shown, text in seen:  # each phase in words, with its count: "Compiling 1 of 1…"
+        if shown == "compiling":
             assert re.fullmatch(r"Compiling \d+ of \d+…", text), text
-        if phase == "running":
+        if shown == "running":
             assert re.fullmatch(r"Running case \d+ of \d+…", text), text
     web.shot("run-after-cancel")
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.test_web_page import AXE, axe_findings
+from tests.test_web_page import AXE, Scheme, axe_findings
 from tests.webtools import ROOT, JudgeServer, Watched, module_artifacts, wait_for_codemirror
 
 #: ``browser``: Debian's Chromium, one per module (tests/browsers.py).
@@ -119,8 +119,9 @@ def nav_shown(page: Page) -> None:
 
 
 @pytest.fixture(params=["light", "dark"])
-def scheme(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
+def scheme(request: pytest.FixtureRequest) -> Scheme:
+    chosen: Scheme = request.param
+    return chosen
 
 
 @pytest.mark.parametrize("width", WIDTHS)
@@ -130,13 +131,13 @@ def test_the_list_and_a_problem_page_fit_every_width(
     server: JudgeServer,
     request: pytest.FixtureRequest,
     width: int,
-    scheme: str,
+    scheme: Scheme,
 ) -> None:
     assert AXE.is_file(), f"{AXE} is missing: scripts/build-web --deps installs web/node_modules"
     context = browser.new_context(
         viewport={"width": width, "height": 800},
         color_scheme=scheme,
-        bypass_csp=True,  # type: ignore[arg-type]
+        bypass_csp=True,
     )
     context.set_default_timeout(30_000)
     try:
