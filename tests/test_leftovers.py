@@ -217,6 +217,12 @@ def test_probe_of_a_nested_session() -> None:
         (folder / "orphan").write_text(str(pid))
         os._exit(0)
     os.waitpid(middle, 0)
+    # The session's check runs as soon as this returns: wait until the orphan is the worker (exec'd), or
+    # it would still be a copy of this process, no sandbox worker to find (seen once on a busy host).
+    orphan = int((folder / "orphan").read_text())
+    while b"sandbox.harness" not in Path(f"/proc/{orphan}/cmdline").read_bytes():
+        assert time.monotonic() < deadline + 120, "the orphan never became the fake worker"
+        time.sleep(0.01)
 
 
 def test_a_nested_session_fails_on_its_own_leftover_only(tmp_path: Path) -> None:
