@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import statistics
 import subprocess
@@ -49,6 +48,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+
+from children import Child, burst, floor_env  # noqa: E402
+
 SOLUTIONS = {
     "global-norm-clipping": "problems/global-norm-clipping/solutions/accepted/tree_map_minimum.py",
     "sgd-momentum": "problems/sgd-momentum/solutions/accepted/two_tree_maps.py",
@@ -110,7 +113,7 @@ def child(root: Path, slug: str, slot_base: int) -> None:
             elif request["do"] == "run":
                 reply = {"s": once(True)}
             else:  # a burst from two threads
-                reply = {"per_s": burst(int(request["count"]), lambda: once(False))}
+                reply = {"per_s": burst(int(request["count"]), 2, once)}
             settle()
             print(json.dumps(reply), flush=True)
     finally:
@@ -118,74 +121,15 @@ def child(root: Path, slug: str, slot_base: int) -> None:
         backend.close()
 
 
-def burst(count: int, submit: Any) -> float:
-    """Submissions per second when two threads share ``count`` submissions."""
-    import threading
-
-    left = [count]
-    lock = threading.Lock()
-
-    def worker() -> None:
-        while True:
-            with lock:
-                if left[0] <= 0:
-                    return
-                left[0] -= 1
-            submit()
-
-    started = time.perf_counter()
-    threads = [threading.Thread(target=worker) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return count / (time.perf_counter() - started)
-
-
 # ------------------------------------------------------------------------------------------ the driver
 
 
-class Child:
-    def __init__(self, root: Path, slug: str, slot_base: int | None) -> None:
-        """A checkout's child (``slot_base`` set) or, with ``slot_base`` None, the floor child."""
-        self.root = root
-        script = (sys.executable, str(ROOT / "bench" / "bench_checkouts.py"))
-        role = (
-            ("--child", str(root), "--slot-base", str(slot_base)) if slot_base is not None else ("--floor",)
-        )
-        self.proc = subprocess.Popen(
-            [*script, *role, "--problem", slug],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            cwd=root,
-            env=floor_env() if slot_base is None else None,
-        )
-
-    def wait_ready(self) -> None:
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
-        if not line or not json.loads(line).get("ready"):
-            raise SystemExit(f"{self.root}: the child did not start")
-
-    def ask(self, **request: Any) -> dict[str, Any]:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.write(json.dumps(request) + "\n")
-        self.proc.stdin.flush()
-        line = self.proc.stdout.readline()
-        if not line:
-            raise SystemExit(f"{self.root}: the child died")
-        reply: dict[str, Any] = json.loads(line)
-        return reply
-
-    def close(self) -> None:
-        if self.proc.stdin is not None:
-            self.proc.stdin.close()
-        try:
-            self.proc.wait(60)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+def checkout_child(root: Path, slug: str, slot_base: int | None) -> Child:
+    """A checkout's child (``slot_base`` set) or, with ``slot_base`` None, the floor child."""
+    script = str(ROOT / "bench" / "bench_checkouts.py")
+    role = ["--child", str(root), "--slot-base", str(slot_base)] if slot_base is not None else ["--floor"]
+    env = floor_env() if slot_base is None else None
+    return Child(str(root), [script, *role, "--problem", slug], root, env)
 
 
 def floor_child(slug: str) -> None:
@@ -220,18 +164,6 @@ def floor_child(slug: str) -> None:
         if request["do"] != "run":
             raise SystemExit(f"the floor child only runs, not {request['do']!r}")
         print(json.dumps({"s": once()}), flush=True)
-
-
-def floor_env() -> dict[str, str]:
-    """The driver's environment with the sandbox's XLA flags (and platform, x64, logging) in place."""
-    sys.path.insert(0, str(ROOT))
-    from sandbox.command import EXECUTOR, program_env
-
-    sandboxed = program_env(str(ROOT), module=EXECUTOR)
-    env = dict(os.environ)
-    for key in ("XLA_FLAGS", "JAX_PLATFORMS", "JAX_ENABLE_X64", "TF_CPP_MIN_LOG_LEVEL"):
-        env[key] = sandboxed[key]
-    return env
 
 
 #: Appended to the copy's ``sandbox/inside/compiling.py`` by ``--variant fast-only``: the executor binds
@@ -324,10 +256,10 @@ def main() -> None:
 def compare(opts: argparse.Namespace, baseline: Path) -> None:
     """Interleave the requests to this checkout, ``baseline`` and the floor; print times and ratios."""
     checkouts = {
-        "this": Child(ROOT, opts.problem, 600),
-        "baseline": Child(baseline, opts.problem, 700),
+        "this": checkout_child(ROOT, opts.problem, 600),
+        "baseline": checkout_child(baseline, opts.problem, 700),
     }
-    floor = Child(ROOT, opts.problem, None)
+    floor = checkout_child(ROOT, opts.problem, None)
     children = [*checkouts.values(), floor]
     try:
         for one in children:

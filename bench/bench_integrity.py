@@ -43,13 +43,15 @@ import resource
 import statistics
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+
+from children import Child, burst, floor_env  # noqa: E402
+
 SOLUTIONS = {
     "global-norm-clipping": "problems/global-norm-clipping/solutions/accepted/tree_map_minimum.py",
     "sgd-momentum": "problems/sgd-momentum/solutions/accepted/two_tree_maps.py",
@@ -140,80 +142,6 @@ def serve(package: Path, problem: Any, warm: Any, source: Any, grade: Any, flags
             except RuntimeError as exc:
                 reply = {"error": str(exc)}
         print(json.dumps(reply), flush=True)
-
-
-def burst(count: int, concurrency: int, once: Callable[[bool], float]) -> float:
-    """Submissions per second: ``count`` Submits by ``concurrency`` threads, the pools refilling meanwhile;
-    a RuntimeError naming the first failure when a Submit failed (no rate is measured then)."""
-    left = [count]
-    lock = threading.Lock()
-    failures: list[str] = []
-
-    def worker() -> None:
-        while True:
-            with lock:
-                if left[0] == 0 or failures:
-                    return
-                left[0] -= 1
-            try:
-                once(False)
-            except (Exception, SystemExit) as exc:
-                failures.append(f"{type(exc).__name__}: {exc}")
-
-    started = time.perf_counter()
-    threads = [threading.Thread(target=worker) for _ in range(concurrency)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    if failures:
-        raise RuntimeError(f"a Submit of the burst failed: {failures[0]}")
-    return count / (time.perf_counter() - started)
-
-
-class Child:
-    """A child process answering one JSON line per request."""
-
-    def __init__(self, name: str, argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> None:
-        self.name = name
-        self.proc = subprocess.Popen(
-            [sys.executable, *argv],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            cwd=cwd,
-            env=env,
-        )
-        self.facts: dict[str, Any] = {}
-
-    def wait_ready(self) -> None:
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
-        facts = json.loads(line) if line else {}
-        if not facts.get("ready"):
-            raise SystemExit(f"{self.name}: the child did not start: {facts.get('error', 'it died')}")
-        self.facts = facts
-
-    def ask(self, **request: Any) -> dict[str, Any]:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.write(json.dumps(request) + "\n")
-        self.proc.stdin.flush()
-        line = self.proc.stdout.readline()
-        if not line:
-            raise SystemExit(f"{self.name}: the child died")
-        reply: dict[str, Any] = json.loads(line)
-        if "error" in reply:
-            raise SystemExit(f"{self.name}: {reply['error']}")
-        return reply
-
-    def close(self) -> None:
-        if self.proc.stdin is not None:
-            self.proc.stdin.close()
-        try:
-            self.proc.wait(60)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
 
 
 def design(name: str, root: Path, opts: argparse.Namespace, slot_base: int, **extra: str) -> Child:
@@ -479,14 +407,6 @@ def compare(opts: argparse.Namespace, baseline: Path) -> None:
         grew, outcome = flood_rss(root)
         print(f"   {name:5s} {grew:7.0f} MiB   ({outcome[:120]})")
     print(f"\nload average at end: {os.getloadavg()[0]:.1f}")
-
-
-def floor_env() -> dict[str, str]:
-    """The sandbox's XLA flags (and platform, x64, logging) in the driver's environment: the floor's."""
-    sys.path.insert(0, str(ROOT))
-    from bench.bench_checkouts import floor_env as sandboxed
-
-    return sandboxed()
 
 
 if __name__ == "__main__":
