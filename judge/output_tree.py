@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from sandbox.protocol import ProtocolError, TreeLimits, decode_key, key_array
+from sandbox.protocol import ProtocolError, TreeLimits, decode_dict_node, key_array
 from sandbox.tree import BadLeaf, OtherNode
 
 
@@ -41,17 +41,7 @@ def assemble(skeleton: Any, outputs: Sequence[np.ndarray[Any, Any]], max_bytes: 
             used.add(body)
             return outputs[body]
         if tag == "dict":
-            if not isinstance(body, list):
-                raise ProtocolError("dict node body is not a list")
-            out: dict[Any, Any] = {}
-            for item in body:
-                if not isinstance(item, list) or len(item) != 2:
-                    raise ProtocolError("dict item is not a pair")
-                key = decode_key(item[0])
-                if key in out:
-                    raise ProtocolError(f"dict key {str(key)[:60]!r} repeats")
-                out[key] = build(item[1], depth + 1)
-            return out
+            return decode_dict_node(body, lambda child: build(child, depth + 1))
         if tag in ("list", "tuple"):
             if not isinstance(body, list):
                 raise ProtocolError(f"{tag} node body is not a list")

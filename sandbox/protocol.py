@@ -29,7 +29,7 @@ import math
 import os
 import re
 import struct
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
@@ -538,6 +538,12 @@ def _decode(node: Any, frame: Frame, budget: _Budget, depth: int) -> Any:
 
 
 def _decode_dict(body: Any, frame: Frame, budget: _Budget, depth: int) -> dict[Any, Any]:
+    return decode_dict_node(body, lambda child: _decode(child, frame, budget, depth + 1))
+
+
+def decode_dict_node(body: Any, value: Callable[[Any], Any]) -> dict[Any, Any]:
+    """A ``dict`` node's body (a list of [key, child] pairs) as a dict, each child made by ``value``; keys
+    decoded (``decode_key``) and never repeated. Raises ProtocolError."""
     if not isinstance(body, list):
         raise ProtocolError("dict node body is not a list")
     out: dict[Any, Any] = {}
@@ -547,7 +553,7 @@ def _decode_dict(body: Any, frame: Frame, budget: _Budget, depth: int) -> dict[A
         key = decode_key(item[0])
         if key in out:
             raise ProtocolError(f"dict key {str(key)[:60]!r} repeats")
-        out[key] = _decode(item[1], frame, budget, depth + 1)
+        out[key] = value(item[1])
     return out
 
 
