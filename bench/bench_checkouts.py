@@ -8,7 +8,11 @@ children the same requests, interleaved, so machine noise hits them alike:
 
   1. Submit wall time (every public and hidden case), warm pools: ratio this/baseline;
   2. Run of the public examples: ratios this/baseline, this/floor and baseline/floor;
-  3. Submits per second at concurrency 2 (a burst of submissions from two threads), ``--blocks`` bursts.
+  3. Submits per second at concurrency 2 (a burst of submissions from two threads), ``--blocks`` bursts;
+  4. CPU time per Submit, from the request to the end of its settling (closes and refills included): the
+     child's own process (the judge side) and its sandboxes (``cpuacct.usage`` of a cgroup parent of its
+     own, cgroup v1), ratios this/baseline. CPU time is what a loaded host stretches least, so it shows a
+     change of cost where wall times drift.
 
 Every ratio is printed twice: of the medians (p50) and of the minima (best times, for Submits/s the best
 blocks), the minimum being the least disturbed by a busy host. A child answers once its own work after the
@@ -35,7 +39,9 @@ point, ``--floor`` the floor child's.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import resource
 import shutil
 import statistics
 import subprocess
@@ -51,6 +57,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
 from children import Child, burst, floor_env  # noqa: E402
+
+CGROUP_V1 = Path("/sys/fs/cgroup")
+CPUACCT = CGROUP_V1 / "cpuacct"
 
 SOLUTIONS = {
     "global-norm-clipping": "problems/global-norm-clipping/solutions/accepted/tree_map_minimum.py",
@@ -68,11 +77,12 @@ def child(root: Path, slug: str, slot_base: int) -> None:
 
     from judge.grader import grade
     from judge.problems import ProblemSet
-    from sandbox.bwrap import BwrapBackend
+    from sandbox.bwrap import BwrapBackend, BwrapSettings
     from sandbox.limits import SandboxLimits
     from sandbox.pool import GradingPool
 
-    backend = BwrapBackend()
+    parent = f"jax-judge-bench-{slot_base}"  # this child's sandboxes alone: their CPU time (``cpu``)
+    backend = BwrapBackend(BwrapSettings(cgroup_parent=parent))
     pool = GradingPool(backend, SandboxLimits(), size=2, slot_base=slot_base, slots=32)
     takes_secret = "secret" in inspect.signature(pool.acquire).parameters
 
@@ -99,6 +109,13 @@ def child(root: Path, slug: str, slot_base: int) -> None:
             closer.submit(lambda: None).result(60)
         pool.wait_full(600)
 
+    def cpu() -> dict[str, float]:
+        """CPU seconds so far: this process (every thread) and its sandboxes (cgroup v1 cpuacct)."""
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        accounted = CPUACCT / parent / "cpuacct.usage"
+        sandbox = int(accounted.read_text()) / 1e9 if accounted.exists() else float("nan")
+        return {"judge": usage.ru_utime + usage.ru_stime, "sandbox": sandbox}
+
     pool.wait_full(600)
     once(False)
     once(True)
@@ -108,6 +125,7 @@ def child(root: Path, slug: str, slot_base: int) -> None:
         for line in sys.stdin:
             request = json.loads(line)
             pool.wait_full(600)
+            before = cpu()
             if request["do"] == "submit":
                 reply: dict[str, Any] = {"s": once(False)}
             elif request["do"] == "run":
@@ -115,10 +133,15 @@ def child(root: Path, slug: str, slot_base: int) -> None:
             else:  # a burst from two threads
                 reply = {"per_s": burst(int(request["count"]), 2, once)}
             settle()
+            after = cpu()
+            reply["cpu"] = {side: after[side] - before[side] for side in after}
             print(json.dumps(reply), flush=True)
     finally:
         pool.close()
         backend.close()
+        for controller in CGROUP_V1.glob("*"):  # the parent cgroups this child's backend made
+            with contextlib.suppress(OSError):
+                (controller / parent).rmdir()
 
 
 # ------------------------------------------------------------------------------------------ the driver
@@ -265,11 +288,15 @@ def compare(opts: argparse.Namespace, baseline: Path) -> None:
         for one in children:
             one.wait_ready()
         times: dict[str, dict[str, list[float]]] = {
-            n: {"submit": [], "run": [], "per_s": []} for n in (*checkouts, "floor")
+            n: {"submit": [], "run": [], "per_s": [], "cpu_judge": [], "cpu_sandbox": []}
+            for n in (*checkouts, "floor")
         }
         for _ in range(opts.repeats):
             for name, one in checkouts.items():
-                times[name]["submit"].append(one.ask(do="submit")["s"])
+                reply = one.ask(do="submit")
+                times[name]["submit"].append(reply["s"])
+                for side, seconds in reply.get("cpu", {}).items():
+                    times[name][f"cpu_{side}"].append(seconds)
                 times[name]["run"].append(one.ask(do="run")["s"])
             times["floor"]["run"].append(floor.ask(do="run")["s"])
         for _ in range(opts.blocks):
@@ -293,6 +320,18 @@ def compare(opts: argparse.Namespace, baseline: Path) -> None:
     print(ratios("Submit wall time this/baseline", this["submit"], base["submit"]))
     print(ratios("Submits/s this/baseline", this["per_s"], base["per_s"], higher_is_better=True))
     print(ratios("Run this/baseline", this["run"], base["run"]))
+    if this["cpu_judge"] and base["cpu_judge"]:
+        for name in checkouts:
+            got = times[name]
+            print(
+                f"  {name:<8} CPU per Submit p50: judge {statistics.median(got['cpu_judge']) * 1000:6.1f} ms,"
+                f" sandboxes {statistics.median(got['cpu_sandbox']) * 1000:6.1f} ms"
+            )
+        total = [j + s for j, s in zip(this["cpu_judge"], this["cpu_sandbox"], strict=True)]
+        base_total = [j + s for j, s in zip(base["cpu_judge"], base["cpu_sandbox"], strict=True)]
+        print(ratios("CPU per Submit this/baseline", total, base_total))
+        print(ratios("  of the judge process", this["cpu_judge"], base["cpu_judge"]))
+        print(ratios("  of its sandboxes", this["cpu_sandbox"], base["cpu_sandbox"]))
     print(ratios("Run this/floor", this["run"], low))
     print(ratios("Run baseline/floor", base["run"], low))
 
