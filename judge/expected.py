@@ -53,7 +53,6 @@ def _transforms_source() -> str:
 
 def case_key(problem: Problem, case: Case, what: str = "output") -> str:
     """The cache key of one case's expected ``output`` or ``gradient`` (which includes the gradient spec)."""
-    digest = hashlib.sha256()
     parts = [
         _jax_version(),
         # The flags this process compiles with (set before JAX loads, see ``judge.trusted_jax.import_jax``):
@@ -76,10 +75,20 @@ def case_key(problem: Problem, case: Case, what: str = "output") -> str:
         gradient = problem.spec.gradient
         # The code that builds the cotangent and the vjp program is part of what a gradient is.
         parts += [what, gradient.model_dump_json() if gradient is not None else "", _transforms_source()]
-    for part in parts:
-        digest.update(part.encode())
-        digest.update(b"\0")
-    return digest.hexdigest()[:32]
+    # Memoized on the case (a grading asks for each case's keys several times: outputs, layouts,
+    # magnitudes): every part is a string made once per process, problem or case, whose hash Python keeps,
+    # so a lookup costs a tuple's hash where a digest is a pass over the reference's source and the case's
+    # arguments. The memo lives and dies with the case (a frozen dataclass: its __dict__ is written directly).
+    key = tuple(parts)
+    memo: dict[tuple[str, ...], str] = case.__dict__.setdefault("_case_keys", {})
+    known = memo.get(key)
+    if known is None:
+        digest = hashlib.sha256()
+        for part in key:
+            digest.update(part.encode())
+            digest.update(b"\0")
+        known = memo[key] = digest.hexdigest()[:32]
+    return known
 
 
 def reference_argument(jax: Any, value: Any) -> Any:
