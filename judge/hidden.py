@@ -43,12 +43,12 @@ def hidden_message(result: CompareResult) -> str:
 
 
 #: The rungs the hidden phase of a grading is padded to (``hidden_phase_bound``): the first, in seconds, and
-#: the ratio of one to the next. 2 ** (1 / 8): a hidden phase ends at most 9% (about 4.5% on average) later
-#: than it would have, and the padded durations between 0.05 s and any limit T are 8 * log2(T / 0.05) rungs
-#: (fewer than 130 up to an hour): about 7 bits per submission, whatever the number of hidden cases. (A
-#: ratio of 2 ** (1 / 4) gave under 6 bits for twice the pad: 8% of a Submit's wall time, measured.)
+#: the ratio of one to the next. 2 ** (1 / 16): a hidden phase ends at most 4.4% (about 2.2% on average) later
+#: than it would have, and the padded durations between 0.05 s and any limit T are 16 * log2(T / 0.05) rungs
+#: (fewer than 260 up to an hour): about 8 bits per submission, whatever the number of hidden cases. (Rungs
+#: of 2 ** (1 / 4) slept 8% of a Submit's wall time, measured; 2 ** (1 / 8) half that, for 7 bits.)
 PHASE_FIRST_RUNG_S = 0.05
-PHASE_RUNG_RATIO = 2**0.125
+PHASE_RUNG_RATIO = 2**0.0625
 
 
 def hidden_phase_bound(elapsed_s: float) -> float:
