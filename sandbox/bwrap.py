@@ -673,7 +673,7 @@ class BwrapBackend(Backend):
                 tmp_bytes=self.settings.tmp_mb * MIB,
                 shm_bytes=self.settings.shm_mb * MIB,
                 on_ready=lambda t: _adopt(t, cgroups),
-                on_kill=lambda t: _kill_uid(t.uid, cgroups, scan=cgroups is None),
+                on_kill=lambda t: _kill_worker(t.uid, cgroups),
                 on_stop=lambda t: cgroups is not None and cgroups.signal_all_members(),
                 on_close=lambda t: _release(t.uid, cgroups, lock),
                 on_limits=lambda t, job: tighten(t.pid, t.uid, job, cgroups),
@@ -807,33 +807,42 @@ def _adopt(tracer: ForkedTracer, cgroups: WorkerCgroups | None) -> None:
         raise WorkerStartError(f"cannot move the tracer into its cgroups: {exc}") from None
 
 
-def _kill_uid(uid: int, cgroups: WorkerCgroups | None, *, scan: bool) -> None:
-    """Kill every process of a forked tracer: its cgroups' members (everything it started after it was
-    moved there) and, with ``scan`` (or without cgroups), anything else running as its uid."""
+def _kill_uid(uid: int, cgroups: WorkerCgroups | None, *, scan: bool) -> bool:
+    """Kill every process of a forked worker: its cgroups' members (everything it started after it was
+    moved there) and, with ``scan`` (or without cgroups), anything else running as its uid. True when a
+    scan of ``/proc`` then found nothing of the uid (False without a scan, or when something survived)."""
     if cgroups is not None:
         cgroups.kill_all()
         if not scan:
-            return
+            return False
     for _ in range(20):
         pids = processes_of_uid(uid)
         if not pids:
-            return
+            return True
         for pid in pids:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
         time.sleep(0.01)
+    return False
+
+
+def _kill_worker(uid: int, cgroups: WorkerCgroups | None) -> None:
+    """A forked worker's kill: its cgroups' members, or every process of its uid where it has no cgroups."""
+    _kill_uid(uid, cgroups, scan=cgroups is None)
 
 
 def _release(uid: int, cgroups: WorkerCgroups | None, lock: int | None) -> list[str]:
-    """Once nothing runs as the uid any more: remove the cgroups and release the slot's lock."""
+    """Once nothing runs as the uid any more: remove the cgroups and release the slot's lock. The kill's
+    last scan of ``/proc`` is the check (a scan reads every host process's status: one per close, not two);
+    nothing of the uid can start after it, as only the slot's own worker, now gone, ran as that uid."""
     notes: list[str] = []
-    _kill_uid(uid, cgroups, scan=True)
+    cleared = _kill_uid(uid, cgroups, scan=True)
     if cgroups is not None:
         notes.extend(cgroups.remove())
-    if processes_of_uid(uid):
-        notes.append(f"processes of uid {uid} survived; its slot stays locked")
-    else:
+    if cleared or not processes_of_uid(uid):
         unlock(lock)
+    else:
+        notes.append(f"processes of uid {uid} survived; its slot stays locked")
     return notes
 
 
