@@ -173,7 +173,6 @@ def test_the_hook_makes_a_package_unimportable() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("seed_check")
 def test_judge_check_needs_no_extra() -> None:
     out = judge("check", FIXTURE_SLUG, "-q", *INSECURE, blocked=extra_only_modules())
     assert out.returncode == 0, out.stdout + out.stderr
