@@ -1,11 +1,19 @@
 """The ``judge`` command line: grade and run files, list problems, check problem packages, scaffold a new one,
-serve the REST API."""
+serve the REST API.
+
+The engine's commands (grade, run, check, new, preview, doctor, problems) import only the engine's
+dependencies; the others import an install extra's packages inside the command (``_extra``), so a judge
+installed without it says which extra to install instead of failing at start.
+"""
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 from enum import StrEnum
 from pathlib import Path
@@ -21,6 +29,7 @@ from sandbox.errors import SandboxError
 if TYPE_CHECKING:
     from judge.problems import ProblemSet
     from judge.results import GradeResult
+    from judge.settings import Settings
 
 app = typer.Typer(
     add_completion=False,
@@ -55,7 +64,7 @@ ProblemsOpt = Annotated[
 
 def result_json(result: GradeResult) -> dict[str, object]:
     """The ``--json`` object: strict JSON (non-finite numbers spelled out), the API's exact shape."""
-    from judge.store.jsonsafe import result_json as strict
+    from judge.results import result_json as strict
 
     return strict(result)
 
@@ -95,6 +104,38 @@ def _fail(message: str, code: int = EXIT_USAGE, *, kind: str = "usage", **extra:
     else:
         typer.echo(f"error: {message}", err=True)
     return typer.Exit(code)
+
+
+@contextmanager
+def _extra(command: str, extras: str) -> Iterator[None]:
+    """Around the imports of a command that needs install extras (pyproject.toml's optional dependencies):
+    a package of theirs that is missing is a one-line usage error naming the extras to install (exit 2),
+    not a traceback. A missing module of the judge itself is a broken install, and raises as it is."""
+    try:
+        yield
+    except ModuleNotFoundError as exc:
+        missing = (exc.name or "").partition(".")[0]
+        if not missing or missing in ("judge", "sandbox"):
+            raise
+        what = "extras" if "," in extras else "extra"
+        raise _fail(
+            f"judge {command} needs the [{extras}] {what} ({missing} is not installed): "
+            f"pip install 'jax-judge[{extras}]'",
+            kind="missing_extra",
+        ) from None
+
+
+def _redis_in_use(command: str, settings: Settings) -> None:
+    """Exit 2 naming the [distributed] extra when the settings use Redis (the grading queue, shared
+    rate-limit counters) and its client is not installed."""
+    for variable, used in (
+        ("JUDGE_QUEUE_URL", settings.queue_url is not None),
+        ("JUDGE_RATE_LIMIT_STORAGE", settings.rate_limit_storage.startswith("redis")),
+    ):
+        if used:
+            with _extra(f"{command} with {variable}", "distributed"):
+                for module in ("celery", "redis"):
+                    importlib.import_module(module)
 
 
 def _problems(directory: Path | None) -> ProblemSet:
@@ -533,18 +574,21 @@ def serve(
 ) -> None:
     """Start the REST service (settings: JUDGE_* variables, see README.md).
 
-    Exit codes: 0 stopped cleanly, 2 invalid settings; otherwise the server's own exit code.
+    Exit codes: 0 stopped cleanly, 2 invalid settings or a missing install extra ([service]; [distributed]
+    with JUDGE_QUEUE_URL); otherwise the server's own exit code.
     """
     from pydantic import ValidationError
 
-    from judge.service.server import serve as run_server
-    from judge.settings import Settings
+    with _extra("serve", "service"):
+        from judge.service.server import serve as run_server
+        from judge.settings import Settings
 
     overrides = {k: v for k, v in (("host", host), ("port", port)) if v is not None}
     try:
         settings = Settings(**overrides)  # type: ignore[arg-type]
     except (ValidationError, ValueError) as exc:
         raise _fail(f"invalid settings: {exc}") from None
+    _redis_in_use("serve", settings)
     raise typer.Exit(run_server(settings))
 
 
@@ -571,12 +615,16 @@ def worker(
     JUDGE_DATABASE_URL (settings: JUDGE_* variables, see README.md).
 
     Exit codes: 0 stopped cleanly (SIGTERM), 1 the node failed (the database or its status port), 2 a
-    refused configuration (invalid settings, no JUDGE_QUEUE_URL, no secure sandbox).
+    refused configuration (invalid settings, no JUDGE_QUEUE_URL, no secure sandbox, a missing install
+    extra: [service,distributed]).
     """
     from pydantic import ValidationError
 
-    from judge.dispatch.node import run_node
-    from judge.settings import Settings
+    with _extra("worker", "service,distributed"):
+        import celery  # noqa: F401  (the node's queue: say so now, not once the database is migrated)
+
+        from judge.dispatch.node import run_node
+        from judge.settings import Settings
 
     overrides = {k: v for k, v in (("host", host), ("port", port)) if v is not None}
     try:
@@ -595,9 +643,10 @@ def hash_key_command(
 ) -> None:
     """Print the hash of an API key for the JUDGE_API_KEYS setting or the keys file (and a new key).
 
-    Exit codes: 0 printed, 2 a usage error.
+    Exit codes: 0 printed, 2 a usage error (or the [service] extra missing).
     """
-    from judge.service.apikeys import generate_key, generate_key_id, hash_key
+    with _extra("hash-key", "service"):
+        from judge.service.apikeys import generate_key, generate_key_id, hash_key
 
     if key is None:
         key = generate_key()
@@ -615,14 +664,17 @@ def erase_account(
     in (with events and callback records) and its solved set; for an erasure request the learner cannot
     make themselves. Reads JUDGE_DATABASE_URL (or the data directory's SQLite file).
 
-    Exit codes: 0 erased, 1 no account of that name or the database failed, 2 invalid settings.
+    Exit codes: 0 erased, 1 no account of that name or the database failed, 2 invalid settings (or the
+    [service] extra missing).
     """
     from pydantic import ValidationError
-    from sqlalchemy.exc import SQLAlchemyError
 
-    from judge.settings import Settings
-    from judge.store import Store, database_url
-    from judge.store.accounts import AccountStore
+    with _extra("erase-account", "service"):
+        from sqlalchemy.exc import SQLAlchemyError
+
+        from judge.settings import Settings
+        from judge.store import Store, database_url
+        from judge.store.accounts import AccountStore
 
     try:
         settings = Settings()
@@ -673,12 +725,14 @@ def regrade(
     --problem and --job): each regrade is a new grading of the same submission (no new submission, no
     callback unless --notify); a problem's regrade is a job that goes on in the judge (see --job).
 
-    Exit codes: 0 queued (or shown), 1 the judge refused (the message says why), 2 a usage error.
+    Exit codes: 0 queued (or shown), 1 the judge refused (the message says why), 2 a usage error (or the
+    [service] extra missing).
     """
-    import httpx
+    with _extra("regrade", "service"):
+        import httpx
 
-    from judge.service.operator import KEY_ENV, OperatorError, regrade_job
-    from judge.service.operator import regrade as ask
+        from judge.service.operator import KEY_ENV, OperatorError, regrade_job
+        from judge.service.operator import regrade as ask
 
     key = os.environ.get(KEY_ENV)
     if not key:
@@ -727,13 +781,15 @@ def push_problem(
     version, live once the judge's own `judge check` of it passes. The operator key is in JUDGE_API_KEY.
 
     Exit codes: 0 stored (live, or still checking), 1 refused or rejected (the message says why), 2 a usage
-    error.
+    error (or the [service] extra missing).
     """
-    import httpx
-
     from judge.problem_archive import ArchiveError
-    from judge.service.operator import KEY_ENV, OperatorError
-    from judge.service.problem_push import push
+
+    with _extra("push-problem", "service"):
+        import httpx
+
+        from judge.service.operator import KEY_ENV, OperatorError
+        from judge.service.problem_push import push
 
     key = os.environ.get(KEY_ENV)
     if not key:
@@ -768,12 +824,14 @@ def retire_problem(
     """Retire a pushed problem version (or every one of the slug) on a running judge: no node serves it
     after its next poll. The operator key is in JUDGE_API_KEY.
 
-    Exit codes: 0 retired, 1 refused (the message says why), 2 a usage error.
+    Exit codes: 0 retired, 1 refused (the message says why), 2 a usage error (or the [service] extra
+    missing).
     """
-    import httpx
+    with _extra("retire-problem", "service"):
+        import httpx
 
-    from judge.service.operator import KEY_ENV, OperatorError
-    from judge.service.problem_push import retire
+        from judge.service.operator import KEY_ENV, OperatorError
+        from judge.service.problem_push import retire
 
     key = os.environ.get(KEY_ENV)
     if not key:

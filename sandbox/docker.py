@@ -258,7 +258,7 @@ class DockerBackend(Backend):
         try:
             import docker  # noqa: F401
         except ImportError:
-            return "the Docker SDK for Python (`docker`) is not installed"
+            return "the Docker SDK for Python (`docker`) is not installed: pip install 'jax-judge[docker]'"
         try:
             self.api().ping()
         except Exception as exc:

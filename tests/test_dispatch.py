@@ -222,7 +222,7 @@ def test_submissions_wait_while_may_start_says_no_but_not_forever(
 
 
 def test_json_safe_spells_out_non_finite_numbers() -> None:
-    from judge.store.jsonsafe import json_safe
+    from judge.results import json_safe
 
     value = {"error_ratio": float("inf"), "cases": [{"error_ratio": float("nan"), "x": [float("-inf"), 1.5]}]}
     assert json_safe(value) == {

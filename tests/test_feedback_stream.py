@@ -9,10 +9,9 @@ from typing import Any
 
 import pytest
 
-from judge.results import CaseResult, GradeResult, MistakeMatch
+from judge.results import CaseResult, GradeResult, MistakeMatch, case_json
 from judge.service.app import create_app
 from judge.service.contract import CaseEvent, ResultEvent
-from judge.store.jsonsafe import case_json
 from judge.verdicts import Verdict
 from tests.service_support import make_settings
 

@@ -25,15 +25,15 @@ import time
 import uuid
 from collections.abc import Callable
 from datetime import timedelta
-
-import redis
-from celery import Celery
-from redis.exceptions import RedisError
+from typing import TYPE_CHECKING
 
 from judge.dispatch.base import Dispatcher, OneShotReservation, QueueFull, Reservation
 from judge.dispatch.capabilities import SUBMISSIONS_QUEUE, queue_for
 from judge.store import Status, Store
 from judge.store.models import utcnow
+
+if TYPE_CHECKING:
+    from celery import Celery
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +66,10 @@ def celery_app(queue_url: str, *, visibility_timeout_s: float, concurrency: int 
     """A Celery app for the grading queue. Late acknowledgement, no prefetching beyond the node's slots
     (``concurrency`` x 1), JSON only, no results backend (results live in the database), no remote
     control or events (nothing but ids travels through the broker)."""
+    # The [distributed] extra, imported when a deployment has a queue (a lone `judge serve` imports this
+    # module without it).
+    from celery import Celery
+
     app = Celery("judge", broker=queue_url, set_as_current=False)
     app.conf.update(
         task_acks_late=True,
@@ -98,9 +102,14 @@ class GradingQueue:
     when the broker is unreachable; callers decide what that means."""
 
     def __init__(self, queue_url: str, *, visibility_timeout_s: float = 3600.0, concurrency: int = 1) -> None:
+        import redis
+        from redis.exceptions import RedisError
+
         self.url = queue_url
         self.app = celery_app(queue_url, visibility_timeout_s=visibility_timeout_s, concurrency=concurrency)
         self.redis = redis.Redis.from_url(queue_url, socket_timeout=5, socket_connect_timeout=5)
+        #: What an unreachable broker raises (with ``OSError``).
+        self.redis_error: type[Exception] = RedisError
 
     def publish(self, submission_id: str, backend: str = "cpu") -> None:
         """Queue the id of a stored submission for a grading node on ``backend`` (its queue:
@@ -337,7 +346,7 @@ class CeleryDispatcher(Dispatcher):
         """None when the broker answers, else why not."""
         try:
             self.queue.ping()
-        except (RedisError, OSError) as exc:
+        except (self.queue.redis_error, OSError) as exc:
             return f"the grading queue is unreachable ({type(exc).__name__})"
         return None
 

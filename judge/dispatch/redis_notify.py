@@ -12,9 +12,6 @@ import contextlib
 import logging
 import threading
 
-import redis
-from redis.exceptions import RedisError
-
 from judge.dispatch.events import Notifier
 
 log = logging.getLogger(__name__)
@@ -31,7 +28,13 @@ class RedisNotifier(Notifier):
 
     def __init__(self, url: str) -> None:
         super().__init__()
+        # The [distributed] extra's client, imported when a deployment has a queue (a lone `judge serve`
+        # imports this module without it).
+        import redis
+        from redis.exceptions import RedisError
+
         self._redis = redis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=5)
+        self._redis_error: type[Exception] = RedisError
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -39,7 +42,7 @@ class RedisNotifier(Notifier):
         super().notify(key)
         try:
             self._redis.publish(CHANNEL, key)
-        except RedisError as exc:  # waiters poll the database anyway
+        except self._redis_error as exc:  # waiters poll the database anyway
             log.debug("publishing a progress notice failed: %s", exc)
 
     def listen(self) -> None:
@@ -58,11 +61,11 @@ class RedisNotifier(Notifier):
                     data = message.get("data")
                     if isinstance(data, bytes) and len(data) <= 64:
                         Notifier.notify(self, data.decode("ascii", "replace"))
-            except (RedisError, OSError) as exc:
+            except (self._redis_error, OSError) as exc:
                 log.debug("progress listener: %s; reconnecting", exc)
                 self._stop.wait(RECONNECT_S)
             finally:
-                with contextlib.suppress(RedisError, OSError):
+                with contextlib.suppress(self._redis_error, OSError):
                     pubsub.close()
 
     def close(self) -> None:

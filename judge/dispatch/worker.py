@@ -44,10 +44,9 @@ from typing import Any, Protocol
 
 from judge.dispatch.events import CASE, FAILED, RESULT, STATUS, ProgressFeed
 from judge.problems import Problem, Problems
-from judge.results import CaseResult, GradeResult
+from judge.results import CaseResult, GradeResult, case_json, result_json
 from judge.store import Claim, Deferred, Store, SubmissionRecord
 from judge.store.gradings import GradingStore, PendingGrading
-from judge.store.jsonsafe import case_json, result_json
 from judge.store.manifest import manifest, version_label
 from judge.store.models import utcnow
 from judge.verdicts import Verdict

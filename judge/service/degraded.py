@@ -24,9 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-import kombu.exceptions
 import limits.errors
-import redis.exceptions
 import sqlalchemy.exc
 
 log = logging.getLogger(__name__)
@@ -39,13 +37,26 @@ DATABASE_ERRORS: tuple[type[Exception], ...] = (
     sqlalchemy.exc.TimeoutError,
     sqlalchemy.exc.DisconnectionError,
 )
+
+
 #: What a request meets when Redis (the broker, shared counters) does not answer.
-REDIS_ERRORS: tuple[type[Exception], ...] = (
-    redis.exceptions.ConnectionError,
-    redis.exceptions.TimeoutError,
-    limits.errors.StorageError,
-    kombu.exceptions.OperationalError,
-)
+def _redis_errors() -> tuple[type[Exception], ...]:
+    """The shared counters' storage error, and the broker's connection errors when the [distributed]
+    extra is installed (without it no broker or Redis is configured, so none of them can be met)."""
+    try:
+        import kombu.exceptions
+        import redis.exceptions
+    except ModuleNotFoundError:
+        return (limits.errors.StorageError,)
+    return (
+        redis.exceptions.ConnectionError,
+        redis.exceptions.TimeoutError,
+        limits.errors.StorageError,
+        kombu.exceptions.OperationalError,
+    )
+
+
+REDIS_ERRORS: tuple[type[Exception], ...] = _redis_errors()
 #: Retry-After of a 503 answered because a dependency does not answer.
 UNAVAILABLE_RETRY_S = 5
 

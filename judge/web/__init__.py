@@ -12,15 +12,17 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from fastapi import FastAPI
-
-from judge.service.accounts import Accounts
 from judge.web.assets import DIST_DIR, STATIC_PREFIX, Assets, load_assets
-from judge.web.routes import Pages, ProblemBodies, build_router
-from judge.web.static import CachedStaticFiles
 
-__all__ = ["ProblemBodies", "mount"]
+if TYPE_CHECKING:  # the web framework is the [service] extra's; judge preview (judge.web.preview) needs none
+    from fastapi import FastAPI
+
+    from judge.service.accounts import Accounts
+    from judge.web.routes import ProblemBodies
+
+__all__ = ["mount"]
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +43,9 @@ def mount(
     learner accounts on, the service's ``Accounts`` (the ``/account/...`` pages and the header's link);
     None (the default): no account route exists and the header has no sign-in link.
     """
+    from judge.web.routes import Pages, build_router
+    from judge.web.static import CachedStaticFiles
+
     assets = assets if assets is not None else load_assets()
     if not assets.ready:
         log.warning("%s", assets.problem)

@@ -36,6 +36,7 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.concurrency import run_in_threadpool
 
 from judge.progress import RunProgress
+from judge.results import result_json
 from judge.service.deps import CallerDep, ProblemDep, ServicesDep
 from judge.service.errors import ApiError
 from judge.service.gate import RunBusy
@@ -43,7 +44,6 @@ from judge.service.routes.runs import checked_run
 from judge.service.run_errors import RUN_FAILURES, run_error
 from judge.service.schemas import API_ERRORS, ErrorBody, RunRequest, error_responses
 from judge.service.shares import ClientShares, ShareExceeded
-from judge.store.jsonsafe import result_json
 from sandbox.errors import Cancelled
 
 log = logging.getLogger(__name__)

@@ -17,7 +17,7 @@ from fastapi.responses import JSONResponse
 
 from judge.errors import JudgeError
 from judge.progress import RunProgress
-from judge.results import GradeResult
+from judge.results import GradeResult, result_json
 from judge.service.deps import CallerDep, ProblemDep, ServicesDep
 from judge.service.errors import ApiError
 from judge.service.gate import RunBusy
@@ -25,7 +25,6 @@ from judge.service.limits import check_inputs, checked_code
 from judge.service.run_errors import RUN_FAILURES, run_error
 from judge.service.schemas import API_ERRORS, ErrorBody, RunRequest, error_responses
 from judge.service.shares import ClientShares, ShareExceeded
-from judge.store.jsonsafe import result_json
 
 router = APIRouter(prefix="/api/problems", tags=["runs"], responses=API_ERRORS)
 
