@@ -103,7 +103,7 @@ def test_nodes_serving_other_versions_are_detected(tmp_path: Path) -> None:
         ours = services.api_versions
         stale = {**ours, SCALE: {"revision": 1, "hash": "e" * 64}}
         for name, versions in (("node-a", ours), ("node-b", stale)):
-            services.store.heartbeat(
+            services.store.nodes.heartbeat(
                 NodeBeat(name=name, hostname="h", pid=1, queues="q", backend="bwrap", version="0",
                          state=NodeState.READY, detail=None, slots=1, busy=0, idle_workers=1, graded=0,
                          started_at=utcnow(), problem_versions=versions)

@@ -84,7 +84,7 @@ class ProgressFeed:
         self.poll_s = poll_s
 
     def publish(self, claim: Claim, kind: str, data: dict[str, Any]) -> int | None:
-        event_id = self.store.append_event(claim, kind, data)
+        event_id = self.store.events.append(claim, kind, data)
         self.notifier.notify(claim.submission_id)
         return event_id
 
@@ -93,7 +93,7 @@ class ProgressFeed:
         self.notifier.notify(submission_id)
 
     def read(self, submission_id: str, after: int = 0) -> list[EventRecord]:
-        return self.store.events_after(submission_id, after)
+        return self.store.events.after(submission_id, after)
 
     def subscribe(self, submission_id: str) -> contextlib.AbstractContextManager[Subscription]:
         return self.notifier.subscribe(submission_id)

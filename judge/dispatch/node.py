@@ -261,7 +261,7 @@ class GradingNode:
 
     def _heartbeat_once(self) -> None:
         try:
-            self.store.heartbeat(self.beat())
+            self.store.nodes.heartbeat(self.beat())
         except Exception as exc:  # the database is down: others may declare us lost; our results then lose
             log.warning("heartbeat failed: %s: %s", type(exc).__name__, exc)
 
@@ -300,11 +300,11 @@ class GradingNode:
         """Claims recorded with this node that no task of it holds (its database write failed midway, or a
         sweeper raced a slow heartbeat): queue them again."""
         try:
-            held = self.store.held_by(self.name)
+            held = self.store.attempts.held_by(self.name)
             with self._lock:
                 orphans = [i for i in held if i not in self._in_flight]
             for submission_id in orphans:
-                if self.store.release_node(self.name, submission_id):
+                if self.store.attempts.release_node(self.name, submission_id):
                     self.sweeper.publish(submission_id)
         except Exception as exc:
             log.warning("checking this node's claims failed: %s: %s", type(exc).__name__, exc)
@@ -358,7 +358,7 @@ class GradingNode:
         cutoff = utcnow() - timedelta(seconds=self.settings.node_timeout_s)
         return any(
             serves(node.problem_versions, slug, content_hash)
-            for node in self.store.nodes(seen_after=cutoff)
+            for node in self.store.nodes.known(seen_after=cutoff)
             if node.name != self.name and node.state in _TAKING_WORK
         )
 
@@ -497,7 +497,7 @@ class GradingNode:
         self.worker.abandon()
         handed_back: list[str] = []
         try:
-            handed_back = self.store.release_node(self.name)
+            handed_back = self.store.attempts.release_node(self.name)
         except Exception as exc:
             log.warning("handing back this node's claims failed (%s); the sweeper reclaims them", exc)
         for submission_id in handed_back:
@@ -510,7 +510,7 @@ class GradingNode:
             self.callbacks.close()
         self._set_state(NodeState.STOPPED)
         try:
-            self.store.prune_nodes(utcnow() - PRUNE_AFTER)
+            self.store.nodes.prune(utcnow() - PRUNE_AFTER)
         except Exception:
             log.debug("pruning old nodes failed", exc_info=True)
         if self._http is not None:

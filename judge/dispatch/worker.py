@@ -199,13 +199,13 @@ class GradingWorker:
         return manifest(problem, self.backend_name, self._hashes[key])
 
     def process(self, submission_id: str) -> Outcome:
-        claim = self.store.claim_within(submission_id, self.node, self.gradings_cap)
+        claim = self.store.attempts.claim_within(submission_id, self.node, self.gradings_cap)
         if isinstance(claim, Deferred):
             self._observe("deferred_claim")
             return Outcome.DEFERRED
         if claim is None:
             return Outcome.SKIPPED
-        record = self.store.get(submission_id)
+        record = self.store.submissions.get(submission_id)
         if record is None:  # deleted under us
             return Outcome.SKIPPED
         if claim.attempt == 1 and record.started_at is not None:
@@ -252,7 +252,7 @@ class GradingWorker:
                         "again, and this does not count as an attempt",
                     },
                 )
-                self.store.release(claim, refund=True)
+                self.store.attempts.release(claim, refund=True)
                 self._observe("requeued", "capacity")
                 self.feed.announce(submission_id)
                 return Outcome.RETRY
@@ -260,7 +260,7 @@ class GradingWorker:
             reason = f"the judge could not grade it ({type(exc).__name__})"
             tries = claim.attempt - (pending.first_attempt - 1 if pending is not None else 0)
             if tries < self.max_attempts:
-                self.store.release(claim)
+                self.store.attempts.release(claim)
                 self._observe("requeued", "retry")
                 self.feed.announce(submission_id)
                 return Outcome.RETRY
@@ -328,7 +328,7 @@ class GradingWorker:
                 "reason": f"waiting for a grading node with {label}; this does not count as an attempt",
             },
         )
-        self.store.release(claim, refund=True)
+        self.store.attempts.release(claim, refund=True)
         self._observe("requeued", "version")
         self.feed.announce(record.id)
         return Outcome.HELD
@@ -361,7 +361,7 @@ class GradingWorker:
             final_data |= {"regrade": True, "grading": pending.number}
             final = (RESULT, final_data)
             return self.gradings.finish(claim, pending, data, result.verdict.value, graded, final)
-        return self.store.finish(claim, data, result.verdict.value, graded, (RESULT, final_data))
+        return self.store.attempts.finish(claim, data, result.verdict.value, graded, (RESULT, final_data))
 
     def _give_up(self, claim: Claim, error: str, pending: PendingGrading | None = None) -> Outcome:
         with self._requeue_lock:
@@ -372,12 +372,12 @@ class GradingWorker:
             stored = self.gradings.fail(claim, pending, error, (FAILED, data))
             self.feed.announce(claim.submission_id)
             return Outcome.FAILED if stored else Outcome.SKIPPED
-        stored = self.store.fail(claim, error, (FAILED, {"status": "failed", "error": error}))
+        stored = self.store.attempts.fail(claim, error, (FAILED, {"status": "failed", "error": error}))
         self.feed.announce(claim.submission_id)
         if stored:
             self._observe("submission_failed")
         if stored:
-            record = self.store.get(claim.submission_id)
+            record = self.store.submissions.get(claim.submission_id)
             if record is not None:
                 self._call_back(record)
         return Outcome.FAILED if stored else Outcome.SKIPPED
@@ -396,7 +396,7 @@ class GradingWorker:
             f"not sent by grading node {self.node or 'local'}: it has no callback settings "
             "(callback_hosts, callback_secret); left pending for an API node to send"
         )
-        if self.store.hand_off_callback(record.id, record.callback_url, note):
+        if self.store.callbacks.hand_off(record.id, record.callback_url, note):
             log.warning("submission %s: callback %s", record.id, note)
 
     def _observe(self, method: str, *args: Any) -> None:

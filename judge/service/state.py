@@ -237,7 +237,7 @@ class Services:
         self.live = catalog.problems if isinstance(catalog.problems, LiveProblems) else None
         self._poller: threading.Thread | None = None
         self.metrics.bind_store(
-            oldest_queued=store.oldest_queued_age,
+            oldest_queued=store.attempts.oldest_queued_age,
             live_nodes=lambda: self._nodes_count(alive=True),
             lost_nodes=lambda: self._nodes_count(alive=False),
             mismatched=lambda: len(self.version_skew()),
@@ -265,7 +265,7 @@ class Services:
     def live_nodes(self) -> list[NodeRecord]:
         """Grading nodes whose heartbeat is recent (distributed dispatch)."""
         cutoff = utcnow() - timedelta(seconds=self.settings.node_timeout_s)
-        return [n for n in self.store.nodes(seen_after=cutoff) if n.state in _LIVE]
+        return [n for n in self.store.nodes.known(seen_after=cutoff) if n.state in _LIVE]
 
     def version_skew(self) -> list[dict[str, Any]]:
         """Problems served in more than one version by this API node (what it accepts submissions for)
@@ -322,7 +322,9 @@ class Services:
         if alive:
             return len(self.live_nodes())
         return sum(
-            1 for n in self.store.nodes(seen_after=utcnow() - timedelta(hours=1)) if n.state is NodeState.LOST
+            1
+            for n in self.store.nodes.known(seen_after=utcnow() - timedelta(hours=1))
+            if n.state is NodeState.LOST
         )
 
     def _node_slots(self) -> int:

@@ -79,7 +79,7 @@ def _listing(services: Services) -> WorkerList:
             last_seen=n.last_seen,
             problem_versions=n.problem_versions,
         )
-        for n in services.store.nodes(seen_after=now - SHOWN_FOR)
+        for n in services.store.nodes.known(seen_after=now - SHOWN_FOR)
     ]
     live = [n for n in nodes if n.alive and n.state == NodeState.READY.value]
     return WorkerList(
