@@ -108,7 +108,7 @@ def test_nodes_serving_other_versions_are_detected(tmp_path: Path) -> None:
                          state=NodeState.READY, detail=None, slots=1, busy=0, idle_workers=1, graded=0,
                          started_at=utcnow(), problem_versions=versions)
             )  # fmt: skip
-        [skew] = services.version_skew()
+        [skew] = services.fleet.version_skew()
         assert skew["problem"] == SCALE
         by_hash = {v["hash"]: v["served_by"] for v in skew["versions"]}
         assert by_hash == {ours[SCALE]["hash"]: ["api", "node-a"], "e" * 64: ["node-b"]}

@@ -209,7 +209,7 @@ def _over_quota(services: Services, caller: Principal, exc: QuotaExceeded) -> Ap
     else:
         what = f"{who(caller)} has {exc.count} submissions queued or running, the most one client may have"
     retry_after = 5
-    if not services.grading_alive():
+    if not services.fleet.grading_alive():
         what += "; no grading node is alive to drain them"
         retry_after = NO_NODE_RETRY_S
     return ApiError(

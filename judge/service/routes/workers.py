@@ -87,7 +87,7 @@ def _listing(services: Services) -> WorkerList:
         nodes=nodes,
         slots=sum(n.slots for n in live),
         busy=sum(n.busy for n in live),
-        version_skew=[VersionSkew.model_validate(skew) for skew in services.version_skew()],
+        version_skew=[VersionSkew.model_validate(skew) for skew in services.fleet.version_skew()],
     )
 
 
