@@ -6,9 +6,9 @@ Each database is filled in bulk (PostgreSQL by COPY, SQLite by executemany, inde
 rows of a platform's shape (``listing_rows.py``): 80% of them one API key's, four other keys share the
 rest; 60 problems (a few popular), 5,000 external users (a few busy), 8 verdicts (one rare), courses and
 assignments as tags, 1% regrades, the newest few still queued or running, dates over a year, code of 1-2 KB
-and a result of 5-9 KB. Then each case is timed with the store the API uses (``Store.page`` for a page of
-50, plus the count the route makes with ``count=true``), ``--repeat`` times after a warm-up: p50 and p95
-in ms against the target (PostgreSQL 50 ms, SQLite 100 ms).
+and a result of 5-9 KB. Then each case is timed with the store the API uses (``Store.listing.page`` for a page
+of 50, plus the count the route makes with ``count=true``), ``--repeat`` times after a warm-up: p50 and p95 in
+ms against the target (PostgreSQL 50 ms, SQLite 100 ms).
 
 Bytes per stored submission: a fresh database of each kind gets ``--stored`` submissions through the store
 as the judge writes them (create with an idempotency key, claim, a status event, one event per case, the

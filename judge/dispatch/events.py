@@ -1,7 +1,7 @@
 """Per-case progress: stored with the submission (the truth), announced to whoever is waiting for it.
 
 ``ProgressFeed`` is the seam the SSE endpoint and ``?wait=`` read through. This implementation stores events
-in the database (``Store.append_event``) and wakes waiters in this process at once with a ``Notifier``;
+in the database (``Store.events.append``) and wakes waiters in this process at once with a ``Notifier``;
 waiters also re-read the store every ``poll_s`` seconds, so events written by another process (a grading
 node) are seen too. A distributed deployment swaps the ``Notifier`` for its broker's pub/sub.
 """

@@ -7,9 +7,9 @@ failure of the judge itself (the sandbox cannot start, a bug) gives the submissi
 attempt, up to ``max_attempts``, and then marks it ``failed`` with a reason that holds no server detail.
 The judge's contention is never the learner's attempt: when the grading could not get capacity (no warm
 worker came up while nothing progressed, or the machine starved a case: ``CAPACITY_ERRORS``), the submission
-is queued again with its attempt given back (``Store.release(refund=True)``, a ``status`` event ``queued``
-saying why, ``judge_requeues_total{reason="capacity"}``), at most ``MAX_CAPACITY_REQUEUES`` times per
-submission on one node; only a failure of a grading that had its workers counts toward ``max_attempts``.
+is queued again with its attempt given back (``Store.attempts.release(refund=True)``, a ``status`` event
+``queued`` saying why, ``judge_requeues_total{reason="capacity"}``), at most ``MAX_CAPACITY_REQUEUES`` times
+per submission on one node; only a failure of a grading that had its workers counts toward ``max_attempts``.
 Once ``abandon()`` is called (shutdown) nothing more is stored: a grading cut short by the shutdown must
 not be reported as the user's failure; it stays ``running`` and the next start queues it again.
 

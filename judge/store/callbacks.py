@@ -26,7 +26,7 @@ from judge.store.records import (
     Status,
 )
 
-#: Seconds a callback sender holds a callback it took (``take_callback``), by default; and how long a
+#: Seconds a callback sender holds a callback it took (``take``), by default; and how long a
 #: finished submission's pending callback may wait for its first try before an API node takes it over.
 CALLBACK_LEASE_S = 120.0
 
@@ -129,7 +129,7 @@ class Callbacks:
         self, limit: int, orphaned_after_s: float = CALLBACK_LEASE_S
     ) -> list[tuple[str, datetime | None]]:
         """(id, finished_at) of at most ``limit`` finished submissions whose callback an API node may take
-        (``take_callback``), the longest finished first: handed off by a grading node without callback
+        (``take``), the longest finished first: handed off by a grading node without callback
         settings, or pending with its sender gone: a lease that has passed (the sender died mid-delivery),
         or no lease though it finished over ``orphaned_after_s`` ago (it died before its first try)."""
         query = (
@@ -149,7 +149,7 @@ class Callbacks:
         orphaned_after_s: float = CALLBACK_LEASE_S,
     ) -> bool:
         """Take a callback to send it (state ``pending``, leased to ``sender`` for ``lease_s`` seconds):
-        a handed-off one, or a pending one whose sender is gone (``handed_off_callbacks``). True for
+        a handed-off one, or a pending one whose sender is gone (``handed_off``). True for
         exactly one of the API nodes asking (a conditional update), False for the others."""
         now = utcnow()
         with self.db.transaction() as session:
@@ -163,7 +163,7 @@ class Callbacks:
 
     def attempts(self, submission_id: str) -> list[tuple[int, int | None, str | None, datetime]]:
         """(attempt, HTTP status, error, time) of every delivery attempt, in order (try 0: a note of a
-        node that could not send it, ``hand_off_callback``)."""
+        node that could not send it, ``hand_off``)."""
         query = (
             select(CallbackAttempt)
             .where(CallbackAttempt.submission_id == submission_id)

@@ -27,7 +27,7 @@ from judge.store.rows import record
 #: Columns a listing leaves out unless asked for (the bulk of a row: up to 64 KB of code, ~12 KB of result).
 HEAVY_COLUMNS = ("code", "result")
 
-#: Most submissions ``Store.total`` counts exactly; past it a count says "more than this many"
+#: Most submissions ``Listing.total`` counts exactly; past it a count says "more than this many"
 #: (``total_capped`` of a listing): an exact count of a million rows scans a million index entries.
 COUNT_MAX = 10_000
 

@@ -48,7 +48,7 @@ class Submissions:
 
         ``idempotency``: stored in the same transaction, naming the new submission; raises
         IdempotencyTaken (nothing stored) when a live record of that key exists already (a concurrent
-        request won: look it up). Call ``expire_idempotency`` first so that an expired one is gone.
+        request won: look it up). Call ``IdempotencyKeys.expire`` first so that an expired one is gone.
 
         ``quota``: its owner's caps, counted with the new row in the same transaction (the row is
         written first, which takes SQLite's write lock; PostgreSQL takes an advisory lock per owner),
