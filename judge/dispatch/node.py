@@ -38,9 +38,9 @@ from judge.dispatch.consumer import celery_worker, register_grade_task
 from judge.dispatch.events import ProgressFeed
 from judge.dispatch.metrics import Metrics, metered
 from judge.dispatch.node_gate import ready_to_consume
-from judge.dispatch.node_problems import refresh_live
+from judge.dispatch.node_problems import refresh_live, served_elsewhere
 from judge.dispatch.redis_notify import RedisNotifier
-from judge.dispatch.served import served_versions, serves
+from judge.dispatch.served import served_versions
 from judge.dispatch.status_server import serve_status, url_of
 from judge.dispatch.worker import VERSION_HOLD_DELAY_S, GradingWorker, Outcome
 from judge.doctor import SelfTest, self_test
@@ -55,8 +55,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: States of a node that takes (or will take) work from the queue.
-_TAKING_WORK = frozenset({NodeState.READY, NodeState.STARTING, NodeState.UNREADY})
 #: Nodes not seen for this long (and holding nothing) are forgotten.
 PRUNE_AFTER = timedelta(days=1)
 #: Seconds a node waits before it publishes again a submission deferred by its owner's gradings cap
@@ -172,7 +170,7 @@ class GradingNode:
             node=self.name,
             gradings_cap=settings.gradings_per_client,
             hold_s=settings.version_hold_s,
-            served_elsewhere=self.serves_elsewhere,
+            served_elsewhere=partial(served_elsewhere, self.store, self.name, settings.node_timeout_s),
         )
         self.sweeper = Sweeper(
             self.store,
@@ -317,15 +315,6 @@ class GradingNode:
     def _publish_held(self, submission_id: str) -> None:
         if not self._stop.is_set():
             self.sweeper.publish(submission_id)
-
-    def serves_elsewhere(self, slug: str, content_hash: str) -> bool:
-        """Whether another live grading node reports serving ``slug`` in version ``content_hash``."""
-        cutoff = utcnow() - timedelta(seconds=self.settings.node_timeout_s)
-        return any(
-            serves(node.problem_versions, slug, content_hash)
-            for node in self.store.nodes.known(seen_after=cutoff)
-            if node.name != self.name and node.state in _TAKING_WORK
-        )
 
     # ------------------------------------------------------------------------------------ life
 

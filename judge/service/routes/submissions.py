@@ -22,7 +22,7 @@ from judge.dispatch import QueueFull
 from judge.dispatch.callbacks import callback_refusal
 from judge.dispatch.celery_queue import NO_NODE_RETRY_S
 from judge.dispatch.document import submission_json, submission_links
-from judge.dispatch.events import FINAL_KINDS, STATUS
+from judge.dispatch.events import STATUS
 from judge.errors import ProblemNotFound
 from judge.service import batches, eventids, filters, lookup, redelivery, tenancy
 from judge.service.accounts import claim_submission
@@ -52,6 +52,7 @@ from judge.service.state import Services
 from judge.service.version_wait import version_waiting
 from judge.service.views import parse_fields, selected
 from judge.store import (
+    EventRecord,
     IdempotencyKey,
     NewSubmission,
     Quota,
@@ -65,7 +66,7 @@ from judge.store.pages import COUNT_MAX, HEAVY_COLUMNS
 from judge.submissions import intake
 from judge.submissions.callbacks import check_redeliverable
 from judge.submissions.refusals import IdempotencyConflict, NotRedeliverable
-from judge.submissions.streams import StreamLease
+from judge.submissions.streams import StreamLease, follow
 from judge.submissions.waiting import waiting_message
 from judge.verdicts import Verdict
 
@@ -643,8 +644,10 @@ async def submission_events(
     lease = StreamLease(shares, caller)
     deadline = time.monotonic() + services.settings.stream_max_s
 
+    async def read(since: int) -> list[EventRecord]:
+        return await run_in_threadpool(feed.read, record.id, since)
+
     async def stream() -> AsyncIterator[ServerSentEvent]:
-        nonlocal after, events
         try:
             yield ServerSentEvent(retry=RETRY_MS)
             if not resumed:
@@ -655,22 +658,12 @@ async def submission_events(
                 data = json.dumps(first)
                 yield ServerSentEvent(data=data, event=STATUS, id=eventids.event_id(record.id, 0))
             with feed.subscribe(record.id) as subscription:
-                while True:
-                    for event in events:
-                        after = event.id
-                        yield ServerSentEvent(
-                            data=json.dumps(event.data),
-                            event=event.kind,
-                            id=eventids.event_id(record.id, event.id),
-                        )
-                        if event.kind in FINAL_KINDS:
-                            return
-                    remaining = deadline - time.monotonic()
-                    if remaining <= 0:
-                        return  # the longest a stream lives: the client resumes with Last-Event-ID
-                    if not events:
-                        await subscription.wait(min(feed.poll_s, remaining))
-                    events = await run_in_threadpool(feed.read, record.id, after)
+                async for event in follow(subscription, read, after, events, feed.poll_s, deadline):
+                    yield ServerSentEvent(
+                        data=json.dumps(event.data),
+                        event=event.kind,
+                        id=eventids.event_id(record.id, event.id),
+                    )
         finally:
             lease.release()
 
