@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 from datetime import UTC, datetime
 
+import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import text
@@ -221,3 +222,16 @@ def test_submissions_of_keys_made_before_key_ids_stay_theirs(database_url: str) 
         assert [r.id for r in legacy.listing.page(SubmissionFilter(key_id="lms"))] == [old.id]
     finally:
         legacy.close()
+
+
+def test_the_aggregates_write_in_the_transaction_of_the_caller_that_opened_it(store: Store) -> None:
+    """One database under every aggregate: a deletion made in a caller's transaction (as the accounts'
+    erasure does) is rolled back with it, and committed with it."""
+    kept, gone = store.submissions.create(new()).id, store.submissions.create(new()).id
+    with pytest.raises(RuntimeError), store.transaction() as session:
+        assert store.deletion.delete_ids(session, [kept]) == 1
+        raise RuntimeError("the caller fails after the deletion")
+    assert store.submissions.get(kept) is not None
+    with store.transaction() as session:
+        assert store.deletion.delete_ids(session, [gone]) == 1
+    assert store.submissions.get(gone) is None and store.submissions.ids() == [kept]

@@ -7,6 +7,6 @@ refusal to a response.
                 in the queue and its owner's quota, counted with the new row
     refusals    the typed refusals of the use-cases (what the route maps to 409/429)
     callbacks   whether a submission's callback may be delivered again
-    streams     one event stream's share of its client's streams, released once
+    streams     one event stream's share of its client's streams, released once; the events it sends
     waiting     why a queued submission waits, in words for a learner
 """
