@@ -6,9 +6,9 @@ Each database is filled in bulk (PostgreSQL by COPY, SQLite by executemany, inde
 rows of a platform's shape (``listing_rows.py``): 80% of them one API key's, four other keys share the
 rest; 60 problems (a few popular), 5,000 external users (a few busy), 8 verdicts (one rare), courses and
 assignments as tags, 1% regrades, the newest few still queued or running, dates over a year, code of 1-2 KB
-and a result of 5-9 KB. Then each case is timed with the store the API uses (``Store.page`` for a page of
-50, plus the count the route makes with ``count=true``), ``--repeat`` times after a warm-up: p50 and p95
-in ms against the target (PostgreSQL 50 ms, SQLite 100 ms).
+and a result of 5-9 KB. Then each case is timed with the store the API uses (``Store.listing.page`` for a page
+of 50, plus the count the route makes with ``count=true``), ``--repeat`` times after a warm-up: p50 and p95 in
+ms against the target (PostgreSQL 50 ms, SQLite 100 ms).
 
 Bytes per stored submission: a fresh database of each kind gets ``--stored`` submissions through the store
 as the judge writes them (create with an idempotency key, claim, a status event, one event per case, the
@@ -186,13 +186,13 @@ def cases(store: Store, population: Population) -> list[Case]:
     """Every filter the API offers alone, and the combinations a platform uses, with values that match
     many rows, few, and none."""
     mine = SubmissionFilter(key_id=MAIN_KEY)
-    newest = store.page(mine, limit=1)[0].created_at
+    newest = store.listing.page(mine, limit=1)[0].created_at
     month = (newest - timedelta(days=200), newest - timedelta(days=170))
     regraded = next(
-        (sid for sid in population.originals if store.page(replace(mine, regrade_of=sid), limit=1)),
+        (sid for sid in population.originals if store.listing.page(replace(mine, regrade_of=sid), limit=1)),
         population.originals[0] if population.originals else "00000000-0000-4000-8000-000000000000",
     )
-    middle = store.page(replace(mine, created_before=START + (newest - START) / 2), limit=1)
+    middle = store.listing.page(replace(mine, created_before=START + (newest - START) / 2), limit=1)
     half = Cursor(middle[0].created_at, middle[0].id) if middle else None
     busy, rare_user = "learner-1", "learner-3999"
     return [
@@ -257,7 +257,7 @@ def _status(value: str) -> Any:
 def count_of(store: Store) -> Callable[[SubmissionFilter], Any]:
     """What ``count=true`` runs: the store's capped count where it has one, else its exact count."""
     capped = getattr(store, "total", None)
-    return capped if capped is not None else store.count_matching
+    return capped if capped is not None else store.listing.count_matching
 
 
 def percentiles(samples: list[float]) -> tuple[float, float]:
@@ -273,7 +273,7 @@ def time_cases(store: Store, chosen: Iterable[Case], repeat: int) -> list[dict[s
         for counted in (False, True):
 
             def listing(case: Case = case, counted: bool = counted) -> Any:
-                page = store.page(case.chosen, after=case.after, limit=PAGE + 1)
+                page = store.listing.page(case.chosen, after=case.after, limit=PAGE + 1)
                 return (page, count(case.chosen)) if counted else page
 
             answer = listing()  # warm-up
@@ -350,7 +350,7 @@ def stored_bytes(store: Store, submissions: int, seed: int) -> dict[str, Any]:
         code = code_text(rng)
         result = result_doc(rng, problem, verdict)
         manifest = manifest_doc(problem)
-        record = store.create(
+        record = store.submissions.create(
             NewSubmission(
                 problem=problem,
                 code=code,
@@ -363,16 +363,16 @@ def stored_bytes(store: Store, submissions: int, seed: int) -> dict[str, Any]:
             ),
             IdempotencyKey(f"key:{MAIN_KEY}", f"retry-{index}-{rng.getrandbits(64):x}", "f" * 64),
         )
-        claim = store.claim(record.id)
+        claim = store.attempts.claim(record.id)
         assert claim is not None
         events = case_events(result)
         for kind, data in events[:-1]:
-            store.append_event(claim, kind, data)
-        store.finish(claim, result, verdict, manifest, events[-1])
-        store.record_callback_attempt(record.id, 1, "https://platform.example/judge-hook", 204, None)
+            store.events.append(claim, kind, data)
+        store.attempts.finish(claim, result, verdict, manifest, events[-1])
+        store.callbacks.record_attempt(record.id, 1, "https://platform.example/judge-hook", 204, None)
         code_bytes += len(code.encode())
         result_bytes += len(json.dumps(result, separators=(",", ":")).encode())
-        got = store.get(record.id)
+        got = store.submissions.get(record.id)
         assert got is not None and got.status is Status.DONE and got.result == result
     _compact(store)
     after = _sizes(store)

@@ -57,10 +57,12 @@ class Measured:
 def _graded(store: Store, n: int) -> list[str]:
     ids = []
     for _ in range(n):
-        record = store.create(NewSubmission(problem="p", code=CODE, manifest=_manifest(OLD), key_id="k"))
-        claim = store.claim(record.id)
+        record = store.submissions.create(
+            NewSubmission(problem="p", code=CODE, manifest=_manifest(OLD), key_id="k")
+        )
+        claim = store.attempts.claim(record.id)
         assert claim is not None
-        store.finish(claim, _result("accepted"), "accepted", _manifest(OLD), ("result", {}))
+        store.attempts.finish(claim, _result("accepted"), "accepted", _manifest(OLD), ("result", {}))
         ids.append(record.id)
     return ids
 
@@ -81,18 +83,18 @@ def _old(store: Store, ids: list[str]) -> tuple[float, float]:
     started = time.perf_counter()
     regrades = []
     for sid in ids:
-        original = store.get(sid)
+        original = store.submissions.get(sid)
         assert original is not None
         new = NewSubmission(
             problem="p", code=original.code, manifest=_manifest(NEW), key_id="k", regrade_of=sid
         )
-        regrades.append(store.create(new).id)
+        regrades.append(store.submissions.create(new).id)
     queued = time.perf_counter() - started
     started = time.perf_counter()
     for rid in regrades:
-        claim = store.claim(rid)
+        claim = store.attempts.claim(rid)
         assert claim is not None
-        store.finish(claim, _result("wrong_answer"), "wrong_answer", _manifest(NEW), ("result", {}))
+        store.attempts.finish(claim, _result("wrong_answer"), "wrong_answer", _manifest(NEW), ("result", {}))
     return queued, time.perf_counter() - started
 
 
@@ -108,7 +110,7 @@ def _new(store: Store, ids: list[str]) -> tuple[float, float]:
     queue_s = time.perf_counter() - started
     started = time.perf_counter()
     for sid in ids:
-        claim = store.claim(sid)
+        claim = store.attempts.claim(sid)
         pending = gradings.pending(sid)
         assert claim is not None and pending is not None
         result = _result("wrong_answer")
@@ -124,7 +126,9 @@ def measure(url: str, n: int, new: bool) -> Measured:
         before = _size(store)
         queue_s, store_s = (_new if new else _old)(store, ids)
         after = _size(store)
-        return Measured(len(store.ids()), (after - before) / n, queue_s * 1000 / n, store_s * 1000 / n)
+        return Measured(
+            len(store.submissions.ids()), (after - before) / n, queue_s * 1000 / n, store_s * 1000 / n
+        )
     finally:
         store.close()
 

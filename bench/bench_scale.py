@@ -93,7 +93,7 @@ class Stack:
     def single(self, tag: str) -> None:
         with httpx.Client(base_url=self.api.url, timeout=120) as client:
             sid, _latency, seen = self.submit_and_wait(client, f"{SOLUTION.read_text()}\n# {tag}\n")
-        record = self.store.get(sid)
+        record = self.store.submissions.get(sid)
         assert record is not None and record.started_at and record.finished_at
         self.dispatch.append((record.started_at - record.created_at).total_seconds())
         self.notice.append(seen - _epoch(record.finished_at))

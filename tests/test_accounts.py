@@ -296,7 +296,7 @@ def test_a_problem_stays_solved_when_retention_removes_the_submission(
     csrf = sign_up(client, "kai")
     sid = submit(client, csrf)
     assert '"solved": true' in account_state(client.get("/").text)  # seen once: recorded
-    assert services.store.delete(sid)
+    assert services.store.deletion.delete(sid)
     state = account_state(client.get(f"/problems/{FIXTURE_SLUG}").text)
     assert '"solved": true' in state and sid not in state
 
@@ -370,10 +370,10 @@ def test_erasing_the_account_erases_its_code_history_and_solved_set(
     kept = submit(other, other_csrf)
     wrong = client.post("/account/erase", data={"password": "not it at all", "csrf_token": csrf})
     assert wrong.status_code == 401 and 'id="password-error"' in wrong.text
-    assert services.store.get(sid) is not None
+    assert services.store.submissions.get(sid) is not None
     erased = client.post("/account/erase", data={"password": PASSWORD, "csrf_token": csrf})
     assert erased.status_code == 200 and "was erased" in erased.text
-    assert services.store.get(sid) is None and services.store.get(kept) is not None
+    assert services.store.submissions.get(sid) is None and services.store.submissions.get(kept) is not None
     assert services.accounts.store.by_name("pia") is None
     assert services.accounts.store.progress(account.id) == {}
     assert sign_in(TestClient(client.app), "pia", PASSWORD).status_code == 401

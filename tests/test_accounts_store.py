@@ -18,12 +18,12 @@ def new(problem: str = "scale-tree", key_id: str | None = None) -> NewSubmission
 
 
 def graded(store: Store, problem: str, verdict: str, key_id: str | None = None) -> str:
-    record = store.create(new(problem, key_id))
-    claim = store.claim(record.id)
+    record = store.submissions.create(new(problem, key_id))
+    claim = store.attempts.claim(record.id)
     assert isinstance(claim, Claim)
-    store.append_event(claim, "case", {"name": "one"})
+    store.events.append(claim, "case", {"name": "one"})
     result: dict[str, Any] = {"verdict": verdict, "passed": 1, "total": 1}
-    assert store.finish(claim, result, verdict, {}, ("result", result))
+    assert store.attempts.finish(claim, result, verdict, {}, ("result", result))
     return record.id
 
 
@@ -44,7 +44,7 @@ def test_progress_holds_verdicts_solved_set_code_and_history(store: Store) -> No
     first = graded(store, "scale-tree", "accepted")
     later = graded(store, "scale-tree", "wrong_answer")
     wrong = graded(store, "lerp-trees", "wrong_answer")
-    queued = store.create(new("lerp-trees")).id
+    queued = store.submissions.create(new("lerp-trees")).id
     for sid, slug in (
         (first, "scale-tree"),
         (later, "scale-tree"),
@@ -60,9 +60,9 @@ def test_progress_holds_verdicts_solved_set_code_and_history(store: Store) -> No
     assert not progress["lerp-trees"].solved and progress["lerp-trees"].history == ()
     assert progress["lerp-trees"].code is None  # code only for the problem asked about
     # Retention removes the accepted submission: the problem stays solved.
-    finished = store.get(later)
+    finished = store.submissions.get(later)
     assert finished is not None and finished.finished_at is not None
-    store.purge_finished(finished.finished_at)
+    store.deletion.purge_finished(finished.finished_at)
     assert accounts.progress(me.id)["scale-tree"].solved
     # Somebody else's account sees none of it.
     other = accounts.create("other", "h")
@@ -98,12 +98,16 @@ def test_erase_removes_the_account_its_submissions_and_their_records(store: Stor
     accounts.link(me.id, mine, "scale-tree")
     accounts.link(other.id, theirs, "scale-tree")
     accounts.save_code(me.id, "scale-tree", "# mine")
-    store.record_callback_attempt(mine, 1, "http://example.test/", 500, None)
+    store.callbacks.record_attempt(mine, 1, "http://example.test/", 500, None)
     erased = accounts.erase(me.id)
     assert erased is not None and (erased.submissions, erased.problems) == (1, 1)
-    assert store.get(mine) is None and store.events_after(mine) == [] and store.callback_attempts(mine) == []
+    assert (
+        store.submissions.get(mine) is None
+        and store.events.after(mine) == []
+        and store.callbacks.attempts(mine) == []
+    )
     assert accounts.get(me.id) is None and accounts.progress(me.id) == {}
-    assert store.get(theirs) is not None and accounts.progress(other.id)["scale-tree"].solved
+    assert store.submissions.get(theirs) is not None and accounts.progress(other.id)["scale-tree"].solved
     assert accounts.erase(me.id) is None
 
 
@@ -112,5 +116,5 @@ def test_deleting_a_submission_drops_its_account_link(store: Store) -> None:
     me = accounts.create("me", "h")
     sid = graded(store, "scale-tree", "wrong_answer")
     accounts.link(me.id, sid, "scale-tree")
-    assert store.delete(sid)
+    assert store.deletion.delete(sid)
     assert accounts.progress(me.id) == {}

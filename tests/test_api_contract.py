@@ -361,7 +361,7 @@ def test_the_generated_client_covers_every_submission_route_and_option(
             again = batch.sync_detailed(client=api, body=body, idempotency_key="b-1")
             assert again.headers["Idempotent-Replayed"] == "true"
             sid = first.parsed.items[0].submission.id
-            assert again.parsed.items[0].submission.id == sid and len(services.store.ids()) == 1
+            assert again.parsed.items[0].submission.id == sid and len(services.store.submissions.ids()) == 1
             conflict = batch.sync_detailed(
                 client=api, body=models.BatchCreate(items=items[:1]), idempotency_key="b-1"
             )

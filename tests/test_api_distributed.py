@@ -265,7 +265,7 @@ def test_a_regrade_is_a_grading_nodes_new_grading_called_back_only_when_asked(de
         return [(h, json.loads(b)) for h, b, _ in received if json.loads(b)["id"] == sid]
 
     wait_until(lambda: len(calls()) == 1, 120, "the first grading's callback")
-    stored = len(deployment.store.ids())
+    stored = len(deployment.store.submissions.ids())
 
     def graded(number: int) -> bool:
         items = deployment.get(f"/api/v1/submissions/{sid}/gradings").json()["items"]
@@ -277,7 +277,7 @@ def test_a_regrade_is_a_grading_nodes_new_grading_called_back_only_when_asked(de
     again = deployment.finished(sid)
     assert again["grading"] == 2 and again["verdict"] == first["verdict"]
     assert again["manifest"]["problem_hash"] == first["manifest"]["problem_hash"]
-    assert len(deployment.store.ids()) == stored  # no new submission
+    assert len(deployment.store.submissions.ids()) == stored  # no new submission
     time.sleep(1.5)  # several polls of the API node's sender: no callback without notify
     assert len(calls()) == 1
     loud = httpx.post(
@@ -305,20 +305,20 @@ def test_a_lost_nodes_job_is_requeued_and_counted(deployment: Deployment) -> Non
     sid = created.json()["id"]
 
     def running() -> bool:
-        record = deployment.store.get(sid)
+        record = deployment.store.submissions.get(sid)
         return record is not None and record.status is Status.RUNNING and record.node is not None
 
     wait_until(running, 120, "the slow submission to be graded")
-    record = deployment.store.get(sid)
+    record = deployment.store.submissions.get(sid)
     assert record is not None
     (victim,) = [w for w in deployment.workers if w.name == record.node]
     (survivor,) = [w for w in deployment.workers if w is not victim]
     victim.kill()
     read = deployment.finished(sid)
     assert read["status"] == "done" and read["verdict"] == "accepted", read
-    graded = deployment.store.get(sid)
+    graded = deployment.store.submissions.get(sid)
     assert graded is not None and graded.attempts == 2
-    finals = [e for e in deployment.store.events_after(sid, 0) if e.kind in FINAL_KINDS]
+    finals = [e for e in deployment.store.events.after(sid, 0) if e.kind in FINAL_KINDS]
     assert len(finals) == 1  # graded once: the lost attempt stored nothing
     # The sweep runs on one node at a time (a Redis lock): the requeue is counted by whichever swept.
     texts = [deployment.get("/metrics").text, httpx.get(f"{survivor.url}/metrics", timeout=30).text]

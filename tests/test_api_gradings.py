@@ -115,7 +115,7 @@ def test_a_regrade_is_a_new_grading_of_the_same_submission(api: Api) -> None:
     assert (now["verdict"], now["grading"], now["status"]) == ("wrong_answer", 2, "done")
     assert now["external_user"] == "u1" and now["tags"] == {"course": "c"} and now["regrade_of"] is None
     # No new submission: the store and the listing hold it once.
-    assert services.store.count() == 1
+    assert services.store.submissions.count() == 1
     listed = client.get("/api/v1/submissions", headers=USER).json()["items"]
     assert [(item["id"], item["verdict"], item["grading"]) for item in listed] == [(sid, "wrong_answer", 2)]
     # The history, in order: the first grading kept as it was, the regrade current.
@@ -144,7 +144,7 @@ def test_a_regrade_is_a_new_grading_of_the_same_submission(api: Api) -> None:
     assert [(g["number"], g["verdict"], g["current"]) for g in history["items"]] == [
         (1, "accepted", False), (2, "wrong_answer", False), (3, "accepted", True),
     ]  # fmt: skip
-    assert finished(client, sid)["verdict"] == "accepted" and services.store.count() == 1
+    assert finished(client, sid)["verdict"] == "accepted" and services.store.submissions.count() == 1
 
 
 def test_another_key_can_neither_regrade_nor_read_the_gradings(api: Api) -> None:
@@ -199,7 +199,7 @@ def test_a_regrade_the_judge_cannot_grade_keeps_the_earlier_grading(api: Api) ->
     assert two["status"] == "failed" and two["verdict"] is None and "could not grade it" in two["error"]
     now = finished(client, sid)
     assert (now["status"], now["verdict"], now["grading"], now["error"]) == ("done", "accepted", 1, None)
-    final = services.store.events_after(sid)[-1]
+    final = services.store.events.after(sid)[-1]
     assert final.kind == "failed" and final.data["regrade"] is True and final.data["grading"] == 2
     # A submission whose first grading failed is regraded into a verdict.
     failed = submitted(client)
@@ -248,7 +248,7 @@ def test_a_problem_regrade_is_a_job_in_bounded_batches(api: Api) -> None:
     assert counts == (5, 5, 0, 0, 0)
     assert done["finished_at"] is not None
     # Gradings of the same submissions: none new, each stale one regraded once, the others left.
-    assert services.store.count() == 7
+    assert services.store.submissions.count() == 7
     listed = client.get("/api/v1/submissions", params={"limit": 100}, headers=USER).json()["items"]
     assert sorted(item["id"] for item in listed) == sorted(ids)
     for sid in ids:
@@ -274,7 +274,7 @@ def test_rows_of_the_old_regrades_stay_readable(api: Api) -> None:
     client, services, _ = api
     sid = submitted(client)
     manifest = finished(client, sid)["manifest"]
-    old = services.store.create(
+    old = services.store.submissions.create(
         NewSubmission(
             problem=SCALE, code=CODE, manifest=manifest, key_name="lms", key_id="lms", regrade_of=sid
         )
@@ -283,9 +283,9 @@ def test_rows_of_the_old_regrades_stay_readable(api: Api) -> None:
     assert read["regrade_of"] == sid and read["grading"] == 1
     listed = client.get("/api/v1/submissions", params={"regrade_of": sid}, headers=USER).json()["items"]
     assert [item["id"] for item in listed] == [old.id]
-    claim = services.store.claim(old.id)  # stored as the old regrades were: graded as a submission
+    claim = services.store.attempts.claim(old.id)  # stored as the old regrades were: graded as a submission
     assert claim is not None
-    services.store.finish(claim, {"verdict": "accepted"}, "accepted", manifest, ("result", {}))
+    services.store.attempts.finish(claim, {"verdict": "accepted"}, "accepted", manifest, ("result", {}))
     assert finished(client, old.id)["verdict"] == "accepted"
     forced = client.post(f"/api/v1/problems/{SCALE}/regrade", params={"force": "true"}, headers=OP).json()
     assert forced["total"] == 1  # the original only
@@ -390,4 +390,4 @@ def test_a_problem_regrade_cut_short_by_a_restart_goes_on(tmp_path: Path, databa
             history = gradings(client, sid)
             assert [(g["number"], g["status"]) for g in history["items"]] == [(1, "done"), (2, "done")]
             assert finished(client, sid)["grading"] == 2
-        assert services.store.count() == 3
+        assert services.store.submissions.count() == 3

@@ -90,7 +90,7 @@ def test_submissions_belong_to_the_key_id_not_to_its_name(tmp_path: Path) -> Non
     settings = make_settings(tmp_path, api_keys_file=keys, allow_anonymous=False)
     with running(settings, backend=get_backend("process"), engine=FakeEngine()) as (client, services):
         sid = submit(client, first)
-        record = services.store.get(sid)
+        record = services.store.submissions.get(sid)
         assert record is not None and (record.key_id, record.key_name) == (first_id, "lms")
         # The name goes to another client with an id of its own: it sees none of the first one's.
         keys.write_text(

@@ -78,7 +78,7 @@ def test_a_grader_without_callback_settings_hands_the_callback_off(tmp_path: Pat
     with running(settings, backend=PROCESS, engine=FakeEngine()) as (client, services):
         # As a grading node without callback settings meets a submission an API node accepted with one.
         ids = [
-            services.store.create(
+            services.store.submissions.create(
                 NewSubmission(
                     problem=FIXTURE_SLUG, code=CODE, manifest={}, callback_url="https://hooks.example/cb"
                 )
@@ -88,16 +88,16 @@ def test_a_grader_without_callback_settings_hands_the_callback_off(tmp_path: Pat
         assert services.worker.callbacks is None
         for sid in ids:
             services.worker.process(sid)
-        stored = services.store.get(ids[0])
+        stored = services.store.submissions.get(ids[0])
         assert stored is not None and stored.callback_state is CallbackState.HANDED_OFF
-        ((attempt, status, error, _),) = services.store.callback_attempts(ids[0])
+        ((attempt, status, error, _),) = services.store.callbacks.attempts(ids[0])
         assert attempt == 0 and status is None and error is not None
         assert "grading node local: it has no callback settings" in error and "left pending" in error
         read = client.get(f"/api/v1/submissions/{ids[0]}").json()["callback"]
         assert read["state"] == "pending" and read["attempts"][0]["attempt"] == 0
         assert client.post(f"/api/v1/submissions/{ids[0]}/callback").status_code == 503
         # Of two API nodes asking, one takes it.
-        assert [services.store.take_callback(ids[0]) for _ in range(2)] == [True, False]
+        assert [services.store.callbacks.take(ids[0]) for _ in range(2)] == [True, False]
         # Past its deadline, a sender gives it up (failed, with a note) instead of sending it that late.
         sender = CallbackSender(
             services.store,
@@ -111,9 +111,9 @@ def test_a_grader_without_callback_settings_hands_the_callback_off(tmp_path: Pat
             assert sender.poll() == 1 and sender.pending() == 0
         finally:
             sender.close()
-        late = services.store.get(ids[1])
+        late = services.store.submissions.get(ids[1])
         assert late is not None and late.callback_state is CallbackState.FAILED
-        assert "left unsent" in (services.store.callback_attempts(ids[1])[-1][2] or "")
+        assert "left unsent" in (services.store.callbacks.attempts(ids[1])[-1][2] or "")
 
 
 def test_an_api_node_sends_the_callback_a_grader_without_settings_could_not(
@@ -129,7 +129,7 @@ def test_an_api_node_sends_the_callback_a_grader_without_settings_could_not(
     )
     with running(settings, backend=PROCESS, engine=FakeEngine()) as (client, services):
         assert services.callbacks is not None and services.callbacks.poll_s == 0.1
-        record = services.store.create(
+        record = services.store.submissions.create(
             NewSubmission(problem=FIXTURE_SLUG, code=CODE, manifest={}, callback_url=receiver.url)
         )
         # A grading node without callback settings (sharing the API node's store) grades it.
@@ -169,7 +169,7 @@ def test_metrics_worth_alerting_on(tmp_path: Path) -> None:
         assert metric(text, "judge_grading_nodes", '{state="live"}') == 1
         assert metric(text, "judge_grading_nodes", '{state="lost"}') == 0
         # A queued submission nobody takes (created directly in the store): its age shows.
-        services.store.create(NewSubmission(problem=FIXTURE_SLUG, code=CODE, manifest={}))
+        services.store.submissions.create(NewSubmission(problem=FIXTURE_SLUG, code=CODE, manifest={}))
         time.sleep(0.3)
         assert metric(client.get("/metrics").text, "judge_oldest_queued_seconds") >= 0.25
         sid = client.post("/api/v1/submissions", json={"problem": FIXTURE_SLUG, "code": CODE}).json()["id"]

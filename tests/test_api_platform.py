@@ -21,7 +21,7 @@ from judge.dispatch.document import submission_json
 from judge.service.apikeys import generate_key, hash_key
 from judge.service.retention import Retention
 from judge.service.state import Services
-from judge.store import repository
+from judge.store import pages
 from judge.store.models import CallbackAttempt, IdempotencyRecord, Submission, SubmissionEvent
 from sandbox.backends import get_backend
 from tests.conftest import FIXTURE_SLUG
@@ -82,7 +82,7 @@ def test_a_retry_with_the_same_key_and_body_gets_the_same_submission(
     theirs = submit(client, {**B, "Idempotency-Key": "order-1"})
     assert theirs.status_code == 202 and theirs.json()["id"] != first.json()["id"]
     done(client, A, first.json()["id"])
-    assert len(services.store.ids()) == 2  # graded once, not twice
+    assert len(services.store.submissions.ids()) == 2  # graded once, not twice
     bad = submit(client, {**A, "Idempotency-Key": "tab\there"})
     assert bad.status_code == 422 and bad.json()["error"]["code"] == "invalid_idempotency_key"
 
@@ -103,7 +103,7 @@ def test_concurrent_retries_with_one_key_store_one_submission(api: tuple[TestCli
         thread.join()
     assert sorted(a.status_code for a in answers) == [200] * 5 + [202]
     assert len({a.json()["id"] for a in answers}) == 1
-    assert len(services.store.ids()) == 1
+    assert len(services.store.submissions.ids()) == 1
 
 
 def test_an_expired_idempotency_key_makes_a_new_submission(api: tuple[TestClient, Services]) -> None:
@@ -163,7 +163,7 @@ def test_a_count_past_its_cap_says_so(
     api: tuple[TestClient, Services], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     client, _ = api
-    monkeypatch.setattr(repository, "COUNT_MAX", 3)
+    monkeypatch.setattr(pages, "COUNT_MAX", 3)
     for i in range(4):
         submit(client, A, tags={"course": "c1" if i else "c2"})
     page = client.get("/api/submissions", params={"count": "true", "limit": 2}, headers=A).json()
@@ -209,7 +209,7 @@ def test_batch_items_succeed_or_fail_by_themselves(api: tuple[TestClient, Servic
     assert body["accepted"] == 2 and body["rejected"] == 2
     assert body["items"][1]["error"]["path"] == "items[1].problem"
     assert body["items"][2]["error"]["code"] == "invalid_callback_url"
-    assert len(services.store.ids()) == 2
+    assert len(services.store.submissions.ids()) == 2
     too_many = client.post("/api/submissions/batch", json={"items": items + items[:1]}, headers=A)
     assert too_many.status_code == 422 and too_many.json()["error"]["limit"] == "batch_max"
 
@@ -239,7 +239,7 @@ def test_code_and_metadata_belong_to_the_submission(api: tuple[TestClient, Servi
     code = client.get(f"/api/submissions/{sid}/code", headers=A)
     assert code.json() == {"id": sid, "problem": SCALE, "code": CODE}
     assert client.get(f"/api/submissions/{sid}/code", headers=B).status_code == 404
-    record = services.store.get(sid)
+    record = services.store.submissions.get(sid)
     assert record is not None
     callback = submission_json(record)  # the callback body is this document
     assert callback["external_user"] == "learner-42" and callback["tags"] == tags
@@ -270,7 +270,7 @@ def test_delete_removes_the_submission_with_everything_of_it(api: tuple[TestClie
     client, services = api
     sid = submit(client, {**A, "Idempotency-Key": "del"}).json()["id"]
     done(client, A, sid)
-    services.store.record_callback_attempt(sid, 1, "http://h/cb", 500, None)
+    services.store.callbacks.record_attempt(sid, 1, "http://h/cb", 500, None)
     assert count_rows(services, SubmissionEvent, sid) > 0
     assert client.delete(f"/api/submissions/{sid}", headers=B).status_code == 404
     assert client.delete(f"/api/submissions/{sid}", headers=A).status_code == 204
@@ -295,7 +295,7 @@ def test_retention_removes_old_finished_submissions_only(api: tuple[TestClient, 
         )
     settings = services.settings.model_copy(update={"retention_days": 30.0})
     assert Retention(services.store, settings).sweep() == (1, 0)
-    assert services.store.get(old) is None and services.store.get(recent) is not None
+    assert services.store.submissions.get(old) is None and services.store.submissions.get(recent) is not None
     assert Retention(services.store, services.settings).sweep() == (0, 0)  # unset: nothing goes
 
 
@@ -306,8 +306,11 @@ def test_erasing_a_user_removes_their_submissions_of_this_key(api: tuple[TestCli
     other_key = submit(client, B, external_user="gone").json()["id"]
     erased = client.delete("/api/users/gone", headers=A)
     assert erased.json() == {"external_user": "gone", "deleted": 3}
-    assert all(services.store.get(sid) is None for sid in theirs)
-    assert services.store.get(kept) is not None and services.store.get(other_key) is not None
+    assert all(services.store.submissions.get(sid) is None for sid in theirs)
+    assert (
+        services.store.submissions.get(kept) is not None
+        and services.store.submissions.get(other_key) is not None
+    )
     assert client.delete("/api/users/gone").status_code == 401
 
 
@@ -317,8 +320,8 @@ def test_the_client_address_is_kept_only_while_the_per_client_cap_counts_it(
     client, services = api
     keyed = submit(client, A).json()["id"]
     anonymous = submit(client, {}).json()["id"]
-    record = services.store.get(keyed)
+    record = services.store.submissions.get(keyed)
     assert record is not None and record.client_address is None  # a key is counted by its name
     done(client, {}, anonymous)
-    finished = services.store.get(anonymous)
+    finished = services.store.submissions.get(anonymous)
     assert finished is not None and finished.client_address is None

@@ -58,7 +58,7 @@ def test_a_full_queue_with_no_live_node_says_so(tmp_path: Path) -> None:
     store = Store(sqlite_url(tmp_path / "judge.sqlite3"))
     store.migrate()
     try:
-        store.create(NewSubmission(problem=FIXTURE_SLUG, code="x", manifest={}))
+        store.submissions.create(NewSubmission(problem=FIXTURE_SLUG, code="x", manifest={}))
         slots = [0]
         dispatcher = CeleryDispatcher(store, None, None, queue_size=1, slots=lambda: slots[0])  # type: ignore[arg-type]
         with pytest.raises(QueueFull) as none_alive:
@@ -120,7 +120,7 @@ def test_gradings_per_client_holds_one_key_back_and_lets_the_others_through(tmp_
         other = submit(client, light, "l").json()["id"]
         wait_for(lambda: services.dispatcher.running() == 2, "the light key's grading")
         time.sleep(0.6)  # the heavy key's second is tried again (deferred) meanwhile
-        status = {sid: services.store.get(sid).status for sid in (first, second, other)}  # type: ignore[union-attr]
+        status = {sid: services.store.submissions.get(sid).status for sid in (first, second, other)}  # type: ignore[union-attr]
         assert status == {first: Status.RUNNING, second: Status.QUEUED, other: Status.RUNNING}
         assert b"judge_deferred_total" in client.get("/metrics").content
         gate.set()
@@ -193,16 +193,18 @@ def test_a_grading_node_defers_past_gradings_per_client_across_nodes(
         node.store.migrate()
         connection.delete(SUBMISSIONS_QUEUE)
         first, second = (
-            node.store.create(NewSubmission(problem=FIXTURE_SLUG, code=CODE, manifest={}, key_id="key_a")).id
+            node.store.submissions.create(
+                NewSubmission(problem=FIXTURE_SLUG, code=CODE, manifest={}, key_id="key_a")
+            ).id
             for _ in range(2)
         )
-        elsewhere = node.store.claim_within(first, "other-node", 1)
+        elsewhere = node.store.attempts.claim_within(first, "other-node", 1)
         assert elsewhere is not None and not isinstance(elsewhere, Deferred)
         assert node.handle(second) == "deferred"
-        record = node.store.get(second)
+        record = node.store.submissions.get(second)
         assert record is not None and record.status is Status.QUEUED and record.attempts == 0
         assert connection.llen(SUBMISSIONS_QUEUE) == 1 and engine.graded == []  # published again
-        assert node.store.finish(elsewhere, {}, "accepted", {}, ("result", {}))
+        assert node.store.attempts.finish(elsewhere, {}, "accepted", {}, ("result", {}))
         assert node.handle(second) == "graded"
     finally:
         connection.delete(SUBMISSIONS_QUEUE)

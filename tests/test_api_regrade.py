@@ -103,12 +103,12 @@ def test_nodes_serving_other_versions_are_detected(tmp_path: Path) -> None:
         ours = services.api_versions
         stale = {**ours, SCALE: {"revision": 1, "hash": "e" * 64}}
         for name, versions in (("node-a", ours), ("node-b", stale)):
-            services.store.heartbeat(
+            services.store.nodes.heartbeat(
                 NodeBeat(name=name, hostname="h", pid=1, queues="q", backend="bwrap", version="0",
                          state=NodeState.READY, detail=None, slots=1, busy=0, idle_workers=1, graded=0,
                          started_at=utcnow(), problem_versions=versions)
             )  # fmt: skip
-        [skew] = services.version_skew()
+        [skew] = services.fleet.version_skew()
         assert skew["problem"] == SCALE
         by_hash = {v["hash"]: v["served_by"] for v in skew["versions"]}
         assert by_hash == {ours[SCALE]["hash"]: ["api", "node-a"], "e" * 64: ["node-b"]}

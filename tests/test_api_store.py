@@ -34,14 +34,16 @@ def new(key: str | None = "k", **kw: object) -> NewSubmission:
 
 
 def finish(store: Store, sid: str, verdict: str = "accepted") -> None:
-    claim = store.claim(sid)
+    claim = store.attempts.claim(sid)
     assert claim is not None
-    assert store.finish(claim, {"verdict": verdict}, verdict, {}, ("result", {"status": "done"}))
+    assert store.attempts.finish(claim, {"verdict": verdict}, verdict, {}, ("result", {"status": "done"}))
 
 
 def test_pages_are_stable_newest_first_and_filtered(store: Store) -> None:
-    ids = [store.create(new(external_user=f"u{i % 2}", tags={"c": str(i % 3)})).id for i in range(9)]
-    store.create(new("other"))
+    ids = [
+        store.submissions.create(new(external_user=f"u{i % 2}", tags={"c": str(i % 3)})).id for i in range(9)
+    ]
+    store.submissions.create(new("other"))
     # Several rows may share one created_at: the id breaks the tie, so no page repeats or skips one.
     same = datetime(2026, 1, 1, tzinfo=UTC)
     with store.engine.begin() as connection:
@@ -52,22 +54,24 @@ def test_pages_are_stable_newest_first_and_filtered(store: Store) -> None:
     seen: list[str] = []
     after: Cursor | None = None
     while True:
-        page = store.page(mine, after=after, limit=2)
+        page = store.listing.page(mine, after=after, limit=2)
         if not page:
             break
         assert all(r.code == "" and r.result is None for r in page)  # the heavy columns stay unread
         seen += [r.id for r in page]
         after = Cursor(page[-1].created_at, page[-1].id)
     assert sorted(seen) == sorted(ids) and len(seen) == len(set(seen))
-    full = store.page(mine, limit=100, heavy=("code", "result"))
+    full = store.listing.page(mine, limit=100, heavy=("code", "result"))
     assert [r.id for r in full] == seen and all(r.code for r in full)
-    assert store.count_matching(mine) == 9
-    assert store.count_matching(SubmissionFilter("k", external_user="u0")) == 5
-    assert store.count_matching(SubmissionFilter("k", verdict="wrong_answer")) == 5
-    assert store.count_matching(SubmissionFilter("k", status=Status.QUEUED)) == 4
-    assert store.count_matching(SubmissionFilter("k", tag=("c", "1"))) == 3
-    assert store.count_matching(SubmissionFilter("k", created_before=same + timedelta(seconds=1))) == 4
-    assert store.count_matching(SubmissionFilter("nobody")) == 0
+    assert store.listing.count_matching(mine) == 9
+    assert store.listing.count_matching(SubmissionFilter("k", external_user="u0")) == 5
+    assert store.listing.count_matching(SubmissionFilter("k", verdict="wrong_answer")) == 5
+    assert store.listing.count_matching(SubmissionFilter("k", status=Status.QUEUED)) == 4
+    assert store.listing.count_matching(SubmissionFilter("k", tag=("c", "1"))) == 3
+    assert (
+        store.listing.count_matching(SubmissionFilter("k", created_before=same + timedelta(seconds=1))) == 4
+    )
+    assert store.listing.count_matching(SubmissionFilter("nobody")) == 0
 
 
 def test_one_idempotency_key_per_scope_even_when_writers_race(store: Store) -> None:
@@ -79,7 +83,7 @@ def test_one_idempotency_key_per_scope_even_when_writers_race(store: Store) -> N
     def create() -> None:
         barrier.wait()
         try:
-            won.append(store.create(new(), key).id)
+            won.append(store.submissions.create(new(), key).id)
         except IdempotencyTaken:
             lost.append("taken")
 
@@ -89,40 +93,44 @@ def test_one_idempotency_key_per_scope_even_when_writers_race(store: Store) -> N
     for thread in threads:
         thread.join()
     assert len(won) == 1 and len(lost) == 5
-    assert len(store.ids()) == 1  # the losers stored nothing
+    assert len(store.submissions.ids()) == 1  # the losers stored nothing
     since = datetime.now(UTC) - timedelta(hours=1)
-    hit = store.idempotent("key:k", "once", since)
+    hit = store.idempotency.live("key:k", "once", since)
     assert hit is not None and hit.submission_id == won[0] and hit.body_hash == "h" * 64
-    assert store.idempotent("key:other", "once", since) is None  # scoped
-    assert store.idempotent("key:k", "once", datetime.now(UTC) + timedelta(seconds=1)) is None  # expired
-    assert store.expire_idempotency(datetime.now(UTC) + timedelta(seconds=1)) == 1
+    assert store.idempotency.live("key:other", "once", since) is None  # scoped
+    assert (
+        store.idempotency.live("key:k", "once", datetime.now(UTC) + timedelta(seconds=1)) is None
+    )  # expired
+    assert store.idempotency.expire(datetime.now(UTC) + timedelta(seconds=1)) == 1
 
 
 def test_delete_purge_and_erase_take_everything_of_a_submission(store: Store) -> None:
-    a, b, c = (store.create(new(external_user=u), IdempotencyKey("key:k", u, "x")).id for u in "abc")
+    a, b, c = (
+        store.submissions.create(new(external_user=u), IdempotencyKey("key:k", u, "x")).id for u in "abc"
+    )
     for sid in (a, b, c):
         finish(store, sid)
-        store.record_callback_attempt(sid, 1, "http://h/cb", 200, None)
-    assert store.delete(a) and not store.delete(a)
+        store.callbacks.record_attempt(sid, 1, "http://h/cb", 200, None)
+    assert store.deletion.delete(a) and not store.deletion.delete(a)
     with store.engine.begin() as connection:
         connection.execute(
             update(Submission)
             .where(Submission.id == b)
             .values(finished_at=datetime.now(UTC) - timedelta(days=10))
         )
-    assert store.purge_finished(datetime.now(UTC) - timedelta(days=5)) == 1
-    assert store.erase_user("other-key", "c") == 0 and store.erase_user("k", "c") == 1
+    assert store.deletion.purge_finished(datetime.now(UTC) - timedelta(days=5)) == 1
+    assert store.deletion.erase_user("other-key", "c") == 0 and store.deletion.erase_user("k", "c") == 1
     with store.engine.connect() as connection:
         for model in (Submission, SubmissionEvent, CallbackAttempt, IdempotencyRecord):
             assert connection.scalar(select(func.count()).select_from(model)) == 0, model
 
 
 def test_a_deleted_submission_is_never_graded_or_stored(store: Store) -> None:
-    sid = store.create(new()).id
-    claim = store.claim(sid)
-    assert isinstance(claim, Claim) and store.delete(sid)
-    assert not store.finish(claim, {}, "accepted", {}, ("result", {}))
-    assert store.claim(sid) is None and store.get(sid) is None
+    sid = store.submissions.create(new()).id
+    claim = store.attempts.claim(sid)
+    assert isinstance(claim, Claim) and store.deletion.delete(sid)
+    assert not store.attempts.finish(claim, {}, "accepted", {}, ("result", {}))
+    assert store.attempts.claim(sid) is None and store.submissions.get(sid) is None
 
 
 def test_quotas_hold_when_writers_race(store: Store) -> None:
@@ -136,7 +144,7 @@ def test_quotas_hold_when_writers_race(store: Store) -> None:
     def create(submission: NewSubmission) -> None:
         barrier.wait()
         try:
-            store.create(submission, quota=quota)
+            store.submissions.create(submission, quota=quota)
             outcome = "stored"
         except QuotaExceeded as exc:
             outcome = exc.limit
@@ -150,35 +158,35 @@ def test_quotas_hold_when_writers_race(store: Store) -> None:
         thread.join()
     assert results.count("stored") == 3 and results.count("queue_share") == 9
     # Running ones count against unfinished only: 3 running + 2 queued = the 5 unfinished allowed.
-    for sid in store.ids():
-        assert store.claim(sid) is not None
-    store.create(new(), quota=quota)
-    store.create(new(), quota=quota)
+    for sid in store.submissions.ids():
+        assert store.attempts.claim(sid) is not None
+    store.submissions.create(new(), quota=quota)
+    store.submissions.create(new(), quota=quota)
     with pytest.raises(QuotaExceeded) as refused:
-        store.create(new(), quota=quota)
+        store.submissions.create(new(), quota=quota)
     assert refused.value.limit == "submissions_per_client" and refused.value.count == 5
-    assert store.owner_counts("k", None) == {Status.QUEUED: 2, Status.RUNNING: 3}
+    assert store.submissions.owner_counts("k", None) == {Status.QUEUED: 2, Status.RUNNING: 3}
     # Another key, and a keyless address, have caps of their own; an address does not count a key's.
-    store.create(new("other"), quota=quota)
+    store.submissions.create(new("other"), quota=quota)
     for _ in range(3):
-        store.create(new(None, client_address="10.0.0.1"), quota=quota)
+        store.submissions.create(new(None, client_address="10.0.0.1"), quota=quota)
     with pytest.raises(QuotaExceeded):
-        store.create(new(None, client_address="10.0.0.1"), quota=quota)
-    assert store.owner_counts(None, "10.0.0.1")[Status.QUEUED] == 3
+        store.submissions.create(new(None, client_address="10.0.0.1"), quota=quota)
+    assert store.submissions.owner_counts(None, "10.0.0.1")[Status.QUEUED] == 3
 
 
 def test_a_capped_claim_defers_past_the_owners_gradings(store: Store) -> None:
     """claim_within: at most ``cap`` of one owner's submissions run at once, even when claims race (as
     grading nodes would); the deferred ones stay queued and another owner is not held back."""
-    mine = [store.create(new()).id for _ in range(8)]
-    theirs = store.create(new("other")).id
+    mine = [store.submissions.create(new()).id for _ in range(8)]
+    theirs = store.submissions.create(new("other")).id
     outcomes: list[object] = []
     lock = threading.Lock()
     barrier = threading.Barrier(len(mine))
 
     def claim(sid: str) -> None:
         barrier.wait()
-        outcome = store.claim_within(sid, "node-a", 2)
+        outcome = store.attempts.claim_within(sid, "node-a", 2)
         with lock:
             outcomes.append(outcome)
 
@@ -191,12 +199,12 @@ def test_a_capped_claim_defers_past_the_owners_gradings(store: Store) -> None:
     assert len(claims) == 2 and all(
         isinstance(o, Deferred) and o.running == 2 for o in outcomes if o not in claims
     )
-    assert store.owner_counts("k", None) == {Status.QUEUED: 6, Status.RUNNING: 2}
-    assert isinstance(store.claim_within(theirs, "node-a", 2), Claim)
+    assert store.submissions.owner_counts("k", None) == {Status.QUEUED: 6, Status.RUNNING: 2}
+    assert isinstance(store.attempts.claim_within(theirs, "node-a", 2), Claim)
     claim_one = claims[0]
     assert isinstance(claim_one, Claim)
-    assert store.finish(claim_one, {}, "accepted", {}, ("result", {}))
-    deferred = next(sid for sid in mine if store.get(sid).status is Status.QUEUED)  # type: ignore[union-attr]
-    assert isinstance(store.claim_within(deferred, "node-b", 2), Claim)
+    assert store.attempts.finish(claim_one, {}, "accepted", {}, ("result", {}))
+    deferred = next(sid for sid in mine if store.submissions.get(sid).status is Status.QUEUED)  # type: ignore[union-attr]
+    assert isinstance(store.attempts.claim_within(deferred, "node-b", 2), Claim)
     # A deferred claim changed nothing: no attempt was counted.
-    assert all(store.get(sid).attempts <= 1 for sid in mine)  # type: ignore[union-attr]
+    assert all(store.submissions.get(sid).attempts <= 1 for sid in mine)  # type: ignore[union-attr]

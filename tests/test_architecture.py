@@ -25,16 +25,18 @@ ENTRY_POINTS = frozenset({"judge.cli", "judge.__main__"})
 #: Room -> the rooms it must never import. A room is a package prefix; the longest prefix names a module's
 #: room, so ``judge`` (the engine core: judge's flat modules) does not include ``judge.service``. The core
 #: may import ``judge.check``: ``judge new`` (``judge.scaffold``, authoring) holds a new package to the
-#: package rules ``judge check`` defines.
+#: package rules ``judge check`` defines. ``judge.submissions`` (the submission use-cases) sits above the
+#: store and dispatch and below the service, which calls it.
 RULES: Mapping[str, frozenset[str]] = {
     "sandbox": frozenset({"judge"}),
-    "judge.dispatch": frozenset({"judge.service", "judge.web"}),
-    "judge.store": frozenset({"judge.service", "judge.dispatch", "judge.web"}),
-    "judge.check": frozenset({"judge.service", "judge.dispatch", "judge.web"}),
+    "judge.submissions": frozenset({"judge.service", "judge.web"}),
+    "judge.dispatch": frozenset({"judge.service", "judge.web", "judge.submissions"}),
+    "judge.store": frozenset({"judge.service", "judge.dispatch", "judge.web", "judge.submissions"}),
+    "judge.check": frozenset({"judge.service", "judge.dispatch", "judge.web", "judge.submissions"}),
     "judge.feedback": frozenset(
-        {"judge.service", "judge.dispatch", "judge.web", "judge.check", "judge.store"}
+        {"judge.service", "judge.dispatch", "judge.web", "judge.check", "judge.store", "judge.submissions"}
     ),
-    "judge": frozenset({"judge.service", "judge.dispatch", "judge.web", "judge.store"}),
+    "judge": frozenset({"judge.service", "judge.dispatch", "judge.web", "judge.store", "judge.submissions"}),
 }
 #: The rooms a module can belong to (``RULES``' keys and what they name).
 ROOMS = frozenset(RULES) | frozenset().union(*RULES.values())
@@ -163,7 +165,7 @@ def test_the_graph_is_read_from_the_source() -> None:
     assert {"judge.grader", "sandbox.monitor", "sandbox.inside.tracer", "judge.service.app"} <= set(edges)
     assert "sandbox.monitor" in edges["judge.grader"]  # a module-level import
     assert "judge.dispatch.node" in edges["judge.cli"]  # an import inside a function
-    assert "judge.store.listing" in edges["judge.store.repository"]  # ``from package import module``
+    assert "judge.store.listing" in edges["judge.store.pages"]  # ``from package import module``
 
 
 def test_a_circle_and_an_upward_arrow_are_found() -> None:

@@ -63,7 +63,7 @@ def worker(
 
 
 def submit(store: Store, problem: str = GNC) -> str:
-    return store.create(NewSubmission(problem=problem, code="code", manifest={})).id
+    return store.submissions.create(NewSubmission(problem=problem, code="code", manifest={})).id
 
 
 def test_grading_stores_result_events_and_manifest_once(store: Store, problems: ProblemSet) -> None:
@@ -71,10 +71,10 @@ def test_grading_stores_result_events_and_manifest_once(store: Store, problems: 
     sid = submit(store)
     assert w.process(sid) is Outcome.GRADED
     assert w.process(sid) is Outcome.SKIPPED  # a duplicate delivery does nothing
-    record = store.get(sid)
+    record = store.submissions.get(sid)
     assert record is not None and record.status is Status.DONE and record.verdict == "accepted"
     assert record.manifest["sandbox_backend"] == "fake" and len(record.manifest["problem_hash"]) == 64
-    kinds = [e.kind for e in store.events_after(sid)]
+    kinds = [e.kind for e in store.events.after(sid)]
     assert kinds == ["status"] + ["case"] * len(problems.get(GNC).cases) + ["result"]
 
 
@@ -88,12 +88,12 @@ def test_judge_failures_are_retried_then_the_submission_fails_without_detail(
     )
     sid = submit(store)
     assert w.process(sid) is Outcome.RETRY
-    assert store.get(sid).status is Status.QUEUED  # type: ignore[union-attr]
+    assert store.submissions.get(sid).status is Status.QUEUED  # type: ignore[union-attr]
     assert w.process(sid) is Outcome.FAILED
-    record = store.get(sid)
+    record = store.submissions.get(sid)
     assert record is not None and record.status is Status.FAILED and record.attempts == 2
     assert record.error is not None and "SandboxError" in record.error and "/secret" not in record.error
-    assert [e.kind for e in store.events_after(sid)][-1] == "failed"
+    assert [e.kind for e in store.events.after(sid)][-1] == "failed"
     assert b"judge_submissions_failed_total 1.0" in metrics.render()
 
 
@@ -108,13 +108,13 @@ def test_waiting_for_capacity_does_not_use_up_an_attempt(store: Store, problems:
     sid = submit(store)
     for _ in range(3):
         assert w.process(sid) is Outcome.RETRY
-        record = store.get(sid)
+        record = store.submissions.get(sid)
         assert record is not None and record.status is Status.QUEUED and record.attempts == 0
-        waiting = [e.data for e in store.events_after(sid) if e.kind == "status"][-1]
+        waiting = [e.data for e in store.events.after(sid) if e.kind == "status"][-1]
         assert waiting["status"] == "queued" and waiting["waiting"] == "capacity"
         assert "does not count as an attempt" in waiting["reason"] and "/secret" not in waiting["reason"]
     assert w.process(sid) is Outcome.GRADED
-    record = store.get(sid)
+    record = store.submissions.get(sid)
     assert record is not None and record.status is Status.DONE and record.attempts == 1
     assert b'judge_requeues_total{reason="capacity"} 3.0' in metrics.render()
 
@@ -125,17 +125,17 @@ def test_a_judge_that_never_has_capacity_still_ends_in_failed(store: Store, prob
     sid = submit(store)
     outcomes = [w.process(sid) for _ in range(MAX_CAPACITY_REQUEUES + 2)]
     assert outcomes[-1] is Outcome.FAILED and outcomes.count(Outcome.RETRY) == MAX_CAPACITY_REQUEUES + 1
-    record = store.get(sid)
+    record = store.submissions.get(sid)
     assert record is not None and record.status is Status.FAILED and record.attempts == 2
 
 
 def test_a_refunded_release_is_refused_for_a_stale_claim(store: Store) -> None:
     sid = submit(store)
-    claim = store.claim(sid, None)
+    claim = store.attempts.claim(sid, None)
     assert claim is not None and claim.attempt == 1
-    assert not store.release(Claim(sid, 2), refund=True)
-    assert store.release(claim, refund=True)
-    assert store.get(sid).attempts == 0  # type: ignore[union-attr]
+    assert not store.attempts.release(Claim(sid, 2), refund=True)
+    assert store.attempts.release(claim, refund=True)
+    assert store.submissions.get(sid).attempts == 0  # type: ignore[union-attr]
 
 
 def test_abandoned_gradings_store_nothing_and_are_recovered(store: Store, problems: ProblemSet) -> None:
@@ -156,19 +156,19 @@ def test_abandoned_gradings_store_nothing_and_are_recovered(store: Store, proble
     while dispatcher.running():
         assert time.monotonic() < deadline
         time.sleep(0.01)
-    record = store.get(sid)
+    record = store.submissions.get(sid)
     assert record is not None and record.status is Status.RUNNING and record.result is None
-    assert store.recover() == [sid]
+    assert store.attempts.recover() == [sid]
 
 
 def test_dispatcher_recovers_and_grades_everything_once(store: Store, problems: ProblemSet) -> None:
     ids = [submit(store) for _ in range(5)]
-    store.claim(ids[0])  # was running when the previous process died
+    store.attempts.claim(ids[0])  # was running when the previous process died
     engine = FakeEngine()
     dispatcher = LocalDispatcher(worker(store, problems, engine), store, concurrency=3, queue_size=2)
     dispatcher.start()
     deadline = time.monotonic() + 60
-    while store.count(Status.DONE) < 5:
+    while store.submissions.count(Status.DONE) < 5:
         assert time.monotonic() < deadline
         time.sleep(0.02)
     dispatcher.close(grace_s=5)
@@ -207,7 +207,7 @@ def test_submissions_wait_while_may_start_says_no_but_not_forever(
     assert engine.graded == [] and dispatcher.depth() == 1  # held back: the Run reserve is not idle
     allowed.set()
     deadline = time.monotonic() + 60
-    while store.count(Status.DONE) < 1:
+    while store.submissions.count(Status.DONE) < 1:
         assert time.monotonic() < deadline
         time.sleep(0.01)
     allowed.clear()
@@ -215,7 +215,7 @@ def test_submissions_wait_while_may_start_says_no_but_not_forever(
     late = submit(store)
     dispatcher.reserve().commit(late)
     deadline = time.monotonic() + 60
-    while store.count(Status.DONE) < 2:  # graded anyway once held back for HOLD_MAX_S
+    while store.submissions.count(Status.DONE) < 2:  # graded anyway once held back for HOLD_MAX_S
         assert time.monotonic() < deadline
         time.sleep(0.01)
     dispatcher.close(grace_s=5)

@@ -102,10 +102,10 @@ def rollout(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rollout]:
 
 def graded(rollout: Rollout, ids: list[str], timeout: float = 240) -> dict[str, dict[str, object]]:
     def done() -> bool:
-        return all((r := rollout.store.get(sid)) is not None and r.finished for sid in ids)
+        return all((r := rollout.store.submissions.get(sid)) is not None and r.finished for sid in ids)
 
     wait_until(done, timeout, f"{len(ids)} gradings", interval=0.5)
-    records = {sid: rollout.store.get(sid) for sid in ids}
+    records = {sid: rollout.store.submissions.get(sid) for sid in ids}
     assert all(r is not None and r.status is Status.DONE and r.attempts == 1 for r in records.values()), (
         records
     )
@@ -129,7 +129,7 @@ def test_a_revision_on_one_node_only_is_graded_by_that_node_only(rollout: Rollou
             assert body["verdict"] == "accepted" and body["version_mismatch"] is None
     assert {m["problem_hash"] for m in manifests.values()} == {version["hash"]}
     assert {m["problem_revision"] for m in manifests.values()} == {2}
-    graders = {record.node for sid in ids if (record := rollout.store.get(sid)) is not None}
+    graders = {record.node for sid in ids if (record := rollout.store.submissions.get(sid)) is not None}
     assert graders == {rollout.new.name}, "graded only by the node with revision 2"
     metrics = httpx.get(f"{rollout.old.url}/metrics", timeout=30).text
     held = [
@@ -158,7 +158,7 @@ def test_a_pushed_version_is_learned_by_every_node_without_a_restart(rollout: Ro
     wait_until(
         lambda: all(
             (n.problem_versions or {}).get(SCALE, {}).get("hash") == digest
-            for n in rollout.store.nodes()
+            for n in rollout.store.nodes.known()
             if n.name in (rollout.old.name, rollout.new.name)
         ),
         60,

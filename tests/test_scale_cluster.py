@@ -117,15 +117,15 @@ def submit(client: httpx.Client, problem: str, code: str) -> str:
 def assert_graded_once(store: Store, ids: list[str]) -> None:
     """Each submission is done, with exactly one final event (one result stored, one verdict change)."""
     for sid in ids:
-        record = store.get(sid)
+        record = store.submissions.get(sid)
         assert record is not None and record.status is Status.DONE, (sid, record)
-        finals = [e for e in store.events_after(sid, 0) if e.kind in FINAL_KINDS]
+        finals = [e for e in store.events.after(sid, 0) if e.kind in FINAL_KINDS]
         assert len(finals) == 1, (sid, finals)
 
 
 def wait_done(store: Store, ids: list[str], timeout: float) -> None:
     def done() -> bool:
-        return all((r := store.get(sid)) is not None and r.finished for sid in ids)
+        return all((r := store.submissions.get(sid)) is not None and r.finished for sid in ids)
 
     wait_until(done, timeout, f"{len(ids)} submissions to be graded", interval=0.5)
 
@@ -150,7 +150,7 @@ def test_sixty_submissions_over_two_api_nodes_are_graded_exactly_once(cluster: C
             body = (a, b)[hash(sid) % 2].get(f"/api/submissions/{sid}").json()
             assert body["status"] == "done" and body["verdict"] == verdict, body
     assert_graded_once(cluster.store, ids)
-    graded_by = {r.node for sid in ids if (r := cluster.store.get(sid)) is not None}
+    graded_by = {r.node for sid in ids if (r := cluster.store.submissions.get(sid)) is not None}
     assert graded_by == {w.name for w in cluster.workers}  # both nodes took work
 
 
@@ -190,7 +190,9 @@ def test_broker_restart_with_submissions_queued_loses_nothing(cluster: Cluster) 
     with cluster.client(0) as a, cluster.client(1) as b:
         ids = [submit((a, b)[n % 2], SCALE, MIX[0][2]) for n in range(12)]
         waiting = int(broker.llen(SUBMISSIONS_QUEUE))
-        queued = sum(1 for sid in ids if (r := cluster.store.get(sid)) and r.status is Status.QUEUED)
+        queued = sum(
+            1 for sid in ids if (r := cluster.store.submissions.get(sid)) and r.status is Status.QUEUED
+        )
         assert waiting > 0 and queued > 0, (waiting, queued)
         broker.close()
         cluster.redis.restart()  # an empty broker: its messages are gone
@@ -208,8 +210,10 @@ def test_sigkill_a_grading_node_its_work_is_graded_once_elsewhere(cluster: Clust
     victim, survivor = cluster.workers
     with cluster.client(0) as a:
         ids = [submit(a, SCALE, SLOW_ACCEPTED) for _ in range(6)]
-        wait_until(lambda: bool(cluster.store.held_by(victim.name)), 120, "the victim node to be grading")
-        held = cluster.store.held_by(victim.name)
+        wait_until(
+            lambda: bool(cluster.store.attempts.held_by(victim.name)), 120, "the victim node to be grading"
+        )
+        held = cluster.store.attempts.held_by(victim.name)
         started = time.monotonic()
         victim.kill()
         # Its sandboxes die with it (SIGKILL on the parent's death); on a loaded host their exit may take
@@ -220,7 +224,10 @@ def test_sigkill_a_grading_node_its_work_is_graded_once_elsewhere(cluster: Clust
         assert left == [], f"the killed node's sandboxes outlived it: {describe_processes(left)}"
 
         def requeued() -> bool:
-            return all((r := cluster.store.get(sid)) is not None and r.node != victim.name for sid in held)
+            return all(
+                (r := cluster.store.submissions.get(sid)) is not None and r.node != victim.name
+                for sid in held
+            )
 
         wait_until(requeued, 60, "the lost node's work to be queued again")
         log_redelivery(time.monotonic() - started)
@@ -229,9 +236,9 @@ def test_sigkill_a_grading_node_its_work_is_graded_once_elsewhere(cluster: Clust
             assert a.get(f"/api/submissions/{sid}").json()["verdict"] == "accepted"
     assert_graded_once(cluster.store, ids)
     for sid in held:
-        record = cluster.store.get(sid)
+        record = cluster.store.submissions.get(sid)
         assert record is not None and record.attempts == 2, record  # graded once more, by the survivor
-    nodes = {n.name: n for n in cluster.store.nodes()}
+    nodes = {n.name: n for n in cluster.store.nodes.known()}
     assert nodes[victim.name].state is NodeState.LOST
     assert survivor.proc.poll() is None
 
@@ -245,12 +252,14 @@ def test_sigterm_finishes_the_running_grading_and_takes_nothing_more(cluster: Cl
     survivor = cluster.workers[1]
     with cluster.client(0) as a:
         running, waiting = submit(a, SCALE, SLOW_ACCEPTED), submit(a, SCALE, SLOW_ACCEPTED)
-        wait_until(lambda: cluster.store.held_by(survivor.name) == [running], 120, "the node to be grading")
+        wait_until(
+            lambda: cluster.store.attempts.held_by(survivor.name) == [running], 120, "the node to be grading"
+        )
         assert survivor.stop(timeout=120) == 0  # SIGTERM: a clean exit
         body = a.get(f"/api/submissions/{running}").json()
         assert body["status"] == "done" and body["verdict"] == "accepted", body  # finished, not cut short
-        left = cluster.store.get(waiting)
+        left = cluster.store.submissions.get(waiting)
         assert left is not None and left.status is Status.QUEUED and left.attempts == 0  # never taken
-    nodes = {n.name: n for n in cluster.store.nodes()}
+    nodes = {n.name: n for n in cluster.store.nodes.known()}
     assert nodes[survivor.name].state is NodeState.STOPPED and nodes[survivor.name].busy == 0
     assert_graded_once(cluster.store, [running])

@@ -69,7 +69,7 @@ def store(tmp_path: Path) -> Iterator[Store]:
 
 
 def new(store: Store) -> str:
-    record = store.create(
+    record = store.submissions.create(
         NewSubmission(problem=SCALE, code="def f(): pass\n", manifest={}, key_name=None, client_address="t")
     )
     return record.id
@@ -98,15 +98,15 @@ def test_a_node_whose_self_test_fails_takes_no_jobs(
     thread.start()
     try:
         wait_until(
-            lambda: any(n.state is NodeState.UNREADY for n in node.store.nodes()),
+            lambda: any(n.state is NodeState.UNREADY for n in node.store.nodes.known()),
             30,
             "the node to say unready",
         )
         time.sleep(1.0)  # several heartbeats: still nothing taken
-        [row] = node.store.nodes()
+        [row] = node.store.nodes.known()
         assert row.state is NodeState.UNREADY and "seccomp is missing" in (row.detail or "")
         assert row.slots == 2 and row.busy == 0
-        record = node.store.get(sid)
+        record = node.store.submissions.get(sid)
         assert record is not None and record.status is Status.QUEUED
         assert client.llen(SUBMISSIONS_QUEUE) == 1  # the message is still waiting for a healthy node
         assert engine.graded == []
@@ -115,7 +115,7 @@ def test_a_node_whose_self_test_fails_takes_no_jobs(
         thread.join(60)
     assert not thread.is_alive()
     store = Store(database_url(settings.database_url, settings.data_dir))
-    assert [n.state for n in store.nodes()] == [NodeState.STOPPED]
+    assert [n.state for n in store.nodes.known()] == [NodeState.STOPPED]
 
 
 def test_the_work_of_a_lost_node_is_queued_and_published_again(
@@ -126,8 +126,8 @@ def test_the_work_of_a_lost_node_is_queued_and_published_again(
 
     queue = GradingQueue(broker.url)
     sid, other = new(store), new(store)
-    assert store.claim(sid, node="gone-node") is not None
-    store.heartbeat(
+    assert store.attempts.claim(sid, node="gone-node") is not None
+    store.nodes.heartbeat(
         NodeBeat(name="gone-node", hostname="h", pid=1, queues=SUBMISSIONS_QUEUE, backend="bwrap",
                  version="0", state=NodeState.READY, detail=None, slots=1, busy=1, idle_workers=0,
                  graded=0, started_at=utcnow())
@@ -138,12 +138,12 @@ def test_the_work_of_a_lost_node_is_queued_and_published_again(
     time.sleep(0.05)
     counts = sweeper(store, queue, node_timeout_s=0.01).sweep(force=True)
     assert counts["lost"] == 1
-    record = store.get(sid)
+    record = store.submissions.get(sid)
     assert record is not None and record.status is Status.QUEUED and record.node is None
     assert record.attempts == 1  # a late result of the lost attempt is refused (attempt 1 is settled)
-    assert [n.state for n in store.nodes()] == [NodeState.LOST]
+    assert [n.state for n in store.nodes.known()] == [NodeState.LOST]
     assert client.llen(SUBMISSIONS_QUEUE) == 1
-    unaffected = store.get(other)
+    unaffected = store.submissions.get(other)
     assert unaffected is not None and unaffected.status is Status.QUEUED
     queue.close()
 
@@ -154,7 +154,7 @@ def test_a_broker_that_lost_its_messages_gets_every_queued_submission_again(
     queue = GradingQueue(broker.url)
     ids = [new(store) for _ in range(3)]
     running_id = new(store)
-    assert store.claim(running_id, node="live") is not None
+    assert store.attempts.claim(running_id, node="live") is not None
     dispatcher = CeleryDispatcher(store, queue, sweeper(store, queue), queue_size=100)
     dispatcher.start()  # a new broker: it publishes what is queued
     try:
@@ -243,27 +243,29 @@ def test_a_node_hands_back_only_its_own_work_and_a_late_result_is_refused(store:
     from judge.store.models import utcnow
 
     mine, theirs, other = new(store), new(store), new(store)
-    claim = store.claim(mine, node="a")
-    assert claim is not None and store.claim(theirs, node="b") is not None
-    assert sorted(store.held_by("a")) == [mine]
-    assert store.release_node("a") == [mine]
-    assert store.held_by("a") == [] and store.held_by("b") == [theirs]
-    record = store.get(mine)
+    claim = store.attempts.claim(mine, node="a")
+    assert claim is not None and store.attempts.claim(theirs, node="b") is not None
+    assert sorted(store.attempts.held_by("a")) == [mine]
+    assert store.attempts.release_node("a") == [mine]
+    assert store.attempts.held_by("a") == [] and store.attempts.held_by("b") == [theirs]
+    record = store.submissions.get(mine)
     assert record is not None and record.status is Status.QUEUED and record.attempts == 1
     final = ("result", {"status": "done"})
-    assert not store.finish(claim, {}, "accepted", {}, final)  # the handed-back attempt stores nothing
-    again = store.claim(mine, node="b")
+    assert not store.attempts.finish(
+        claim, {}, "accepted", {}, final
+    )  # the handed-back attempt stores nothing
+    again = store.attempts.claim(mine, node="b")
     assert again is not None and again.attempt == 2
-    assert store.finish(again, {}, "accepted", {}, final)
-    assert store.get(other) is not None and store.held_by("c") == []
+    assert store.attempts.finish(again, {}, "accepted", {}, final)
+    assert store.submissions.get(other) is not None and store.attempts.held_by("c") == []
     from judge.store import NodeBeat
 
     for name in ("b", "idle"):
-        store.heartbeat(
+        store.nodes.heartbeat(
             NodeBeat(name=name, hostname="h", pid=1, queues=SUBMISSIONS_QUEUE, backend="bwrap", version="0",
                      state=NodeState.READY, detail=None, slots=1, busy=0, idle_workers=1, graded=0,
                      started_at=utcnow())
         )  # fmt: skip
     # Forgetting old nodes spares a node that still holds work.
-    assert store.prune_nodes(utcnow() + timedelta(seconds=1)) == 1
-    assert [n.name for n in store.nodes()] == ["b"]
+    assert store.nodes.prune(utcnow() + timedelta(seconds=1)) == 1
+    assert [n.name for n in store.nodes.known()] == ["b"]

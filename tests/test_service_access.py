@@ -79,7 +79,7 @@ def test_stored_submission_records_who_sent_it(tmp_path: Path) -> None:
             headers={"Authorization": f"Bearer {key}"},
         ).json()["id"]
         anon = client.post("/api/submissions", json={"problem": SCALE, "code": CODE}).json()["id"]
-        record, other = services.store.get(mine), services.store.get(anon)
+        record, other = services.store.submissions.get(mine), services.store.submissions.get(anon)
         assert record is not None and record.key_name == "lms"
         assert other is not None and other.key_name is None
         # The address is kept while the per-client cap counts the submission (until it finishes).

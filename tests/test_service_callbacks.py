@@ -139,7 +139,7 @@ def test_callback_is_signed_retried_with_backoff_and_recorded(
         ).json()["id"]
         receiver.wait_for(3)
         deadline = time.monotonic() + 60
-        while services.store.get(sid).callback_state is not CallbackState.DELIVERED:  # type: ignore[union-attr]
+        while services.store.submissions.get(sid).callback_state is not CallbackState.DELIVERED:  # type: ignore[union-attr]
             assert time.monotonic() < deadline
             time.sleep(0.02)
         (h1, b1, t1), (h2, b2, t2), (h3, body, t3) = receiver.requests
@@ -163,7 +163,7 @@ def test_callback_is_signed_retried_with_backoff_and_recorded(
         assert h1["X-Judge-Delivery"] == h2["X-Judge-Delivery"] == h3["X-Judge-Delivery"]
         assert [h["X-Judge-Delivery-Attempt"] for h in (h1, h2, h3)] == ["1", "2", "3"]
         assert t2 - t1 >= 0.2 and t3 - t2 >= 0.4  # exponential backoff
-        attempts = services.store.callback_attempts(sid)
+        attempts = services.store.callbacks.attempts(sid)
         assert [(a, s) for a, s, _, _ in attempts] == [(1, 500), (2, 503), (3, 200)]
 
 
@@ -183,7 +183,7 @@ def test_callback_gives_up_after_its_attempts(
             "/api/submissions", json={"problem": SCALE, "code": CODE, "callback_url": receiver.url}
         ).json()["id"]
         deadline = time.monotonic() + 60
-        while services.store.get(sid).callback_state is not CallbackState.FAILED:  # type: ignore[union-attr]
+        while services.store.submissions.get(sid).callback_state is not CallbackState.FAILED:  # type: ignore[union-attr]
             assert time.monotonic() < deadline
             time.sleep(0.02)
         assert len(receiver.requests) == 2
@@ -203,7 +203,7 @@ def test_callback_url_off_the_allowlist_is_refused_before_storing(tmp_path: Path
             assert response.status_code == 422
             error = response.json()["error"]
             assert error["code"] == code and error["path"] == "callback_url"
-        assert services.store.count() == 0
+        assert services.store.submissions.count() == 0
 
 
 def test_pending_callbacks_are_delivered_after_a_restart(
@@ -222,7 +222,7 @@ def test_pending_callbacks_are_delivered_after_a_restart(
     with running(settings, backend=get_backend("process"), engine=FakeEngine()) as (_, services):
         receiver.wait_for(1)
         deadline = time.monotonic() + 60
-        while services.store.get(sid).callback_state is not CallbackState.DELIVERED:  # type: ignore[union-attr]
+        while services.store.submissions.get(sid).callback_state is not CallbackState.DELIVERED:  # type: ignore[union-attr]
             assert time.monotonic() < deadline
             time.sleep(0.02)
 
@@ -234,10 +234,12 @@ LEASE_S = 0.5
 
 def _finished(store: Store, url: str) -> str:
     """A graded submission with a callback to send (as a grading node leaves it)."""
-    sid = store.create(NewSubmission(problem=SCALE, code=CODE, manifest={}, callback_url=url)).id
-    claim = store.claim(sid, node="grader-1")
+    sid = store.submissions.create(NewSubmission(problem=SCALE, code=CODE, manifest={}, callback_url=url)).id
+    claim = store.attempts.claim(sid, node="grader-1")
     assert claim is not None
-    assert store.finish(claim, {"verdict": "accepted"}, "accepted", {}, ("result", {"verdict": "accepted"}))
+    assert store.attempts.finish(
+        claim, {"verdict": "accepted"}, "accepted", {}, ("result", {"verdict": "accepted"})
+    )
     return sid
 
 
@@ -254,7 +256,7 @@ def _sender(store: Store, name: str, receiver: Receiver) -> CallbackSender:
 
 def _wait_state(store: Store, sid: str, state: CallbackState) -> None:
     deadline = time.monotonic() + 30
-    while (record := store.get(sid)) is None or record.callback_state is not state:
+    while (record := store.submissions.get(sid)) is None or record.callback_state is not state:
         assert time.monotonic() < deadline, record
         time.sleep(0.02)
 
@@ -268,25 +270,25 @@ def test_a_callback_whose_sender_died_is_sent_by_another_after_its_lease(
     dead one's tries, with the same delivery id; the dead sender's late renewal is refused."""
     receiver = receivers([])
     handed, orphan = _finished(store, receiver.url), _finished(store, receiver.url)
-    assert store.hand_off_callback(handed, receiver.url, "not sent by grading node grader-1")
+    assert store.callbacks.hand_off(handed, receiver.url, "not sent by grading node grader-1")
     dead = _sender(store, "api-1", receiver)
     assert dead.poll() == 1 and dead.holds(handed)  # taken; its delivery threads never run: it dies
-    store.record_callback_attempt(handed, 1, receiver.url, 503, None)  # ... after one try that failed
+    store.callbacks.record_attempt(handed, 1, receiver.url, 503, None)  # ... after one try that failed
     alive = _sender(store, "api-2", receiver)
     try:
         assert alive.poll() == 0  # the dead node's lease runs; the orphan has not waited a lease yet
-        assert store.handed_off_callbacks(10, LEASE_S) == []
+        assert store.callbacks.handed_off(10, LEASE_S) == []
         time.sleep(LEASE_S + 0.1)
-        assert {sid for sid, _ in store.handed_off_callbacks(10, LEASE_S)} == {handed, orphan}
+        assert {sid for sid, _ in store.callbacks.handed_off(10, LEASE_S)} == {handed, orphan}
         alive.start(resume=False)
         assert alive.poll() == 2 and alive.poll() == 0  # taken once, not queued twice
-        assert not store.lease_callback(handed, "api-1", LEASE_S)  # the dead one's late renewal
+        assert not store.callbacks.lease(handed, "api-1", LEASE_S)  # the dead one's late renewal
         for sid in (handed, orphan):
             _wait_state(store, sid, CallbackState.DELIVERED)
         assert sorted(r[0]["X-Judge-Submission"] for r in receiver.requests) == sorted([handed, orphan])
         attempts = {r[0]["X-Judge-Submission"]: r[0]["X-Judge-Delivery-Attempt"] for r in receiver.requests}
         assert attempts == {handed: "2", orphan: "1"}  # on from the dead sender's try 1
-        assert [(a, code) for a, code, _, _ in store.callback_attempts(handed)] == [
+        assert [(a, code) for a, code, _, _ in store.callbacks.attempts(handed)] == [
             (0, None),
             (1, 503),
             (2, 200),
@@ -303,7 +305,7 @@ def test_a_sender_that_stops_releases_what_it_holds(
     """A sender closed with callbacks still queued gives up their leases: another takes them at once."""
     receiver = receivers([])
     sid = _finished(store, receiver.url)
-    assert store.hand_off_callback(sid, receiver.url, "not sent by grading node grader-1")
+    assert store.callbacks.hand_off(sid, receiver.url, "not sent by grading node grader-1")
     first, second = _sender(store, "api-1", receiver), _sender(store, "api-2", receiver)
     try:
         assert first.poll() == 1 and second.poll() == 0
@@ -326,8 +328,8 @@ def test_a_callback_handed_off_again_is_a_new_delivery(
     try:
         for count in (1, 2):
             if count == 2:  # the regrade's end: pending again, left to an API node
-                assert store.reopen_callback(sid)
-            assert store.hand_off_callback(sid, receiver.url, "not sent by grading node grader-1")
+                assert store.callbacks.reopen(sid)
+            assert store.callbacks.hand_off(sid, receiver.url, "not sent by grading node grader-1")
             assert sender.poll() == 1
             receiver.wait_for(count)
             _wait_state(store, sid, CallbackState.DELIVERED)
@@ -345,8 +347,8 @@ def _delivered(services: Any, sid: str, count: int = 1) -> None:
     """Wait until ``sid``'s callback is delivered, ``count`` deliveries (tries answered 2xx) in all."""
     deadline = time.monotonic() + 60
     while True:
-        record = services.store.get(sid)
-        tries = services.store.callback_attempts(sid)
+        record = services.store.submissions.get(sid)
+        tries = services.store.callbacks.attempts(sid)
         ok = sum(1 for _, code, _, _ in tries if code is not None and 200 <= code < 300)
         if record.callback_state is CallbackState.DELIVERED and ok >= count:
             return
@@ -455,14 +457,14 @@ def test_a_callback_url_with_a_control_or_non_ascii_character_is_refused_naming_
         assert error["code"] == "invalid_request" and error["path"] == "callback_url"
         position = next(i for i, c in enumerate(url) if not 0x21 <= ord(c) <= 0x7E)
         assert f"U+{ord(url[position]):04X} at position {position}" in error["message"]
-        assert services.store.count() == 0
+        assert services.store.submissions.count() == 0
         # In a batch, a malformed item makes the body malformed: refused whole, nothing stored.
         batch = {
             "items": [{"problem": SCALE, "code": CODE}, {"problem": SCALE, "code": CODE, "callback_url": url}]
         }
         answer = client.post("/api/v1/submissions/batch", json=batch)
         assert answer.status_code == 422 and answer.json()["error"]["path"] == "items[1].callback_url"
-        assert services.store.count() == 0
+        assert services.store.submissions.count() == 0
 
 
 def test_the_sender_survives_any_url_it_is_given_recording_each_try(
@@ -499,7 +501,7 @@ def test_the_sender_survives_any_url_it_is_given_recording_each_try(
         for sid in ids:
             _wait_state(store, sid, CallbackState.FAILED)
         for sid in ids:
-            tries = store.callback_attempts(sid)
+            tries = store.callbacks.attempts(sid)
             assert tries and all(error for _, _, error, _ in tries), tries
             assert len(tries) <= 2
     finally:
@@ -511,8 +513,8 @@ def test_the_sender_survives_any_url_it_is_given_recording_each_try(
 def test_a_settled_callback_is_reopened_by_one_caller_only(store: Store) -> None:
     """What keeps two API nodes asked to redeliver at once from starting two deliveries."""
     sid = _finished(store, "http://127.0.0.1:9/hook")
-    assert not store.reopen_callback(sid)  # pending: a delivery is under way
+    assert not store.callbacks.reopen(sid)  # pending: a delivery is under way
     for settled in (CallbackState.DELIVERED, CallbackState.FAILED):
-        store.set_callback_state(sid, settled)
-        assert [store.reopen_callback(sid) for _ in range(3)] == [True, False, False]
-        assert store.get(sid).callback_state is CallbackState.PENDING  # type: ignore[union-attr]
+        store.callbacks.set_state(sid, settled)
+        assert [store.callbacks.reopen(sid) for _ in range(3)] == [True, False, False]
+        assert store.submissions.get(sid).callback_state is CallbackState.PENDING  # type: ignore[union-attr]

@@ -66,11 +66,11 @@ def test_fifty_concurrent_submissions_are_all_graded_once(tmp_path: Path) -> Non
             assert result["attempts"] == 1
         store = Store(sqlite_url(tmp_path / "judge.sqlite3"))
         try:
-            assert store.count() == COUNT and store.count(Status.DONE) == COUNT
+            assert store.submissions.count() == COUNT and store.submissions.count(Status.DONE) == COUNT
             for sid, body in zip(ids, bodies, strict=True):
-                record = store.get(sid)
+                record = store.submissions.get(sid)
                 assert record is not None and record.code == body["code"]
-                finals = [e for e in store.events_after(sid) if e.kind in ("result", "failed")]
+                finals = [e for e in store.events.after(sid) if e.kind in ("result", "failed")]
                 assert len(finals) == 1
         finally:
             store.close()

@@ -66,7 +66,7 @@ def test_a_batch_posted_twice_with_one_key_stores_its_submissions_once(
     again = client.post("/api/v1/submissions/batch", json=batch, headers=key)
     assert again.status_code == 200 and again.headers["Idempotent-Replayed"] == "true"
     assert shape(again.json()) == shape(first.json())  # the same submissions, the same refusal
-    assert len(services.store.ids()) == 2
+    assert len(services.store.submissions.ids()) == 2
     # Another body with the key: a 409 before anything is stored, as the single route answers.
     other = client.post("/api/v1/submissions/batch", json={"items": [item()]}, headers=key)
     assert other.status_code == 409, other.text
@@ -74,11 +74,11 @@ def test_a_batch_posted_twice_with_one_key_stores_its_submissions_once(
     assert (
         other.json()["error"]["path"] == "Idempotency-Key" and "'batch-1'" in other.json()["error"]["message"]
     )
-    assert len(services.store.ids()) == 2
+    assert len(services.store.submissions.ids()) == 2
     # The key is the caller's: another API key with the same key and body gets its own submissions.
     theirs = client.post("/api/v1/submissions/batch", json=batch, headers={**B, "Idempotency-Key": "batch-1"})
     assert theirs.status_code == 200 and "Idempotent-Replayed" not in theirs.headers
-    assert len(services.store.ids()) == 4
+    assert len(services.store.submissions.ids()) == 4
     # A batch key never answers a single submit's key of the same name, nor the other way round.
     single = client.post("/api/v1/submissions", json=item(external_user="u1"), headers=key)
     assert single.status_code == 202

@@ -46,7 +46,7 @@ def test_sigkill_with_queued_and_running_work_loses_nothing(tmp_path: Path) -> N
 
     store = Store(sqlite_url(tmp_path / "judge.sqlite3"))
     try:
-        before = {sid: store.get(sid) for sid in ids}
+        before = {sid: store.submissions.get(sid) for sid in ids}
         assert all(r is not None and r.status in (Status.QUEUED, Status.RUNNING) for r in before.values())
         second = ServeProcess(tmp_path, **env)
         try:
@@ -62,11 +62,11 @@ def test_sigkill_with_queued_and_running_work_loses_nothing(tmp_path: Path) -> N
             second.stop()
         assert second.session_processes() == []
         for sid in ids:
-            record = store.get(sid)
+            record = store.submissions.get(sid)
             assert record is not None and record.status is Status.DONE
             was_running = before[sid].status is Status.RUNNING  # type: ignore[union-attr]
             assert record.attempts == (2 if was_running else 1), (sid, record.attempts)
-            finals = [e for e in store.events_after(sid) if e.kind == "result"]
+            finals = [e for e in store.events.after(sid) if e.kind == "result"]
             assert len(finals) == 1 and finals[0].attempt == record.attempts
     finally:
         store.close()

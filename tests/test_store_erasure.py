@@ -44,7 +44,7 @@ def submit(store: Store, marker: str, *, user: str) -> str:
     """A finished submission carrying ``marker`` in its code (long: overflow pages too), tags, external
     user, result and events."""
     code = f"def f(x):\n    # {marker}\n    return x\n" + f"# {marker} padding\n" * 400
-    record = store.create(
+    record = store.submissions.create(
         NewSubmission(
             problem="some-problem",
             code=code,
@@ -53,25 +53,25 @@ def submit(store: Store, marker: str, *, user: str) -> str:
             tags={"cohort": marker},
         )
     )
-    claim = store.claim(record.id)
+    claim = store.attempts.claim(record.id)
     assert claim is not None
-    store.append_event(claim, "case", {"message": marker})
-    assert store.finish(
+    store.events.append(claim, "case", {"message": marker})
+    assert store.attempts.finish(
         claim, {"verdict": "accepted", "note": marker}, "accepted", {}, ("result", {"m": marker})
     )
     return record.id
 
 
 def erase_by_delete(store: Store, sid: str, user: str, cut: datetime) -> None:
-    assert store.delete(sid)
+    assert store.deletion.delete(sid)
 
 
 def erase_by_user(store: Store, sid: str, user: str, cut: datetime) -> None:
-    assert store.erase_user(None, user) == 1
+    assert store.deletion.erase_user(None, user) == 1
 
 
 def erase_by_retention(store: Store, sid: str, user: str, cut: datetime) -> None:
-    assert store.purge_finished(cut) == 1  # finished before ``cut``: the erased one only
+    assert store.deletion.purge_finished(cut) == 1  # finished before ``cut``: the erased one only
 
 
 def test_an_erased_account_leaves_no_name_code_or_submission_in_the_files(store: Store, folder: Path) -> None:
@@ -103,7 +103,7 @@ def test_erased_bytes_are_in_no_file_of_the_store(
     assert files_holding(folder, gone_marker.encode()) == []
     assert files_holding(folder, gone_user.encode()) == []
     assert files_holding(folder, sid.encode()) == []
-    assert store.get(sid) is None
+    assert store.submissions.get(sid) is None
     kept = files_holding(folder, kept_marker.encode())
     assert kept, "the other submission is still there"
 
@@ -137,7 +137,7 @@ def test_a_deletion_on_postgresql_vacuums_the_tables(database_url: str) -> None:
     store.migrate()
     try:
         sid = submit(store, f"gone-{uuid.uuid4().hex}", user="u")
-        assert store.delete(sid) and store.get(sid) is None
+        assert store.deletion.delete(sid) and store.submissions.get(sid) is None
         assert store.scrub() is True
         with store.engine.connect() as connection:
             vacuumed = connection.exec_driver_sql(

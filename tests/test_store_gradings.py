@@ -38,19 +38,19 @@ def manifest(version: ProblemVersion) -> dict[str, Any]:
 
 def graded(store: Store, key: str = "k", verdict: str = "accepted") -> str:
     """A submission of problem ``p`` graded with the OLD version."""
-    record = store.create(
+    record = store.submissions.create(
         NewSubmission(problem="p", code="x = 1", manifest=manifest(OLD), key_name=key, key_id=key)
     )
-    claim = store.claim(record.id)
+    claim = store.attempts.claim(record.id)
     assert claim is not None
-    store.finish(claim, {"verdict": verdict}, verdict, manifest(OLD), ("result", {"status": "done"}))
+    store.attempts.finish(claim, {"verdict": verdict}, verdict, manifest(OLD), ("result", {"status": "done"}))
     return record.id
 
 
 def grade_pending(store: Store, sid: str, verdict: str = "wrong_answer") -> None:
     """What the worker does with a claimed regrade: store the new grading."""
     gradings = GradingStore(store)
-    claim = store.claim(sid)
+    claim = store.attempts.claim(sid)
     assert claim is not None
     pending = gradings.pending(sid)
     assert pending is not None and pending.accepted == NEW
@@ -62,15 +62,15 @@ def test_a_regrade_is_a_new_grading_written_once(store: Store) -> None:
     sid = graded(store)
     assert gradings.history(sid) == [] and gradings.pending(sid) is None
     assert gradings.request(sid, NEW) == 2
-    record = store.get(sid)
+    record = store.submissions.get(sid)
     assert record is not None and record.status is Status.QUEUED and record.verdict == "accepted"
     with pytest.raises(RegradeRefused):  # one grading at a time
         gradings.request(sid, NEW)
-    events = store.events_after(sid)
+    events = store.events.after(sid)
     assert [(e.kind, e.data) for e in events] == [
         ("status", {"status": "queued", "regrade": True, "grading": 2})
     ]
-    claim = store.claim(sid)
+    claim = store.attempts.claim(sid)
     assert claim is not None and claim.attempt == 2
     pending = gradings.pending(sid)
     assert pending is not None and (pending.number, pending.first_attempt) == (2, 2)
@@ -81,7 +81,7 @@ def test_a_regrade_is_a_new_grading_written_once(store: Store) -> None:
         claim, pending, {"verdict": "wrong_answer"}, "wrong_answer", manifest(NEW), ("result", {})
     )
     assert not gradings.finish(claim, pending, {"verdict": "x"}, "x", manifest(NEW), ("result", {}))
-    record = store.get(sid)
+    record = store.submissions.get(sid)
     assert record is not None and (record.status, record.verdict, record.grading) == (
         Status.DONE, "wrong_answer", 2,
     )  # fmt: skip
@@ -99,8 +99,8 @@ def test_a_regrade_is_a_new_grading_written_once(store: Store) -> None:
     grade_pending(store, sid, verdict="accepted")
     results = [g.result for g in gradings.history(sid)]
     assert results == [{"verdict": "accepted"}, {"verdict": "wrong_answer"}, None]
-    assert store.get(sid).result == {"verdict": "accepted"}  # type: ignore[union-attr]
-    assert store.ids() == [sid]
+    assert store.submissions.get(sid).result == {"verdict": "accepted"}  # type: ignore[union-attr]
+    assert store.submissions.ids() == [sid]
     with pytest.raises(RegradeRefused):
         gradings.request("00000000-0000-0000-0000-000000000000", NEW)
 
@@ -137,11 +137,11 @@ def test_a_failed_regrade_puts_the_submission_back_as_it_was(store: Store) -> No
     gradings = GradingStore(store)
     sid = graded(store)
     gradings.request(sid, NEW)
-    claim = store.claim(sid)
+    claim = store.attempts.claim(sid)
     pending = gradings.pending(sid)
     assert claim is not None and pending is not None
     assert gradings.fail(claim, pending, "the judge could not grade it", ("failed", {"status": "failed"}))
-    record = store.get(sid)
+    record = store.submissions.get(sid)
     assert record is not None and (record.status, record.verdict, record.grading) == (
         Status.DONE,
         "accepted",
@@ -159,8 +159,8 @@ def test_regrades_count_against_a_learners_own_cap_only(store: Store) -> None:
     first, second = graded(store), graded(store)
     gradings.request(first, NEW)  # an operator's: no cap
     # A regrade counts for neither the submit caps nor gradings_per_client ...
-    assert store.owner_counts("k", None) == {Status.QUEUED: 0, Status.RUNNING: 0}
-    fresh = store.create(
+    assert store.submissions.owner_counts("k", None) == {Status.QUEUED: 0, Status.RUNNING: 0}
+    fresh = store.submissions.create(
         NewSubmission(problem="p", code="y", manifest=manifest(NEW), key_name="k", key_id="k"),
         quota=Quota(unfinished=1, queued=1),
     )
@@ -169,7 +169,7 @@ def test_regrades_count_against_a_learners_own_cap_only(store: Store) -> None:
     with pytest.raises(RegradeOverCap) as refused:
         gradings.request(second, NEW, owner_cap=OwnerCap("k", None, 2))
     assert refused.value.count == 2
-    record = store.get(second)
+    record = store.submissions.get(second)
     assert record is not None and record.status is Status.DONE and gradings.history(second) == []
     assert gradings.request(second, NEW, owner_cap=OwnerCap("k", None, 3)) == 2
 
@@ -204,7 +204,7 @@ def test_a_problem_regrade_goes_in_batches_and_resumes_elsewhere(store: Store, d
     done = jobs.job(job.id)
     assert done is not None and (done.state, done.queued, done.graded, done.failed) == ("done", 5, 5, 0)
     assert done.finished_at is not None and jobs.running_jobs() == []
-    assert gradings.history(current) == [] and sorted(store.ids()) == sorted([*ids, current])
+    assert gradings.history(current) == [] and sorted(store.submissions.ids()) == sorted([*ids, current])
     assert jobs.advance(job.id, room=10) == []
     # Nothing left on another version: a new job is done at once; force takes every one.
     assert jobs.create("p", NEW, force=False, notify=False, batch=2, requested_by=None).state == "done"
@@ -221,7 +221,7 @@ def test_deleting_a_submission_takes_its_gradings(store: Store) -> None:
     sid = graded(store)
     gradings.request(sid, NEW)
     grade_pending(store, sid)
-    assert store.delete(sid)
+    assert store.deletion.delete(sid)
     with store.transaction() as session:
         assert session.query(Grading).count() == 0
 
@@ -235,12 +235,12 @@ def test_an_erased_regraded_submission_leaves_no_grading_in_the_files(tmp_path: 
     store.migrate()
     try:
         marker, user = f"gone-{uuid.uuid4().hex}", f"user-{uuid.uuid4().hex}"
-        record = store.create(
+        record = store.submissions.create(
             NewSubmission(problem="p", code="x = 1", manifest=manifest(OLD), external_user=user)
         )
-        claim = store.claim(record.id)
+        claim = store.attempts.claim(record.id)
         assert claim is not None
-        store.finish(claim, {"note": marker}, "accepted", manifest(OLD), ("result", {}))
+        store.attempts.finish(claim, {"note": marker}, "accepted", manifest(OLD), ("result", {}))
         GradingStore(store).request(record.id, NEW)
         grade_pending(store, record.id, verdict=marker[:30])
         with store.transaction() as session:
@@ -253,9 +253,9 @@ def test_an_erased_regraded_submission_leaves_no_grading_in_the_files(tmp_path: 
 
         assert all(found(needle) for needle in needles)
         if how == "delete":
-            assert store.delete(record.id)
+            assert store.deletion.delete(record.id)
         else:
-            assert store.erase_user(None, user) == 1
+            assert store.deletion.erase_user(None, user) == 1
         for needle in needles:
             assert found(needle) == []
     finally:

@@ -20,7 +20,7 @@ from alembic import command
 from sqlalchemy import delete, func, select, text, update
 
 from judge.store import Cursor, NewSubmission, Status, Store, SubmissionFilter
-from judge.store import repository as store_repository
+from judge.store import pages as store_pages
 from judge.store.migrate import config, current, upgrade
 from judge.store.models import Submission, SubmissionEvent, SubmissionTag
 
@@ -42,7 +42,7 @@ def listed(store: Store, chosen: SubmissionFilter, limit: int = 2) -> list[str]:
     ids: list[str] = []
     after = None
     while True:
-        page = store.page(chosen, after=after, limit=limit)
+        page = store.listing.page(chosen, after=after, limit=limit)
         ids += [record.id for record in page]
         if len(page) < limit:
             return ids
@@ -59,8 +59,11 @@ def rows(store: Store, model: Any, submission_id: str) -> int:
 
 
 def test_a_tag_filter_reads_the_tag_rows_written_with_the_submission(store: Store) -> None:
-    made = [store.create(new(tags={"course": "c1" if i % 2 else "c2", "n": str(i)})).id for i in range(7)]
-    store.create(new(key="other", tags={"course": "c1"}))
+    made = [
+        store.submissions.create(new(tags={"course": "c1" if i % 2 else "c2", "n": str(i)})).id
+        for i in range(7)
+    ]
+    store.submissions.create(new(key="other", tags={"course": "c1"}))
     odd = list(reversed(made[1::2]))
     assert listed(store, SubmissionFilter("k", tag=("course", "c1"))) == odd  # by cursor, newest first
     assert rows(store, SubmissionTag, made[0]) == 2
@@ -70,22 +73,24 @@ def test_a_tag_filter_reads_the_tag_rows_written_with_the_submission(store: Stor
         connection.execute(delete(SubmissionTag).where(SubmissionTag.submission_id == made[1]))
         connection.execute(update(Submission).where(Submission.id == made[0]).values(tags={"course": "c1"}))
     assert listed(store, SubmissionFilter("k", tag=("course", "c1"))) == odd[:-1]
-    assert store.total(SubmissionFilter("k", tag=("course", "c1"))) == (len(odd) - 1, False)
-    assert store.get(made[1]).tags == {"course": "c1", "n": "1"}  # type: ignore[union-attr]
+    assert store.listing.total(SubmissionFilter("k", tag=("course", "c1"))) == (len(odd) - 1, False)
+    assert store.submissions.get(made[1]).tags == {"course": "c1", "n": "1"}  # type: ignore[union-attr]
     # Combined with other filters, and counted with them.
     chosen = SubmissionFilter("k", tag=("n", "4"), problem="p", status=Status.QUEUED)
-    assert listed(store, chosen) == [made[4]] and store.total(chosen) == (1, False)
+    assert listed(store, chosen) == [made[4]] and store.listing.total(chosen) == (1, False)
     assert listed(store, SubmissionFilter("k", tag=("n", "4"), problem="q")) == []
     # Beside a narrow filter the tag is looked up per submission; beside a broad one (or a problem, or
     # times) the tag's rows are walked: the same answers.
-    users = [store.create(new(tags={"course": "c1"}, external_user=f"u{i % 2}")).id for i in range(4)]
+    users = [
+        store.submissions.create(new(tags={"course": "c1"}, external_user=f"u{i % 2}")).id for i in range(4)
+    ]
     by_user = SubmissionFilter("k", tag=("course", "c1"), external_user="u1")
-    assert listed(store, by_user) == [users[3], users[1]] and store.total(by_user) == (2, False)
+    assert listed(store, by_user) == [users[3], users[1]] and store.listing.total(by_user) == (2, False)
     by_problem = SubmissionFilter("k", tag=("course", "c1"), problem="p")
     assert listed(store, by_problem) == list(reversed(users)) + odd[:-1]
-    assert store.total(by_problem) == (len(users) + len(odd) - 1, False)
+    assert store.listing.total(by_problem) == (len(users) + len(odd) - 1, False)
     # Deleting a submission deletes its tag rows.
-    assert store.delete(made[4])
+    assert store.deletion.delete(made[4])
     assert rows(store, SubmissionTag, made[4]) == 0
 
 
@@ -94,13 +99,15 @@ def test_a_tag_beside_a_status_or_verdict_is_served_each_way(store: Store) -> No
     verdict): that filter's rows walked, each tag looked up. Both give what the filters say."""
     graded: dict[str, str] = {}
     for i, verdict in enumerate(("accepted", "wrong_answer", "accepted", "output_limit_exceeded", None)):
-        record = store.create(new(tags={"course": "c1" if i != 2 else "c2"}))
-        claim = store.claim(record.id)
+        record = store.submissions.create(new(tags={"course": "c1" if i != 2 else "c2"}))
+        claim = store.attempts.claim(record.id)
         assert claim is not None
         if verdict is None:
-            store.fail(claim, "gave up", ("failed", {"status": "failed", "error": "gave up"}))
+            store.attempts.fail(claim, "gave up", ("failed", {"status": "failed", "error": "gave up"}))
         else:
-            store.finish(claim, {"verdict": verdict}, verdict, {"m": 1}, ("result", {"status": "done"}))
+            store.attempts.finish(
+                claim, {"verdict": verdict}, verdict, {"m": 1}, ("result", {"status": "done"})
+            )
         graded[record.id] = verdict or "failed"
     ids = list(graded)
     course = ("course", "c1")
@@ -114,7 +121,7 @@ def test_a_tag_beside_a_status_or_verdict_is_served_each_way(store: Store) -> No
     }
     for chosen, expected in cases.items():
         assert listed(store, chosen) == expected, chosen
-        assert store.total(chosen) == (len(expected), False), chosen
+        assert store.listing.total(chosen) == (len(expected), False), chosen
 
 
 def unequal_tag_rows(store: Store) -> int:
@@ -135,36 +142,36 @@ def test_the_tag_rows_follow_their_submissions_status_and_verdict(store: Store) 
 
     gradings = GradingStore(store)
     course = ("course", "c1")
-    ids = [store.create(new(tags={"course": "c1", "n": str(i)})).id for i in range(4)]
-    untagged = store.create(new()).id
+    ids = [store.submissions.create(new(tags={"course": "c1", "n": str(i)})).id for i in range(4)]
+    untagged = store.submissions.create(new()).id
     assert unequal_tag_rows(store) == 0
-    claims = [store.claim(sid, node="n1") for sid in ids]
+    claims = [store.attempts.claim(sid, node="n1") for sid in ids]
     assert all(claims) and unequal_tag_rows(store) == 0
     assert listed(store, SubmissionFilter("k", tag=course, status=Status.RUNNING)) == list(reversed(ids))
-    assert store.release(claims[3])  # type: ignore[arg-type]
-    assert store.finish(claims[0], {"v": 1}, "accepted", {"m": 1}, ("result", {}))  # type: ignore[arg-type]
-    assert store.finish(claims[1], {"v": 1}, "wrong_answer", {"m": 1}, ("result", {}))  # type: ignore[arg-type]
-    assert store.fail(claims[2], "gave up", ("failed", {"status": "failed"}))  # type: ignore[arg-type]
+    assert store.attempts.release(claims[3])  # type: ignore[arg-type]
+    assert store.attempts.finish(claims[0], {"v": 1}, "accepted", {"m": 1}, ("result", {}))  # type: ignore[arg-type]
+    assert store.attempts.finish(claims[1], {"v": 1}, "wrong_answer", {"m": 1}, ("result", {}))  # type: ignore[arg-type]
+    assert store.attempts.fail(claims[2], "gave up", ("failed", {"status": "failed"}))  # type: ignore[arg-type]
     assert unequal_tag_rows(store) == 0
     by = {
         "accepted": SubmissionFilter("k", tag=course, verdict="accepted"),
         "done": SubmissionFilter("k", tag=course, status=Status.DONE),
         "queued": SubmissionFilter("k", tag=course, status=Status.QUEUED),
     }
-    assert listed(store, by["accepted"]) == [ids[0]] and store.total(by["accepted"]) == (1, False)
+    assert listed(store, by["accepted"]) == [ids[0]] and store.listing.total(by["accepted"]) == (1, False)
     assert listed(store, by["done"]) == [ids[1], ids[0]]
     assert listed(store, by["queued"]) == [ids[3]]
     # A regrade: queued again with its verdict kept, then graded to another verdict.
     assert gradings.request(ids[0], ProblemVersion("b" * 64, 2)) == 2
     assert unequal_tag_rows(store) == 0 and listed(store, by["queued"]) == [ids[3], ids[0]]
-    claim = store.claim(ids[0])
+    claim = store.attempts.claim(ids[0])
     pending = gradings.pending(ids[0])
     assert claim is not None and pending is not None
     assert gradings.finish(claim, pending, {"v": 2}, "wrong_answer", {"m": 2}, ("result", {}))
     assert unequal_tag_rows(store) == 0 and listed(store, by["accepted"]) == []
     # A claim lost with its node is put back; a write no store method makes is followed too.
-    lost = store.claim(ids[3], node="gone")
-    assert lost is not None and store.release_node("gone") == [ids[3]]
+    lost = store.attempts.claim(ids[3], node="gone")
+    assert lost is not None and store.attempts.release_node("gone") == [ids[3]]
     with store.engine.begin() as connection:
         connection.execute(update(Submission).where(Submission.id == ids[3]).values(verdict="accepted"))
         connection.execute(update(Submission).where(Submission.id == untagged).values(verdict="accepted"))
@@ -173,23 +180,31 @@ def test_the_tag_rows_follow_their_submissions_status_and_verdict(store: Store) 
 
 def test_a_count_stops_at_its_cap_and_says_so(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     for i in range(6):
-        store.create(new(tags={"course": "c1"}, external_user=f"u{i % 2}"))
+        store.submissions.create(new(tags={"course": "c1"}, external_user=f"u{i % 2}"))
     everything = SubmissionFilter("k")
-    assert store.total(everything) == (6, False)
-    assert store.total(everything, most=6) == (6, False)
-    assert store.total(everything, most=5) == (5, True)
+    assert store.listing.total(everything) == (6, False)
+    assert store.listing.total(everything, most=6) == (6, False)
+    assert store.listing.total(everything, most=5) == (5, True)
     # The tag-and-time count reads the tag rows alone; the others the submissions: capped alike.
     week_ago = datetime.now(UTC) - timedelta(days=7)
-    assert store.total(SubmissionFilter("k", tag=("course", "c1"), created_after=week_ago), most=4) == (
+    assert store.listing.total(
+        SubmissionFilter("k", tag=("course", "c1"), created_after=week_ago), most=4
+    ) == (
         4,
         True,
     )
-    assert store.total(SubmissionFilter("k", tag=("course", "c1"), created_before=week_ago)) == (0, False)
-    assert store.total(SubmissionFilter("k", tag=("course", "c1"), external_user="u1"), most=2) == (2, True)
-    assert store.total(SubmissionFilter("k", tag=("course", "c1"), external_user="u1")) == (3, False)
-    assert store.count_matching(SubmissionFilter("k", tag=("course", "c1"))) == 6
-    monkeypatch.setattr(store_repository, "COUNT_MAX", 3)
-    assert store.total(everything) == (3, True)
+    assert store.listing.total(SubmissionFilter("k", tag=("course", "c1"), created_before=week_ago)) == (
+        0,
+        False,
+    )
+    assert store.listing.total(SubmissionFilter("k", tag=("course", "c1"), external_user="u1"), most=2) == (
+        2,
+        True,
+    )
+    assert store.listing.total(SubmissionFilter("k", tag=("course", "c1"), external_user="u1")) == (3, False)
+    assert store.listing.count_matching(SubmissionFilter("k", tag=("course", "c1"))) == 6
+    monkeypatch.setattr(store_pages, "COUNT_MAX", 3)
+    assert store.listing.total(everything) == (3, True)
 
 
 # ------------------------------------------------------------------------------------------- events
@@ -197,23 +212,23 @@ def test_a_count_stops_at_its_cap_and_says_so(store: Store, monkeypatch: pytest.
 
 def _grade(store: Store, result: dict[str, Any], *, replace_case: int | None = None) -> tuple[str, list[Any]]:
     """A submission graded as the judge does it; the events as a stream read them while it ran."""
-    record = store.create(new())
-    claim = store.claim(record.id)
+    record = store.submissions.create(new())
+    claim = store.attempts.claim(record.id)
     assert claim is not None
     events = case_events(result)
     for kind, data in events[:-1]:
         if replace_case is not None and data.get("index") == replace_case:
             data = {"index": replace_case, "case": {"name": "bare", "verdict": "runtime_error"}}
-        store.append_event(claim, kind, data)
-    during = [(e.id, e.kind, e.data) for e in store.events_after(record.id)]
-    assert store.finish(claim, result, result["verdict"], {"m": 1}, events[-1])
+        store.events.append(claim, kind, data)
+    during = [(e.id, e.kind, e.data) for e in store.events.after(record.id)]
+    assert store.attempts.finish(claim, result, result["verdict"], {"m": 1}, events[-1])
     return record.id, during
 
 
 def test_a_finished_gradings_events_are_one_row_read_back_unchanged(store: Store) -> None:
     result = result_doc(__import__("random").Random(1), "p", "wrong_answer")
     sid, during = _grade(store, result, replace_case=2)
-    after = [(e.id, e.kind, e.data) for e in store.events_after(sid)]
+    after = [(e.id, e.kind, e.data) for e in store.events.after(sid)]
     assert after[:-1] == during  # the same ids, kinds and data, the case that differs from the result too
     final_id, final_kind, final_data = after[-1]
     assert final_kind == "result" and final_data == {
@@ -228,20 +243,20 @@ def test_a_finished_gradings_events_are_one_row_read_back_unchanged(store: Store
         assert len(json.dumps(stored.scalar_one())) < 1000  # the result and its cases are not kept twice
     # Resuming after any event gives the rest, as before.
     middle = during[5][0]
-    assert [e.id for e in store.events_after(sid, middle)] == [i for i, _, _ in after if i > middle]
-    assert store.events_after(sid, final_id) == []
-    assert [e.id for e in store.events_after(sid, limit=3)] == [i for i, _, _ in after[:3]]
+    assert [e.id for e in store.events.after(sid, middle)] == [i for i, _, _ in after if i > middle]
+    assert store.events.after(sid, final_id) == []
+    assert [e.id for e in store.events.after(sid, limit=3)] == [i for i, _, _ in after[:3]]
 
 
 def test_a_failed_gradings_events_are_folded_too(store: Store) -> None:
-    record = store.create(new())
-    claim = store.claim(record.id)
+    record = store.submissions.create(new())
+    claim = store.attempts.claim(record.id)
     assert claim is not None
-    store.append_event(claim, "status", {"status": "running", "attempt": 1, "cases": 2, "public": 1})
-    store.append_event(claim, "case", {"index": 0, "case": {"name": "a", "verdict": "accepted"}})
-    during = [(e.id, e.kind, e.data) for e in store.events_after(record.id)]
-    assert store.fail(claim, "gave up", ("failed", {"status": "failed", "error": "gave up"}))
-    after = [(e.id, e.kind, e.data) for e in store.events_after(record.id)]
+    store.events.append(claim, "status", {"status": "running", "attempt": 1, "cases": 2, "public": 1})
+    store.events.append(claim, "case", {"index": 0, "case": {"name": "a", "verdict": "accepted"}})
+    during = [(e.id, e.kind, e.data) for e in store.events.after(record.id)]
+    assert store.attempts.fail(claim, "gave up", ("failed", {"status": "failed", "error": "gave up"}))
+    after = [(e.id, e.kind, e.data) for e in store.events.after(record.id)]
     assert after[:-1] == during and after[-1][1:] == ("failed", {"status": "failed", "error": "gave up"})
     assert rows(store, SubmissionEvent, record.id) == 1
 
@@ -249,7 +264,7 @@ def test_a_failed_gradings_events_are_folded_too(store: Store) -> None:
 def test_results_are_packed_on_sqlite_and_read_back(store: Store) -> None:
     result = result_doc(__import__("random").Random(2), "p", "accepted")
     sid, _ = _grade(store, result)
-    assert store.get(sid).result == result  # type: ignore[union-attr]
+    assert store.submissions.get(sid).result == result  # type: ignore[union-attr]
     with store.engine.connect() as connection:
         raw = connection.execute(text("SELECT result FROM submissions WHERE id = :id"), {"id": sid}).scalar()
     if store.dialect == "sqlite":
@@ -306,7 +321,7 @@ def test_migrations_0009_and_0010_carry_existing_rows_over_and_back(database_url
                         },
                     )
         first, _second, running = (f"00000000-0000-4000-8000-00000000000{i}" for i in (1, 2, 3))
-        before = {sid: legacy.events_after(sid) for sid in (first, running)}
+        before = {sid: legacy.events.after(sid) for sid in (first, running)}
         legacy.migrate()
         assert current(legacy.engine) == "0010"
         assert listed(legacy, SubmissionFilter("k", tag=("course", "c1"))) == [first]
@@ -316,9 +331,9 @@ def test_migrations_0009_and_0010_carry_existing_rows_over_and_back(database_url
         assert listed(legacy, SubmissionFilter("k", tag=("course", "c1"), verdict="wrong_answer")) == [first]
         assert listed(legacy, SubmissionFilter("k", tag=("course", "c2"), status=Status.RUNNING)) == [running]
         assert unequal_tag_rows(legacy) == 0
-        assert legacy.get(first).result == result  # type: ignore[union-attr]
-        assert legacy.events_after(first) == before[first] and rows(legacy, SubmissionEvent, first) == 1
-        assert legacy.events_after(running) == before[running] and rows(legacy, SubmissionEvent, running) == 3
+        assert legacy.submissions.get(first).result == result  # type: ignore[union-attr]
+        assert legacy.events.after(first) == before[first] and rows(legacy, SubmissionEvent, first) == 1
+        assert legacy.events.after(running) == before[running] and rows(legacy, SubmissionEvent, running) == 3
         if legacy.dialect == "sqlite":
             with legacy.engine.connect() as connection:
                 raw = connection.execute(text("SELECT result FROM submissions WHERE id = :id"), {"id": first})
@@ -337,7 +352,7 @@ def test_migrations_0009_and_0010_carry_existing_rows_over_and_back(database_url
             ).scalar()
             assert (json.loads(stored) if isinstance(stored, str) else stored) == result
         legacy.migrate()
-        assert legacy.events_after(first) == before[first]
+        assert legacy.events.after(first) == before[first]
     finally:
         legacy.close()
 

@@ -47,7 +47,7 @@ def _dispatcher(
 
 
 def _queue(store: Store, dispatcher: LocalDispatcher) -> str:
-    sid = store.create(NewSubmission(problem=FIXTURE_SLUG, code="code", manifest={})).id
+    sid = store.submissions.create(NewSubmission(problem=FIXTURE_SLUG, code="code", manifest={})).id
     dispatcher.reserve().commit(sid)
     return sid
 

@@ -54,7 +54,7 @@ def accepted_for(store: Store, problems: Problems, slug: str = SCALE, **extra: A
         "problem_revision": problem.spec.revision,
         "problem_hash": problem_hash(problem),
     }
-    return store.create(NewSubmission(problem=slug, code=CODE, manifest=manifest, **extra)).id
+    return store.submissions.create(NewSubmission(problem=slug, code=CODE, manifest=manifest, **extra)).id
 
 
 @pytest.fixture
@@ -78,9 +78,9 @@ def test_a_grader_without_the_version_gives_it_back_without_an_attempt(
     old = grader(store, problems, engine, max_attempts=1, observer=metrics)
     for _ in range(3):  # more holds than max_attempts: none counts
         assert old.process(sid) is Outcome.HELD
-        record = store.get(sid)
+        record = store.submissions.get(sid)
         assert record is not None and record.status is Status.QUEUED and record.attempts == 0
-        [event] = store.events_after(sid)
+        [event] = store.events.after(sid)
         assert event.data["status"] == "queued" and event.data["waiting"] == "version"
         short = problem_hash(new.get(SCALE))[:12]
         assert (
@@ -90,7 +90,7 @@ def test_a_grader_without_the_version_gives_it_back_without_an_attempt(
     assert engine.graded == []  # never graded with revision 1
     assert b'judge_requeues_total{reason="version"} 3.0' in metrics.render()
     assert grader(store, new, engine).process(sid) is Outcome.GRADED
-    record = store.get(sid)
+    record = store.submissions.get(sid)
     assert record is not None and record.status is Status.DONE and record.attempts == 1
     assert record.manifest["problem_hash"] == problem_hash(new.get(SCALE))
     assert record.manifest["problem_revision"] == 2 and "accepted_problem_hash" not in record.manifest
@@ -109,18 +109,18 @@ def test_a_version_no_grader_has_fails_after_the_hold_saying_so(
     old = grader(store, problems, FakeEngine(), hold_s=0.0, served_elsewhere=served)
     assert old.process(sid) is Outcome.HELD  # past the hold, but a live node still has it
     assert old.process(sid) is Outcome.FAILED
-    record = store.get(sid)
+    record = store.submissions.get(sid)
     assert record is not None and record.status is Status.FAILED and record.attempts == 1
     assert record.error is not None and "no grading node has version revision 3" in record.error
     assert "not graded with another version" in record.error
-    assert [e.kind for e in store.events_after(sid)] == ["failed"]
+    assert [e.kind for e in store.events.after(sid)] == ["failed"]
 
 
 def test_a_vanished_problem_waits_then_fails(store: Store, problems: ProblemSet) -> None:
-    sid = store.create(NewSubmission(problem="deleted-problem", code=CODE, manifest={})).id
+    sid = store.submissions.create(NewSubmission(problem="deleted-problem", code=CODE, manifest={})).id
     assert grader(store, problems, FakeEngine()).process(sid) is Outcome.HELD
     assert grader(store, problems, FakeEngine(), hold_s=0.0).process(sid) is Outcome.FAILED
-    assert "no grading node has problem deleted-problem" in (store.get(sid).error or "")  # type: ignore[union-attr]
+    assert "no grading node has problem deleted-problem" in (store.submissions.get(sid).error or "")  # type: ignore[union-attr]
 
 
 def test_the_in_process_queue_offers_a_held_submission_again_until_the_version_is_served(
@@ -136,16 +136,16 @@ def test_the_in_process_queue_offers_a_held_submission_again_until_the_version_i
     dispatcher.start()
     try:
         dispatcher.reserve().commit(sid)
-        wait_until(lambda: store.events_after(sid), 10, "the hold's event")
+        wait_until(lambda: store.events.after(sid), 10, "the hold's event")
         time.sleep(0.5)
-        assert store.get(sid).status is Status.QUEUED and engine.graded == []  # type: ignore[union-attr]
+        assert store.submissions.get(sid).status is Status.QUEUED and engine.graded == []  # type: ignore[union-attr]
         where = dispatcher.waiting(sid)  # None only while an offer is being turned down
         assert where is None or (where.reason == "queue" and where.ahead == 0)
         worker.problems = new
-        wait_until(lambda: store.get(sid).status is Status.DONE, 20, "the grading")  # type: ignore[union-attr]
+        wait_until(lambda: store.submissions.get(sid).status is Status.DONE, 20, "the grading")  # type: ignore[union-attr]
     finally:
         dispatcher.close(5)
-    record = store.get(sid)
+    record = store.submissions.get(sid)
     assert record is not None and record.attempts == 1 and record.manifest["problem_revision"] == 2
 
 
@@ -161,7 +161,7 @@ def test_get_says_what_version_a_held_submission_waits_for_and_it_fails_after_th
         assert body["status"] == "done" and body["manifest"]["problem_revision"] == 1
         sid = accepted_for(services.store, new)
         services.dispatcher.reserve().commit(sid)
-        wait_until(lambda: services.store.events_after(sid), 10, "the hold")
+        wait_until(lambda: services.store.events.after(sid), 10, "the hold")
         body = client.get(f"/api/v1/submissions/{sid}").json()
         assert body["status"] == "queued", body  # between two offers, 2 s apart
         waiting = body["waiting"]
@@ -222,10 +222,10 @@ def test_two_nodes_during_a_rollout_grade_each_submission_with_its_own_version(
         assert nodes["a"].handle(new) == "held" and nodes["b"].handle(old) == "held"
         wait_until(lambda: connection.llen(SUBMISSIONS_QUEUE) == 2, 10, "the held messages published again")
         for sid in (old, new):
-            record = nodes["a"].store.get(sid)
+            record = nodes["a"].store.submissions.get(sid)
             assert record is not None and record.status is Status.QUEUED and record.attempts == 0
         assert nodes["a"].handle(old) == "graded" and nodes["b"].handle(new) == "graded"
-        graded = {sid: nodes["a"].store.get(sid) for sid in (old, new)}
+        graded = {sid: nodes["a"].store.submissions.get(sid) for sid in (old, new)}
         assert graded[old].manifest["problem_revision"] == 1  # type: ignore[union-attr]
         assert graded[new].manifest["problem_revision"] == 2  # type: ignore[union-attr]
         assert len(engines["a"].graded) == 1 and len(engines["b"].graded) == 1
@@ -234,7 +234,8 @@ def test_two_nodes_during_a_rollout_grade_each_submission_with_its_own_version(
         nodes["b"]._heartbeat_once()
         late = accepted_for(nodes["a"].store, nodes["b"].problems)
         assert nodes["a"].handle(late) == "failed"
-        assert "no grading node has version revision 2" in (nodes["a"].store.get(late).error or "")  # type: ignore[union-attr]
+        record = nodes["a"].store.submissions.get(late)
+        assert record is not None and "no grading node has version revision 2" in (record.error or "")
     finally:
         connection.delete(SUBMISSIONS_QUEUE)
         connection.close()
@@ -282,8 +283,8 @@ def test_a_grading_node_takes_up_a_pushed_version_without_a_restart(
         old_sid = accepted_for(node.store, ProblemSet(FIXTURES))
         new_sid = accepted_for(node.store, bumped_set)
         assert node.handle(old_sid) == "graded" and node.handle(new_sid) == "graded"
-        assert node.store.get(old_sid).manifest["problem_revision"] == 1  # type: ignore[union-attr]
-        assert node.store.get(new_sid).manifest["problem_revision"] == 2  # type: ignore[union-attr]
+        assert node.store.submissions.get(old_sid).manifest["problem_revision"] == 1  # type: ignore[union-attr]
+        assert node.store.submissions.get(new_sid).manifest["problem_revision"] == 2  # type: ignore[union-attr]
         versions.retire(SCALE)
         assert node.refresh_problems() and node.problems.get(SCALE) is base
         assert not serves(node.beat().problem_versions, SCALE, problem_hash(new))
@@ -306,7 +307,7 @@ def test_a_regrade_is_held_for_the_version_it_was_asked_for_and_its_failure_keep
     sid = accepted_for(store, problems)
     engine = FakeEngine()
     assert grader(store, problems, engine).process(sid) is Outcome.GRADED
-    first = store.get(sid)
+    first = store.submissions.get(sid)
     assert first is not None and first.status is Status.DONE
     new = ProblemSet(bumped(tmp_path))
     asked = ProblemVersion(problem_hash(new.get(SCALE)), 2)
@@ -314,11 +315,11 @@ def test_a_regrade_is_held_for_the_version_it_was_asked_for_and_its_failure_keep
     old = grader(store, problems, engine, served_elsewhere=lambda slug, h: False)
     assert old.process(sid) is Outcome.HELD  # revision 1 is not what the regrade asked for
     assert len(engine.graded) == 1
-    held = store.get(sid)
+    held = store.submissions.get(sid)
     assert held is not None and held.status is Status.QUEUED and held.attempts == first.attempts
     gone = grader(store, problems, engine, hold_s=0.0, served_elsewhere=lambda slug, h: False)
     assert gone.process(sid) is Outcome.FAILED
-    after = store.get(sid)
+    after = store.submissions.get(sid)
     assert after is not None and after.status is Status.DONE and after.verdict == first.verdict
     [*_, last] = GradingStore(store).history(sid)
     assert last.number == number and last.status == "failed"

@@ -9,7 +9,7 @@
 
 The distributed queue implements ``Dispatcher`` on the API side and calls ``GradingWorker.process`` on its
 grading nodes; routers and the store do not change. The database is the truth:
-``Store.claim`` / ``Store.finish`` are conditional, so a submission is graded and stored exactly once even
+``Store.attempts.claim`` / ``finish`` are conditional, so a submission is graded and stored exactly once even
 when a message is delivered twice or a node dies (its work is queued again).
 """
 

@@ -325,8 +325,8 @@ class CallbackSender:
     def start(self, *, resume: bool = True) -> None:
         """Start delivering, beginning (``resume``) with the callbacks a previous run left pending; with
         ``poll_s``, also poll for handed-off ones."""
-        for submission_id in self.store.pending_callbacks() if resume else ():
-            done = sum(1 for attempt in self.store.callback_attempts(submission_id) if attempt[0] >= 1)
+        for submission_id in self.store.callbacks.pending() if resume else ():
+            done = sum(1 for attempt in self.store.callbacks.attempts(submission_id) if attempt[0] >= 1)
             self._push(time.monotonic(), submission_id, done + 1)
         for thread in self._threads:
             thread.start()
@@ -352,27 +352,27 @@ class CallbackSender:
             return 0
         taken = 0
         now = datetime.now(UTC)
-        for submission_id, finished_at in self.store.handed_off_callbacks(room, self.lease_s):
+        for submission_id, finished_at in self.store.callbacks.handed_off(room, self.lease_s):
             if self._stopping.is_set() or self.holds(submission_id):
                 continue  # closing, or already queued here (not yet tried)
-            if not self.store.take_callback(submission_id, self.name, self.lease_s, self.lease_s):
+            if not self.store.callbacks.take(submission_id, self.name, self.lease_s, self.lease_s):
                 continue  # another API node took it
             taken += 1
             age = (now - finished_at).total_seconds() if finished_at is not None else 0.0
             if age > self.handoff_max_s:
-                record = self.store.get(submission_id)
+                record = self.store.submissions.get(submission_id)
                 url = record.callback_url if record is not None and record.callback_url else ""
                 note = (
                     f"not sent: left unsent {age:.0f} s after it finished (at most {self.handoff_max_s:g} s)"
                 )
-                self.store.record_callback_attempt(submission_id, 0, url, None, note)
-                self.store.set_callback_state(submission_id, CallbackState.FAILED)
+                self.store.callbacks.record_attempt(submission_id, 0, url, None, note)
+                self.store.callbacks.set_state(submission_id, CallbackState.FAILED)
                 self._failed(True)
                 continue
             # Handed off (its last record is the grading node's try-0 note): a delivery of its own, from
             # try 1, so a regrade's callback handed off after an earlier delivery gets a new delivery id;
             # taken over from a sender that died: on from its last try.
-            recorded = [attempt[0] for attempt in self.store.callback_attempts(submission_id)]
+            recorded = [attempt[0] for attempt in self.store.callbacks.attempts(submission_id)]
             if recorded and recorded[-1] == 0:
                 self._push(time.monotonic(), submission_id, 1)
             else:
@@ -401,7 +401,7 @@ class CallbackSender:
         with self._cond:
             held = list(self._held)
         try:  # what it still holds may be sent by another sender (or by it after a restart) at once
-            self.store.release_callback_leases(self.name, held)
+            self.store.callbacks.release_leases(self.name, held)
         except Exception:
             log.exception("releasing the callbacks this sender held failed")
 
@@ -443,21 +443,21 @@ class CallbackSender:
                 self._release(item[0])
 
     def _deliver(self, submission_id: str, attempt: int) -> None:
-        record = self.store.get(submission_id)
+        record = self.store.submissions.get(submission_id)
         if record is None or not record.callback_url or record.callback_state is not CallbackState.PENDING:
             return
-        if not self.store.lease_callback(submission_id, self.name, self.lease_s):
+        if not self.store.callbacks.lease(submission_id, self.name, self.lease_s):
             log.info("submission %s: its callback is being sent by another sender", submission_id)
             return
         url = record.callback_url
         refusal = callback_refusal(url, self.allowed_hosts)
         if refusal is not None:
-            self.store.record_callback_attempt(submission_id, attempt, url, None, f"not sent: {refusal}")
-            self.store.set_callback_state(submission_id, CallbackState.FAILED)
+            self.store.callbacks.record_attempt(submission_id, attempt, url, None, f"not sent: {refusal}")
+            self.store.callbacks.set_state(submission_id, CallbackState.FAILED)
             self._failed(True)
             return
         body = self.render(record)
-        recorded = [n for n, *_ in self.store.callback_attempts(submission_id)]
+        recorded = [n for n, *_ in self.store.callbacks.attempts(submission_id)]
         timestamp = int(time.time())
         delivery = delivery_id(submission_id, deliveries_before(recorded, attempt))
         headers = {
@@ -491,20 +491,20 @@ class CallbackSender:
             except Exception as exc:
                 # HTTPError, a bad port a ValueError; each is a failed try, recorded and retried as one
                 error = f"{type(exc).__name__}: {exc}"[:500]
-        self.store.record_callback_attempt(submission_id, attempt, url, status, error)
+        self.store.callbacks.record_attempt(submission_id, attempt, url, status, error)
         if status is not None and 200 <= status < 300:
-            self.store.set_callback_state(submission_id, CallbackState.DELIVERED)
+            self.store.callbacks.set_state(submission_id, CallbackState.DELIVERED)
             return
         retryable = status is None or status >= 500 or status in _RETRYABLE_STATUS
         if retryable and attempt < self.attempts:
             wait = self.backoff_s * 2 ** (attempt - 1)
             # Held over the wait too; lost meanwhile (this sender stalled past its lease): the taker
             # goes on with it.
-            if self.store.lease_callback(submission_id, self.name, wait + self.lease_s):
+            if self.store.callbacks.lease(submission_id, self.name, wait + self.lease_s):
                 self._push(time.monotonic() + wait, submission_id, attempt + 1)
             self._failed(False)
         else:
-            self.store.set_callback_state(submission_id, CallbackState.FAILED)
+            self.store.callbacks.set_state(submission_id, CallbackState.FAILED)
             self._failed(True)
 
     def redeliver(self, submission_id: str) -> bool:

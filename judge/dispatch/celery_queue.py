@@ -192,7 +192,7 @@ class Sweeper:
         total = 0
         cutoff = utcnow()  # each batch moves its publish time past the cutoff: no id comes twice
         while True:
-            ids = self.store.requeue_stale(cutoff, SWEEP_BATCH)
+            ids = self.store.attempts.requeue_stale(cutoff, SWEEP_BATCH)
             for submission_id in ids:
                 self.publish(submission_id)
             total += len(ids)
@@ -215,15 +215,19 @@ class Sweeper:
         with self._lock:
             retry, self._unpublished = self._unpublished, set()
         for submission_id in retry:
-            record = self.store.get(submission_id)
+            record = self.store.submissions.get(submission_id)
             if record is not None and record.status is Status.QUEUED and self.publish(submission_id):
                 counts["retried"] += 1
-        for submission_id in self.store.reclaim_lost(utcnow() - timedelta(seconds=self.node_timeout_s)):
+        for submission_id in self.store.attempts.reclaim_lost(
+            utcnow() - timedelta(seconds=self.node_timeout_s)
+        ):
             self.publish(submission_id)
             counts["lost"] += 1
         if counts["lost"]:
             log.warning("queued again %d submissions of lost grading nodes", counts["lost"])
-        stale = self.store.requeue_stale(utcnow() - timedelta(seconds=self.requeue_after_s), SWEEP_BATCH)
+        stale = self.store.attempts.requeue_stale(
+            utcnow() - timedelta(seconds=self.requeue_after_s), SWEEP_BATCH
+        )
         for submission_id in stale:
             self.publish(submission_id)
         counts["stale"] = len(stale)
@@ -299,7 +303,7 @@ class CeleryDispatcher(Dispatcher):
                 raise QueueFull("the judge is shutting down", retry_after=5)
             self._reserved += 1
             reserved = self._reserved
-        waiting = self.store.count(Status.QUEUED) + reserved - 1
+        waiting = self.store.submissions.count(Status.QUEUED) + reserved - 1
         if waiting >= self.queue_size:
             self._release()
             full = f"the grading queue is full ({waiting} submissions waiting, at most {self.queue_size})"
@@ -330,7 +334,7 @@ class CeleryDispatcher(Dispatcher):
         now = time.monotonic()
         if now - self._counted_at > 1.0:
             try:
-                self._counts = {s: self.store.count(s) for s in (Status.QUEUED, Status.RUNNING)}
+                self._counts = {s: self.store.submissions.count(s) for s in (Status.QUEUED, Status.RUNNING)}
             except Exception:
                 log.exception("counting submissions failed")
             self._counted_at = now

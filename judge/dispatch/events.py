@@ -1,7 +1,7 @@
 """Per-case progress: stored with the submission (the truth), announced to whoever is waiting for it.
 
 ``ProgressFeed`` is the seam the SSE endpoint and ``?wait=`` read through. This implementation stores events
-in the database (``Store.append_event``) and wakes waiters in this process at once with a ``Notifier``;
+in the database (``Store.events.append``) and wakes waiters in this process at once with a ``Notifier``;
 waiters also re-read the store every ``poll_s`` seconds, so events written by another process (a grading
 node) are seen too. A distributed deployment swaps the ``Notifier`` for its broker's pub/sub.
 """
@@ -84,7 +84,7 @@ class ProgressFeed:
         self.poll_s = poll_s
 
     def publish(self, claim: Claim, kind: str, data: dict[str, Any]) -> int | None:
-        event_id = self.store.append_event(claim, kind, data)
+        event_id = self.store.events.append(claim, kind, data)
         self.notifier.notify(claim.submission_id)
         return event_id
 
@@ -93,7 +93,7 @@ class ProgressFeed:
         self.notifier.notify(submission_id)
 
     def read(self, submission_id: str, after: int = 0) -> list[EventRecord]:
-        return self.store.events_after(submission_id, after)
+        return self.store.events.after(submission_id, after)
 
     def subscribe(self, submission_id: str) -> contextlib.AbstractContextManager[Subscription]:
         return self.notifier.subscribe(submission_id)

@@ -67,7 +67,7 @@ class LocalDispatcher(Dispatcher):
     # ------------------------------------------------------------------------------------ API side
 
     def start(self) -> None:
-        recovered = self.store.recover()
+        recovered = self.store.attempts.recover()
         with self._cond:
             known = set(self._queue)
             self._queue.extend(i for i in recovered if i not in known)
@@ -223,5 +223,5 @@ class LocalDispatcher(Dispatcher):
                     self._cond.notify()
 
     def _attempts(self, submission_id: str) -> int:
-        record = self.store.get(submission_id)
+        record = self.store.submissions.get(submission_id)
         return record.attempts if record is not None else 1

@@ -18,35 +18,36 @@ also serves ``/healthz``, ``/readyz`` and ``/metrics`` on ``host:port`` for its 
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import secrets
 import signal
 import socket
 import threading
-import time
-import warnings
 from collections.abc import Callable
 from datetime import timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from functools import partial
+from http.server import ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any, Protocol
 
 from judge import __version__
+from judge.dispatch.callback_setup import callback_sender
 from judge.dispatch.capabilities import node_queues
-from judge.dispatch.celery_queue import GRADE_TASK, GradingQueue, Sweeper, is_submission_id
-from judge.dispatch.document import submission_json
+from judge.dispatch.celery_queue import GradingQueue, Sweeper, is_submission_id
+from judge.dispatch.consumer import celery_worker, register_grade_task
 from judge.dispatch.events import ProgressFeed
 from judge.dispatch.metrics import Metrics, metered
+from judge.dispatch.node_gate import ready_to_consume
+from judge.dispatch.node_problems import refresh_live, served_elsewhere
 from judge.dispatch.redis_notify import RedisNotifier
-from judge.dispatch.served import served_versions, serves
+from judge.dispatch.served import served_versions
+from judge.dispatch.status_server import serve_status, url_of
 from judge.dispatch.worker import VERSION_HOLD_DELAY_S, GradingWorker, Outcome
 from judge.doctor import SelfTest, self_test
 from judge.store import NodeBeat, NodeState, Store, database_url
 from judge.store.models import utcnow
 
 if TYPE_CHECKING:
-    from judge.dispatch.callbacks import CallbackSender
     from judge.problems import Problem
     from judge.results import CaseResult, GradeResult
     from judge.settings import Settings
@@ -54,11 +55,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: Seconds between self-test attempts while it fails; longest wait for the first warm worker.
-SELF_TEST_RETRY_S = 30.0
-WARM_TIMEOUT_S = 180.0
-#: States of a node that takes (or will take) work from the queue.
-_TAKING_WORK = frozenset({NodeState.READY, NodeState.STARTING, NodeState.UNREADY})
 #: Nodes not seen for this long (and holding nothing) are forgotten.
 PRUNE_AFTER = timedelta(days=1)
 #: Seconds a node waits before it publishes again a submission deferred by its owner's gradings cap
@@ -161,7 +157,7 @@ class GradingNode:
             self.backend, workers=concurrency, slot_base=settings.sandbox_slot_base
         )
         self.engine: NodeEngine = engine or _NoEngine()
-        self.callbacks = self._callbacks()
+        self.callbacks = callback_sender(settings, self.store, self.metrics)
         self.worker = GradingWorker(
             self.store,
             self.engine,
@@ -174,7 +170,7 @@ class GradingNode:
             node=self.name,
             gradings_cap=settings.gradings_per_client,
             hold_s=settings.version_hold_s,
-            served_elsewhere=self.serves_elsewhere,
+            served_elsewhere=partial(served_elsewhere, self.store, self.name, settings.node_timeout_s),
         )
         self.sweeper = Sweeper(
             self.store,
@@ -197,28 +193,6 @@ class GradingNode:
             running=lambda: self.busy,
             runs=lambda: 0,
             idle=lambda: int(self.engine_stats().get("idle") or 0),
-        )
-
-    def _callbacks(self) -> CallbackSender | None:
-        settings = self.settings
-        if not settings.callback_hosts or settings.callback_secret is None:
-            return None
-        from judge.dispatch.callbacks import CallbackSender
-
-        return CallbackSender(
-            self.store,
-            secret=settings.callback_secret.get_secret_value().encode(),
-            previous_secret=(
-                settings.callback_secret_previous.get_secret_value().encode()
-                if settings.callback_secret_previous is not None
-                else None
-            ),
-            allowed_hosts=settings.callback_hosts,
-            render=lambda record: json.dumps(submission_json(record)).encode(),
-            attempts=settings.callback_attempts,
-            backoff_s=settings.callback_backoff_s,
-            timeout_s=settings.callback_timeout_s,
-            on_failure=self.metrics.callback_failed,
         )
 
     # ------------------------------------------------------------------------------------ state
@@ -261,7 +235,7 @@ class GradingNode:
 
     def _heartbeat_once(self) -> None:
         try:
-            self.store.heartbeat(self.beat())
+            self.store.nodes.heartbeat(self.beat())
         except Exception as exc:  # the database is down: others may declare us lost; our results then lose
             log.warning("heartbeat failed: %s: %s", type(exc).__name__, exc)
 
@@ -280,31 +254,20 @@ class GradingNode:
     def refresh_problems(self) -> bool:
         """Load the problem versions that went live (and drop the retired ones) since the last look at the
         store's catalog revision; the heartbeats then report them. True when they changed."""
-        from judge.expected import expected_outputs
-
-        def warm(problems: list[Problem]) -> None:
-            for problem in problems:
-                expected_outputs(problem, problem.cases)
-
-        try:
-            changed = self.problems.refresh(self.pushed, prepare=warm)
-        except Exception as exc:  # the database is down: the next heartbeat looks again
-            log.warning("reading the problem versions failed: %s: %s", type(exc).__name__, exc)
-            return False
+        changed = refresh_live(self.problems, self.pushed)
         if changed:
             self.problem_versions = served_versions(self.problems)
-            log.info("problems refreshed: %d served", len(self.problems))
         return changed
 
     def _hand_back_orphans(self) -> None:
         """Claims recorded with this node that no task of it holds (its database write failed midway, or a
         sweeper raced a slow heartbeat): queue them again."""
         try:
-            held = self.store.held_by(self.name)
+            held = self.store.attempts.held_by(self.name)
             with self._lock:
                 orphans = [i for i in held if i not in self._in_flight]
             for submission_id in orphans:
-                if self.store.release_node(self.name, submission_id):
+                if self.store.attempts.release_node(self.name, submission_id):
                     self.sweeper.publish(submission_id)
         except Exception as exc:
             log.warning("checking this node's claims failed: %s: %s", type(exc).__name__, exc)
@@ -353,52 +316,13 @@ class GradingNode:
         if not self._stop.is_set():
             self.sweeper.publish(submission_id)
 
-    def serves_elsewhere(self, slug: str, content_hash: str) -> bool:
-        """Whether another live grading node reports serving ``slug`` in version ``content_hash``."""
-        cutoff = utcnow() - timedelta(seconds=self.settings.node_timeout_s)
-        return any(
-            serves(node.problem_versions, slug, content_hash)
-            for node in self.store.nodes(seen_after=cutoff)
-            if node.name != self.name and node.state in _TAKING_WORK
-        )
-
-    def _register_task(self) -> None:
-        node = self
-
-        def grade(submission_id: object) -> str:
-            return node.handle(submission_id)
-
-        self.queue.app.task(name=GRADE_TASK, acks_late=True, reject_on_worker_lost=True, ignore_result=True)(
-            grade
-        )
-
     # ------------------------------------------------------------------------------------ life
 
-    def _ready_to_consume(self) -> bool:
-        """Self-test, then a warm worker; False when asked to stop first."""
-        while not self._stop.is_set():
-            result = self._sandbox_check(self.backend)
-            if result.ok:
-                break
-            reason = f"the sandbox self-test failed: {result.message[:300]}"
-            log.error("%s; taking no jobs, trying again in %.0f s", reason, SELF_TEST_RETRY_S)
-            self._set_state(NodeState.UNREADY, reason)
-            self._stop.wait(SELF_TEST_RETRY_S)
-        if self._stop.is_set():
-            return False
+    def _start_engine(self) -> NodeEngine:
+        """The warm pool, started once the self-test passed (unless one was given)."""
         if isinstance(self.engine, _NoEngine):
             self.engine = self.worker.engine = self._make_engine()
-        self._set_state(NodeState.STARTING, "the warm sandbox workers are starting")
-        deadline = time.monotonic() + WARM_TIMEOUT_S
-        while not self._stop.is_set():
-            why = self.engine.readiness()
-            if why is None:
-                return True
-            if time.monotonic() > deadline:
-                self._set_state(NodeState.UNREADY, why)
-                deadline = time.monotonic() + WARM_TIMEOUT_S
-            self._stop.wait(0.1)
-        return False
+        return self.engine
 
     def request_stop(self) -> None:
         """Stop before consuming (the self-test or warm-up phase); once consuming, SIGTERM stops Celery."""
@@ -411,40 +335,7 @@ class GradingNode:
 
     def serve_status(self) -> str:
         """Start the status server (``/healthz``, ``/readyz``, ``/metrics``); its URL."""
-        node = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                path = self.path.split("?", 1)[0]
-                if path == "/metrics":
-                    self._send(200, node.metrics.render(), "text/plain; version=0.0.4; charset=utf-8")
-                elif path == "/healthz":
-                    self._json(200, {"status": "ok"})
-                elif path == "/readyz":
-                    ready = node.state is NodeState.READY
-                    body = {"ready": ready, "reason": None if ready else node.detail or node.state.value,
-                            "node": node.name, "state": node.state.value, "slots": node.concurrency,
-                            "busy": node.busy}  # fmt: skip
-                    self._json(200 if ready else 503, body)
-                else:
-                    self._json(404, {"error": {"code": "not_found", "message": f"no route {path[:100]}"}})
-
-            def _json(self, status: int, body: dict[str, Any]) -> None:
-                self._send(status, json.dumps(body).encode(), "application/json")
-
-            def _send(self, status: int, body: bytes, content_type: str) -> None:
-                self.send_response(status)
-                self.send_header("Content-Type", content_type)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self._http = ThreadingHTTPServer((self.settings.host, self.settings.port), Handler)
-        self._http.daemon_threads = True
-        threading.Thread(target=self._http.serve_forever, name="status-http", daemon=True).start()
+        self._http = serve_status(self, self.settings.host, self.settings.port)
         return url_of(self._http.socket)
 
     def run(self) -> int:
@@ -462,26 +353,17 @@ class GradingNode:
         if self.callbacks is not None:
             self.callbacks.start()
         try:
-            if not self._ready_to_consume():
+            check = partial(self._sandbox_check, self.backend)
+            if not ready_to_consume(check, self._start_engine, self._set_state, self._stop):
                 return 0
             self.sweeper.start()
-            self._register_task()
-            # Celery warns when its worker runs as root, for fear of pickled messages: this node accepts JSON
-            # only, and needs root for its sandbox (setuid to the slot uids, cgroups).
-            from celery.exceptions import SecurityWarning
-
-            warnings.filterwarnings("ignore", category=SecurityWarning)
-            self._celery = self.queue.app.Worker(
-                hostname=f"judge@{self.name}",
-                pool="threads",
+            register_grade_task(self.queue, self.handle)
+            self._celery = celery_worker(
+                self.queue,
+                node_name=self.name,
                 concurrency=self.concurrency,
-                queues=node_queues(self.grading_backend),
-                prefetch_multiplier=1,
-                without_mingle=True,
-                without_gossip=True,
-                without_heartbeat=True,
-                quiet=True,
-                loglevel=self.settings.log_level.upper(),
+                grading_backend=self.grading_backend,
+                log_level=self.settings.log_level,
             )
             self._set_state(NodeState.READY)
             log.info("grading node %s ready: %d slots on %s", self.name, self.concurrency, self.backend_name)
@@ -497,7 +379,7 @@ class GradingNode:
         self.worker.abandon()
         handed_back: list[str] = []
         try:
-            handed_back = self.store.release_node(self.name)
+            handed_back = self.store.attempts.release_node(self.name)
         except Exception as exc:
             log.warning("handing back this node's claims failed (%s); the sweeper reclaims them", exc)
         for submission_id in handed_back:
@@ -510,7 +392,7 @@ class GradingNode:
             self.callbacks.close()
         self._set_state(NodeState.STOPPED)
         try:
-            self.store.prune_nodes(utcnow() - PRUNE_AFTER)
+            self.store.nodes.prune(utcnow() - PRUNE_AFTER)
         except Exception:
             log.debug("pruning old nodes failed", exc_info=True)
         if self._http is not None:
@@ -519,13 +401,6 @@ class GradingNode:
         self.notifier.close()
         self.queue.close()
         self.store.close()
-
-
-def url_of(sock: socket.socket) -> str:
-    """The http URL a listening socket answers on (an IPv6 host in brackets)."""
-    host, port = sock.getsockname()[:2]
-    shown = f"[{host}]" if ":" in host else host
-    return f"http://{shown}:{port}"
 
 
 def run_node(settings: Settings, concurrency: int) -> int:

@@ -7,9 +7,9 @@ failure of the judge itself (the sandbox cannot start, a bug) gives the submissi
 attempt, up to ``max_attempts``, and then marks it ``failed`` with a reason that holds no server detail.
 The judge's contention is never the learner's attempt: when the grading could not get capacity (no warm
 worker came up while nothing progressed, or the machine starved a case: ``CAPACITY_ERRORS``), the submission
-is queued again with its attempt given back (``Store.release(refund=True)``, a ``status`` event ``queued``
-saying why, ``judge_requeues_total{reason="capacity"}``), at most ``MAX_CAPACITY_REQUEUES`` times per
-submission on one node; only a failure of a grading that had its workers counts toward ``max_attempts``.
+is queued again with its attempt given back (``Store.attempts.release(refund=True)``, a ``status`` event
+``queued`` saying why, ``judge_requeues_total{reason="capacity"}``), at most ``MAX_CAPACITY_REQUEUES`` times
+per submission on one node; only a failure of a grading that had its workers counts toward ``max_attempts``.
 Once ``abandon()`` is called (shutdown) nothing more is stored: a grading cut short by the shutdown must
 not be reported as the user's failure; it stays ``running`` and the next start queues it again.
 
@@ -198,13 +198,13 @@ class GradingWorker:
         return manifest(problem, self.backend_name, self._hashes[key])
 
     def process(self, submission_id: str) -> Outcome:
-        claim = self.store.claim_within(submission_id, self.node, self.gradings_cap)
+        claim = self.store.attempts.claim_within(submission_id, self.node, self.gradings_cap)
         if isinstance(claim, Deferred):
             self._observe("deferred_claim")
             return Outcome.DEFERRED
         if claim is None:
             return Outcome.SKIPPED
-        record = self.store.get(submission_id)
+        record = self.store.submissions.get(submission_id)
         if record is None:  # deleted under us
             return Outcome.SKIPPED
         if claim.attempt == 1 and record.started_at is not None:
@@ -251,7 +251,7 @@ class GradingWorker:
                         "again, and this does not count as an attempt",
                     },
                 )
-                self.store.release(claim, refund=True)
+                self.store.attempts.release(claim, refund=True)
                 self._observe("requeued", "capacity")
                 self.feed.announce(submission_id)
                 return Outcome.RETRY
@@ -259,7 +259,7 @@ class GradingWorker:
             reason = f"the judge could not grade it ({type(exc).__name__})"
             tries = claim.attempt - (pending.first_attempt - 1 if pending is not None else 0)
             if tries < self.max_attempts:
-                self.store.release(claim)
+                self.store.attempts.release(claim)
                 self._observe("requeued", "retry")
                 self.feed.announce(submission_id)
                 return Outcome.RETRY
@@ -327,7 +327,7 @@ class GradingWorker:
                 "reason": f"waiting for a grading node with {label}; this does not count as an attempt",
             },
         )
-        self.store.release(claim, refund=True)
+        self.store.attempts.release(claim, refund=True)
         self._observe("requeued", "version")
         self.feed.announce(record.id)
         return Outcome.HELD
@@ -360,7 +360,7 @@ class GradingWorker:
             final_data |= {"regrade": True, "grading": pending.number}
             final = (RESULT, final_data)
             return self.gradings.finish(claim, pending, data, result.verdict.value, graded, final)
-        return self.store.finish(claim, data, result.verdict.value, graded, (RESULT, final_data))
+        return self.store.attempts.finish(claim, data, result.verdict.value, graded, (RESULT, final_data))
 
     def _give_up(self, claim: Claim, error: str, pending: PendingGrading | None = None) -> Outcome:
         with self._requeue_lock:
@@ -371,12 +371,12 @@ class GradingWorker:
             stored = self.gradings.fail(claim, pending, error, (FAILED, data))
             self.feed.announce(claim.submission_id)
             return Outcome.FAILED if stored else Outcome.SKIPPED
-        stored = self.store.fail(claim, error, (FAILED, {"status": "failed", "error": error}))
+        stored = self.store.attempts.fail(claim, error, (FAILED, {"status": "failed", "error": error}))
         self.feed.announce(claim.submission_id)
         if stored:
             self._observe("submission_failed")
         if stored:
-            record = self.store.get(claim.submission_id)
+            record = self.store.submissions.get(claim.submission_id)
             if record is not None:
                 self._call_back(record)
         return Outcome.FAILED if stored else Outcome.SKIPPED
@@ -395,7 +395,7 @@ class GradingWorker:
             f"not sent by grading node {self.node or 'local'}: it has no callback settings "
             "(callback_hosts, callback_secret); left pending for an API node to send"
         )
-        if self.store.hand_off_callback(record.id, record.callback_url, note):
+        if self.store.callbacks.hand_off(record.id, record.callback_url, note):
             log.warning("submission %s: callback %s", record.id, note)
 
     def _observe(self, method: str, *args: Any) -> None:

@@ -57,7 +57,7 @@ def body_hash(body: BatchCreate) -> str:
 def conflict(store: Store, scope: str, key: str, count: int, digest: str, since: datetime) -> ApiError | None:
     """The 409 when an item key of ``key`` (of items 0 to ``count`` - 1) names another batch body."""
     for index in range(count):
-        hit = store.idempotent(scope, key_of(key, index), since)
+        hit = store.idempotency.live(scope, key_of(key, index), since)
         if hit is not None and hit.body_hash != digest:
             return ApiError(
                 409,

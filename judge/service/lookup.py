@@ -18,7 +18,7 @@ from judge.store import CallbackState, SubmissionRecord
 
 
 def callback_status(services: Services, record: SubmissionRecord) -> dict[str, Any]:
-    tries = services.store.callback_attempts(record.id)
+    tries = services.store.callbacks.attempts(record.id)
     state = record.callback_state.value if record.callback_state is not None else "pending"
     if record.callback_state is CallbackState.HANDED_OFF:
         state = "pending"  # still to send, by an API node (the try-0 note says which grader could not)
@@ -48,7 +48,7 @@ def by_ids(
     items: list[dict[str, Any]] = []
     missing: list[str] = []
     for submission_id in ids:
-        record = services.store.get(submission_id)
+        record = services.store.submissions.get(submission_id)
         if record is None or caller.key_id is None or record.key_id != caller.key_id:
             missing.append(submission_id)
             continue

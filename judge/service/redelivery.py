@@ -34,7 +34,7 @@ def redeliver(services: Services, record: SubmissionRecord) -> bool:
     if sender is None:
         raise ApiError(503, "callbacks_unavailable", "this judge has no callback settings (callback_hosts)")
     with _LOCK:
-        current = services.store.get(record.id)
+        current = services.store.submissions.get(record.id)
         if current is None:
             raise ApiError(404, "submission_not_found", f"no submission {record.id!r}", path="id")
         if current.callback_state in (CallbackState.PENDING, CallbackState.HANDED_OFF):
@@ -45,11 +45,11 @@ def redeliver(services: Services, record: SubmissionRecord) -> bool:
         # redeliveries. One started under WINDOW_S ago takes this call in.
         starts = [
             at if at.tzinfo is not None else at.replace(tzinfo=UTC)
-            for attempt, _, _, at in services.store.callback_attempts(record.id)
+            for attempt, _, _, at in services.store.callbacks.attempts(record.id)
             if attempt == 1
         ]
         if len(starts) >= 2 and utcnow() - max(starts) < timedelta(seconds=WINDOW_S):
             return False
-        if not services.store.reopen_callback(record.id):
+        if not services.store.callbacks.reopen(record.id):
             return False  # another API node reopened it a moment ago: its delivery takes this call in
         return sender.redeliver(record.id)

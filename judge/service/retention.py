@@ -31,8 +31,8 @@ class Retention:
         now = utcnow()
         removed = 0
         if self.retention_days is not None:
-            removed = self.store.purge_finished(now - timedelta(days=self.retention_days))
-        keys = self.store.expire_idempotency(now - timedelta(seconds=self.idempotency_ttl_s))
+            removed = self.store.deletion.purge_finished(now - timedelta(days=self.retention_days))
+        keys = self.store.idempotency.expire(now - timedelta(seconds=self.idempotency_ttl_s))
         if removed or keys:
             log.info("retention: removed %d finished submissions, %d idempotency keys", removed, keys)
         return removed, keys

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_vali
 from judge.dispatch.callbacks import url_character_refusal
 from judge.results import GradeResult, LeafValue
 from judge.store import Status
-from judge.store.repository import COUNT_MAX
+from judge.store.pages import COUNT_MAX
 
 #: A JSON kind a Run input may be; ``integer`` is a number with an integral value; ``string`` names a
 #: function of the problem's menu.

@@ -77,7 +77,7 @@ def serve(settings: Settings) -> int:
     import uvicorn
     from sqlalchemy.exc import SQLAlchemyError
 
-    from judge.dispatch.node import url_of
+    from judge.dispatch.status_server import url_of
     from judge.service import logflood
     from judge.service.apikeys import KeyFileError
     from judge.service.app import create_app

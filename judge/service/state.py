@@ -13,40 +13,36 @@ services.stop()            stop taking work, let gradings finish (grace), close 
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
-import time
-from collections.abc import Callable, Mapping
-from datetime import timedelta
-from typing import Any, Protocol
+from collections.abc import Callable
+from typing import Protocol
 
 from judge.dispatch import Dispatcher, GradingWorker, LocalDispatcher, ProgressFeed
-from judge.dispatch.callbacks import CallbackSender
-from judge.dispatch.celery_queue import CeleryDispatcher, GradingQueue, Sweeper
-from judge.dispatch.document import submission_json
+from judge.dispatch.celery_queue import CeleryDispatcher
 from judge.dispatch.live_problems import LiveProblems
 from judge.dispatch.metrics import Metrics, metered
 from judge.dispatch.redis_notify import RedisNotifier
-from judge.dispatch.served import served_versions, serves
+from judge.dispatch.served import served_versions
 from judge.doctor import SelfTest, self_test
 from judge.engine import Engine
-from judge.problems import Problem, ProblemSet
-from judge.progress import RunProgress
-from judge.results import CaseResult, GradeResult
+from judge.problems import ProblemSet
 from judge.sandboxes import choose_backend
 from judge.service.accounts import Accounts
 from judge.service.apikeys import KeyRing
 from judge.service.catalog import Catalog
 from judge.service.degraded import Fallback, Outage
+from judge.service.fleet import Fleet
 from judge.service.gate import RunGate
+from judge.service.grading_engine import GradingEngine as GradingEngine
 from judge.service.limits import RequestLimits
 from judge.service.problem_admin import ProblemAdmin
 from judge.service.ratelimit import RateLimiter
+from judge.service.readiness import Readiness, SandboxStarts
 from judge.service.retention import Retention
+from judge.service.wiring import callback_sender, celery_dispatcher
 from judge.settings import Settings
-from judge.store import NodeRecord, NodeState, Store, database_url
-from judge.store.models import utcnow
+from judge.store import Store, database_url
 from judge.store.problem_versions import ProblemVersions
 from sandbox.base import Backend
 
@@ -57,42 +53,6 @@ class Background(Protocol):
     """A loop the services start and close with themselves (the problem regrades' runner)."""
 
     def start(self) -> None: ...
-
-    def close(self) -> None: ...
-
-
-#: Node states that count as alive (taking or about to take work).
-_LIVE = frozenset({NodeState.STARTING, NodeState.READY, NodeState.UNREADY, NodeState.DRAINING})
-#: Seconds between self-test attempts while it keeps failing.
-SELF_TEST_RETRY_S = 30.0
-
-
-class GradingEngine(Protocol):
-    """What the service needs of ``judge.engine.Engine`` (tests of the HTTP layer may pass a fake)."""
-
-    def grade(
-        self, problem: Problem, code: str, *, on_case: Callable[[CaseResult], None] | None = None
-    ) -> GradeResult: ...
-
-    def run(
-        self,
-        problem: Problem,
-        code: str,
-        inputs: Mapping[str, Any] | None = None,
-        *,
-        dtype: str | None = None,
-        on_case: Callable[[CaseResult], None] | None = None,
-        on_progress: Callable[[RunProgress], None] | None = None,
-        cancel: threading.Event | None = None,
-    ) -> GradeResult: ...
-
-    def readiness(self) -> str | None: ...
-
-    def warm_within(self, seconds: float) -> RunProgress | None: ...
-
-    def warming(self) -> RunProgress | None: ...
-
-    def stats(self) -> dict[str, int | str | None]: ...
 
     def close(self) -> None: ...
 
@@ -109,13 +69,10 @@ class Services:
         sandbox_check: Callable[[Backend], SelfTest] = self_test,
     ) -> None:
         self.settings = settings
-        self._sandbox_check = sandbox_check
         self.metrics = Metrics()
         self.backend_name = backend.name
-        self._start_failed_at = 0.0
-        self._start_ok_at = 0.0
-        self._start_error = ""
-        self.backend = metered(backend, self._start_failed, self._start_ok, self._start_took)
+        starts = SandboxStarts(self.metrics)
+        self.backend = metered(backend, starts.failed, starts.ok, starts.took)
         self.catalog = catalog
         self.store = store
         # A bad key setting or keys file stops the start (KeyFileError).
@@ -152,28 +109,7 @@ class Services:
         self.accounts: Accounts | None = (
             Accounts(store, settings, self.limiter) if settings.accounts else None
         )
-        self.callbacks: CallbackSender | None = None
-        # Distributed: the node that grades a submission sends its callback; this node's sender
-        # redelivers what an operator asks for (POST .../callback), resumes nothing at start, and sends
-        # the callbacks a grading node without callback settings handed off (polled every
-        # callback_poll_s; the node that accepted a callback_url always has callback settings).
-        if settings.callback_hosts and settings.callback_secret is not None:
-            self.callbacks = CallbackSender(
-                store,
-                secret=settings.callback_secret.get_secret_value().encode(),
-                previous_secret=(
-                    settings.callback_secret_previous.get_secret_value().encode()
-                    if settings.callback_secret_previous is not None
-                    else None
-                ),
-                allowed_hosts=settings.callback_hosts,
-                render=lambda record: json.dumps(submission_json(record)).encode(),
-                attempts=settings.callback_attempts,
-                backoff_s=settings.callback_backoff_s,
-                timeout_s=settings.callback_timeout_s,
-                on_failure=self.metrics.callback_failed,
-                poll_s=settings.callback_poll_s,
-            )
+        self.callbacks = callback_sender(settings, store, self.metrics)
         self.worker = GradingWorker(
             store,
             self.engine,
@@ -186,29 +122,19 @@ class Services:
             gradings_cap=settings.gradings_per_client,
             hold_s=settings.version_hold_s,
         )
+        #: The versions this node accepts submissions for (compared with the grading nodes').
+        self.api_versions = served_versions(catalog.problems)
+        self.fleet = Fleet(store, settings, self.worker, lambda: self.api_versions)
         self.queue: CeleryDispatcher | None = None
+        broker: Fallback | None = None
         if settings.queue_url is not None:
-            grading_queue = GradingQueue(
-                settings.queue_url, visibility_timeout_s=settings.visibility_timeout_s
+            self.queue, grading_queue = celery_dispatcher(
+                settings, settings.queue_url, store, self.metrics, self.fleet.node_slots
             )
-            sweeper = Sweeper(
-                store,
-                grading_queue,
-                node_timeout_s=settings.node_timeout_s,
-                requeue_after_s=settings.requeue_after_s,
-                period_s=settings.sweep_s,
-                on_requeue=self.metrics.requeued,
+            broker = Fallback(
+                "queue_url", "submissions are stored, and published when it answers", probe=grading_queue.ping
             )
-            self.queue = CeleryDispatcher(
-                store, grading_queue, sweeper, queue_size=settings.queue_size, slots=self._node_slots
-            )
-            self.add_fallback(
-                Fallback(
-                    "queue_url",
-                    "submissions are stored, and published when it answers",
-                    probe=grading_queue.ping,
-                )
-            )
+            self.add_fallback(broker)
             self.dispatcher: Dispatcher = self.queue
         else:
             self.dispatcher = LocalDispatcher(
@@ -229,23 +155,32 @@ class Services:
             runs=lambda: self.run_gate.active,
             idle=lambda: int(self.engine.stats().get("idle") or 0),
         )
-        #: The versions this node accepts submissions for (compared with the grading nodes').
-        self.api_versions = served_versions(catalog.problems)
         #: Problem versions operators push at runtime: stored, checked, polled (judge.dispatch.live_problems).
         self.pushed = ProblemVersions(store)
         self.problem_admin = ProblemAdmin(settings, self.pushed)
         self.live = catalog.problems if isinstance(catalog.problems, LiveProblems) else None
         self._poller: threading.Thread | None = None
         self.metrics.bind_store(
-            oldest_queued=store.oldest_queued_age,
-            live_nodes=lambda: self._nodes_count(alive=True),
-            lost_nodes=lambda: self._nodes_count(alive=False),
-            mismatched=lambda: len(self.version_skew()),
+            oldest_queued=store.attempts.oldest_queued_age,
+            live_nodes=lambda: self.fleet.nodes_count(alive=True),
+            lost_nodes=lambda: self.fleet.nodes_count(alive=False),
+            mismatched=lambda: len(self.fleet.version_skew()),
         )
-        self._self_test: str | None = "the sandbox self-test has not run yet"
-        self._prepared: str | None = "the problems are being prepared"
-        self._warm: str | None = "the warm sandbox workers are starting"
         self._stop = threading.Event()
+        #: Whether the service is ready (``/readyz``), and its warm-up (``judge.service.readiness``).
+        self.health = Readiness(
+            engine=self.engine,
+            backend=self.backend,
+            backend_name=self.backend_name,
+            sandbox_check=sandbox_check,
+            starts=starts,
+            store=store,
+            database=self.database,
+            queue=self.queue,
+            broker=broker,
+            run_gate=self.run_gate,
+            stop=self._stop,
+        )
         self._warmup: threading.Thread | None = None
         #: Moves operators' problem regrades on (``judge.service.regrading.RegradeRunner``), from ``start``.
         self.regrades: Background | None = None
@@ -262,72 +197,6 @@ class Services:
         """The outages now (a dependency that is down is probed first, so a recovery shows at once)."""
         return [outage for f in self.fallbacks if (outage := f.outage()) is not None]
 
-    def live_nodes(self) -> list[NodeRecord]:
-        """Grading nodes whose heartbeat is recent (distributed dispatch)."""
-        cutoff = utcnow() - timedelta(seconds=self.settings.node_timeout_s)
-        return [n for n in self.store.nodes(seen_after=cutoff) if n.state in _LIVE]
-
-    def version_skew(self) -> list[dict[str, Any]]:
-        """Problems served in more than one version by this API node (what it accepts submissions for)
-        and the live grading nodes (what grades them): per problem, each version's hash, revision and
-        who serves it. Empty when every node agrees (always, with in-process dispatch)."""
-        if not self.distributed:
-            return []
-        served: dict[str, dict[str, dict[str, Any]]] = {}
-
-        def add(slug: str, version: Mapping[str, Any], who: str) -> None:
-            entry = served.setdefault(slug, {}).setdefault(
-                str(version.get("hash")),
-                {"hash": version.get("hash"), "revision": version.get("revision"), "served_by": []},
-            )
-            entry["served_by"].append(who)
-
-        for slug, version in self.api_versions.items():
-            add(slug, version, "api")
-        for node in self.live_nodes():
-            for slug, version in (node.problem_versions or {}).items():
-                if isinstance(version, Mapping):
-                    add(slug, version, node.name)
-        return [
-            {"problem": slug, "versions": list(versions.values())}
-            for slug, versions in sorted(served.items())
-            if len(versions) > 1
-        ]
-
-    def version_graded(self, slug: str, content_hash: str) -> bool:
-        """Whether a grader has ``slug`` in version ``content_hash``: this process (in-process dispatch),
-        or a live grading node (by its heartbeat)."""
-        if not self.distributed:
-            return self.worker.has_version(slug, content_hash)
-        return any(
-            serves(node.problem_versions, slug, content_hash)
-            for node in self.live_nodes()
-            if node.state is not NodeState.DRAINING
-        )
-
-    def grading_alive(self) -> bool:
-        """Whether anything grades submissions now: this process (in-process dispatch), or a live
-        grading node; True when the database cannot tell (no claim of a dead queue is made then)."""
-        if not self.distributed:
-            return True
-        try:
-            return bool(self.live_nodes())
-        except Exception:
-            return True
-
-    def _nodes_count(self, *, alive: bool) -> int:
-        """Live grading nodes (``alive``), or those marked lost; in-process dispatch: itself, never lost."""
-        if not self.distributed:
-            return 1 if alive else 0
-        if alive:
-            return len(self.live_nodes())
-        return sum(
-            1 for n in self.store.nodes(seen_after=utcnow() - timedelta(hours=1)) if n.state is NodeState.LOST
-        )
-
-    def _node_slots(self) -> int:
-        return sum(n.slots for n in self.live_nodes() if n.state is NodeState.READY)
-
     def _submission_may_start(self) -> bool:
         """Submissions leave ``run_reserve`` warm workers idle for Run (priority to the interactive path)."""
         stats = self.engine.stats()
@@ -335,17 +204,6 @@ class Services:
             return True
         reserve = max(0, self.settings.run_reserve - self.run_gate.active)
         return int(stats.get("idle") or 0) > reserve
-
-    def _start_failed(self, reason: str) -> None:
-        self.metrics.sandbox_start_failures.inc()
-        self._start_failed_at = time.monotonic()
-        self._start_error = reason[:300]
-
-    def _start_ok(self) -> None:
-        self._start_ok_at = time.monotonic()
-
-    def _start_took(self, seconds: float) -> None:
-        self.metrics.sandbox_start_seconds.observe(seconds)
 
     @classmethod
     def build(
@@ -418,89 +276,19 @@ class Services:
                 failing = False
 
     def _warm_up(self) -> None:
-        try:
+        def prepare() -> None:
             self.refresh_problems(prepare=False)  # the live versions, prepared with the rest just below
             self.catalog.prepare()
-            self._prepared = None
-        except Exception as exc:  # a broken reference: say so in /readyz, keep serving what works
-            log.exception("preparing the problems failed")
-            self._prepared = f"preparing the problems failed ({type(exc).__name__})"
-        while not self._stop.is_set():
-            # self_test leaves the backend open: the warm pool forks its tracers from its zygote.
-            result = self._sandbox_check(self.backend)
-            if result.ok:
-                self._self_test = None
-                log.info("sandbox self-test passed in %.0f ms (%s)", result.elapsed_ms, self.backend_name)
-                break
 
-            self._self_test = f"the sandbox self-test failed: {result.message[:300]}"
-            log.error("%s", self._self_test)
-            self._stop.wait(SELF_TEST_RETRY_S)
-        while not self._stop.is_set() and self._warm is not None:
-            if self.engine.readiness() is None:  # a warm worker is ready
-                self._warm = None
-            else:
-                self._stop.wait(0.1)
+        self.health.warm_up(prepare)
 
     def readiness(self) -> str | None:
-        """None when ready, else the reason: the problems are prepared, the sandbox self-test passed and
-        warm workers came up; afterwards, not ready while no worker is idle because starting them fails
-        (all workers merely busy is still ready: Run has its reserve, submissions queue)."""
-        # While the first warm workers come up, the engine says what its starts are doing (on a busy host
-        # they are slow, not failed: /readyz says so instead of a fixed sentence).
-        warm = None if self._warm is None else (self.engine.readiness() or self._warm)
-        checks = (self._prepared, self._self_test, warm, self.database_status(), self.queue_status())
-        for reason in checks:
-            if reason is not None and reason != "ok":
-                return reason
-        idle = self.engine.stats().get("idle")
-        if not idle and self._start_failed_at > self._start_ok_at:
-            return f"no warm sandbox worker: starting one failed ({self._start_error})"
-        return None
-
-    def run_busy(self) -> str | None:
-        """Why no Run could start now (every Run place taken, or no warm sandbox pair free: a Run would
-        wait or be told to come back), or None when one could."""
-        capacity = max(1, self.run_gate.capacity())
-        active, waiting = self.run_gate.active, self.run_gate.waiting
-        if active >= capacity:
-            return f"busy: {active} Runs running and {waiting} waiting ({capacity} at once now)"
-        warming = self.engine.warming()
-        if warming is not None:
-            return f"busy: no warm sandbox pair is free now ({warming.detail})"
-        return None
-
-    def database_status(self) -> str:
-        """``ok``, or why the database does not answer."""
-        try:
-            self.store.ping()
-        except Exception as exc:
-            self.database.failed(exc)
-            return f"the database is unreachable ({type(exc).__name__})"
-        self.database.succeeded()
-        return "ok"
-
-    def queue_status(self) -> str | None:
-        """``ok`` or why the grading queue's broker does not answer; None with in-process dispatch."""
-        if self.queue is None:
-            return None
-        reason = self.queue.readiness()
-        broker = self.fallback("queue_url")
-        if broker is not None:
-            if reason is None:
-                broker.succeeded()
-            else:
-                broker.failed(ConnectionError(reason))
-        return reason or "ok"
+        """None when ready, else the reason (``Readiness.readiness``)."""
+        return self.health.readiness()
 
     def wait_ready(self, timeout: float) -> bool:
         """Block until ready (tests, the smoke run, benchmarks)."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.readiness() is None:
-                return True
-            time.sleep(0.05)
-        return self.readiness() is None
+        return self.health.wait_ready(timeout)
 
     def stop(self) -> None:
         self._stop.set()

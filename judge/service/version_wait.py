@@ -28,7 +28,7 @@ def version_waiting(services: Services, record: SubmissionRecord) -> dict[str, A
     if record.status is not Status.QUEUED or not isinstance(accepted, str):
         return None
     try:
-        if services.version_graded(record.problem, accepted):
+        if services.fleet.version_graded(record.problem, accepted):
             return None
     except Exception:  # the database cannot tell: say nothing rather than something wrong
         log.exception("looking up the graders of %s failed", record.problem)

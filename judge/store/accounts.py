@@ -249,7 +249,7 @@ class AccountStore:
                 )
                 if not ids:
                     break
-                removed += self.store.delete_ids(session, ids)
+                removed += self.store.deletion.delete_ids(session, ids)
         with self.store.transaction() as session:
             problems = session.execute(delete(AccountProblem).where(AccountProblem.account_id == account_id))
             gone = session.execute(delete(Account).where(Account.id == account_id))

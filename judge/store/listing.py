@@ -1,6 +1,6 @@
-"""The listing's queries (``GET /api/submissions``, ``Store.page``, ``count_matching``, ``total``): which
-submissions match a filter, as one range of an index after the owner; a tag read from ``submission_tags``
-in the way ``tag_way`` picks. Pure query building: ``judge.store.repository`` runs them.
+"""The listing's queries (``GET /api/submissions``; ``Store.listing``: ``page``, ``count_matching``,
+``total``): which submissions match a filter, as one range of an index after the owner; a tag read from
+``submission_tags`` in the way ``tag_way`` picks. Pure query building: ``judge.store.pages`` runs them.
 
     where(chosen)     conditions on ``submissions``
     tagged(chosen)    conditions on ``submission_tags`` of a tag filter

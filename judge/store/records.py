@@ -25,7 +25,7 @@ class CallbackState(StrEnum):
     DELIVERED = "delivered"
     FAILED = "failed"
     #: Still to send, by an API node: the grading node that finished it has no callback settings
-    #: (``Store.hand_off_callback``). Reads show it as ``pending``.
+    #: (``Store.callbacks.hand_off``). Reads show it as ``pending``.
     HANDED_OFF = "handed_off"
 
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from alembic import command
 
+from judge.store.database import make_engine, sqlite_url
 from judge.store.migrate import config, upgrade
-from judge.store.repository import make_engine, sqlite_url
 
 
 def main(argv: list[str]) -> int:

@@ -33,7 +33,7 @@ def readyz(services: ServicesDep) -> JSONResponse:
     submissions = reason
     if services.distributed:
         try:
-            live = [n for n in services.live_nodes() if n.state is NodeState.READY]
+            live = [n for n in services.fleet.live_nodes() if n.state is NodeState.READY]
             nodes, free = len(live), sum(max(0, n.slots - n.busy) for n in live)
         except Exception:  # the database is down: already the reason
             pass
@@ -42,7 +42,7 @@ def readyz(services: ServicesDep) -> JSONResponse:
                 "no live grading node: submissions are stored and queued, but nothing grades them until a "
                 "`judge worker` is up (Run still works)"
             )
-    busy = services.run_busy() if reason is None else None
+    busy = services.health.run_busy() if reason is None else None
     body = Readiness(
         runs="not_ready" if reason is not None else "busy" if busy is not None else "ready",
         runs_reason=busy,
@@ -51,8 +51,8 @@ def readyz(services: ServicesDep) -> JSONResponse:
         backend=services.backend_name,
         workers=stats,
         dispatch="celery" if services.distributed else "local",
-        database=services.database_status(),
-        queue=services.queue_status(),
+        database=services.health.database_status(),
+        queue=services.health.queue_status(),
         nodes=nodes,
         free_slots=free,
         submissions_ready=submissions is None,

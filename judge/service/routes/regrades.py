@@ -55,7 +55,7 @@ def _load(services: Services, submission_id: str, caller: Principal) -> Submissi
         if exc.status != 404 or not regrading.is_operator(services, caller):
             raise
         try:
-            record = services.store.get(str(uuid.UUID(submission_id)))
+            record = services.store.submissions.get(str(uuid.UUID(submission_id)))
         except ValueError:
             record = None
         if record is None:

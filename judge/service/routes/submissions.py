@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 import uuid
@@ -20,11 +19,10 @@ from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 
 from judge.dispatch import QueueFull
-from judge.dispatch.base import Reservation, Waiting
 from judge.dispatch.callbacks import callback_refusal
 from judge.dispatch.celery_queue import NO_NODE_RETRY_S
 from judge.dispatch.document import submission_json, submission_links
-from judge.dispatch.events import FINAL_KINDS, STATUS
+from judge.dispatch.events import STATUS
 from judge.errors import ProblemNotFound
 from judge.service import batches, eventids, filters, lookup, redelivery, tenancy
 from judge.service.accounts import claim_submission
@@ -54,9 +52,8 @@ from judge.service.state import Services
 from judge.service.version_wait import version_waiting
 from judge.service.views import parse_fields, selected
 from judge.store import (
-    IdempotencyHit,
+    EventRecord,
     IdempotencyKey,
-    IdempotencyTaken,
     NewSubmission,
     Quota,
     QuotaExceeded,
@@ -65,7 +62,12 @@ from judge.store import (
     SubmissionRecord,
 )
 from judge.store.models import utcnow
-from judge.store.repository import COUNT_MAX, HEAVY_COLUMNS
+from judge.store.pages import COUNT_MAX, HEAVY_COLUMNS
+from judge.submissions import intake
+from judge.submissions.callbacks import check_redeliverable
+from judge.submissions.refusals import IdempotencyConflict, NotRedeliverable
+from judge.submissions.streams import StreamLease, follow
+from judge.submissions.waiting import waiting_message
 from judge.verdicts import Verdict
 
 router = APIRouter(
@@ -100,7 +102,7 @@ def load_submission(services: Services, submission_id: str, caller: Principal) -
         canonical = str(uuid.UUID(submission_id))  # lower case, as stored: an id's case does not matter
     except ValueError:
         raise _not_found(submission_id) from None
-    record = services.store.get(canonical)
+    record = services.store.submissions.get(canonical)
     # A submission made with an API key is visible to that key only (its stable id: a name given to
     # another client later does not see it); anonymous ones to whoever has the id.
     if record is None or (record.key_id is not None and record.key_id != caller.key_id):
@@ -128,23 +130,6 @@ def accepted_body(record: SubmissionRecord) -> SubmissionAccepted:
     )
 
 
-def _replayed(services: Services, hit: IdempotencyHit, body_hash: str, key: str) -> SubmissionRecord:
-    """The submission an idempotency key already names (same body), or a 409 (another body)."""
-    if hit.body_hash != body_hash:
-        key = key.split("\t")[1] if key.startswith("batch\t") else key  # a batch item's: the batch's
-        raise ApiError(
-            409,
-            "idempotency_conflict",
-            f"Idempotency-Key {key[:64]!r} was used for another request body (at "
-            f"{hit.created_at.isoformat()}); use a new key for a new submission",
-            path="Idempotency-Key",
-        )
-    record = services.store.get(hit.submission_id)
-    if record is None:  # deleted between the two reads: its key went with it
-        raise ApiError(409, "idempotency_conflict", "the submission of this Idempotency-Key was deleted")
-    return record
-
-
 def submit(
     services: Services,
     caller: Principal,
@@ -153,9 +138,10 @@ def submit(
     path: str = "",
     body_hash: str | None = None,
 ) -> tuple[SubmissionRecord, bool]:
-    """Validate, store and queue one submission: (record, True), or (the earlier record, False) for a
-    retry with the same ``Idempotency-Key`` and body. Raises ApiError (``path`` prefixes its field).
-    ``body_hash``: what the key records instead of the body's hash (a batch item's: the batch's)."""
+    """Validate one submission and hand it to the intake (``judge.submissions.intake``): (record, True),
+    or (the earlier record, False) for a retry with the same ``Idempotency-Key`` and body. Raises ApiError
+    (``path`` prefixes its field). ``body_hash``: what the key records instead of the body's hash (a batch
+    item's: the batch's)."""
     try:
         problem = services.catalog.get(body.problem)
     except ProblemNotFound:
@@ -170,59 +156,46 @@ def submit(
                 422, "invalid_callback_url", f"callback_url: {refusal}", path=f"{path}callback_url"
             )
     idempotency: IdempotencyKey | None = None
-    since = utcnow() - timedelta(seconds=services.settings.idempotency_ttl_s)
     if idempotency_key is not None:
-        idempotency = IdempotencyKey(_scope(caller), idempotency_key, body_hash or _body_hash(body))
-        hit = services.store.idempotent(idempotency.scope, idempotency.key, since)
-        if hit is not None:
-            return _replayed(services, hit, idempotency.body_hash, idempotency_key), False
-        services.store.expire_idempotency(since, idempotency.scope, idempotency.key)
-    new = NewSubmission(
-        problem=problem.slug,
-        code=code,
-        manifest=services.worker.manifest(problem),
-        key_name=caller.key_name,
-        key_id=caller.key_id,
-        # Only a keyless client is counted by address (submissions_per_client), and only until it
-        # finishes: the store forgets the address then.
-        client_address=caller.address if caller.key_name is None else None,
-        callback_url=body.callback_url,
-        external_user=body.external_user,
-        tags=body.tags,
-    )
+        digest = body_hash or intake.body_hash(body.model_dump(mode="json"))
+        idempotency = IdempotencyKey(_scope(caller), idempotency_key, digest)
+
+    def new() -> NewSubmission:
+        return NewSubmission(
+            problem=problem.slug,
+            code=code,
+            manifest=services.worker.manifest(problem),
+            key_name=caller.key_name,
+            key_id=caller.key_id,
+            # Only a keyless client is counted by address (submissions_per_client), and only until it
+            # finishes: the store forgets the address then.
+            client_address=caller.address if caller.key_name is None else None,
+            callback_url=body.callback_url,
+            external_user=body.external_user,
+            tags=body.tags,
+        )
+
     try:
-        return _store_counted(services, caller, new, idempotency), True
-    except IdempotencyTaken:
-        assert idempotency is not None and idempotency_key is not None
-        hit = services.store.idempotent(idempotency.scope, idempotency.key, since)
-        if hit is None:
-            raise ApiError(409, "idempotency_conflict", "a concurrent request holds this key") from None
-        return _replayed(services, hit, idempotency.body_hash, idempotency_key), False
+        return _intake(services, caller).accept(new, idempotency)
+    except IdempotencyConflict as exc:
+        where = "Idempotency-Key" if exc.names_key else None
+        raise ApiError(409, "idempotency_conflict", exc.message, path=where) from None
+    except QueueFull as exc:
+        services.metrics.rejected.labels("queue_full").inc()
+        raise ApiError(429, "queue_full", str(exc), headers={"Retry-After": str(exc.retry_after)}) from None
+    except QuotaExceeded as exc:
+        raise _over_quota(services, caller, exc) from None
 
 
-def _quota(services: Services) -> Quota:
+def _intake(services: Services, caller: Principal) -> intake.Intake:
     settings = services.settings
-    return Quota(unfinished=settings.submissions_per_client, queued=settings.queued_per_client)
-
-
-def _store_counted(
-    services: Services, caller: Principal, new: NewSubmission, idempotency: IdempotencyKey | None = None
-) -> SubmissionRecord:
-    """Store and queue ``new`` as ``caller``'s: a place in the queue (queue_size) and the caller's caps
-    (submissions_per_client, queue_share) counted with the new row. Raises ApiError 429 (nothing stored)
-    or IdempotencyTaken."""
-    with _CLIENT_LOCKS.holding(caller):  # the store counts the caps with the new row (across nodes)
-        reservation = _reserve(services)
-        try:
-            record = services.store.create(new, idempotency, _quota(services))
-        except QuotaExceeded as exc:
-            reservation.cancel()
-            raise _over_quota(services, caller, exc) from None
-        except BaseException:
-            reservation.cancel()
-            raise
-    reservation.commit(record.id)
-    return record
+    return intake.Intake(
+        store=services.store,
+        reserve=services.dispatcher.reserve,
+        quota=Quota(unfinished=settings.submissions_per_client, queued=settings.queued_per_client),
+        idempotency_ttl_s=settings.idempotency_ttl_s,
+        owner_lock=lambda: _CLIENT_LOCKS.holding(caller),
+    )
 
 
 def _over_quota(services: Services, caller: Principal, exc: QuotaExceeded) -> ApiError:
@@ -237,7 +210,7 @@ def _over_quota(services: Services, caller: Principal, exc: QuotaExceeded) -> Ap
     else:
         what = f"{who(caller)} has {exc.count} submissions queued or running, the most one client may have"
     retry_after = 5
-    if not services.grading_alive():
+    if not services.fleet.grading_alive():
         what += "; no grading node is alive to drain them"
         retry_after = NO_NODE_RETRY_S
     return ApiError(
@@ -249,22 +222,8 @@ def _over_quota(services: Services, caller: Principal, exc: QuotaExceeded) -> Ap
     )
 
 
-def _reserve(services: Services) -> Reservation:
-    try:
-        return services.dispatcher.reserve()
-    except QueueFull as exc:
-        services.metrics.rejected.labels("queue_full").inc()
-        raise ApiError(429, "queue_full", str(exc), headers={"Retry-After": str(exc.retry_after)}) from None
-
-
 def _scope(caller: Principal) -> str:
-    kind, ident = caller.identity
-    return f"{kind}:{ident}"[:200]
-
-
-def _body_hash(body: SubmissionCreate) -> str:
-    canonical = json.dumps(body.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    return intake.scope(*caller.identity)
 
 
 def _idempotency_key(value: str | None) -> str | None:
@@ -498,11 +457,11 @@ def list_submissions(
     )
     after = filters.cursor(cursor)
     heavy = [name for name in (names or ()) if name in HEAVY_COLUMNS]
-    records = services.store.page(chosen, after=after, limit=limit + 1, heavy=heavy)
+    records = services.store.listing.page(chosen, after=after, limit=limit + 1, heavy=heavy)
     more = len(records) > limit
     records = records[:limit]
     # Counted exactly up to COUNT_MAX matches; past it the count stops there (total_capped).
-    total, capped = services.store.total(chosen) if count else (None, None)
+    total, capped = services.store.listing.total(chosen) if count else (None, None)
     # The stored results are sent as stored (views.py), not validated again into SubmissionPage.
     return JSONResponse(
         {
@@ -583,23 +542,6 @@ def waiting_json(services: Services, record: SubmissionRecord) -> dict[str, Any]
     return {**asdict(waiting), "message": waiting_message(waiting)}
 
 
-def waiting_message(waiting: Waiting) -> str:
-    """Why a queued submission waits, in words for a learner (no ids, no operator detail)."""
-    about = f" (about {waiting.estimate_s} s)" if waiting.estimate_s is not None else ""
-    if waiting.reason == "queue":
-        n = waiting.ahead
-        if not n:
-            return f"Queued: next, once a grading under way finishes{about}."
-        return f"Queued behind {n} other submission{'s' * (n != 1)}{about}."
-    if waiting.reason == "run_reserve":
-        return f"Queued: the judge keeps a sandbox free for Runs and starts your grading shortly{about}."
-    if waiting.reason == "capacity":
-        return (
-            f"Queued again: the judge is busy starting its sandbox; this does not count as an attempt{about}."
-        )
-    return f"Starting: waiting for a sandbox worker{about}."
-
-
 @router.post(
     "/{submission_id}/callback",
     status_code=202,
@@ -617,12 +559,12 @@ def waiting_message(waiting: Waiting) -> str:
 )
 def redeliver_callback(submission_id: str, services: ServicesDep, caller: CallerDep) -> Response:
     record = load_submission(services, submission_id, caller)
-    if not record.callback_url:
-        raise ApiError(409, "no_callback", "this submission has no callback_url", path="id")
-    if not record.finished:
+    try:
+        check_redeliverable(record)
+    except NotRedeliverable as exc:
         raise ApiError(
-            409, "not_finished", f"the submission is {record.status.value}: it calls back when done"
-        )
+            409, exc.reason, exc.message, path="id" if exc.reason == "no_callback" else None
+        ) from None
     redelivery.redeliver(services, record)
     return Response(status_code=202)
 
@@ -648,7 +590,7 @@ def get_submission_code(submission_id: str, services: ServicesDep, caller: Calle
 )
 def delete_submission(submission_id: str, services: ServicesDep, caller: CallerDep) -> Response:
     record = load_submission(services, submission_id, caller)
-    if not services.store.delete(record.id):
+    if not services.store.deletion.delete(record.id):
         raise _not_found(submission_id)
     return Response(status_code=204)
 
@@ -699,11 +641,13 @@ async def submission_events(
         raise ApiError(
             429, "too_many_streams", str(exc), headers={"Retry-After": str(exc.retry_after)}
         ) from None
-    lease = _Lease(shares, caller)
+    lease = StreamLease(shares, caller)
     deadline = time.monotonic() + services.settings.stream_max_s
 
+    async def read(since: int) -> list[EventRecord]:
+        return await run_in_threadpool(feed.read, record.id, since)
+
     async def stream() -> AsyncIterator[ServerSentEvent]:
-        nonlocal after, events
         try:
             yield ServerSentEvent(retry=RETRY_MS)
             if not resumed:
@@ -714,37 +658,13 @@ async def submission_events(
                 data = json.dumps(first)
                 yield ServerSentEvent(data=data, event=STATUS, id=eventids.event_id(record.id, 0))
             with feed.subscribe(record.id) as subscription:
-                while True:
-                    for event in events:
-                        after = event.id
-                        yield ServerSentEvent(
-                            data=json.dumps(event.data),
-                            event=event.kind,
-                            id=eventids.event_id(record.id, event.id),
-                        )
-                        if event.kind in FINAL_KINDS:
-                            return
-                    remaining = deadline - time.monotonic()
-                    if remaining <= 0:
-                        return  # the longest a stream lives: the client resumes with Last-Event-ID
-                    if not events:
-                        await subscription.wait(min(feed.poll_s, remaining))
-                    events = await run_in_threadpool(feed.read, record.id, after)
+                async for event in follow(subscription, read, after, events, feed.poll_s, deadline):
+                    yield ServerSentEvent(
+                        data=json.dumps(event.data),
+                        event=event.kind,
+                        id=eventids.event_id(record.id, event.id),
+                    )
         finally:
             lease.release()
 
     return EventSourceResponse(stream(), ping=PING_S, background=BackgroundTask(lease.release))
-
-
-class _Lease:
-    """One stream's share, released once: when the stream ends, or after the response if it never ran."""
-
-    def __init__(self, shares: ClientShares, caller: Principal) -> None:
-        self._shares = shares
-        self._caller = caller
-        self._held = True
-
-    def release(self) -> None:
-        if self._held:
-            self._held = False
-            self._shares.release(self._caller)

@@ -29,5 +29,5 @@ def erase_user(
             "erasing a user's submissions needs an API key (Authorization: Bearer <API key>)",
             headers={"WWW-Authenticate": "Bearer"},
         )
-    deleted = services.store.erase_user(caller.key_id, external_user)
+    deleted = services.store.deletion.erase_user(caller.key_id, external_user)
     return UserErased(external_user=external_user, deleted=deleted)

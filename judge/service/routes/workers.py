@@ -79,7 +79,7 @@ def _listing(services: Services) -> WorkerList:
             last_seen=n.last_seen,
             problem_versions=n.problem_versions,
         )
-        for n in services.store.nodes(seen_after=now - SHOWN_FOR)
+        for n in services.store.nodes.known(seen_after=now - SHOWN_FOR)
     ]
     live = [n for n in nodes if n.alive and n.state == NodeState.READY.value]
     return WorkerList(
@@ -87,7 +87,7 @@ def _listing(services: Services) -> WorkerList:
         nodes=nodes,
         slots=sum(n.slots for n in live),
         busy=sum(n.busy for n in live),
-        version_skew=[VersionSkew.model_validate(skew) for skew in services.version_skew()],
+        version_skew=[VersionSkew.model_validate(skew) for skew in services.fleet.version_skew()],
     )
 
 
