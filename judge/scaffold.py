@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from judge.check.rules_check import MAX_ARGS  # the package rule `signature`
+from judge.kinds.registry import kind_of
 from judge.scaffold_kinds import (
     INT_BOUND,
     INT_TUPLES,
@@ -60,7 +61,7 @@ class Package:
 
     @property
     def trees(self) -> list[ArgDecl]:
-        return [a for a in self.args if a.kind == "pytree"]
+        return [a for a in self.args if kind_of(a.kind).tree]
 
     @property
     def numbers(self) -> list[ArgDecl]:
@@ -349,6 +350,23 @@ def _generator(p: Package) -> str:
     bools = [a.name for a in p.of_kind("bool")]
     strings = {a.name: list(a.spec().choices) for a in p.of_kind("str")}
     keys = [a.name for a in p.of_kind("key")]
+    # Static kinds the generator has no line for: their values in turn (``Kind.scaffold_cycle``); the
+    # lines below appear only when the package has such an argument.
+    cycled = {a.name: c for a in p.args if (c := kind_of(a.kind).scaffold_cycle(a)) is not None}
+    cycled_table = (
+        "#: Other static arguments: the values their cases take in turn (the first at the bounds).\n"
+        f"CYCLED: dict[str, list[Any]] = {py_literal(cycled, 0, 32)}\n"
+        if cycled
+        else ""
+    )
+    cycled_turn = (
+        "        args.update({arg: values[index % len(values)] for arg, values in CYCLED.items()})\n"
+        if cycled
+        else ""
+    )
+    cycled_first = (
+        "        args.update({arg: values[0] for arg, values in CYCLED.items()})\n" if cycled else ""
+    )
     bf16 = "bfloat16" in p.dtypes
     if trees:
         names = """#: Structures (tuples are leaf shapes; dicts and lists are nodes). The first two are the
@@ -408,7 +426,7 @@ BOOLS: list[str] = {json.dumps(bools)}
 STRINGS: dict[str, list[str]] = {py_literal(strings, 0, 32)}
 #: PRNG key arguments: a seed of its own in every case (raw key data at the limits is an EDGE input).
 KEYS: list[str] = {json.dumps(keys)}
-
+{cycled_table}
 {names}
 #: Cases graded again in bfloat16 (when the problem allows it).
 BF16 = {json.dumps(again if bf16 else [])}
@@ -456,7 +474,7 @@ def build_cases() -> list[dict[str, Any]]:
         args.update({{arg: index % 2 == 0 for arg in BOOLS}})
         args.update({{arg: choices[index % len(choices)] for arg, choices in STRINGS.items()}})
         args.update({{arg: {{"key": int(rng.integers(0, 2**32))}} for arg in KEYS}})
-        cases.append({{"name": name, "visibility": "hidden", "dtype": dtype, "args": args}})
+{cycled_turn}        cases.append({{"name": name, "visibility": "hidden", "dtype": dtype, "args": args}})
     for name, sign, number in BOUND_CASES:
         scale = MAX_ABS / 4 if sign else 1.0
 
@@ -483,7 +501,7 @@ def build_cases() -> list[dict[str, Any]]:
         args.update({{arg: True for arg in BOOLS}})
         args.update({{arg: choices[0] for arg, choices in STRINGS.items()}})
         args.update({{arg: {{"key": int(rng.integers(0, 2**32))}} for arg in KEYS}})
-        cases.append({{"name": name, "visibility": "hidden", "dtype": "float32", "args": args}})
+{cycled_first}        cases.append({{"name": name, "visibility": "hidden", "dtype": "float32", "args": args}})
     return cases
 
 
