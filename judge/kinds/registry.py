@@ -8,6 +8,7 @@ from types import MappingProxyType
 from judge.kinds.array import ArrayKind
 from judge.kinds.base import Kind
 from judge.kinds.bool_ import BoolKind
+from judge.kinds.float_tuple import FloatTupleKind
 from judge.kinds.function import FunctionKind
 from judge.kinds.int_ import IntKind
 from judge.kinds.int_tuple import IntTupleKind
@@ -26,6 +27,7 @@ _ALL: tuple[Kind, ...] = (
     StrKind(),
     FunctionKind(),
     KeyKind(),
+    FloatTupleKind(),
 )
 
 #: Kind name -> kind, in the order the docs and the API list them.
