@@ -65,7 +65,7 @@ class Package:
 
     @property
     def numbers(self) -> list[ArgDecl]:
-        return [a for a in self.args if a.kind == "number"]
+        return [a for a in self.args if kind_of(a.kind).weak_scalar]
 
     def of_kind(self, kind: str) -> list[ArgDecl]:
         return [a for a in self.args if a.kind == kind]
@@ -73,7 +73,7 @@ class Package:
     @property
     def menu(self) -> bool:
         """A ``function`` argument needs the menu module ``functions.py``."""
-        return bool(self.of_kind("function"))
+        return any(kind_of(a.kind).needs_menu for a in self.args)
 
 
 # ------------------------------------------------------------------------------------------- templates
@@ -159,7 +159,7 @@ def _tags(p: Package) -> list[str]:
 
 def _has_floats(p: Package) -> bool:
     """Whether any argument holds values of the case dtype (a pytree, a number, a float array)."""
-    return any(a.kind in ("pytree", "number") or (a.kind == "array" and a.dtype == "case") for a in p.args)
+    return any(a.floats or kind_of(a.kind).weak_scalar for a in p.args)
 
 
 def _statement(p: Package) -> str:
@@ -221,7 +221,7 @@ def {p.signature}:
 def _first_traced(p: Package) -> str:
     """The argument the starter returns as it is: a float one if there is, else a traced one."""
     floats = [a for a in p.args if a.floats]
-    traced = [a for a in p.args if a.kind in ("pytree", "array") or (a.kind == "number" and a.traced)]
+    traced = [a for a in p.args if kind_of(a.kind).arrays or (kind_of(a.kind).weak_scalar and a.traced)]
     return (floats or traced or list(p.args))[0].name
 
 
@@ -267,7 +267,7 @@ def _validator(p: Package) -> str:
         "#: Largest magnitude of any value: keep every result finite in float32 and bfloat16.\n"
         "MAX_ABS = 1e15\n"
     )
-    if any(a.kind == "array" and a.dtype in ("int32", "uint32") for a in p.args):
+    if any(a.dtype in ("int32", "uint32") for a in p.args):  # only an array declares a dtype
         bounds += f"#: Largest magnitude of an integer array's entries.\nINT_BOUND = {INT_BOUND}\n"
     return f'''"""Constraints of this problem (statement.md, "Constraints"), checked by `judge check`."""
 
@@ -331,9 +331,9 @@ def _bound_cases(p: Package) -> list[list[object]]:
     the values when the package has float or int32 data (int32 entries: both ends), then each bound of its
     ``number`` arguments."""
     cases: list[list[object]] = []
-    if p.trees or any(a.kind == "array" and a.dtype != "bool" for a in p.args):
+    if any(kind_of(a.kind).arrays and a.dtype != "bool" for a in p.args):
         cases.append(["near_the_value_bounds", 1, 0.5])
-    if any(a.kind == "array" and a.dtype == "int32" for a in p.args):
+    if any(a.dtype == "int32" for a in p.args):  # only an array declares a dtype
         cases.append(["near_the_lower_int32_bound", -1, 0.5])
     if p.numbers:
         cases += [["numbers_near_the_upper_bound", 0, 5e14], ["numbers_near_the_lower_bound", 0, -5e14]]

@@ -641,10 +641,6 @@ class CostRule(_Strict):
     max_bytes_ratio: float | None = Field(default=None, gt=0, le=1e6)
 
 
-#: Argument kinds a gradient may be taken with respect to (tree or array data, traced).
-DIFFERENTIABLE_KINDS: tuple[str, ...] = ("pytree", "array")
-
-
 class GradientSpec(_Strict):
     """A transformation check: the vector-Jacobian product of the function with respect to ``wrt`` for a
     fixed ``cotangent`` (``sandbox.transforms``) must match the reference's, like the output does."""
@@ -726,11 +722,11 @@ class ProblemSpec(_Strict):
             raise ValueError(f"similar repeats {repeated}")
         if self.output.kind == "tuple" and not self.output.names:
             raise ValueError("output.kind 'tuple' needs output.names, one per element")
-        if any(a.kind == "function" for a in self.args) and self.functions is None:
+        if any(kind_of(a.kind).needs_menu for a in self.args) and self.functions is None:
             raise ValueError(
                 "a function argument needs `functions`, the package's menu module (functions.py)"
             )
-        if "inputs_unchanged" in self.compare.checks and not any(a.kind == "pytree" for a in self.args):
+        if "inputs_unchanged" in self.compare.checks and not any(kind_of(a.kind).tree for a in self.args):
             raise ValueError(
                 "compare.checks 'inputs_unchanged' needs a pytree argument: it watches the dicts and lists "
                 "of pytree inputs (a traced array cannot be changed in place)"
@@ -740,7 +736,7 @@ class ProblemSpec(_Strict):
                 for name in rule.donate:
                     if name not in names:
                         raise ValueError(f"rules: donate names {name!r}, which is not an argument")
-                    if self.arg(name).kind not in ("array", "pytree"):
+                    if not kind_of(self.arg(name).kind).arrays:
                         raise ValueError(
                             f"rules: donate names {name!r}, which is not a traced array or pytree argument"
                         )
@@ -752,7 +748,7 @@ class ProblemSpec(_Strict):
                 if name not in names:
                     raise ValueError(f"gradient.wrt names {name!r}, which is not an argument")
                 arg = self.arg(name)
-                if arg.kind not in DIFFERENTIABLE_KINDS or not arg.traced:
+                if not kind_of(arg.kind).arrays or not arg.traced:
                     raise ValueError(f"gradient.wrt names {name!r}, which is not a traced array argument")
             if len(set(self.gradient.wrt)) != len(self.gradient.wrt):
                 raise ValueError("gradient.wrt repeats an argument")
@@ -779,7 +775,7 @@ class ProblemSpec(_Strict):
                 if rule.arg not in names:
                     raise ValueError(f"rules: require_batched names {rule.arg!r}, which is not an argument")
                 arg = self.arg(rule.arg)
-                if arg.kind not in DIFFERENTIABLE_KINDS or not arg.traced:
+                if not kind_of(arg.kind).arrays or not arg.traced:
                     raise ValueError(
                         f"rules: require_batched names {rule.arg!r}, which is not a traced array argument"
                     )
@@ -789,7 +785,7 @@ class ProblemSpec(_Strict):
                         f"rules: {rule.kind} steps names {rule.steps.arg!r}, which is not an argument"
                     )
                 arg = self.arg(rule.steps.arg)
-                if arg.kind not in ("array", "pytree", "int"):
+                if not kind_of(arg.kind).gives_steps:
                     raise ValueError(
                         f"rules: {rule.kind} steps names {rule.steps.arg!r}, which is neither an array, a "
                         "pytree nor an int argument"

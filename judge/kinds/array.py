@@ -23,6 +23,7 @@ class ArrayKind(Kind):
     api_text = "one array of `dtype` with a rank in `ndim`"
     fields = frozenset({"dtype", "ndim"})
     arrays = True
+    gives_steps = True
     coverage = "array"
     statement_order = 30
 

@@ -84,8 +84,15 @@ class Kind(ABC):
     #: Its values are trees of dicts, lists and arrays of the case's float dtype (the Run panel shows the
     #: tree's JSON rule; ``inputs_unchanged`` holds its containers unchanged).
     tree: ClassVar[bool] = False
-    #: Its values are arrays whose leaf dtype the Run panel shows (``case`` unless ``dtype`` says).
+    #: Its values are traced arrays (one, or a tree of them): the Run panel shows their leaf dtype (``case``
+    #: unless ``dtype`` says), and a gradient, a batched rule or a donation may name the argument.
     arrays: ClassVar[bool] = False
+    #: A loop rule's ``steps`` may name it (an array's or a tree's size, or the value of an int).
+    gives_steps: ClassVar[bool] = False
+    #: Traced as a weakly typed Python scalar (no array leaves of its own).
+    weak_scalar: ClassVar[bool] = False
+    #: Its values name functions of the problem's menu module (``ProblemSpec.functions``).
+    needs_menu: ClassVar[bool] = False
     #: The rule ``judge check``'s coverage check holds its traced hidden values to (``array``, ``key``,
     #: ``tree``; None: none). Static values are held to the static rule whatever the kind.
     coverage: ClassVar[str | None] = None

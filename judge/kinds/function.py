@@ -18,6 +18,7 @@ class FunctionKind(Kind):
     static = True
     fields = frozenset({"choices"})
     choice_noun = "functions"
+    needs_menu = True
 
     def check_traced(self, arg: Arg) -> None:
         """A traced function is refused after its choices are checked (``check``)."""

@@ -15,6 +15,7 @@ class IntKind(Kind):
     static = True
     traced_refusal = "a traced integer is kind 'array' with dtype 'int32' and ndim [0]"
     panel_dtype = "int"
+    gives_steps = True
 
     def accepts(self, arg: Arg) -> tuple[str, ...]:
         return ("integer",)

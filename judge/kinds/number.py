@@ -17,6 +17,7 @@ class NumberKind(Kind):
     api_text = "a Python float"
     may_be_static = True
     panel_dtype = "float"
+    weak_scalar = True
     statement_order = 60
 
     def accepts(self, arg: Arg) -> tuple[str, ...]:

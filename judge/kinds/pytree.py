@@ -16,6 +16,7 @@ class PytreeKind(Kind):
     fields = frozenset({"structure"})
     tree = True
     arrays = True
+    gives_steps = True
     coverage = "tree"
 
     def accepts(self, arg: Arg) -> tuple[str, ...]:
