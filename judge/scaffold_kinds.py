@@ -1,9 +1,10 @@
 """The argument declarations of ``judge new`` (``--arg NAME:KIND[:OPTION ...]``) and what each kind puts into
 the scaffolded package: its spec lines, description, constraint, validator checks, JUNK and EDGE inputs, and
-the example values of the public cases.
+the example values of the public cases, each asked of the kind's module (``judge.kinds``, the
+``scaffold_*`` methods of ``judge.kinds.base.Kind``).
 
-Every kind of ``judge.spec.ArgSpec`` is declared here, with values that satisfy the validator this module
-writes for it, so a fresh scaffold's cases pass the ``cases`` check whatever the signature:
+Every kind of ``judge.spec.ArgSpec`` scaffolds values that satisfy the validator it writes, so a fresh
+scaffold's cases pass the ``cases`` check whatever the signature:
 
 - ``pytree``: a tree of case-dtype arrays (the case generator's ``STRUCTURES``);
 - ``number`` (``:static`` for a static one): a finite float;
@@ -13,7 +14,8 @@ writes for it, so a fresh scaffold's cases pass the ``cases`` check whatever the
   order: it may be a shape; a problem whose tuple must be sorted adds ``increasing=True``);
 - ``bool``: a static bool (both values in the cases); ``str``: a static string, one of ``STRINGS``;
 - ``function``: one of the menu functions ``square`` and ``sine`` of the package's ``functions.py``;
-- ``key``: one traced typed PRNG key (threefry2x32): a seed per case, and raw key data at the limits.
+- ``key``: one traced typed PRNG key (threefry2x32): a seed per case, and raw key data at the limits;
+- ``float_tuple``: a static tuple of floats, the generator's ``CYCLED`` values in turn.
 """
 
 from __future__ import annotations
