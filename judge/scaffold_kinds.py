@@ -4,18 +4,8 @@ the example values of the public cases, each asked of the kind's module (``judge
 ``scaffold_*`` methods of ``judge.kinds.base.Kind``).
 
 Every kind of ``judge.spec.ArgSpec`` scaffolds values that satisfy the validator it writes, so a fresh
-scaffold's cases pass the ``cases`` check whatever the signature:
-
-- ``pytree``: a tree of case-dtype arrays (the case generator's ``STRUCTURES``);
-- ``number`` (``:static`` for a static one): a finite float;
-- ``array``: one traced array, ``:int32`` / ``:uint32`` / ``:bool`` / ``:case`` (the default) for its dtype
-  and ranks such as ``:2`` or ``:1,2`` for its ``ndim`` (default ``1``);
-- ``int``: a static int from 1 to 8; ``int_tuple``: a static tuple of 1 to 4 such ints (in any
-  order: it may be a shape; a problem whose tuple must be sorted adds ``increasing=True``);
-- ``bool``: a static bool (both values in the cases); ``str``: a static string, one of ``STRINGS``;
-- ``function``: one of the menu functions ``square`` and ``sine`` of the package's ``functions.py``;
-- ``key``: one traced typed PRNG key (threefry2x32): a seed per case, and raw key data at the limits;
-- ``float_tuple``: a static tuple of floats, the generator's ``CYCLED`` values in turn.
+scaffold's cases pass the ``cases`` check whatever the signature (what each kind's scaffold gives:
+problems/README.md, the ``--arg`` table).
 """
 
 from __future__ import annotations
