@@ -52,24 +52,10 @@ KeyImpl = Literal["threefry2x32"]
 class ArgSpec(_Strict):
     """One argument of the user's function.
 
-    Kinds (what the Run panel accepts, and what the function receives):
-
-    - ``pytree``: a JSON object, array or number; a tree of dicts, lists and arrays of the case dtype.
-    - ``number``: a JSON number, passed as a Python float (a weakly typed scalar when traced).
-    - ``array``: ONE array (never a tree) of ``dtype``: the case dtype (``case``), ``int32`` (JSON numbers
-      that must be integral) or ``bool`` (JSON ``true``/``false`` only), with a rank in ``ndim`` (empty:
-      any). Always traced: a 0-d ``int32`` array is how a training loop passes a step counter.
-    - ``int``: a JSON integer, passed as a Python ``int``; static (``static_argnames``).
-    - ``int_tuple``: a JSON array of integers, passed as a Python ``tuple`` of ints; static.
-    - ``bool``: JSON ``true`` or ``false``, passed as a Python ``bool``; static.
-    - ``str``: a JSON string, one of ``choices``, passed as a Python ``str``; static.
-    - ``function``: a JSON string naming one of ``choices``, a function of the problem's menu module,
-      passed as the function itself; static.
-    - ``key``: a typed PRNG key array (``jax.random.key``) of the problem's ``impl``, with a rank in ``ndim``
-      (default ``[0]``: one key). JSON ``{"key": seed}`` (what ``jax.random.key(seed)`` makes; a bare
-      integer means the same) or ``{"key_data": [...]}`` (raw uint32 key data, ``jax.random.key_data``);
-      for a batch of keys ``{"key": [seed, ...]}`` or ``{"key_data": [[...], ...]}``. Always traced: the
-      program receives the key's uint32 data and the function the key wrapped again.
+    ``kind`` names one of ``judge.kinds.registry.KINDS`` (each kind's module says what the Run panel
+    accepts and what the function receives; problems/README.md, "Argument kinds", tabulates them), and
+    the kind says which of the optional fields (``dtype``, ``ndim``, ``impl``, ``choices``,
+    ``structure``) it uses: the others must keep their defaults.
 
     ``traced`` defaults to true, and to false for the static kinds; a static kind cannot be traced, and an
     ``array`` cannot be static. Each distinct static value is traced and compiled on its own.

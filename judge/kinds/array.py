@@ -1,4 +1,6 @@
-"""``array``: ONE array (never a tree) of ``dtype`` with a rank in ``ndim``; always traced."""
+"""``array``: ONE array (never a tree) of ``dtype``: the case dtype (``case``), ``int32`` or ``uint32`` (JSON
+numbers that must be integral) or ``bool`` (JSON ``true``/``false`` only), with a rank in ``ndim`` (empty:
+any). Always traced: a 0-d ``int32`` array is how a training loop passes a step counter."""
 
 from __future__ import annotations
 

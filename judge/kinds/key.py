@@ -1,4 +1,8 @@
-"""``key``: a typed PRNG key array (``jax.random.key``) of the problem's ``impl``; always traced."""
+"""``key``: a typed PRNG key array (``jax.random.key``) of the problem's ``impl``, with a rank in ``ndim``
+(default ``[0]``: one key). JSON ``{"key": seed}`` (what ``jax.random.key(seed)`` makes; a bare integer means
+the same) or ``{"key_data": [...]}`` (raw uint32 key data, ``jax.random.key_data``); for a batch of keys
+``{"key": [seed, ...]}`` or ``{"key_data": [[...], ...]}``. Always traced: the program receives the key's
+uint32 data and the function the key wrapped again."""
 
 from __future__ import annotations
 
