@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from judge.kinds.base import Kind
+from judge.kinds.base import OPTIONAL_FIELDS, Kind
 from judge.kinds.registry import KIND_NAMES, KINDS, kind_of, users_of
 from judge.scaffold_kinds import ArgDecl
 from judge.service.schemas import ArgumentPublic
@@ -43,6 +43,8 @@ def test_every_kind_module_is_registered_once_under_its_name() -> None:
     assert sorted(type(kind).__name__ for kind in KINDS.values()) == sorted(c.__name__ for c in classes)
     assert all(name == kind.name for name, kind in KINDS.items())
     assert len(set(KIND_NAMES)) == len(KIND_NAMES)
+    assert all(kind.fields <= set(OPTIONAL_FIELDS) for kind in KINDS.values())
+    assert set(OPTIONAL_FIELDS) <= set(ArgSpec.model_fields)
 
 
 def test_the_spec_literal_and_the_api_enum_are_the_registry() -> None:

@@ -1,10 +1,13 @@
 """The protocol every argument kind implements (``judge.kinds.registry.KINDS`` maps names to them).
 
-A kind is one class, one module: what ``Arg`` fields it uses and how they are checked, how a Run-panel
+A kind is one class, one module: what ``ArgSpec`` fields it uses and how they are checked, how a Run-panel
 JSON value becomes the value the function receives, what crosses to the sandbox for it (the wire form: data,
 read by the tracer's few wire tags, so a new kind rarely touches the sandbox), its words for the API, the
 statement and the Run panel, what the coverage check wants of its hidden values, and what ``judge new``
-scaffolds for it. Modules outside ``judge/kinds`` ask the registry; none branches on a kind's name.
+scaffolds for it. Modules outside ``judge/kinds`` ask the registry for these, or for a kind's facts
+(``static``, ``arrays``, ``tree``...), instead of naming kinds. The one place left with a section per kind is
+the case-generator template of ``judge new`` (``judge.scaffold``); a static kind it has no section for
+gives its values in turn (``scaffold_cycle``).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
-#: The ``Arg`` fields a kind may use beyond the common ones (``name``, ``kind``, ``traced``,
+#: The ``ArgSpec`` fields a kind may use beyond the common ones (``name``, ``kind``, ``traced``,
 #: ``description``); a kind that does not list one refuses a value other than its default.
 OPTIONAL_FIELDS = ("dtype", "ndim", "impl", "choices", "structure")
 
@@ -24,7 +27,7 @@ Wire = tuple[dict[str, Any], list[np.ndarray[Any, Any]]]
 
 
 class Arg(Protocol):
-    """An argument as a spec declares it (``judge.spec.Arg``, which imports the kinds: they see it
+    """An argument as a spec declares it (``judge.spec.ArgSpec``, which imports the kinds: they see it
     through this protocol)."""
 
     @property
@@ -67,7 +70,7 @@ class Decl(Protocol):
 
 
 class Kind(ABC):
-    """One kind of argument (``Arg.kind``)."""
+    """One kind of argument (``ArgSpec.kind``)."""
 
     #: The name a spec writes (``kind = "..."``).
     name: ClassVar[str]
@@ -79,7 +82,7 @@ class Kind(ABC):
     may_be_static: ClassVar[bool] = False
     #: Why a static kind cannot be traced, and what to write instead.
     traced_refusal: ClassVar[str] = ""
-    #: The optional ``Arg`` fields it uses (``OPTIONAL_FIELDS``).
+    #: The optional ``ArgSpec`` fields it uses (``OPTIONAL_FIELDS``).
     fields: ClassVar[frozenset[str]] = frozenset()
     #: Its values are trees of dicts, lists and arrays of the case's float dtype (the Run panel shows the
     #: tree's JSON rule; ``inputs_unchanged`` holds its containers unchanged).
@@ -111,7 +114,7 @@ class Kind(ABC):
     def check_traced(self, arg: Arg) -> None:
         """Refuse ``traced`` where the kind cannot have it (``ValueError``)."""
         if self.static and arg.traced:
-            raise ValueError(static_refusal(self, arg))
+            raise ValueError(static_refusal(self))
         if not self.static and not self.may_be_static and not arg.traced:
             raise ValueError(
                 f"kind {self.name!r} is always traced (arrays are not hashable, so they cannot be static)"
@@ -168,7 +171,7 @@ class Kind(ABC):
         return {"traced": not self.static}
 
     def scaffold_spec(self, decl: Decl) -> dict[str, Any]:
-        """The ``Arg`` fields ``judge new`` declares for it (beyond name and kind)."""
+        """The ``ArgSpec`` fields ``judge new`` declares for it (beyond name and kind)."""
         return {"traced": decl.traced}
 
     def scaffold_toml(self, decl: Decl) -> list[str]:
@@ -215,8 +218,8 @@ def listed_names(names: Sequence[str]) -> str:
     return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
 
 
-def static_refusal(kind: Kind, arg: Arg) -> str:
-    """Why ``arg`` of static ``kind`` cannot be traced."""
+def static_refusal(kind: Kind) -> str:
+    """Why an argument of static ``kind`` cannot be traced."""
     return (
         f"kind {kind.name!r} is static (passed with static_argnames) and cannot be traced; "
         f"{kind.traced_refusal}"

@@ -42,5 +42,5 @@ def kind_of(name: str) -> Kind:
 
 
 def users_of(field: str) -> list[str]:
-    """The kinds that use an optional ``Arg`` field, in order."""
+    """The kinds that use an optional ``ArgSpec`` field, in order."""
     return [kind.name for kind in _ALL if field in kind.fields]
