@@ -357,9 +357,10 @@ def new(
         list[str] | None,
         typer.Option(
             "--arg",
-            help="One argument of the function, in order: NAME:KIND with KIND pytree, number "
-            "(NAME:number:static for a static one), array, int, int_tuple, bool, str, function or key. An "
-            "array takes its dtype (case, the default; int32; uint32; bool) and its ranks (default 1) as "
+            help="One argument of the function, in order: NAME:KIND with KIND one of the argument kinds "
+            "(problems/README.md, 'Argument kinds'; an unknown one is refused with the list), e.g. "
+            "x:pytree, c:number (c:number:static for a static one), n:int, k:key. An array takes its "
+            "dtype (case, the default; int32; uint32; bool) and its ranks (default 1) as "
             "options: x:array:2, step:array:int32:0, mask:array:bool:1,2. At most 8. Default: the worked "
             "example tree:pytree factor:number, with its solutions.",
         ),

@@ -34,7 +34,7 @@ import numpy as np
 
 from judge.compare import Checker, CompareResult, bind
 from judge.compile_failure import compile_crash, size_advice
-from judge.errors import JudgeError, ReferenceFailure
+from judge.errors import ReferenceFailure
 from judge.expected import expected_gradients, expected_layouts, expected_magnitudes, expected_outputs
 from judge.feedback.cost import CostComparison, compare_cost
 from judge.feedback.known_costs import CostMistakeFinder
@@ -42,6 +42,7 @@ from judge.feedback.matching import Match
 from judge.feedback.program_view import marks
 from judge.gradients import compare_with_gradient
 from judge.hidden import hidden_message, hidden_phase_bound, one_hidden_mistake, ratio_bucket
+from judge.kinds.registry import kind_of
 from judge.mistakes import MistakeFinder
 from judge.output_tree import assemble
 from judge.printed import printed_sections
@@ -102,7 +103,7 @@ from sandbox.monitor import (
     run_session,
 )
 from sandbox.protocol import ADVICE, ProtocolError
-from sandbox.tree import BadLeaf, OtherNode, split_input
+from sandbox.tree import BadLeaf, OtherNode
 
 
 class PairSource(Protocol):
@@ -163,33 +164,11 @@ def build_session(
         leaves: list[np.ndarray[Any, Any]] = []
         donate: list[int] = []
         for arg, value in zip(spec.args, case.inputs, strict=True):
-            if arg.kind == "number":
-                if arg.traced:
-                    args.append({"number": True})
-                    leaves.append(np.asarray(value, np.float32))
-                else:
-                    args.append({"static": float(value)})
-            elif arg.kind == "int":
-                args.append({"static": int(value)})
-            elif arg.kind == "int_tuple":
-                # JSON has no tuple: the tracer rebuilds a tuple (hashable, as static_argnames needs).
-                args.append({"static": [int(v) for v in value], "tuple": True})
-            elif arg.kind in ("bool", "str"):
-                args.append({"static": value})  # JSON true/false or a string: the tracer passes it as is
-            elif arg.kind == "function":
-                args.append({"function": str(value)})
-            elif arg.kind == "key":
-                # A typed key crosses as its uint32 data; the tracer wraps it again with the problem's impl.
-                args.append({"key": {"impl": value.impl, "shape": list(value.shape)}})
-                leaves.append(value.data)
-            elif not arg.traced:
-                raise JudgeError(f"argument {arg.name!r}: a static pytree argument cannot be graded")
-            else:
-                node, tree_leaves = split_input(value)
-                args.append({"tree": node})
-                if arg.name in donated:
-                    donate.extend(range(len(leaves), len(leaves) + len(tree_leaves)))
-                leaves.extend(tree_leaves)
+            wire, arg_leaves = kind_of(arg.kind).wire(arg, value)
+            args.append(wire)
+            if arg.name in donated:
+                donate.extend(range(len(leaves), len(leaves) + len(arg_leaves)))
+            leaves.extend(arg_leaves)
         per_case.append((json.dumps(args, sort_keys=True), args, leaves))
         donations[per_case[-1][0]] = tuple(donate)
     ids: dict[str, int] = {}

@@ -16,12 +16,11 @@ is a wrong answer (tests/test_function_args.py grades such a submission).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from judge.errors import ProblemError
-from judge.spec import ArgSpec
 
 
 @dataclass(frozen=True)
@@ -38,12 +37,12 @@ class MenuError(ValueError):
     """A JSON value that names no menu function of the argument."""
 
 
-def to_choice(arg: ArgSpec, value: Any) -> MenuChoice:
+def to_choice(choices: Sequence[str], value: Any) -> MenuChoice:
     """The ``MenuChoice`` a JSON value names; raises ``MenuError`` with a reason for anything else."""
-    options = ", ".join(arg.choices)
+    options = ", ".join(choices)
     if not isinstance(value, str):
         raise MenuError(f"expected the name of a function as a string (one of: {options})")
-    if value not in arg.choices:
+    if value not in choices:
         raise MenuError(f"unknown function {value[:60]!r} (one of: {options})")
     return MenuChoice(value)
 

@@ -26,19 +26,10 @@ from pydantic import BaseModel, ValidationError
 
 from judge.constraints import split_violation
 from judge.errors import InputError, ProblemError, ProblemNotFound
-from judge.menu import MenuError, menu_functions, to_choice
+from judge.kinds.registry import kind_of
+from judge.menu import menu_functions
 from judge.positions import json_lines, line_of, toml_lines
-from judge.pytree_json import (
-    ConversionError,
-    json_to_array,
-    json_to_bool,
-    json_to_choice,
-    json_to_int,
-    json_to_int_tuple,
-    json_to_key,
-    json_to_number,
-    json_to_pytree,
-)
+from judge.pytree_json import ConversionError
 from judge.spec import ArgSpec, CaseDef, CaseFile, ProblemSpec, explain
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -109,29 +100,8 @@ def convert_args(spec: ProblemSpec, args: dict[str, Any], dtype: str, *, where: 
 
 
 def _convert_arg(arg: ArgSpec, value: Any, dtype: str, where: str) -> Any:
-    root = f"{where}{arg.name}"
-    if arg.kind == "function":
-        try:
-            return to_choice(arg, value)
-        except MenuError as exc:
-            raise InputError(root, str(exc)) from None
     try:
-        if arg.kind == "number":
-            return json_to_number(value, root=root)
-        if arg.kind == "int":
-            return json_to_int(value, root=root)
-        if arg.kind == "int_tuple":
-            return json_to_int_tuple(value, root=root)
-        if arg.kind == "bool":
-            return json_to_bool(value, root=root)
-        if arg.kind == "str":
-            return json_to_choice(value, root=root, choices=arg.choices)
-        if arg.kind == "array":
-            leaf_dtype = dtype if arg.dtype == "case" else arg.dtype
-            return json_to_array(value, leaf_dtype, root=root, ndim=arg.ndim)
-        if arg.kind == "key":
-            return json_to_key(value, root=root, impl=arg.impl, ndim=arg.key_ranks)
-        return json_to_pytree(value, dtype, root=root)
+        return kind_of(arg.kind).from_json(arg, value, dtype, f"{where}{arg.name}")
     except ConversionError as exc:
         raise InputError(exc.path, exc.reason) from None
 

@@ -137,7 +137,7 @@ def path_str(root: str, keys: Sequence[PathKey]) -> str:
 # ---------------------------------------------------------------------------------------- JSON -> tree
 
 
-def _json_kind(value: object) -> str:
+def json_kind(value: object) -> str:
     """The JSON type name with an article, for messages: 'a string', 'null', 'an object'."""
     if value is None:
         return "null"
@@ -234,7 +234,7 @@ class _Converter:
             return self.leaf(value, keys)
         if _is_number(value):
             return self.leaf(value, keys)
-        self.fail(keys, f"expected an object, array or number, got {_json_kind(value)}")
+        self.fail(keys, f"expected an object, array or number, got {json_kind(value)}")
 
     # ----- leaves
 
@@ -303,7 +303,7 @@ class _Converter:
         for i, kind in enumerate(kinds):
             if kind is None:
                 wanted = self.scalar_word if expected == _NUMBER else _KIND_ARTICLE[expected]
-                self.fail((*here, i), f"expected {wanted}, got {_json_kind(value[i])}")
+                self.fail((*here, i), f"expected {wanted}, got {json_kind(value[i])}")
         if len(counts) > 1:
             plural = {**_KIND_PLURAL, _NUMBER: "booleans"} if self.boolean else _KIND_PLURAL
             pair = " and ".join(plural[k] for k in _KIND_ORDER if k in counts)
@@ -407,7 +407,7 @@ def json_to_array(
     if not isinstance(value, list):
         scalar_ok = isinstance(value, bool) if converter.boolean else _is_number(value)
         if not scalar_ok:
-            converter.fail((), f"expected {converter.scalar_word} or an array, got {_json_kind(value)}")
+            converter.fail((), f"expected {converter.scalar_word} or an array, got {json_kind(value)}")
     array = converter.leaf(value, ())
     if ndim and array.ndim not in ndim:
         converter.fail((), f"expected {_rank_text(ndim, converter.scalar_word)}, got {_shape_text(array)}")
@@ -433,7 +433,7 @@ def json_to_int(value: object, *, root: str) -> int:
     """An ``int`` argument (static): a JSON number with an integral value that fits int32 (not a boolean,
     not an array), returned as a Python ``int``."""
     if not _is_number(value):
-        raise ConversionError(root, f"expected an integer, got {_json_kind(value)}")
+        raise ConversionError(root, f"expected an integer, got {json_kind(value)}")
     if isinstance(value, float):
         if not math.isfinite(value):
             raise ConversionError(root, f"non-finite value {value!r}")
@@ -449,7 +449,7 @@ def json_to_int_tuple(value: object, *, root: str, max_items: int = MAX_TUPLE_IT
     (hashable, as ``static_argnames`` needs). An item that is not an integer is named by its index:
     ``buckets[1]: expected an integer, got an array``."""
     if not isinstance(value, list):
-        raise ConversionError(root, f"expected an array of integers, got {_json_kind(value)}")
+        raise ConversionError(root, f"expected an array of integers, got {json_kind(value)}")
     if len(value) > max_items:
         raise ConversionError(root, f"too many items ({len(value)}, at most {max_items})")
     return tuple(json_to_int(item, root=f"{root}[{i}]") for i, item in enumerate(value))
@@ -491,7 +491,7 @@ def json_to_key(
     words = KEY_IMPLS[impl]
     if isinstance(value, bool) or not isinstance(value, int | dict):
         hint = ' (raw key data is written {"key_data": [...]})' if isinstance(value, list) else ""
-        raise ConversionError(root, f"expected a PRNG key, {_KEY_FORMS}, got {_json_kind(value)}{hint}")
+        raise ConversionError(root, f"expected a PRNG key, {_KEY_FORMS}, got {json_kind(value)}{hint}")
     if isinstance(value, int):
         value = {"key": value}
     forms = sorted(value)
@@ -503,7 +503,7 @@ def json_to_key(
     converter = _Converter("uint32", inner, limits)
     item = value[form]
     if not isinstance(item, list) and not _is_number(item):
-        converter.fail((), f"expected an integer or an array of integers, got {_json_kind(item)}")
+        converter.fail((), f"expected an integer or an array of integers, got {json_kind(item)}")
     if form == "key":
         item = _seeds_as_uint32(item)
     array = converter.leaf(item, ())
@@ -530,7 +530,7 @@ def json_to_bool(value: object, *, root: str) -> bool:
     """A ``bool`` argument (static): JSON ``true`` or ``false`` only (not 0 or 1, not a string), returned as
     a Python ``bool``."""
     if not isinstance(value, bool):
-        raise ConversionError(root, f"expected true or false, got {_json_kind(value)}")
+        raise ConversionError(root, f"expected true or false, got {json_kind(value)}")
     return value
 
 
@@ -539,7 +539,7 @@ def json_to_choice(value: object, *, root: str, choices: Sequence[str]) -> str:
     ``mode: 'median' is not one of 'sum', 'mean'``."""
     listed = ", ".join(repr(c) for c in choices)
     if not isinstance(value, str):
-        raise ConversionError(root, f"expected a string (one of {listed}), got {_json_kind(value)}")
+        raise ConversionError(root, f"expected a string (one of {listed}), got {json_kind(value)}")
     if value not in choices:
         shown = value if len(value) <= 40 else value[:37] + "..."
         raise ConversionError(root, f"{shown!r} is not one of {listed}")
@@ -549,7 +549,7 @@ def json_to_choice(value: object, *, root: str, choices: Sequence[str]) -> str:
 def json_to_number(value: object, *, root: str) -> float:
     """A ``number`` argument: a finite JSON number (not a boolean), returned as a Python float."""
     if not _is_number(value):
-        raise ConversionError(root, f"expected a number, got {_json_kind(value)}")
+        raise ConversionError(root, f"expected a number, got {json_kind(value)}")
     try:
         number = float(value)
     except OverflowError:

@@ -66,6 +66,7 @@ from typing import Any
 import numpy as np
 
 from judge.compare import Checker, CompareResult
+from judge.kinds.registry import kind_of
 from judge.problems import Problem
 from judge.spec import AutodiffRule, BatchedRule, ForbidOpsRule, LoopRule, ProblemSpec
 
@@ -208,7 +209,7 @@ def held_key(rule: BatchedRule, spec: ProblemSpec, inputs: Sequence[Any]) -> str
                 shape[rule.axis] = -1
                 shapes.append([shape, _dtype_name(leaf)])
             parts.append(["batched", shapes])
-        elif arg.traced and arg.kind != "number":
+        elif arg.traced and not kind_of(arg.kind).weak_scalar:
             parts.append(["traced", [[list(np.shape(x)), _dtype_name(x)] for x in _leaves(value)]])
         elif arg.traced:
             parts.append(["number"])

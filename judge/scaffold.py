@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from judge.check.rules_check import MAX_ARGS  # the package rule `signature`
+from judge.kinds.registry import kind_of
 from judge.scaffold_kinds import (
     INT_BOUND,
     INT_TUPLES,
@@ -60,11 +61,11 @@ class Package:
 
     @property
     def trees(self) -> list[ArgDecl]:
-        return [a for a in self.args if a.kind == "pytree"]
+        return [a for a in self.args if kind_of(a.kind).tree]
 
     @property
     def numbers(self) -> list[ArgDecl]:
-        return [a for a in self.args if a.kind == "number"]
+        return [a for a in self.args if kind_of(a.kind).weak_scalar]
 
     def of_kind(self, kind: str) -> list[ArgDecl]:
         return [a for a in self.args if a.kind == kind]
@@ -72,7 +73,7 @@ class Package:
     @property
     def menu(self) -> bool:
         """A ``function`` argument needs the menu module ``functions.py``."""
-        return bool(self.of_kind("function"))
+        return any(kind_of(a.kind).needs_menu for a in self.args)
 
 
 # ------------------------------------------------------------------------------------------- templates
@@ -158,7 +159,7 @@ def _tags(p: Package) -> list[str]:
 
 def _has_floats(p: Package) -> bool:
     """Whether any argument holds values of the case dtype (a pytree, a number, a float array)."""
-    return any(a.kind in ("pytree", "number") or (a.kind == "array" and a.dtype == "case") for a in p.args)
+    return any(a.floats or kind_of(a.kind).weak_scalar for a in p.args)
 
 
 def _statement(p: Package) -> str:
@@ -220,7 +221,7 @@ def {p.signature}:
 def _first_traced(p: Package) -> str:
     """The argument the starter returns as it is: a float one if there is, else a traced one."""
     floats = [a for a in p.args if a.floats]
-    traced = [a for a in p.args if a.kind in ("pytree", "array") or (a.kind == "number" and a.traced)]
+    traced = [a for a in p.args if kind_of(a.kind).arrays or (kind_of(a.kind).weak_scalar and a.traced)]
     return (floats or traced or list(p.args))[0].name
 
 
@@ -266,7 +267,7 @@ def _validator(p: Package) -> str:
         "#: Largest magnitude of any value: keep every result finite in float32 and bfloat16.\n"
         "MAX_ABS = 1e15\n"
     )
-    if any(a.kind == "array" and a.dtype in ("int32", "uint32") for a in p.args):
+    if any(a.dtype in ("int32", "uint32") for a in p.args):  # only an array declares a dtype
         bounds += f"#: Largest magnitude of an integer array's entries.\nINT_BOUND = {INT_BOUND}\n"
     return f'''"""Constraints of this problem (statement.md, "Constraints"), checked by `judge check`."""
 
@@ -330,9 +331,9 @@ def _bound_cases(p: Package) -> list[list[object]]:
     the values when the package has float or int32 data (int32 entries: both ends), then each bound of its
     ``number`` arguments."""
     cases: list[list[object]] = []
-    if p.trees or any(a.kind == "array" and a.dtype != "bool" for a in p.args):
+    if any(kind_of(a.kind).arrays and a.dtype != "bool" for a in p.args):
         cases.append(["near_the_value_bounds", 1, 0.5])
-    if any(a.kind == "array" and a.dtype == "int32" for a in p.args):
+    if any(a.dtype == "int32" for a in p.args):  # only an array declares a dtype
         cases.append(["near_the_lower_int32_bound", -1, 0.5])
     if p.numbers:
         cases += [["numbers_near_the_upper_bound", 0, 5e14], ["numbers_near_the_lower_bound", 0, -5e14]]
@@ -349,6 +350,23 @@ def _generator(p: Package) -> str:
     bools = [a.name for a in p.of_kind("bool")]
     strings = {a.name: list(a.spec().choices) for a in p.of_kind("str")}
     keys = [a.name for a in p.of_kind("key")]
+    # Static kinds the generator has no line for: their values in turn (``Kind.scaffold_cycle``); the
+    # lines below appear only when the package has such an argument.
+    cycled = {a.name: c for a in p.args if (c := kind_of(a.kind).scaffold_cycle(a)) is not None}
+    cycled_table = (
+        "#: Other static arguments: the values their cases take in turn (the first at the bounds).\n"
+        f"CYCLED: dict[str, list[Any]] = {py_literal(cycled, 0, 32)}\n"
+        if cycled
+        else ""
+    )
+    cycled_turn = (
+        "        args.update({arg: values[index % len(values)] for arg, values in CYCLED.items()})\n"
+        if cycled
+        else ""
+    )
+    cycled_first = (
+        "        args.update({arg: values[0] for arg, values in CYCLED.items()})\n" if cycled else ""
+    )
     bf16 = "bfloat16" in p.dtypes
     if trees:
         names = """#: Structures (tuples are leaf shapes; dicts and lists are nodes). The first two are the
@@ -408,7 +426,7 @@ BOOLS: list[str] = {json.dumps(bools)}
 STRINGS: dict[str, list[str]] = {py_literal(strings, 0, 32)}
 #: PRNG key arguments: a seed of its own in every case (raw key data at the limits is an EDGE input).
 KEYS: list[str] = {json.dumps(keys)}
-
+{cycled_table}
 {names}
 #: Cases graded again in bfloat16 (when the problem allows it).
 BF16 = {json.dumps(again if bf16 else [])}
@@ -456,7 +474,7 @@ def build_cases() -> list[dict[str, Any]]:
         args.update({{arg: index % 2 == 0 for arg in BOOLS}})
         args.update({{arg: choices[index % len(choices)] for arg, choices in STRINGS.items()}})
         args.update({{arg: {{"key": int(rng.integers(0, 2**32))}} for arg in KEYS}})
-        cases.append({{"name": name, "visibility": "hidden", "dtype": dtype, "args": args}})
+{cycled_turn}        cases.append({{"name": name, "visibility": "hidden", "dtype": dtype, "args": args}})
     for name, sign, number in BOUND_CASES:
         scale = MAX_ABS / 4 if sign else 1.0
 
@@ -483,7 +501,7 @@ def build_cases() -> list[dict[str, Any]]:
         args.update({{arg: True for arg in BOOLS}})
         args.update({{arg: choices[0] for arg, choices in STRINGS.items()}})
         args.update({{arg: {{"key": int(rng.integers(0, 2**32))}} for arg in KEYS}})
-        cases.append({{"name": name, "visibility": "hidden", "dtype": "float32", "args": args}})
+{cycled_first}        cases.append({{"name": name, "visibility": "hidden", "dtype": "float32", "args": args}})
     return cases
 
 

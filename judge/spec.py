@@ -12,11 +12,13 @@ import math
 import re
 import types
 import typing
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, Strict, field_validator, model_validator
 from pydantic_core import ErrorDetails
 
+from judge.kinds.array import MAX_ARRAY_NDIM, ArrayDtype
+from judge.kinds.registry import KIND_NAMES, kind_of, users_of
 from judge.verdicts import Verdict
 
 #: Leaf dtypes a problem may declare for its cases.
@@ -37,39 +39,23 @@ class _Strict(BaseModel):
 VerdictName = Annotated[Verdict, Strict(False)]
 
 
-#: The kinds of argument a function may take (``ArgSpec.kind``).
-ArgKind = Literal["pytree", "number", "array", "int", "int_tuple", "bool", "str", "function", "key"]
-#: Kinds passed as hashable Python values through ``static_argnames``: never traced.
-STATIC_KINDS = frozenset({"int", "int_tuple", "bool", "str", "function"})
-#: The dtype of an ``array`` argument: the case dtype (float32/bfloat16), or a fixed int32, uint32 or bool.
-ArrayDtype = Literal["case", "int32", "uint32", "bool"]
+#: The kinds of argument a function may take (``ArgSpec.kind``): the names of ``judge.kinds.registry.KINDS``
+#: (mypy sees a ``str``; pydantic, the API schema and the error messages see the Literal of the names).
+if TYPE_CHECKING:
+    ArgKind = str
+else:
+    ArgKind = Literal[KIND_NAMES]
 #: PRNG key implementations a ``key`` argument may use (``sandbox.tree.KEY_IMPLS``: the words per key).
 KeyImpl = Literal["threefry2x32"]
-#: Most dimensions an ``array`` argument may declare (the Run-panel converter allows 8).
-MAX_ARRAY_NDIM = 8
 
 
 class ArgSpec(_Strict):
     """One argument of the user's function.
 
-    Kinds (what the Run panel accepts, and what the function receives):
-
-    - ``pytree``: a JSON object, array or number; a tree of dicts, lists and arrays of the case dtype.
-    - ``number``: a JSON number, passed as a Python float (a weakly typed scalar when traced).
-    - ``array``: ONE array (never a tree) of ``dtype``: the case dtype (``case``), ``int32`` (JSON numbers
-      that must be integral) or ``bool`` (JSON ``true``/``false`` only), with a rank in ``ndim`` (empty:
-      any). Always traced: a 0-d ``int32`` array is how a training loop passes a step counter.
-    - ``int``: a JSON integer, passed as a Python ``int``; static (``static_argnames``).
-    - ``int_tuple``: a JSON array of integers, passed as a Python ``tuple`` of ints; static.
-    - ``bool``: JSON ``true`` or ``false``, passed as a Python ``bool``; static.
-    - ``str``: a JSON string, one of ``choices``, passed as a Python ``str``; static.
-    - ``function``: a JSON string naming one of ``choices``, a function of the problem's menu module,
-      passed as the function itself; static.
-    - ``key``: a typed PRNG key array (``jax.random.key``) of the problem's ``impl``, with a rank in ``ndim``
-      (default ``[0]``: one key). JSON ``{"key": seed}`` (what ``jax.random.key(seed)`` makes; a bare
-      integer means the same) or ``{"key_data": [...]}`` (raw uint32 key data, ``jax.random.key_data``);
-      for a batch of keys ``{"key": [seed, ...]}`` or ``{"key_data": [[...], ...]}``. Always traced: the
-      program receives the key's uint32 data and the function the key wrapped again.
+    ``kind`` names one of ``judge.kinds.registry.KINDS`` (each kind's module says what the Run panel
+    accepts and what the function receives; problems/README.md, "Argument kinds", tabulates them), and
+    the kind says which of the optional fields (``dtype``, ``ndim``, ``impl``, ``choices``,
+    ``structure``) it uses: the others must keep their defaults.
 
     ``traced`` defaults to true, and to false for the static kinds; a static kind cannot be traced, and an
     ``array`` cannot be static. Each distinct static value is traced and compiled on its own.
@@ -100,32 +86,33 @@ class ArgSpec(_Strict):
     @model_validator(mode="before")
     @classmethod
     def _static_default(cls, data: Any) -> Any:
-        if isinstance(data, dict) and data.get("kind") in STATIC_KINDS and "traced" not in data:
+        if (
+            isinstance(data, dict)
+            and data.get("kind") in KIND_NAMES
+            and kind_of(data["kind"]).static
+            and "traced" not in data
+        ):
             return {**data, "traced": False}
         return data
 
     @model_validator(mode="after")
     def _kind_fields(self) -> ArgSpec:
-        if self.kind in STATIC_KINDS and self.kind != "function" and self.traced:
-            instead = {
-                "bool": "a traced bool is kind 'array' with dtype 'bool' and ndim [0]",
-                "str": "JAX has no string arrays",
-            }.get(self.kind, "a traced integer is kind 'array' with dtype 'int32' and ndim [0]")
+        kind = kind_of(self.kind)
+        kind.check_traced(self)
+        if (self.dtype != "case" and "dtype" not in kind.fields) or (self.ndim and "ndim" not in kind.fields):
+            dtype_users = users_of("dtype")
+            ndim_only = [k for k in users_of("ndim") if k not in dtype_users]
             raise ValueError(
-                f"kind {self.kind!r} is static (passed with static_argnames) and cannot be traced; {instead}"
+                f"dtype and ndim apply to kind {_kinds_text(dtype_users)} only (ndim to kind "
+                f"{_kinds_text(ndim_only)} too), not {self.kind!r}"
             )
-        if self.kind in ("array", "pytree", "key") and not self.traced:
+        if self.impl != "threefry2x32" and "impl" not in kind.fields:
+            raise ValueError(f"impl applies to kind {_kinds_text(users_of('impl'))} only, not {self.kind!r}")
+        if self.structure == "fixed" and "structure" not in kind.fields:
             raise ValueError(
-                f"kind {self.kind!r} is always traced (arrays are not hashable, so they cannot be static)"
+                f"structure 'fixed' applies to kind {_kinds_text(users_of('structure'))} only, "
+                f"not {self.kind!r}"
             )
-        if self.kind != "array" and (self.dtype != "case" or (self.ndim and self.kind != "key")):
-            raise ValueError(
-                f"dtype and ndim apply to kind 'array' only (ndim to kind 'key' too), not {self.kind!r}"
-            )
-        if self.kind != "key" and self.impl != "threefry2x32":
-            raise ValueError(f"impl applies to kind 'key' only, not {self.kind!r}")
-        if self.structure == "fixed" and self.kind != "pytree":
-            raise ValueError(f"structure 'fixed' applies to kind 'pytree' only, not {self.kind!r}")
         if len(set(self.ndim)) != len(self.ndim):
             raise ValueError(f"ndim repeats a rank: {self.ndim}")
         return self
@@ -142,89 +129,26 @@ class ArgSpec(_Strict):
     @property
     def accepts(self) -> tuple[str, ...]:
         """The JSON kinds a Run input for this argument may be."""
-        if self.kind == "pytree":
-            return ("object", "array", "number")
-        if self.kind == "number":
-            return ("number",)
-        if self.kind == "int":
-            return ("integer",)
-        if self.kind == "int_tuple":
-            return ("array",)
-        if self.kind in ("function", "str"):
-            return ("string",)
-        if self.kind == "bool":
-            return ("boolean",)
-        if self.kind == "key":
-            return ("object", "integer") if self.key_ranks == [0] else ("object",)
-        scalar = (
-            "boolean"
-            if self.dtype == "bool"
-            else "integer"
-            if self.dtype in ("int32", "uint32")
-            else "number"
-        )
-        if self.ndim == [0]:
-            return (scalar,)
-        if self.ndim and 0 not in self.ndim:
-            return ("array",)
-        return ("array", scalar)
+        return kind_of(self.kind).accepts(self)
 
     def describe_kind(self) -> str:
         """The argument's kind in words, for the API and the statement: ``an int32 array with 0 dimensions
         (a scalar)``, ``a static tuple of ints``."""
-        if self.kind == "pytree":
-            return "a pytree of arrays (dicts, lists and arrays of the case dtype)"
-        if self.kind == "number":
-            return "a Python float" + ("" if self.traced else " (static)")
-        if self.kind == "int":
-            return "a Python int (static)"
-        if self.kind == "int_tuple":
-            return "a tuple of Python ints (static)"
-        if self.kind == "function":
-            return "a Python function from the problem's menu (static)"
-        if self.kind == "bool":
-            return "a Python bool (static)"
-        if self.kind == "str":
-            return "a Python str (static), one of " + ", ".join(repr(c) for c in self.choices)
-        if self.kind == "key":
-            ranks = self.key_ranks
-            if ranks == [0]:
-                return f"a typed PRNG key (jax.random.key, {self.impl})"
-            listed = " or ".join(str(n) for n in ranks)
-            return (
-                f"a typed PRNG key array ({self.impl}) with {listed} dimension{'' if ranks == [1] else 's'}"
-            )
-        dtype = {"case": "float", "int32": "int32", "uint32": "uint32", "bool": "bool"}[self.dtype]
-        article = "an" if dtype[0] in "aeio" else "a"  # a uint32 array
-        if not self.ndim:
-            return f"{article} {dtype} array"
-        if self.ndim == [0]:
-            return f"{article} {dtype} array with 0 dimensions (a scalar)"
-        ranks = sorted(self.ndim)
-        listed = " or ".join(str(n) for n in ranks)
-        plural = "" if ranks == [1] else "s"
-        return f"{article} {dtype} array with {listed} dimension{plural}"
+        return kind_of(self.kind).describe(self)
 
     @model_validator(mode="after")
-    def _function_choices(self) -> ArgSpec:
-        if self.kind == "function":
-            if not self.choices:
-                raise ValueError(f"function argument {self.name!r} needs choices (menu function names)")
-            if self.traced:
-                raise ValueError(
-                    f"function argument {self.name!r} must have traced = false (it is static: a function is "
-                    "passed with static_argnames, never traced)"
-                )
-        elif self.kind == "str":
-            if not self.choices:
-                raise ValueError(f"str argument {self.name!r} needs choices (the strings a case may pass)")
-            if len(set(self.choices)) != len(self.choices):
-                raise ValueError(f"str argument {self.name!r}: choices repeat a string")
-        elif self.choices:
-            raise ValueError(
-                f"argument {self.name!r}: choices are only for function arguments and str arguments"
-            )
+    def _choices(self) -> ArgSpec:
+        kind = kind_of(self.kind)
+        if self.choices and "choices" not in kind.fields:
+            users = " and ".join(f"{name} arguments" for name in sorted(users_of("choices")))
+            raise ValueError(f"argument {self.name!r}: choices are only for {users}")
+        kind.check(self)
         return self
+
+
+def _kinds_text(names: list[str]) -> str:
+    """``'array'``, ``'array' or 'key'``: kinds named in an error."""
+    return " or ".join(repr(name) for name in names)
 
 
 class OutputSpec(_Strict):
@@ -703,10 +627,6 @@ class CostRule(_Strict):
     max_bytes_ratio: float | None = Field(default=None, gt=0, le=1e6)
 
 
-#: Argument kinds a gradient may be taken with respect to (tree or array data, traced).
-DIFFERENTIABLE_KINDS: tuple[str, ...] = ("pytree", "array")
-
-
 class GradientSpec(_Strict):
     """A transformation check: the vector-Jacobian product of the function with respect to ``wrt`` for a
     fixed ``cotangent`` (``sandbox.transforms``) must match the reference's, like the output does."""
@@ -788,11 +708,11 @@ class ProblemSpec(_Strict):
             raise ValueError(f"similar repeats {repeated}")
         if self.output.kind == "tuple" and not self.output.names:
             raise ValueError("output.kind 'tuple' needs output.names, one per element")
-        if any(a.kind == "function" for a in self.args) and self.functions is None:
+        if any(kind_of(a.kind).needs_menu for a in self.args) and self.functions is None:
             raise ValueError(
                 "a function argument needs `functions`, the package's menu module (functions.py)"
             )
-        if "inputs_unchanged" in self.compare.checks and not any(a.kind == "pytree" for a in self.args):
+        if "inputs_unchanged" in self.compare.checks and not any(kind_of(a.kind).tree for a in self.args):
             raise ValueError(
                 "compare.checks 'inputs_unchanged' needs a pytree argument: it watches the dicts and lists "
                 "of pytree inputs (a traced array cannot be changed in place)"
@@ -802,7 +722,7 @@ class ProblemSpec(_Strict):
                 for name in rule.donate:
                     if name not in names:
                         raise ValueError(f"rules: donate names {name!r}, which is not an argument")
-                    if self.arg(name).kind not in ("array", "pytree"):
+                    if not kind_of(self.arg(name).kind).arrays:
                         raise ValueError(
                             f"rules: donate names {name!r}, which is not a traced array or pytree argument"
                         )
@@ -814,7 +734,7 @@ class ProblemSpec(_Strict):
                 if name not in names:
                     raise ValueError(f"gradient.wrt names {name!r}, which is not an argument")
                 arg = self.arg(name)
-                if arg.kind not in DIFFERENTIABLE_KINDS or not arg.traced:
+                if not kind_of(arg.kind).arrays or not arg.traced:
                     raise ValueError(f"gradient.wrt names {name!r}, which is not a traced array argument")
             if len(set(self.gradient.wrt)) != len(self.gradient.wrt):
                 raise ValueError("gradient.wrt repeats an argument")
@@ -841,7 +761,7 @@ class ProblemSpec(_Strict):
                 if rule.arg not in names:
                     raise ValueError(f"rules: require_batched names {rule.arg!r}, which is not an argument")
                 arg = self.arg(rule.arg)
-                if arg.kind not in DIFFERENTIABLE_KINDS or not arg.traced:
+                if not kind_of(arg.kind).arrays or not arg.traced:
                     raise ValueError(
                         f"rules: require_batched names {rule.arg!r}, which is not a traced array argument"
                     )
@@ -851,7 +771,7 @@ class ProblemSpec(_Strict):
                         f"rules: {rule.kind} steps names {rule.steps.arg!r}, which is not an argument"
                     )
                 arg = self.arg(rule.steps.arg)
-                if arg.kind not in ("array", "pytree", "int"):
+                if not kind_of(arg.kind).gives_steps:
                     raise ValueError(
                         f"rules: {rule.kind} steps names {rule.steps.arg!r}, which is neither an array, a "
                         "pytree nor an int argument"

@@ -18,6 +18,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from judge.errors import ReferenceFailure
+from judge.kinds.base import listed_names
+from judge.kinds.registry import KINDS, kind_of
 from judge.menu import MenuChoice
 from judge.problems import Case, Problem
 from judge.pytree_json import format_value
@@ -94,9 +96,7 @@ def render_examples(problem: Problem, expected_outputs: Sequence[Any]) -> str:
 RuleSource = Callable[[ProblemSpec], list[str]]
 
 
-def _names(names: Sequence[str]) -> str:
-    quoted = [f"`{name}`" for name in names]
-    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
+_names = listed_names
 
 
 def _call_rules(spec: ProblemSpec) -> list[str]:
@@ -119,74 +119,34 @@ def _call_rules(spec: ProblemSpec) -> list[str]:
             "`static_argnames`): you may use them in Python `if`s, loops and shapes, and each distinct value "
             "is traced and compiled on its own."
         )
-    tuples = [a.name for a in spec.args if a.kind == "int_tuple"]
-    if tuples:
-        rules.append(
-            f"{_names(tuples)} {'is a tuple' if len(tuples) == 1 else 'are tuples'} of Python ints (the Run "
-            "panel's JSON array of integers becomes a tuple, which is hashable as a static value must be)."
-        )
-    for arg in spec.args:
-        if arg.kind == "bool":
-            rules.append(
-                f"`{arg.name}` is a Python bool (`True` or `False`; the Run panel's JSON `true` or `false`): "
-                f"`if {arg.name}:` chooses while tracing, and each value is its own program."
-            )
-        elif arg.kind == "str":
-            listed = ", ".join(f'`"{c}"`' for c in arg.choices)
-            rules.append(
-                f"`{arg.name}` is a Python str, one of {listed} (any other string is refused before your "
-                f"function runs): compare it with `==` in a Python `if`."
-            )
-    for arg in spec.args:
-        if arg.kind != "array" or arg.dtype == "case":
-            continue
-        if arg.ndim == [0] and arg.dtype == "bool":
-            rules.append(
-                f"`{arg.name}` arrives traced as {arg.describe_kind()}, not as a Python bool: choose with it "
-                f"(`jnp.where({arg.name}, a, b)`, `jax.lax.cond`), never `bool({arg.name})` or a Python `if` "
-                "on it."
-            )
-        elif arg.ndim == [0]:
-            rules.append(
-                f"`{arg.name}` arrives traced as {arg.describe_kind()}, not as a Python number: compute with "
-                f"it as an array (`{arg.name} + 1`, or `{arg.name}.astype(jnp.float32)` where a float is "
-                f"needed), never `int({arg.name})` or a Python `if` on it."
-            )
-        else:
-            rules.append(
-                f"`{arg.name}` arrives traced as {arg.describe_kind()}: its values are unknown while your "
-                f"function is traced, but its shape (`{arg.name}.shape`) is a plain tuple of ints you may "
-                "use."
-            )
-    for arg in spec.args:
-        if arg.kind == "key":
-            what = "a typed PRNG key" if arg.key_ranks == [0] else "a typed PRNG key array"
-            rules.append(
-                f"`{arg.name}` arrives traced as {what} (`jax.random.key`, {arg.impl}): use it with "
-                f"`jax.random` as it is (`jax.random.split({arg.name})`, `jax.random.normal({arg.name}, "
-                "shape)`). It is a new-style typed key, not a legacy `jax.random.PRNGKey` uint32 array: "
-                f"`jax.random.key_data({arg.name})` is its raw data, and `jax.random.wrap_key_data` makes a "
-                'key of data again. On the Run panel `{"key": 42}` (or `42`) is `jax.random.key(42)`, and '
-                '`{"key_data": [0, 42]}` the key with that raw data.'
-            )
+    rules += _kind_notes(spec, after_errors=False)
     rules.append(
         "Any other exception your function raises while it is traced or run (an `IndexError`, a "
         "`custom_vjp` whose backward pass returns the wrong structure, a shape mismatch) is a "
         "`runtime_error`, shown with its message; an output of the wrong structure, shape, dtype or value "
         "is a `wrong_answer`."
     )
-    numbers = [a.name for a in spec.args if a.kind == "number" and a.traced]
-    if len(numbers) == 1:
-        rules.append(
-            f"{_names(numbers)} is passed as a Python float, so under `jax.jit` it is a weakly typed scalar: "
-            "it takes the dtype of the arrays it meets (a bfloat16 array times it stays bfloat16)."
-        )
-    elif numbers:
-        rules.append(
-            f"{_names(numbers)} are passed as Python floats, so under `jax.jit` each is a weakly typed "
-            "scalar: it takes the dtype of the arrays it meets (a bfloat16 array times it stays bfloat16)."
-        )
+    rules += _kind_notes(spec, after_errors=True)
     return rules
+
+
+def _kind_notes(spec: ProblemSpec, *, after_errors: bool) -> list[str]:
+    """The kinds' notes on their arguments (``judge.kinds.base.Kind.statement_notes``), in the kinds'
+    ``statement_order`` and then in signature order; those from order 50 on follow the note on errors."""
+    notes: list[str] = []
+    orders = sorted({kind.statement_order for kind in KINDS.values()})
+    for order in orders:
+        if (order >= _AFTER_ERRORS) != after_errors:
+            continue
+        for arg in spec.args:
+            kind = kind_of(arg.kind)
+            if kind.statement_order == order:
+                notes += kind.statement_notes(arg, [a for a in spec.args if a.kind == arg.kind])
+    return notes
+
+
+#: The first ``statement_order`` whose notes follow the note on exceptions.
+_AFTER_ERRORS = 50
 
 
 def _program_rules(spec: ProblemSpec) -> list[str]:
@@ -319,7 +279,7 @@ def _gradient_rules(spec: ProblemSpec) -> list[str]:
 def _check_rules(spec: ProblemSpec) -> list[str]:
     """The extra checks after the values match."""
     rules = []
-    trees = [a.name for a in spec.args if a.kind == "pytree"]
+    trees = [a.name for a in spec.args if kind_of(a.kind).tree]
     if "inputs_unchanged" in spec.compare.checks and trees:
         rules.append(
             f"{_names(trees)} must be left exactly as they were, the dicts and lists that hold their leaves "

@@ -33,6 +33,7 @@ from judge.compare import element_bounds, scale_leaves
 from judge.errors import InputError, ProblemError, ReferenceFailure
 from judge.expected import expected_gradients, reference_outputs
 from judge.gradients import split_scale
+from judge.kinds.registry import kind_of
 from judge.problems import REPO_ROOT, Case, convert_args
 from judge.pytree_json import path_str
 from sandbox.protocol import ProtocolError, loads_tree
@@ -60,7 +61,7 @@ def check(ctx: CheckContext) -> None:
     problem = ctx.loaded
     assert ctx.reference_outputs is not None  # the runner only calls this check after the reference's
     file = problem.reference_path
-    keys = [a.name for a in problem.spec.args if a.kind == "key"]
+    keys = [a.name for a in problem.spec.args if kind_of(a.kind).random_source]
     if keys:
         # jax.random draws other numbers in float64 (a float64 normal is made of 64 random bits, not 32),
         # so a float64 run of a reference that draws from a key argument measures nothing.

@@ -21,6 +21,7 @@ import numpy as np
 
 from judge.check.context import CheckContext
 from judge.constraints import longest_list, nesting_depth, tree_signature
+from judge.kinds.registry import kind_of
 from judge.menu import MenuChoice
 from judge.spec import ArgSpec
 from sandbox.tree import KeyArray
@@ -51,16 +52,17 @@ def check(ctx: CheckContext) -> None:
     covered = []
     for index, arg in enumerate(spec.args):
         values = [c.inputs[index] for c in hidden]
-        if arg.kind == "array":
+        rule = kind_of(arg.kind).coverage if arg.traced else "static"
+        if rule == "array":
             covered.append(_array_coverage(ctx, arg, values, file))
             continue
-        if arg.kind == "key":
+        if rule == "key":
             covered.append(_key_coverage(ctx, arg, values, file))
             continue
-        if not arg.traced:
+        if rule == "static":
             covered.append(_static_coverage(ctx, arg, values, file))
             continue
-        if arg.kind != "pytree":
+        if rule != "tree":
             continue
         if arg.structure == "fixed":
             covered.append(_fixed_coverage(ctx, arg, [c.inputs[index] for c in problem.cases], file))
@@ -164,7 +166,7 @@ def _static_coverage(ctx: CheckContext, arg: ArgSpec, values: list[Any], file: A
     """A static argument needs at least two distinct values in the hidden cases, or a solution that ignores
     it (a hard-coded constant) passes."""
     distinct = {repr(v) for v in values}
-    wanted = [True, False] if arg.kind == "bool" else list(arg.choices) if arg.kind == "str" else []
+    wanted = kind_of(arg.kind).coverage_wanted(arg)
     missing = [w for w in wanted if w not in values]
     if missing:
         ctx.diag.warning(

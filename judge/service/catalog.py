@@ -13,6 +13,7 @@ from typing import TypeVar
 
 from judge import markdown
 from judge.errors import ReferenceFailure
+from judge.kinds.registry import kind_of
 from judge.problem_hash import problem_hash
 from judge.problems import Problem, Problems
 from judge.results import LeafValue
@@ -76,9 +77,9 @@ def detail(problem: Problem, known: Collection[str] | None = None) -> ProblemDet
                 kind=a.kind,
                 accepts=list(a.accepts),  # type: ignore[arg-type]
                 kind_text=a.describe_kind(),
-                dtype=a.dtype if a.kind == "array" else None,
-                ndim=list(a.key_ranks if a.kind == "key" else a.ndim),
-                key_impl=a.impl if a.kind == "key" else None,
+                dtype=a.dtype if "dtype" in kind_of(a.kind).fields else None,
+                ndim=kind_of(a.kind).ranks(a),
+                key_impl=a.impl if "impl" in kind_of(a.kind).fields else None,
                 traced=a.traced,
                 description=a.description,
                 choices=list(a.choices),

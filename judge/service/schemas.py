@@ -12,7 +12,9 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
 from judge.dispatch.callbacks import url_character_refusal
+from judge.kinds.registry import KINDS
 from judge.results import GradeResult, LeafValue
+from judge.spec import ArgKind
 from judge.store import Status
 from judge.store.pages import COUNT_MAX
 
@@ -113,13 +115,7 @@ class ProblemSummary(_Out):
 
 class ArgumentPublic(_Out):
     name: str
-    kind: Literal["pytree", "number", "array", "int", "int_tuple", "bool", "str", "function", "key"] = Field(
-        description="pytree: dicts, lists and arrays of the case dtype; number: a Python float; array: one "
-        "array of `dtype` with a rank in `ndim`; int: a static Python int; int_tuple: a static tuple of "
-        "ints; bool: a static Python bool (true or false); str: a static Python str, one of `choices`; "
-        "function: the name of one of `choices`, passed as that function; key: a typed PRNG key "
-        'array of `key_impl` with a rank in `ndim`, written {"key": seed} or {"key_data": [...]}.'
-    )
+    kind: ArgKind = Field(description="; ".join(f"{k.name}: {k.api_text}" for k in KINDS.values()) + ".")
     accepts: list[JsonKind] = Field(description="The JSON kinds a Run input for this argument may be.")
     kind_text: str = Field(
         description="The kind in words, e.g. 'an int32 array with 0 dimensions (a scalar)'."

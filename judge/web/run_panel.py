@@ -21,6 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from judge.kinds.registry import kind_of
 from judge.service.schemas import ArgumentPublic, ProblemDetail
 
 #: A value whose one-line text (plus its indentation) is at most this long stays on one line.
@@ -149,26 +150,15 @@ def format_input(value: Any, depth: int = 0) -> str:
 
 
 def _leaf_dtype(kind: str, dtype: str | None) -> str:
-    if kind == "pytree":
-        return "case"
-    if kind == "array":
-        return dtype or "case"
-    return ""
+    return (dtype or "case") if kind_of(kind).arrays else ""
 
 
 def _accepts_text(arg: ArgumentPublic) -> str:
     """What a box takes, in words: the JSON kinds, a pick from the choices, or the forms of a key."""
+    kind = kind_of(arg.kind)
     if arg.choices:
-        return f"one of the listed {'functions' if arg.kind == 'function' else 'strings'}"
-    if arg.kind == "key":
-        if arg.ndim == [0]:
-            return 'a seed, {"key": seed} or {"key_data": [uint32, ...]}'
-        return '{"key": [seed, ...]} or {"key_data": [[uint32, ...], ...]}'
-    return ", ".join(arg.accepts)
-
-
-#: The dtype a static argument's JSON value stands for (shown beside it, numbers written as that type).
-_STATIC_DTYPES = {"number": "float", "int": "int", "int_tuple": "int", "bool": "bool", "key": "int"}
+        return f"one of the listed {kind.choice_noun}"
+    return kind.panel_hint(arg.ndim, arg.accepts)
 
 
 def input_layout(problem: ProblemDetail) -> dict[str, Any]:
@@ -178,10 +168,9 @@ def input_layout(problem: ProblemDetail) -> dict[str, Any]:
     dtype (a case of a Run on the examples is named as the example)."""
     arguments = {}
     for arg in problem.arguments:
-        if arg.kind in ("pytree", "array"):
-            dtype: str | None = arg.dtype or "case"
-        else:
-            dtype = _STATIC_DTYPES.get(arg.kind)
+        # The dtype a static argument's JSON value stands for (shown beside it, numbers written as that
+        # type); an array's leaf dtype.
+        dtype = (arg.dtype or "case") if kind_of(arg.kind).arrays else kind_of(arg.kind).panel_dtype
         arguments[arg.name] = {"kind": arg.kind, "dtype": dtype}
     return {
         "arguments": arguments,
@@ -208,7 +197,7 @@ def run_panel(problem: ProblemDetail) -> RunPanel:
                 description=arg.description,
                 text=text,
                 rows=box_rows(text),
-                describedby=described + (" json-rule" if arg.kind == "pytree" else ""),
+                describedby=described + (" json-rule" if kind_of(arg.kind).tree else ""),
                 choices=list(arg.choices),
                 selected=selected or (arg.choices[0] if arg.choices else ""),
                 leaf_dtype=_leaf_dtype(arg.kind, arg.dtype),
@@ -231,7 +220,7 @@ def run_panel(problem: ProblemDetail) -> RunPanel:
     return RunPanel(
         boxes=boxes,
         examples=examples,
-        pytree_rule=any(arg.kind == "pytree" for arg in problem.arguments),
+        pytree_rule=any(kind_of(arg.kind).tree for arg in problem.arguments),
         dtype=problem.run_panel_dtype,
         input_layout=json.dumps(input_layout(problem), ensure_ascii=False),
     )

@@ -717,14 +717,15 @@ class Signature:
 
 
 def static_value(arg: dict[str, Any]) -> Any:
-    """A static argument as the user's function receives it: a Python float or int as sent, and a tuple
-    of ints for ``{"static": [...], "tuple": true}`` (JSON has no tuple; a static value must be hashable).
+    """A static argument as the user's function receives it: a Python float, int, bool or str as sent, and
+    a tuple of the items as sent for ``{"static": [...], "tuple": true}`` (JSON has no tuple; a static
+    value must be hashable): ints for an ``int_tuple``, floats for a ``float_tuple``.
 
     Each distinct static value is its own signature, traced and exported on its own, which is what
     ``jax.jit(..., static_argnames=...)`` does with it: the function sees the plain Python value."""
     value = arg["static"]
     if arg.get("tuple"):
-        return tuple(int(v) for v in value)
+        return tuple(value)
     return value
 
 
