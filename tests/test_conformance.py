@@ -22,7 +22,8 @@ from judge.output_tree import assemble
 from sandbox.backends import get_backend
 from sandbox.base import Backend, Pair
 from sandbox.limits import SandboxLimits
-from sandbox.monitor import RawRun, SessionJob, run_session
+from sandbox.monitor import RawRun, SessionJob
+from sandbox.session.driver import run_session
 from tests.conftest import available_backends
 from tests.sessions import outputs, run, session
 

@@ -31,9 +31,10 @@ from sandbox.cgroups import discover
 from sandbox.command import TRACER
 from sandbox.forkserver import ForkedTracer
 from sandbox.limits import SandboxLimits
-from sandbox.monitor import RawRun, run_session
+from sandbox.monitor import RawRun
 from sandbox.procfs import processes_of_uid
 from sandbox.seccomp_filter import build_filter
+from sandbox.session.driver import run_session
 from tests.load import wall_slack
 from tests.sessions import outputs, session
 

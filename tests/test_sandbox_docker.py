@@ -27,7 +27,8 @@ from judge.output_tree import assemble
 from sandbox.base import CODE_ROOT, Pair, SlotBusy, Worker
 from sandbox.docker import LABEL, DockerBackend, seccomp_profile
 from sandbox.limits import SandboxLimits
-from sandbox.monitor import RawRun, run_session
+from sandbox.monitor import RawRun
+from sandbox.session.driver import run_session
 from sandbox.slots import EXECUTOR_FIRST_UID, EXECUTOR_SLOTS, FIRST_UID, lock_uid
 from tests.sessions import outputs, session
 
