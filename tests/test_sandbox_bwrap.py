@@ -26,7 +26,8 @@ import numpy as np
 import pytest
 
 from sandbox.base import CODE_ROOT, Pair
-from sandbox.bwrap import BwrapBackend, BwrapWorker, project_copies
+from sandbox.bwrap import BwrapBackend, BwrapWorker
+from sandbox.bwrap_command import bwrap_argv, project_copies
 from sandbox.cgroups import discover
 from sandbox.command import TRACER
 from sandbox.forkserver import ForkedTracer
@@ -142,7 +143,7 @@ def test_project_copies_in_site_packages_are_hidden(backend: BwrapBackend, tmp_p
         (site / name).mkdir(parents=True)
     assert project_copies(tmp_path) == [site / "judge", site / "reference"]
     settings = replace(backend.settings, python_roots=(*backend.settings.python_roots, str(tmp_path)))
-    argv = BwrapBackend(settings)._bwrap_argv(4, 5, seccomp_fd=3, caps=(), module=TRACER)
+    argv = bwrap_argv(settings, "bwrap", 4, 5, seccomp_fd=3, caps=(), module=TRACER)
     for hidden in (site / "judge", site / "reference"):
         at = argv.index(str(hidden))
         assert argv[at - 1] == "--tmpfs" and argv[at + 1 : at + 3] == ["--remount-ro", str(hidden)]
