@@ -1,9 +1,9 @@
 """The sandbox contract, one battery for every backend (optax style: same tests, parametrized by backend).
 
-Each test drives a raw session through ``sandbox.monitor.run_session`` on a tracer and an executor and checks
-what any backend must deliver: ready on the private channels, programs and results as data, prints captured
-apart from results and capped, limits turned into the right stop, large jobs, an executor that serves job
-after job, forked tracers that behave like started ones, and nothing left behind.
+Each test drives a raw session through ``sandbox.session.driver.run_session`` on a tracer and an executor and
+checks what any backend must deliver: ready on the private channels, programs and results as data, prints
+captured apart from results and capped, limits turned into the right stop, large jobs, an executor that serves
+job after job, forked tracers that behave like started ones, and nothing left behind.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The ``bwrap`` backend for real: raw sessions through ``sandbox.monitor.run_session``, then the host.
+"""The ``bwrap`` backend for real: raw sessions through ``sandbox.session.driver.run_session``, then the host.
 
 Probes run as the user's code (at load time, or while the function is traced) and report on stdout, which
 lands in ``RawRun.output``. They run in a tracer started on its own and in one forked from the zygote (the

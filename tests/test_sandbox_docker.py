@@ -1,7 +1,7 @@
 """The ``docker`` backend against a real engine: Podman's API service, set up by scripts/podman-setup.sh.
 
-Every run goes through ``sandbox.monitor.run_session`` on a tracer container and an executor container, as
-the judge drives them. Probes run as the user's code at load time and report on stdout, which must land in
+Every run goes through ``sandbox.session.driver.run_session`` on a tracer container and an executor container,
+as the judge drives them. Probes run as the user's code at load time and report on stdout, which must land in
 ``RawRun.output`` (never in the result frames).
 """
 
