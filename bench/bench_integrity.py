@@ -234,7 +234,11 @@ def flood(root: Path) -> None:
     from sandbox.limits import SandboxLimits
 
     limits = SandboxLimits()
-    split = hasattr(monitor, "run_session")
+    try:  # the session's driver: in sandbox/session/, in the monitor before that, none before the split
+        from sandbox.session.driver import run_session
+    except ImportError:
+        run_session = getattr(monitor, "run_session", None)
+    split = run_session is not None
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     env = {"PATH": "/usr/bin:/bin"}
     tracer = PopenWorker("flood", [sys.executable, "-c", FLOOD_TRACER, "split" if split else "one"], env)
@@ -256,7 +260,8 @@ def flood(root: Path) -> None:
             ],
             cases=[monitor.CasePlan(0, 0, [np.ones(3, np.float32)], False)],
         )
-        raw = monitor.run_session(Pair(tracer, executor), job, limits)
+        assert run_session is not None
+        raw = run_session(Pair(tracer, executor), job, limits)
         outcome = raw.stop.protocol_error if raw.stop else "no stop"
         tracer.close()
         executor.close()

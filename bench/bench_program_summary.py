@@ -1,4 +1,4 @@
-"""What the executor's loop walk (``sandbox.inside.executor.loop_ops``) adds to summarizing a program.
+"""What the executor's loop walk (``sandbox.inside.program_checks.loop_ops``) adds to summarizing a program.
 
 Programs the seed problems and the new ones produce are exported once; then, interleaved in one run,
 each is summarized by the op-histogram walk alone (what the executor did before program rules) and by the
@@ -22,8 +22,8 @@ import jax.numpy as jnp
 from jax._src.interpreters import mlir
 from jax._src.lib.mlir import ir  # type: ignore[attr-defined]
 
-from sandbox.inside.executor import loop_ops
 from sandbox.inside.lowering import Lowerer, parse
+from sandbox.inside.program_checks import loop_ops
 
 
 def _clip(tree: Any) -> Any:  # global-norm-clipping's shape of program

@@ -15,8 +15,9 @@ from sandbox.backends import BACKENDS, get_backend
 from sandbox.base import Backend, Pair
 from sandbox.errors import SandboxError
 from sandbox.limits import SandboxLimits
-from sandbox.monitor import CasePlan, SessionJob, SigPlan, run_session
+from sandbox.monitor import CasePlan, SessionJob, SigPlan
 from sandbox.protocol import ProtocolError
+from sandbox.session.driver import run_session
 from sandbox.slots import SELF_TEST_SLOTS, SLOTS
 from sandbox.tree import split_input
 

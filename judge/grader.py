@@ -100,9 +100,9 @@ from sandbox.monitor import (
     SessionJob,
     SigPlan,
     Stop,
-    run_session,
 )
 from sandbox.protocol import ADVICE, ProtocolError
+from sandbox.session.driver import run_session
 from sandbox.tree import BadLeaf, OtherNode
 
 

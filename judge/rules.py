@@ -61,13 +61,13 @@ HOST_CALLBACK_MESSAGE = (
 
 @dataclass(frozen=True)
 class ProgramSummary:
-    """What the executor saw in one program (see ``sandbox.inside.executor.Executor.summarize``)."""
+    """What the executor saw in one program (see ``sandbox.inside.program_checks.summarize``)."""
 
     ops: Mapping[str, int] = field(default_factory=dict)
     custom_calls: tuple[str, ...] = ()
     host_callbacks: tuple[str, ...] = ()
     loops: int = 0
-    #: Ops that run inside a loop (``sandbox.inside.executor.Executor.loop_ops``).
+    #: Ops that run inside a loop (``sandbox.inside.program_checks.loop_ops``).
     loop_ops: Mapping[str, int] = field(default_factory=dict)
     #: Ops that depend on an optimization barrier's result and reach an output
     #: (``sandbox.inside.remat``): what the backward pass recomputes.

@@ -296,8 +296,8 @@ def loop_steps(rule: LoopRule | ForbidOpsRule, spec: ProblemSpec, inputs: Sequen
 
 
 def outside_loops(ops: Mapping[str, int], loop_ops: Mapping[str, int]) -> int:
-    """The program's op count less the ops in its loops' bodies (``sandbox.inside.executor.loop_ops``): what
-    an unrolled copy per step adds to, and what a loop's body, however many times it runs, does not."""
+    """The program's op count less the ops in its loops' bodies (``sandbox.inside.program_checks.loop_ops``):
+    what an unrolled copy per step adds to, and what a loop's body, however many times it runs, does not."""
     return op_count(ops) - op_count(loop_ops)
 
 

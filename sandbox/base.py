@@ -9,7 +9,7 @@
 
 Each is a process that imports JAX, reports ``ready`` on its private result channel and then reads requests
 on stdin. Backends differ only in how they start it and what they can tell after it ends (an out-of-memory
-kill, for instance); a grading is driven by ``sandbox.monitor.run_session`` for every backend alike.
+kill, for instance); a grading is driven by ``sandbox.session.driver.run_session`` for every backend alike.
 """
 
 from __future__ import annotations

@@ -47,24 +47,20 @@ import contextlib
 import os
 import threading
 import time
-import weakref
-from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import fields, replace
 
-from sandbox.base import Backend, Pair, SlotBusy, Worker
+from sandbox.base import Backend, Pair, Worker
 from sandbox.errors import SandboxError, WorkerStartError
 from sandbox.limits import SandboxLimits
-from sandbox.starts import StartGate, StartState, Ticket, Waiter, default_gate
-from sandbox.waitfd import readable
+from sandbox.pool_refill import Refill
+from sandbox.pool_slots import SlotLeases
+from sandbox.pool_state import PoolState, close_worker, finished
+from sandbox.starts import StartGate, StartState, default_gate
 
-BACKOFF_FIRST_S = 0.5
-#: Seconds between two tries for a place at the start gate while starts wait for one.
-GATE_RETRY_S = 0.25
 #: Longest real wait between two looks at the progress of a waiting ``acquire``.
 TAKE_POLL_S = 0.5
-BACKOFF_MAX_S = 30.0
 #: How long ``close`` lets the holders of handed-out workers close them before it does.
 HANDED_CLOSE_GRACE_S = 2.0
 #: Limits a running worker enforces itself (the others are the monitor's, passed to run_job).
@@ -81,6 +77,11 @@ def fits(job: SandboxLimits, pool: SandboxLimits) -> bool:
 
 
 class WorkerPool:
+    """Ready one-shot workers handed out one at a time. Its parts: the shared state (``state``,
+    ``sandbox.pool_state``), the slots (``slots``, ``sandbox.pool_slots``) and the refill thread
+    (``refill``, ``sandbox.pool_refill``); this class hands workers out, reports on the pool's health and
+    closes it."""
+
     def __init__(
         self,
         backend: Backend,
@@ -99,56 +100,29 @@ class WorkerPool:
         re-apply the pool's limits to a worker once it is ready (an executor's job sets its own instead).
         ``clock``: what ``acquire`` measures its time without progress with (tests inject one)."""
         self.backend = backend
-        self._now = clock
-        #: When (``clock``) the pool last progressed: a start began, advanced or became ready, the start
-        #: queue moved, a worker was handed out or came back.
-        self._progress_at = clock()
-        #: This pool's tickets in the host's start queue, lowest first (one per start wanted and not begun).
-        self._waiters: list[Waiter] = []
-        #: The last progress seen of each start under way and each ticket (its ``moved_at``).
-        self._seen: weakref.WeakKeyDictionary[object, float] = weakref.WeakKeyDictionary()
-        self._start_worker = start or backend.fork_tracer
-        self.gate = gate or default_gate()
-        #: Starts wanted but not begun because every place of the start gate was taken.
-        self._gated = 0
-        self.ready_limits = ready_limits
         self.limits = limits
         self.size = max(1, size if size is not None else (os.cpu_count() or 1))
-        self.slot_base = slot_base
-        self.slots = slots if slots is not None else max(64, 4 * self.size)
-        if self.slots < 2 * self.size:
+        count = slots if slots is not None else max(64, 4 * self.size)
+        if count < 2 * self.size:
             raise ValueError("a pool needs at least 2 slots per worker (idle ones plus handed-out ones)")
-        self._cond = threading.Condition()
-        self._idle: deque[Worker] = deque()
-        self._pending: list[Worker] = []
-        #: slot -> the worker using it (None: leased, starting)
-        self._owners: dict[int, Worker | None] = {}
-        self._handed: list[Worker] = []
+        self.gate = gate or default_gate()
+        self.state = PoolState(backend, limits, self.size, clock)
+        self.slots = SlotLeases(self.state, count)
+        self.refill = Refill(
+            self.state,
+            self.slots,
+            self.gate,
+            start or backend.fork_tracer,
+            slot_base=slot_base,
+            ready_limits=ready_limits,
+        )
         #: Closes used workers (``close_later``) on a thread of its own, so that neither the caller nor the
         #: refill thread waits for a kill, an exit and a cgroup removal.
         self._closer = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"sandbox-close-{backend.name}")
-        self._next_slot = 0
-        self._closed = False
-        self._waiting = 0
-        self._failures = 0
-        #: Recent wall seconds from a start to its ready (a moving average; None: none yet), for estimates.
-        self._typical_start_s: float | None = None
-        self._backoff_until = 0.0
-        self.last_error: str | None = None
-        self.started = 0
-        self.handed_out = 0
-        self.discarded = 0
-        self._wake_r, self._wake_w = os.pipe()
-        os.set_blocking(self._wake_r, False)
-        os.set_blocking(self._wake_w, False)
-        #: Guards the wake pipe's write end for ``_gate_freed`` (a gate's release may come from any thread,
-        #: holding any pool's lock: it must not take ``_cond``).
-        self._wake_lock = threading.Lock()
-        self.gate.listen(self._gate_freed)
-        self._thread = threading.Thread(target=self._run, name=f"sandbox-pool-{backend.name}", daemon=True)
-        self._thread.start()
+        self.gate.listen(self.state.gate_freed)
+        self.refill.thread.start()
 
-    # ------------------------------------------------------------------------------------- public
+    # ------------------------------------------------------------------------------------- hand-out
 
     def acquire(self, timeout: float, limits: SandboxLimits | None = None) -> Worker:
         """A ready worker nobody else has, tightened to ``limits`` (default: the pool's). ``timeout`` bounds
@@ -158,68 +132,125 @@ class WorkerPool:
         if not fits(job, self.limits):
             return self._fresh(job, timeout)
         while True:
-            worker = self._take(timeout)
+            worker = self.take(timeout)
             if not _differ(job, self.limits) or worker.apply_limits(job):
                 return worker  # the pool's limits were applied when the worker became ready
             if not worker.alive():  # died after the check: take another
-                self._retire(worker)
+                self.state.retire(worker)
                 continue
             # The backend cannot tighten this worker: start one with the job's own limits.
-            self._retire(worker)
+            self.state.retire(worker)
             return self._fresh(job, timeout)
+
+    def take(self, stall_s: float) -> Worker:
+        """An idle worker; waits while the pool progresses (``PoolState.progressed``), fails after
+        ``stall_s`` seconds (of ``clock``) without progress, counted from the later of the call and the last
+        progress."""
+        state = self.state
+        dead: list[Worker] = []
+        began = state.now()
+        try:
+            with state.cond:
+                while True:
+                    if state.closed:
+                        raise PoolClosed("the worker pool is closed")
+                    while state.idle:
+                        worker = state.idle.popleft()
+                        if worker.ready_info is not None and worker.alive():
+                            state.handed = [w for w in state.handed if not finished(w)]
+                            state.handed.append(worker)
+                            state.handed_out += 1
+                            state.progressed()
+                            return worker
+                        dead.append(worker)
+                    quiet = state.now() - max(began, state.progress_at)
+                    if quiet >= stall_s:
+                        why = f"; last start error: {state.last_error}" if state.last_error else ""
+                        raise WorkerStartError(
+                            f"no ready {self.backend.name} worker: nothing progressed for {quiet:.0f} s (no "
+                            f"start advanced or was admitted at the host's start gate, no worker was handed "
+                            f"out or came back){why}"
+                        )
+                    state.waiting += 1
+                    try:
+                        state.cond.wait(min(TAKE_POLL_S, stall_s - quiet))
+                    finally:
+                        state.waiting -= 1
+        finally:
+            state.wake()
+            for worker in dead:
+                state.retire(worker)
+
+    def _fresh(self, limits: SandboxLimits, stall_s: float) -> Worker:
+        """A worker started now with the job's own limits (the pool's cannot be tightened to them), in its
+        turn at the host's start gate (a queue that stood still for ``stall_s`` fails it)."""
+        ticket = self.gate.acquire(stall_s)
+        if ticket is None:
+            raise WorkerStartError(
+                f"cannot start a {self.backend.name} worker: the host's start gate queue did not move for "
+                f"{stall_s:.0f} s"
+            )
+        worker = self.refill.start_one(limits, ticket)
+        if worker is None:
+            raise WorkerStartError(f"cannot start a {self.backend.name} worker: {self.state.last_error}")
+        with self.state.cond:
+            self.state.handed.append(worker)
+        try:
+            worker.wait_ready(limits.startup_time_s)
+        except BaseException:
+            self.state.retire(worker)
+            raise
+        return worker
 
     def close_later(self, worker: Worker) -> None:
         """Close a handed-out worker whose job is over on the pool's closing thread, so the caller does not
         wait for the kill, the exit and the cgroup removal (tens of milliseconds). Its slot stays taken
         until it is closed; ``close`` waits for every close still queued."""
-        with self._cond:
-            if worker in self._handed:
-                self._handed.remove(worker)
+        state = self.state
+        with state.cond:
+            if worker in state.handed:
+                state.handed.remove(worker)
             try:
-                self._closer.submit(_close, worker)
+                self._closer.submit(close_worker, worker)
                 queued = True
             except RuntimeError:  # the pool is closing: its closer takes no more work
                 queued = False
-        self._wake()  # its job is over: a one-job worker's replacement may start now
+        state.wake()  # its job is over: a one-job worker's replacement may start now
         if not queued:
-            _close(worker)
+            close_worker(worker)
+
+    # ------------------------------------------------------------------------------------- health
 
     def quiet_s(self) -> float:
         """Seconds (of ``clock``) since the pool last progressed."""
-        with self._cond:
-            return self._now() - self._progress_at
-
-    def _progressed(self, at: float | None = None, *, start: bool = False) -> None:
-        """Something moved (at ``at``, default now); the caller holds ``_cond``. ``start``: a start began or
-        advanced, or the start queue moved, which counts only while starts do not fail (a backend whose every
-        start fails makes no progress, however busy its starts are)."""
-        if start and self._failures:
-            return
-        self._progress_at = max(self._progress_at, self._now() if at is None else at)
+        with self.state.cond:
+            return self.state.now() - self.state.progress_at
 
     def stats(self) -> dict[str, int | str | None]:
-        with self._cond:
+        state = self.state
+        with state.cond:
             return {
                 "size": self.size,
-                "idle": len(self._idle),
-                "starting": len(self._pending),
-                "started": self.started,
-                "handed_out": self.handed_out,
-                "discarded": self.discarded,
-                "gated": self._gated,
-                "last_error": self.last_error,
+                "idle": len(state.idle),
+                "starting": len(state.pending),
+                "started": state.started,
+                "handed_out": state.handed_out,
+                "discarded": state.discarded,
+                "gated": state.gated,
+                "last_error": state.last_error,
             }
 
     def start_state(self) -> StartState | None:
         """Why the pool is not full yet, as fields; None when it is (or is closed)."""
-        with self._cond:
-            if len(self._idle) >= self.size or self._closed:
+        state = self.state
+        with state.cond:
+            if len(state.idle) >= self.size or state.closed:
                 return None
-            pending = list(self._pending)
-            gated, failures, error = self._gated, self._failures, self.last_error
-            backoff = self._backoff_until - time.monotonic()
-            first = self._waiters[0].view if self._waiters else None
-            typical = self._typical_start_s
+            pending = list(state.pending)
+            gated, failures, error = state.gated, state.failures, state.last_error
+            backoff = state.backoff_until - time.monotonic()
+            first = state.waiters[0].view if state.waiters else None
+            typical = state.typical_start_s
         oldest = None
         if pending:
             clocks = [w.start_clock(self.limits.startup_time_s).progress() for w in pending]
@@ -243,38 +274,42 @@ class WorkerPool:
 
     def idle(self) -> tuple[Worker, ...]:
         """The ready workers waiting now (a snapshot: for health checks and tests)."""
-        with self._cond:
-            return tuple(self._idle)
+        with self.state.cond:
+            return tuple(self.state.idle)
 
     def wait_full(self, timeout: float) -> bool:
         """Block until ``size`` workers are idle and ready (start-up, tests, benchmarks)."""
+        state = self.state
         deadline = time.monotonic() + timeout
-        with self._cond:
-            while len(self._idle) < self.size and not self._closed:
+        with state.cond:
+            while len(state.idle) < self.size and not state.closed:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     return False
-                self._cond.wait(remaining)
-            return not self._closed
+                state.cond.wait(remaining)
+            return not state.closed
+
+    # ------------------------------------------------------------------------------------- closing
 
     def close(self) -> None:
         """Stop refilling and kill every worker of the pool, handed-out ones included. Idempotent."""
-        with self._cond:
-            if self._closed:
+        state = self.state
+        with state.cond:
+            if state.closed:
                 return
-            self._closed = True
-            self._cond.notify_all()
-        self._wake()
-        self._thread.join(timeout=60)
+            state.closed = True
+            state.cond.notify_all()
+        state.wake()
+        self.refill.thread.join(timeout=60)
         self._closer.shutdown(wait=True)  # every used worker queued for closing is closed
-        with self._cond:
-            workers = [*self._idle, *self._pending]
-            handed = [w for w in self._handed if not _finished(w)]
-            waiters, self._waiters = self._waiters, []
-            self._idle.clear()
-            self._pending.clear()
-            self._handed.clear()
-            self._owners.clear()
+        with state.cond:
+            workers = [*state.idle, *state.pending]
+            handed = [w for w in state.handed if not finished(w)]
+            waiters, state.waiters = state.waiters, []
+            state.idle.clear()
+            state.pending.clear()
+            state.handed.clear()
+        self.slots.clear()
         # A handed-out worker may be inside run_job in another thread: kill it and let that thread close it
         # (closing its descriptors under a running monitor could hand their numbers to someone else).
         for worker in handed:
@@ -283,19 +318,15 @@ class WorkerPool:
         for waiter in waiters:
             waiter.cancel()
         for worker in workers:
-            _close(worker)
+            close_worker(worker)
         deadline = time.monotonic() + HANDED_CLOSE_GRACE_S
-        while any(not _finished(w) for w in handed) and time.monotonic() < deadline:
+        while any(not finished(w) for w in handed) and time.monotonic() < deadline:
             time.sleep(0.02)
         for worker in handed:
-            if not _finished(worker):
-                _close(worker)
-        self.gate.unlisten(self._gate_freed)
-        with self._cond, self._wake_lock:
-            for fd in (self._wake_r, self._wake_w):
-                with contextlib.suppress(OSError):
-                    os.close(fd)
-            self._wake_r = self._wake_w = -1
+            if not finished(worker):
+                close_worker(worker)
+        self.gate.unlisten(self.state.gate_freed)
+        state.close_wake()
 
     def __enter__(self) -> WorkerPool:
         return self
@@ -303,314 +334,9 @@ class WorkerPool:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # ------------------------------------------------------------------------------------- hand-out
-
-    def _take(self, stall_s: float) -> Worker:
-        """An idle worker; waits while the pool progresses (``_progressed``), fails after ``stall_s`` seconds
-        (of ``clock``) without progress, counted from the later of the call and the last progress."""
-        dead: list[Worker] = []
-        began = self._now()
-        try:
-            with self._cond:
-                while True:
-                    if self._closed:
-                        raise PoolClosed("the worker pool is closed")
-                    while self._idle:
-                        worker = self._idle.popleft()
-                        if worker.ready_info is not None and worker.alive():
-                            self._handed = [w for w in self._handed if not _finished(w)]
-                            self._handed.append(worker)
-                            self.handed_out += 1
-                            self._progressed()
-                            return worker
-                        dead.append(worker)
-                    quiet = self._now() - max(began, self._progress_at)
-                    if quiet >= stall_s:
-                        why = f"; last start error: {self.last_error}" if self.last_error else ""
-                        raise WorkerStartError(
-                            f"no ready {self.backend.name} worker: nothing progressed for {quiet:.0f} s (no "
-                            f"start advanced or was admitted at the host's start gate, no worker was handed "
-                            f"out or came back){why}"
-                        )
-                    self._waiting += 1
-                    try:
-                        self._cond.wait(min(TAKE_POLL_S, stall_s - quiet))
-                    finally:
-                        self._waiting -= 1
-        finally:
-            self._wake()
-            for worker in dead:
-                self._retire(worker)
-
-    def _fresh(self, limits: SandboxLimits, stall_s: float) -> Worker:
-        """A worker started now with the job's own limits (the pool's cannot be tightened to them), in its
-        turn at the host's start gate (a queue that stood still for ``stall_s`` fails it)."""
-        ticket = self.gate.acquire(stall_s)
-        if ticket is None:
-            raise WorkerStartError(
-                f"cannot start a {self.backend.name} worker: the host's start gate queue did not move for "
-                f"{stall_s:.0f} s"
-            )
-        worker = self._start_one(limits, ticket)
-        if worker is None:
-            raise WorkerStartError(f"cannot start a {self.backend.name} worker: {self.last_error}")
-        with self._cond:
-            self._handed.append(worker)
-        try:
-            worker.wait_ready(limits.startup_time_s)
-        except BaseException:
-            self._retire(worker)
-            raise
-        return worker
-
-    def _retire(self, worker: Worker) -> None:
-        with self._cond:
-            self.discarded += 1
-            if worker in self._handed:
-                self._handed.remove(worker)
-        _close(worker)
-
-    def _gate_freed(self) -> None:
-        """A place at the start gate was released in this process: starts waiting for one try now (a place
-        released by another process is found at the next ``GATE_RETRY_S``)."""
-        if not self._gated:
-            return
-        with self._wake_lock, contextlib.suppress(OSError):
-            if self._wake_w >= 0:
-                os.write(self._wake_w, b"x")
-
-    def _wake(self) -> None:
-        with self._cond, contextlib.suppress(OSError):
-            if self._wake_w >= 0:  # never write to a closed (maybe reused) descriptor number
-                os.write(self._wake_w, b"x")
-
-    # ------------------------------------------------------------------------------------- slots
-
-    def _lease_slot(self) -> int | None:
-        with self._cond:
-            for i in range(self.slots):
-                slot = (self._next_slot + i) % self.slots
-                owner = self._owners.get(slot)
-                if slot not in self._owners or _finished(owner):
-                    self._next_slot = slot + 1
-                    self._owners[slot] = None
-                    return slot
-            return None
-
-    def _skip_slot(self, slot: int, why: str) -> None:
-        self._release_slot(slot)
-        with self._cond:
-            self.last_error = why
-
-    def _release_slot(self, slot: int) -> None:
-        with self._cond:
-            if slot in self._owners and self._owners[slot] is None:
-                del self._owners[slot]
-
-    # ------------------------------------------------------------------------------------- refill thread
-
-    def _run(self) -> None:
-        while True:
-            with self._cond:
-                if self._closed:
-                    return
-                dead = [w for w in self._idle if not w.alive()]
-                for worker in dead:
-                    self._idle.remove(worker)
-                need = self.size - len(self._idle) - len(self._pending)
-                self._handed = [w for w in self._handed if not _finished(w)]
-                spare = len(self._idle) + len(self._pending)
-                # A worker serves one job and is replaced once that job is over, not while it runs:
-                # starting the replacement would take CPU from that very job. But at least half the pool
-                # stays ready (or starting), so that a burst, or a Run kept in reserve beside busy
-                # submissions, finds one; and waiting callers get theirs now.
-                half = (self.size + 1) // 2
-                need = max(need - len(self._handed), half - spare, self._waiting - spare)
-                may_start = time.monotonic() >= self._backoff_until
-            for worker in dead:
-                self._retire(worker)
-            if need > 0 and may_start:
-                self._start(need)
-            else:  # nothing wanted, or a backoff after failed starts: no ticket holds back other starts
-                self._queue(0)
-            self._wait_events()
-
-    def _queue(self, count: int) -> list[Waiter]:
-        """Keep ``count`` tickets of this pool in the host's start queue (joining at its end, leaving with
-        the latest); the waiters, lowest first."""
-        with self._cond:
-            waiters = self._waiters
-            extra = waiters[count:]
-            del waiters[count:]
-            missing = count - len(waiters)
-        for waiter in extra:
-            waiter.cancel()
-        joined: list[Waiter] = []
-        for _ in range(missing):
-            ticket = self.gate.join()
-            if ticket is None:
-                self._failed(f"the host's start gate cannot be used ({self.gate.dir})")
-                break
-            joined.append(ticket)
-        with self._cond:
-            self._waiters.extend(joined)
-            self._gated = len(self._waiters)
-            return list(self._waiters)
-
-    def _start(self, count: int) -> None:
-        """Begin up to ``count`` starts, each admitted by the start gate in its turn (lowest ticket of the
-        host first); the rest keep their place in the queue."""
-        for waiter in self._queue(count):
-            ticket = waiter.try_admit()
-            with self._cond:
-                if waiter.moved_at != self._seen.get(waiter):
-                    self._seen[waiter] = waiter.moved_at
-                    self._progressed(start=True)
-            if ticket is None:
-                break
-            with self._cond:
-                if waiter in self._waiters:
-                    self._waiters.remove(waiter)
-                self._gated = len(self._waiters)
-            worker = self._start_one(self.limits, ticket)
-            if worker is None:
-                break
-            with self._cond:
-                self._pending.append(worker)
-                self.started += 1
-                self._progressed(start=True)
-
-    def _start_one(self, limits: SandboxLimits, ticket: Ticket | None = None) -> Worker | None:
-        """Start a worker in the next free slot, skipping slots busy elsewhere; None after a failure. The
-        worker holds ``ticket`` (its place at the start gate) until it is ready or closed."""
-        try:
-            worker = self._start_in_slot(limits)
-        except BaseException:
-            if ticket is not None:
-                ticket.release()
-            raise
-        if worker is None:
-            if ticket is not None:
-                ticket.release()
-            return None
-        worker.admission = ticket
-        return worker
-
-    def _start_in_slot(self, limits: SandboxLimits) -> Worker | None:
-        for _ in range(self.slots):
-            slot = self._lease_slot()
-            if slot is None:
-                self._failed("every slot of the pool is in use")
-                return None
-            try:
-                worker = self._start_worker(limits, self.slot_base + slot)
-            except SlotBusy as exc:
-                self._skip_slot(slot, str(exc))
-                continue
-            except Exception as exc:
-                self._release_slot(slot)
-                self._failed(f"{type(exc).__name__}: {exc}")
-                return None
-            with self._cond:
-                self._owners[slot] = worker
-            return worker
-        self._failed("every slot of the pool is busy")
-        return None
-
-    def _wait_events(self) -> None:
-        """Sleep until a starting worker speaks, one's start has had its chance (``StartClock``: CPU time it
-        got, a stall, a wall cap), a place at the start gate may be free, or someone wakes us."""
-        now = time.monotonic()
-        budget = self.limits.startup_time_s
-        with self._cond:
-            pending = list(self._pending)
-            wake_at = [now + w.start_clock(budget).next_check() for w in pending]
-            if self._backoff_until > now:
-                wake_at.append(self._backoff_until)
-            if self._gated:
-                wake_at.append(now + GATE_RETRY_S)
-        timeout = max(0.0, min([*wake_at, now + 1.0]) - now)
-        fds = {w.result_fd: w for w in pending}
-        try:
-            ready = readable([self._wake_r, *fds], timeout)
-        except (OSError, ValueError):
-            ready = []
-        if self._wake_r in ready:
-            with contextlib.suppress(OSError):
-                while os.read(self._wake_r, 4096):
-                    pass
-        for worker in pending:
-            clock = worker.start_clock(budget)
-            overdue = clock.overdue()
-            with self._cond:
-                if clock.moved_at != self._seen.get(worker):
-                    self._seen[worker] = clock.moved_at
-                    self._progressed(start=True)
-            if worker.result_fd in ready or overdue is not None:
-                self._settle(worker)
-
-    def _settle(self, worker: Worker) -> None:
-        """The worker's first bytes arrived (or its start has had its chance): ready, or closed and counted
-        as a failure (a backoff before the next start)."""
-        try:
-            worker.wait_ready(self.limits.startup_time_s)
-            # Idle from now on: count the CPU time limit from here, not from before JAX's import (an
-            # executor's job sets its own, see sandbox.inside.executor).
-            if self.ready_limits:
-                worker.apply_limits(self.limits)
-        except (WorkerStartError, OSError) as exc:
-            with self._cond:
-                if worker in self._pending:
-                    self._pending.remove(worker)
-            _close(worker)
-            self._failed(str(exc))
-            return
-        with self._cond:
-            if worker in self._pending:
-                self._pending.remove(worker)
-            keep = not self._closed
-            took = max(0.0, time.monotonic() - worker.started_at)
-            last = self._typical_start_s
-            self._typical_start_s = took if last is None else 0.7 * last + 0.3 * took
-            if keep:
-                self._idle.append(worker)
-                self._failures = 0
-                self._progressed()
-                self._cond.notify_all()
-        if not keep:
-            _close(worker)
-
-    def _failed(self, why: str) -> None:
-        with self._cond:
-            self._failures += 1
-            self.last_error = why
-            delay = min(BACKOFF_MAX_S, BACKOFF_FIRST_S * 2 ** (self._failures - 1))
-            self._backoff_until = time.monotonic() + delay
-            self._cond.notify_all()
-
-
-def _finished(worker: Worker | None) -> bool:
-    """The worker is closed (or, for backends that cannot tell, dead) and its slot may be reused."""
-    if worker is None:  # leased, not started yet
-        return False
-    closed = getattr(worker, "closed", None)
-    if isinstance(closed, bool):
-        return closed
-    return not worker.alive()
-
 
 def _differ(a: SandboxLimits, b: SandboxLimits) -> bool:
     return any(getattr(a, f.name) != getattr(b, f.name) for f in fields(a) if f.name in WORKER_LIMITS)
-
-
-def _close(worker: Worker) -> None:
-    worker.release_admission()
-    with contextlib.suppress(Exception):
-        worker.kill()
-    with contextlib.suppress(Exception):
-        worker.wait(5.0)
-    with contextlib.suppress(Exception):
-        worker.close()
 
 
 # ------------------------------------------------------------------------------------------ executors
@@ -668,10 +394,10 @@ class ExecutorPool:
             try:
                 worker.wait_ready(job.startup_time_s)
             except BaseException:
-                _close(worker)
+                close_worker(worker)
                 raise
             return worker
-        worker = self._pool._take(timeout)
+        worker = self._pool.take(timeout)
         worker.set_memory_limit(job.memory_mb)
         return worker
 
@@ -768,7 +494,7 @@ class GradingPool:
         try:
             executor = pool.acquire(timeout, limits)
         except BaseException:
-            _close(tracer)
+            close_worker(tracer)
             raise
         return Pair(tracer, executor, pool.give_back, self.tracers.close_later)
 

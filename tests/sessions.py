@@ -9,7 +9,8 @@ import numpy as np
 
 from sandbox.base import Backend, Pair
 from sandbox.limits import SandboxLimits
-from sandbox.monitor import CasePlan, RawRun, SessionJob, SigPlan, run_session
+from sandbox.monitor import CasePlan, RawRun, SessionJob, SigPlan
+from sandbox.session.driver import run_session
 from sandbox.tree import split_input
 
 ARGS = [{"name": "x", "kind": "pytree", "traced": True}, {"name": "s", "kind": "number", "traced": True}]

@@ -1,9 +1,9 @@
 """The sandbox contract, one battery for every backend (optax style: same tests, parametrized by backend).
 
-Each test drives a raw session through ``sandbox.monitor.run_session`` on a tracer and an executor and checks
-what any backend must deliver: ready on the private channels, programs and results as data, prints captured
-apart from results and capped, limits turned into the right stop, large jobs, an executor that serves job
-after job, forked tracers that behave like started ones, and nothing left behind.
+Each test drives a raw session through ``sandbox.session.driver.run_session`` on a tracer and an executor and
+checks what any backend must deliver: ready on the private channels, programs and results as data, prints
+captured apart from results and capped, limits turned into the right stop, large jobs, an executor that serves
+job after job, forked tracers that behave like started ones, and nothing left behind.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from judge.output_tree import assemble
 from sandbox.backends import get_backend
 from sandbox.base import Backend, Pair
 from sandbox.limits import SandboxLimits
-from sandbox.monitor import RawRun, SessionJob, run_session
+from sandbox.monitor import RawRun, SessionJob
+from sandbox.session.driver import run_session
 from tests.conftest import available_backends
 from tests.sessions import outputs, run, session
 

@@ -29,8 +29,8 @@ from judge.verdicts import Verdict, WrongAnswerReason
 from sandbox.command import MALLOC_PERTURB
 from sandbox.inside import contracts
 from sandbox.inside.contracts import BrokenContract, Contracts
-from sandbox.inside.executor import allowed_custom_calls
 from sandbox.inside.lowering import Lowerer, parse
+from sandbox.inside.program_checks import allowed_custom_calls
 from sandbox.pool import GradingPool
 from tests.conftest import FIXTURE_SLUG, FIXTURES, available_backends
 from tests.program_pool import backend_pool

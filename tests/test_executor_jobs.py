@@ -55,20 +55,20 @@ def replies(read: int) -> list[Frame]:
 
 def test_a_job_that_read_no_program_keeps_its_contexts(executor: tuple[Executor, int]) -> None:
     ex, read = executor
-    contexts = list(ex.contexts)  # warm() leaves the first job's contexts unused
-    assert len(contexts) == ex.compile_threads and ex.used_contexts == 0
+    contexts = list(ex.ir_contexts.contexts)  # warm() leaves the first job's contexts unused
+    assert len(contexts) == ex.compile_threads and ex.ir_contexts.used == 0
     for _ in range(2):
         ex.handle(frame({"type": "begin"}))
         ex.handle(frame({"type": "end"}))
         assert [f.type for f in replies(read)] == ["ended"]
-        assert ex.contexts == contexts, "nothing was parsed in them: they are kept"
+        assert ex.ir_contexts.contexts == contexts, "nothing was parsed in them: they are kept"
 
 
 def test_a_job_after_one_that_compiled_gets_fresh_contexts_and_no_program(
     executor: tuple[Executor, int],
 ) -> None:
     ex, read = executor
-    contexts = list(ex.contexts)
+    contexts = list(ex.ir_contexts.contexts)
     spec = jax.ShapeDtypeStruct((3,), jnp.float32)  # type: ignore[no-untyped-call]
     module = Lowerer()(jax.jit(lambda x: [x * 3]).trace(spec).jaxpr)
     message = {
@@ -84,5 +84,6 @@ def test_a_job_after_one_that_compiled_gets_fresh_contexts_and_no_program(
     assert [f.type for f in replies(read)] == ["compiled", "ended"]
     assert not ex.programs and not ex.cache, "the job's programs are dropped before the next request"
     ex.handle(frame({"type": "begin"}))  # the next job's contexts: none of the last job's
-    assert len(ex.contexts) == len(contexts) and not set(map(id, ex.contexts)) & set(map(id, contexts))
-    assert ex.used_contexts == 0
+    fresh = ex.ir_contexts.contexts
+    assert len(fresh) == len(contexts) and not set(map(id, fresh)) & set(map(id, contexts))
+    assert ex.ir_contexts.used == 0

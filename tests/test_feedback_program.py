@@ -16,8 +16,9 @@ from judge.grader import PairSource, grade
 from judge.problems import Case, Problem, ProblemSet
 from judge.results import GradeResult
 from judge.verdicts import Verdict
-from sandbox.monitor import ProgramReport, RawRun, SessionJob, SigPlan, _Session
+from sandbox.monitor import ProgramReport, RawRun, SessionJob, SigPlan
 from sandbox.protocol import ProtocolError
+from sandbox.session.tracer_messages import keep_views
 from tests.conftest import FIXTURE_SLUG, FIXTURES
 from tests.program_pool import default_pool, pool_source
 
@@ -176,7 +177,7 @@ def test_a_custom_derivative_is_not_a_custom_call() -> None:
 
 
 def _session_with(sigs: list[SigPlan]) -> Any:
-    """What ``_Session._views`` reads of a session: the job's signatures and the record of their programs
+    """What ``keep_views`` reads of a session: the job's signatures and the record of their programs
     (every signature traced, a secret one too, so only the monitor's own filter can drop its view)."""
 
     class Stub:
@@ -194,15 +195,16 @@ def test_the_monitor_drops_a_view_a_hostile_tracer_claims_for_a_secret_signature
         {"sig": 2, "jaxpr": "{ lambda ; a:bf16[5]. let in (a,) }", "stablehlo": "tensor<5xbf16>"},
         {"sig": 0, "jaxpr": "public jaxpr", "stablehlo": "public hlo", "extra": "x" * 10},
     ]
-    _Session._views(session, claimed)
+    keep_views(session.job, session.raw, claimed)
     assert session.raw.programs[2].view is None
     assert session.raw.programs[0].view == {"jaxpr": "public jaxpr", "stablehlo": "public hlo"}
     assert session.raw.programs[1].view is None
     # Junk, an unknown signature, a second view of a signature and views past one per public signature
     # are ignored; a text that is not a string is shown as nothing.
     session = _session_with([first, second, secret])
-    _Session._views(
-        session,
+    keep_views(
+        session.job,
+        session.raw,
         [
             {"sig": 0, "jaxpr": ["not text"], "stablehlo": "hlo"},
             {"sig": 0, "jaxpr": "again", "stablehlo": "again"},
@@ -212,10 +214,12 @@ def test_the_monitor_drops_a_view_a_hostile_tracer_claims_for_a_secret_signature
     assert session.raw.programs[0].view == {"jaxpr": "", "stablehlo": "hlo"}
     assert session.raw.programs[1].view is None and session.raw.programs[2].view is None
     session = _session_with([first, second, secret])
-    _Session._views(session, ["junk", {"sig": 9, "jaxpr": "unknown"}, {"sig": 2, "jaxpr": "secret"}])
+    keep_views(
+        session.job, session.raw, ["junk", {"sig": 9, "jaxpr": "unknown"}, {"sig": 2, "jaxpr": "secret"}]
+    )
     assert all(report.view is None for report in session.raw.programs.values())
     with pytest.raises(ProtocolError):
-        _Session._views(session, {"sig": 0, "jaxpr": "not in a list"})
+        keep_views(session.job, session.raw, {"sig": 0, "jaxpr": "not in a list"})
 
 
 # --------------------------------------------------------------------------------- in the sandbox

@@ -23,8 +23,11 @@ from judge.verdicts import Verdict
 from sandbox import monitor
 from sandbox.base import Pair, PopenWorker
 from sandbox.limits import SandboxLimits
-from sandbox.monitor import MARK_WAIT_S, RawRun, SessionJob, run_session
+from sandbox.monitor import RawRun, SessionJob
 from sandbox.output_mark import MarkScanner, new_mark
+from sandbox.session.driver import run_session
+from sandbox.session.lanes import RETRACE_ID, Lanes
+from sandbox.session.output import MARK_WAIT_S
 from tests.conftest import FIXTURE_SLUG, FIXTURES, ROOT
 from tests.sessions import session
 
@@ -61,20 +64,20 @@ def test_a_retrace_of_the_same_bytes_is_the_same_program_without_the_executor(
     """A re-trace whose program is byte for byte the first trace's is the same program: it is neither
     compiled nor run again; one of other bytes is (tests/fake_worker.py's default retrace)."""
     asked: list[int] = []
-    request_program = monitor._Session._request_program
+    request_program = Lanes.request_program
 
-    def spy(self: monitor._Session, program_id: int, *rest: object) -> None:
+    def spy(self: Lanes, program_id: int, *rest: object) -> None:
         asked.append(program_id)
         request_program(self, program_id, *rest)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(monitor._Session, "_request_program", spy)
+    monkeypatch.setattr(Lanes, "request_program", spy)
     raw = drive(tracer="stateless")
     assert raw.stop is None and raw.executor_healthy and sorted(raw.runs) == [0, 1]
     assert raw.retrace_run is not None and raw.retrace_run.same_program
-    assert monitor.RETRACE_ID not in asked and raw.retrace is not None and raw.retrace.compiled is None
+    assert RETRACE_ID not in asked and raw.retrace is not None and raw.retrace.compiled is None
     asked.clear()
     raw = drive()
-    assert monitor.RETRACE_ID in asked and raw.retrace_run is not None and not raw.retrace_run.same_program
+    assert RETRACE_ID in asked and raw.retrace_run is not None and not raw.retrace_run.same_program
 
 
 HIDDEN_VALUES = np.arange(4, dtype=np.float32) + 1000  # planted in the hidden case: a canary
@@ -89,13 +92,13 @@ def _leaky_run(public: np.ndarray, monkeypatch: pytest.MonkeyPatch) -> tuple[Raw
     """A public case and a hidden one on an executor that returns every value it ever held with each result
     and whose first program (the public one) compiles last; also the cases in the order they were sent."""
     sent: list[int] = []
-    request_run = monitor._Session._request_run
+    request_run = Lanes.request_run
 
-    def spy(self: monitor._Session, program_id: int, case: monitor.CasePlan) -> None:
+    def spy(self: Lanes, program_id: int, case: monitor.CasePlan) -> None:
         sent.append(case.index)
         request_run(self, program_id, case)
 
-    monkeypatch.setattr(monitor._Session, "_request_run", spy)
+    monkeypatch.setattr(Lanes, "request_run", spy)
     pair = Pair(fake("tracer", "good"), fake("executor", "leaky_slow_first"))
     try:
         job = session("unused", public, HIDDEN_VALUES, secret=(False, True))
@@ -122,13 +125,13 @@ def test_a_signature_a_hidden_case_shares_compiles_once_and_its_public_case_runs
     """A public case and a hidden one of the same signature: one program, compiled once; the public case's
     output (shown) is computed before the executor holds the hidden values."""
     asked: list[int] = []
-    request_program = monitor._Session._request_program
+    request_program = Lanes.request_program
 
-    def spy(self: monitor._Session, program_id: int, *rest: object) -> None:
+    def spy(self: Lanes, program_id: int, *rest: object) -> None:
         asked.append(program_id)
         request_program(self, program_id, *rest)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(monitor._Session, "_request_program", spy)
+    monkeypatch.setattr(Lanes, "request_program", spy)
     raw, job, sent = _leaky_run(np.arange(4, dtype=np.float32), monkeypatch)
     assert len(job.sigs) == 1 and raw.stop is None and raw.executor_healthy
     assert asked.count(0) == 1 and sent[:2] == [0, 1]
@@ -209,13 +212,13 @@ def test_no_secret_case_runs_while_the_tracer_lives(monkeypatch: pytest.MonkeyPa
     """Hidden cases that share a public signature are not run while user code could time the executor:
     the tracer is closed and its processes dead (even one that lingers after ``done``) first."""
     seen: list[tuple[int, bool, bool, int | None]] = []
-    request_run = monitor._Session._request_run
+    request_run = Lanes.request_run
 
-    def spy(self: monitor._Session, program_id: int, case: monitor.CasePlan) -> None:
-        seen.append((case.index, case.secret, self.tracer_open, self.pair.tracer.wait(0.5)))
+    def spy(self: Lanes, program_id: int, case: monitor.CasePlan) -> None:
+        seen.append((case.index, case.secret, self.tracer.open, self.tracer.worker.wait(0.5)))
         request_run(self, program_id, case)
 
-    monkeypatch.setattr(monitor._Session, "_request_run", spy)
+    monkeypatch.setattr(Lanes, "request_run", spy)
     pair = Pair(fake("tracer", "linger"), fake("executor", "good"))
     try:
         inputs = [np.arange(3, dtype=np.float32), np.arange(3, dtype=np.float32) + 10]
@@ -237,13 +240,13 @@ def test_the_tracer_is_stopped_aside_and_hidden_cases_wait_for_the_stop(
     """A tracer that is done is stopped on a thread of its own (a cgroup freezer takes milliseconds the
     executor's replies need not wait for), and no hidden case is sent before that stop is over."""
     events: list[tuple[str, float, bool]] = []
-    request_run = monitor._Session._request_run
+    request_run = Lanes.request_run
 
-    def spy(self: monitor._Session, program_id: int, case: monitor.CasePlan) -> None:
+    def spy(self: Lanes, program_id: int, case: monitor.CasePlan) -> None:
         events.append(("run", time.monotonic(), case.secret))
         request_run(self, program_id, case)
 
-    monkeypatch.setattr(monitor._Session, "_request_run", spy)
+    monkeypatch.setattr(Lanes, "request_run", spy)
     pair = Pair(fake("tracer", "good"), fake("executor", "good"))
     stop, session_thread = pair.tracer.stop, threading.current_thread()
 

@@ -711,16 +711,16 @@ def test_every_program_of_each_accepted_solution_passes_the_policy(
 ) -> None:
     """Each shipped accepted solution, graded through the tracer's path (public and hidden signatures):
     still accepted, and every program the tracer sent the executor passes the policy here too."""
-    from sandbox import monitor
+    from sandbox.session.lanes import Lanes
 
     sent: list[bytes] = []
-    original = monitor._Session._request_program
+    original = Lanes.request_program
 
     def record(self: Any, program_id: int, module: bytes, *rest: Any) -> None:
         sent.append(bytes(module))
         original(self, program_id, module, *rest)
 
-    monkeypatch.setattr(monitor._Session, "_request_program", record)
+    monkeypatch.setattr(Lanes, "request_program", record)
     problem = _PROBLEMS.get(slug)
     accepted = [file for folder, file in problem.solutions() if folder == "accepted"]
     assert accepted

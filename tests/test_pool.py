@@ -20,9 +20,9 @@ from sandbox.command import MALLOC_PERTURB
 from sandbox.errors import WorkerStartError
 from sandbox.forkserver import ForkedExecutor, ForkedTracer
 from sandbox.limits import SandboxLimits
-from sandbox.monitor import run_session
 from sandbox.pool import GradingPool, PoolClosed, WorkerPool
 from sandbox.procfs import processes_of_uid, uid_of
+from sandbox.session.driver import run_session
 from sandbox.slots import EXECUTOR_FIRST_UID, EXECUTOR_SLOTS
 from tests.sessions import outputs, session
 

@@ -34,8 +34,8 @@ def _summary_of(fn: Callable[..., Any], *args: Any, static: tuple[int, ...] = ()
     from jax._src.interpreters import mlir
     from jax._src.lib.mlir import ir  # type: ignore[attr-defined]
 
-    from sandbox.inside.executor import loop_ops
     from sandbox.inside.lowering import Lowerer, parse
+    from sandbox.inside.program_checks import loop_ops
     from sandbox.inside.remat import remat_summary
 
     data = Lowerer()(jax.jit(fn, static_argnums=static).trace(*args).jaxpr)

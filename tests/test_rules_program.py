@@ -50,8 +50,8 @@ def _summary_of(fn: Callable[..., Any], *shapes: tuple[int, ...]) -> ProgramSumm
     from jax._src.interpreters import mlir
     from jax._src.lib.mlir import ir  # type: ignore[attr-defined]
 
-    from sandbox.inside.executor import loop_ops
     from sandbox.inside.lowering import Lowerer, parse
+    from sandbox.inside.program_checks import loop_ops
 
     struct: Any = jax.ShapeDtypeStruct
     specs = [struct(shape, jnp.float32) for shape in shapes]
@@ -196,7 +196,7 @@ def test_malformed_rules_are_refused_at_load(rule: dict[str, Any]) -> None:
 
 
 def test_the_executor_refuses_before_compiling_what_a_rule_rejects() -> None:
-    from sandbox.inside.executor import _precheck
+    from sandbox.inside.program_checks import _precheck
 
     problem = PROBLEMS.get(SCAN_PROBLEM)
     precheck = precheck_for(problem)

@@ -1,4 +1,4 @@
-"""The ``bwrap`` backend for real: raw sessions through ``sandbox.monitor.run_session``, then the host.
+"""The ``bwrap`` backend for real: raw sessions through ``sandbox.session.driver.run_session``, then the host.
 
 Probes run as the user's code (at load time, or while the function is traced) and report on stdout, which
 lands in ``RawRun.output``. They run in a tracer started on its own and in one forked from the zygote (the
@@ -26,14 +26,16 @@ import numpy as np
 import pytest
 
 from sandbox.base import CODE_ROOT, Pair
-from sandbox.bwrap import BwrapBackend, BwrapWorker, project_copies
+from sandbox.bwrap import BwrapBackend, BwrapWorker
+from sandbox.bwrap_command import bwrap_argv, project_copies
 from sandbox.cgroups import discover
 from sandbox.command import TRACER
 from sandbox.forkserver import ForkedTracer
 from sandbox.limits import SandboxLimits
-from sandbox.monitor import RawRun, run_session
+from sandbox.monitor import RawRun
 from sandbox.procfs import processes_of_uid
 from sandbox.seccomp_filter import build_filter
+from sandbox.session.driver import run_session
 from tests.load import wall_slack
 from tests.sessions import outputs, session
 
@@ -141,7 +143,7 @@ def test_project_copies_in_site_packages_are_hidden(backend: BwrapBackend, tmp_p
         (site / name).mkdir(parents=True)
     assert project_copies(tmp_path) == [site / "judge", site / "reference"]
     settings = replace(backend.settings, python_roots=(*backend.settings.python_roots, str(tmp_path)))
-    argv = BwrapBackend(settings)._bwrap_argv(4, 5, seccomp_fd=3, caps=(), module=TRACER)
+    argv = bwrap_argv(settings, "bwrap", 4, 5, seccomp_fd=3, caps=(), module=TRACER)
     for hidden in (site / "judge", site / "reference"):
         at = argv.index(str(hidden))
         assert argv[at - 1] == "--tmpfs" and argv[at + 1 : at + 3] == ["--remount-ro", str(hidden)]

@@ -1,7 +1,7 @@
 """The ``docker`` backend against a real engine: Podman's API service, set up by scripts/podman-setup.sh.
 
-Every run goes through ``sandbox.monitor.run_session`` on a tracer container and an executor container, as
-the judge drives them. Probes run as the user's code at load time and report on stdout, which must land in
+Every run goes through ``sandbox.session.driver.run_session`` on a tracer container and an executor container,
+as the judge drives them. Probes run as the user's code at load time and report on stdout, which must land in
 ``RawRun.output`` (never in the result frames).
 """
 
@@ -27,7 +27,8 @@ from judge.output_tree import assemble
 from sandbox.base import CODE_ROOT, Pair, SlotBusy, Worker
 from sandbox.docker import LABEL, DockerBackend, seccomp_profile
 from sandbox.limits import SandboxLimits
-from sandbox.monitor import RawRun, run_session
+from sandbox.monitor import RawRun
+from sandbox.session.driver import run_session
 from sandbox.slots import EXECUTOR_FIRST_UID, EXECUTOR_SLOTS, FIRST_UID, lock_uid
 from tests.sessions import outputs, session
 

@@ -270,7 +270,7 @@ def test_a_start_killed_mid_wait_is_retried_with_backoff_not_waited_for(gate: St
         deadline = time.monotonic() + 10
         while not pool.stats()["starting"] and time.monotonic() < deadline:
             time.sleep(0.02)
-        (victim,) = pool._pending  # the start under way
+        (victim,) = pool.state.pending  # the start under way
         victim.kill()
         assert pool.wait_full(30), pool.stats()
         stats = pool.stats()
@@ -370,7 +370,7 @@ def test_under_load_an_executor_killed_mid_grading_ends_it_and_is_replaced(warm:
     problem = load_problem(FIXTURES / FIXTURE_SLUG)
     accepted = (FIXTURES / FIXTURE_SLUG / "solutions" / "accepted" / "tree_util_map.py").read_text()
     executors = warm.engine.pool.executors._pool  # the one-device executors' pool
-    started = executors.started
+    started = executors.state.started
     outcome: list[object] = []
 
     def grade() -> None:
@@ -382,9 +382,9 @@ def test_under_load_an_executor_killed_mid_grading_ends_it_and_is_replaced(warm:
     thread = threading.Thread(target=grade, daemon=True)
     thread.start()
     deadline = time.monotonic() + 120
-    while not executors._handed and thread.is_alive() and time.monotonic() < deadline:
+    while not executors.state.handed and thread.is_alive() and time.monotonic() < deadline:
         time.sleep(0.005)
-    victims = list(executors._handed)
+    victims = list(executors.state.handed)
     for worker in victims:
         worker.kill()
     thread.join(300)
@@ -396,7 +396,7 @@ def test_under_load_an_executor_killed_mid_grading_ends_it_and_is_replaced(warm:
         assert result.verdict in (Verdict.INTERNAL_ERROR, Verdict.ACCEPTED), result  # type: ignore[attr-defined]
     assert victims, "no executor was handed out to kill"
     assert warm.engine.pool.wait_full(300), warm.engine.pool.stats()
-    assert executors.started > started, "the killed executor was not replaced"
+    assert executors.state.started > started, "the killed executor was not replaced"
 
 
 @pytest.mark.slow

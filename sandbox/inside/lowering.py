@@ -111,7 +111,7 @@ def lean_ir_context() -> Any:
     loaded) except that the other registered dialects are not all loaded up front: each loads when a
     program that uses it is parsed, as MLIR does for any registered dialect. The same modules parse to the
     same text (tests/test_lean_context.py); making one costs ~0.4 ms instead of ~2.3 ms, and the executor
-    makes two per job on each of its executors (``Executor.prepare_contexts``).
+    makes two per job on each of its executors (``sandbox.inside.ir_contexts.IrContexts.prepare``).
 
     Built here rather than by patching JAX's maker, which a tracer made earlier in the same process may
     have replaced with a shared context (``sandbox.inside.tracer``)."""

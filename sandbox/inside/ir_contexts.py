@@ -1,0 +1,64 @@
+"""The executor's MLIR contexts: one per compile thread, made before a job needs them.
+
+Making a context and loading its dialects (~1 ms each, ``sandbox.inside.lowering.lean_ir_context``) would
+otherwise fall on the first programs of a job. The first job's are made at the warm-up, before the executor
+is lent; a later job's when it begins. A context holds one program at a time; a job's contexts (and the
+attributes its modules uniqued in them) are dropped when the next job begins or the process ends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+from sandbox.inside.lowering import lean_ir_context, parse
+
+
+class IrContexts:
+    """``threads`` prepared contexts for the current job; ``warm_module``: the program whose reading loads
+    the dialects JAX's programs use (set at the warm-up)."""
+
+    def __init__(self, ir: Any, threads: int) -> None:
+        self.ir = ir
+        self.threads = max(1, threads)
+        self.contexts: list[Any] = []
+        #: Contexts handed out since they were made (``take``): 0 means they are as fresh as new.
+        self.used = 0
+        self.warm_module: bytes | None = None
+        self.lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def take(self) -> Iterator[Any]:
+        """A prepared MLIR context of the current job, this thread's until the block ends."""
+        with self.lock:
+            context = self.contexts.pop() if self.contexts else None
+            self.used += 1
+        if context is None:  # more programs at once than compile threads: not expected; costs only time
+            context = self._new()
+        try:
+            yield context
+        finally:
+            with self.lock:
+                self.contexts.append(context)
+
+    def prepare(self) -> None:
+        """Fresh MLIR contexts for the next job (the current job's are dropped with their modules). A job
+        that read no program (an executor lent for a job that needed none of it) leaves its contexts as
+        they were made: nothing was parsed in them, so they are kept."""
+        with self.lock:
+            if self.used == 0 and len(self.contexts) == self.threads:
+                return
+        fresh = [self._new() for _ in range(self.threads)]
+        with self.lock:
+            self.contexts = fresh
+            self.used = 0
+
+    def _new(self) -> Any:
+        """A context whose dialects are loaded: deserializing the warm-up program loads the ones JAX uses."""
+        context = lean_ir_context()
+        if self.warm_module is not None:
+            with context:
+                parse(self.ir, self.warm_module)
+        return context
