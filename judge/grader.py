@@ -90,18 +90,9 @@ from judge.verdicts import STOPS_RUN, Verdict, WrongAnswerReason
 from sandbox.base import Pair
 from sandbox.errors import Cancelled, HostOverloaded
 from sandbox.limits import SandboxLimits
-from sandbox.monitor import (
-    OVERLOAD_FACTOR,
-    CasePlan,
-    CaseReport,
-    ProgramReport,
-    RawRun,
-    SessionJob,
-    SigPlan,
-    Stop,
-    run_session,
-)
+from sandbox.monitor import OVERLOAD_FACTOR, CasePlan, SessionJob, SigPlan, run_session
 from sandbox.protocol import ADVICE, ProtocolError
+from sandbox.session.reports import CaseReport, ProgramReport, RawRun, Refused, Stop, TraceFailure
 from sandbox.tree import BadLeaf, OtherNode, split_input
 
 
@@ -549,7 +540,7 @@ class Judging:
         if program.compiled is not None and first_of_sig and timed_here:
             # The tracer's own trace time is its claim: shown for public cases only.
             traced = program.trace_ms or 0.0 if vis != "hidden" else 0.0
-            compile_ms = (program.compiled.get("compile_ms") or 0.0) + traced
+            compile_ms = (program.compiled.compile_ms or 0.0) + traced
         elif program.compiled is not None and timed_here:
             compile_ms = 0.0
         show_run = vis != "hidden" or self.author
@@ -701,7 +692,7 @@ class Judging:
             return None
         plan = self.job.cases[i]
         spec = self.problem.spec
-        ops = ProgramSummary.from_wire(program.compiled and program.compiled.get("summary")).ops
+        ops = ProgramSummary.from_compiled(program.compiled).ops
         peers = []
         for other in self.job.sigs:
             report = raw.programs.get(other.id)
@@ -711,7 +702,7 @@ class Judging:
             inputs = self.case_list[first].inputs
             size, held = batch_size(rule, spec, inputs), held_key(rule, spec, inputs)
             if size is not None and held is not None:
-                summary = ProgramSummary.from_wire(report.compiled.get("summary"))
+                summary = ProgramSummary.from_wire(report.compiled.summary)
                 peers.append(Peer(size, summary.ops, held, self.case_list[first].name))
         inputs = self.case_list[i].inputs
         return batched_broken(rule, batch_size(rule, spec, inputs), held_key(rule, spec, inputs), ops, peers)
@@ -724,7 +715,7 @@ class Judging:
             return None
         plan = self.job.cases[i]
         spec = self.problem.spec
-        summary = ProgramSummary.from_wire(program.compiled and program.compiled.get("summary"))
+        summary = ProgramSummary.from_compiled(program.compiled)
         peers = []
         for other in self.job.sigs:
             report = raw.programs.get(other.id)
@@ -733,7 +724,7 @@ class Judging:
                 continue
             steps = loop_steps(rule, spec, self.case_list[first].inputs)
             if steps is not None:
-                theirs = ProgramSummary.from_wire(report.compiled.get("summary"))
+                theirs = ProgramSummary.from_wire(report.compiled.summary)
                 peers.append(
                     StepPeer(steps, outside_loops(theirs.ops, theirs.loop_ops), self.case_list[first].name)
                 )
@@ -749,7 +740,7 @@ class Judging:
             )
         if not isinstance(expected, dict):
             return None
-        reported = program.compiled.get("shardings") if program.compiled is not None else None
+        reported = program.compiled.shardings if program.compiled is not None else None
         wrong = misplaced(
             expected, program.skeleton, reported, got, self.problem.spec.sandbox, self.checker.root_names
         )
@@ -765,15 +756,15 @@ class Judging:
         """The program's cost (the executor's figures) beside the reference's on case i, or None.
         ``run_ms``: the case's run time, when it may be shown."""
         compiled = program.compiled
-        if compiled is None or not compiled.get("cost"):
+        if compiled is None or not compiled.cost.figures():
             return None
         reference = reference_cost(self.problem, self.case_list[i])
         if reference is None:
             return None
-        loops = ProgramSummary.from_wire(compiled.get("summary")).loops
+        loops = compiled.summary.loops
         # A program the executor had compiled before (its cache) took no compile time worth comparing.
-        compile_ms = None if compiled.get("cached") else compiled.get("compile_ms")
-        return compare_cost(compiled["cost"], loops, reference, compile_ms=compile_ms, run_ms=run_ms)
+        compile_ms = None if compiled.cached else compiled.compile_ms
+        return compare_cost(compiled.cost.figures(), loops, reference, compile_ms=compile_ms, run_ms=run_ms)
 
     def _view(self, sig: int, program: ProgramReport) -> ProgramView | None:
         """The program view of a public signature (the tracer's text, before anything hidden reached it);
@@ -786,7 +777,7 @@ class Judging:
         view = program.view
         if view is None or self.job.sig(sig).secret:
             return None
-        jaxpr, stablehlo = view.get("jaxpr", ""), view.get("stablehlo", "")
+        jaxpr, stablehlo = view.jaxpr, view.stablehlo
         return ProgramView(
             jaxpr=jaxpr,
             stablehlo=stablehlo,
@@ -869,12 +860,12 @@ class Judging:
     def _output(self, program: ProgramReport, run: CaseReport, hidden: bool) -> Any:
         """The host output tree of a run, or the outcome that it failed."""
         if run.error is not None:
-            if run.error.get("kind") == "memory":
+            if run.error.kind == "memory":
                 return _Outcome(
                     Verdict.MEMORY_LIMIT_EXCEEDED,
                     f"used more than the {self.limits.memory_mb} MiB memory limit",
                 )
-            detail = "" if hidden else f": {run.error.get('message', '')}"
+            detail = "" if hidden else f": {run.error.message}"
             return _Outcome(Verdict.RUNTIME_ERROR, f"the compiled program failed while running{detail}")
         try:
             got = assemble(program.skeleton, run.outputs or [], self.job.max_output_bytes)
@@ -927,11 +918,11 @@ class Judging:
 
     # -------------------------------------------------------------------------------------- claims
 
-    def _claim(self, failure: dict[str, Any], hidden: bool) -> _Outcome:
+    def _claim(self, failure: TraceFailure, hidden: bool) -> _Outcome:
         """A failure the tracer reports for its own case: trusted only within the claimable verdicts, and
         for hidden cases shown only as data composed here (line, its own copy of the line, advice)."""
         try:
-            verdict = Verdict(str(failure.get("verdict")))
+            verdict = Verdict(failure.verdict)
         except ValueError:
             verdict = Verdict.RUNTIME_ERROR
         if verdict not in _CLAIMABLE:
@@ -939,36 +930,34 @@ class Judging:
         reason = None
         if verdict is Verdict.WRONG_ANSWER:
             try:
-                reason = WrongAnswerReason(str(failure.get("reason")))
+                reason = WrongAnswerReason(str(failure.reason))
             except ValueError:
                 reason = WrongAnswerReason.TYPE
             if reason not in _CLAIMABLE_REASONS:
                 reason = WrongAnswerReason.TYPE
         if not hidden:
-            return _Outcome(verdict, str(failure.get("message", ""))[:4000], reason)
+            return _Outcome(verdict, failure.message[:4000], reason)
         return _Outcome(verdict, self._composed(failure), reason)
 
-    def _composed(self, failure: dict[str, Any]) -> str:
-        line = failure.get("line")
+    def _composed(self, failure: TraceFailure) -> str:
+        line = failure.line
         where = ""
-        if isinstance(line, int) and not isinstance(line, bool) and 1 <= line <= len(self.lines):
+        if 1 <= line <= len(self.lines):
             text = self.lines[line - 1].strip()[:200]
             where = f"line {line}: `{text}`\n" if text else f"line {line}\n"
-        advice = failure.get("advice")
-        if isinstance(advice, str) and advice in ADVICE:
+        advice = failure.advice
+        if advice is not None and advice in ADVICE:
             return where + ADVICE[advice]
-        error = failure.get("error")
-        name = (
-            error if isinstance(error, str) and error.isidentifier() and len(error) <= 60 else "an exception"
-        )
+        error = failure.error
+        name = error if error is not None and error.isidentifier() and len(error) <= 60 else "an exception"
         return f"{where}{name} was raised (details are not shown for hidden cases)"
 
-    def _refused(self, refused: dict[str, Any]) -> _Outcome:
+    def _refused(self, refused: Refused) -> _Outcome:
         """The executor would not compile the program: a rule, a leaked tracer, the output cap, or junk."""
-        kind = refused.get("kind")
-        message = str(refused.get("message", ""))[:500]
+        kind = refused.kind
+        message = refused.message[:500]
         if kind in ("host_callback", "custom_call", "op", "rule"):
-            summary = ProgramSummary.from_wire(refused.get("summary"))
+            summary = ProgramSummary.from_wire(refused.summary)
             text = broken_rule(self.rules, summary) or f"{message}: this problem needs a pure JAX computation"
             return _Outcome(Verdict.WRONG_ANSWER, text, WrongAnswerReason.RULE)
         if kind == "extra_inputs":
@@ -983,14 +972,12 @@ class Judging:
     # -------------------------------------------------------------------------------------- stops
 
     def _load_error(self, raw: RawRun) -> tuple[Verdict, str] | None:
-        if raw.load is not None and raw.load.get("type") == "load_error":
+        if raw.load is not None and raw.load.failed:
             try:
-                verdict = Verdict(str(raw.load.get("verdict")))
+                verdict = Verdict(raw.load.verdict)
             except ValueError:
                 verdict = Verdict.RUNTIME_ERROR
-            return (verdict if verdict in _LOAD_VERDICTS else Verdict.RUNTIME_ERROR), str(
-                raw.load.get("message", "")
-            )
+            return (verdict if verdict in _LOAD_VERDICTS else Verdict.RUNTIME_ERROR), raw.load.message
         if raw.load is None and raw.stop is not None:
             return self._stopped(raw, raw.stop)
         return None

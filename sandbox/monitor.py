@@ -37,7 +37,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
@@ -56,11 +56,23 @@ from sandbox.protocol import (
     encode_leaf,
 )
 from sandbox.schedclock import Mark, TreeClock
-
-#: ``case``/``wall``: the submission used its time; ``overload``: the machine kept it waiting so long that
-#: the judge gave up (its own failure, never the learner's verdict).
-TimeoutKind = Literal["case", "wall", "overload"]
-Party = Literal["tracer", "executor"]
+from sandbox.session.reports import (
+    CaseReport,
+    ProgramReport,
+    RawRun,
+    Stop,
+    TimeoutKind,
+    decode_compiled,
+    decode_failure,
+    decode_load,
+    decode_loops_matter,
+    decode_refused,
+    decode_run_error,
+    decode_view,
+)
+from sandbox.session.reports import bounded_text as _text
+from sandbox.session.reports import duration_ms as _ms
+from sandbox.session.reports import wire_int as _int
 
 #: Longest wait, after ``public_done``, for the tracer's output mark to come through its output relay (it
 #: comes at once unless the tracer closed or redirected its output, which costs only its own session).
@@ -71,8 +83,6 @@ OOM_CHECK_S = 0.25
 MAX_MODULE_BYTES = 16 * 1024 * 1024
 #: Most bytes read from one channel per select round.
 READ_CHUNK = 1 << 20
-#: Largest message or claim text kept from the tracer.
-MAX_TEXT = 4000
 #: Most section marks kept from one session (one per signature and public case, and the load, honestly).
 MAX_SECTIONS = 4096
 #: Program id of the fresh re-trace (real signatures are numbered from 0).
@@ -154,97 +164,8 @@ class SessionJob:
 
 # ------------------------------------------------------------------------------------------ the record
 
-
-@dataclass
-class ProgramReport:
-    """What happened to one signature's program: the tracer's part, then the executor's."""
-
-    sig: int
-    skeleton: Any = None
-    debug: bool = False
-    #: The trace made two or more jax.debug calls, one of them unordered (XLA may run them in any order):
-    #: the tracer's claim, for a note beside the printed output only.
-    debug_unordered: bool = False
-    mutation: str | None = None
-    trace_ms: float | None = None
-    #: A public signature's program as text, {jaxpr, stablehlo} (the tracer's claim, for display only).
-    view: dict[str, str] | None = None
-    #: ``trace_failed`` (or ``retrace_failed``): the tracer's own claim, {verdict, message, reason}.
-    failure: dict[str, Any] | None = None
-    #: The executor's ``compiled`` reply: {summary, compile_ms, cached, key}.
-    compiled: dict[str, Any] | None = None
-    #: The executor's ``refused`` reply: {kind, message, summary}.
-    refused: dict[str, Any] | None = None
-
-
-@dataclass
-class CaseReport:
-    index: int
-    outputs: list[np.ndarray[Any, Any]] | None = None
-    run_ms: float | None = None
-    #: The executor's ``run_error``: {kind: memory|runtime, message}.
-    error: dict[str, Any] | None = None
-    #: For the re-trace: the very same program (the same bytes as the first trace's, or the same text by
-    #: the executor's compile), so it was not run again.
-    same_program: bool = False
-    #: The loop check (``sandbox.inside.perturb``): per output leaf, whether perturbing the loops' results
-    #: changed it; None when the executor did not check (no ``loops_matter`` in the precheck).
-    loops_matter: list[bool] | None = None
-
-
-@dataclass
-class Stop:
-    """Why the run ended early, and which case it is charged to (None: while loading the code)."""
-
-    party: Party
-    phase: str
-    case: int | None = None
-    timeout: TimeoutKind | None = None
-    protocol_error: str | None = None
-    returncode: int | None = None
-    oom_killed: bool = False
-    notes: list[str] = field(default_factory=list)
-    #: For an executor stopped while compiling: the size of the program it was compiling (MLIR bytecode of
-    #: the StableHLO module), so the judge blames a program's size only when it is large; None otherwise.
-    program_bytes: int | None = None
-
-
-@dataclass
-class RawRun:
-    """Everything the two processes said and did, before any interpretation."""
-
-    #: The tracer's ``loaded`` or ``load_error`` message (None: it never got that far).
-    load: dict[str, Any] | None = None
-    programs: dict[int, ProgramReport] = field(default_factory=dict)
-    runs: dict[int, CaseReport] = field(default_factory=dict)
-    retrace: ProgramReport | None = None
-    retrace_run: CaseReport | None = None
-    stop: Stop | None = None
-    output: bytes = b""
-    output_total: int = 0
-    #: Bytes of output captured before the tracer was given anything hidden (None: nothing hidden).
-    output_cut: int | None = None
-    #: Where the public output ends in the whole stream (``output_cut`` counts kept bytes only).
-    output_cut_stream: int | None = None
-    #: The tracer's section marks (``sandbox.output_mark.SectionSplitter``): (stream offset, label), in
-    #: order; the output from one offset to the next was printed while that label ran. Stream offsets count
-    #: every byte printed (not only those kept); ``output`` is the stream's first bytes.
-    sections: list[tuple[int, str]] = field(default_factory=list)
-    #: True once the executor closed the job cleanly.
-    executor_healthy: bool = False
-    #: The executor closed the job cleanly and may serve another job (``Pair.release``): never once it has
-    #: run a hidden case, as it may never compute shown output again.
-    executor_reusable: bool = False
-    elapsed_s: float = 0.0
-    notes: list[str] = field(default_factory=list)
-    #: The caller cancelled the session (``run_session``'s ``cancel``): it stopped where it was, with the
-    #: tracer killed and no executor reusable; the record is incomplete.
-    cancelled: bool = False
-
-    @property
-    def output_truncated(self) -> bool:
-        return self.output_total > len(self.output)
-
+# The record's dataclasses and the decoding of every message that becomes part of it:
+# ``sandbox.session.reports``.
 
 Progress = Callable[[RawRun], None]
 
@@ -618,7 +539,7 @@ class _Session:
             step, sig_id = self.steps[self.step]
         try:
             if step == "load" and kind in ("loaded", "load_error"):
-                self.raw.load = _load_message(message)
+                self.raw.load = decode_load(message)
                 if kind == "load_error":
                     self._close_tracer()
                     self._notify()
@@ -655,16 +576,7 @@ class _Session:
         message = frame.message
         report = ProgramReport(sig=sig_id)
         if frame.type == failed:
-            error, advice = message.get("error"), message.get("advice")
-            report.failure = {
-                "verdict": _text(message.get("verdict"), 40),
-                "message": _text(message.get("message")),
-                "reason": _text(message.get("reason"), 40) if message.get("reason") is not None else None,
-                # As data, for the judge to compose a hidden case's message itself (judge.grader).
-                "line": _int(message.get("line")),
-                "error": _text(error, 60) if isinstance(error, str) else None,
-                "advice": _text(advice, 40) if isinstance(advice, str) else None,
-            }
+            report.failure = decode_failure(message)
             return report
         module = frame.blob(message.get("module"))
         if len(module) > MAX_MODULE_BYTES:
@@ -688,7 +600,7 @@ class _Session:
                 continue
             report = self.raw.programs.get(view["sig"])
             if report is not None and report.failure is None and report.view is None:
-                report.view = {k: _text(view.get(k), VIEW_MAX_CHARS) for k in ("jaxpr", "stablehlo")}
+                report.view = decode_view(view)
 
     def _hidden_phase(self) -> None:
         """The tracer finished everything public: find the end of its public output, then give it the
@@ -1006,17 +918,9 @@ class _Session:
             if kind == "result":
                 report.outputs = decode_leaves(message.get("outputs"), frame, self.skeleton_limits)
                 report.run_ms = _ms(message.get("run_ms"))
-                matter = message.get("loops_matter")
-                report.loops_matter = (
-                    [bool(m) for m in matter[:_MAX_LOOP_FLAGS]]
-                    if isinstance(matter, list) and all(isinstance(m, bool) for m in matter)
-                    else None
-                )
+                report.loops_matter = decode_loops_matter(message.get("loops_matter"))
             else:
-                report.error = {
-                    "kind": _text(message.get("kind"), 20),
-                    "message": _text(message.get("message")),
-                }
+                report.error = decode_run_error(message)
             if request.program == RETRACE_ID:
                 self.raw.retrace_run = report
                 self.retrace_state = "done"
@@ -1029,33 +933,17 @@ class _Session:
         self._notify()
 
     def _compiled(self, program_id: int, kind: str, message: dict[str, Any]) -> None:
-        if kind == "compiled":
-            reply: dict[str, Any] = {
-                "summary": _summary(message.get("summary")),
-                "compile_ms": _ms(message.get("compile_ms")),
-                "compile_wall_ms": _ms(message.get("compile_wall_ms")),
-                "pipeline": _text(message.get("pipeline"), 16),  # sandbox.inside.compiling
-                "cached": message.get("cached") is True,
-                "key": _text(message.get("key"), 64),
-                "cost": _cost(message.get("cost")),
-                "donation": _donation(message.get("donation")),
-                "shardings": _shardings(message.get("shardings")),
-            }
-        else:
-            reply = {
-                "kind": _text(message.get("kind"), 40),
-                "message": _text(message.get("message")),
-                "summary": _summary(message.get("summary")),
-            }
+        compiled = decode_compiled(message) if kind == "compiled" else None
+        refused = decode_refused(message) if compiled is None else None
         if program_id == RETRACE_ID:
             assert self.raw.retrace is not None
-            setattr(self.raw.retrace, "compiled" if kind == "compiled" else "refused", reply)
+            self.raw.retrace.compiled, self.raw.retrace.refused = compiled, refused
             original = self.raw.programs.get(self.raw.retrace.sig)
             same = (
-                kind == "compiled"
+                compiled is not None
                 and original is not None
                 and original.compiled is not None
-                and original.compiled.get("key") == reply["key"]
+                and original.compiled.key == compiled.key
             )
             if same:
                 self.raw.retrace_run = CaseReport(self.job.retrace_case or 0, same_program=True)
@@ -1067,11 +955,9 @@ class _Session:
                 self.retrace_state = "done"
             return
         program = self.raw.programs[program_id]
-        if kind == "compiled":
+        if compiled is not None:
             self.executor.compiled.add(program_id)
-            program.compiled = reply
-        else:
-            program.refused = reply
+        program.compiled, program.refused = compiled, refused
 
     def _executor_stop(
         self, *, protocol_error: str | None = None, timeout: TimeoutKind | None = None
@@ -1302,123 +1188,6 @@ def run_session(
     pair.tracer.wait_ready(limits.startup_time_s)
     pair.executor.wait_ready(limits.startup_time_s)
     return _Session(pair, job, limits, progress, cancel).run()
-
-
-# ------------------------------------------------------------------------------------------ validation
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else -2
-
-
-def _text(value: Any, limit: int = MAX_TEXT) -> str:
-    return value[:limit] if isinstance(value, str) else ""
-
-
-#: Most characters of each program text kept from a tracer's view (``sandbox.inside.tracer``).
-VIEW_MAX_CHARS = 1 << 16
-
-
-def _cost(value: Any) -> dict[str, float]:
-    """The executor's cost-analysis figures (``sandbox.inside.executor.cost_of``): finite non-negative
-    numbers under the names it uses, anything else dropped."""
-    if not isinstance(value, dict):
-        return {}
-    return {
-        name: float(figure)
-        for name, figure in value.items()
-        if name in ("flops", "bytes_accessed", "transcendentals")
-        and isinstance(figure, int | float)
-        and not isinstance(figure, bool)
-        and 0 <= figure <= 1e30
-    }
-
-
-#: Most per-leaf flags of the loop check a result may carry (one per output leaf).
-_MAX_LOOP_FLAGS = 100_000
-#: Most outputs, and device ids per output, a program's reported layouts may hold.
-_MAX_LAYOUT_OUTPUTS = 100_000
-_MAX_LAYOUT_IDS = 4096
-
-
-def _shardings(value: Any) -> list[dict[str, Any]] | None:
-    """Each output's layout as the executor reported it (``sandbox.shardings``; problems of more than one
-    device), bounded here and checked by the judge (``judge.shardings``); None when none came."""
-    if not isinstance(value, list) or len(value) > _MAX_LAYOUT_OUTPUTS:
-        return None
-    out: list[dict[str, Any]] = []
-    for item in value:
-        tiles = item.get("tiles") if isinstance(item, dict) else None
-        groups = item.get("groups") if isinstance(item, dict) else None
-        if not isinstance(tiles, list) or not isinstance(groups, list) or len(tiles) > 64:
-            return None
-        sizes = [len(g) if isinstance(g, list) else _MAX_LAYOUT_IDS + 1 for g in groups]
-        if len(groups) > _MAX_LAYOUT_IDS or sum(sizes) > _MAX_LAYOUT_IDS:
-            return None
-        out.append({"tiles": tiles, "groups": groups})
-    return out
-
-
-def _donation(value: Any) -> dict[str, int] | None:
-    """What donation gave a program (``sandbox.inside.executor.donation_of``): ``donated_bytes`` and
-    ``aliased_bytes`` as integers in range (-1: unknown), or None when the executor reported none."""
-    if not isinstance(value, dict):
-        return None
-    out: dict[str, int] = {}
-    for name in ("donated_bytes", "aliased_bytes"):
-        figure = value.get(name)
-        if not isinstance(figure, int) or isinstance(figure, bool) or not -1 <= figure <= 1 << 50:
-            return None
-        out[name] = figure
-    return out
-
-
-def _ms(value: Any) -> float | None:
-    """A duration in milliseconds from a frame: a finite number in range, else None."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    number = float(value)
-    return number if 0.0 <= number <= 1e7 else None
-
-
-def _load_message(message: dict[str, Any]) -> dict[str, Any]:
-    if message.get("type") == "loaded":
-        return {"type": "loaded"}
-    return {
-        "type": "load_error",
-        "verdict": _text(message.get("verdict"), 40),
-        "message": _text(message.get("message")),
-    }
-
-
-def _summary(value: Any) -> dict[str, Any]:
-    """The executor's program summary, bounded (op names and counts, custom calls, loops)."""
-    if not isinstance(value, dict):
-        return {}
-    counts = _histogram(value.get("ops"))
-    calls = value.get("custom_calls")
-    callbacks = value.get("host_callbacks")
-    outputs = value.get("barrier_outputs")
-    return {
-        "ops": counts,
-        "loop_ops": _histogram(value.get("loop_ops")),
-        "recomputed_ops": _histogram(value.get("recomputed_ops")),
-        "barrier_outputs": [v is True for v in outputs[:4096]] if isinstance(outputs, list) else [],
-        "custom_calls": [str(c)[:100] for c in calls[:100]] if isinstance(calls, list) else [],
-        "host_callbacks": [str(c)[:100] for c in callbacks[:100]] if isinstance(callbacks, list) else [],
-        "loops": counts.get("stablehlo.while", 0),
-    }
-
-
-def _histogram(ops: Any) -> dict[str, int]:
-    """An op-name histogram from the executor, bounded (500 names of 100 characters, integer counts)."""
-    if not isinstance(ops, dict):
-        return {}
-    return {
-        str(k)[:100]: int(v)
-        for k, v in list(ops.items())[:500]
-        if isinstance(v, int) and not isinstance(v, bool)
-    }
 
 
 __all__ = [

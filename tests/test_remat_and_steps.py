@@ -19,7 +19,7 @@ from judge.rules import ProgramSummary, remat_message
 from judge.rules_transform import StepPeer, loop_steps, outside_loops, unrolled_broken
 from judge.spec import LoopRule, ProblemSpec
 from judge.statement import render_rules
-from sandbox.monitor import _summary
+from sandbox.session.reports import decode_summary
 
 ROOT = Path(__file__).resolve().parent.parent
 PROBLEMS = ProblemSet(ROOT / "problems")
@@ -49,7 +49,7 @@ def _summary_of(fn: Callable[..., Any], *args: Any, static: tuple[int, ...] = ()
 
         module.operation.walk(visit)
         wire = {"ops": ops, "loop_ops": dict(loop_ops(ir, module)), **remat_summary(ir, module)}
-    return ProgramSummary.from_wire(_summary(wire))
+    return ProgramSummary.from_wire(decode_summary(wire))
 
 
 def _solution(problem: str, path: str, name: str) -> Callable[..., Any]:
@@ -164,9 +164,9 @@ def test_a_program_without_barriers_pays_nothing_for_the_walk() -> None:
 
 
 def test_the_monitor_bounds_what_the_executor_reports() -> None:
-    copied = _summary({"ops": {}, "recomputed_ops": {"x": "many"}, "barrier_outputs": [True, 1, "yes"]})
-    assert copied["recomputed_ops"] == {} and copied["barrier_outputs"] == [True, False, False]
-    assert _summary({"barrier_outputs": "not a list"})["barrier_outputs"] == []
+    copied = decode_summary({"ops": {}, "recomputed_ops": {"x": "many"}, "barrier_outputs": [True, 1, "yes"]})
+    assert copied.recomputed_ops == {} and copied.barrier_outputs == (True, False, False)
+    assert decode_summary({"barrier_outputs": "not a list"}).barrier_outputs == ()
 
 
 def test_the_statement_states_the_remat_rule() -> None:
