@@ -264,17 +264,17 @@ def test_the_statement_states_the_bound() -> None:
 def test_an_empty_output_cannot_show_an_idle_loop() -> None:
     """A while_loop over an empty array changes no output bit when perturbed: nothing to change, not a
     loop beside the answer (integer-sqrt-newton's hidden case ``empty``)."""
-    from judge.grader import _empty_leaves_matter, _leaf_sizes
+    from judge.grading.outputs import empty_leaves_matter, leaf_sizes
     from judge.rules import idle_loops_message
 
     problem = PROBLEMS.get("integer-sqrt-newton")
     expected = (np.zeros(0, np.int32), np.zeros(0, np.int32))
-    matter = _empty_leaves_matter([False, False], _leaf_sizes(expected))
+    matter = empty_leaves_matter([False, False], leaf_sizes(expected))
     assert idle_loops_message(problem, matter, 2) is None
     # One non-empty leaf that the loop does not reach still breaks the rule.
     expected = (np.zeros(3, np.int32), np.zeros(0, np.int32))
-    assert idle_loops_message(problem, _empty_leaves_matter([False, False], _leaf_sizes(expected)), 2)
-    assert _empty_leaves_matter(None, [0]) is None
+    assert idle_loops_message(problem, empty_leaves_matter([False, False], leaf_sizes(expected)), 2)
+    assert empty_leaves_matter(None, [0]) is None
 
 
 # ------------------------------------------------- a logarithmic bound: forbid_ops with per_doubling
