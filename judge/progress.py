@@ -1,6 +1,6 @@
 """Where a grading is: the phase a learner is shown while a Run works (``RunProgress``).
 
-``progress_of`` reads the monitor's record so far (``sandbox.monitor.RawRun``, handed to the grader's
+``progress_of`` reads the monitor's record so far (``sandbox.session.reports.RawRun``, handed to the grader's
 progress callback whenever the tracer or an executor answers): the tracer loads the code, traces each
 signature and the executor compiles each program as it arrives, then runs the cases. Counts are of what
 is done; ``phase`` names the step under way. ``waiting`` (before any of it: the judge is still warming its

@@ -47,11 +47,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from judge.problems import Problem
 from judge.rules_transform import TRANSFORM_KINDS
 from judge.spec import ForbidOpsRule, InPlaceRule, LoopRule, ProgramRuleSpec, RematRule
+from sandbox.session.reports import Compiled, Summary
 
 HOST_CALLBACK_MESSAGE = (
     "the program calls back into Python on the host ({targets}); this problem needs a pure JAX computation: "
@@ -81,34 +82,35 @@ class ProgramSummary:
     donation: Mapping[str, int] | None = None
 
     @classmethod
-    def from_compiled(cls, compiled: Mapping[str, Any] | None) -> ProgramSummary:
-        """From the monitor's bounded copy of the executor's ``compiled`` reply: its summary, with the
+    def from_compiled(cls, compiled: Compiled | None) -> ProgramSummary:
+        """From the executor's ``compiled`` reply (``sandbox.session.reports``): its summary, with the
         compiled program's bytes accessed and donation."""
-        if not compiled:
+        if compiled is None:
             return cls()
-        summary = cls.from_wire(compiled.get("summary"))
-        cost = compiled.get("cost") or {}
-        accessed = cost.get("bytes_accessed") if isinstance(cost, Mapping) else None
-        donation = compiled.get("donation")
+        donation = compiled.donation
         return dataclasses.replace(
-            summary,
-            bytes_accessed=float(accessed) if isinstance(accessed, int | float) else None,
-            donation=dict(donation) if isinstance(donation, Mapping) else None,
+            cls.from_wire(compiled.summary),
+            bytes_accessed=compiled.cost.bytes_accessed,
+            donation=(
+                None
+                if donation is None
+                else {"donated_bytes": donation.donated_bytes, "aliased_bytes": donation.aliased_bytes}
+            ),
         )
 
     @classmethod
-    def from_wire(cls, value: Mapping[str, Any] | None) -> ProgramSummary:
-        """From the monitor's bounded copy of the executor's summary."""
-        if not value:
+    def from_wire(cls, value: Summary | None) -> ProgramSummary:
+        """From the executor's summary, as the monitor decoded it."""
+        if value is None:
             return cls()
         return cls(
-            ops=dict(value.get("ops") or {}),
-            custom_calls=tuple(value.get("custom_calls") or ()),
-            host_callbacks=tuple(value.get("host_callbacks") or ()),
-            loops=int(value.get("loops") or 0),
-            loop_ops=dict(value.get("loop_ops") or {}),
-            recomputed_ops=dict(value.get("recomputed_ops") or {}),
-            barrier_outputs=tuple(v is True for v in value.get("barrier_outputs") or ()),
+            ops=dict(value.ops),
+            custom_calls=value.custom_calls,
+            host_callbacks=value.host_callbacks,
+            loops=value.loops,
+            loop_ops=dict(value.loop_ops),
+            recomputed_ops=dict(value.recomputed_ops),
+            barrier_outputs=value.barrier_outputs,
         )
 
 

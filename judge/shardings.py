@@ -20,7 +20,8 @@ from judge.mesh_reference import leaf_paths, path_entries
 from judge.output_tree import assemble  # the same placing of outputs as the values'
 from judge.spec import SandboxSpec
 from sandbox.protocol import ProtocolError
-from sandbox.shardings import BadLayout, Mesh, describe, from_wire
+from sandbox.session.reports import OutputLayout
+from sandbox.shardings import BadLayout, Mesh, describe, from_parts, from_wire
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,7 @@ def mesh_of(sandbox: SandboxSpec) -> Mesh | None:
 def misplaced(
     expected: Mapping[str, Any],
     skeleton: Any,
-    reported: Any,
+    reported: Sequence[OutputLayout] | None,
     got: Any,
     sandbox: SandboxSpec,
     root_names: Sequence[str] = (),
@@ -57,7 +58,7 @@ def misplaced(
     ``expected``: the reference's layouts by leaf path; ``reported``: the executor's layout per program
     output (untrusted bytes: checked here); ``got``: the learner's output tree (values), already found equal
     in structure to the reference's."""
-    if not isinstance(reported, list):
+    if reported is None:
         return Misplaced("the executor reported no output shardings", internal=True)
     try:
         placeholders: list[Any] = [_Slot(i) for i in range(len(reported))]
@@ -78,7 +79,8 @@ def misplaced(
         except BadLayout as exc:
             return Misplaced(f"the reference's sharding at {key} cannot be read: {exc}", internal=True)
         try:
-            have = from_wire(reported[slot.index], ndim, devices)
+            layout = reported[slot.index]
+            have = from_parts(layout.tiles, layout.groups, ndim, devices)
         except BadLayout as exc:
             return Misplaced(f"the executor's sharding at {key} cannot be read: {exc}", internal=True)
         if have != want:

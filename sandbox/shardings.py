@@ -82,10 +82,17 @@ def from_wire(node: Any, ndim: int, total: int) -> Layout:
     """A layout the executor sent, checked: ``ndim`` tile counts, groups that place every device once."""
     if not isinstance(node, dict) or not isinstance(node.get("tiles"), list):
         raise BadLayout("a layout is an object with tiles and groups")
-    tiles, groups = node["tiles"], node.get("groups")
-    if len(tiles) != ndim or not all(isinstance(t, int) and 1 <= t <= MAX_DEVICES for t in tiles):
+    groups = node.get("groups")
+    return from_parts(node["tiles"], groups if not isinstance(groups, list) else tuple(groups), ndim, total)
+
+
+def from_parts(tiles: Sequence[object], groups: object, ndim: int, total: int) -> Layout:
+    """A layout from its tile counts and device groups (``from_wire``, or a layout the monitor kept:
+    ``sandbox.session.reports.OutputLayout``), checked the same way."""
+    counts = [t for t in tiles if isinstance(t, int) and 1 <= t <= MAX_DEVICES]
+    if len(tiles) != ndim or len(counts) != len(tiles):
         raise BadLayout(f"a layout of rank {len(tiles)} for an array of rank {ndim}")
-    if not isinstance(groups, list) or len(groups) != math.prod(tiles):
+    if not isinstance(groups, tuple) or len(groups) != math.prod(counts):
         raise BadLayout("a layout needs one device group per tile")
     flat: list[int] = []
     out: list[tuple[int, ...]] = []
@@ -96,7 +103,7 @@ def from_wire(node: Any, ndim: int, total: int) -> Layout:
         flat.extend(group)
     if sorted(flat) != list(range(total)):
         raise BadLayout(f"a layout must place each of the {total} devices once")
-    return Layout(tuple(tiles), tuple(out))
+    return Layout(tuple(counts), tuple(out))
 
 
 @dataclass(frozen=True)

@@ -35,8 +35,8 @@ from sandbox.inside.compiling import (
     measure,
 )
 from sandbox.limits import SandboxLimits
-from sandbox.monitor import RawRun, Stop
 from sandbox.pool import GradingPool
+from sandbox.session.reports import RawRun, Stop, decode_load
 from tests.conftest import FIXTURE_SLUG, FIXTURES, ROOT, available_backends
 from tests.program_pool import backend_pool
 
@@ -260,7 +260,7 @@ def _stopped(stop: Stop) -> str:
     problem = ProblemSet(FIXTURES).get(FIXTURE_SLUG)
     cases = list(problem.cases)
     job = build_session(problem, "def f(): pass\n", cases, [c.hidden for c in cases], 1 << 24)
-    raw = RawRun(load={"type": "loaded"}, stop=stop)
+    raw = RawRun(load=decode_load({"type": "loaded"}), stop=stop)
     expected = [case.inputs[0] for case in cases]
     limits = SandboxLimits(case_time_s=2.0, memory_mb=1024)
     visibility: Any = [c.visibility for c in cases]

@@ -130,13 +130,13 @@ def test_memory_limit_is_reported(backend: Backend) -> None:
     raw = go(backend, session(code, np.ones(2, np.float32)), replace(LIMITS, memory_mb=1024))
     failure = raw.programs.get(0) and raw.programs[0].failure
     oom = raw.stop is not None and raw.stop.oom_killed
-    assert oom or (failure and failure["verdict"] == "memory_limit_exceeded"), (raw.stop, failure)
+    assert oom or (failure and failure.verdict == "memory_limit_exceeded"), (raw.stop, failure)
 
 
 def test_load_errors_are_reported_not_raised(backend: Backend) -> None:
     raw = go(backend, session("def f(x, s):\n    return x +\n", np.ones(1, np.float32)))
-    assert raw.load is not None and raw.load["type"] == "load_error"
-    assert raw.load["verdict"] == "compile_error" and "line 2" in raw.load["message"]
+    assert raw.load is not None and raw.load.type == "load_error"
+    assert raw.load.verdict == "compile_error" and "line 2" in raw.load.message
     assert raw.executor_healthy, "the executor did nothing and closed the job cleanly"
 
 
@@ -153,7 +153,7 @@ def test_an_output_over_the_cap_is_refused_before_it_runs(backend: Backend) -> N
     )
     raw = go(backend, session(code, np.ones(1, np.float32), max_output_bytes=32 << 20))
     refused = raw.programs[0].refused
-    assert refused is not None and refused["kind"] == "output_limit", raw.programs[0]
+    assert refused is not None and refused.kind == "output_limit", raw.programs[0]
     assert raw.executor_healthy
 
 

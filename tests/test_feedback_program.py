@@ -18,6 +18,7 @@ from judge.results import GradeResult
 from judge.verdicts import Verdict
 from sandbox.monitor import ProgramReport, RawRun, SessionJob, SigPlan
 from sandbox.protocol import ProtocolError
+from sandbox.session.reports import ProgramText
 from sandbox.session.tracer_messages import keep_views
 from tests.conftest import FIXTURE_SLUG, FIXTURES
 from tests.program_pool import default_pool, pool_source
@@ -197,7 +198,7 @@ def test_the_monitor_drops_a_view_a_hostile_tracer_claims_for_a_secret_signature
     ]
     keep_views(session.job, session.raw, claimed)
     assert session.raw.programs[2].view is None
-    assert session.raw.programs[0].view == {"jaxpr": "public jaxpr", "stablehlo": "public hlo"}
+    assert session.raw.programs[0].view == ProgramText("public jaxpr", "public hlo")
     assert session.raw.programs[1].view is None
     # Junk, an unknown signature, a second view of a signature and views past one per public signature
     # are ignored; a text that is not a string is shown as nothing.
@@ -211,7 +212,7 @@ def test_the_monitor_drops_a_view_a_hostile_tracer_claims_for_a_secret_signature
             {"sig": 1, "jaxpr": "past the cap", "stablehlo": ""},
         ],
     )
-    assert session.raw.programs[0].view == {"jaxpr": "", "stablehlo": "hlo"}
+    assert session.raw.programs[0].view == ProgramText("", "hlo")
     assert session.raw.programs[1].view is None and session.raw.programs[2].view is None
     session = _session_with([first, second, secret])
     keep_views(

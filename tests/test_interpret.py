@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import signal
 from typing import Any
 
@@ -14,7 +15,19 @@ from judge.problems import Problem, ProblemSet
 from judge.results import GradeResult
 from judge.verdicts import Verdict, WrongAnswerReason
 from sandbox.limits import SandboxLimits
-from sandbox.monitor import CaseReport, ProgramReport, RawRun, SessionJob, Stop
+from sandbox.monitor import SessionJob
+from sandbox.session.reports import (
+    CaseReport,
+    ProgramReport,
+    RawRun,
+    Stop,
+    decode_compiled,
+    decode_failure,
+    decode_load,
+    decode_refused,
+    decode_run_error,
+    decode_summary,
+)
 from tests.conftest import FIXTURE_SLUG, FIXTURES
 from tests.fabricate import skeletonize
 
@@ -41,7 +54,7 @@ def _job(problem: Problem) -> SessionJob:
 def _all_ok(problem: Problem, outputs: list[Any] | None = None) -> RawRun:
     """A run where every program compiled and every case returned ``outputs`` (default: the expected)."""
     job = _job(problem)
-    raw = RawRun(load={"type": "loaded"}, executor_healthy=True)
+    raw = RawRun(load=decode_load({"type": "loaded"}), executor_healthy=True)
     for i, out in enumerate(outputs or _expected(problem)):
         sig = job.cases[i].sig
         skeleton, leaves = skeletonize(out)
@@ -49,7 +62,9 @@ def _all_ok(problem: Problem, outputs: list[Any] | None = None) -> RawRun:
             raw.programs[sig] = ProgramReport(
                 sig,
                 skeleton=skeleton,
-                compiled={"summary": SUMMARY, "compile_ms": 5.0, "cached": False, "key": "k"},
+                compiled=decode_compiled(
+                    {"summary": SUMMARY, "compile_ms": 5.0, "cached": False, "key": "k"}
+                ),
             )
         raw.runs[i] = CaseReport(i, outputs=leaves, run_ms=1.0)
     last = len(problem.cases) - 1
@@ -109,7 +124,9 @@ def test_timeout_stops_the_run_and_later_cases_are_not_run(problem: Problem) -> 
 
 def test_load_error_marks_every_case_not_run(problem: Problem) -> None:
     raw = RawRun(
-        load={"type": "load_error", "verdict": "compile_error", "message": "line 3: `def f(`\nSyntaxError: x"}
+        load=decode_load(
+            {"type": "load_error", "verdict": "compile_error", "message": "line 3: `def f(`\nSyntaxError: x"}
+        )
     )
     result = _grade(problem, raw)
     assert result.verdict is Verdict.COMPILE_ERROR
@@ -119,7 +136,7 @@ def test_load_error_marks_every_case_not_run(problem: Problem) -> None:
 
 
 def test_exit_while_tracing_is_a_runtime_error_that_says_so(problem: Problem) -> None:
-    raw = RawRun(load={"type": "loaded"}, stop=Stop("tracer", "trace", 0, returncode=0))
+    raw = RawRun(load=decode_load({"type": "loaded"}), stop=Stop("tracer", "trace", 0, returncode=0))
     result = _grade(problem, raw)
     assert result.verdict is Verdict.RUNTIME_ERROR
     assert "exited" in result.cases[0].message and "os._exit" in result.cases[0].message
@@ -132,20 +149,25 @@ def test_exit_while_loading(problem: Problem) -> None:
 
 
 def test_oom_kill_is_memory_limit_exceeded(problem: Problem) -> None:
-    raw = RawRun(load={"type": "loaded"}, stop=Stop("executor", "run", 0, returncode=-9, oom_killed=True))
+    raw = RawRun(
+        load=decode_load({"type": "loaded"}), stop=Stop("executor", "run", 0, returncode=-9, oom_killed=True)
+    )
     result = _grade(problem, raw)
     assert result.verdict is Verdict.MEMORY_LIMIT_EXCEEDED
     assert result.cases[1].verdict is Verdict.NOT_RUN
 
 
 def test_cpu_limit_signal_is_time_limit_exceeded(problem: Problem) -> None:
-    raw = RawRun(load={"type": "loaded"}, stop=Stop("tracer", "trace", 0, returncode=-int(signal.SIGXCPU)))
+    raw = RawRun(
+        load=decode_load({"type": "loaded"}), stop=Stop("tracer", "trace", 0, returncode=-int(signal.SIGXCPU))
+    )
     assert _grade(problem, raw).verdict is Verdict.TIME_LIMIT_EXCEEDED
 
 
 def test_crash_signal_names_the_signal(problem: Problem) -> None:
     raw = RawRun(
-        load={"type": "loaded"}, stop=Stop("tracer", "trace", 0, returncode=128 + int(signal.SIGSEGV))
+        load=decode_load({"type": "loaded"}),
+        stop=Stop("tracer", "trace", 0, returncode=128 + int(signal.SIGSEGV)),
     )
     result = _grade(problem, raw)
     assert result.verdict is Verdict.RUNTIME_ERROR
@@ -154,7 +176,8 @@ def test_crash_signal_names_the_signal(problem: Problem) -> None:
 
 def test_executor_crash_is_the_programs_runtime_error(problem: Problem) -> None:
     raw = RawRun(
-        load={"type": "loaded"}, stop=Stop("executor", "compile", 0, returncode=-int(signal.SIGSEGV))
+        load=decode_load({"type": "loaded"}),
+        stop=Stop("executor", "compile", 0, returncode=-int(signal.SIGSEGV)),
     )
     result = _grade(problem, raw)
     assert result.verdict is Verdict.RUNTIME_ERROR
@@ -168,18 +191,22 @@ def test_executor_crash_is_the_programs_runtime_error(problem: Problem) -> None:
 def test_an_executor_killed_from_outside_is_the_judges_failure(problem: Problem) -> None:
     """An executor's CPU limit is SIGXCPU (its soft limit); a SIGKILL the judge did not send (an operator, a
     host's OOM killer without a cgroup) is never the learner's time limit."""
-    raw = RawRun(load={"type": "loaded"}, stop=Stop("executor", "run", 0, returncode=-int(signal.SIGKILL)))
+    raw = RawRun(
+        load=decode_load({"type": "loaded"}), stop=Stop("executor", "run", 0, returncode=-int(signal.SIGKILL))
+    )
     result = _grade(problem, raw)
     assert result.verdict is Verdict.INTERNAL_ERROR
     assert "killed from outside the judge" in result.cases[0].message
-    xcpu = RawRun(load={"type": "loaded"}, stop=Stop("executor", "run", 0, returncode=-int(signal.SIGXCPU)))
+    xcpu = RawRun(
+        load=decode_load({"type": "loaded"}), stop=Stop("executor", "run", 0, returncode=-int(signal.SIGXCPU))
+    )
     assert _grade(problem, xcpu).verdict is Verdict.TIME_LIMIT_EXCEEDED
 
 
 def test_protocol_error_is_a_runtime_error_not_a_time_limit(problem: Problem) -> None:
     # The judge kills a process that sends junk (SIGKILL): that must not read as the CPU time limit.
     raw = RawRun(
-        load={"type": "loaded"},
+        load=decode_load({"type": "loaded"}),
         stop=Stop("tracer", "trace", 0, protocol_error="frame of 9 bytes is not JSON", returncode=-9),
     )
     result = _grade(problem, raw)
@@ -193,7 +220,7 @@ def test_protocol_error_is_a_runtime_error_not_a_time_limit(problem: Problem) ->
 def test_forged_accepted_verdict_from_the_tracer_is_not_trusted(problem: Problem) -> None:
     raw = _all_ok(problem)
     raw.programs[_sig(problem, 0)] = ProgramReport(
-        _sig(problem, 0), failure={"verdict": "accepted", "message": "ok!"}
+        _sig(problem, 0), failure=decode_failure({"verdict": "accepted", "message": "ok!"})
     )
     result = _grade(problem, raw)
     assert result.cases[0].verdict is Verdict.RUNTIME_ERROR
@@ -203,7 +230,9 @@ def test_a_trace_error_claim_shows_the_users_message_on_public_cases(problem: Pr
     raw = _all_ok(problem)
     raw.programs[_sig(problem, 0)] = ProgramReport(
         _sig(problem, 0),
-        failure={"verdict": "trace_error", "message": "line 3: `if x:`\nadvice", "advice": "bool"},
+        failure=decode_failure(
+            {"verdict": "trace_error", "message": "line 3: `if x:`\nadvice", "advice": "bool"}
+        ),
     )
     case = _grade(problem, raw).cases[0]
     assert case.verdict is Verdict.TRACE_ERROR and case.message == "line 3: `if x:`\nadvice"
@@ -217,7 +246,9 @@ def test_hidden_claims_show_only_what_the_judge_composes(problem: Problem) -> No
     job = SessionJob(**{**job.__dict__, "code": code})
     raw.programs[job.cases[index].sig] = ProgramReport(
         job.cases[index].sig,
-        failure={"verdict": "runtime_error", "message": "SECRET 1.2345", "line": 4, "error": "ValueError"},
+        failure=decode_failure(
+            {"verdict": "runtime_error", "message": "SECRET 1.2345", "line": 4, "error": "ValueError"}
+        ),
     )
     cases = list(problem.cases)
     result = interpret(
@@ -237,8 +268,9 @@ def test_a_host_callback_in_the_program_summary_breaks_the_rule(problem: Problem
         "custom_calls": ["xla_ffi_python_cpu_callback"],
         "host_callbacks": ["xla_ffi_python_cpu_callback"],
     }
-    assert raw.programs[_sig(problem, 0)].compiled is not None
-    raw.programs[_sig(problem, 0)].compiled["summary"] = summary  # type: ignore[index]
+    program = raw.programs[_sig(problem, 0)]
+    assert program.compiled is not None
+    program.compiled = dataclasses.replace(program.compiled, summary=decode_summary(summary))
     case = _grade(problem, raw).cases[0]
     assert case.verdict is Verdict.WRONG_ANSWER and case.reason is WrongAnswerReason.RULE
     assert "host" in case.message and "pure JAX" in case.message
@@ -261,7 +293,7 @@ def test_programs_the_executor_refuses(problem: Problem, kind: str, verdict: Ver
         {**SUMMARY, "host_callbacks": ["xla_python_cpu_callback"]} if kind == "host_callback" else SUMMARY
     )
     raw.programs[sig] = ProgramReport(
-        sig, skeleton={}, refused={"kind": kind, "message": "why", "summary": summary}
+        sig, skeleton={}, refused=decode_refused({"kind": kind, "message": "why", "summary": summary})
     )
     case = _grade(problem, raw).cases[0]
     assert case.verdict is verdict, case.message
@@ -341,8 +373,8 @@ def test_mutation_reported_after_values_match(problem: Problem) -> None:
 
 def test_a_run_error_is_the_programs_runtime_error(problem: Problem) -> None:
     raw = _all_ok(problem)
-    raw.runs[0] = CaseReport(0, error={"kind": "runtime", "message": "INTERNAL: boom"})
-    raw.runs[1] = CaseReport(1, error={"kind": "memory", "message": "RESOURCE_EXHAUSTED"})
+    raw.runs[0] = CaseReport(0, error=decode_run_error({"kind": "runtime", "message": "INTERNAL: boom"}))
+    raw.runs[1] = CaseReport(1, error=decode_run_error({"kind": "memory", "message": "RESOURCE_EXHAUSTED"}))
     result = _grade(problem, raw)
     assert result.cases[0].verdict is Verdict.RUNTIME_ERROR and "boom" in result.cases[0].message
     assert result.cases[1].verdict is Verdict.MEMORY_LIMIT_EXCEEDED
@@ -357,7 +389,7 @@ def test_a_second_trace_with_another_result_is_state_across_calls(problem: Probl
     last = len(problem.cases) - 1
     skeleton, leaves = skeletonize({**_expected(problem)[last], "global_norm": np.array(2.0, np.float32)})
     raw.retrace = ProgramReport(
-        _sig(problem, last), skeleton=skeleton, compiled={"summary": SUMMARY, "key": "other"}
+        _sig(problem, last), skeleton=skeleton, compiled=decode_compiled({"summary": SUMMARY, "key": "other"})
     )
     raw.retrace_run = CaseReport(last, outputs=leaves, run_ms=1.0)
     case = _grade(problem, raw).cases[last]
@@ -370,7 +402,7 @@ def test_a_second_trace_with_the_same_result_is_fine(problem: Problem) -> None:
     last = len(problem.cases) - 1
     skeleton, leaves = skeletonize(_expected(problem)[last])
     raw.retrace = ProgramReport(
-        _sig(problem, last), skeleton=skeleton, compiled={"summary": SUMMARY, "key": "other"}
+        _sig(problem, last), skeleton=skeleton, compiled=decode_compiled({"summary": SUMMARY, "key": "other"})
     )
     raw.retrace_run = CaseReport(last, outputs=leaves, run_ms=1.0)
     assert _grade(problem, raw).verdict is Verdict.ACCEPTED
@@ -381,7 +413,7 @@ def test_a_leak_found_only_at_the_second_trace_is_a_trace_error(problem: Problem
     last = len(problem.cases) - 1
     raw.retrace = ProgramReport(
         _sig(problem, last),
-        failure={"verdict": "trace_error", "message": "leak", "advice": "leak", "line": 1},
+        failure=decode_failure({"verdict": "trace_error", "message": "leak", "advice": "leak", "line": 1}),
     )
     raw.retrace_run = None
     case = _grade(problem, raw).cases[last]

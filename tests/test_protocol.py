@@ -20,7 +20,6 @@ from judge.output_tree import assemble
 from judge.problems import Problem, ProblemSet
 from judge.verdicts import Verdict
 from sandbox.limits import SandboxLimits
-from sandbox.monitor import CaseReport, ProgramReport, RawRun, Stop, _ms
 from sandbox.protocol import (
     Blobs,
     FrameLimits,
@@ -36,6 +35,18 @@ from sandbox.protocol import (
     json_depth,
     loads_tree,
 )
+from sandbox.session.reports import (
+    CaseReport,
+    ProgramReport,
+    RawRun,
+    Stop,
+    decode_compiled,
+    decode_failure,
+    decode_load,
+    decode_refused,
+    decode_run_error,
+)
+from sandbox.session.reports import duration_ms as _ms
 from sandbox.tree import NonStrKey, OtherNode, split_input
 from tests.conftest import FIXTURE_SLUG, FIXTURES
 
@@ -256,22 +267,25 @@ def test_fuzz_the_interpreter_always_gives_a_verdict_from_the_closed_set(
 ) -> None:
     cases = list(problem.cases[:4])
     job = build_session(problem, "x = 1\n", cases, [c.hidden for c in cases], 1 << 20)
-    raw = RawRun(load={"type": "loaded"})
+    raw = RawRun(load=decode_load({"type": "loaded"}))
     for case in job.cases:
         choice = data.draw(st.sampled_from(["ok", "claim", "refused", "missing", "error"]))
         if choice == "claim":
-            raw.programs[case.sig] = ProgramReport(case.sig, failure=data.draw(_CLAIMS))
+            raw.programs[case.sig] = ProgramReport(case.sig, failure=decode_failure(data.draw(_CLAIMS)))
         elif choice == "refused":
             kind = data.draw(st.sampled_from(["host_callback", "extra_inputs", "output_limit", "op", "junk"]))
             raw.programs[case.sig] = ProgramReport(
-                case.sig, refused={"kind": kind, "message": "m", "summary": {}}
+                case.sig, refused=decode_refused({"kind": kind, "message": "m", "summary": {}})
             )
         elif choice in ("ok", "error"):
             raw.programs.setdefault(
-                case.sig, ProgramReport(case.sig, skeleton=skeleton, compiled={"summary": {}})
+                case.sig,
+                ProgramReport(case.sig, skeleton=skeleton, compiled=decode_compiled({"summary": {}})),
             )
             outputs = [np.zeros(2, np.float32), np.array(1.0, np.float32)]
-            error = {"kind": data.draw(st.sampled_from(["memory", "runtime"])), "message": "x"}
+            error = decode_run_error(
+                {"kind": data.draw(st.sampled_from(["memory", "runtime"])), "message": "x"}
+            )
             raw.runs[case.index] = CaseReport(
                 case.index, outputs=outputs, error=error if choice == "error" else None
             )

@@ -19,7 +19,7 @@ from judge.rules import ProgramSummary, remat_message
 from judge.rules_transform import StepPeer, loop_steps, outside_loops, unrolled_broken
 from judge.spec import LoopRule, ProblemSpec
 from judge.statement import render_rules
-from sandbox.monitor import _summary
+from sandbox.session.reports import decode_summary
 
 ROOT = Path(__file__).resolve().parent.parent
 PROBLEMS = ProblemSet(ROOT / "problems")
@@ -49,7 +49,7 @@ def _summary_of(fn: Callable[..., Any], *args: Any, static: tuple[int, ...] = ()
 
         module.operation.walk(visit)
         wire = {"ops": ops, "loop_ops": dict(loop_ops(ir, module)), **remat_summary(ir, module)}
-    return ProgramSummary.from_wire(_summary(wire))
+    return ProgramSummary.from_wire(decode_summary(wire))
 
 
 def _solution(problem: str, path: str, name: str) -> Callable[..., Any]:
@@ -164,9 +164,9 @@ def test_a_program_without_barriers_pays_nothing_for_the_walk() -> None:
 
 
 def test_the_monitor_bounds_what_the_executor_reports() -> None:
-    copied = _summary({"ops": {}, "recomputed_ops": {"x": "many"}, "barrier_outputs": [True, 1, "yes"]})
-    assert copied["recomputed_ops"] == {} and copied["barrier_outputs"] == [True, False, False]
-    assert _summary({"barrier_outputs": "not a list"})["barrier_outputs"] == []
+    copied = decode_summary({"ops": {}, "recomputed_ops": {"x": "many"}, "barrier_outputs": [True, 1, "yes"]})
+    assert copied.recomputed_ops == {} and copied.barrier_outputs == (True, False, False)
+    assert decode_summary({"barrier_outputs": "not a list"}).barrier_outputs == ()
 
 
 def test_the_statement_states_the_remat_rule() -> None:
@@ -264,17 +264,17 @@ def test_the_statement_states_the_bound() -> None:
 def test_an_empty_output_cannot_show_an_idle_loop() -> None:
     """A while_loop over an empty array changes no output bit when perturbed: nothing to change, not a
     loop beside the answer (integer-sqrt-newton's hidden case ``empty``)."""
-    from judge.grader import _empty_leaves_matter, _leaf_sizes
+    from judge.grading.outputs import empty_leaves_matter, leaf_sizes
     from judge.rules import idle_loops_message
 
     problem = PROBLEMS.get("integer-sqrt-newton")
     expected = (np.zeros(0, np.int32), np.zeros(0, np.int32))
-    matter = _empty_leaves_matter([False, False], _leaf_sizes(expected))
+    matter = empty_leaves_matter([False, False], leaf_sizes(expected))
     assert idle_loops_message(problem, matter, 2) is None
     # One non-empty leaf that the loop does not reach still breaks the rule.
     expected = (np.zeros(3, np.int32), np.zeros(0, np.int32))
-    assert idle_loops_message(problem, _empty_leaves_matter([False, False], _leaf_sizes(expected)), 2)
-    assert _empty_leaves_matter(None, [0]) is None
+    assert idle_loops_message(problem, empty_leaves_matter([False, False], leaf_sizes(expected)), 2)
+    assert empty_leaves_matter(None, [0]) is None
 
 
 # ------------------------------------------------- a logarithmic bound: forbid_ops with per_doubling

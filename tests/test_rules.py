@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from judge.rules import ForbidOps, NoHostCallbacks, ProgramSummary, RequireOps, broken_rule
+from sandbox.session.reports import decode_summary
 
 LOOP = ProgramSummary(ops={"stablehlo.while": 1, "stablehlo.add": 3}, loops=1)
 PLAIN = ProgramSummary(ops={"stablehlo.add": 3})
@@ -31,7 +32,9 @@ def test_op_rules_for_problems_to_declare() -> None:
 
 def test_a_summary_from_the_wire() -> None:
     summary = ProgramSummary.from_wire(
-        {"ops": {"stablehlo.while": 2}, "custom_calls": ["a"], "host_callbacks": [], "loops": 2}
+        decode_summary(
+            {"ops": {"stablehlo.while": 2}, "custom_calls": ["a"], "host_callbacks": [], "loops": 2}
+        )
     )
     assert summary.loops == 2 and summary.custom_calls == ("a",)
     assert ProgramSummary.from_wire(None) == ProgramSummary()

@@ -259,16 +259,32 @@ def _interpret(problem: Problem, programs: dict[str, Any]) -> GradeResult:
 
     from judge.grader import build_session, interpret
     from sandbox.limits import SandboxLimits
-    from sandbox.monitor import CaseReport, ProgramReport, RawRun
+    from sandbox.session.reports import (
+        CaseReport,
+        ProgramReport,
+        RawRun,
+        decode_compiled,
+        decode_load,
+        decode_refused,
+    )
     from tests.fabricate import skeletonize
 
     cases = list(problem.cases)
     job = build_session(problem, "def f(): pass\n", cases, [c.hidden for c in cases], 1 << 24)
-    raw = RawRun(load={"type": "loaded"}, executor_healthy=True)
+    raw = RawRun(load=decode_load({"type": "loaded"}), executor_healthy=True)
     out = (np.zeros((), np.float32), {"w": np.zeros(2, np.float32)})
     skeleton, leaves = skeletonize(out)
     for i, plan in enumerate(job.cases):
-        raw.programs.setdefault(plan.sig, ProgramReport(plan.sig, skeleton=skeleton, **programs))
+        compiled, refused = programs.get("compiled"), programs.get("refused")
+        raw.programs.setdefault(
+            plan.sig,
+            ProgramReport(
+                plan.sig,
+                skeleton=skeleton,
+                compiled=None if compiled is None else decode_compiled(compiled),
+                refused=None if refused is None else decode_refused(refused),
+            ),
+        )
         raw.runs[i] = CaseReport(i, outputs=leaves, run_ms=1.0)
     expected = [out] * len(cases)
     visibility: Any = [c.visibility for c in cases]

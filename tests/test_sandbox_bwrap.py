@@ -97,8 +97,8 @@ def memory_verdict(raw: RawRun) -> bool:
     run_report = raw.runs.get(0)
     return bool(
         (raw.stop is not None and raw.stop.oom_killed)
-        or (program is not None and program.failure and program.failure["verdict"] == "memory_limit_exceeded")
-        or (run_report is not None and run_report.error and run_report.error["kind"] == "memory")
+        or (program is not None and program.failure and program.failure.verdict == "memory_limit_exceeded")
+        or (run_report is not None and run_report.error and run_report.error.kind == "memory")
     )
 
 
@@ -381,7 +381,7 @@ def test_an_8_gib_output_is_refused_before_it_runs(backend: BwrapBackend) -> Non
     code = "import jax.numpy as jnp\ndef f(x):\n    return jnp.broadcast_to(x[0], (1 << 31,)) + 1.0\n"
     raw, _ = run(backend, code)
     refused = raw.programs[0].refused
-    assert refused is not None and refused["kind"] == "output_limit" and raw.runs == {}
+    assert refused is not None and refused.kind == "output_limit" and raw.runs == {}
 
 
 @pytest.mark.slow

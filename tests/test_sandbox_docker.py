@@ -29,6 +29,7 @@ from sandbox.docker import LABEL, DockerBackend, seccomp_profile
 from sandbox.limits import SandboxLimits
 from sandbox.monitor import RawRun
 from sandbox.session.driver import run_session
+from sandbox.session.reports import Load
 from sandbox.slots import EXECUTOR_FIRST_UID, EXECUTOR_SLOTS, FIRST_UID, lock_uid
 from tests.sessions import outputs, session
 
@@ -125,7 +126,7 @@ def test_correct_result_and_prints_go_to_output(backend: DockerBackend) -> None:
     )
     raw = run(backend, code)
     assert raw.stop is None and raw.executor_healthy, raw.stop
-    assert raw.load == {"type": "loaded"}
+    assert raw.load == Load("loaded")
     out = assemble(raw.programs[0].skeleton, outputs(raw, 0), 1 << 20)
     np.testing.assert_allclose(out["y"], np.sin(np.ones(3, np.float32)) * 2, rtol=1e-6)
     assert float(out["n"]) == 3.0
@@ -343,7 +344,7 @@ def test_memory_bomb_is_stopped(backend: DockerBackend) -> None:
     code = "import numpy as np\ndef f(x):\n    hog = np.ones((4 << 30,), np.uint8)\n    return x + hog[0]\n"
     raw = run(backend, code, limits=limits, slot=SLOT + 3)
     failure = raw.programs[0].failure
-    assert failure is not None and failure["verdict"] == "memory_limit_exceeded", failure
+    assert failure is not None and failure.verdict == "memory_limit_exceeded", failure
 
 
 @pytest.mark.slow

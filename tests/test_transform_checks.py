@@ -256,7 +256,7 @@ LOOP = {"ops": {"stablehlo.while": 1}, "loop_ops": {"stablehlo.reduce": 1}}
 def test_verdicts_from_a_fabricated_run_with_a_zero_gradient() -> None:
     from judge.grader import build_session, interpret
     from sandbox.limits import SandboxLimits
-    from sandbox.monitor import CaseReport, ProgramReport, RawRun
+    from sandbox.session.reports import CaseReport, ProgramReport, RawRun, decode_compiled, decode_load
     from tests.fabricate import skeletonize
 
     problem = _problem()
@@ -266,12 +266,16 @@ def test_verdicts_from_a_fabricated_run_with_a_zero_gradient() -> None:
     x = cases[0].inputs[1]  # shape (3, 1), as its lookalike's
     expected = [np.array([2.0, 2.0, -2.0], np.float32) for _ in cases]
     gradients = [{"x": np.array([[0.0], [0.0], [1.75]], np.float32)} for _ in cases]
-    raw = RawRun(load={"type": "loaded"}, executor_healthy=True)
+    raw = RawRun(load=decode_load({"type": "loaded"}), executor_healthy=True)
     for i in range(len(cases)):
         skeleton, leaves = skeletonize((expected[i], {"x": np.zeros(x.shape, np.float32)}))
         raw.programs.setdefault(
             job.cases[i].sig,
-            ProgramReport(job.cases[i].sig, skeleton=skeleton, compiled={"summary": LOOP, "compile_ms": 1.0}),
+            ProgramReport(
+                job.cases[i].sig,
+                skeleton=skeleton,
+                compiled=decode_compiled({"summary": LOOP, "compile_ms": 1.0}),
+            ),
         )
         raw.runs[i] = CaseReport(i, outputs=leaves, run_ms=1.0)
     visibility: Any = ["public", "hidden"]

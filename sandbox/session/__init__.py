@@ -12,7 +12,9 @@ The units, each with one job, composed by the driver (``driver``, the protocol's
 - ``tracer_messages``: the job the tracer receives and what is kept of its claims (pure functions);
 - ``lanes``: the executor's lanes (which program compiles and which case runs next, hidden cases last);
 - ``replies``: the executor's replies written into the record, and its failure;
-- ``deadlines``: charged time against the limits (a step's, a request's, the whole job's).
+- ``deadlines``: charged time against the limits (a step's, a request's, the whole job's);
+- ``reports``: the record (``RawRun``) and the decoding of every message that becomes part of it, once,
+  into frozen typed fields (no dict of a sandbox's crosses into the judge).
 
 This package's ``__init__`` imports nothing, so a module of it can be imported alone.
 """

@@ -6,21 +6,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from sandbox.monitor import (
-    _MAX_LOOP_FLAGS,
+from sandbox.protocol import Frame, ProtocolError, TreeLimits, decode_leaves
+from sandbox.session.lanes import RETRACE_ID, Lanes
+from sandbox.session.reports import (
     CaseReport,
     Stop,
     TimeoutKind,
-    _cost,
-    _donation,
-    _int,
-    _ms,
-    _shardings,
-    _summary,
-    _text,
+    decode_compiled,
+    decode_loops_matter,
+    decode_refused,
+    decode_run_error,
 )
-from sandbox.protocol import Frame, ProtocolError, TreeLimits, decode_leaves
-from sandbox.session.lanes import RETRACE_ID, Lanes
+from sandbox.session.reports import duration_ms as _ms
+from sandbox.session.reports import wire_int as _int
 
 
 class Replies:
@@ -77,17 +75,9 @@ class Replies:
             if kind == "result":
                 report.outputs = decode_leaves(message.get("outputs"), frame, self.skeleton_limits)
                 report.run_ms = _ms(message.get("run_ms"))
-                matter = message.get("loops_matter")
-                report.loops_matter = (
-                    [bool(m) for m in matter[:_MAX_LOOP_FLAGS]]
-                    if isinstance(matter, list) and all(isinstance(m, bool) for m in matter)
-                    else None
-                )
+                report.loops_matter = decode_loops_matter(message.get("loops_matter"))
             else:
-                report.error = {
-                    "kind": _text(message.get("kind"), 20),
-                    "message": _text(message.get("message")),
-                }
+                report.error = decode_run_error(message)
             if request.program == RETRACE_ID:
                 self.raw.retrace_run = report
                 self.lanes.retrace_state = "done"
@@ -100,50 +90,32 @@ class Replies:
         self.lanes.notify()
 
     def _compiled(self, program_id: int, kind: str, message: dict[str, Any]) -> None:
-        if kind == "compiled":
-            reply: dict[str, Any] = {
-                "summary": _summary(message.get("summary")),
-                "compile_ms": _ms(message.get("compile_ms")),
-                "compile_wall_ms": _ms(message.get("compile_wall_ms")),
-                "pipeline": _text(message.get("pipeline"), 16),  # sandbox.inside.compiling
-                "cached": message.get("cached") is True,
-                "key": _text(message.get("key"), 64),
-                "cost": _cost(message.get("cost")),
-                "donation": _donation(message.get("donation")),
-                "shardings": _shardings(message.get("shardings")),
-            }
-        else:
-            reply = {
-                "kind": _text(message.get("kind"), 40),
-                "message": _text(message.get("message")),
-                "summary": _summary(message.get("summary")),
-            }
+        compiled = decode_compiled(message) if kind == "compiled" else None
+        refused = decode_refused(message) if compiled is None else None
         lanes = self.lanes
         if program_id == RETRACE_ID:
             assert self.raw.retrace is not None
-            setattr(self.raw.retrace, "compiled" if kind == "compiled" else "refused", reply)
+            self.raw.retrace.compiled, self.raw.retrace.refused = compiled, refused
             original = self.raw.programs.get(self.raw.retrace.sig)
             same = (
-                kind == "compiled"
+                compiled is not None
                 and original is not None
                 and original.compiled is not None
-                and original.compiled.get("key") == reply["key"]
+                and original.compiled.key == compiled.key
             )
             if same:
                 self.raw.retrace_run = CaseReport(self.job.retrace_case or 0, same_program=True)
                 lanes.retrace_state = "done"
-            elif kind == "compiled":
+            elif compiled is not None:
                 self.executor.compiled.add(RETRACE_ID)
                 lanes.retrace_state = "compiled"
             else:
                 lanes.retrace_state = "done"
             return
         program = self.raw.programs[program_id]
-        if kind == "compiled":
+        if compiled is not None:
             self.executor.compiled.add(program_id)
-            program.compiled = reply
-        else:
-            program.refused = reply
+        program.compiled, program.refused = compiled, refused
 
     def stop(self, *, protocol_error: str | None = None, timeout: TimeoutKind | None = None) -> None:
         """The executor failed (died, hung, said nonsense): the run stops at the lowest case it was working

@@ -14,11 +14,12 @@ from collections.abc import Callable
 
 from sandbox.base import Worker
 from sandbox.limits import SandboxLimits
-from sandbox.monitor import RawRun, SessionJob, Stop, TimeoutKind, _load_message
+from sandbox.monitor import SessionJob
 from sandbox.protocol import Frame, ProtocolError
 from sandbox.session.channel import AsideStop, Channel, tracer_limits
 from sandbox.session.deadlines import StepClock
 from sandbox.session.output import OutputCapture
+from sandbox.session.reports import RawRun, Stop, TimeoutKind, decode_load
 from sandbox.session.tracer_messages import job_message, keep_views, program_report
 
 #: A program arrived for a signature: (signature id, its module).
@@ -116,7 +117,7 @@ class TracerProtocol:
             step, sig_id = self.steps[self.step]
         try:
             if step == "load" and kind in ("loaded", "load_error"):
-                self.raw.load = _load_message(message)
+                self.raw.load = decode_load(message)
                 if kind == "load_error":
                     self.close()
                     self.notify()

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from sandbox.monitor import VIEW_MAX_CHARS, ProgramReport, RawRun, SessionJob, _int, _ms, _text
+from sandbox.monitor import SessionJob
 from sandbox.protocol import Blobs, Frame, ProtocolError, encode_leaf
 from sandbox.session.channel import MAX_MODULE_BYTES
+from sandbox.session.reports import ProgramReport, RawRun, decode_failure, decode_view
+from sandbox.session.reports import bounded_text as _text
+from sandbox.session.reports import duration_ms as _ms
 
 
 def job_message(job: SessionJob, mark: str | None, section_token: str) -> tuple[dict[str, Any], list[bytes]]:
@@ -51,16 +54,7 @@ def program_report(frame: Frame, sig_id: int, failed: str) -> ProgramReport:
     message = frame.message
     report = ProgramReport(sig=sig_id)
     if frame.type == failed:
-        error, advice = message.get("error"), message.get("advice")
-        report.failure = {
-            "verdict": _text(message.get("verdict"), 40),
-            "message": _text(message.get("message")),
-            "reason": _text(message.get("reason"), 40) if message.get("reason") is not None else None,
-            # As data, for the judge to compose a hidden case's message itself (judge.grader).
-            "line": _int(message.get("line")),
-            "error": _text(error, 60) if isinstance(error, str) else None,
-            "advice": _text(advice, 40) if isinstance(advice, str) else None,
-        }
+        report.failure = decode_failure(message)
         return report
     module = frame.blob(message.get("module"))
     if len(module) > MAX_MODULE_BYTES:
@@ -85,4 +79,4 @@ def keep_views(job: SessionJob, raw: RawRun, views: Any) -> None:
             continue
         report = raw.programs.get(view["sig"])
         if report is not None and report.failure is None and report.view is None:
-            report.view = {k: _text(view.get(k), VIEW_MAX_CHARS) for k in ("jaxpr", "stablehlo")}
+            report.view = decode_view(view)
