@@ -18,10 +18,12 @@ from judge.errors import InputError
 from judge.grader import build_session
 from judge.problems import Problem, load_problem
 from judge.scaffold import ArgDecl, create
+from judge.service.catalog import detail
 from judge.service.schemas import ArgumentPublic
 from judge.spec import ArgSpec
 from judge.statement import statement_markdown
 from judge.verdicts import Verdict
+from judge.web.run_panel import input_layout
 from sandbox.inside.tracer import static_value
 from tests.program_pool import Grader, pooled_grader
 
@@ -154,6 +156,13 @@ def test_the_scaffold_passes_the_checks_it_can(package: Path) -> None:
         assert checks[name] == "passed", (name, checks[name], [str(f) for f in report.findings])
     (note,) = report.problems[0].check("coverage").notes
     assert "`betas`: 3 distinct static values" in note
+
+
+def test_the_page_lays_it_out_as_a_tuple_of_floats(problem: Problem) -> None:
+    # The page reads each argument's layout (web/src/tree.js), never a kind's name: a tuple of floats is
+    # shown as the function gets it, ``(0.9, 0.999)``.
+    arguments = input_layout(detail(problem))["arguments"]
+    assert arguments["betas"] == {"kind": "float_tuple", "dtype": "float", "layout": "tuple"}
 
 
 def test_the_statement_words_it(problem: Problem) -> None:

@@ -104,6 +104,11 @@ class Kind(ABC):
     #: The Python type a value stands for beside a Run-panel box (``float``, ``int``, ``bool``); None for a
     #: string, a function's name or an array (whose leaf dtype says it).
     panel_dtype: ClassVar[str | None] = None
+    #: How the page lays a value of it out (``web/src/tree.js`` ``inputLayout``): ``leaf`` (one value of
+    #: ``panel_dtype`` or the leaf dtype), ``tuple`` (a JSON array shown as a Python tuple of that type),
+    #: ``tree`` (a tree whose leaves are of the dtype) or ``untagged`` (a tree of integers that are not the
+    #: dtype of what the function gets, as a key's seed or words).
+    panel_layout: ClassVar[str] = "leaf"
     #: The Run panel's words for what a choice names (``strings``, ``functions``).
     choice_noun: ClassVar[str] = "strings"
     #: Where its statement notes go among the kinds' (lower first; 50 and above after the note on errors).

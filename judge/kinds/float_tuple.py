@@ -15,6 +15,7 @@ CYCLE: list[object] = [[0.9, 0.999], [0.5, 0.25], [0.8, 0.99, 0.5]]
 
 class FloatTupleKind(Kind):
     name = "float_tuple"
+    panel_layout = "tuple"
     api_text = "a static tuple of Python floats"
     static = True
     traced_refusal = "a traced vector is kind 'array' with ndim [1]"

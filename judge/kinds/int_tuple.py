@@ -12,6 +12,7 @@ from judge.pytree_json import json_to_int_tuple
 
 class IntTupleKind(Kind):
     name = "int_tuple"
+    panel_layout = "tuple"
     api_text = "a static tuple of ints"
     static = True
     traced_refusal = "a traced integer is kind 'array' with dtype 'int32' and ndim [0]"

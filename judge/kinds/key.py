@@ -16,6 +16,7 @@ from judge.pytree_json import json_to_key
 
 class KeyKind(Kind):
     name = "key"
+    panel_layout = "untagged"
     api_text = (
         "a typed PRNG key array of `key_impl` with a rank in `ndim`, written "
         '{"key": seed} or {"key_data": [...]}'

@@ -12,6 +12,7 @@ from sandbox.tree import split_input
 
 class PytreeKind(Kind):
     name = "pytree"
+    panel_layout = "tree"
     api_text = "dicts, lists and arrays of the case dtype"
     fields = frozenset({"structure"})
     tree = True

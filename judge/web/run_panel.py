@@ -163,7 +163,8 @@ def _accepts_text(arg: ArgumentPublic) -> str:
 
 def input_layout(problem: ProblemDetail) -> dict[str, Any]:
     """What a shown input's JSON cannot say, for the page to show it as the function gets it: each
-    argument's kind and the dtype of its leaves ("case": the case's float dtype; "float", "int", "bool":
+    argument's kind, its layout (``Kind.panel_layout``: the page reads that, never a kind's name) and the
+    dtype of its leaves ("case": the case's float dtype; "float", "int", "bool":
     the Python type of a static argument; null for a string or a function's name), and each example's
     dtype (a case of a Run on the examples is named as the example)."""
     arguments = {}
@@ -171,7 +172,7 @@ def input_layout(problem: ProblemDetail) -> dict[str, Any]:
         # The dtype a static argument's JSON value stands for (shown beside it, numbers written as that
         # type); an array's leaf dtype.
         dtype = (arg.dtype or "case") if kind_of(arg.kind).arrays else kind_of(arg.kind).panel_dtype
-        arguments[arg.name] = {"kind": arg.kind, "dtype": dtype}
+        arguments[arg.name] = {"kind": arg.kind, "dtype": dtype, "layout": kind_of(arg.kind).panel_layout}
     return {
         "arguments": arguments,
         "examples": {example.name: example.dtype for example in problem.examples},

@@ -52,7 +52,8 @@ export function layoutOf(shown) {
 
 /**
  * The layout of a case's input (`{argument: JSON}`) from what the page knows of the arguments
- * (`inputs.arguments`: each one's kind and leaf dtype, "case" for the case's float dtype) and the case's
+ * (`inputs.arguments`: each one's layout, "leaf", "tuple", "tree" or "untagged", and leaf dtype, "case"
+ * for the case's float dtype; the layout, never a kind's name, so a new kind needs nothing here) and the case's
  * float dtype: each leaf's dtype, so numbers read as the function gets them (an int32 `55`, not `55.0`)
  * with their dtype beside them; a static int tuple as a tuple. Null without the page's knowledge.
  */
@@ -75,12 +76,12 @@ export function inputLayout(input, inputs, caseDtype) {
     if (!argument?.dtype) continue; // a string or a function's name: shown as it is
     const dtype = argument.dtype === "case" ? caseDtype : argument.dtype;
     if (!dtype) continue;
-    if (argument.kind === "int_tuple" && Array.isArray(value)) {
+    if (argument.layout === "tuple" && Array.isArray(value)) {
       tuples.add(pathKey([name]));
       value.forEach((_, i) => dtypes.set(pathKey([name, i]), dtype));
-    } else if (argument.kind === "pytree" || argument.kind === "key") {
+    } else if (argument.layout === "tree" || argument.layout === "untagged") {
       // A key's seed or words are integers, but not the dtype of a leaf the function gets (a key array).
-      leaves(value, [name], dtype, argument.kind !== "key");
+      leaves(value, [name], dtype, argument.layout !== "untagged");
     } else {
       dtypes.set(pathKey([name]), dtype);
     }

@@ -121,12 +121,12 @@ test("with the judge's layout: tuples, leaves that are lists of arrays, dtypes a
 test("an input's layout: an int32 step and Python ints read as integers, floats as floats, a tuple as one", () => {
   const inputs = {
     arguments: {
-      step: { kind: "array", dtype: "int32" },
-      peak_lr: { kind: "number", dtype: "float" },
-      warmup_steps: { kind: "int", dtype: "int" },
-      tree: { kind: "pytree", dtype: "case" },
-      shape: { kind: "int_tuple", dtype: "int" },
-      fn: { kind: "function", dtype: null },
+      step: { kind: "array", layout: "leaf", dtype: "int32" },
+      peak_lr: { kind: "number", layout: "leaf", dtype: "float" },
+      warmup_steps: { kind: "int", layout: "leaf", dtype: "int" },
+      tree: { kind: "pytree", layout: "tree", dtype: "case" },
+      shape: { kind: "int_tuple", layout: "tuple", dtype: "int" },
+      fn: { kind: "function", layout: "leaf", dtype: null },
     },
   };
   const input = { step: 55, peak_lr: 0.1, warmup_steps: 10, tree: { w: [1, 2], b: [{ c: 3 }] }, shape: [2, 3], fn: "relu" };
@@ -137,13 +137,19 @@ test("an input's layout: an int32 step and Python ints read as integers, floats 
   assert.equal(inputLayout(input, undefined, "float32"), null);
 });
 
+test("an argument's layout decides, not its kind: a tuple of floats reads as a tuple of floats", () => {
+  const inputs = { arguments: { betas: { kind: "float_tuple", layout: "tuple", dtype: "float" } } };
+  const layout = inputLayout({ betas: [0.9, 1] }, inputs, "float32");
+  assert.equal(compactText({ betas: [0.9, 1] }, layout), '{"betas": (0.9, 1.0)}');
+});
+
 test("an input's arguments come in signature order, whatever order its JSON has; unknown keys after, sorted", () => {
   const inputs = {
     arguments: {
-      params: { kind: "pytree", dtype: "case" },
-      grads: { kind: "pytree", dtype: "case" },
-      step: { kind: "array", dtype: "int32" },
-      learning_rate: { kind: "number", dtype: "float" },
+      params: { kind: "pytree", layout: "tree", dtype: "case" },
+      grads: { kind: "pytree", layout: "tree", dtype: "case" },
+      step: { kind: "array", layout: "leaf", dtype: "int32" },
+      learning_rate: { kind: "number", layout: "leaf", dtype: "float" },
     },
   };
   const input = { learning_rate: 0.5, grads: { w: 1 }, zeta: 1, step: 3, params: { w: 2 }, alpha: 2 };
