@@ -4,8 +4,8 @@
 
 For each seed problem, every variant below runs under ``jax.jit`` (the sandbox's XLA flags) on the
 problem's bfloat16 hidden cases plus ``--random`` random bfloat16 cases within its constraints, and is
-compared with the reference by ``judge.compare`` with the problem's own tolerances. Printed per variant: the
-worst error as a multiple of the tolerance on the worst case and on the mildest case (honest variants must
+compared with the reference by ``judge.core.compare`` with the problem's own tolerances. Printed per variant:
+the worst error as a multiple of the tolerance on the worst case and on the mildest case (honest variants must
 stay well inside on every case, below the bfloat16 ``well_inside``; the systematic errors should land
 outside, at ``well_outside`` or more), and how many cases reject it. This is the measurement behind the
 bfloat16 tolerance (docs/architecture.md, "Comparison").
@@ -18,7 +18,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from sandbox.command import FAST_COMPILE_XLA_FLAGS
+from sandbox.host.command import FAST_COMPILE_XLA_FLAGS
 
 os.environ.setdefault("XLA_FLAGS", FAST_COMPILE_XLA_FLAGS)
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
@@ -28,11 +28,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from judge.casegen import bf16, num, random_tree
-from judge.compare import bind
-from judge.expected import reference_outputs
-from judge.problems import Case, Problem, ProblemSet
-from judge.spec import CaseDef
-from judge.trusted_jax import to_host
+from judge.core.compare import bind
+from judge.core.expected import reference_outputs
+from judge.core.problems import Case, Problem, ProblemSet
+from judge.core.spec import CaseDef
+from judge.core.trusted_jax import to_host
 
 F32 = jnp.float32
 Variant = Callable[..., Any]
@@ -146,7 +146,7 @@ SHAPES = {"a": (24, 16), "b": [{"w": (20,)}, {"w": ()}, {"w": (3,)}]}
 
 def random_cases(problem: Problem, count: int, rng: np.random.Generator) -> list[Case]:
     """Random bfloat16 cases within the problem's constraints (realistic steps for sgd-momentum)."""
-    from judge.problems import convert_args
+    from judge.core.problems import convert_args
 
     cases = []
     for i in range(count):

@@ -20,9 +20,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from sandbox.cgroups import detect, worker_cgroups
-from sandbox.cgroups_base import ControllerState, WorkerCgroups
-from sandbox.cgroups_v2 import V2Cgroups, discover_v2
+from sandbox.host.cgroups import detect, worker_cgroups
+from sandbox.host.cgroups_base import ControllerState, ProcessCgroups
+from sandbox.host.cgroups_v2 import V2Cgroups, discover_v2
 
 
 def _unified() -> Path | None:
@@ -33,7 +33,7 @@ def _unified() -> Path | None:
     return None
 
 
-def _fill(cgroups: WorkerCgroups, procs: int) -> subprocess.Popen[bytes]:
+def _fill(cgroups: ProcessCgroups, procs: int) -> subprocess.Popen[bytes]:
     """A shell in the cgroup with ``procs - 1`` sleeping children; returns once all are members."""
     script = 'echo $$ > "$0"; ' + "sleep 600 & " * (procs - 1) + "wait"
     shell = subprocess.Popen(["/bin/sh", "-c", script, str(cgroups.procs_files()[0])])
@@ -51,7 +51,7 @@ def main() -> None:
     parser.add_argument("--procs", type=int, default=20)
     args = parser.parse_args()
     name = f"jax-judge-bench-{os.getpid()}"
-    variants: dict[str, Callable[[int], WorkerCgroups]] = {}
+    variants: dict[str, Callable[[int], ProcessCgroups]] = {}
     parents: list[Path] = []
 
     mount = _unified()
@@ -65,8 +65,8 @@ def main() -> None:
             parents.append(states["freezer"].parent)
             core = {c: s for c, s in states.items() if c in ("freezer", "cpuacct")}
 
-            def v2(use_kill: bool) -> Callable[[int], WorkerCgroups]:
-                def make(n: int) -> WorkerCgroups:
+            def v2(use_kill: bool) -> Callable[[int], ProcessCgroups]:
+                def make(n: int) -> ProcessCgroups:
                     cgroups = worker_cgroups(core, f"b-{os.getpid()}-{n}-{int(use_kill)}")
                     assert isinstance(cgroups, V2Cgroups)
                     cgroups.use_cgroup_kill = use_kill

@@ -56,7 +56,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
-from children import Child, burst, floor_env  # noqa: E402
+from children import Child, before_rooms, burst, floor_env  # noqa: E402
 
 CGROUP_V1 = Path("/sys/fs/cgroup")
 CPUACCT = CGROUP_V1 / "cpuacct"
@@ -73,13 +73,14 @@ SOLUTIONS = {
 def child(root: Path, slug: str, slot_base: int) -> None:
     """Serve timing requests on stdin (one JSON line each) with ``root``'s engine; answer on stdout."""
     sys.path.insert(0, str(root))
+    before_rooms(root)  # a baseline from before the rooms answers the new module names
     import inspect
 
-    from judge.grader import grade
-    from judge.problems import ProblemSet
-    from sandbox.bwrap import BwrapBackend, BwrapSettings
-    from sandbox.limits import SandboxLimits
-    from sandbox.pool import GradingPool
+    from judge.core.grader import grade
+    from judge.core.problems import ProblemSet
+    from sandbox.backends.bwrap import BwrapBackend, BwrapSettings
+    from sandbox.host.resource_limits import SandboxLimits
+    from sandbox.session.pool import GradingPool
 
     parent = f"jax-judge-bench-{slot_base}"  # this child's sandboxes alone: their CPU time (``cpu``)
     backend = BwrapBackend(BwrapSettings(cgroup_parent=parent))
@@ -160,11 +161,8 @@ def floor_child(slug: str) -> None:
     the solution under a fresh jax.jit on each public case, in this process (started with the sandbox's XLA
     flags, ``floor_env``)."""
     sys.path.insert(0, str(ROOT))
-    try:
-        from judge.trusted_jax import import_jax
-    except ImportError:  # a checkout from before judge.trusted_jax (9d2df42 and older)
-        from judge.expected import _import_jax as import_jax
-    from judge.problems import ProblemSet
+    from judge.core.problems import ProblemSet
+    from judge.core.trusted_jax import import_jax
 
     jax = import_jax()
     problem = ProblemSet(ROOT / "problems").get(slug)

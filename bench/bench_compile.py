@@ -45,7 +45,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from sandbox.command import FAST_COMPILE_XLA_FLAGS  # noqa: E402
+from sandbox.host.command import FAST_COMPILE_XLA_FLAGS  # noqa: E402
 
 FLAG_SETS: dict[str, str] = {
     "fast": FAST_COMPILE_XLA_FLAGS,
@@ -103,7 +103,7 @@ os._exit(0)
 """
 
 
-class Worker:
+class SandboxedProcess:
     """One flag set's compile process; restarted after a stopped, crashed or lingering compile."""
 
     def __init__(self, name: str, flags: str) -> None:
@@ -252,8 +252,8 @@ def synthetic() -> dict[str, tuple[Callable[..., Any], tuple[Any, ...]]]:
 
 def shipped(per_solution: int) -> dict[str, list[bytes]]:
     """Each accepted solution of each problem: its programs on the largest signatures of its cases."""
-    from judge.grader import build_session
-    from judge.problems import ProblemSet
+    from judge.core.grader import build_session
+    from judge.core.problems import ProblemSet
     from sandbox.inside.tracer import Captured, Probe, Signature, load_function, load_menu, make_wrapper
 
     cap = Captured()
@@ -330,7 +330,7 @@ def compile_table(opts: argparse.Namespace) -> None:
             file = folder / f"{i}-{j}.mlirbc"
             file.write_bytes(data)
             paths[name].append(str(file))
-    workers = [Worker(name, flags) for name, flags in FLAG_SETS.items()]
+    workers = [SandboxedProcess(name, flags) for name, flags in FLAG_SETS.items()]
     count = sum(map(len, paths.values()))
     print(f"cores={os.cpu_count()} repeats={opts.repeats} cap={opts.cap:g}s programs={count}")
     for name, flags in FLAG_SETS.items():
@@ -388,9 +388,9 @@ DRIVER = r"""
 import json, sys, time
 root, slot_base = sys.argv[1], int(sys.argv[2])
 sys.path.insert(0, root)
-from judge.engine import Engine
-from judge.problems import ProblemSet
-from judge.sandboxes import choose_backend
+from judge.core.engine import Engine
+from judge.core.problems import ProblemSet
+from judge.core.sandboxes import choose_backend
 engine = Engine(choose_backend("auto"), workers=1, slot_base=slot_base)
 engine.wait_ready(300)
 problems = ProblemSet()

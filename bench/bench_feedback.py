@@ -33,11 +33,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from judge.grader import grade  # noqa: E402
-from judge.problems import ProblemSet  # noqa: E402
-from judge.sandboxes import choose_backend  # noqa: E402
-from sandbox.limits import SandboxLimits  # noqa: E402
-from sandbox.pool import GradingPool  # noqa: E402
+from judge.core.grader import grade  # noqa: E402
+from judge.core.problems import ProblemSet  # noqa: E402
+from judge.core.sandboxes import choose_backend  # noqa: E402
+from sandbox.host.resource_limits import SandboxLimits  # noqa: E402
+from sandbox.session.pool import GradingPool  # noqa: E402
 
 #: Tracer slots of the bench's pool (the feedback tests' range).
 SLOT_BASE = 1480
@@ -60,7 +60,7 @@ def _paired(on: list[float], off: list[float]) -> float:
 
 def view_cost(problem_slug: str, repeats: int) -> tuple[float, float]:
     """(trace + lower ms, view ms) of the reference's public signatures, in this process."""
-    from judge.trusted_jax import import_jax, load_reference
+    from judge.core.trusted_jax import import_jax, load_reference
     from sandbox.inside.lowering import Lowerer
     from sandbox.inside.tracer import _program_view
 
@@ -92,8 +92,8 @@ def match_cost(problem_slug: str, wrong_name: str, repeats: int) -> tuple[float,
     """(ms per failing case, failing cases) of looking up a new output's known mistake: a fresh finder's
     ``match`` (no remembered answer; the candidates remembered, as after the gradings) on each public case
     where the wrong solution's output is wrong."""
-    from judge.expected import expected_gradients, expected_outputs
-    from judge.mistakes import MistakeFinder, known_mistakes_cached, mistake_output, same_as
+    from judge.core.expected import expected_gradients, expected_outputs
+    from judge.feedback.mistakes import MistakeFinder, known_mistakes_cached, mistake_output, same_as
 
     problem = ProblemSet().get(problem_slug)
     public = list(problem.public_cases)

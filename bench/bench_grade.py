@@ -37,11 +37,15 @@ SOLUTIONS = {
 FLOOR = """
 import json, sys
 sys.path.insert(0, {root!r})
-from judge.problems import ProblemSet
 try:
-    from judge.trusted_jax import import_jax
-except ImportError:  # a checkout from before judge.trusted_jax (9d2df42 and older)
-    from judge.expected import _import_jax as import_jax
+    from judge.core.problems import ProblemSet
+    from judge.core.trusted_jax import import_jax
+except ImportError:  # a checkout from before the rooms (issue 38)
+    from judge.problems import ProblemSet
+    try:
+        from judge.trusted_jax import import_jax
+    except ImportError:  # a checkout from before judge.trusted_jax (9d2df42 and older)
+        from judge.expected import _import_jax as import_jax
 jax = import_jax()
 problem = ProblemSet().get({slug!r})
 scope = {{}}

@@ -50,7 +50,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
-from children import Child, burst, floor_env  # noqa: E402
+from children import Child, before_rooms, burst, floor_env  # noqa: E402
 
 SOLUTIONS = {
     "global-norm-clipping": "problems/global-norm-clipping/solutions/accepted/tree_map_minimum.py",
@@ -67,11 +67,13 @@ def child(
     """Serve timing requests on stdin (one JSON line each) with ``root``'s engine, grading ``package``'s
     problem ``slug``; answer on stdout."""
     sys.path.insert(0, str(root))
-    from judge.grader import grade
-    from judge.problems import ProblemSet
-    from sandbox import command, pool
-    from sandbox.bwrap import BwrapBackend, BwrapSettings
-    from sandbox.limits import SandboxLimits
+    before_rooms(root)  # a baseline from before the rooms answers the new module names
+    from judge.core.grader import grade
+    from judge.core.problems import ProblemSet
+    from sandbox.backends.bwrap import BwrapBackend, BwrapSettings
+    from sandbox.host import command
+    from sandbox.host.resource_limits import SandboxLimits
+    from sandbox.session import pool
 
     # A start may take long on a loaded host: both designs' pools wait as long for it (the jobs' own limits
     # are the problem's, as in the service).
@@ -97,7 +99,7 @@ def child(
             return warm.acquire(120, job_limits, **options)
 
     else:
-        warm = pool.WorkerPool(backend, limits, size=2, slot_base=slot_base, slots=32)
+        warm = pool.ProcessPool(backend, limits, size=2, slot_base=slot_base, slots=32)
 
         def source(job_limits: Any) -> Any:
             return warm.acquire(120, job_limits)
@@ -160,8 +162,8 @@ def floor(package: Path, slug: str) -> None:
     solution under a fresh jax.jit on each public case, in this process (started with the sandbox's XLA
     flags, ``floor_env``)."""
     sys.path.insert(0, str(ROOT))
-    from judge.problems import ProblemSet
-    from judge.trusted_jax import import_jax
+    from judge.core.problems import ProblemSet
+    from judge.core.trusted_jax import import_jax
 
     jax = import_jax()
     problem = ProblemSet(package / "problems").get(slug)
@@ -225,13 +227,14 @@ def flood(root: Path) -> None:
     """Subprocess of measurement 4: ``root``'s monitor drives a fake sandboxed process that floods it;
     print the growth of this process's peak RSS in MiB and what the monitor kept."""
     sys.path.insert(0, str(root))
+    before_rooms(root)  # a baseline from before the rooms answers the new module names
     from dataclasses import replace
 
     import numpy as np
 
-    from sandbox import monitor
-    from sandbox.base import PopenWorker
-    from sandbox.limits import SandboxLimits
+    from sandbox.backends.base import PopenProcess
+    from sandbox.host.resource_limits import SandboxLimits
+    from sandbox.session import monitor
 
     limits = SandboxLimits()
     try:  # the session's driver: in sandbox/session/, in the monitor before that, none before the split
@@ -241,11 +244,11 @@ def flood(root: Path) -> None:
     split = run_session is not None
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     env = {"PATH": "/usr/bin:/bin"}
-    tracer = PopenWorker("flood", [sys.executable, "-c", FLOOD_TRACER, "split" if split else "one"], env)
+    tracer = PopenProcess("flood", [sys.executable, "-c", FLOOD_TRACER, "split" if split else "one"], env)
     if split:
-        from sandbox.base import Pair
+        from sandbox.backends.base import GradingProcesses
 
-        executor = PopenWorker("flood", [sys.executable, "-c", QUIET_EXECUTOR], env, role="executor")
+        executor = PopenProcess("flood", [sys.executable, "-c", QUIET_EXECUTOR], env, role="executor")
         job = monitor.SessionJob(
             code="x = 1",
             function="f",
@@ -261,7 +264,7 @@ def flood(root: Path) -> None:
             cases=[monitor.CasePlan(0, 0, [np.ones(3, np.float32)], False)],
         )
         assert run_session is not None
-        raw = run_session(Pair(tracer, executor), job, limits)
+        raw = run_session(GradingProcesses(tracer, executor), job, limits)
         outcome = raw.stop.protocol_error if raw.stop else "no stop"
         tracer.close()
         executor.close()

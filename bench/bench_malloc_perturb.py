@@ -30,9 +30,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from sandbox.command import EXECUTOR, MALLOC_PERTURB, program_argv, program_env
+from sandbox.host.command import EXECUTOR, MALLOC_PERTURB, program_argv, program_env
 from sandbox.inside.lowering import Lowerer
-from sandbox.protocol import Blobs, Frame, FrameLimits, encode_frame, encode_leaf, read_frame
+from sandbox.shared.wire import Blobs, Frame, FrameLimits, encode_frame, encode_leaf, read_frame
 
 ROOT = Path(__file__).resolve().parent.parent
 LIMITS = FrameLimits(max_frame=256 * 1024 * 1024, max_json=16 * 1024 * 1024, max_json_depth=64)
@@ -47,7 +47,8 @@ F32 = jnp.float32
 
 
 def environment(perturb: bool) -> dict[str, str]:
-    """The sandboxed programs' environment (``sandbox.command.program_env``), with or without the variable."""
+    """The sandboxed programs' environment (``sandbox.host.command.program_env``), with or without the
+    variable."""
     env = program_env(str(ROOT), module=EXECUTOR)
     if not perturb:
         del env["MALLOC_PERTURB_"]

@@ -1,6 +1,6 @@
 """The warm pool's start cost for one-device problems, this checkout against another, side by side.
 
-Issue 26 keeps executors per device count in the pool (``sandbox.pool.GradingPool.executor_pool``); a
+Issue 26 keeps executors per device count in the pool (``sandbox.session.pool.GradingPool.executor_pool``); a
 problem of one device must start, wait and be served as before. Each round starts, in a child process per
 checkout (its own ``judge`` and ``sandbox`` on ``sys.path``; the rounds interleave the checkouts, so machine
 noise hits both alike), a ``GradingPool`` of ``--size`` pairs on one backend and measures:
@@ -36,16 +36,20 @@ ROOT = Path(__file__).resolve().parent.parent
 PROBLEM = "global-norm-clipping"
 SOLUTION = "problems/global-norm-clipping/solutions/accepted/tree_map_minimum.py"
 MESH_SOLUTION = "tests/fixtures/mesh/device-mesh-sharding/solutions/accepted/with_sharding_constraint.py"
+sys.path.insert(0, str(ROOT / "bench"))
+
+from children import before_rooms  # noqa: E402
 
 
 def child(root: Path, backend_name: str, size: int, slot_base: int, mesh: bool) -> None:
     """One round in ``root``'s engine: start a pool, time it full, one Run, (the mesh job), close."""
     sys.path.insert(0, str(root))
-    from judge.grader import grade
-    from judge.problems import load_problem
+    before_rooms(root)  # a baseline from before the rooms answers the new module names
+    from judge.core.grader import grade
+    from judge.core.problems import load_problem
     from sandbox.backends import get_backend
-    from sandbox.limits import SandboxLimits
-    from sandbox.pool import GradingPool
+    from sandbox.host.resource_limits import SandboxLimits
+    from sandbox.session.pool import GradingPool
 
     problem = load_problem(root / "problems" / PROBLEM)
     code = (root / SOLUTION).read_text()

@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from sandbox.command import EXECUTOR, program_env  # noqa: E402
+from sandbox.host.command import EXECUTOR, program_env  # noqa: E402
 
 # The floor must compile with the same XLA flags as the sandboxed programs: set them before JAX loads.
 for key in ("XLA_FLAGS", "JAX_PLATFORMS", "JAX_ENABLE_X64", "TF_CPP_MIN_LOG_LEVEL"):
@@ -33,13 +33,13 @@ import time  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 from typing import Any  # noqa: E402
 
-from judge.expected import expected_outputs  # noqa: E402
-from judge.grader import grade  # noqa: E402
-from judge.problems import Problem, ProblemSet  # noqa: E402
-from judge.trusted_jax import import_jax  # noqa: E402
-from sandbox.bwrap import BwrapBackend  # noqa: E402
-from sandbox.limits import SandboxLimits  # noqa: E402
-from sandbox.pool import GradingPool  # noqa: E402
+from judge.core.expected import expected_outputs  # noqa: E402
+from judge.core.grader import grade  # noqa: E402
+from judge.core.problems import Problem, ProblemSet  # noqa: E402
+from judge.core.trusted_jax import import_jax  # noqa: E402
+from sandbox.backends.bwrap import BwrapBackend  # noqa: E402
+from sandbox.host.resource_limits import SandboxLimits  # noqa: E402
+from sandbox.session.pool import GradingPool  # noqa: E402
 
 LIMITS = SandboxLimits(case_time_s=10.0, wall_time_s=60.0, startup_time_s=120.0)
 SOLUTIONS = {

@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 
 from judge.store import Store  # noqa: E402
 from tests import postgres, redis_server  # noqa: E402
-from tests.scale_support import WorkerProcess  # noqa: E402
+from tests.scale_support import NodeProcess  # noqa: E402
 from tests.service_support import ServeProcess  # noqa: E402
 
 SOLUTION = ROOT / "problems/global-norm-clipping/solutions/accepted/tree_map_minimum.py"
@@ -51,7 +51,7 @@ def pct(values: list[float], q: float) -> float:
 
 
 class Stack:
-    def __init__(self, name: str, api: ServeProcess, workers: list[WorkerProcess], store: Store) -> None:
+    def __init__(self, name: str, api: ServeProcess, workers: list[NodeProcess], store: Store) -> None:
         self.name = name
         self.api = api
         self.workers = workers
@@ -146,7 +146,7 @@ def main() -> None:
             workers = []
             for n in range(count):
                 slot += 10
-                worker = WorkerProcess(base / f"{name}-w{n}", JUDGE_SANDBOX_SLOT_BASE=str(slot), **env)
+                worker = NodeProcess(base / f"{name}-w{n}", JUDGE_SANDBOX_SLOT_BASE=str(slot), **env)
                 processes.append(worker)
                 worker.start()
                 if count > 1 and shutil.which("taskset"):  # one core each (its sandboxes inherit it)

@@ -40,10 +40,10 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from judge.engine import Engine  # noqa: E402
-from judge.problems import ProblemSet  # noqa: E402
-from judge.sandboxes import choose_backend  # noqa: E402
-from judge.settings import Settings  # noqa: E402
+from judge.core.engine import Engine  # noqa: E402
+from judge.core.problems import ProblemSet  # noqa: E402
+from judge.core.sandboxes import choose_backend  # noqa: E402
+from judge.core.settings import Settings  # noqa: E402
 
 SOLUTIONS = {
     "sgd-momentum": "problems/sgd-momentum/solutions/accepted/two_tree_maps.py",

@@ -21,15 +21,15 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from judge.display import escape_text, strict_json
-from judge.errors import JudgeError, ProblemError, SandboxRefused
-from judge.sandboxes import Prestarted, choose_backend, insecure_from_env
+from judge.core.errors import JudgeError, ProblemError, SandboxRefused
+from judge.core.sandboxes import Prestarted, choose_backend, insecure_from_env
+from judge.feedback.display import escape_text, strict_json
 from sandbox.errors import SandboxError
 
 if TYPE_CHECKING:
-    from judge.problems import ProblemSet
-    from judge.results import GradeResult
-    from judge.settings import Settings
+    from judge.core.problems import ProblemSet
+    from judge.core.results import GradeResult
+    from judge.core.settings import Settings
 
 app = typer.Typer(
     add_completion=False,
@@ -64,7 +64,7 @@ ProblemsOpt = Annotated[
 
 def result_json(result: GradeResult) -> dict[str, object]:
     """The ``--json`` object: strict JSON (non-finite numbers spelled out), the API's exact shape."""
-    from judge.results import result_json as strict
+    from judge.core.results import result_json as strict
 
     return strict(result)
 
@@ -139,7 +139,7 @@ def _redis_in_use(command: str, settings: Settings) -> None:
 
 
 def _problems(directory: Path | None) -> ProblemSet:
-    from judge.problems import ProblemSet  # imported late: pydantic and numpy cost ~0.4 s to import
+    from judge.core.problems import ProblemSet  # imported late: pydantic and numpy cost ~0.4 s to import
 
     if directory is not None and not directory.is_dir():
         raise _fail(f"--problems {directory}: no such folder")
@@ -184,8 +184,8 @@ def grade(
     except SandboxError as exc:
         raise _fail(f"the sandbox failed to start: {exc}", kind="sandbox") from None
     try:
-        from judge.grader import grade as run_grade
-        from judge.report import text_report
+        from judge.core.grader import grade as run_grade
+        from judge.feedback.report import text_report
 
         problem = _problems(problems).get(slug)
         # author=True keeps what only an author may see (hidden cases' exact error ratios and run times).
@@ -290,7 +290,7 @@ def check(
     """
     from judge.check import known_problems, resolve_problem_dirs, run_checks
     from judge.check.formats import junit, markdown_summary, render
-    from judge.problems import default_problems_dir
+    from judge.core.problems import default_problems_dir
 
     base = (problems or default_problems_dir()).resolve()
     if problems is not None and not base.is_dir():
@@ -337,7 +337,7 @@ def check(
 def _check_platform(name: str) -> str | None:
     """The platform of ``judge check --backend``: None for ``none`` (and for ``auto`` on a host without an
     accelerator, whose CPU figures the sandboxed grading gives)."""
-    from judge.accelerators import BackendError, detect_backend, jax_can_use, parse_backend
+    from judge.core.accelerators import BackendError, detect_backend, jax_can_use, parse_backend
 
     if name.strip().lower() == "none":
         return None
@@ -380,8 +380,8 @@ def new(
 
     Exit codes: 0 written, 2 a usage error (an invalid slug, argument or dtype, a file that already exists).
     """
-    from judge.problems import default_problems_dir
-    from judge.scaffold import ArgDecl, ScaffoldError, create
+    from judge.authoring.scaffold import ArgDecl, ScaffoldError, create
+    from judge.core.problems import default_problems_dir
 
     directory = problems or default_problems_dir()
     try:
@@ -442,7 +442,7 @@ def preview(
 def _require_known(problems: Path | None, slug: str) -> None:
     """A usage error listing the known slugs unless the problems folder holds ``slug``."""
     from judge.check import known_problems
-    from judge.problems import default_problems_dir
+    from judge.core.problems import default_problems_dir
 
     base = (problems or default_problems_dir()).resolve()
     known = known_problems(base)
@@ -465,7 +465,7 @@ def doctor(
 
     Exit codes: 0 the sandbox works, 1 it does not (or no secure backend is available).
     """
-    from judge.doctor import diagnose, text_report
+    from judge.core.doctor import diagnose, text_report
 
     try:
         backend = choose_backend(sandbox, allow_insecure=insecure or insecure_from_env())
@@ -478,9 +478,9 @@ def doctor(
 
 def _read_code(file: Path) -> str:
     """FILE's bytes (``-``: standard input) as source text, read the way Python reads a source file
-    (``judge.source.decode_source``); exit 2 naming the file and line when they cannot be read."""
-    from judge.grader import MAX_CODE_BYTES
-    from judge.source import SourceError, decode_source
+    (``judge.core.source.decode_source``); exit 2 naming the file and line when they cannot be read."""
+    from judge.core.grader import MAX_CODE_BYTES
+    from judge.core.source import SourceError, decode_source
 
     try:
         data = sys.stdin.buffer.read() if str(file) == "-" else file.read_bytes()
@@ -537,14 +537,14 @@ def run_examples(
     """
     code = _read_code(file)
     custom = _parse_inputs(inputs or [])
-    from judge.errors import InputError
+    from judge.core.errors import InputError
 
     try:
         backend = choose_backend(sandbox, allow_insecure=insecure or insecure_from_env())
     except SandboxRefused as exc:
         raise _fail(str(exc)) from None
-    from judge.engine import Engine
-    from judge.report import text_report
+    from judge.core.engine import Engine
+    from judge.feedback.report import text_report
 
     # The engine's warm worker imports JAX while this process loads the problems.
     with Engine(backend, workers=1) as engine:
@@ -581,8 +581,8 @@ def serve(
     from pydantic import ValidationError
 
     with _extra("serve", "service"):
+        from judge.core.settings import Settings
         from judge.service.server import serve as run_server
-        from judge.settings import Settings
 
     overrides = {k: v for k, v in (("host", host), ("port", port)) if v is not None}
     try:
@@ -624,8 +624,8 @@ def worker(
     with _extra("worker", "service,distributed"):
         import celery  # noqa: F401  (the node's queue: say so now, not once the database is migrated)
 
+        from judge.core.settings import Settings
         from judge.dispatch.node import run_node
-        from judge.settings import Settings
 
     overrides = {k: v for k, v in (("host", host), ("port", port)) if v is not None}
     try:
@@ -673,7 +673,7 @@ def erase_account(
     with _extra("erase-account", "service"):
         from sqlalchemy.exc import SQLAlchemyError
 
-        from judge.settings import Settings
+        from judge.core.settings import Settings
         from judge.store import Store, database_url
         from judge.store.accounts import AccountStore
 
@@ -784,7 +784,7 @@ def push_problem(
     Exit codes: 0 stored (live, or still checking), 1 refused or rejected (the message says why), 2 a usage
     error (or the [service] extra missing).
     """
-    from judge.problem_archive import ArchiveError
+    from judge.authoring.problem_archive import ArchiveError
 
     with _extra("push-problem", "service"):
         import httpx

@@ -13,7 +13,7 @@ extreme the value reached (``Bound``): the ``reach`` check of ``judge check`` ru
 hidden case under a recorder and reports how close the cases come to each stated bound. Outside a recorder
 (a custom Run input) nothing is noted.
 
-Trees follow the Run-panel rule (``judge.pytree_json``): dicts (string keys, visited sorted like JAX) and
+Trees follow the Run-panel rule (``judge.core.pytree_json``): dicts (string keys, visited sorted like JAX) and
 lists are nodes, numpy arrays are leaves.
 """
 
@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from judge.pytree_json import PathKey, path_str
+from judge.core.pytree_json import PathKey, path_str
 
 __all__ = [
     "Bound",

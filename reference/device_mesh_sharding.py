@@ -3,8 +3,8 @@
 The mesh has axes ``data`` (4 devices) and ``model`` (2), device ``2 i + j`` at position ``(i, j)``:
 ``y = x @ w`` is split by rows over ``data`` and by columns over ``model``; ``top = max(y, axis=1)`` is
 split by rows over ``data`` and replicated over ``model``. It runs on the trusted side on 8 CPU host
-devices, inputs replicated (``judge.mesh_reference``), and each output's sharding is what learners' outputs
-are compared with.
+devices, inputs replicated (``judge.core.mesh_reference``), and each output's sharding is what learners'
+outputs are compared with.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 SandboxError
 +-- SandboxUnavailable   the configured backend cannot run on this host (fail closed)
-+-- WorkerStartError     a worker died or hung before it reported ready
++-- ProcessStartError     a worker died or hung before it reported ready
 +-- HostOverloaded       the machine kept a grading waiting far past its limits (not the learner's fault)
 
 Cancelled (not a SandboxError: nothing failed) the caller asked the grading to stop, and it stopped
@@ -17,7 +17,7 @@ class SandboxUnavailable(SandboxError):
     pass
 
 
-class WorkerStartError(SandboxError):
+class ProcessStartError(SandboxError):
     pass
 
 

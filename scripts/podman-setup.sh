@@ -17,7 +17,7 @@
 #    checkout.
 #
 # Settings (environment): JUDGE_PODMAN_SOCKET (default /run/jax-judge/podman.sock), JUDGE_DOCKER_IMAGE
-# (default localhost/jax-judge-skeleton:3, must match sandbox/docker.py), JUDGE_PODMAN_LOG
+# (default localhost/jax-judge-skeleton:3, must match sandbox/backends/docker.py), JUDGE_PODMAN_LOG
 # (default /var/log/jax-judge/podman-service.log), JUDGE_PODMAN_STATE (the service's working directory,
 # default: service/ next to the socket), JUDGE_PODMAN_WAIT (seconds, default 30).
 #

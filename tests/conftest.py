@@ -16,19 +16,19 @@ from pathlib import Path
 import pytest
 
 from judge.check import ProblemReport, run_checks
-from judge.errors import SandboxRefused
-from judge.grader import grade
-from judge.problems import Problem, ProblemSet
-from judge.results import GradeResult
-from judge.sandboxes import choose_backend
+from judge.core.errors import SandboxRefused
+from judge.core.grader import grade
+from judge.core.problems import Problem, ProblemSet
+from judge.core.results import GradeResult
+from judge.core.sandboxes import choose_backend
 from sandbox.backends import BACKENDS, get_backend
-from sandbox.base import Backend
-from sandbox.command import FAST_COMPILE_XLA_FLAGS
+from sandbox.backends.base import Backend
+from sandbox.host.command import FAST_COMPILE_XLA_FLAGS
 from tests.leftovers import Snapshot, become_subreaper
 
 #: JAX in this process compiles with the sandbox's XLA flags, as the judge's trusted side does
-#: (``judge.expected`` sets them only when it imports JAX first): a test that imports JAX before the judge
-#: code it tests must not change the flags the judge's expected outputs are computed with.
+#: (``judge.core.expected`` sets them only when it imports JAX first): a test that imports JAX before the
+#: judge code it tests must not change the flags the judge's expected outputs are computed with.
 os.environ.setdefault("XLA_FLAGS", FAST_COMPILE_XLA_FLAGS)
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from sandbox.protocol import encode_key
-from sandbox.tree import OtherNode
+from sandbox.shared.tree import OtherNode
+from sandbox.shared.wire import encode_key
 
 
 def skeletonize(tree: Any) -> tuple[Any, list[np.ndarray[Any, Any]]]:

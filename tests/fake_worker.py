@@ -19,7 +19,7 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from sandbox.protocol import (
+from sandbox.shared.wire import (
     Blobs,
     FrameLimits,
     decode_leaves,

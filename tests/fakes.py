@@ -1,5 +1,5 @@
 """The one fake grading engine of the tests: what the service, the dispatcher and a grading node need of
-``judge.engine.Engine``, graded instantly.
+``judge.core.engine.Engine``, graded instantly.
 
 ``FakeEngine`` subclasses the service's ``GradingEngine`` protocol (which ``Engine`` satisfies, and of which
 the dispatcher's and the node's engine protocols are parts), so mypy checks that every method keeps the real
@@ -11,11 +11,11 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from judge.problems import Problem
-from judge.progress import RunProgress
-from judge.results import CaseResult, GradeResult
+from judge.core.problems import Problem
+from judge.core.progress import RunProgress
+from judge.core.results import CaseResult, GradeResult
+from judge.core.verdicts import Verdict
 from judge.service.state import GradingEngine
-from judge.verdicts import Verdict
 
 #: What a grading reports each case to (``Engine.grade``'s and ``Engine.run``'s ``on_case``).
 CaseCallback = Callable[[CaseResult], None]

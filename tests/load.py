@@ -41,8 +41,9 @@ ROOT = Path(__file__).resolve().parent.parent
 def wall_slack(seconds: float) -> float:
     """``seconds`` of wall-clock slack, stretched by how busy the host is now (the 1-minute load average
     per core, when above 1): a wall-time bound of a test is what load changes (the judge gives a party
-    that got too little CPU up to ``sandbox.monitor.OVERLOAD_FACTOR`` times its limit), so the suite run
-    beside other judges keeps asserting verdicts and structure exactly and times only as the host allows."""
+    that got too little CPU up to ``sandbox.session.monitor.OVERLOAD_FACTOR`` times its limit), so the suite
+    run beside other judges keeps asserting verdicts and structure exactly and times only as the host
+    allows."""
     busy = os.getloadavg()[0] / (os.cpu_count() or 1)
     return seconds * max(1.0, busy)
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from judge.grader import grade
-from judge.problems import Problem
-from judge.results import GradeResult
+from judge.core.grader import grade
+from judge.core.problems import Problem
+from judge.core.results import GradeResult
 from sandbox.backends import get_backend
-from sandbox.base import Pair
-from sandbox.limits import SandboxLimits
-from sandbox.pool import GradingPool
+from sandbox.backends.base import GradingProcesses
+from sandbox.host.resource_limits import SandboxLimits
+from sandbox.session.pool import GradingPool
 from tests.conftest import available_backends, default_backend
 
 Grader = Callable[[Problem, str], GradeResult]
@@ -63,10 +63,10 @@ def per_backend_pool(name: str, slot_base: int, slots: int) -> Iterator[GradingP
         yield pool
 
 
-def pool_source(pool: GradingPool, timeout: float = 180) -> Callable[..., Pair]:
-    """``pool`` as a grading's pair source (``judge.grader.PairSource``)."""
+def pool_source(pool: GradingPool, timeout: float = 180) -> Callable[..., GradingProcesses]:
+    """``pool`` as a grading's pair source (``judge.core.grader.ProcessesSource``)."""
 
-    def source(limits: SandboxLimits) -> Pair:
+    def source(limits: SandboxLimits) -> GradingProcesses:
         return pool.acquire(timeout, limits)
 
     return source

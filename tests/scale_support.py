@@ -19,7 +19,7 @@ FAST_CLOCKS = {
 }
 
 
-class WorkerProcess(JudgeProcess):
+class NodeProcess(JudgeProcess):
     """A real ``judge worker`` in its own session (its sandboxes too), its status server on a free port."""
 
     name_of_log = "worker"
@@ -38,7 +38,7 @@ class WorkerProcess(JudgeProcess):
         self.name = line.split("grading node ", 1)[1].split(":", 1)[0]
         return line.split("status on ", 1)[1].split()[0]
 
-    def start(self, ready_timeout: float = 150.0) -> WorkerProcess:
+    def start(self, ready_timeout: float = 150.0) -> NodeProcess:
         return super().start(ready_timeout)
 
     def stop(self, timeout: float = 120) -> int | None:

@@ -17,11 +17,11 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from judge.doctor import SelfTest
+from judge.core.doctor import SelfTest
+from judge.core.settings import Settings
 from judge.service.app import create_app
 from judge.service.state import GradingEngine, Services
-from judge.settings import Settings
-from sandbox.base import Backend
+from sandbox.backends.base import Backend
 from tests.conftest import FIXTURE_SLUG, FIXTURES, ROOT, TUPLE_SLUG
 
 #: The service's sandbox-heavy tests run in one xdist worker, one after another: each starts its own warm

@@ -7,11 +7,11 @@ from typing import Any
 
 import numpy as np
 
-from sandbox.base import Backend, Pair
-from sandbox.limits import SandboxLimits
-from sandbox.monitor import CasePlan, RawRun, SessionJob, SigPlan
+from sandbox.backends.base import Backend, GradingProcesses
+from sandbox.host.resource_limits import SandboxLimits
 from sandbox.session.driver import run_session
-from sandbox.tree import split_input
+from sandbox.session.monitor import CasePlan, RawRun, SessionJob, SigPlan
+from sandbox.shared.tree import split_input
 
 ARGS = [{"name": "x", "kind": "pytree", "traced": True}, {"name": "s", "kind": "number", "traced": True}]
 
@@ -68,7 +68,7 @@ def run(
     except BaseException:
         tracer.close()
         raise
-    pair = Pair(tracer, executor)
+    pair = GradingProcesses(tracer, executor)
     try:
         return run_session(pair, job, limits)
     finally:

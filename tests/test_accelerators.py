@@ -19,18 +19,18 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from judge.accelerators import BackendError, detect_backend, jax_can_use, parse_backend
+from judge.authoring.statement import render_rules
 from judge.check import run_checks
 from judge.check.backend_check import _outcome, _same_as_reference, _scales
 from judge.check.backend_table import markdown, spec_settings, summaries
-from judge.compare import bind
+from judge.core.accelerators import BackendError, detect_backend, jax_can_use, parse_backend
+from judge.core.compare import bind
+from judge.core.expected import case_key, matmul_precision
+from judge.core.problems import ProblemSet, load_problem
+from judge.core.spec import BackendCompare, CompareSpec, Tolerance
+from judge.core.verdicts import Verdict
 from judge.dispatch.capabilities import SUBMISSIONS_QUEUE, can_grade, node_queues, queue_for
-from judge.expected import case_key, matmul_precision
-from judge.problems import ProblemSet, load_problem
-from judge.spec import BackendCompare, CompareSpec, Tolerance
-from judge.statement import render_rules
-from judge.verdicts import Verdict
-from sandbox.protocol import dumps_tree
+from sandbox.shared.wire import dumps_tree
 from tests.conftest import FIXTURE_SLUG, FIXTURES, ROOT
 
 PROBLEMS = ROOT / "problems"
@@ -163,7 +163,7 @@ def test_the_sandbox_lowers_the_submission_s_products_at_the_job_s_precision(pre
 
 
 def test_the_grading_job_carries_the_problem_s_precision_to_the_tracer() -> None:
-    from judge.grader import build_session
+    from judge.core.grader import build_session
 
     problem = load_problem(PROBLEMS / "batched-attention")
     job = build_session(problem, "code", problem.public_cases[:1], [False], max_output_bytes=1 << 20)

@@ -13,9 +13,9 @@ import pytest
 from fastapi.testclient import TestClient
 from itsdangerous import TimestampSigner
 
+from judge.core.verdicts import Verdict
 from judge.service.routes.accounts import safe_next
 from judge.service.state import Services
-from judge.verdicts import Verdict
 from sandbox.backends import get_backend
 from tests.conftest import FIXTURE_SLUG, TUPLE_SLUG
 from tests.fakes import FakeEngine

@@ -17,15 +17,15 @@ from typing import Any
 
 import pytest
 
+from judge.core.problems import Problem
+from judge.core.results import CaseCost, GradeResult, MistakeMatch, ProgramMark, ProgramView
+from judge.core.verdicts import Verdict
 from judge.dispatch.callbacks import URL_PATTERN
-from judge.problems import Problem
-from judge.results import CaseCost, GradeResult, MistakeMatch, ProgramMark, ProgramView
+from judge.service.api_errors import _HTTP_CODES
 from judge.service.apikeys import generate_key, hash_key
 from judge.service.app import create_app
 from judge.service.contract import ERROR_CODES
-from judge.service.errors import _HTTP_CODES
 from judge.service.schemas import MAX_TAGS
-from judge.verdicts import Verdict
 from sandbox.backends import get_backend
 from tests.conftest import FIXTURE_SLUG, ROOT
 from tests.fakes import CaseCallback, FakeEngine

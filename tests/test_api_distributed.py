@@ -34,7 +34,7 @@ from judge.dispatch.events import FINAL_KINDS
 from judge.store import Status, Store
 from tests import postgres, redis_server
 from tests.conftest import FIXTURE_SLUG, ROOT
-from tests.scale_support import FAST_CLOCKS, WorkerProcess, wait_until
+from tests.scale_support import FAST_CLOCKS, NodeProcess, wait_until
 from tests.service_support import ServeProcess, solution
 from tests.test_service_callbacks import Receiver
 
@@ -81,7 +81,7 @@ class Deployment:
     """The README's steps taken, with what each answered."""
 
     api: ServeProcess
-    workers: list[WorkerProcess]
+    workers: list[NodeProcess]
     store: Store
     receiver: Receiver
     #: /readyz before any grading node, and the submission made then (with its status a moment later).
@@ -107,11 +107,11 @@ class Deployment:
         raise AssertionError(f"submission {sid} not finished within {timeout:g} s")
 
 
-def _start_all(processes: list[WorkerProcess]) -> None:
+def _start_all(processes: list[NodeProcess]) -> None:
     """Start the grading nodes together, as the README's two background lines do."""
     errors: list[BaseException] = []
 
-    def start(process: WorkerProcess) -> None:
+    def start(process: NodeProcess) -> None:
         try:
             process.start()
         except BaseException as exc:  # re-raised below, in the test's thread
@@ -136,7 +136,7 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
     receiver = Receiver([])
     receiver.thread.start()
     api: ServeProcess | None = None
-    workers: list[WorkerProcess] = []
+    workers: list[NodeProcess] = []
     store: Store | None = None
     try:
         pg.start()
@@ -171,7 +171,7 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
         time.sleep(0.5)
         found.queued_status = found.get(created.headers["location"]).json()["status"]
         for n, slot_base in enumerate(readme_slot_bases()):
-            workers.append(WorkerProcess(base / f"worker{n}", JUDGE_SANDBOX_SLOT_BASE=slot_base, **every))
+            workers.append(NodeProcess(base / f"worker{n}", JUDGE_SANDBOX_SLOT_BASE=slot_base, **every))
         _start_all(workers)
 
         def both_ready() -> bool:

@@ -18,11 +18,11 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import update
 
+from judge.core.verdicts import Verdict
 from judge.service.apikeys import generate_key, hash_key
 from judge.service.state import Services
 from judge.store import NewSubmission
 from judge.store.models import Submission
-from judge.verdicts import Verdict
 from sandbox.backends import get_backend
 from tests.conftest import FIXTURE_SLUG
 from tests.fakes import FakeEngine

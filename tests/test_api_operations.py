@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from judge.dispatch.callbacks import SIGNATURE_HEADER, CallbackSender, verify
-from judge.dispatch.worker import GradingWorker
+from judge.dispatch.grading_loop import GradingLoop
 from judge.store import CallbackState, NewSubmission
 from sandbox.backends import get_backend
 from tests.conftest import FIXTURE_SLUG
@@ -133,7 +133,7 @@ def test_an_api_node_sends_the_callback_a_grader_without_settings_could_not(
             NewSubmission(problem=FIXTURE_SLUG, code=CODE, manifest={}, callback_url=receiver.url)
         )
         # A grading node without callback settings (sharing the API node's store) grades it.
-        grader = GradingWorker(
+        grader = GradingLoop(
             services.store,
             services.engine,
             services.catalog.problems,

@@ -16,6 +16,7 @@ import pytest
 import redis
 from fastapi.testclient import TestClient
 
+from judge.core.settings import Settings
 from judge.dispatch import QueueFull
 from judge.dispatch.capabilities import SUBMISSIONS_QUEUE
 from judge.dispatch.celery_queue import NO_NODE_RETRY_S, CeleryDispatcher
@@ -24,7 +25,6 @@ from judge.service.apikeys import generate_key, hash_key
 from judge.service.app import create_app
 from judge.service.ratelimit import Principal
 from judge.service.shares import RedisShares, ShareExceeded
-from judge.settings import Settings
 from judge.store import Deferred, NewSubmission, Status, Store, sqlite_url
 from sandbox.backends import get_backend
 from tests import redis_server

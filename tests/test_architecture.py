@@ -1,5 +1,5 @@
 """The import graph of ``judge`` and ``sandbox``, read from the source: no import circle, and arrows only
-point down the layers of ``RULES`` (docs/architecture.md, "Layers").
+point down the layers of ``LAYERS`` (docs/architecture.md, "Layers").
 
 Every ``import`` and ``from ... import`` counts, at module level, inside functions and under
 ``TYPE_CHECKING`` (a circle through a function's import is still two modules that need each other);
@@ -23,23 +23,33 @@ PACKAGES = ("judge", "sandbox")
 ENTRY_POINTS = frozenset({"judge.cli", "judge.__main__"})
 
 #: Room -> the rooms it must never import. A room is a package prefix; the longest prefix names a module's
-#: room, so ``judge`` (the engine core: judge's flat modules) does not include ``judge.service``. The core
-#: may import ``judge.check``: ``judge new`` (``judge.scaffold``, authoring) holds a new package to the
-#: package rules ``judge check`` defines. ``judge.submissions`` (the submission use-cases) sits above the
-#: store and dispatch and below the service, which calls it.
-RULES: Mapping[str, frozenset[str]] = {
-    "sandbox": frozenset({"judge"}),
-    "judge.submissions": frozenset({"judge.service", "judge.web"}),
-    "judge.dispatch": frozenset({"judge.service", "judge.web", "judge.submissions"}),
-    "judge.store": frozenset({"judge.service", "judge.dispatch", "judge.web", "judge.submissions"}),
-    "judge.check": frozenset({"judge.service", "judge.dispatch", "judge.web", "judge.submissions"}),
+#: room, so ``judge`` (its flat modules: the helpers problem packages import) does not include
+#: ``judge.core``. The core may import ``judge.check``: ``judge new`` (``judge.authoring.scaffold``) holds a
+#: new package to the package rules ``judge check`` defines. ``sandbox.inside`` runs inside a sandbox, where
+#: only the ``sandbox`` package is visible: it imports ``sandbox.shared`` and nothing else of the host side.
+LAYERS: Mapping[str, frozenset[str]] = {
+    "judge.authoring": frozenset({"judge.dispatch", "judge.service", "judge.store", "judge.web"}),
+    "judge.check": frozenset({"judge.dispatch", "judge.service", "judge.submissions", "judge.web"}),
+    "judge.core": frozenset({"judge.dispatch", "judge.service", "judge.store", "judge.web"}),
+    "judge.dispatch": frozenset({"judge.service", "judge.submissions", "judge.web"}),
     "judge.feedback": frozenset(
-        {"judge.service", "judge.dispatch", "judge.web", "judge.check", "judge.store", "judge.submissions"}
+        {"judge.check", "judge.dispatch", "judge.service", "judge.store", "judge.submissions", "judge.web"}
     ),
-    "judge": frozenset({"judge.service", "judge.dispatch", "judge.web", "judge.store", "judge.submissions"}),
+    "judge.grading": frozenset({"judge.dispatch", "judge.service", "judge.store", "judge.web"}),
+    "judge.store": frozenset({"judge.dispatch", "judge.service", "judge.submissions", "judge.web"}),
+    "judge.submissions": frozenset({"judge.service", "judge.web"}),
+    "judge": frozenset({"judge.dispatch", "judge.service", "judge.store", "judge.submissions", "judge.web"}),
+    "sandbox.backends": frozenset({"judge", "sandbox.inside"}),
+    "sandbox.host": frozenset({"judge", "sandbox.backends", "sandbox.inside", "sandbox.session"}),
+    "sandbox.inside": frozenset({"judge", "sandbox.backends", "sandbox.host", "sandbox.session"}),
+    "sandbox.session": frozenset({"judge", "sandbox.inside"}),
+    "sandbox.shared": frozenset(
+        {"judge", "sandbox.backends", "sandbox.host", "sandbox.inside", "sandbox.session"}
+    ),
+    "sandbox": frozenset({"judge"}),
 }
-#: The rooms a module can belong to (``RULES``' keys and what they name).
-ROOMS = frozenset(RULES) | frozenset().union(*RULES.values())
+#: The rooms a module can belong to (``LAYERS``' keys and what they name).
+ROOMS = frozenset(LAYERS) | frozenset().union(*LAYERS.values())
 
 
 def _modules() -> dict[str, tuple[Path, bool]]:
@@ -136,7 +146,7 @@ def circles(edges: Mapping[str, frozenset[str]]) -> list[list[str]]:
 
 
 def room(module: str) -> str | None:
-    """The room of ``RULES`` a module lives in (the longest matching prefix), or None for an entry point."""
+    """The room of ``LAYERS`` a module lives in (the longest matching prefix), or None for an entry point."""
     if module in ENTRY_POINTS:
         return None
     parts = module.split(".")
@@ -148,22 +158,27 @@ def room(module: str) -> str | None:
 
 
 def upward(edges: Mapping[str, frozenset[str]]) -> list[str]:
-    """Every import that breaks ``RULES``, as ``importer -> imported``."""
+    """Every import that breaks ``LAYERS``, as ``importer -> imported``."""
     broken = []
     for importer, targets in sorted(edges.items()):
         own = room(importer)
         if own is None:
             continue
         for target in sorted(targets):
-            if room(target) in RULES.get(own, frozenset()):
+            if room(target) in LAYERS.get(own, frozenset()):
                 broken.append(f"{importer} -> {target}")
     return broken
 
 
 def test_the_graph_is_read_from_the_source() -> None:
     edges = graph()
-    assert {"judge.grader", "sandbox.monitor", "sandbox.inside.tracer", "judge.service.app"} <= set(edges)
-    assert "sandbox.monitor" in edges["judge.grader"]  # a module-level import
+    assert {
+        "judge.core.grader",
+        "sandbox.session.monitor",
+        "sandbox.inside.tracer",
+        "judge.service.app",
+    } <= set(edges)
+    assert "sandbox.session.monitor" in edges["judge.core.grader"]  # a module-level import
     assert "judge.dispatch.node" in edges["judge.cli"]  # an import inside a function
     assert "judge.store.listing" in edges["judge.store.pages"]  # ``from package import module``
 
@@ -184,7 +199,7 @@ def test_a_circle_and_an_upward_arrow_are_found() -> None:
 
 
 @pytest.mark.parametrize(
-    "module", ["judge.grader", "judge.feedback.cost", "judge.service.state", "sandbox.monitor"]
+    "module", ["judge.core.grader", "judge.feedback.cost", "judge.service.state", "sandbox.session.monitor"]
 )
 def test_every_module_has_a_room(module: str) -> None:
     assert room(module) is not None
@@ -199,4 +214,4 @@ def test_no_import_circle() -> None:
 
 def test_arrows_only_point_down() -> None:
     broken = upward(graph())
-    assert not broken, "imports against the layers (RULES):\n" + "\n".join(broken)
+    assert not broken, "imports against the layers (LAYERS):\n" + "\n".join(broken)

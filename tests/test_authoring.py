@@ -13,13 +13,13 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from judge.authoring.markdown import formulas_left_raw, raw_tex, tex_to_mathml, unescape_text_commands
+from judge.authoring.scaffold_kinds import ARRAY_DTYPES, KINDS, ArgDecl
 from judge.check import requirements_check, spec_check, statement_check
 from judge.check.context import CheckContext
 from judge.check.diagnostics import Diagnostics, Severity
 from judge.constraints import check_derived, check_max_abs, check_number, in_dtype
-from judge.markdown import formulas_left_raw, raw_tex, tex_to_mathml, unescape_text_commands
-from judge.scaffold_kinds import ARRAY_DTYPES, KINDS, ArgDecl
-from judge.spec import ArgSpec
+from judge.core.spec import ArgSpec
 from tests.conftest import FIXTURES
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -7,8 +7,9 @@ now stand between a hidden value and the learner, and each is enough on its own:
 
 - custom calls are checked against JAX's own lowering before anything compiles (the oversized call is
   refused), and
-- hidden cases run last in their grading's executor, once every shown result is in (``sandbox.monitor``),
-  and no executor serves two gradings (``sandbox.pool.ExecutorPool``): nothing shown is computed in a
+- hidden cases run last in their grading's executor, once every shown result is in
+(``sandbox.session.monitor``),
+  and no executor serves two gradings (``sandbox.session.pool.ExecutorPool``): nothing shown is computed in a
   process that has held a hidden value, of this job or of any before it.
 
 Each test grades, on every backend, through one warm pool (as in the service): a Submit whose hidden cases
@@ -25,10 +26,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from judge.grader import grade
-from judge.problems import Case, Problem, ProblemSet
-from judge.results import GradeResult
-from sandbox.pool import GradingPool
+from judge.core.grader import grade
+from judge.core.problems import Case, Problem, ProblemSet
+from judge.core.results import GradeResult
+from sandbox.session.pool import GradingPool
 from tests.conftest import FIXTURE_SLUG, FIXTURES, available_backends
 from tests.program_pool import backend_pool, pool_source
 

@@ -25,10 +25,10 @@ from pathlib import Path
 
 import pytest
 
-from sandbox import cgroups_base
-from sandbox.cgroups import adopt, detect, stale_children, worker_cgroups
-from sandbox.cgroups_base import KernelFiles
-from sandbox.cgroups_v2 import V2Cgroups, discover_v2, shares_to_weight
+from sandbox.host import cgroups_base
+from sandbox.host.cgroups import adopt, detect, stale_children, worker_cgroups
+from sandbox.host.cgroups_base import KernelFiles
+from sandbox.host.cgroups_v2 import V2Cgroups, discover_v2, shares_to_weight
 
 MIB = 1 << 20
 ALL = "cpuset cpu io memory hugetlb pids rdma misc"
@@ -621,9 +621,9 @@ def test_bwrap_worker_on_the_real_v2_tree(real_parent: tuple[Path, str]) -> None
     """The bwrap backend told to use v2 on this hybrid host: its self-test and a tracer run in cgroups of
     the unified tree (core files only here), doctor says what is lost, a kill empties the cgroup and
     closing removes it."""
-    from sandbox.bwrap import BwrapBackend, BwrapSettings, BwrapWorker
-    from sandbox.limits import SandboxLimits
-    from sandbox.procfs import processes_of_uid
+    from sandbox.backends.bwrap import BwrapBackend, BwrapProcess, BwrapSettings
+    from sandbox.host.procfs import processes_of_uid
+    from sandbox.host.resource_limits import SandboxLimits
 
     if shutil.which("bwrap") is None:
         pytest.skip("bubblewrap is not installed")
@@ -640,7 +640,7 @@ def test_bwrap_worker_on_the_real_v2_tree(real_parent: tuple[Path, str]) -> None
             assert "not delegated" in protections["cgroup memory"].detail
             assert "without memory" in protections["cgroups"].detail
         worker = backend.start_tracer(SandboxLimits(startup_time_s=60.0), 940)
-        assert isinstance(worker, BwrapWorker)
+        assert isinstance(worker, BwrapProcess)
         try:
             worker.wait_ready(120)
             cgroups = worker.cgroups
@@ -682,7 +682,7 @@ def test_this_host_is_detected_as_it_is() -> None:
 
 def test_cgroup_names_stay_distinct_across_backends_of_one_process() -> None:
     """A backend made after another must not reuse a worker cgroup name the first may have left behind."""
-    from sandbox.bwrap import BwrapBackend
+    from sandbox.backends.bwrap import BwrapBackend
 
     first, second = BwrapBackend(), BwrapBackend()
     numbers = [next(first._names), next(second._names), next(first._names)]

@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from judge.authoring.scaffold import ScaffoldError, create
+from judge.authoring.statement import render_examples, statement_html, statement_markdown
 from judge.check import (
     CHECK_NAMES,
     CheckReport,
@@ -38,12 +40,10 @@ from judge.constraints import (
     check_same_structure,
     leaves_with_paths,
 )
-from judge.problems import ProblemSet
-from judge.scaffold import ScaffoldError, create
-from judge.statement import render_examples, statement_html, statement_markdown
-from judge.verdicts import Verdict
+from judge.core.problems import ProblemSet
+from judge.core.verdicts import Verdict
 from sandbox.backends import get_backend
-from sandbox.base import Backend
+from sandbox.backends.base import Backend
 from tests.conftest import FIXTURE_SLUG, FIXTURES, ROOT, SEED_CHECK_SLOTS, SeedCheck, seed_check_group
 
 #: Every problem of the repository, found as ``judge check`` finds them: no test names one.

@@ -17,11 +17,11 @@ from judge.check import accuracy_check, cases_check, reference_check, spec_check
 from judge.check.context import CheckContext
 from judge.check.diagnostics import Diagnostics, Severity
 from judge.check.float64_run import widen_inputs, widen_module
-from judge.grader import grade
-from judge.problems import Problem, ProblemSet, load_problem
-from judge.results import GradeResult
-from judge.verdicts import Verdict
-from sandbox.base import Backend
+from judge.core.grader import grade
+from judge.core.problems import Problem, ProblemSet, load_problem
+from judge.core.results import GradeResult
+from judge.core.verdicts import Verdict
+from sandbox.backends.base import Backend
 from tests.conftest import FIXTURES, ROOT
 
 #: ``leaf * factor`` through a float32 ``1 - 0.999**t`` (t = 1, traced so nothing folds in Python): 1.3e-5
@@ -108,7 +108,7 @@ def test_a_problem_may_state_a_larger_share_but_not_beyond_the_tolerance(tmp_pat
 def test_shares_outside_zero_to_one_are_refused(value: float) -> None:
     from pydantic import ValidationError
 
-    from judge.spec import AccuracySpec
+    from judge.core.spec import AccuracySpec
 
     with pytest.raises(ValidationError):
         AccuracySpec(shares={"bfloat16": value})

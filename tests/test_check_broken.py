@@ -23,11 +23,11 @@ from judge.check import CheckReport, Finding, Severity, run_checks
 from judge.check.context import CheckContext
 from judge.check.diagnostics import Diagnostics
 from judge.check.solutions_check import grade_files
-from judge.problems import load_problem
-from judge.verdicts import Verdict
+from judge.core.problems import load_problem
+from judge.core.verdicts import Verdict
 from sandbox.backends import get_backend
-from sandbox.base import Backend, PopenWorker, Protection, Worker
-from sandbox.limits import SandboxLimits
+from sandbox.backends.base import Backend, PopenProcess, Protection, SandboxedProcess
+from sandbox.host.resource_limits import SandboxLimits
 from tests.conftest import FIXTURE_SLUG, FIXTURES
 
 SLUG = FIXTURE_SLUG
@@ -172,7 +172,7 @@ def test_strict_spec_no_coercion_and_did_you_mean(
 def test_the_loader_names_the_line_too(tmp_path: Path) -> None:
     root = copy_problem(tmp_path)
     edit(root / "problem.toml", "case_time_s = 10", "case_tme_s = 10")
-    from judge.errors import ProblemError
+    from judge.core.errors import ProblemError
 
     with pytest.raises(ProblemError) as caught:
         load_problem(root)
@@ -638,16 +638,16 @@ class FlakyStartBackend(Backend):
     def protections(self) -> list[Protection]:
         return []
 
-    def start_tracer(self, limits: SandboxLimits, slot: int = 0) -> Worker:
+    def start_tracer(self, limits: SandboxLimits, slot: int = 0) -> SandboxedProcess:
         if self.failures > 0:
             self.failures -= 1
-            return PopenWorker(self.name, ["/bin/sh", "-c", "exit 3", "sh"], {"PATH": "/usr/bin:/bin"})
+            return PopenProcess(self.name, ["/bin/sh", "-c", "exit 3", "sh"], {"PATH": "/usr/bin:/bin"})
         return self.inner.start_tracer(limits, slot)
 
-    def start_executor(self, limits: SandboxLimits, slot: int = 0) -> Worker:
+    def start_executor(self, limits: SandboxLimits, slot: int = 0) -> SandboxedProcess:
         return self.inner.start_executor(limits, slot)
 
-    def fork_executor(self, limits: SandboxLimits, slot: int = 0) -> Worker:
+    def fork_executor(self, limits: SandboxLimits, slot: int = 0) -> SandboxedProcess:
         return self.inner.fork_executor(limits, slot)
 
     def close(self) -> None:
@@ -680,5 +680,5 @@ def test_a_tracer_that_fails_to_start_is_started_again(
         assert backend.failures == 0
     else:
         assert grading.result is None and grading.error is not None and grading.judge_failed
-        assert grading.error.startswith("WorkerStartError: no ready flaky worker"), grading.error
+        assert grading.error.startswith("ProcessStartError: no ready flaky worker"), grading.error
         assert "last start error: " in grading.error, grading.error

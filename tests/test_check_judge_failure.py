@@ -17,10 +17,10 @@ from judge.check.context import CheckContext, SolutionGrade
 from judge.check.diagnostics import Diagnostics
 from judge.check.formats import render
 from judge.check.runner import EXIT_JUDGE_FAILED, ProblemReport
-from judge.problems import load_problem
-from judge.results import GradeResult
-from judge.verdicts import Verdict
-from sandbox.errors import WorkerStartError
+from judge.core.problems import load_problem
+from judge.core.results import GradeResult
+from judge.core.verdicts import Verdict
+from sandbox.errors import ProcessStartError
 from tests.test_check_broken import SLUG, copy_problem
 
 
@@ -39,7 +39,7 @@ class _Grades:
         if self.calls <= self.failures:
             if self.internal:
                 return SimpleNamespace(verdict=Verdict.INTERNAL_ERROR, message="the executor was lost")
-            raise WorkerStartError("no ready bwrap worker: nothing progressed for 60 s")
+            raise ProcessStartError("no ready bwrap worker: nothing progressed for 60 s")
         return SimpleNamespace(verdict=self.verdict, message="")
 
 
@@ -74,7 +74,7 @@ def test_a_judge_that_keeps_failing_is_its_own_failure_not_the_packages(
     graded = solutions_check._grade_one(ctx, None, "accepted", _solution(ctx))  # type: ignore[arg-type]
     assert grades.calls == solutions_check._GRADE_ATTEMPTS
     assert graded.judge_failed and graded.result is None
-    assert graded.error is not None and "WorkerStartError" in graded.error and "3 tries" in graded.error
+    assert graded.error is not None and "ProcessStartError" in graded.error and "3 tries" in graded.error
     solutions_check._judge(ctx, graded)
     assert ctx.diag.findings == [], "the judge's failure was filed on the solution"
     report = CheckReport((_report(ctx, graded),))
@@ -82,7 +82,7 @@ def test_a_judge_that_keeps_failing_is_its_own_failure_not_the_packages(
     assert not report.ok
     text = render(report, "text")
     assert "the judge failed: it could not grade 1 solution even after retries" in text
-    assert "accepted/tree_util_map.py: WorkerStartError" in text
+    assert "accepted/tree_util_map.py: ProcessStartError" in text
     data = json.loads(render(report, "json"))
     assert data["ok"] is False and len(data["judge_failures"]) == 1
 

@@ -9,10 +9,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from judge.problems import Problem, ProblemSet
-from judge.results import GradeResult
-from judge.rules import idle_loops_message, precheck_for
-from judge.verdicts import Verdict, WrongAnswerReason
+from judge.core.problems import Problem, ProblemSet
+from judge.core.results import GradeResult
+from judge.core.verdicts import Verdict, WrongAnswerReason
+from judge.grading.compiled_rules import idle_loops_message, precheck_for
 from tests.conftest import FIXTURES, PROGRAM_SLUG
 from tests.program_pool import pooled_grader
 

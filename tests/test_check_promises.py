@@ -12,8 +12,8 @@ import pytest
 from judge.check import cases_check, promises_check, spec_check
 from judge.check.context import CheckContext
 from judge.check.diagnostics import Diagnostics, Finding, Severity
-from judge.problems import load_problem
-from judge.spec import PromiseSpec
+from judge.core.problems import load_problem
+from judge.core.spec import PromiseSpec
 from tests.conftest import FIXTURES
 
 SLUG = "scale-tree"

@@ -110,10 +110,10 @@ def test_aligned_columns_stay_aligned_for_long_cells() -> None:
 
 
 def test_the_grade_report_keeps_its_columns_aligned_for_long_case_names() -> None:
-    from judge.problems import load_problem
-    from judge.report import text_report
-    from judge.results import CaseResult, GradeResult
-    from judge.verdicts import Verdict
+    from judge.core.problems import load_problem
+    from judge.core.results import CaseResult, GradeResult
+    from judge.core.verdicts import Verdict
+    from judge.feedback.report import text_report
     from tests.conftest import FIXTURE_SLUG, FIXTURES
 
     problem = load_problem(FIXTURES / FIXTURE_SLUG)

@@ -1,4 +1,5 @@
-"""Tests for judge.compare: a table of (expected, got, options) -> verdict and message, then properties."""
+"""Tests for judge.core.compare: a table of (expected, got, options) -> verdict and message, then
+properties."""
 
 from __future__ import annotations
 
@@ -15,11 +16,11 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from judge.compare import CompareResult, accepts, bind, compare, format_path
-from judge.hidden import hidden_message
-from judge.spec import CompareSpec, OutputSpec, Tolerance
-from judge.verdicts import WrongAnswerReason as R
-from sandbox.tree import NonStrKey, OtherNode
+from judge.core.compare import CompareResult, accepts, bind, compare, format_path
+from judge.core.hidden import hidden_message
+from judge.core.spec import CompareSpec, OutputSpec, Tolerance
+from judge.core.verdicts import WrongAnswerReason as R
+from sandbox.shared.tree import NonStrKey, OtherNode
 
 TOL = CompareSpec().tolerance
 ABS_1E6 = {**TOL, "float32": Tolerance(rtol=0.0, atol=1e-6)}
@@ -501,8 +502,8 @@ HIDDEN = [
 
 @pytest.mark.parametrize(("expected", "got", "path", "bucket"), HIDDEN)
 def test_hidden_wording_reveals_no_values(expected: Any, got: Any, path: str, bucket: str) -> None:
-    """A hidden case is worded by judge.hidden alone: the leaf and a coarse bucket, no value, count, index
-    or exact ratio (compare itself has no hidden wording left to call by mistake)."""
+    """A hidden case is worded by judge.core.hidden alone: the leaf and a coarse bucket, no value, count,
+    index or exact ratio (compare itself has no hidden wording left to call by mistake)."""
     result = compare(expected, got, tolerance=TOL)
     assert not result.ok and result.reason is R.VALUE
     message = hidden_message(result)
@@ -753,7 +754,7 @@ def test_a_leaf_bit_for_bit_the_expected_is_checked_as_element_by_element(
     """The shortcut for identical values (the usual right answer) finds exactly what the element-by-element
     check finds: nothing failing, the first element as the worst, its bound and ulp (NaN, infinities,
     signed zeros and subnormals included)."""
-    from judge.compare import _check_leaf, _check_values, _Pair
+    from judge.core.compare import _check_leaf, _check_values, _Pair
 
     kind = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
     values: list[bool] | list[int] | list[float]
@@ -785,8 +786,8 @@ def test_a_leaf_bit_for_bit_the_expected_is_checked_as_element_by_element(
 def test_a_magnitude_tree_widens_rtol_to_the_terms_of_each_element() -> None:
     """``scale`` (``[compare] magnitude``): rtol applies to max(|expected|, scale) element by element, so an
     element whose terms of size 1000 cancel to 0.002 allows 1000's rounding, and its neighbour does not."""
-    from judge.compare import compare as plain_compare
-    from judge.spec import default_tolerances
+    from judge.core.compare import compare as plain_compare
+    from judge.core.spec import default_tolerances
 
     tol = default_tolerances()
     expected = {"y": np.array([0.002, 0.002], np.float32)}

@@ -1,8 +1,9 @@
-"""XLA's reason for ending the executor while compiling, as judge.compile_failure reads it from its output."""
+"""XLA's reason for ending the executor while compiling, as judge.core.compile_failure reads it from its
+output."""
 
 from __future__ import annotations
 
-from judge.compile_failure import MAX_DETAIL_CHARS, XlaReason, escaped, is_large, xla_reason
+from judge.core.compile_failure import MAX_DETAIL_CHARS, XlaReason, escaped, is_large, xla_reason
 
 
 def test_an_uncaught_cpp_exception_gives_its_type_and_what() -> None:

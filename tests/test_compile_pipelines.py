@@ -21,10 +21,11 @@ from judge.check import margins
 from judge.check.compile_share import COMPILE_SHARE_WARN
 from judge.check.context import CheckContext, SolutionGrade
 from judge.check.diagnostics import Diagnostics
-from judge.grader import build_session, grade, interpret
-from judge.problems import Problem, ProblemSet
-from judge.results import CaseResult, GradeResult
-from judge.verdicts import Verdict
+from judge.core.grader import build_session, grade, interpret
+from judge.core.problems import Problem, ProblemSet
+from judge.core.results import CaseResult, GradeResult
+from judge.core.verdicts import Verdict
+from sandbox.host.resource_limits import SandboxLimits
 from sandbox.inside.compiling import (
     FAST,
     STANDARD,
@@ -34,8 +35,7 @@ from sandbox.inside.compiling import (
     ProgramShape,
     measure,
 )
-from sandbox.limits import SandboxLimits
-from sandbox.pool import GradingPool
+from sandbox.session.pool import GradingPool
 from sandbox.session.reports import RawRun, Stop, decode_load
 from tests.conftest import FIXTURE_SLUG, FIXTURES, ROOT, available_backends
 from tests.program_pool import backend_pool
@@ -268,7 +268,7 @@ def _stopped(stop: Stop) -> str:
     return result.cases[stop.case or 0].message
 
 
-_LARGE = 64 * 1024  # bytes of a program unrolled from a Python loop (judge.compile_failure)
+_LARGE = 64 * 1024  # bytes of a program unrolled from a Python loop (judge.core.compile_failure)
 _SMALL = 4 * 1024  # bytes of an ordinary program
 #: What the executor printed when XLA's CPU compiler aborted on an empty slice of a concatenation
 #: (``ravel_pytree`` of a tree with an empty leaf after its first, hessian-vector-product).

@@ -18,12 +18,12 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from judge.output_tree import assemble
+from judge.core.output_tree import assemble
 from sandbox.backends import get_backend
-from sandbox.base import Backend, Pair
-from sandbox.limits import SandboxLimits
-from sandbox.monitor import RawRun, SessionJob
+from sandbox.backends.base import Backend, GradingProcesses
+from sandbox.host.resource_limits import SandboxLimits
 from sandbox.session.driver import run_session
+from sandbox.session.monitor import RawRun, SessionJob
 from tests.conftest import available_backends
 from tests.sessions import outputs, run, session
 
@@ -160,13 +160,15 @@ def test_an_output_over_the_cap_is_refused_before_it_runs(backend: Backend) -> N
 def test_an_executor_serves_job_after_job(backend: Backend) -> None:
     tracer = backend.start_tracer(LIMITS, SLOT)
     executor = backend.start_executor(LIMITS, SLOT)
-    first = run_session(Pair(tracer, executor), session(DOUBLE, np.ones(2, np.float32)), LIMITS)
+    first = run_session(GradingProcesses(tracer, executor), session(DOUBLE, np.ones(2, np.float32)), LIMITS)
     tracer.close()
     assert first.executor_healthy
     tracer = backend.fork_tracer(LIMITS, SLOT)
     try:
         second = run_session(
-            Pair(tracer, executor), session(DOUBLE, np.full(3, 2.0, np.float32), scale=3.0), LIMITS
+            GradingProcesses(tracer, executor),
+            session(DOUBLE, np.full(3, 2.0, np.float32), scale=3.0),
+            LIMITS,
         )
         assert second.executor_healthy
         np.testing.assert_array_equal(outputs(second, 0)[0], np.full(3, 6.0, np.float32))

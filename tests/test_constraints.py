@@ -12,8 +12,8 @@ from judge.constraints import (
     split_violation,
     tree_signature,
 )
-from judge.errors import InputError, ProblemError
-from judge.problems import Problem, ProblemSet
+from judge.core.errors import InputError, ProblemError
+from judge.core.problems import Problem, ProblemSet
 from tests.conftest import FIXTURE_SLUG, FIXTURES, TUPLE_SLUG
 
 #: The test fixture package (its validator bounds every value by 1e15).

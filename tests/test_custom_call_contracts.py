@@ -22,16 +22,16 @@ import pytest
 from jax._src.interpreters import mlir
 from jax._src.lib.mlir import ir  # type: ignore[attr-defined]
 
-from judge.grader import grade
-from judge.problems import ProblemSet
-from judge.results import GradeResult
-from judge.verdicts import Verdict, WrongAnswerReason
-from sandbox.command import MALLOC_PERTURB
+from judge.core.grader import grade
+from judge.core.problems import ProblemSet
+from judge.core.results import GradeResult
+from judge.core.verdicts import Verdict, WrongAnswerReason
+from sandbox.host.command import MALLOC_PERTURB
 from sandbox.inside import contracts
 from sandbox.inside.contracts import BrokenContract, Contracts
 from sandbox.inside.lowering import Lowerer, parse
 from sandbox.inside.program_checks import allowed_custom_calls
-from sandbox.pool import GradingPool
+from sandbox.session.pool import GradingPool
 from tests.conftest import FIXTURE_SLUG, FIXTURES, available_backends
 from tests.program_pool import backend_pool
 
@@ -416,7 +416,7 @@ def test_the_same_submission_through_jax_own_lowering_is_accepted(pool: GradingP
 @pytest.mark.slow
 def test_executors_run_with_malloc_perturb_and_tracers_without(pool: GradingPool) -> None:
     """Defence in depth: in executors glibc scrubs what malloc hands out and what is freed
-    (``sandbox.command``), so an uninitialised buffer holds fill bytes, never an earlier case's or job's
+    (``sandbox.host.command``), so an uninitialised buffer holds fill bytes, never an earlier case's or job's
     values; the executor of a Submit says so when it reports ready. A tracer, forked
     for one submission and never given a hidden value, runs without it (it would only cost page faults):
     the submission sees no such variable."""

@@ -3,7 +3,7 @@
 The statement tells the learner that the mesh's position (i, j) is device 2i + j, that device 2i + j holds
 the block of y of rows iB..(i+1)B-1 and columns jH..(j+1)H-1, and that devices 2i and 2i + 1 both hold rows
 iB..(i+1)B-1 of top. The judge compares learners' outputs with the reference's layouts, so those words are
-only true while the reference (run on 8 CPU devices as the judge runs it, ``judge.mesh_reference``)
+only true while the reference (run on 8 CPU devices as the judge runs it, ``judge.core.mesh_reference``)
 places its outputs exactly so. No sandbox: the reference is trusted code.
 """
 
@@ -14,11 +14,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from judge.errors import ReferenceFailure
-from judge.mesh_reference import run
-from judge.problems import Problem, load_problem
-from judge.shardings import mesh_of
-from sandbox.shardings import describe, from_wire
+from judge.core.errors import ReferenceFailure
+from judge.core.mesh_reference import run
+from judge.core.problems import Problem, load_problem
+from judge.core.shardings import mesh_of
+from sandbox.shared.layouts import describe, from_wire
 
 PROBLEM = Path(__file__).resolve().parents[1] / "problems" / "device-mesh-sharding"
 

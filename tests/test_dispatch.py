@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from judge.dispatch import GradingWorker, LocalDispatcher, Outcome, ProgressFeed, QueueFull
+from judge.core.problems import Problem, ProblemSet
+from judge.core.results import CaseResult, GradeResult
+from judge.dispatch import GradingLoop, LocalDispatcher, Outcome, ProgressFeed, QueueFull
+from judge.dispatch.grading_loop import DEFAULT_MAX_ATTEMPTS, MAX_CAPACITY_REQUEUES
 from judge.dispatch.metrics import Metrics
-from judge.dispatch.worker import DEFAULT_MAX_ATTEMPTS, MAX_CAPACITY_REQUEUES
-from judge.problems import Problem, ProblemSet
-from judge.results import CaseResult, GradeResult
 from judge.store import NewSubmission, Status, Store, sqlite_url
 from judge.store.records import Claim
-from sandbox.errors import SandboxError, WorkerStartError
+from sandbox.errors import ProcessStartError, SandboxError
 from tests.conftest import FIXTURE_SLUG
 from tests.fakes import FakeEngine
 
@@ -41,7 +41,7 @@ class FlakyEngine(FakeEngine):
         self.calls += 1
         if self.calls <= self.failures:
             if self.capacity:
-                raise WorkerStartError("no ready bwrap worker: nothing progressed for 60 s: /secret/path")
+                raise ProcessStartError("no ready bwrap worker: nothing progressed for 60 s: /secret/path")
             raise SandboxError("the executor died mid-grading: /secret/path/detail")
         return super().grade(problem, code, on_case=on_case)
 
@@ -56,8 +56,8 @@ def store(tmp_path: Path) -> Iterator[Store]:
 
 def worker(
     store: Store, problems: ProblemSet, engine: FakeEngine, *, max_attempts: int = DEFAULT_MAX_ATTEMPTS
-) -> GradingWorker:
-    return GradingWorker(
+) -> GradingLoop:
+    return GradingLoop(
         store, engine, problems, ProgressFeed(store), backend_name="fake", max_attempts=max_attempts
     )
 
@@ -83,7 +83,7 @@ def test_judge_failures_are_retried_then_the_submission_fails_without_detail(
 ) -> None:
     engine = FlakyEngine(failures=5)
     metrics = Metrics()
-    w = GradingWorker(
+    w = GradingLoop(
         store, engine, problems, ProgressFeed(store), backend_name="fake", max_attempts=2, observer=metrics
     )
     sid = submit(store)
@@ -102,7 +102,7 @@ def test_waiting_for_capacity_does_not_use_up_an_attempt(store: Store, problems:
     and the submission is then graded on its first counted attempt."""
     engine = FlakyEngine(failures=3, capacity=True)
     metrics = Metrics()
-    w = GradingWorker(
+    w = GradingLoop(
         store, engine, problems, ProgressFeed(store), backend_name="fake", max_attempts=2, observer=metrics
     )
     sid = submit(store)
@@ -222,7 +222,7 @@ def test_submissions_wait_while_may_start_says_no_but_not_forever(
 
 
 def test_json_safe_spells_out_non_finite_numbers() -> None:
-    from judge.results import json_safe
+    from judge.core.results import json_safe
 
     value = {"error_ratio": float("inf"), "cases": [{"error_ratio": float("nan"), "x": [float("-inf"), 1.5]}]}
     assert json_safe(value) == {

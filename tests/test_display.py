@@ -1,4 +1,5 @@
-"""Safe display (judge.display, the text report) and reading source bytes like Python (judge.source)."""
+"""Safe display (judge.feedback.display, the text report) and reading source bytes like Python
+(judge.core.source)."""
 
 from __future__ import annotations
 
@@ -10,13 +11,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from judge.display import escape_text, sanitize_json, strict_json
-from judge.errors import InputError
-from judge.problems import ProblemSet
-from judge.report import text_report
-from judge.results import CaseResult, GradeResult, LeafValue
-from judge.source import SourceError, decode_source
-from judge.verdicts import Verdict, WrongAnswerReason
+from judge.core.errors import InputError
+from judge.core.problems import ProblemSet
+from judge.core.results import CaseResult, GradeResult, LeafValue
+from judge.core.source import SourceError, decode_source
+from judge.core.verdicts import Verdict, WrongAnswerReason
+from judge.feedback.display import escape_text, sanitize_json, strict_json
+from judge.feedback.report import text_report
 from tests.conftest import FIXTURE_SLUG, FIXTURES
 
 SLUG = FIXTURE_SLUG
@@ -193,8 +194,8 @@ def test_tree_layout_names_each_leaf_dtype_and_every_tuple_node() -> None:
     import ml_dtypes
     import numpy as np
 
-    from judge.display import tree_layout
-    from sandbox.tree import NonStrKey, OtherNode
+    from judge.feedback.display import tree_layout
+    from sandbox.shared.tree import NonStrKey, OtherNode
 
     tree = (
         {"b": np.array([1, 2], dtype=np.int32), NonStrKey("3", "int"): np.float32(0.5)},
@@ -219,7 +220,7 @@ def test_tree_layout_names_each_leaf_dtype_and_every_tuple_node() -> None:
 def test_a_shown_value_carries_its_layout() -> None:
     import numpy as np
 
-    from judge.results import LeafValue
+    from judge.core.results import LeafValue
 
     shown = LeafValue.of((np.array([1, 2], dtype=np.int32), [np.float32(0.25)])).model_dump(by_alias=True)
     assert shown["json"] == [[1, 2], [0.25]]

@@ -23,6 +23,14 @@ ARCHITECTURE = ROOT / "docs" / "architecture.md"
 MODULE_TABLES = {
     "`judge/` modules, one job each:": ROOT / "judge",
     "`sandbox/` modules, one job each:": ROOT / "sandbox",
+    "`judge/authoring/` modules, one job each:": ROOT.joinpath("judge", "authoring"),
+    "`judge/core/` modules, one job each:": ROOT.joinpath("judge", "core"),
+    "`judge/feedback/` modules, one job each:": ROOT.joinpath("judge", "feedback"),
+    "`judge/grading/` modules, one job each:": ROOT.joinpath("judge", "grading"),
+    "`sandbox/backends/` modules, one job each:": ROOT.joinpath("sandbox", "backends"),
+    "`sandbox/host/` modules, one job each:": ROOT.joinpath("sandbox", "host"),
+    "`sandbox/session/` modules, one job each:": ROOT.joinpath("sandbox", "session"),
+    "`sandbox/shared/` modules, one job each:": ROOT.joinpath("sandbox", "shared"),
 }
 CHECK_TABLE_HEADER = "| check | proves |"
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from judge.doctor import diagnose
+from judge.core.doctor import diagnose
 from sandbox.backends import get_backend
 from tests.conftest import available_backends
 from tests.test_cli import judge

@@ -12,7 +12,7 @@ import pytest
 
 from sandbox.inside.executor import REQUEST_LIMITS, Executor
 from sandbox.inside.lowering import Lowerer
-from sandbox.protocol import Frame, FrameLimits, FrameReader, encode_frame
+from sandbox.shared.wire import Frame, FrameLimits, FrameReader, encode_frame
 
 REPLIES = FrameLimits(max_frame=1 << 24, max_json=1 << 22, max_json_depth=64)
 

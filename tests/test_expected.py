@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from judge.errors import InputError, ReferenceFailure
-from judge.expected import expected_outputs, reference_outputs
-from judge.problems import Problem, ProblemSet
+from judge.core.errors import InputError, ReferenceFailure
+from judge.core.expected import expected_outputs, reference_outputs
+from judge.core.problems import Problem, ProblemSet
 from tests.conftest import FIXTURE_SLUG, FIXTURES
 
 
@@ -55,7 +55,7 @@ def test_a_gradients_cache_key_follows_the_code_that_builds_the_cotangent(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Changing how the cotangent is built must not serve gradients cached with the old one."""
-    from judge import expected
+    from judge.core import expected
 
     problem = ProblemSet(FIXTURES).get("running-total")
     case = problem.cases[0]

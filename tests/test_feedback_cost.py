@@ -11,21 +11,21 @@ from pathlib import Path
 
 import pytest
 
+from judge.authoring.statement import stated_rules
 from judge.check import cost_check
 from judge.check.context import CheckContext, SolutionGrade
 from judge.check.diagnostics import Diagnostics, Finding, Severity
+from judge.core.grader import grade
+from judge.core.problems import Problem, ProblemSet, load_problem
+from judge.core.results import CaseCost, CaseResult, GradeResult
+from judge.core.spec import CostRule
+from judge.core.verdicts import Verdict, WrongAnswerReason
 from judge.feedback import cost
 from judge.feedback.cost import compare_cost, measurable, ratio, time_ratio
 from judge.feedback.known_costs import KnownCost, nearest
 from judge.feedback.notes import MistakeNote, parse_note
-from judge.grader import grade
-from judge.problems import Problem, ProblemSet, load_problem
-from judge.results import CaseCost, CaseResult, GradeResult
-from judge.spec import CostRule
-from judge.statement import stated_rules
-from judge.verdicts import Verdict, WrongAnswerReason
 from sandbox.inside.executor import cost_of
-from sandbox.pool import GradingPool
+from sandbox.session.pool import GradingPool
 from tests.conftest import FIXTURE_SLUG, FIXTURES, ROOT
 from tests.program_pool import default_pool, pool_source
 

@@ -11,14 +11,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from judge.expected import expected_gradients, expected_outputs
+from judge.core.expected import expected_gradients, expected_outputs
+from judge.core.grader import ProcessesSource, grade
+from judge.core.problems import Problem, ProblemSet, default_problems_dir
+from judge.core.results import GradeResult
+from judge.core.verdicts import Verdict
 from judge.feedback.matching import Candidate, best_match, differing_leaves, indistinguishable_pairs
+from judge.feedback.mistakes import KnownMistake, MistakeFinder, known_mistakes, mistake_output
 from judge.feedback.notes import MistakeNote, NoteError, parse_note
-from judge.grader import PairSource, grade
-from judge.mistakes import KnownMistake, MistakeFinder, known_mistakes, mistake_output
-from judge.problems import Problem, ProblemSet, default_problems_dir
-from judge.results import GradeResult
-from judge.verdicts import Verdict
 from tests.conftest import FIXTURE_SLUG, FIXTURES
 from tests.program_pool import default_pool, pool_source
 
@@ -155,7 +155,7 @@ def test_every_distinctive_mistake_is_named_on_the_public_cases(slug: str) -> No
 
 def _needs_its_devices(problem: Problem) -> None:
     """Known mistakes run in the judge's process, which starts JAX with enough CPU devices for a mesh
-    problem (``judge.expected``); a test process whose JAX started first may have fewer."""
+    problem (``judge.core.expected``); a test process whose JAX started first may have fewer."""
     import jax
 
     if jax.device_count() < problem.spec.sandbox.devices:
@@ -195,7 +195,7 @@ def test_an_answer_is_remembered_across_gradings_by_the_cases_candidates_and_the
 ) -> None:
     """The same output on the same case in a later grading (a Run again, the Submit after it) gets the
     answer the lookup gave without looking it up again; another output is looked up afresh."""
-    from judge import mistakes as module
+    from judge.feedback import mistakes as module
 
     problem = ProblemSet(FIXTURES).get(FIXTURE_SLUG)
     cases = list(problem.public_cases)
@@ -221,7 +221,7 @@ def test_an_answer_is_remembered_across_gradings_by_the_cases_candidates_and_the
 
 
 def test_a_finder_reads_the_known_mistakes_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    from judge import mistakes as module
+    from judge.feedback import mistakes as module
 
     problem = ProblemSet(FIXTURES).get(FIXTURE_SLUG)
     cases = list(problem.public_cases)
@@ -271,14 +271,14 @@ def test_judge_check_requires_a_note_and_counts_what_the_examples_cannot_tell_ap
 
 
 @pytest.fixture(scope="module")
-def source() -> Iterator[PairSource]:
+def source() -> Iterator[ProcessesSource]:
     """A one-pair warm pool of the default backend (tracer slots from ``SLOT_BASE``) as a pair source."""
     with default_pool(SLOT_BASE) as pool:
         yield pool_source(pool)
 
 
 @pytest.fixture(scope="module")
-def graded(source: PairSource) -> Callable[[Problem, str], GradeResult]:
+def graded(source: ProcessesSource) -> Callable[[Problem, str], GradeResult]:
     return lambda problem, code: grade(problem, code, source)
 
 
@@ -307,7 +307,7 @@ def test_a_submitted_mistake_is_named_with_its_note_and_hidden_cases_show_no_val
 
 
 @pytest.mark.slow
-def test_a_mistake_is_named_on_a_custom_run_input(source: PairSource) -> None:
+def test_a_mistake_is_named_on_a_custom_run_input(source: ProcessesSource) -> None:
     """A learner's own Run-panel input, on which the shipped mistake's output is its own (adding 3 gives
     [4, 5, 5.5] where multiplying by 3 gives [3, 6, 7.5]), names the mistake with its note; an accepted
     solution on the same input is named nothing."""

@@ -11,15 +11,15 @@ from typing import Any, Literal
 import numpy as np
 import pytest
 
+from judge.core.grader import ProcessesSource, grade
+from judge.core.problems import Case, Problem, ProblemSet
+from judge.core.results import GradeResult
+from judge.core.verdicts import Verdict
 from judge.feedback.program_view import Mark, marks
-from judge.grader import PairSource, grade
-from judge.problems import Case, Problem, ProblemSet
-from judge.results import GradeResult
-from judge.verdicts import Verdict
-from sandbox.monitor import ProgramReport, RawRun, SessionJob, SigPlan
-from sandbox.protocol import ProtocolError
+from sandbox.session.monitor import ProgramReport, RawRun, SessionJob, SigPlan
 from sandbox.session.reports import ProgramText
 from sandbox.session.tracer_messages import keep_views
+from sandbox.shared.wire import ProtocolError
 from tests.conftest import FIXTURE_SLUG, FIXTURES
 from tests.program_pool import default_pool, pool_source
 
@@ -227,14 +227,14 @@ def test_the_monitor_drops_a_view_a_hostile_tracer_claims_for_a_secret_signature
 
 
 @pytest.fixture(scope="module")
-def source() -> Iterator[PairSource]:
+def source() -> Iterator[ProcessesSource]:
     """A one-pair warm pool of the default backend (tracer slots from ``SLOT_BASE``) as a pair source."""
     with default_pool(SLOT_BASE) as pool:
         yield pool_source(pool)
 
 
 @pytest.fixture(scope="module")
-def graded(source: PairSource) -> Callable[[Problem, str], GradeResult]:
+def graded(source: ProcessesSource) -> Callable[[Problem, str], GradeResult]:
     return lambda problem, code: grade(problem, code, source)
 
 
@@ -292,7 +292,7 @@ def test_public_cases_show_their_program_and_hidden_signatures_none(
 
 @pytest.mark.slow
 def test_no_hidden_signatures_program_text_reaches_the_result(
-    source: PairSource, graded: Callable[[Problem, str], GradeResult]
+    source: ProcessesSource, graded: Callable[[Problem, str], GradeResult]
 ) -> None:
     """The very text the tracer makes of each hidden-only signature (got by running the same inputs as a
     custom case, whose program is shown) appears nowhere in the result of a grading with the hidden cases."""

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from judge.results import CaseResult, GradeResult, MistakeMatch, case_json
+from judge.core.results import CaseResult, GradeResult, MistakeMatch, case_json
+from judge.core.verdicts import Verdict
 from judge.service.app import create_app
 from judge.service.contract import CaseEvent, ResultEvent
-from judge.verdicts import Verdict
 from tests.service_support import make_settings
 
 
@@ -42,7 +42,7 @@ def test_case_and_result_events_reference_the_result_models(components: dict[str
 
 
 def test_what_the_worker_publishes_is_what_the_schema_says() -> None:
-    """The payloads judge/dispatch/worker.py publishes validate against the declared event models."""
+    """The payloads judge/dispatch/grading_loop.py publishes validate against the declared event models."""
     mistake = MistakeMatch(name="No bias correction", note="Divide m and v by 1 - beta**t.", others=1)
     hidden = CaseResult(
         name="hidden 1", visibility="hidden", verdict=Verdict.WRONG_ANSWER, message="wrong", mistake=mistake

@@ -13,8 +13,8 @@ from pydantic import ValidationError
 from judge.check import coverage_check
 from judge.check.context import CheckContext
 from judge.check.diagnostics import Diagnostics, Severity
-from judge.problems import load_problem
-from judge.spec import ArgSpec
+from judge.core.problems import load_problem
+from judge.core.spec import ArgSpec
 from tests.conftest import FIXTURES
 
 

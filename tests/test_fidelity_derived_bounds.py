@@ -10,7 +10,7 @@ from judge.check import reach_check
 from judge.check.context import CheckContext
 from judge.check.diagnostics import Diagnostics
 from judge.constraints import check_derived, check_size, recording_bounds
-from judge.problems import load_problem
+from judge.core.problems import load_problem
 from tests.conftest import ROOT
 
 

@@ -24,8 +24,8 @@ from judge.constraints import (
     check_number,
     recording_bounds,
 )
-from judge.problems import load_problem
-from judge.spec import ReachSpec
+from judge.core.problems import load_problem
+from judge.core.spec import ReachSpec
 from tests.conftest import FIXTURES
 
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from judge.verdicts import Verdict, WrongAnswerReason
+from judge.core.verdicts import Verdict, WrongAnswerReason
 from tests.conftest import ROOT, SeedCheck, seed_check_group
 from tests.test_check_accuracy import EXPANSION_KILLS
 

@@ -8,13 +8,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+from judge.authoring.scaffold import ArgDecl, create
+from judge.authoring.statement import render_rules
 from judge.check.context import import_file
 from judge.check.reach_check import approached, factor_for
 from judge.constraints import recording_bounds
-from judge.problems import load_problem
-from judge.scaffold import ArgDecl, create
-from judge.spec import ProblemSpec
-from judge.statement import render_rules
+from judge.core.problems import load_problem
+from judge.core.spec import ProblemSpec
 from judge.web.preview import default_output
 from tests.conftest import FIXTURES, ROOT
 

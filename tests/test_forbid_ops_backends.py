@@ -16,13 +16,13 @@ from typing import Any
 
 import pytest
 
-from judge.grader import grade
-from judge.problems import Problem, load_problem
-from judge.results import GradeResult
-from judge.rules import ForbidOps, rules_for
-from judge.spec import ProblemSpec
-from judge.verdicts import Verdict, WrongAnswerReason
-from sandbox.pool import GradingPool
+from judge.core.grader import grade
+from judge.core.problems import Problem, load_problem
+from judge.core.results import GradeResult
+from judge.core.spec import ProblemSpec
+from judge.core.verdicts import Verdict, WrongAnswerReason
+from judge.grading.compiled_rules import ForbidOps, rules_for
+from sandbox.session.pool import GradingPool
 from tests.conftest import available_backends
 from tests.program_pool import per_backend_pool, pool_source
 

@@ -15,14 +15,14 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from judge.errors import InputError, ProblemError
-from judge.grader import build_session
-from judge.menu import MenuChoice
-from judge.problems import Problem, ProblemSet, load_problem
-from judge.results import GradeResult
-from judge.spec import ArgSpec, ProblemSpec
-from judge.statement import format_inputs
-from judge.verdicts import Verdict
+from judge.authoring.statement import format_inputs
+from judge.core.errors import InputError, ProblemError
+from judge.core.grader import build_session
+from judge.core.menu import MenuChoice
+from judge.core.problems import Problem, ProblemSet, load_problem
+from judge.core.results import GradeResult
+from judge.core.spec import ArgSpec, ProblemSpec
+from judge.core.verdicts import Verdict
 from tests.conftest import FIXTURES, PROGRAM_SLUG
 from tests.program_pool import pooled_grader
 

@@ -6,12 +6,12 @@ from typing import Any
 
 import numpy as np
 
+from judge.core.problems import ProblemSet
+from judge.core.results import CaseCost, MistakeMatch, ProgramView
+from judge.core.verdicts import Verdict, WrongAnswerReason
 from judge.feedback.cost import CostComparison
 from judge.grading.feedback_step import NO_FEEDBACK
 from judge.grading.judging import Judging
-from judge.problems import ProblemSet
-from judge.results import CaseCost, MistakeMatch, ProgramView
-from judge.verdicts import Verdict, WrongAnswerReason
 from sandbox.session.reports import ProgramReport, ProgramText
 from tests.conftest import FIXTURE_SLUG, FIXTURES
 from tests.test_interpret import LIMITS, _all_ok, _expected, _job

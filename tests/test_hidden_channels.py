@@ -20,15 +20,15 @@ from typing import Any
 
 import pytest
 
-import judge.grader
-from judge.grader import grade
-from judge.hidden import PHASE_FIRST_RUNG_S, PHASE_RUNG_RATIO, hidden_phase_bound, one_hidden_mistake
-from judge.problems import Problem, ProblemSet
-from judge.results import CaseResult, MistakeMatch
-from judge.verdicts import Verdict
-from sandbox.base import Pair
-from sandbox.limits import SandboxLimits
-from sandbox.pool import GradingPool
+import judge.core.grader
+from judge.core.grader import grade
+from judge.core.hidden import PHASE_FIRST_RUNG_S, PHASE_RUNG_RATIO, hidden_phase_bound, one_hidden_mistake
+from judge.core.problems import Problem, ProblemSet
+from judge.core.results import CaseResult, MistakeMatch
+from judge.core.verdicts import Verdict
+from sandbox.backends.base import GradingProcesses
+from sandbox.host.resource_limits import SandboxLimits
+from sandbox.session.pool import GradingPool
 from tests.conftest import available_backends
 from tests.program_pool import per_backend_pool
 
@@ -101,7 +101,7 @@ class _Recording:
         self.pool = pool
         self.executors: list[Any] = []
 
-    def __call__(self, limits: SandboxLimits) -> Pair:
+    def __call__(self, limits: SandboxLimits) -> GradingProcesses:
         pair = self.pool.acquire(180, limits)
         self.executors.append(pair.executor)
         return pair
@@ -160,7 +160,7 @@ def test_the_timing_attack_gets_its_hidden_results_together_untimed_and_padded(
         pads.append((time.monotonic(), took, rung))
         return rung
 
-    monkeypatch.setattr(judge.grader, "hidden_phase_bound", bound)
+    monkeypatch.setattr(judge.core.grader, "hidden_phase_bound", bound)
     result = grade(
         problem,
         TIMING_ATTACK,

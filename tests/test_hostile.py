@@ -19,12 +19,12 @@ from pathlib import Path
 
 import pytest
 
-from judge.grader import grade, sandbox_limits
-from judge.problems import Problem, ProblemSet
-from judge.results import GradeResult
-from judge.verdicts import Verdict
+from judge.core.grader import grade, sandbox_limits
+from judge.core.problems import Problem, ProblemSet
+from judge.core.results import GradeResult
+from judge.core.verdicts import Verdict
 from sandbox.backends import get_backend
-from sandbox.base import Backend, Pair
+from sandbox.backends.base import Backend, GradingProcesses
 from tests.conftest import FIXTURE_SLUG, FIXTURES, ROOT, available_backends
 from tests.load import wall_slack
 
@@ -55,7 +55,7 @@ def run(backend_name: str, problem: Problem, code: str, cases: int = 2) -> Grade
     backend: Backend = get_backend(backend_name)
     try:
         limits = sandbox_limits(problem)
-        pair = Pair(backend.fork_tracer(limits), backend.start_executor(limits))
+        pair = GradingProcesses(backend.fork_tracer(limits), backend.start_executor(limits))
         for worker in (pair.tracer, pair.executor):
             worker.wait_ready(120)
         return grade(problem, code, lambda _: pair, cases=problem.cases[:cases])

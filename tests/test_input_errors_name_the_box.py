@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from judge.errors import InputError
-from judge.problems import load_problem
-from judge.service.errors import input_error
+from judge.core.errors import InputError
+from judge.core.problems import load_problem
+from judge.service.api_errors import input_error
 
 ROOT = Path(__file__).resolve().parent.parent
 WITH_JUNK = sorted(path.parent.name for path in (ROOT / "problems").glob("*/validator.py"))

@@ -37,9 +37,9 @@ ACCEPTED = FIXTURES / FIXTURE_SLUG / "solutions" / "accepted" / "tree_util_map.p
 
 #: The rooms that run the judge as a service (docs/architecture.md, "Layers"), and the service's settings.
 SERVICE_ROOMS = frozenset({"judge.service", "judge.store", "judge.dispatch", "judge.web"})
-SERVICE_MODULES = frozenset({"judge.settings"})
+SERVICE_MODULES = frozenset({"judge.core.settings"})
 #: The docker backend: the engine's registry lists it; it imports the Docker SDK inside its methods only.
-DOCKER_BACKEND = "sandbox.docker"
+DOCKER_BACKEND = "sandbox.backends.docker"
 #: The page's modules ``judge preview`` (authoring, an engine command) imports: the statement as one file.
 PREVIEW_MODULES = frozenset({"judge.web", "judge.web.preview", "judge.web.assets"})
 
@@ -248,7 +248,7 @@ def test_the_service_needs_no_queue_client_until_a_queue_is_configured() -> None
     assert {"celery", "kombu", "redis", "docker"} <= blocked and "fastapi" not in blocked
     paths = os.pathsep.join([str(HOOK), os.environ.get("PYTHONPATH", "")])
     imported = subprocess.run(
-        [sys.executable, "-c", "import judge.service.app, judge.service.state, judge.service.errors"],
+        [sys.executable, "-c", "import judge.service.app, judge.service.state, judge.service.api_errors"],
         capture_output=True,
         text=True,
         timeout=120,
@@ -341,7 +341,7 @@ def test_the_engine_imports_no_extra_package() -> None:
                 if module == DOCKER_BACKEND and top == "docker" and id(node) not in top_level:
                     continue
                 found.append(f"{module}:{node.lineno} imports {name}")
-    assert {"judge.grader", "judge.check", "judge.cli"} - set(_engine_modules()) == {"judge.cli"}
+    assert {"judge.core.grader", "judge.check", "judge.cli"} - set(_engine_modules()) == {"judge.cli"}
     assert not found, "the engine imports an extra's package:\n" + "\n".join(found)
 
 

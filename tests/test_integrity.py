@@ -17,11 +17,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from judge.grader import grade
-from judge.problems import Problem, ProblemSet
-from judge.results import GradeResult
-from judge.verdicts import Verdict, WrongAnswerReason
-from sandbox.pool import GradingPool
+from judge.core.grader import grade
+from judge.core.problems import Problem, ProblemSet
+from judge.core.results import GradeResult
+from judge.core.verdicts import Verdict, WrongAnswerReason
+from sandbox.session.pool import GradingPool
 from tests.conftest import FIXTURE_SLUG, FIXTURES, TUPLE_SLUG, available_backends
 from tests.program_pool import backend_pool
 
@@ -80,7 +80,7 @@ def shown(result: GradeResult) -> str:
 
 FORGED_FRAMES = """
 import os, sys
-from sandbox.protocol import encode_frame
+from sandbox.shared.wire import encode_frame
 frames = [
     encode_frame({"type": "loaded"}),
     encode_frame({"type": "program", "sig": 0, "skeleton": {"out": 0}, "module": 0}, [b"junk"]),
@@ -114,7 +114,7 @@ import gc, sys
 import numpy as np
 
 T = sys.modules.get("sandbox.inside.tracer") or sys.modules["__main__"]  # forked, or run as a script
-P = sys.modules["sandbox.protocol"]
+P = sys.modules["sandbox.shared.wire"]
 
 
 def numpy_answer(tree, factor):  # cannot be traced: NumPy and Python floats on the values
@@ -417,7 +417,7 @@ def test_a_submission_that_closes_its_output_is_still_graded_and_cut(
 
 FORGED_PROGRESS = """
 import os, threading
-from sandbox.protocol import encode_frame
+from sandbox.shared.wire import encode_frame
 
 
 def flood():
@@ -447,7 +447,7 @@ def test_forged_progress_frames_cannot_clear_the_deadline(pool: GradingPool, pro
 
 FRAME_FLOOD = """
 import os, struct
-from sandbox.protocol import encode_frame
+from sandbox.shared.wire import encode_frame
 big = encode_frame({"type": "program", "sig": 0, "skeleton": {"out": 0}, "module": 0}, [b"x" * (1000 * 1024)])
 for _ in range(100):
     for fd in range(3, 64):

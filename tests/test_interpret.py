@@ -1,4 +1,4 @@
-"""Verdict rules of judge.grader.interpret, on fabricated raw runs: no sandbox, no JAX."""
+"""Verdict rules of judge.core.grader.interpret, on fabricated raw runs: no sandbox, no JAX."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from judge.errors import ReferenceFailure
-from judge.grader import build_session, interpret
-from judge.problems import Problem, ProblemSet
-from judge.results import GradeResult
-from judge.verdicts import Verdict, WrongAnswerReason
-from sandbox.limits import SandboxLimits
-from sandbox.monitor import SessionJob
+from judge.core.errors import ReferenceFailure
+from judge.core.grader import build_session, interpret
+from judge.core.problems import Problem, ProblemSet
+from judge.core.results import GradeResult
+from judge.core.verdicts import Verdict, WrongAnswerReason
+from sandbox.host.resource_limits import SandboxLimits
+from sandbox.session.monitor import SessionJob
 from sandbox.session.reports import (
     CaseReport,
     ProgramReport,

@@ -20,20 +20,20 @@ import pytest
 from fastapi.testclient import TestClient
 from pydantic import ValidationError
 
-from judge.compare import compare
-from judge.errors import InputError
-from judge.expected import reference_outputs
-from judge.grader import build_session, grade
-from judge.hidden import hidden_message
-from judge.output_tree import assemble
-from judge.problems import Problem, load_problem
-from judge.pytree_json import ConversionError, describe_leaves, format_value, json_to_key, pytree_to_json
-from judge.spec import ArgSpec, OutputSpec, default_tolerances
-from judge.verdicts import Verdict, WrongAnswerReason
+from judge.core.compare import compare
+from judge.core.errors import InputError
+from judge.core.expected import reference_outputs
+from judge.core.grader import build_session, grade
+from judge.core.hidden import hidden_message
+from judge.core.output_tree import assemble
+from judge.core.problems import Problem, load_problem
+from judge.core.pytree_json import ConversionError, describe_leaves, format_value, json_to_key, pytree_to_json
+from judge.core.spec import ArgSpec, OutputSpec, default_tolerances
+from judge.core.verdicts import Verdict, WrongAnswerReason
 from sandbox.backends import get_backend
-from sandbox.pool import GradingPool
-from sandbox.protocol import ProtocolError, dumps_tree, loads_tree
-from sandbox.tree import KeyArray
+from sandbox.session.pool import GradingPool
+from sandbox.shared.tree import KeyArray
+from sandbox.shared.wire import ProtocolError, dumps_tree, loads_tree
 from tests.conftest import available_backends
 from tests.fakes import FakeEngine
 from tests.program_pool import backend_pool, pool_source
@@ -493,7 +493,7 @@ def test_assigning_into_a_jax_array_is_a_trace_error_naming_at() -> None:
 
 
 def test_judge_new_scaffolds_keys_and_uint32_arrays() -> None:
-    from judge.scaffold_kinds import ArgDecl
+    from judge.authoring.scaffold_kinds import ArgDecl
 
     assert ArgDecl.parse("k:key") == ArgDecl("k", "key", traced=True)
     assert ArgDecl.parse("k:key").spec().kind == "key"

@@ -11,21 +11,21 @@ import pytest
 from pydantic import ValidationError
 
 from judge.check.coverage_check import signature
-from judge.compare import bind
 from judge.constraints import check_int, check_int_range, check_int_tuple
-from judge.errors import InputError
-from judge.grader import build_session
-from judge.hidden import hidden_message
-from judge.problems import Problem, ProblemSet
-from judge.pytree_json import (
+from judge.core.compare import bind
+from judge.core.errors import InputError
+from judge.core.grader import build_session
+from judge.core.hidden import hidden_message
+from judge.core.problems import Problem, ProblemSet
+from judge.core.pytree_json import (
     ConversionError,
     json_to_array,
     json_to_int,
     json_to_int_tuple,
     pytree_to_json,
 )
-from judge.spec import ArgSpec, CompareSpec, OutputSpec
-from judge.verdicts import WrongAnswerReason
+from judge.core.spec import ArgSpec, CompareSpec, OutputSpec
+from judge.core.verdicts import WrongAnswerReason
 from sandbox.inside.tracer import static_value
 from tests.conftest import FIXTURE_SLUG, FIXTURES, KINDS_SLUG
 
@@ -256,7 +256,7 @@ def test_int32_and_bool_leaves_compare_exactly_with_their_dtype() -> None:
 def test_the_generated_rules_describe_int_steps_statics_and_exact_outputs(
     scale: Problem, pad: Problem
 ) -> None:
-    from judge.statement import stated_rules
+    from judge.authoring.statement import stated_rules
 
     pad_rules = " ".join(stated_rules(pad.spec))
     assert "`offset` arrives traced as an int32 array with 0 dimensions" in pad_rules

@@ -13,16 +13,16 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from judge.authoring.scaffold import ArgDecl, create
+from judge.authoring.statement import statement_markdown
 from judge.check import run_checks
-from judge.errors import InputError
-from judge.grader import build_session
-from judge.problems import Problem, load_problem
-from judge.scaffold import ArgDecl, create
+from judge.core.errors import InputError
+from judge.core.grader import build_session
+from judge.core.problems import Problem, load_problem
+from judge.core.spec import ArgSpec
+from judge.core.verdicts import Verdict
 from judge.service.catalog import detail
 from judge.service.schemas import ArgumentPublic
-from judge.spec import ArgSpec
-from judge.statement import statement_markdown
-from judge.verdicts import Verdict
 from judge.web.run_panel import input_layout
 from sandbox.inside.tracer import static_value
 from tests.program_pool import Grader, pooled_grader

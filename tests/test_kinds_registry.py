@@ -15,11 +15,11 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
+from judge.authoring.scaffold_kinds import ArgDecl
+from judge.core.spec import ArgSpec
 from judge.kinds.base import OPTIONAL_FIELDS, Kind
 from judge.kinds.registry import KIND_NAMES, KINDS, kind_of, users_of
-from judge.scaffold_kinds import ArgDecl
 from judge.service.schemas import ArgumentPublic
-from judge.spec import ArgSpec
 from sandbox.inside.tracer import static_value
 
 KINDS_DIR = Path(__file__).resolve().parent.parent / "judge" / "kinds"

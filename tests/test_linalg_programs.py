@@ -10,8 +10,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from judge.problems import ProblemSet
-from judge.verdicts import Verdict
+from judge.core.problems import ProblemSet
+from judge.core.verdicts import Verdict
 from tests.conftest import FIXTURE_SLUG, FIXTURES, Grader
 from tests.program_pool import pooled_grader
 

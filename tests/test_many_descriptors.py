@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from sandbox.waitfd import readable
+from sandbox.host.waitfd import readable
 
 
 @pytest.fixture

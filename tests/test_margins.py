@@ -9,10 +9,10 @@ from judge.check.context import CheckContext, SolutionGrade
 from judge.check.diagnostics import Diagnostics
 from judge.check.formats import margin_table
 from judge.check.margins import ULP_BAND, VALUE_BAND, band_factor, check
-from judge.problems import ProblemSet
-from judge.results import CaseResult, GradeResult
-from judge.spec import Tolerance
-from judge.verdicts import Verdict, WrongAnswerReason
+from judge.core.problems import ProblemSet
+from judge.core.results import CaseResult, GradeResult
+from judge.core.spec import Tolerance
+from judge.core.verdicts import Verdict, WrongAnswerReason
 from tests.conftest import FIXTURE_SLUG, FIXTURES, ROOT
 
 #: The test fixture package (float32 and bfloat16 hidden cases).

@@ -1,8 +1,8 @@
-"""judge.memo.BoundedMemo: the trusted side's memos stay bounded, and None is a value."""
+"""judge.core.memo.BoundedMemo: the trusted side's memos stay bounded, and None is a value."""
 
 from __future__ import annotations
 
-from judge.memo import MISSING, BoundedMemo
+from judge.core.memo import MISSING, BoundedMemo
 
 
 def test_the_oldest_key_goes_first_and_a_put_again_does_not_evict() -> None:

@@ -1,6 +1,6 @@
 """Device meshes (issue 26, feature 2): a problem of 8 CPU host devices, outputs compared by sharding.
 
-In-process: layouts and their words (``sandbox.shardings``), the spec's ``[sandbox]`` table, and the
+In-process: layouts and their words (``sandbox.shared.layouts``), the spec's ``[sandbox]`` table, and the
 executor's partitioning contract (``sandbox.inside.contracts.check_partitioning``) on honest and lying
 modules. In the sandbox, on every backend, through one warm pool: a sharded output placed as the reference
 places it is accepted; one sharded differently, and one left replicated, are wrong answers that name the
@@ -21,15 +21,15 @@ from jax._src.interpreters import mlir
 from jax._src.lib.mlir import ir  # type: ignore[attr-defined]
 from pydantic import ValidationError
 
-from judge.grader import grade
-from judge.problems import Problem, ProblemSet, load_problem
-from judge.results import GradeResult
-from judge.spec import SandboxSpec
-from judge.verdicts import Verdict, WrongAnswerReason
+from judge.core.grader import grade
+from judge.core.problems import Problem, ProblemSet, load_problem
+from judge.core.results import GradeResult
+from judge.core.spec import SandboxSpec
+from judge.core.verdicts import Verdict, WrongAnswerReason
 from sandbox.inside.contracts import BrokenContract, check_partitioning
 from sandbox.inside.lowering import Lowerer, parse
-from sandbox.pool import GradingPool
-from sandbox.shardings import Mesh, describe, from_tiles, replicated, spec_layout
+from sandbox.session.pool import GradingPool
+from sandbox.shared.layouts import Mesh, describe, from_tiles, replicated, spec_layout
 from tests.conftest import FIXTURE_SLUG, FIXTURES, available_backends
 from tests.program_pool import backend_pool, pool_source
 

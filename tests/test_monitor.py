@@ -17,17 +17,17 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from judge.grader import build_session, interpret
-from judge.problems import ProblemSet
-from judge.verdicts import Verdict
-from sandbox import monitor
-from sandbox.base import Pair, PopenWorker
-from sandbox.limits import SandboxLimits
-from sandbox.monitor import RawRun, SessionJob
-from sandbox.output_mark import MarkScanner, new_mark
+from judge.core.grader import build_session, interpret
+from judge.core.problems import ProblemSet
+from judge.core.verdicts import Verdict
+from sandbox.backends.base import GradingProcesses, PopenProcess
+from sandbox.host.resource_limits import SandboxLimits
+from sandbox.session import monitor
 from sandbox.session.driver import run_session
 from sandbox.session.lanes import RETRACE_ID, Lanes
+from sandbox.session.monitor import RawRun, SessionJob
 from sandbox.session.output import MARK_WAIT_S
+from sandbox.shared.output_mark import MarkScanner, new_mark
 from tests.conftest import FIXTURE_SLUG, FIXTURES, ROOT
 from tests.sessions import session
 
@@ -35,15 +35,15 @@ FAKE = str(ROOT / "tests" / "fake_worker.py")
 LIMITS = SandboxLimits(case_time_s=2.0, wall_time_s=20.0, startup_time_s=20.0)
 
 
-def fake(role: str, scenario: str) -> PopenWorker:
+def fake(role: str, scenario: str) -> PopenProcess:
     env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
-    return PopenWorker("fake", [sys.executable, FAKE, role, scenario], env, role=role)  # type: ignore[arg-type]
+    return PopenProcess("fake", [sys.executable, FAKE, role, scenario], env, role=role)  # type: ignore[arg-type]
 
 
 def drive(
     tracer: str = "good", executor: str = "good", limits: SandboxLimits = LIMITS, **job: object
 ) -> RawRun:
-    pair = Pair(fake("tracer", tracer), fake("executor", executor))
+    pair = GradingProcesses(fake("tracer", tracer), fake("executor", executor))
     try:
         inputs = [np.arange(3, dtype=np.float32), np.arange(4, dtype=np.float32)]
         return run_session(pair, session("unused", *inputs, secret=(False, True), **job), limits)  # type: ignore[arg-type]
@@ -99,7 +99,7 @@ def _leaky_run(public: np.ndarray, monkeypatch: pytest.MonkeyPatch) -> tuple[Raw
         request_run(self, program_id, case)
 
     monkeypatch.setattr(Lanes, "request_run", spy)
-    pair = Pair(fake("tracer", "good"), fake("executor", "leaky_slow_first"))
+    pair = GradingProcesses(fake("tracer", "good"), fake("executor", "leaky_slow_first"))
     try:
         job = session("unused", public, HIDDEN_VALUES, secret=(False, True))
         raw = run_session(pair, job, LIMITS)
@@ -145,7 +145,7 @@ def test_an_executor_that_held_a_hidden_value_is_not_given_back_for_shown_work()
     job with nothing hidden (a Run) that ended cleanly."""
     given_back: list[bool] = []
     for hidden in (True, False):
-        pair = Pair(
+        pair = GradingProcesses(
             fake("tracer", "good"), fake("executor", "good"), lambda _, healthy: given_back.append(healthy)
         )
         try:
@@ -160,7 +160,7 @@ def test_an_executor_that_held_a_hidden_value_is_not_given_back_for_shown_work()
 
 
 @contextlib.contextmanager
-def crowded_cpu(*workers: PopenWorker, hogs: int = 3) -> Iterator[None]:
+def crowded_cpu(*workers: PopenProcess, hogs: int = 3) -> Iterator[None]:
     """The workers share one CPU with ``hogs`` busy loops: each gets about 1/(hogs+1) of it."""
     cpu = min(os.sched_getaffinity(0))
     loops = [
@@ -180,7 +180,7 @@ def crowded_cpu(*workers: PopenWorker, hogs: int = 3) -> Iterator[None]:
 def _crowded_run(executor_scenario: str, limits: SandboxLimits) -> tuple[RawRun, float]:
     """One public case on a fake executor that shares its CPU with busy loops: the raw run, its wall time."""
     executor = fake("executor", executor_scenario)
-    pair = Pair(fake("tracer", "good"), executor)
+    pair = GradingProcesses(fake("tracer", "good"), executor)
     try:
         with crowded_cpu(executor):
             started = time.monotonic()
@@ -219,7 +219,7 @@ def test_no_secret_case_runs_while_the_tracer_lives(monkeypatch: pytest.MonkeyPa
         request_run(self, program_id, case)
 
     monkeypatch.setattr(Lanes, "request_run", spy)
-    pair = Pair(fake("tracer", "linger"), fake("executor", "good"))
+    pair = GradingProcesses(fake("tracer", "linger"), fake("executor", "good"))
     try:
         inputs = [np.arange(3, dtype=np.float32), np.arange(3, dtype=np.float32) + 10]
         job = session("unused", *inputs, secret=(False, True))
@@ -247,7 +247,7 @@ def test_the_tracer_is_stopped_aside_and_hidden_cases_wait_for_the_stop(
         request_run(self, program_id, case)
 
     monkeypatch.setattr(Lanes, "request_run", spy)
-    pair = Pair(fake("tracer", "good"), fake("executor", "good"))
+    pair = GradingProcesses(fake("tracer", "good"), fake("executor", "good"))
     stop, session_thread = pair.tracer.stop, threading.current_thread()
 
     def slow_stop() -> None:
@@ -412,7 +412,7 @@ def test_every_record_interprets_to_a_verdict_from_the_closed_set() -> None:
         ("good", "huge_shape"),
         ("silent", "good"),
     ]:
-        pair = Pair(fake("tracer", tracer), fake("executor", executor))
+        pair = GradingProcesses(fake("tracer", tracer), fake("executor", executor))
         try:
             job = build_session(problem, "unused", cases, [False, True], 1 << 20)
             raw = run_session(pair, job, LIMITS)

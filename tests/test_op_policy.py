@@ -27,11 +27,12 @@ from jax import lax
 from jax._src.interpreters import mlir
 from jax._src.lib.mlir import ir  # type: ignore[attr-defined]
 
-from judge.grader import grade
-from judge.problems import ProblemSet
-from judge.results import GradeResult
-from judge.verdicts import Verdict, WrongAnswerReason
+from judge.core.grader import grade
+from judge.core.problems import ProblemSet
+from judge.core.results import GradeResult
+from judge.core.verdicts import Verdict, WrongAnswerReason
 from sandbox.backends import get_backend
+from sandbox.host.resource_limits import SandboxLimits
 from sandbox.inside import op_corpus
 from sandbox.inside.lowering import Lowerer, parse
 from sandbox.inside.op_policy import (
@@ -44,8 +45,7 @@ from sandbox.inside.op_policy import (
     comparator_of,
     element_kind,
 )
-from sandbox.limits import SandboxLimits
-from sandbox.pool import GradingPool
+from sandbox.session.pool import GradingPool
 from tests.conftest import FIXTURE_SLUG, FIXTURES, ROOT, available_backends
 from tests.program_pool import backend_pool, pool_source
 

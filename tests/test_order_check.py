@@ -18,8 +18,8 @@ from pydantic import ValidationError
 from judge.check import order_check, spec_check
 from judge.check.context import CheckContext
 from judge.check.diagnostics import Diagnostics, Severity
-from judge.rules_transform import batch_size, batched_rule, held_key
-from judge.spec import CompareSpec
+from judge.core.spec import CompareSpec
+from judge.grading.transform_rules import batch_size, batched_rule, held_key
 from tests.conftest import ROOT
 
 

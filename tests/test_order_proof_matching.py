@@ -1,7 +1,7 @@
 """The order-proof bound (``[compare] magnitude``) wherever the judge compares float results, not only the
-output against the reference: known-mistake matching (``judge.mistakes``), the gradient of a
-``[gradient]`` problem (``judge.gradients``), and the autodiff-seed comparison of ``require_autodiff``
-(``judge.rules_transform.autodiff_broken``)."""
+output against the reference: known-mistake matching (``judge.feedback.mistakes``), the gradient of a
+``[gradient]`` problem (``judge.core.gradients``), and the autodiff-seed comparison of ``require_autodiff``
+(``judge.grading.transform_rules.autodiff_broken``)."""
 
 from __future__ import annotations
 
@@ -11,14 +11,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from judge.compare import Checker
-from judge.expected import expected_magnitudes, expected_outputs
-from judge.gradients import accepts_with_gradient, compare_with_gradient, split_scale
-from judge.mistakes import MistakeFinder, same_as
-from judge.problems import load_problem
-from judge.rules_transform import autodiff_broken, autodiff_rule
-from judge.spec import default_tolerances
-from judge.statement import statement_markdown
+from judge.authoring.statement import statement_markdown
+from judge.core.compare import Checker
+from judge.core.expected import expected_magnitudes, expected_outputs
+from judge.core.gradients import accepts_with_gradient, compare_with_gradient, split_scale
+from judge.core.problems import load_problem
+from judge.core.spec import default_tolerances
+from judge.feedback.mistakes import MistakeFinder, same_as
+from judge.grading.transform_rules import autodiff_broken, autodiff_rule
 from tests.conftest import ROOT
 from tests.test_order_proof_tolerances import CASES, _case
 

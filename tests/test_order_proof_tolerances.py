@@ -1,11 +1,12 @@
-"""Order-proof tolerances (``[compare] magnitude``, ``judge.compare.element_bounds``): on inputs whose terms
-cancel, within each problem's constraints, a correct solution that adds in another order than the reference
-(reversed, normalising first, another association) is accepted, where the plain ``rtol * |expected|``
-bound refused it; and the bound stays tight enough for a wrong formula on the same inputs.
+"""Order-proof tolerances (``[compare] magnitude``, ``judge.core.compare.element_bounds``): on inputs whose
+terms cancel, within each problem's constraints, a correct solution that adds in another order than the
+reference (reversed, normalising first, another association) is accepted, where the plain ``rtol *
+|expected|`` bound refused it; and the bound stays tight enough for a wrong formula on the same inputs.
 
 The reordered solutions are computed here in float32 numpy, one addition at a time in the stated order, and
 compared with the checker the grader uses, with the expected output and its magnitudes as the grader gets
-them (``judge.expected``): the verdict's arithmetic without a sandbox, one cancelling case per problem."""
+them (``judge.core.expected``): the verdict's arithmetic without a sandbox, one cancelling case per
+problem."""
 
 from __future__ import annotations
 
@@ -17,10 +18,10 @@ import numpy as np
 import pytest
 from numpy.typing import ArrayLike
 
-from judge.compare import bind
-from judge.expected import expected_magnitudes, expected_outputs
-from judge.problems import Case, Problem, convert_args, load_problem
-from judge.spec import CaseDef
+from judge.core.compare import bind
+from judge.core.expected import expected_magnitudes, expected_outputs
+from judge.core.problems import Case, Problem, convert_args, load_problem
+from judge.core.spec import CaseDef
 
 ROOT = Path(__file__).resolve().parent.parent
 F32 = np.float32

@@ -14,16 +14,16 @@ import numpy as np
 import pytest
 
 from sandbox.backends import get_backend
-from sandbox.base import Backend, Pair, PopenWorker, Protection, Worker
-from sandbox.bwrap import BwrapBackend, BwrapWorker
-from sandbox.command import MALLOC_PERTURB
-from sandbox.errors import WorkerStartError
-from sandbox.forkserver import ForkedExecutor, ForkedTracer
-from sandbox.limits import SandboxLimits
-from sandbox.pool import GradingPool, PoolClosed, WorkerPool
-from sandbox.procfs import processes_of_uid, uid_of
+from sandbox.backends.base import Backend, GradingProcesses, PopenProcess, Protection, SandboxedProcess
+from sandbox.backends.bwrap import BwrapBackend, BwrapProcess
+from sandbox.backends.slots import EXECUTOR_FIRST_UID, EXECUTOR_SLOTS
+from sandbox.errors import ProcessStartError
+from sandbox.host.command import MALLOC_PERTURB
+from sandbox.host.procfs import processes_of_uid, uid_of
+from sandbox.host.resource_limits import SandboxLimits
 from sandbox.session.driver import run_session
-from sandbox.slots import EXECUTOR_FIRST_UID, EXECUTOR_SLOTS
+from sandbox.session.forkserver import ForkedExecutor, ForkedTracer
+from sandbox.session.pool import GradingPool, PoolClosed, ProcessPool
 from tests.sessions import outputs, session
 
 LIMITS = SandboxLimits(case_time_s=5.0, wall_time_s=20.0, memory_mb=1024, processes=64, startup_time_s=60.0)
@@ -58,7 +58,7 @@ def pool(backend: Backend) -> Iterator[GradingPool]:
 
 def _pids(pool: GradingPool) -> list[int]:
     workers = [*pool.tracers.idle(), *pool.executors.idle()]
-    return [w.pid for w in workers if isinstance(w, PopenWorker | ForkedTracer)]
+    return [w.pid for w in workers if isinstance(w, PopenProcess | ForkedTracer)]
 
 
 def assert_gone(pids: list[int]) -> None:
@@ -69,9 +69,9 @@ def assert_gone(pids: list[int]) -> None:
         assert not os.path.exists(f"/proc/{pid}"), f"worker process {pid} outlived the pool"
 
 
-def _pid(worker: Worker) -> int:
+def _pid(worker: SandboxedProcess) -> int:
     """The host pid of a pool's worker (a started or a forked process: both backends' kinds)."""
-    assert isinstance(worker, PopenWorker | ForkedTracer), type(worker)
+    assert isinstance(worker, PopenProcess | ForkedTracer), type(worker)
     return worker.pid
 
 
@@ -81,7 +81,7 @@ def _count(stats: dict[str, int | str | None], key: str) -> int:
     return value
 
 
-def grade(pair: Pair) -> np.ndarray:
+def grade(pair: GradingProcesses) -> np.ndarray:
     raw = run_session(pair, session(CODE, np.arange(3, dtype=np.float32)), LIMITS)
     pair.release(raw.executor_healthy)
     return outputs(raw, 0)[0]
@@ -222,7 +222,7 @@ def test_a_tracer_is_replaced_once_its_job_is_over_and_one_stays_ready(pool: Gra
 def test_half_of_a_tracer_pool_stays_ready(backend: Backend) -> None:
     """A pool of four: two tracers handed out leave two ready (half) and nothing is forked; a third taken
     forks a replacement at once; closing the used ones refills the pool to four."""
-    pool = WorkerPool(backend, LIMITS, size=4, slot_base=SLOT_BASE + 20, slots=12)
+    pool = ProcessPool(backend, LIMITS, size=4, slot_base=SLOT_BASE + 20, slots=12)
     try:
         assert pool.wait_full(120), pool.stats()
         started = pool.stats()["started"]
@@ -245,7 +245,7 @@ def test_half_of_a_tracer_pool_stays_ready(backend: Backend) -> None:
 
 @pytest.mark.slow
 def test_concurrent_acquires_get_distinct_tracers(pool: GradingPool) -> None:
-    got: list[Pair] = []
+    got: list[GradingProcesses] = []
     lock = threading.Lock()
 
     def take() -> None:
@@ -300,12 +300,12 @@ def test_close_leaves_no_process(backend: Backend) -> None:
     workers = [*pool.tracers.idle(), *pool.executors.idle(), handed.tracer, handed.executor]
     pool.close()
     backend.close()
-    assert_gone([w.pid for w in workers if isinstance(w, PopenWorker | ForkedTracer)])
+    assert_gone([w.pid for w in workers if isinstance(w, PopenProcess | ForkedTracer)])
     for worker in workers:
         uid = getattr(worker, "uid", 0)
         if uid:
             assert processes_of_uid(uid) == set()
-        if isinstance(worker, BwrapWorker):
+        if isinstance(worker, BwrapProcess):
             assert worker.cgroups is not None and worker.cgroups.dirs == {}
     with pytest.raises(PoolClosed):
         pool.acquire(timeout=1)
@@ -328,21 +328,21 @@ class BrokenBackend(Backend):
     def protections(self) -> list[Protection]:
         return []
 
-    def start_tracer(self, limits: SandboxLimits, slot: int = 0) -> Worker:
+    def start_tracer(self, limits: SandboxLimits, slot: int = 0) -> SandboxedProcess:
         self.starts += 1
-        return PopenWorker(
+        return PopenProcess(
             self.name, ["/bin/sh", "-c", "echo broken >&2; exit 3", "sh"], {"PATH": "/usr/bin:/bin"}
         )
 
-    def start_executor(self, limits: SandboxLimits, slot: int = 0) -> Worker:
+    def start_executor(self, limits: SandboxLimits, slot: int = 0) -> SandboxedProcess:
         return self.start_tracer(limits, slot)
 
 
 def test_broken_backend_backs_off_and_acquire_reports_why() -> None:
     backend = BrokenBackend()
-    pool = WorkerPool(backend, LIMITS, size=2, slots=8)
+    pool = ProcessPool(backend, LIMITS, size=2, slots=8)
     try:
-        with pytest.raises(WorkerStartError, match="broken"):
+        with pytest.raises(ProcessStartError, match="broken"):
             pool.acquire(timeout=2.5)
         # 0.5 + 1 + 2 s of backoff: at most a handful of starts in 2.5 s, not hundreds.
         assert 1 <= backend.starts <= 6, backend.starts
@@ -353,7 +353,7 @@ def test_broken_backend_backs_off_and_acquire_reports_why() -> None:
 
 def test_pool_rejects_too_few_slots() -> None:
     with pytest.raises(ValueError):
-        WorkerPool(BrokenBackend(), LIMITS, size=4, slots=4)
+        ProcessPool(BrokenBackend(), LIMITS, size=4, slots=4)
 
 
 def test_bwrap_start_moves_past_a_busy_slot() -> None:

@@ -1,12 +1,13 @@
-"""judge.sandboxes.Prestarted: the CLI's early tracer + executor pair is used only when its limits fit."""
+"""judge.core.sandboxes.Prestarted: the CLI's early tracer + executor pair is used only when its limits
+fit."""
 
 from __future__ import annotations
 
 import pytest
 
-from judge.sandboxes import Prestarted
+from judge.core.sandboxes import Prestarted
 from sandbox.backends import get_backend
-from sandbox.limits import SandboxLimits
+from sandbox.host.resource_limits import SandboxLimits
 
 pytestmark = pytest.mark.slow
 

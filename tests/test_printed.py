@@ -1,5 +1,5 @@
-"""Printed output per case: the section marks (``sandbox.output_mark``), their split by the monitor and
-``judge.printed`` end to end in the sandbox (Run and Submit), and what is never shown."""
+"""Printed output per case: the section marks (``sandbox.shared.output_mark``), their split by the monitor and
+``judge.feedback.printed`` end to end in the sandbox (Run and Submit), and what is never shown."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from judge.grader import grade
-from judge.problems import Problem, ProblemSet
-from judge.results import GradeResult, OutputSection
-from sandbox.limits import SandboxLimits
-from sandbox.output_mark import SectionSplitter, new_mark, section_mark
-from sandbox.pool import GradingPool
+from judge.core.grader import grade
+from judge.core.problems import Problem, ProblemSet
+from judge.core.results import GradeResult, OutputSection
+from sandbox.host.resource_limits import SandboxLimits
+from sandbox.session.pool import GradingPool
+from sandbox.shared.output_mark import SectionSplitter, new_mark, section_mark
 from tests.conftest import FIXTURE_SLUG, FIXTURES, default_backend
 
 #: Tracer slots of this module's pool (the page's tests own 1660..1699).

@@ -1,6 +1,6 @@
-"""A problem package as a tar.gz (``judge.problem_archive``): packed and unpacked to the same content hash
-as the folder loads with; every hostile archive refused with a message naming what is wrong and where,
-and nothing written outside the destination."""
+"""A problem package as a tar.gz (``judge.authoring.problem_archive``): packed and unpacked to the same
+content hash as the folder loads with; every hostile archive refused with a message naming what is wrong and
+where, and nothing written outside the destination."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from judge.problem_archive import ArchiveError, ArchiveLimits, pack, unpack
-from judge.problem_hash import problem_hash
-from judge.problems import load_problem
+from judge.authoring.problem_archive import ArchiveError, ArchiveLimits, pack, unpack
+from judge.core.problem_hash import problem_hash
+from judge.core.problems import load_problem
 from tests.conftest import FIXTURE_SLUG, FIXTURES
 
 SLUG = FIXTURE_SLUG

@@ -10,12 +10,12 @@ from collections.abc import Iterator, Sequence
 
 import pytest
 
-from judge.grader import grade
-from judge.problems import Case, Problem, ProblemSet
-from judge.results import GradeResult
-from judge.verdicts import Verdict
-from sandbox.limits import SandboxLimits
-from sandbox.pool import GradingPool
+from judge.core.grader import grade
+from judge.core.problems import Case, Problem, ProblemSet
+from judge.core.results import GradeResult
+from judge.core.verdicts import Verdict
+from sandbox.host.resource_limits import SandboxLimits
+from sandbox.session.pool import GradingPool
 from tests.conftest import FIXTURE_SLUG, FIXTURES, KINDS_SLUG, default_backend
 
 pytestmark = pytest.mark.slow

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from judge import positions
+from judge.authoring import positions
 from judge.check import reference_check
-from judge.errors import ProblemError
-from judge.problems import ProblemSet, load_problem
+from judge.core.errors import ProblemError
+from judge.core.problems import ProblemSet, load_problem
 from tests.conftest import FIXTURE_SLUG, FIXTURES
 
 

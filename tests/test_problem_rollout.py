@@ -19,12 +19,12 @@ from pathlib import Path
 import httpx
 import pytest
 
-from judge.problem_archive import pack
+from judge.authoring.problem_archive import pack
 from judge.service.apikeys import hash_key
 from judge.store import Status, Store
 from tests import postgres, redis_server
 from tests.conftest import FIXTURE_SLUG, FIXTURES
-from tests.scale_support import FAST_CLOCKS, WorkerProcess, wait_until
+from tests.scale_support import FAST_CLOCKS, NodeProcess, wait_until
 from tests.service_support import ServeProcess, solution
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("rollout")]
@@ -53,8 +53,8 @@ def revised(base: Path, revision: int) -> Path:
 class Rollout:
     store: Store
     api: ServeProcess
-    old: WorkerProcess
-    new: WorkerProcess
+    old: NodeProcess
+    new: NodeProcess
     base: Path
 
     def client(self, key: str) -> httpx.Client:
@@ -66,7 +66,7 @@ def rollout(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rollout]:
     base = tmp_path_factory.mktemp("rollout")
     redis = redis_server.RedisServer()
     pg = postgres.PostgresServer()
-    processes: list[ServeProcess | WorkerProcess] = []
+    processes: list[ServeProcess | NodeProcess] = []
     store: Store | None = None
     try:
         redis.start()
@@ -84,8 +84,8 @@ def rollout(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rollout]:
         }
         two = str(revised(base, 2))
         api = ServeProcess(base / "api", JUDGE_SANDBOX_SLOT_BASE="700", JUDGE_PROBLEMS_DIR=two, **env)
-        old = WorkerProcess(base / "old", JUDGE_SANDBOX_SLOT_BASE="720", **env)  # the fixture files: r1
-        new = WorkerProcess(base / "new", JUDGE_SANDBOX_SLOT_BASE="740", JUDGE_PROBLEMS_DIR=two, **env)
+        old = NodeProcess(base / "old", JUDGE_SANDBOX_SLOT_BASE="720", **env)  # the fixture files: r1
+        new = NodeProcess(base / "new", JUDGE_SANDBOX_SLOT_BASE="740", JUDGE_PROBLEMS_DIR=two, **env)
         for process in (api, old, new):  # one after another: self-tests at once outlast start-up limits
             processes.append(process)
             process.start()

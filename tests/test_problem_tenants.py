@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from judge.problem_archive import pack
+from judge.authoring.problem_archive import pack
 from judge.service.apikeys import KeyFileError, generate_key, hash_key, parse_key
 from judge.service.state import Services
 from sandbox.backends import get_backend

@@ -13,18 +13,18 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from judge.authoring.problem_archive import pack, unpack
 from judge.cli import main
+from judge.core.problem_hash import problem_hash
+from judge.core.problems import Problem, ProblemSet
+from judge.core.settings import Settings
 from judge.dispatch.live_problems import LiveProblems
-from judge.problem_archive import pack, unpack
-from judge.problem_hash import problem_hash
-from judge.problems import Problem, ProblemSet
 from judge.service.apikeys import generate_key, hash_key
 from judge.service.operator import OperatorError
 from judge.service.problem_admin import ProblemAdmin
 from judge.service.problem_check import CheckOutcome, outcome, run_check
 from judge.service.problem_push import push, retire
 from judge.service.state import Services
-from judge.settings import Settings
 from judge.store import Store, sqlite_url
 from judge.store.problem_versions import ProblemVersions, VersionState
 from sandbox.backends import get_backend

@@ -15,12 +15,25 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from judge.grader import build_session, interpret
-from judge.output_tree import assemble
-from judge.problems import Problem, ProblemSet
-from judge.verdicts import Verdict
-from sandbox.limits import SandboxLimits
-from sandbox.protocol import (
+from judge.core.grader import build_session, interpret
+from judge.core.output_tree import assemble
+from judge.core.problems import Problem, ProblemSet
+from judge.core.verdicts import Verdict
+from sandbox.host.resource_limits import SandboxLimits
+from sandbox.session.reports import (
+    CaseReport,
+    ProgramReport,
+    RawRun,
+    Stop,
+    decode_compiled,
+    decode_failure,
+    decode_load,
+    decode_refused,
+    decode_run_error,
+)
+from sandbox.session.reports import duration_ms as _ms
+from sandbox.shared.tree import NonStrKey, OtherNode, split_input
+from sandbox.shared.wire import (
     Blobs,
     FrameLimits,
     FrameReader,
@@ -35,19 +48,6 @@ from sandbox.protocol import (
     json_depth,
     loads_tree,
 )
-from sandbox.session.reports import (
-    CaseReport,
-    ProgramReport,
-    RawRun,
-    Stop,
-    decode_compiled,
-    decode_failure,
-    decode_load,
-    decode_refused,
-    decode_run_error,
-)
-from sandbox.session.reports import duration_ms as _ms
-from sandbox.tree import NonStrKey, OtherNode, split_input
 from tests.conftest import FIXTURE_SLUG, FIXTURES
 
 SMALL = FrameLimits(max_frame=1 << 16, max_json=1 << 14, max_json_depth=50, max_frames=50, max_total=1 << 20)

@@ -1,4 +1,4 @@
-"""Tests for judge.pytree_json: Run-panel JSON <-> host pytrees and display rendering."""
+"""Tests for judge.core.pytree_json: Run-panel JSON <-> host pytrees and display rendering."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from judge.pytree_json import (
+from judge.core.pytree_json import (
     ConversionError,
     ConversionLimits,
     LeafInfo,
@@ -28,7 +28,7 @@ from judge.pytree_json import (
     path_str,
     pytree_to_json,
 )
-from sandbox.tree import NonStrKey, OtherNode
+from sandbox.shared.tree import NonStrKey, OtherNode
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 

@@ -1,7 +1,8 @@
 """The ``require_remat`` rule (``sandbox.inside.remat`` from the module the executor parses, decided by
-``judge.rules.remat_message``) and ``require_loop``'s bound on steps (``judge.rules_transform``), on programs
-lowered here exactly as the tracer exports them and the executor reads them. The catalog's problems that use
-them (remat-tanh-stack, matrix-power-loop) grade their shipped solutions in the sandbox in ``judge check``."""
+``judge.grading.compiled_rules.remat_message``) and ``require_loop``'s bound on steps
+(``judge.grading.transform_rules``), on programs lowered here exactly as the tracer exports them and the
+executor reads them. The catalog's problems that use them (remat-tanh-stack, matrix-power-loop) grade their
+shipped solutions in the sandbox in ``judge check``."""
 
 from __future__ import annotations
 
@@ -14,11 +15,11 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from judge.problems import ProblemSet
-from judge.rules import ProgramSummary, remat_message
-from judge.rules_transform import StepPeer, loop_steps, outside_loops, unrolled_broken
-from judge.spec import LoopRule, ProblemSpec
-from judge.statement import render_rules
+from judge.authoring.statement import render_rules
+from judge.core.problems import ProblemSet
+from judge.core.spec import LoopRule, ProblemSpec
+from judge.grading.compiled_rules import ProgramSummary, remat_message
+from judge.grading.transform_rules import StepPeer, loop_steps, outside_loops, unrolled_broken
 from sandbox.session.reports import decode_summary
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -264,8 +265,8 @@ def test_the_statement_states_the_bound() -> None:
 def test_an_empty_output_cannot_show_an_idle_loop() -> None:
     """A while_loop over an empty array changes no output bit when perturbed: nothing to change, not a
     loop beside the answer (integer-sqrt-newton's hidden case ``empty``)."""
+    from judge.grading.compiled_rules import idle_loops_message
     from judge.grading.outputs import empty_leaves_matter, leaf_sizes
-    from judge.rules import idle_loops_message
 
     problem = PROBLEMS.get("integer-sqrt-newton")
     expected = (np.zeros(0, np.int32), np.zeros(0, np.int32))
@@ -285,7 +286,7 @@ RECURRENCE = PROBLEMS.get("linear-recurrence-scan")
 def _recurrence_verdict(path: str | None, lengths: tuple[int, ...]) -> str | None:
     import jax.numpy as jnp
 
-    from judge.spec import ForbidOpsRule
+    from judge.core.spec import ForbidOpsRule
 
     if path is None:
         from reference.linear_recurrence import linear_recurrence as fn

@@ -26,7 +26,7 @@ from sandbox.session.reports import (
     decode_summary,
     decode_view,
 )
-from sandbox.shardings import BadLayout, Layout, from_parts, from_wire
+from sandbox.shared.layouts import BadLayout, Layout, from_parts, from_wire
 
 _JSON: st.SearchStrategy[Any] = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),

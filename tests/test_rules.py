@@ -1,8 +1,8 @@
-"""Rules decided from the executor's program summary (judge.rules)."""
+"""Rules decided from the executor's program summary (judge.grading.compiled_rules)."""
 
 from __future__ import annotations
 
-from judge.rules import ForbidOps, NoHostCallbacks, ProgramSummary, RequireOps, broken_rule
+from judge.grading.compiled_rules import ForbidOps, NoHostCallbacks, ProgramSummary, RequireOps, broken_rule
 from sandbox.session.reports import decode_summary
 
 LOOP = ProgramSummary(ops={"stablehlo.while": 1, "stablehlo.add": 3}, loops=1)

@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from judge.problems import Problem, ProblemSet
-from judge.results import GradeResult
-from judge.rules import ProgramSummary, RequireLoop, declared_rule, precheck_for, rules_for
-from judge.spec import ForbidOpsRule, LoopRule, ProblemSpec
-from judge.statement import render_rules
-from judge.verdicts import Verdict, WrongAnswerReason
+from judge.authoring.statement import render_rules
+from judge.core.problems import Problem, ProblemSet
+from judge.core.results import GradeResult
+from judge.core.spec import ForbidOpsRule, LoopRule, ProblemSpec
+from judge.core.verdicts import Verdict, WrongAnswerReason
+from judge.grading.compiled_rules import ProgramSummary, RequireLoop, declared_rule, precheck_for, rules_for
 from tests.conftest import FIXTURE_SLUG, FIXTURES, PROGRAM_SLUG
 from tests.program_pool import pooled_grader
 
@@ -257,8 +257,8 @@ def _interpret(problem: Problem, programs: dict[str, Any]) -> GradeResult:
     compiled with a summary) and every compiled case returned zeros of the right structure."""
     import numpy as np
 
-    from judge.grader import build_session, interpret
-    from sandbox.limits import SandboxLimits
+    from judge.core.grader import build_session, interpret
+    from sandbox.host.resource_limits import SandboxLimits
     from sandbox.session.reports import (
         CaseReport,
         ProgramReport,

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 import judge.service.routes.runs as runs
-from judge.engine import Engine
-from judge.progress import RunProgress, WarmupProgress, estimate_s, warmup_of
-from judge.settings import Settings
+from judge.core.engine import Engine
+from judge.core.progress import RunProgress, WarmupProgress, estimate_s, warmup_of
+from judge.core.settings import Settings
 from sandbox.backends import get_backend
-from sandbox.starts import StartProgress, StartState
+from sandbox.session.starts import StartProgress, StartState
 from tests.conftest import FIXTURE_SLUG
 from tests.fakes import FakeEngine
 from tests.service_support import make_settings, running
@@ -102,7 +102,7 @@ class _Warming(FakeEngine):
 def test_a_short_warm_up_is_waited_for_and_a_long_one_is_said_at_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr("judge.engine.WARM_POLL_S", 0.01)
+    monkeypatch.setattr("judge.core.engine.WARM_POLL_S", 0.01)
     assert Engine.warm_within(_Warming(3, 2, 1), 30.0) is None  # type: ignore[arg-type]
     began = time.monotonic()
     long = Engine.warm_within(_Warming(120, 1), 30.0)  # type: ignore[arg-type]

@@ -14,10 +14,10 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from judge.errors import JudgeError, ProblemError, ReferenceFailure
-from judge.problems import Problem
-from judge.progress import RunProgress
-from judge.results import CaseResult, GradeResult
+from judge.core.errors import JudgeError, ProblemError, ReferenceFailure
+from judge.core.problems import Problem
+from judge.core.progress import RunProgress
+from judge.core.results import CaseResult, GradeResult
 from judge.service.gate import RunBusy
 from judge.service.run_errors import run_error
 from judge.service.shares import ShareExceeded

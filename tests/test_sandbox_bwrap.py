@@ -25,17 +25,17 @@ from typing import Any
 import numpy as np
 import pytest
 
-from sandbox.base import CODE_ROOT, Pair
-from sandbox.bwrap import BwrapBackend, BwrapWorker
-from sandbox.bwrap_command import bwrap_argv, project_copies
-from sandbox.cgroups import discover
-from sandbox.command import TRACER
-from sandbox.forkserver import ForkedTracer
-from sandbox.limits import SandboxLimits
-from sandbox.monitor import RawRun
-from sandbox.procfs import processes_of_uid
-from sandbox.seccomp_filter import build_filter
+from sandbox.backends.base import CODE_ROOT, GradingProcesses
+from sandbox.backends.bwrap import BwrapBackend, BwrapProcess
+from sandbox.backends.bwrap_command import bwrap_argv, project_copies
+from sandbox.host.cgroups import discover
+from sandbox.host.command import TRACER
+from sandbox.host.procfs import processes_of_uid
+from sandbox.host.resource_limits import SandboxLimits
+from sandbox.host.seccomp_filter import build_filter
 from sandbox.session.driver import run_session
+from sandbox.session.forkserver import ForkedTracer
+from sandbox.session.monitor import RawRun
 from tests.load import wall_slack
 from tests.sessions import outputs, session
 
@@ -68,7 +68,7 @@ def run(
     tracer = backend.fork_tracer(limits, SLOT) if forked else backend.start_tracer(limits, SLOT)
     executor = backend.start_executor(limits, SLOT)
     job = session(code.replace("def f(x):", "def f(x, s):"), np.ones(3, np.float32), retrace=False)
-    pair = Pair(tracer, executor)
+    pair = GradingProcesses(tracer, executor)
     try:
         raw = run_session(pair, job, limits)
     finally:
@@ -84,7 +84,7 @@ def assert_clean(backend: BwrapBackend, worker: Any) -> None:
     while processes_of_uid(worker.uid) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert processes_of_uid(worker.uid) == set(), f"processes of uid {worker.uid} outlived the run"
-    if isinstance(worker, BwrapWorker):
+    if isinstance(worker, BwrapProcess):
         assert worker.cgroups is not None and worker.cgroups.dirs == {}
         for state in backend.cgroup_states().values():
             if state.parent is not None:
@@ -441,9 +441,9 @@ def _runs_no_user_code(pid: int) -> bool:
 
 @pytest.mark.slow
 def test_the_tracer_runs_no_user_code_once_hidden_cases_may_run(backend: BwrapBackend) -> None:
-    """With a hidden case the monitor stops the tracer before any hidden case runs (``Worker.stop``): every
-    process of it, a child it forked included, has SIGKILL pending or is gone when the session returns,
-    though nobody waited for them to exit."""
+    """With a hidden case the monitor stops the tracer before any hidden case runs
+    (``SandboxedProcess.stop``): every process of it, a child it forked included, has SIGKILL pending or is
+    gone when the session returns, though nobody waited for them to exit."""
     code = (
         "import os, time\nif os.fork() == 0:\n    while True:\n        time.sleep(0.001)\n"
         "def f(x, s):\n    return x * s\n"
@@ -451,7 +451,7 @@ def test_the_tracer_runs_no_user_code_once_hidden_cases_may_run(backend: BwrapBa
     tracer = backend.fork_tracer(LIMITS, SLOT)
     executor = backend.start_executor(LIMITS, SLOT)
     job = session(code, np.ones(3, np.float32), np.ones(4, np.float32), secret=(False, True))
-    pair = Pair(tracer, executor)
+    pair = GradingProcesses(tracer, executor)
     try:
         raw = run_session(pair, job, LIMITS)
         assert raw.runs[1].outputs is not None, raw.stop  # the hidden case ran
@@ -472,7 +472,7 @@ def test_output_flood_is_capped(backend: BwrapBackend) -> None:
 @pytest.mark.slow
 def test_worker_tightened_to_job_limits(backend: BwrapBackend) -> None:
     worker = backend.start_tracer(LIMITS, SLOT)
-    assert isinstance(worker, BwrapWorker)
+    assert isinstance(worker, BwrapProcess)
     try:
         worker.wait_ready(60)
         tight = SandboxLimits(memory_mb=700, processes=40, cpu_time_s=3)

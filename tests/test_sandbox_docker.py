@@ -23,14 +23,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from judge.output_tree import assemble
-from sandbox.base import CODE_ROOT, Pair, SlotBusy, Worker
-from sandbox.docker import LABEL, DockerBackend, seccomp_profile
-from sandbox.limits import SandboxLimits
-from sandbox.monitor import RawRun
+from judge.core.output_tree import assemble
+from sandbox.backends.base import CODE_ROOT, GradingProcesses, SandboxedProcess, SlotBusy
+from sandbox.backends.docker import LABEL, DockerBackend, seccomp_profile
+from sandbox.backends.slots import EXECUTOR_FIRST_UID, EXECUTOR_SLOTS, FIRST_UID, lock_uid
+from sandbox.host.resource_limits import SandboxLimits
 from sandbox.session.driver import run_session
+from sandbox.session.monitor import RawRun
 from sandbox.session.reports import Load
-from sandbox.slots import EXECUTOR_FIRST_UID, EXECUTOR_SLOTS, FIRST_UID, lock_uid
 from tests.sessions import outputs, session
 
 SETUP = CODE_ROOT / "scripts" / "podman-setup.sh"
@@ -83,13 +83,13 @@ def run(
     code: str,
     limits: SandboxLimits = LIMITS,
     slot: int = SLOT,
-    tracer: Worker | None = None,
+    tracer: SandboxedProcess | None = None,
 ) -> RawRun:
     """One case ``f(x)`` with x = ones(3) on a tracer container and an executor container (both removed)."""
     tracer = tracer or backend.start_tracer(limits, slot)
     executor = backend.start_executor(limits, slot)
     ids = [tracer.container_id, executor.container_id]  # type: ignore[attr-defined]
-    pair = Pair(tracer, executor)
+    pair = GradingProcesses(tracer, executor)
     try:
         raw = run_session(
             pair, session(code.replace("def f(x):", "def f(x, s):"), np.ones(3, np.float32)), limits
@@ -408,9 +408,9 @@ def test_probe_paths_exist() -> None:
 
 CRASHING_JUDGE = """
 import os, sys
-from sandbox.docker import DockerBackend
-from sandbox.limits import SandboxLimits
-from sandbox.slots import lock_uid
+from sandbox.backends.docker import DockerBackend
+from sandbox.host.resource_limits import SandboxLimits
+from sandbox.backends.slots import lock_uid
 worker = DockerBackend().start_tracer(SandboxLimits(startup_time_s=60.0), int(sys.argv[1]))
 worker.wait_ready(60.0)
 print(worker.container_id, flush=True)

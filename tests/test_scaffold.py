@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from judge.authoring.scaffold import ArgDecl, ScaffoldError, create
 from judge.check import run_checks
-from judge.problems import import_trusted_file, load_problem, load_spec
-from judge.scaffold import ArgDecl, ScaffoldError, create
+from judge.core.problems import import_trusted_file, load_problem, load_spec
 from tests.conftest import FIXTURE_SLUG, FIXTURES, ROOT
 
 #: What a filled-in scaffold still leaves to its author: solutions to write, explanations of the examples,

@@ -27,13 +27,13 @@ from judge.service.apikeys import hash_key
 from judge.store import NodeState, Status, Store
 from tests import postgres, redis_server
 from tests.conftest import FIXTURE_SLUG
-from tests.scale_support import FAST_CLOCKS, WorkerProcess, wait_until
+from tests.scale_support import FAST_CLOCKS, NodeProcess, wait_until
 from tests.service_support import ServeProcess, describe_processes, live_processes, solution, sse_events
 
 # Its own xdist group: the cluster runs beside the seed-check group, not after it (suite time).
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("scale")]
 
-SCALE = FIXTURE_SLUG  # served from the fixture problems (ServeProcess, WorkerProcess)
+SCALE = FIXTURE_SLUG  # served from the fixture problems (ServeProcess, NodeProcess)
 OPERATOR_KEY, LEARNER_KEY = "jj_operator-test-key-0123456789", "jj_learner-test-key-0123456789"
 #: (problem, expected verdict, code): every submission is made unique by a trailing comment.
 MIX = [
@@ -55,7 +55,7 @@ class Cluster:
     database_url: str
     store: Store
     apis: list[ServeProcess]
-    workers: list[WorkerProcess]
+    workers: list[NodeProcess]
 
     def client(self, n: int, key: str | None = None) -> httpx.Client:
         headers = {"Authorization": f"Bearer {key}"} if key else {}
@@ -68,7 +68,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     redis = redis_server.RedisServer()
     pg = postgres.PostgresServer()
     apis: list[ServeProcess] = []
-    workers: list[WorkerProcess] = []
+    workers: list[NodeProcess] = []
     store: Store | None = None
     try:
         redis.start()
@@ -85,7 +85,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         for n in range(2):
             apis.append(ServeProcess(base / f"api{n}", JUDGE_SANDBOX_SLOT_BASE=str(600 + 10 * n), **env))
             slots = str(640 + 10 * n)
-            workers.append(WorkerProcess(base / f"worker{n}", JUDGE_SANDBOX_SLOT_BASE=slots, **env))
+            workers.append(NodeProcess(base / f"worker{n}", JUDGE_SANDBOX_SLOT_BASE=slots, **env))
         # One after another: on 2 busy cores, four sandbox self-tests and warm-ups at once outlast the
         # sandbox's start-up limit.
         for process in [*apis, *workers]:

@@ -12,6 +12,9 @@ from pathlib import Path
 import pytest
 import redis
 
+from judge.core.doctor import SelfTest
+from judge.core.problems import ProblemSet
+from judge.core.settings import Settings
 from judge.dispatch import QueueFull
 from judge.dispatch.capabilities import SUBMISSIONS_QUEUE
 from judge.dispatch.celery_queue import (
@@ -22,10 +25,7 @@ from judge.dispatch.celery_queue import (
     is_submission_id,
 )
 from judge.dispatch.node import GradingNode
-from judge.doctor import SelfTest
-from judge.problems import ProblemSet
 from judge.service.apikeys import hash_key
-from judge.settings import Settings
 from judge.store import NewSubmission, NodeState, Status, Store, database_url, sqlite_url
 from sandbox.backends import get_backend
 from tests import redis_server

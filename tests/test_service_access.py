@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from judge.core.settings import Settings
 from judge.service.apikeys import KeyFileError, all_api_keys, generate_key, hash_key, identify, read_keys_file
-from judge.settings import Settings
 from sandbox.backends import get_backend
 from tests.conftest import FIXTURE_SLUG
 from tests.fakes import FakeEngine

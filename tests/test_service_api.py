@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from judge.authoring.statement import RULES_HEADING
 from judge.service.state import Services
-from judge.statement import RULES_HEADING
 from tests.conftest import FIXTURE_SLUG, FIXTURES, KINDS_SLUG, TUPLE_SLUG, default_backend
 from tests.service_support import HEAVY, make_settings, running, solution, sse_events
 

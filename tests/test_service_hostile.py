@@ -22,18 +22,18 @@ import pytest
 import uvicorn
 from fastapi.testclient import TestClient
 
+from judge.core.problems import Problem
+from judge.core.progress import RunProgress
+from judge.core.results import CaseResult, GradeResult, LeafValue
+from judge.core.settings import Settings
+from judge.core.verdicts import Verdict
 from judge.dispatch.callbacks import pinned_target, signature_header, verify
-from judge.problems import Problem
-from judge.progress import RunProgress
-from judge.results import CaseResult, GradeResult, LeafValue
 from judge.service.apikeys import generate_key, hash_key
 from judge.service.app import create_app
 from judge.service.logflood import FloodFilter
 from judge.service.protocol import GuardedH11Protocol
 from judge.service.server import connection_limit
 from judge.service.state import Services
-from judge.settings import Settings
-from judge.verdicts import Verdict
 from sandbox.backends import get_backend
 from tests.conftest import FIXTURE_SLUG
 from tests.fakes import CaseCallback, FakeEngine

@@ -25,11 +25,11 @@ from schemathesis.checks import (
 )
 from schemathesis.config import SchemathesisConfig
 
+from judge.core.settings import Settings
 from judge.service.apikeys import generate_key, hash_key
 from judge.service.app import create_app
 from judge.service.regrading import RegradeRunner
 from judge.service.state import Services
-from judge.settings import Settings
 from sandbox.backends import get_backend
 from tests.fakes import FakeEngine
 from tests.service_support import make_settings, sandbox_ok

@@ -18,10 +18,10 @@ from schemathesis.checks import (
     status_code_conformance,
 )
 
+from judge.core.settings import Settings
 from judge.service.app import create_app
 from judge.service.regrading import RegradeRunner
 from judge.service.state import Services
-from judge.settings import Settings
 from tests.conftest import default_backend
 from tests.service_support import HEAVY, make_settings
 

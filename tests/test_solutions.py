@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from judge.problems import ProblemSet
-from judge.verdicts import Verdict
+from judge.core.problems import ProblemSet
+from judge.core.verdicts import Verdict
 from tests.conftest import ROOT, SeedCheck, seed_check_group
 
 _PROBLEMS = ProblemSet(ROOT / "problems")

@@ -1,8 +1,9 @@
 """The host's start gate is a fair queue, and every wait for a start or a worker is bounded by progress.
 
-``sandbox.starts.StartGate`` serves waiters lowest ticket first across every process of the host (a waiter
-that died gives up its turn), and ``StartGate.acquire`` / ``WorkerPool.acquire`` fail only after a bounded
-time in which nothing moved, never after a fixed wall-clock time while the queue or the starts advance.
+``sandbox.session.starts.StartGate`` serves waiters lowest ticket first across every process of the host (a
+waiter that died gives up its turn), and ``StartGate.acquire`` / ``ProcessPool.acquire`` fail only after a
+bounded time in which nothing moved, never after a fixed wall-clock time while the queue or the starts
+advance.
 """
 
 from __future__ import annotations
@@ -19,11 +20,11 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.base import Backend, PopenWorker, Worker
-from sandbox.errors import WorkerStartError
-from sandbox.limits import SandboxLimits
-from sandbox.pool import WorkerPool
-from sandbox.starts import StartGate, StartState
+from sandbox.backends.base import Backend, PopenProcess, SandboxedProcess
+from sandbox.errors import ProcessStartError
+from sandbox.host.resource_limits import SandboxLimits
+from sandbox.session.pool import ProcessPool
+from sandbox.session.starts import StartGate, StartState
 from tests.conftest import ROOT
 
 #: A process that takes a ticket, says its number, waits for its turn, logs its name and holds the place
@@ -33,7 +34,7 @@ _WAITER = textwrap.dedent(
     import sys, time
     sys.path.insert(0, {root!r})
     from pathlib import Path
-    from sandbox.starts import StartGate
+    from sandbox.session.starts import StartGate
     gate = StartGate(Path(sys.argv[1]), limit=1)
     waiter = gate.join()
     print(waiter.number, flush=True)
@@ -125,7 +126,7 @@ def test_a_killed_waiter_does_not_block_the_queue(
 def test_a_waiter_that_stopped_asking_gives_up_its_turn(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import sandbox.starts as starts
+    import sandbox.session.starts as starts
 
     gate = StartGate(tmp_path / "gate", limit=1)
     stopped = gate.join()
@@ -184,7 +185,7 @@ _START = textwrap.dedent(
     """
     import os, sys, time
     sys.path.insert(0, {root!r})
-    from sandbox.protocol import encode_frame
+    from sandbox.shared.wire import encode_frame
     fd = int(sys.argv[sys.argv.index("--result-fd") + 1])
     mode, amount = sys.argv[1], float(sys.argv[2])
     if mode == "sleep":
@@ -211,16 +212,16 @@ class _Backend(Backend):
     def protections(self) -> list:  # type: ignore[type-arg]
         return []
 
-    def start_tracer(self, limits: SandboxLimits, slot: int = 0) -> Worker:
+    def start_tracer(self, limits: SandboxLimits, slot: int = 0) -> SandboxedProcess:
         return self.start_executor(limits, slot)
 
-    def start_executor(self, limits: SandboxLimits, slot: int = 0) -> Worker:
+    def start_executor(self, limits: SandboxLimits, slot: int = 0) -> SandboxedProcess:
         argv = [sys.executable, "-c", _START, self.mode, str(self.amount)]
-        return PopenWorker(self.name, argv, {"PATH": "/usr/bin:/bin"}, role="executor")
+        return PopenProcess(self.name, argv, {"PATH": "/usr/bin:/bin"}, role="executor")
 
 
 class _FastClock:
-    """A clock that runs ``rate`` times faster than the real one (what ``WorkerPool.acquire`` measures its
+    """A clock that runs ``rate`` times faster than the real one (what ``ProcessPool.acquire`` measures its
     time without progress with)."""
 
     def __init__(self, rate: float) -> None:
@@ -238,7 +239,7 @@ def test_a_pool_wait_of_minutes_that_keeps_progressing_succeeds(tmp_path: Path) 
     backend = _Backend("burn", 3.0)
     gate = StartGate(tmp_path / "gate", limit=1)
     limits = SandboxLimits(startup_time_s=1000.0)
-    pool = WorkerPool(backend, limits, 1, start=backend.start_executor, gate=gate, clock=clock)
+    pool = ProcessPool(backend, limits, 1, start=backend.start_executor, gate=gate, clock=clock)
     try:
         worker = pool.acquire(60.0)
         waited = clock()
@@ -253,10 +254,10 @@ def test_a_pool_wait_with_nothing_progressing_fails_with_the_judges_reason(tmp_p
     backend = _Backend("sleep", 3600.0)  # a start that gets no CPU (stuck, but not yet past its stall limit)
     gate = StartGate(tmp_path / "gate", limit=1)
     limits = SandboxLimits(startup_time_s=1000.0)
-    pool = WorkerPool(backend, limits, 1, start=backend.start_executor, gate=gate, clock=clock)
+    pool = ProcessPool(backend, limits, 1, start=backend.start_executor, gate=gate, clock=clock)
     try:
         began = time.monotonic()
-        with pytest.raises(WorkerStartError, match=r"nothing progressed for \d+ s \(no start advanced"):
+        with pytest.raises(ProcessStartError, match=r"nothing progressed for \d+ s \(no start advanced"):
             pool.acquire(60.0)
         assert time.monotonic() - began < 10
     finally:
@@ -269,7 +270,7 @@ def test_a_pool_whose_starts_wait_in_the_queue_says_how_many_are_ahead(tmp_path:
     other = gate.join()  # another judge's start queued before this pool's
     assert held is not None and other is not None
     backend = _Backend("burn", 0.1)
-    pool = WorkerPool(backend, SandboxLimits(), 1, start=backend.start_executor, gate=gate)
+    pool = ProcessPool(backend, SandboxLimits(), 1, start=backend.start_executor, gate=gate)
     try:
         deadline = time.monotonic() + 10
         state: StartState | None = None

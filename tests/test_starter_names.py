@@ -1,6 +1,6 @@
 """A starter imports what it uses and what its comments and hints tell the learner to use
-(``judge.starter_names``, reported by ``judge check``'s starter check): checked here on the functions and
-on every problem of the repository and of the test fixtures."""
+(``judge.authoring.starter_names``, reported by ``judge check``'s starter check): checked here on the
+functions and on every problem of the repository and of the test fixtures."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from judge.starter_names import Unimported, unimported
+from judge.authoring.starter_names import Unimported, unimported
 
 ROOT = Path(__file__).resolve().parent.parent
 STARTERS = sorted([*ROOT.glob("problems/*/starter.py"), *ROOT.glob("tests/fixtures/problems/*/starter.py")])

@@ -1,13 +1,11 @@
-"""The generated sections of a statement: examples and the rules the judge enforces (judge.statement)."""
+"""The generated sections of a statement: examples and the rules the judge enforces
+(judge.authoring.statement)."""
 
 from __future__ import annotations
 
 import pytest
 
-from judge.check import known_problems
-from judge.problems import ProblemSet
-from judge.spec import ArgSpec, ProblemSpec
-from judge.statement import (
+from judge.authoring.statement import (
     RULES_HEADING,
     RULES_PLACEHOLDER,
     fill_placeholder,
@@ -16,6 +14,9 @@ from judge.statement import (
     statement_html,
     statement_markdown,
 )
+from judge.check import known_problems
+from judge.core.problems import ProblemSet
+from judge.core.spec import ArgSpec, ProblemSpec
 from tests.conftest import FIXTURES, ROOT, TUPLE_SLUG
 
 PROBLEMS = ProblemSet(ROOT / "problems")

@@ -18,15 +18,15 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from judge.errors import InputError
-from judge.grader import build_session, grade
-from judge.problems import Problem, load_problem
-from judge.results import GradeResult
-from judge.rules import ProgramSummary, UpdateInPlace, rules_for
-from judge.spec import ArgSpec, ProblemSpec
-from judge.statement import render_rules
-from judge.verdicts import Verdict, WrongAnswerReason
-from sandbox.pool import GradingPool
+from judge.authoring.statement import render_rules
+from judge.core.errors import InputError
+from judge.core.grader import build_session, grade
+from judge.core.problems import Problem, load_problem
+from judge.core.results import GradeResult
+from judge.core.spec import ArgSpec, ProblemSpec
+from judge.core.verdicts import Verdict, WrongAnswerReason
+from judge.grading.compiled_rules import ProgramSummary, UpdateInPlace, rules_for
+from sandbox.session.pool import GradingPool
 from tests.conftest import available_backends
 from tests.program_pool import per_backend_pool, pool_source
 

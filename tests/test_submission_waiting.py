@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from judge.dispatch import GradingWorker, LocalDispatcher, ProgressFeed
-from judge.dispatch.worker import running_status
-from judge.problems import ProblemSet, load_problem
+from judge.core.problems import ProblemSet, load_problem
+from judge.dispatch import GradingLoop, LocalDispatcher, ProgressFeed
+from judge.dispatch.grading_loop import running_status
 from judge.service.contract import StatusEvent
 from judge.store import NewSubmission, Store, sqlite_url
 from sandbox.backends import get_backend
@@ -42,7 +42,7 @@ def _wait_for(condition: Callable[[], bool], what: str) -> None:
 def _dispatcher(
     store: Store, problems: ProblemSet, engine: FakeEngine, may_start: Callable[[], bool] = lambda: True
 ) -> LocalDispatcher:
-    worker = GradingWorker(store, engine, problems, ProgressFeed(store), backend_name="fake")
+    worker = GradingLoop(store, engine, problems, ProgressFeed(store), backend_name="fake")
     return LocalDispatcher(worker, store, concurrency=1, queue_size=10, may_start=may_start)
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from sandbox.inside.tracer import CaseFailure, find_mutation, load_function, skeleton_node, snapshot
-from sandbox.tree import BadLeaf, OtherNode, TreeTooDeep, to_host
+from sandbox.shared.tree import BadLeaf, OtherNode, TreeTooDeep, to_host
 
 
 def test_a_byte_order_mark_is_read_like_python_reads_a_file() -> None:
@@ -67,7 +67,7 @@ def test_mutations_are_named(change: Any, words: str) -> None:
     assert found is not None and words in found
 
 
-class Pair(NamedTuple):
+class GradingProcesses(NamedTuple):
     first: Any
     second: Any
 
@@ -78,7 +78,7 @@ def _host(tree: Any) -> Any:
 
 def test_container_subclasses_read_as_their_base() -> None:
     a = np.zeros(1)
-    host = _host(Pair(OrderedDict(x=a), defaultdict(list, y=[a])))
+    host = _host(GradingProcesses(OrderedDict(x=a), defaultdict(list, y=[a])))
     assert type(host) is tuple and type(host[0]) is dict and type(host[1]) is dict
     assert type(host[1]["y"]) is list
 

@@ -14,15 +14,15 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from judge.compare import bind
-from judge.expected import expected_gradients, reference_outputs
-from judge.gradients import PREFIX, compare_with_gradient
-from judge.hidden import hidden_message
-from judge.problems import Problem, ProblemSet
-from judge.results import GradeResult
-from judge.spec import CompareSpec, OutputSpec, ProblemSpec
-from judge.statement import render_rules
-from judge.verdicts import Verdict, WrongAnswerReason
+from judge.authoring.statement import render_rules
+from judge.core.compare import bind
+from judge.core.expected import expected_gradients, reference_outputs
+from judge.core.gradients import PREFIX, compare_with_gradient
+from judge.core.hidden import hidden_message
+from judge.core.problems import Problem, ProblemSet
+from judge.core.results import GradeResult
+from judge.core.spec import CompareSpec, OutputSpec, ProblemSpec
+from judge.core.verdicts import Verdict, WrongAnswerReason
 from tests.conftest import FIXTURE_SLUG, FIXTURES, PROGRAM_SLUG
 from tests.program_pool import pooled_grader
 
@@ -55,7 +55,7 @@ def _problem(slug: str = STE) -> Problem:
 def test_the_pattern_cotangent_is_exact_in_every_dtype() -> None:
     import jax.numpy as jnp
 
-    from sandbox.transforms import cotangent
+    from sandbox.shared.transforms import cotangent
 
     flat = np.asarray(cotangent(jnp, (9,), jnp.float32, "pattern"))
     assert flat.tolist() == PATTERN
@@ -72,7 +72,7 @@ def test_with_gradient_returns_the_output_and_the_vjp_of_the_chosen_arguments() 
     import jax
     import jax.numpy as jnp
 
-    from sandbox.transforms import with_gradient
+    from sandbox.shared.transforms import with_gradient
 
     def fn(a: Any, scale: Any) -> Any:
         return {"y": a["w"] * a["w"] * scale}
@@ -254,8 +254,8 @@ LOOP = {"ops": {"stablehlo.while": 1}, "loop_ops": {"stablehlo.reduce": 1}}
 
 
 def test_verdicts_from_a_fabricated_run_with_a_zero_gradient() -> None:
-    from judge.grader import build_session, interpret
-    from sandbox.limits import SandboxLimits
+    from judge.core.grader import build_session, interpret
+    from sandbox.host.resource_limits import SandboxLimits
     from sandbox.session.reports import CaseReport, ProgramReport, RawRun, decode_compiled, decode_load
     from tests.fabricate import skeletonize
 

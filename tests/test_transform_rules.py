@@ -13,11 +13,14 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from judge.compare import bind
-from judge.grader import grade
-from judge.problems import Problem, ProblemSet
-from judge.rules import rules_for
-from judge.rules_transform import (
+from judge.authoring.statement import render_rules
+from judge.core.compare import bind
+from judge.core.grader import grade
+from judge.core.problems import Problem, ProblemSet
+from judge.core.spec import BatchedRule, ProblemSpec
+from judge.core.verdicts import Verdict, WrongAnswerReason
+from judge.grading.compiled_rules import rules_for
+from judge.grading.transform_rules import (
     AUTODIFF_SCALES,
     Peer,
     autodiff_broken,
@@ -25,10 +28,7 @@ from judge.rules_transform import (
     batched_broken,
     held_key,
 )
-from judge.spec import BatchedRule, ProblemSpec
-from judge.statement import render_rules
-from judge.verdicts import Verdict, WrongAnswerReason
-from sandbox.pool import GradingPool
+from sandbox.session.pool import GradingPool
 from tests.conftest import available_backends
 from tests.program_pool import backend_pool, pool_source
 

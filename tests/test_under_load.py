@@ -1,4 +1,4 @@
-"""Under load the judge answers later, with the same verdicts (the start-up side: ``sandbox.starts``).
+"""Under load the judge answers later, with the same verdicts (the start-up side: ``sandbox.session.starts``).
 
 What made a loaded host fail (measured, see ``bench/bench_load.py``): a worker's start needs a fixed amount
 of CPU (~0.7 s here) but gets a share of it that shrinks with every other start and every busy process, so
@@ -27,17 +27,17 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from judge.engine import Engine
-from judge.problems import load_problem
+from judge.core.engine import Engine
+from judge.core.problems import load_problem
+from judge.core.verdicts import Verdict
 from judge.service.app import create_app
 from judge.service.state import Services
-from judge.verdicts import Verdict
 from sandbox.backends import get_backend
-from sandbox.base import Backend, PopenWorker, Worker
-from sandbox.errors import WorkerStartError
-from sandbox.limits import SandboxLimits
-from sandbox.pool import WorkerPool
-from sandbox.starts import StartClock, StartGate
+from sandbox.backends.base import Backend, PopenProcess, SandboxedProcess
+from sandbox.errors import ProcessStartError
+from sandbox.host.resource_limits import SandboxLimits
+from sandbox.session.pool import ProcessPool
+from sandbox.session.starts import StartClock, StartGate
 from tests.conftest import FIXTURE_SLUG, FIXTURES, ROOT
 from tests.load import LoadSpec, machine_load
 from tests.service_support import make_settings
@@ -47,7 +47,7 @@ _START = textwrap.dedent(
     """
     import os, sys, time
     sys.path.insert(0, {root!r})
-    from sandbox.protocol import encode_frame
+    from sandbox.shared.wire import encode_frame
     fd = int(sys.argv[sys.argv.index("--result-fd") + 1])
     mode, amount = sys.argv[1], float(sys.argv[2])
     if mode == "sleep":
@@ -62,9 +62,9 @@ _START = textwrap.dedent(
 ).format(root=str(ROOT))
 
 
-def _program(mode: str, amount: float, *, prefix: tuple[str, ...] = ()) -> PopenWorker:
+def _program(mode: str, amount: float, *, prefix: tuple[str, ...] = ()) -> PopenProcess:
     argv = [*prefix, sys.executable, "-c", _START, mode, str(amount)]
-    return PopenWorker("test", argv, {"PATH": "/usr/bin:/bin"}, role="executor")
+    return PopenProcess("test", argv, {"PATH": "/usr/bin:/bin"}, role="executor")
 
 
 class _Backend(Backend):
@@ -83,10 +83,10 @@ class _Backend(Backend):
     def protections(self) -> list:  # type: ignore[type-arg]
         return []
 
-    def start_tracer(self, limits: SandboxLimits, slot: int = 0) -> Worker:
+    def start_tracer(self, limits: SandboxLimits, slot: int = 0) -> SandboxedProcess:
         return self.start_executor(limits, slot)
 
-    def start_executor(self, limits: SandboxLimits, slot: int = 0) -> Worker:
+    def start_executor(self, limits: SandboxLimits, slot: int = 0) -> SandboxedProcess:
         with self.lock:
             self.starts += 1
         return _program(self.mode, self.amount, prefix=self.prefix)
@@ -190,7 +190,7 @@ def test_a_spinning_start_fails_after_its_cpu_budget_with_the_reason() -> None:
     worker = _program("burn", 3600)
     try:
         began = time.monotonic()
-        with pytest.raises(WorkerStartError, match=r"did not report ready after 1\.\d s of CPU"):
+        with pytest.raises(ProcessStartError, match=r"did not report ready after 1\.\d s of CPU"):
             worker.wait_ready(1.0)
         assert time.monotonic() - began < 10
     finally:
@@ -201,7 +201,7 @@ def test_a_stuck_start_fails_within_its_stall_limit() -> None:
     worker = _program("sleep", 3600)
     try:
         began = time.monotonic()
-        with pytest.raises(WorkerStartError, match="stuck"):
+        with pytest.raises(ProcessStartError, match="stuck"):
             worker.wait_ready(1.0)
         assert time.monotonic() - began < 10
     finally:
@@ -217,7 +217,7 @@ def test_the_gate_admits_a_bounded_number_of_starts_across_processes(tmp_path: P
     assert first is not None
     holder = subprocess.Popen(
         [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
-         "from sandbox.starts import StartGate\nfrom pathlib import Path\n"
+         "from sandbox.session.starts import StartGate\nfrom pathlib import Path\n"
          f"t = StartGate(Path({str(tmp_path / 'gate')!r}), limit=2).try_acquire()\n"
          "print(t is not None, flush=True)\nimport sys; sys.stdin.read()"],
         stdin=subprocess.PIPE,
@@ -246,7 +246,9 @@ def test_the_gate_admits_a_bounded_number_of_starts_across_processes(tmp_path: P
 
 def test_a_pool_starts_no_more_at_once_than_the_gate_admits(gate: StartGate) -> None:
     backend = _Backend("burn", 0.2)
-    pool = WorkerPool(backend, SandboxLimits(startup_time_s=10.0), 3, start=backend.start_executor, gate=gate)
+    pool = ProcessPool(
+        backend, SandboxLimits(startup_time_s=10.0), 3, start=backend.start_executor, gate=gate
+    )
     most = 0
     statuses: set[str] = set()
     try:
@@ -265,7 +267,9 @@ def test_a_pool_starts_no_more_at_once_than_the_gate_admits(gate: StartGate) -> 
 
 def test_a_start_killed_mid_wait_is_retried_with_backoff_not_waited_for(gate: StartGate) -> None:
     backend = _Backend("sleep", 3.0)  # ready after 3 s
-    pool = WorkerPool(backend, SandboxLimits(startup_time_s=20.0), 1, start=backend.start_executor, gate=gate)
+    pool = ProcessPool(
+        backend, SandboxLimits(startup_time_s=20.0), 1, start=backend.start_executor, gate=gate
+    )
     try:
         deadline = time.monotonic() + 10
         while not pool.stats()["starting"] and time.monotonic() < deadline:
@@ -282,7 +286,9 @@ def test_a_start_killed_mid_wait_is_retried_with_backoff_not_waited_for(gate: St
 
 def test_readiness_says_what_the_starts_are_doing(gate: StartGate) -> None:
     backend = _Backend("sleep", 2.0)
-    pool = WorkerPool(backend, SandboxLimits(startup_time_s=20.0), 2, start=backend.start_executor, gate=gate)
+    pool = ProcessPool(
+        backend, SandboxLimits(startup_time_s=20.0), 2, start=backend.start_executor, gate=gate
+    )
     try:
         time.sleep(0.5)
         status = pool.start_status()

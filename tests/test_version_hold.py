@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 import redis
 
-from judge.dispatch import GradingWorker, LocalDispatcher, Outcome, ProgressFeed
+from judge.core.problem_hash import problem_hash
+from judge.core.problems import Problems, ProblemSet
+from judge.core.settings import Settings
+from judge.dispatch import GradingLoop, LocalDispatcher, Outcome, ProgressFeed
 from judge.dispatch.capabilities import SUBMISSIONS_QUEUE
 from judge.dispatch.metrics import Metrics
 from judge.dispatch.node import GradingNode
-from judge.problem_hash import problem_hash
-from judge.problems import Problems, ProblemSet
-from judge.settings import Settings
 from judge.store import NewSubmission, NodeState, Status, Store, sqlite_url
 from sandbox.backends import get_backend
 from tests import redis_server
@@ -65,8 +65,8 @@ def store(tmp_path: Path) -> Iterator[Store]:
     db.close()
 
 
-def grader(store: Store, problems: ProblemSet, engine: FakeEngine, **kw: Any) -> GradingWorker:
-    return GradingWorker(store, engine, problems, ProgressFeed(store), backend_name="fake", **kw)
+def grader(store: Store, problems: ProblemSet, engine: FakeEngine, **kw: Any) -> GradingLoop:
+    return GradingLoop(store, engine, problems, ProgressFeed(store), backend_name="fake", **kw)
 
 
 def test_a_grader_without_the_version_gives_it_back_without_an_attempt(
@@ -254,8 +254,8 @@ def test_a_grading_node_takes_up_a_pushed_version_without_a_restart(
     """An operator's version goes live in the store: the node loads it at its next poll, reports it (the
     problems folder's version as ``also``), grades new submissions with it and those accepted for the
     older version with that one; retired, it is dropped."""
+    from judge.authoring.problem_archive import pack
     from judge.dispatch.served import serves
-    from judge.problem_archive import pack
     from judge.store.problem_versions import ProblemVersions
 
     settings = Settings(

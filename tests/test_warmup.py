@@ -1,5 +1,5 @@
 """The judge's warm-up as fields (issue 24): each pool's ``StartState``, their sum in a Run's ``waiting``
-progress (``judge.progress.WarmupProgress``) and its place in the API's schema. The page words the fields
+progress (``judge.core.progress.WarmupProgress``) and its place in the API's schema. The page words the fields
 (web/src/phase.js, tested in web/test/phase.test.mjs); the operator's sentence (``detail``, ``/readyz``) is
 built from the same state and says what it always said. No sandbox: fake pools hold the states.
 """
@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from judge.engine import ACQUIRE_STALL_S, Engine
-from judge.progress import RunProgress, WarmupProgress, warmup_of
+from judge.core.engine import ACQUIRE_STALL_S, Engine
+from judge.core.progress import RunProgress, WarmupProgress, warmup_of
 from judge.service.app import create_app
 from sandbox.errors import Cancelled
-from sandbox.starts import StartProgress, StartState
+from sandbox.session.starts import StartProgress, StartState
 from tests.service_support import make_settings
 
 # ------------------------------------------------------------------------------------------ one pool
@@ -149,7 +149,7 @@ class _Script(Engine):
 
 
 def test_a_waiting_run_is_told_each_change_with_the_seconds_waited(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("judge.engine.WARM_POLL_S", 0.4)
+    monkeypatch.setattr("judge.core.engine.WARM_POLL_S", 0.4)
     told: list[RunProgress] = []
     two, retry = WarmupProgress(starting=2), WarmupProgress(failed_starts=1, retry_in_s=3)
     _Script(two, two, retry)._wait_warm(told.append, None)
@@ -163,7 +163,7 @@ def test_a_waiting_run_is_told_each_change_with_the_seconds_waited(monkeypatch: 
 def test_a_waiting_run_stops_reporting_once_the_pools_stood_still(monkeypatch: pytest.MonkeyPatch) -> None:
     """Past the no-progress bound the wait ends (the acquire then fails with the pools' reason); a wait
     whose pools progress goes on however long (the test above)."""
-    monkeypatch.setattr("judge.engine.WARM_POLL_S", 0.01)
+    monkeypatch.setattr("judge.core.engine.WARM_POLL_S", 0.01)
     told: list[RunProgress] = []
     started = time.monotonic()
     _Script(*[WarmupProgress(starting=1)] * 100, quiet_s=ACQUIRE_STALL_S)._wait_warm(told.append, None)

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from judge.markdown import tex_to_mathml, to_html
-from judge.problems import Problem, ProblemSet
-from judge.statement import fill_statement
+from judge.authoring.markdown import tex_to_mathml, to_html
+from judge.authoring.statement import fill_statement
+from judge.core.problems import Problem, ProblemSet
 from tests.conftest import FIXTURES
 
 

@@ -12,10 +12,10 @@ from pydantic import ValidationError
 from judge.check import spec_check
 from judge.check.context import CheckContext
 from judge.check.diagnostics import Diagnostics, Severity
-from judge.problems import ProblemSet, load_spec
+from judge.core.problems import ProblemSet, load_spec
+from judge.core.spec import ProblemSpec
 from judge.service.catalog import Catalog
 from judge.service.schemas import ProblemSummary
-from judge.spec import ProblemSpec
 from judge.web.order import next_problems, suggested_order
 from tests.conftest import FIXTURE_SLUG, FIXTURES
 

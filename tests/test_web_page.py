@@ -1010,9 +1010,9 @@ def test_the_run_api_takes_only_a_dtype_the_problem_allows(server: JudgeServer) 
 def test_lr_schedule_math_has_no_leftover_tex_and_its_rows_align(web: Watched) -> None:
     """The piecewise schedule as Chromium draws the statement's MathML with the page's stylesheet: no
     literal TeX, and the rows' values and conditions each start at one x (left-aligned, as TeX sets cases)."""
-    from judge.markdown import to_html
-    from judge.problems import ProblemSet
-    from judge.statement import fill_statement
+    from judge.authoring.markdown import to_html
+    from judge.authoring.statement import fill_statement
+    from judge.core.problems import ProblemSet
 
     problem = ProblemSet(ROOT / "problems").get("lr-schedule")
     page = web.page

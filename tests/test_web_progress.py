@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, expect
 
-from judge.engine import Engine
-from judge.progress import RunProgress, WarmupProgress
+from judge.core.engine import Engine
+from judge.core.progress import RunProgress, WarmupProgress
 from sandbox.errors import Cancelled
 from tests.conftest import FIXTURE_SLUG, FIXTURES
 from tests.webtools import JudgeServer, Watched, module_artifacts, type_code

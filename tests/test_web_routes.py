@@ -12,8 +12,8 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from judge.errors import ProblemNotFound
-from judge.problems import ProblemSet
+from judge.core.errors import ProblemNotFound
+from judge.core.problems import ProblemSet
 from judge.service.catalog import Catalog
 from judge.service.schemas import ProblemDetail, ProblemSummary
 from judge.web import mount

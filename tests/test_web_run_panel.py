@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from judge.problems import ProblemSet
+from judge.core.problems import ProblemSet
 from judge.service.catalog import Catalog
 from judge.web.run_panel import compact_json, format_input, js_number, run_panel
 from tests.conftest import FIXTURE_SLUG

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import numpy as np
 
+from sandbox.backends.process import ProcessBackend
+from sandbox.host.resource_limits import SandboxLimits
 from sandbox.inside import tracer
-from sandbox.limits import SandboxLimits
-from sandbox.process import ProcessBackend
 from tests.sessions import outputs, run, session
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -3,7 +3,7 @@
 The reference's outputs (float32 or bfloat16, what the judge compares with) are measured against the same
 reference evaluated in float64 (``judge.check.float64_run``: x64 in a process of its own, float inputs
 widened, its float32 casts mapped to float64), element by element, in units of the case dtype's tolerance
-at the float64 value (``judge.compare.element_bounds``). The largest such share over a case is the
+at the float64 value (``judge.core.compare.element_bounds``). The largest such share over a case is the
 reference's own error there: a correct solution more accurate than the reference is that far from the
 expected output before it makes any error of its own. A share above the problem's limit (``[accuracy]``
 in problem.toml, 0.25 of the tolerance unless set, per dtype) is an error naming the case, the leaf and
@@ -29,15 +29,15 @@ from typing import Any
 import numpy as np
 
 from judge.check.context import CheckContext
-from judge.compare import element_bounds, scale_leaves
-from judge.errors import InputError, ProblemError, ReferenceFailure
-from judge.expected import expected_gradients, reference_outputs
-from judge.gradients import split_scale
+from judge.core.compare import element_bounds, scale_leaves
+from judge.core.errors import InputError, ProblemError, ReferenceFailure
+from judge.core.expected import expected_gradients, reference_outputs
+from judge.core.gradients import split_scale
+from judge.core.problems import REPO_ROOT, Case, convert_args
+from judge.core.pytree_json import path_str
 from judge.kinds.registry import kind_of
-from judge.problems import REPO_ROOT, Case, convert_args
-from judge.pytree_json import path_str
-from sandbox.protocol import ProtocolError, loads_tree
-from sandbox.tree import OtherNode
+from sandbox.shared.tree import OtherNode
+from sandbox.shared.wire import ProtocolError, loads_tree
 
 NAME = "accuracy"
 
@@ -103,7 +103,7 @@ def check(ctx: CheckContext) -> None:
             )
             continue
         gradient_scale = None
-        if problem.spec.gradient is not None:  # the pair a program returns (judge.gradients.split_scale)
+        if problem.spec.gradient is not None:  # the pair a program returns (judge.core.gradients.split_scale)
             scale, gradient_scale = split_scale(scale)
         measured = [measure(ctx, case, ref, exact, "output", labels[index], scale)]
         if expected_grads is not None and gradients is not None:
@@ -188,7 +188,7 @@ def measure(
 ) -> Share:
     """The largest error share of ``ref`` against the float64 ``exact`` over every float leaf (``label``
     names the case in the result), in tolerances of ``backend``, with the output's magnitudes ``scale``
-    (``judge.compare``) if any."""
+    (``judge.core.compare``) if any."""
     scaled = scale_leaves(scale) if scale is not None else {}
     tolerance = ctx.loaded.spec.compare.tolerance_on(backend)
     names = ctx.loaded.spec.output.names if ctx.loaded.spec.output.kind == "tuple" else []

@@ -6,8 +6,8 @@
 matmul_precision``); here each result is compared with the expected output (the reference on the CPU,
 what every grading compares with) by the judge's comparison, at the problem's tolerances on that backend
 (``[compare.backend.<name>]`` over the base, ``CompareSpec.tolerance_on``) and with the magnitudes the CPU's
-grading uses (``[compare] magnitude``, ``judge.expected.expected_magnitudes``: rtol of the terms an element
-cancelled). The rows join the margin table with the backend named:
+grading uses (``[compare] magnitude``, ``judge.core.expected.expected_magnitudes``: rtol of the terms an
+element cancelled). The rows join the margin table with the backend named:
 
 - the reference there: outside the tolerance on any case is an error (a correct solution written like the
   reference would be rejected on that backend); its own error against the float64 evaluation is a note;
@@ -32,14 +32,14 @@ from typing import Any
 from judge.check.accuracy_check import measure
 from judge.check.context import CheckContext, MarginRow
 from judge.check.margins import STRONG_KILLS, targets
-from judge.compare import Checker, CompareResult, bind
-from judge.errors import ReferenceFailure
-from judge.expected import expected_gradients, expected_magnitudes, expected_outputs
-from judge.gradients import gradient_checker, split_scale
-from judge.problems import Case
-from judge.spec import Tolerance
-from judge.verdicts import Verdict, WrongAnswerReason
-from sandbox.protocol import ProtocolError, loads_tree
+from judge.core.compare import Checker, CompareResult, bind
+from judge.core.errors import ReferenceFailure
+from judge.core.expected import expected_gradients, expected_magnitudes, expected_outputs
+from judge.core.gradients import gradient_checker, split_scale
+from judge.core.problems import Case
+from judge.core.spec import Tolerance
+from judge.core.verdicts import Verdict, WrongAnswerReason
+from sandbox.shared.wire import ProtocolError, loads_tree
 
 NAME = "backend"
 
@@ -105,7 +105,7 @@ def check(ctx: CheckContext) -> None:
 
 def _scales(scale: Any, gradient: bool) -> tuple[Any, Any]:
     """(output magnitudes, gradient magnitudes) of a case's magnitude tree: on a ``[gradient]`` problem the
-    pair its magnitude function returns (``judge.gradients.split_scale``), else the tree and None."""
+    pair its magnitude function returns (``judge.core.gradients.split_scale``), else the tree and None."""
     return split_scale(scale) if gradient else (scale, None)
 
 
@@ -131,7 +131,7 @@ def _outcome(
     index: int,
 ) -> CaseOutcome:
     """One case of one run against the expected output, with the case's magnitudes ``scale`` (the CPU's
-    grading's: ``judge.expected.expected_magnitudes``; None, the plain bound) as the grader compares."""
+    grading's: ``judge.core.expected.expected_magnitudes``; None, the plain bound) as the grader compares."""
     got = _load(folder, who, index)
     if isinstance(got, str):
         return CaseOutcome(case, False, math.inf, f"failed: {got.splitlines()[0][:200] if got else ''}")

@@ -13,7 +13,7 @@ the problem checks is computed too.
 
 Output, per problem ``OUT_DIR/<slug>/``: ``files.json`` (the solution files in order, as
 ``folder/name``), then for the reference (``r``) and each solution (``s<k>``) and each case index ``i``
-``<who>.<i>.frame`` (``sandbox.protocol.dumps_tree`` of ``[output, gradient or None]``: data, never pickle)
+``<who>.<i>.frame`` (``sandbox.shared.wire.dumps_tree`` of ``[output, gradient or None]``: data, never pickle)
 or ``<who>.<i>.error`` (its failure as text). A problem that does not load, or that runs on several
 devices, gets ``skipped.txt`` saying why. Exit 0 once every problem is written.
 """
@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from judge.problems import Problem
+    from judge.core.problems import Problem
 
 #: Folders whose solutions differ from one backend to another only by their values.
 VALUE_FOLDERS = ("accepted", "wrong_answer")
@@ -41,9 +41,9 @@ VALUE_FOLDERS = ("accepted", "wrong_answer")
 def run_function(problem: Problem, fn: Any) -> list[tuple[Any, Any] | str]:
     """``fn`` (the reference or a solution's function) under ``jax.jit`` on every case of ``problem``, on
     this process's default device: ``(output, gradient or None)`` per case on the host, or its failure."""
-    from judge.errors import ProblemError
-    from judge.expected import call_arguments, jit_with_gradient, matmul_precision
-    from judge.trusted_jax import import_jax, to_host
+    from judge.core.errors import ProblemError
+    from judge.core.expected import call_arguments, jit_with_gradient, matmul_precision
+    from judge.core.trusted_jax import import_jax, to_host
 
     jax = import_jax()
     try:
@@ -69,7 +69,7 @@ def run_function(problem: Problem, fn: Any) -> list[tuple[Any, Any] | str]:
 
 def solution_function(problem: Problem, file: Path) -> Any:
     """The problem's function as a shipped solution file defines it (imported afresh)."""
-    from judge.problems import import_trusted_file
+    from judge.core.problems import import_trusted_file
 
     return getattr(import_trusted_file(file, "backend_solution"), problem.spec.function)
 
@@ -81,10 +81,10 @@ def value_solutions(problem: Problem) -> list[tuple[str, Path]]:
 
 def run_problem(root: Path, out: Path) -> None:
     """Write the reference's and every value solution's result per case for one problem to ``out``."""
-    from judge.errors import ProblemError
-    from judge.problems import load_problem
-    from judge.trusted_jax import load_reference
-    from sandbox.protocol import dumps_tree
+    from judge.core.errors import ProblemError
+    from judge.core.problems import load_problem
+    from judge.core.trusted_jax import load_reference
+    from sandbox.shared.wire import dumps_tree
 
     out.mkdir(parents=True, exist_ok=True)
     try:
@@ -142,7 +142,7 @@ class PlatformRun:
     def start(
         cls, platform: str, out: Path, roots: Sequence[Path], progress: Callable[[str], None] | None = None
     ) -> PlatformRun:
-        from judge.problems import REPO_ROOT
+        from judge.core.problems import REPO_ROOT
 
         if progress is not None:
             progress(f"running references and value solutions on {platform} ({len(roots)} problems)")

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from judge.spec import ProblemSpec
+from judge.core.spec import ProblemSpec
 
 HEADER = (
     "| problem | reference outside tolerance | accepted passing | wrong answers rejected | worst accepted "
@@ -142,7 +142,7 @@ def main(argv: list[str]) -> int:
     if len(argv) not in (1, 2):
         print("usage: python -m judge.check.backend_table REPORT.json [PROBLEMS_DIR]", file=sys.stderr)
         return 2
-    from judge.problems import default_problems_dir, load_problem
+    from judge.core.problems import default_problems_dir, load_problem
 
     report = json.loads(Path(argv[0]).read_text())
     base = Path(argv[1]) if len(argv) == 2 else default_problems_dir()

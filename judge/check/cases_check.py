@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from judge.check.context import CheckContext, import_file
-from judge.errors import InputError, ProblemError
-from judge.problems import Case, convert_args
-from judge.spec import CaseDef
+from judge.core.errors import InputError, ProblemError
+from judge.core.problems import Case, convert_args
+from judge.core.spec import CaseDef
 
 NAME = "cases"
 VALIDATOR = "validator.py"

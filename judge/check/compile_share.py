@@ -10,7 +10,7 @@ idea, turns into a time limit while compiling; the warning names the case and th
 
 from __future__ import annotations
 
-from judge.results import GradeResult
+from judge.core.results import GradeResult
 
 #: Share of the case time limit one case may spend compiling (tracing included for shown cases) before
 #: ``judge check`` warns.

@@ -11,10 +11,10 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from judge.check.diagnostics import Diagnostics
-from judge.problems import Case, Problem, import_trusted_file
-from judge.results import GradeResult
-from judge.verdicts import Verdict
-from sandbox.base import Backend
+from judge.core.problems import Case, Problem, import_trusted_file
+from judge.core.results import GradeResult
+from judge.core.verdicts import Verdict
+from sandbox.backends.base import Backend
 
 if TYPE_CHECKING:
     from judge.check.backend_run import PlatformRun
@@ -70,7 +70,7 @@ class MarginRow:
 
 @dataclass(frozen=True)
 class MarginTarget:
-    """What the margins check wants on cases of one dtype (``judge.spec.Tolerance``)."""
+    """What the margins check wants on cases of one dtype (``judge.core.spec.Tolerance``)."""
 
     dtype: str
     well_inside: float

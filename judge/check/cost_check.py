@@ -1,7 +1,7 @@
 """Check ``cost``: how far the accepted solutions sit inside the problem's ``[cost]`` rule.
 
 The rule bounds a program's FLOPs and bytes accessed as multiples of the reference's on each case
-(``judge.spec.CostRule``). From the gradings of the ``solutions`` check, this reports the largest ratio
+(``judge.core.spec.CostRule``). From the gradings of the ``solutions`` check, this reports the largest ratio
 any accepted solution reached on a public case beside the bound (its margin), and warns when that ratio is
 within 20% of the bound: an honest variant of the same algorithm would soon be rejected. Without a rule it
 reports the accepted solutions' largest ratios, so an author can choose one.

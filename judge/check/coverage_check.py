@@ -21,10 +21,10 @@ import numpy as np
 
 from judge.check.context import CheckContext
 from judge.constraints import longest_list, nesting_depth, tree_signature
+from judge.core.menu import MenuChoice
+from judge.core.spec import ArgSpec
 from judge.kinds.registry import kind_of
-from judge.menu import MenuChoice
-from judge.spec import ArgSpec
-from sandbox.tree import KeyArray
+from sandbox.shared.tree import KeyArray
 
 NAME = "coverage"
 

@@ -17,7 +17,7 @@ from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
 
-from judge.positions import json_lines, line_of, toml_lines
+from judge.authoring.positions import json_lines, line_of, toml_lines
 
 
 class Severity(StrEnum):

@@ -1,9 +1,9 @@
 """Check ``examples``: the statement's examples are exactly the public cases with the reference's outputs.
 
-Examples are generated (``judge.statement``): ``statement.md`` must hold the ``{{examples}}`` line exactly
-once and no hand-written example, the rendered statement must show every public case's input and reference
-output, and it must render to HTML. A case's ``expected`` (the author's hand-worked output) must agree with
-the reference within the tolerance, so a reference that solves a different problem is caught.
+Examples are generated (``judge.authoring.statement``): ``statement.md`` must hold the ``{{examples}}`` line
+exactly once and no hand-written example, the rendered statement must show every public case's input and
+reference output, and it must render to HTML. A case's ``expected`` (the author's hand-worked output) must
+agree with the reference within the tolerance, so a reference that solves a different problem is caught.
 """
 
 from __future__ import annotations
@@ -13,10 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from judge.check.context import CheckContext
-from judge.compare import ulp
-from judge.pytree_json import path_str
-from judge.statement import (
+from judge.authoring.statement import (
     EXAMPLES_PLACEHOLDER,
     fill_examples,
     format_inputs,
@@ -24,7 +21,10 @@ from judge.statement import (
     markdown_to_html,
     render_examples,
 )
-from sandbox.tree import OtherNode
+from judge.check.context import CheckContext
+from judge.core.compare import ulp
+from judge.core.pytree_json import path_str
+from sandbox.shared.tree import OtherNode
 
 NAME = "examples"
 

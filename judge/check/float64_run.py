@@ -17,7 +17,7 @@ thing to the exact answer the repository has. The float64 path, stated so an aut
 A float output leaf that is not float64 means the reference casts by a path the list above does not map
 (``numpy.float32``, ``lax.convert_element_type`` with a literal dtype); the check says so. Each case's
 output (and gradient, for a problem with ``[gradient]``) is written to ``OUT_DIR/<index>.frame`` /
-``<index>.gradient.frame`` (``sandbox.protocol.dumps_tree``: data, never pickle), a failure to
+``<index>.gradient.frame`` (``sandbox.shared.wire.dumps_tree``: data, never pickle), a failure to
 ``<index>.error`` as text. Exit 0 once every case is written; 2 when the problem does not load.
 """
 
@@ -82,12 +82,12 @@ def run(root: Path, out: Path, extra: Path | None = None) -> int:
     validator's EDGE inputs), numbered after the cases."""
     import json
 
-    from judge.errors import ProblemError, ReferenceFailure
-    from judge.expected import reference_outputs
-    from judge.problems import Case, convert_args, load_problem
-    from judge.spec import CaseDef
-    from judge.trusted_jax import load_reference
-    from sandbox.protocol import dumps_tree
+    from judge.core.errors import ProblemError, ReferenceFailure
+    from judge.core.expected import reference_outputs
+    from judge.core.problems import Case, convert_args, load_problem
+    from judge.core.spec import CaseDef
+    from judge.core.trusted_jax import load_reference
+    from sandbox.shared.wire import dumps_tree
 
     try:
         problem = load_problem(root)

@@ -13,8 +13,8 @@ from judge.check.context import MarginRow, MarginTarget
 from judge.check.diagnostics import Finding, Severity
 from judge.check.margins import STRONG_KILLS
 from judge.check.runner import CheckOutcome, CheckReport, ProblemReport
-from judge.display import escape_text, strict_json
-from judge.verdicts import Verdict
+from judge.core.verdicts import Verdict
+from judge.feedback.display import escape_text, strict_json
 
 FORMATS = ("text", "json", "junit", "github")
 

@@ -14,9 +14,9 @@ from typing import Any
 
 from judge.check.context import CheckContext
 from judge.check.coverage_check import signature
-from judge.compare import bind
-from judge.problems import Case
-from judge.pytree_json import format_value
+from judge.core.compare import bind
+from judge.core.problems import Case
+from judge.core.pytree_json import format_value
 
 NAME = "lookalikes"
 

@@ -1,6 +1,6 @@
 """Check ``margins``: how robust the case set and the tolerances are, from the solutions' gradings.
 
-What "well inside" and "well outside" mean depends on the dtype of a case (``judge.spec.Tolerance``:
+What "well inside" and "well outside" mean depends on the dtype of a case (``judge.core.spec.Tolerance``:
 ``well_inside`` and ``well_outside``): float32 leaves room for 0.1x and 10x, while bfloat16 keeps so few
 bits that an honest rounding and a 2% error are only a few ulps apart (0.7x and 1.5x by default).
 
@@ -32,9 +32,9 @@ import math
 
 from judge.check.compile_share import compile_warning
 from judge.check.context import CheckContext, MarginRow, MarginTarget, SolutionGrade
-from judge.results import CaseResult, GradeResult
-from judge.spec import Tolerance
-from judge.verdicts import Verdict, WrongAnswerReason
+from judge.core.results import CaseResult, GradeResult
+from judge.core.spec import Tolerance
+from judge.core.verdicts import Verdict, WrongAnswerReason
 
 NAME = "margins"
 

@@ -1,7 +1,7 @@
 """Check ``mistakes``: every known mistake carries a teaching note, and which ones the examples tell apart.
 
 A file under ``solutions/wrong_answer/`` is a mistake learners make; the judge names it to a learner whose
-output matches its output (``judge.mistakes``), so it must start with a teaching note
+output matches its output (``judge.feedback.mistakes``), so it must start with a teaching note
 (``judge.feedback.notes``): an error without one. The check then runs every such solution on the public
 cases on the trusted side, as the judge will, and reports how many pairs of known mistakes give the same
 output on every public example (a learner who makes either is told "it looks like one of these"), and
@@ -12,10 +12,10 @@ author who wants them named apart adds an example that separates them.
 from __future__ import annotations
 
 from judge.check.context import CheckContext
-from judge.expected import expected_gradients, expected_magnitudes, expected_outputs
+from judge.core.expected import expected_gradients, expected_magnitudes, expected_outputs
 from judge.feedback.matching import indistinguishable_pairs
+from judge.feedback.mistakes import FOLDER, MistakeFinder, known_mistakes, mistake_output, same_as
 from judge.feedback.notes import NoteError, parse_note
-from judge.mistakes import FOLDER, MistakeFinder, known_mistakes, mistake_output, same_as
 
 NAME = "mistakes"
 

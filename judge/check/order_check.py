@@ -4,11 +4,12 @@
                     or other reduction (``reduce_sum``), a contraction (``dot_general``, a convolution), a
                     cumulative op (``cumsum``, ``reduce_window``), or a loop (``scan``, ``while``) whose
                     body adds floats. Such a problem must declare ``[compare] magnitude``: a magnitude
-                    function (``judge.compare``: the bound that any order of the additions meets), or
+                    function (``judge.core.compare``: the bound that any order of the additions meets), or
                     ``"none"`` with a ``magnitude_reason``. A problem that declares neither is an error,
                     named with the first operation found; one whose reference does none of these needs
                     nothing.
-    batched-pairs   a ``require_batched`` rule (``judge.rules_transform``) compares a program only with the
+    batched-pairs   a ``require_batched`` rule (``judge.grading.transform_rules``) compares a program only
+    with the
                     programs of cases that differ from it in the batch size alone (``held_key``): without
                     two hidden cases of the same key and different batch sizes the rule can never fire,
                     an error.
@@ -25,11 +26,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from judge.check.context import CheckContext
-from judge.errors import ProblemError, ReferenceFailure
-from judge.expected import call_arguments, gradient_function
-from judge.problems import SPEC_FILE, Problem
-from judge.rules_transform import batch_size, batched_rule, held_key
-from judge.trusted_jax import import_jax, load_reference
+from judge.core.errors import ProblemError, ReferenceFailure
+from judge.core.expected import call_arguments, gradient_function
+from judge.core.problems import SPEC_FILE, Problem
+from judge.core.trusted_jax import import_jax, load_reference
+from judge.grading.transform_rules import batch_size, batched_rule, held_key
 
 NAME = "order"
 

@@ -4,10 +4,11 @@ reached by a hidden case, and bounds that interact are reached by one case toget
 A statement promises more than its validator bounds: "slices whose values lie thousands apart", "the new
 value may be much smaller than the one it overwrites", "the fit may be perfect". A shortcut that breaks
 only there (a log-sum-exp shifted by the mean, ``old + (new - old)``, an expanded square) passes every case
-that never goes there. ``problem.toml`` declares each promise (``[[promises]]``, ``judge.spec.PromiseSpec``):
-the words of the statement, a predicate of ``validator.py`` over a case's inputs, and the stated bounds
-(the ``reach`` check's keys) one case must approach at once. This check runs the validator on each hidden
-case under its own bound recorder, so it knows which case approaches which bound, and reports:
+that never goes there. ``problem.toml`` declares each promise (``[[promises]]``,
+``judge.core.spec.PromiseSpec``): the words of the statement, a predicate of ``validator.py`` over a case's
+inputs, and the stated bounds (the ``reach`` check's keys) one case must approach at once. This check runs the
+validator on each hidden case under its own bound recorder, so it knows which case approaches which bound, and
+reports:
 
 - per stated bound, the hidden case that comes closest to it (the ``reach`` check warns for a bound no
   case approaches, with how close they come);
@@ -22,12 +23,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from judge.authoring.positions import line_of, toml_lines
 from judge.check.context import CheckContext
 from judge.check.reach_check import approached, factor_for
 from judge.constraints import Bound, recording_bounds
-from judge.positions import line_of, toml_lines
-from judge.problems import Case
-from judge.spec import PromiseSpec
+from judge.core.problems import Case
+from judge.core.spec import PromiseSpec
 
 NAME = "promises"
 

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from judge.check.context import CheckContext
 from judge.constraints import Bound, recording_bounds
-from judge.spec import ReachSpec
+from judge.core.spec import ReachSpec
 
 NAME = "reach"
 
 
 def approached(bound: Bound, factor: float, zero_band: float) -> bool:
-    """Whether the extreme the cases reached is close enough to the bound (``judge.spec.ReachSpec``)."""
+    """Whether the extreme the cases reached is close enough to the bound (``judge.core.spec.ReachSpec``)."""
     value, limit = bound.reached, bound.limit
     if value is None:
         return False

@@ -24,13 +24,13 @@ from typing import Any
 import numpy as np
 
 from judge.check.context import CheckContext
-from judge.errors import ReferenceFailure
-from judge.expected import clear_jax_caches, reference_outputs
-from judge.problems import REPO_ROOT, Case
-from judge.pytree_json import KEY_DTYPE_NAMES, describe_leaves, path_str
-from judge.trusted_jax import load_reference
-from sandbox.protocol import ProtocolError, loads_tree
-from sandbox.tree import KeyArray, OtherNode
+from judge.core.errors import ReferenceFailure
+from judge.core.expected import clear_jax_caches, reference_outputs
+from judge.core.problems import REPO_ROOT, Case
+from judge.core.pytree_json import KEY_DTYPE_NAMES, describe_leaves, path_str
+from judge.core.trusted_jax import load_reference
+from sandbox.shared.tree import KeyArray, OtherNode
+from sandbox.shared.wire import ProtocolError, loads_tree
 
 NAME = "reference"
 
@@ -186,7 +186,8 @@ class SeparateRuns:
                 "PYTHONHASHSEED": str(seed),
                 "PYTHONDONTWRITEBYTECODE": "1",
                 # This process's XLA flags, even none: the run compares with the in-process one, which has
-                # them (judge.expected sets the sandbox's only when it imports JAX first; a caller may have).
+                # them (judge.core.expected sets the sandbox's only when it imports JAX first; a caller may
+                # have).
                 "XLA_FLAGS": os.environ.get("XLA_FLAGS", ""),
             }
             process = subprocess.Popen(

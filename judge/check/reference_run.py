@@ -3,7 +3,7 @@ PROBLEM_DIR OUT_DIR``.
 
 The ``reference`` check starts two of these with different ``PYTHONHASHSEED`` values, so a reference whose
 output depends on ``hash()``, set or dict order of hashed keys, or state left by an earlier run differs
-between them. Each case's output is written to ``OUT_DIR/<index>.frame`` (``sandbox.protocol.dumps_tree``:
+between them. Each case's output is written to ``OUT_DIR/<index>.frame`` (``sandbox.shared.wire.dumps_tree``:
 data only, never pickle), or its failure to ``OUT_DIR/<index>.error`` as text. Exit 0 once every case is
 written; 2 when the problem does not load.
 """
@@ -13,10 +13,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from judge.errors import ProblemError, ReferenceFailure
-from judge.expected import reference_outputs
-from judge.problems import load_problem
-from sandbox.protocol import dumps_tree
+from judge.core.errors import ProblemError, ReferenceFailure
+from judge.core.expected import reference_outputs
+from judge.core.problems import load_problem
+from sandbox.shared.wire import dumps_tree
 
 
 def run(root: Path, out: Path) -> int:

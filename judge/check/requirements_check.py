@@ -33,8 +33,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from judge.authoring.positions import line_of, toml_lines
 from judge.check.context import CheckContext
-from judge.positions import line_of, toml_lines
 
 NAME = "requirements"
 

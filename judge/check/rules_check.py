@@ -27,8 +27,8 @@ import numpy as np
 from judge.check.context import CheckContext
 from judge.check.coverage_check import signature
 from judge.constraints import nesting_depth
-from judge.problems import SPEC_FILE
-from judge.verdicts import Verdict
+from judge.core.problems import SPEC_FILE
+from judge.core.verdicts import Verdict
 
 NAME = "rules"
 

@@ -38,8 +38,8 @@ from judge.check import (
 from judge.check.backend_run import PlatformRun
 from judge.check.context import CheckContext, MarginRow, MarginTarget, SolutionGrade
 from judge.check.diagnostics import Diagnostics, Finding, Severity, tally
-from judge.problems import default_problems_dir
-from sandbox.base import Backend
+from judge.core.problems import default_problems_dir
+from sandbox.backends.base import Backend
 
 Progress = Callable[[str], None]
 

@@ -19,17 +19,17 @@ from pathlib import Path
 
 from judge.check.bounded import run_bounded
 from judge.check.context import CheckContext, SolutionGrade
-from judge.errors import JudgeError
-from judge.grader import MAX_CODE_BYTES, grade
-from judge.problems import SPEC_FILE
-from judge.results import GradeResult
-from judge.source import SourceError, decode_source
-from judge.spec import Tolerance, default_tolerances
-from judge.verdicts import Verdict, WrongAnswerReason
-from sandbox.base import Backend, Pair
+from judge.core.errors import JudgeError
+from judge.core.grader import MAX_CODE_BYTES, grade
+from judge.core.problems import SPEC_FILE
+from judge.core.results import GradeResult
+from judge.core.source import SourceError, decode_source
+from judge.core.spec import Tolerance, default_tolerances
+from judge.core.verdicts import Verdict, WrongAnswerReason
+from sandbox.backends.base import Backend, GradingProcesses
 from sandbox.errors import SandboxError
-from sandbox.limits import SandboxLimits
-from sandbox.pool import GradingPool
+from sandbox.host.resource_limits import SandboxLimits
+from sandbox.session.pool import GradingPool
 
 NAME = "solutions"
 
@@ -92,7 +92,7 @@ def _grade_one(ctx: CheckContext, pool: GradingPool, folder: str, file: Path) ->
     except (OSError, SourceError) as exc:
         return SolutionGrade(folder, file, None, f"cannot read it: {exc}")
 
-    def start(limits: SandboxLimits) -> Pair:
+    def start(limits: SandboxLimits) -> GradingProcesses:
         return pool.acquire(_ACQUIRE_STALL_S, limits)
 
     failures: list[str] = []

@@ -15,13 +15,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from judge import positions
+from judge.authoring import positions
+from judge.authoring.positions import toml_lines
 from judge.check.context import CheckContext
-from judge.errors import ProblemError
-from judge.positions import toml_lines
-from judge.problems import SPEC_FILE, VALIDATOR_FILE, load_problem, toml_decode_line
-from judge.spec import ProblemSpec, explain
-from judge.verdicts import Verdict
+from judge.core.errors import ProblemError
+from judge.core.problems import SPEC_FILE, VALIDATOR_FILE, load_problem, toml_decode_line
+from judge.core.spec import ProblemSpec, explain
+from judge.core.verdicts import Verdict
 
 NAME = "spec"
 

@@ -1,6 +1,6 @@
 """Check ``starter``: ``starter.py`` parses, defines the function with the declared signature, and imports
 what it uses: every name its code reads, and every JAX module its comments or the problem's hints tell the
-learner to call (``judge.starter_names``), so following them never ends in a NameError.
+learner to call (``judge.authoring.starter_names``), so following them never ends in a NameError.
 
 Whether the starter runs is the ``solutions`` check's concern (it grades the starter too).
 """
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import ast
 
+from judge.authoring.starter_names import Unimported, unimported
 from judge.check.context import CheckContext
-from judge.starter_names import Unimported, unimported
 
 NAME = "starter"
 

@@ -1,7 +1,7 @@
 """Check ``statement``: ``statement.md`` exists, renders to HTML, and has what a learner needs: the function
 named, a Constraints section, the ``{{rules}}`` line, where the rules the judge enforces are generated from
-the spec (``judge.statement.render_rules``), and math that renders with no TeX left raw
-(``judge.markdown.formulas_left_raw``: an unknown command, an escape the renderer keeps).
+the spec (``judge.authoring.statement.render_rules``), and math that renders with no TeX left raw
+(``judge.authoring.markdown.formulas_left_raw``: an unknown command, an escape the renderer keeps).
 
 The examples inside it are the ``examples`` check's concern.
 """
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 
+from judge.authoring.markdown import formulas_left_raw
+from judge.authoring.statement import PLACEHOLDERS, RULES_HEADING, RULES_PLACEHOLDER, markdown_to_html
 from judge.check.context import CheckContext
-from judge.markdown import formulas_left_raw
-from judge.statement import PLACEHOLDERS, RULES_HEADING, RULES_PLACEHOLDER, markdown_to_html
 
 NAME = "statement"
 

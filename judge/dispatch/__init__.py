@@ -4,10 +4,10 @@
     +-- LocalDispatcher   in-process: a bounded queue and N grading threads over the warm engine (default)
     +-- CeleryDispatcher  distributed (``queue_url``): ids over Celery/Redis to ``judge worker`` nodes
                           (``celery_queue``, ``node``, ``redis_notify``)
-    GradingWorker         the grading side: claim -> grade -> store the result once -> events, callbacks
+    GradingLoop         the grading side: claim -> grade -> store the result once -> events, callbacks
     ProgressFeed          per-case progress: stored with the submission, published to waiting streams
 
-The distributed queue implements ``Dispatcher`` on the API side and calls ``GradingWorker.process`` on its
+The distributed queue implements ``Dispatcher`` on the API side and calls ``GradingLoop.process`` on its
 grading nodes; routers and the store do not change. The database is the truth:
 ``Store.attempts.claim`` / ``finish`` are conditional, so a submission is graded and stored exactly once even
 when a message is delivered twice or a node dies (its work is queued again).
@@ -15,13 +15,13 @@ when a message is delivered twice or a node dies (its work is queued again).
 
 from judge.dispatch.base import Dispatcher, QueueFull, Reservation
 from judge.dispatch.events import Notifier, ProgressFeed, Subscription
+from judge.dispatch.grading_loop import GradingLoop, GradingObserver, Outcome
 from judge.dispatch.local import LocalDispatcher
-from judge.dispatch.worker import GradingObserver, GradingWorker, Outcome
 
 __all__ = [
     "Dispatcher",
+    "GradingLoop",
     "GradingObserver",
-    "GradingWorker",
     "LocalDispatcher",
     "Notifier",
     "Outcome",

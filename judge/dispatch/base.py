@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from judge.errors import JudgeError
+from judge.core.errors import JudgeError
 
 
 class QueueFull(JudgeError):

@@ -12,8 +12,8 @@ from judge.dispatch.metrics import Metrics
 from judge.store import Store
 
 if TYPE_CHECKING:
+    from judge.core.settings import Settings
     from judge.dispatch.callbacks import CallbackSender
-    from judge.settings import Settings
 
 
 def callback_sender(

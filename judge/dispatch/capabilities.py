@@ -2,8 +2,8 @@
 
 A problem grades on the CPU unless its spec says otherwise (``[sandbox] backend``): a submission of a
 problem that needs an accelerator is published to that backend's queue, and only a node that grades on
-that backend (``judge.accelerators.detect_backend``, or ``JUDGE_BACKEND``) consumes it, so a CPU node never
-claims TPU work and its verdict never comes from another machine's numerics. A node on an accelerator
+that backend (``judge.core.accelerators.detect_backend``, or ``JUDGE_BACKEND``) consumes it, so a CPU node
+never claims TPU work and its verdict never comes from another machine's numerics. A node on an accelerator
 takes its own backend's queue first; with ``also_cpu`` it also takes CPU work while its chip is idle (the
 CPU work then grades exactly as on a CPU node: its executor compiles for the CPU). The queue names keep
 the CPU's as it always was, so a deployment without accelerators sees no change.
@@ -11,7 +11,7 @@ the CPU's as it always was, so a deployment without accelerators sees no change.
 
 from __future__ import annotations
 
-from judge.accelerators import parse_backend
+from judge.core.accelerators import parse_backend
 
 #: The queue of submissions that grade on the CPU (the Celery queue every deployment has); an
 #: accelerator's queue is this name and the backend's (``queue_for``).

@@ -22,9 +22,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from judge.errors import JudgeError, ProblemNotFound
-from judge.problem_archive import unpack
-from judge.problems import Problem, ProblemSet, load_problem
+from judge.authoring.problem_archive import unpack
+from judge.core.errors import JudgeError, ProblemNotFound
+from judge.core.problems import Problem, ProblemSet, load_problem
 from judge.store.problem_versions import ProblemVersions, VersionRecord, VersionState
 
 log = logging.getLogger(__name__)

@@ -16,7 +16,7 @@ from collections import deque
 from collections.abc import Callable
 
 from judge.dispatch.base import Dispatcher, OneShotReservation, QueueFull, Reservation, Waiting, WaitReason
-from judge.dispatch.worker import VERSION_HOLD_DELAY_S, GradingWorker, Outcome
+from judge.dispatch.grading_loop import VERSION_HOLD_DELAY_S, GradingLoop, Outcome
 from judge.store import Store
 
 log = logging.getLogger(__name__)
@@ -35,7 +35,7 @@ DEFER_S = 0.25
 class LocalDispatcher(Dispatcher):
     def __init__(
         self,
-        worker: GradingWorker,
+        worker: GradingLoop,
         store: Store,
         *,
         concurrency: int,

@@ -33,8 +33,8 @@ from typing import Any, Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
-from sandbox.base import Backend, Protection, SlotBusy, Worker
-from sandbox.limits import SandboxLimits
+from sandbox.backends.base import Backend, Protection, SandboxedProcess, SlotBusy
+from sandbox.host.resource_limits import SandboxLimits
 
 
 class Watched(Protocol):
@@ -232,7 +232,9 @@ def metered(
     from its start to its ready."""
     inner = backend
 
-    def watched(start: Callable[[SandboxLimits, int], Worker], limits: SandboxLimits, slot: int) -> Worker:
+    def watched(
+        start: Callable[[SandboxLimits, int], SandboxedProcess], limits: SandboxLimits, slot: int
+    ) -> SandboxedProcess:
         try:
             worker = start(limits, slot)
         except SlotBusy:  # another process holds the slot: not a failure
@@ -265,16 +267,16 @@ def metered(
         def protections(self) -> list[Protection]:
             return inner.protections()
 
-        def start_tracer(self, limits: SandboxLimits, slot: int = 0) -> Worker:
+        def start_tracer(self, limits: SandboxLimits, slot: int = 0) -> SandboxedProcess:
             return watched(inner.start_tracer, limits, slot)
 
-        def fork_tracer(self, limits: SandboxLimits, slot: int = 0) -> Worker:
+        def fork_tracer(self, limits: SandboxLimits, slot: int = 0) -> SandboxedProcess:
             return watched(inner.fork_tracer, limits, slot)
 
-        def start_executor(self, limits: SandboxLimits, slot: int = 0) -> Worker:
+        def start_executor(self, limits: SandboxLimits, slot: int = 0) -> SandboxedProcess:
             return watched(inner.start_executor, limits, slot)
 
-        def fork_executor(self, limits: SandboxLimits, slot: int = 0) -> Worker:
+        def fork_executor(self, limits: SandboxLimits, slot: int = 0) -> SandboxedProcess:
             return watched(inner.fork_executor, limits, slot)
 
         def close(self) -> None:

@@ -31,27 +31,27 @@ from http.server import ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any, Protocol
 
 from judge import __version__
+from judge.core.doctor import SelfTest, self_test
 from judge.dispatch.callback_setup import callback_sender
 from judge.dispatch.capabilities import node_queues
 from judge.dispatch.celery_queue import GradingQueue, Sweeper, is_submission_id
 from judge.dispatch.consumer import celery_worker, register_grade_task
 from judge.dispatch.events import ProgressFeed
+from judge.dispatch.grading_loop import VERSION_HOLD_DELAY_S, GradingLoop, Outcome
 from judge.dispatch.metrics import Metrics, metered
 from judge.dispatch.node_gate import ready_to_consume
 from judge.dispatch.node_problems import refresh_live, served_elsewhere
 from judge.dispatch.redis_notify import RedisNotifier
 from judge.dispatch.served import served_versions
 from judge.dispatch.status_server import serve_status, url_of
-from judge.dispatch.worker import VERSION_HOLD_DELAY_S, GradingWorker, Outcome
-from judge.doctor import SelfTest, self_test
 from judge.store import NodeBeat, NodeState, Store, database_url
 from judge.store.models import utcnow
 
 if TYPE_CHECKING:
-    from judge.problems import Problem
-    from judge.results import CaseResult, GradeResult
-    from judge.settings import Settings
-    from sandbox.base import Backend
+    from judge.core.problems import Problem
+    from judge.core.results import CaseResult, GradeResult
+    from judge.core.settings import Settings
+    from sandbox.backends.base import Backend
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +63,7 @@ DEFER_S = 0.5
 
 
 class NodeEngine(Protocol):
-    """What a node needs of ``judge.engine.Engine`` (tests may pass a fake)."""
+    """What a node needs of ``judge.core.engine.Engine`` (tests may pass a fake)."""
 
     def grade(
         self, problem: Problem, code: str, *, on_case: Callable[[CaseResult], None] | None = None
@@ -111,9 +111,9 @@ class GradingNode:
     ) -> None:
         """Raises SandboxRefused (no secure sandbox), ProblemError, or an SQLAlchemy error, before any job
         is taken. ``settings.queue_url`` must be set."""
-        from judge.engine import Engine
-        from judge.problems import ProblemSet
-        from judge.sandboxes import choose_backend
+        from judge.core.engine import Engine
+        from judge.core.problems import ProblemSet
+        from judge.core.sandboxes import choose_backend
 
         if settings.queue_url is None:
             raise ValueError("judge worker needs JUDGE_QUEUE_URL (the broker of the grading queue)")
@@ -151,14 +151,14 @@ class GradingNode:
         )
         self.notifier = RedisNotifier(settings.queue_url)
         self.feed = ProgressFeed(self.store, self.notifier)
-        # The warm pool starts once the self-test passed: ``judge.doctor.self_test`` closes the backend it
-        # is given (its zygote too), which would kill warm tracers forked before it.
+        # The warm pool starts once the self-test passed: ``judge.core.doctor.self_test`` closes the backend
+        # it is given (its zygote too), which would kill warm tracers forked before it.
         self._make_engine: Callable[[], NodeEngine] = lambda: Engine(
             self.backend, workers=concurrency, slot_base=settings.sandbox_slot_base
         )
         self.engine: NodeEngine = engine or _NoEngine()
         self.callbacks = callback_sender(settings, self.store, self.metrics)
-        self.worker = GradingWorker(
+        self.worker = GradingLoop(
             self.store,
             self.engine,
             self.problems,
@@ -410,7 +410,7 @@ def run_node(settings: Settings, concurrency: int) -> int:
 
     from sqlalchemy.exc import SQLAlchemyError
 
-    from judge.errors import JudgeError
+    from judge.core.errors import JudgeError
 
     def say(message: str) -> None:
         print(f"judge: {message}", file=sys.stderr, flush=True)

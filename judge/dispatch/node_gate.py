@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from typing import Protocol
 
-from judge.doctor import SelfTest
+from judge.core.doctor import SelfTest
 from judge.store import NodeState
 
 log = logging.getLogger(__name__)

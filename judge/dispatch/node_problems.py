@@ -8,9 +8,9 @@ from __future__ import annotations
 import logging
 from datetime import timedelta
 
+from judge.core.problems import Problem
 from judge.dispatch.live_problems import LiveProblems
 from judge.dispatch.served import serves
-from judge.problems import Problem
 from judge.store import NodeState, Store
 from judge.store.models import utcnow
 from judge.store.problem_versions import ProblemVersions
@@ -20,7 +20,7 @@ log = logging.getLogger(__name__)
 
 def refresh_live(problems: LiveProblems, pushed: ProblemVersions) -> bool:
     """Refresh ``problems`` from ``pushed``; True when the problems served changed."""
-    from judge.expected import expected_outputs
+    from judge.core.expected import expected_outputs
 
     def warm(loaded: list[Problem]) -> None:
         for problem in loaded:

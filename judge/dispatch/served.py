@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from judge.problem_hash import problem_hash
-from judge.problems import Problems
+from judge.core.problem_hash import problem_hash
+from judge.core.problems import Problems
 
 
 def served_versions(problems: Problems) -> dict[str, dict[str, Any]]:

@@ -2,14 +2,14 @@
 line of text.
 
 The figures come from the executor that compiled the learner's program (``sandbox.inside.executor.cost_of``)
-and from the reference compiled on the trusted side (``judge.reference_cost``), each with its number of loops
-(``stablehlo.while``). A ratio is None when either side has no figure or the reference's is 0 (a program
-with no FLOPs cannot be measured in multiples of it). The line names each figure beside the reference's
-("29 FLOPs (the reference: 10, 2.9x)"), the ratio only where it is not 1.
+and from the reference compiled on the trusted side (``judge.feedback.reference_cost``), each with its number
+of loops (``stablehlo.while``). A ratio is None when either side has no figure or the reference's is 0 (a
+program with no FLOPs cannot be measured in multiples of it). The line names each figure beside the
+reference's ("29 FLOPs (the reference: 10, 2.9x)"), the ratio only where it is not 1.
 
 Times are figures too: the learner's compile and run times are the executor's (charged time, see
-``sandbox.schedclock``), the reference's were measured once in the judge's process with the same compiler
-flags (its compile, and the fastest of a few runs). A time ratio exists only when both times are
+``sandbox.shared.schedclock``), the reference's were measured once in the judge's process with the same
+compiler flags (its compile, and the fastest of a few runs). A time ratio exists only when both times are
 ``measurable`` (at least ``MEASURABLE_MS``, far above what the timing of one run varies by on its own): the
 ratio of two sub-millisecond timings says how the timers jittered, not how the programs compare. The line
 names a measurable pair of times, and their ratio when it is far from 1 (``TIME_NOTED``: two processes at
@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 #: How the executor times a case (``sandbox.inside.executor``): one run of the compiled program (no repeat
-#: to take the best of), the first after its compile, on a charged-time clock (``sandbox.schedclock``).
+#: to take the best of), the first after its compile, on a charged-time clock (``sandbox.shared.schedclock``).
 EXECUTOR_RUNS = 1
 #: What one such timing varies by on its own, whatever the program: the runtime's dispatch and thread-pool
 #: wake-up, the first touch of the output buffers, an interrupt or a scheduler tick inside the interval.

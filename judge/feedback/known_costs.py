@@ -2,7 +2,7 @@
 
 A mistake such as forming the whole Hessian gives the right numbers; only the problem's ``[cost]`` rule
 refuses it, so no output can name it. What does is its cost: each shipped wrong solution (repository code,
-like the reference) is compiled on the trusted side exactly as ``judge.reference_cost`` compiles the
+like the reference) is compiled on the trusted side exactly as ``judge.feedback.reference_cost`` compiles the
 reference, and XLA's cost analysis gives its FLOPs and bytes accessed on the case, cached per (solution
 source, case, JAX version, XLA flags) as JSON. A learner's program that breaks the rule on a figure is said
 to look like the known mistake that breaks it on the same figure with the nearest value, when that value is
@@ -20,13 +20,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from judge import expected as _expected
-from judge import trusted_jax
+from judge.core import expected as _expected
+from judge.core import trusted_jax
+from judge.core.problems import Case, Problem
+from judge.feedback.figure_cache import FigureCache
 from judge.feedback.matching import Match
+from judge.feedback.mistakes import KnownMistake, jitted_mistake, known_mistakes_cached, output_key
 from judge.feedback.notes import MistakeNote
-from judge.figure_cache import FigureCache
-from judge.mistakes import KnownMistake, jitted_mistake, known_mistakes_cached, output_key
-from judge.problems import Case, Problem
 
 #: A learner's figure and a known mistake's match when either is at most this many times the other: the
 #: same idea written another way (jax.hessian of the pytree instead of the flattened x, say) costs within a

@@ -1,11 +1,11 @@
 """Which known mistake a learner's output looks like: a pure choice among the shipped wrong solutions.
 
-A candidate is one wrong solution's output on one case (computed on the trusted side, ``judge.mistakes``)
-with the number of leaves where that output differs from the reference's. The learner's output matches a
-candidate when the problem's own comparison accepts it against the candidate's output (within tolerance on
-every leaf). Candidates whose output is the reference's (``differing_leaves == 0``) name nothing: a learner
-who matches them is right. Of several matches the most specific wins (the fewest differing leaves, then
-the name), and the result counts the others.
+A candidate is one wrong solution's output on one case (computed on the trusted side,
+``judge.feedback.mistakes``) with the number of leaves where that output differs from the reference's. The
+learner's output matches a candidate when the problem's own comparison accepts it against the candidate's
+output (within tolerance on every leaf). Candidates whose output is the reference's (``differing_leaves ==
+0``) name nothing: a learner who matches them is right. Of several matches the most specific wins (the fewest
+differing leaves, then the name), and the result counts the others.
 """
 
 from __future__ import annotations

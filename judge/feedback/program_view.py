@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from judge.memo import BoundedMemo
+from judge.core.memo import BoundedMemo
 
 MarkKind = Literal["loop", "custom_call", "host_callback", "convert"]
 

@@ -6,5 +6,5 @@ from the record and the reference alone (with ``claims`` for what the tracer say
 ``stops`` for a run that ended early, ``outputs`` for reading a result, ``program_rules`` and ``cost_rule``
 for the rules on the compiled programs). What only teaches (a known mistake's name, the cost beside the
 reference's, the program's text) is the feedback step (``feedback_step``), injected: without it
-(``NO_FEEDBACK``) every verdict is the same. ``judge.grader`` plans and runs the session around them.
+(``NO_FEEDBACK``) every verdict is the same. ``judge.core.grader`` plans and runs the session around them.
 """

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from judge.core.verdicts import Verdict, WrongAnswerReason
+from judge.grading.compiled_rules import ProgramSummary, Rule, broken_rule
 from judge.grading.outcome import Outcome
-from judge.rules import ProgramSummary, Rule, broken_rule
-from judge.verdicts import Verdict, WrongAnswerReason
-from sandbox.protocol import ADVICE
 from sandbox.session.reports import Load, Refused, TraceFailure
+from sandbox.shared.wire import ADVICE
 
 #: Verdicts the tracer may claim for its own failures; anything else from it is not trusted.
 _CLAIMABLE = frozenset(

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from judge.core.problems import Case, Problem
 from judge.feedback.cost import CostComparison, compare_cost
-from judge.problems import Case, Problem
-from judge.reference_cost import reference_cost
+from judge.feedback.reference_cost import reference_cost
 from sandbox.session.reports import ProgramReport
 
 

@@ -1,8 +1,8 @@
 """The feedback step: what a grading tells besides its verdicts, injected into the verdict rules.
 
-A known mistake a wrong output looks like (``judge.mistakes``), the known mistake that costs as much as a
-program the cost rule refuses (``judge.feedback.known_costs``), the cost of what a public case compiled to
-beside the reference's (``judge.feedback.cost``) and the public program's text (``judge.feedback
+A known mistake a wrong output looks like (``judge.feedback.mistakes``), the known mistake that costs as much
+as a program the cost rule refuses (``judge.feedback.known_costs``), the cost of what a public case compiled
+to beside the reference's (``judge.feedback.cost``) and the public program's text (``judge.feedback
 .program_view``). Feedback is extra: a finder that fails names nothing, and ``NO_FEEDBACK`` (the
 ``interpret`` path, and ``grade(feedback=False)``) gives every verdict unchanged. Only names and notes of
 mistakes come out, so they are the same for a hidden case; costs and views are for public cases only
@@ -16,15 +16,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from judge.core.problems import Case, Problem
+from judge.core.results import CaseCost, MistakeMatch, ProgramMark, ProgramView
+from judge.core.verdicts import WrongAnswerReason
 from judge.feedback.cost import CostComparison
 from judge.feedback.matching import Match
 from judge.feedback.program_view import marks
 from judge.grading.cost_rule import comparison
 from judge.grading.outcome import MATCHED_REASONS
-from judge.problems import Case, Problem
-from judge.results import CaseCost, MistakeMatch, ProgramMark, ProgramView
-from judge.verdicts import WrongAnswerReason
-from sandbox.monitor import SessionJob
+from sandbox.session.monitor import SessionJob
 from sandbox.session.reports import ProgramReport
 
 
@@ -73,7 +73,7 @@ class FeedbackStep:
     problem: Problem
     case_list: Sequence[Case]
     job: SessionJob
-    #: Which known mistake a wrong output on case i looks like (``judge.mistakes``).
+    #: Which known mistake a wrong output on case i looks like (``judge.feedback.mistakes``).
     mistakes: Callable[[int, Any], Match | None]
     #: Which known mistake a program the cost rule refuses on case i looks like, from the figure that
     #: broke it, its value and the most the rule allows (``judge.feedback.known_costs``).

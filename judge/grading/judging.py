@@ -12,19 +12,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from judge.errors import ReferenceFailure
+from judge.core.errors import ReferenceFailure
+from judge.core.hidden import one_hidden_mistake
+from judge.core.problems import Case, Problem
+from judge.core.results import CaseResult, GradeResult, LeafValue, Visibility
+from judge.core.verdicts import STOPS_RUN, Verdict
+from judge.feedback.printed import printed_sections
 from judge.grading import stops
 from judge.grading.claims import load_failure
 from judge.grading.feedback_step import NO_FEEDBACK, Feedback
 from judge.grading.program_rules import peers_settled
 from judge.grading.verdict_rules import VerdictRules
-from judge.hidden import one_hidden_mistake
-from judge.printed import printed_sections
-from judge.problems import Case, Problem
-from judge.results import CaseResult, GradeResult, LeafValue, Visibility
-from judge.verdicts import STOPS_RUN, Verdict
-from sandbox.limits import SandboxLimits
-from sandbox.monitor import SessionJob
+from sandbox.host.resource_limits import SandboxLimits
+from sandbox.session.monitor import SessionJob
 from sandbox.session.reports import RawRun
 
 
@@ -41,7 +41,7 @@ class Judging:
     author: bool = False
     #: The reference's gradient per case (``[gradient]`` problems), else None.
     gradients: Sequence[Any] | None = None
-    #: Where the reference's output leaves live, per case (``judge.shardings``), else None.
+    #: Where the reference's output leaves live, per case (``judge.core.shardings``), else None.
     layouts: Sequence[Any] | None = None
     #: Per case, the magnitude of the terms of each output element, else None (``VerdictRules.scales``).
     scales: Sequence[Any] | None = None

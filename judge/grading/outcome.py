@@ -1,12 +1,12 @@
-"""The verdict of one case as the rules decide it, before it becomes a ``judge.results.CaseResult``."""
+"""The verdict of one case as the rules decide it, before it becomes a ``judge.core.results.CaseResult``."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-from judge.results import MistakeMatch
-from judge.verdicts import Verdict, WrongAnswerReason
+from judge.core.results import MistakeMatch
+from judge.core.verdicts import Verdict, WrongAnswerReason
 
 
 @dataclass(frozen=True)

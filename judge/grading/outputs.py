@@ -8,12 +8,12 @@ from typing import Any
 
 import numpy as np
 
+from judge.core.output_tree import assemble
+from judge.core.verdicts import Verdict, WrongAnswerReason
 from judge.grading.outcome import Outcome
-from judge.output_tree import assemble
-from judge.verdicts import Verdict, WrongAnswerReason
-from sandbox.protocol import ProtocolError
 from sandbox.session.reports import CaseReport, ProgramReport
-from sandbox.tree import BadLeaf, OtherNode
+from sandbox.shared.tree import BadLeaf, OtherNode
+from sandbox.shared.wire import ProtocolError
 
 
 def read_output(

@@ -1,13 +1,14 @@
 """Rules that compare a case's program with the programs of earlier signatures (``require_batched``, and
-``require_loop``'s bound on steps: ``judge.rules_transform``), so a case's verdict waits for those."""
+``require_loop``'s bound on steps: ``judge.grading.transform_rules``), so a case's verdict waits for those."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from judge.problems import Case
-from judge.rules import ProgramSummary
-from judge.rules_transform import (
+from judge.core.problems import Case
+from judge.core.spec import BatchedRule, ForbidOpsRule, LoopRule, ProblemSpec
+from judge.grading.compiled_rules import ProgramSummary
+from judge.grading.transform_rules import (
     Peer,
     StepPeer,
     batch_size,
@@ -17,8 +18,7 @@ from judge.rules_transform import (
     outside_loops,
     unrolled_broken,
 )
-from judge.spec import BatchedRule, ForbidOpsRule, LoopRule, ProblemSpec
-from sandbox.monitor import SessionJob
+from sandbox.session.monitor import SessionJob
 from sandbox.session.reports import ProgramReport, RawRun
 
 
@@ -44,7 +44,7 @@ def unbatched(
     program: ProgramReport,
 ) -> str | None:
     """The ``require_batched`` rule on case i's program, against the programs of earlier signatures
-    that hold every other size the same (``judge.rules_transform.held_key``)."""
+    that hold every other size the same (``judge.grading.transform_rules.held_key``)."""
     plan = job.cases[i]
     ops = ProgramSummary.from_compiled(program.compiled).ops
     peers = []
@@ -72,7 +72,7 @@ def unrolled(
     program: ProgramReport,
 ) -> str | None:
     """The ``require_loop`` rule's bound on steps on case i's program, against the programs of earlier
-    signatures (``judge.rules_transform.unrolled_broken``)."""
+    signatures (``judge.grading.transform_rules.unrolled_broken``)."""
     plan = job.cases[i]
     summary = ProgramSummary.from_compiled(program.compiled)
     peers = []

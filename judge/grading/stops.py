@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import signal
 
-from judge.compile_failure import compile_crash, size_advice
-from judge.verdicts import Verdict
-from sandbox.limits import SandboxLimits
+from judge.core.compile_failure import compile_crash, size_advice
+from judge.core.verdicts import Verdict
+from sandbox.host.resource_limits import SandboxLimits
 from sandbox.session.reports import RawRun, Stop
 
 MEMORY_WORDS = ("bad_alloc", "Out of memory", "RESOURCE_EXHAUSTED", "MemoryError", "Cannot allocate memory")
@@ -16,7 +16,7 @@ MEMORY_WORDS = ("bad_alloc", "Out of memory", "RESOURCE_EXHAUSTED", "MemoryError
 def stopped(raw: RawRun, stop: Stop, limits: SandboxLimits, *, hidden: bool = False) -> tuple[Verdict, str]:
     """Why the run stopped without a result for the case it is charged to (``hidden``: a hidden case,
     told without XLA's own words, which may print the program's shapes)."""
-    # A program's size is blamed only where it can be the cause (``judge.compile_failure``).
+    # A program's size is blamed only where it can be the cause (``judge.core.compile_failure``).
     advice = size_advice(stop.program_bytes)
     phase = {
         "load": "while loading the code",

@@ -1,11 +1,11 @@
 """The verdict rules: one case's verdict from the session's record and the reference, pure of feedback.
 
 In order: the judge's own failures (no expected output, gradient, magnitudes), the tracer's claim for its
-own failure (``claims``), the executor's refusal, the rules on the compiled program (``judge.rules``, then
-the rules against earlier programs, ``program_rules``), the cost rule (``cost_rule``), the run's own
-failure, idle loops and recomputation, the comparison with the expected output (and its gradient), the
-autodiff rule, the output's sharding, a mutated input, and the re-trace. The feedback step
-(``feedback_step``) is injected only to name the known mistake beside a wrong answer: the verdict, reason
+own failure (``claims``), the executor's refusal, the rules on the compiled program
+(``judge.grading.compiled_rules``, then the rules against earlier programs, ``program_rules``), the cost rule
+(``cost_rule``), the run's own failure, idle loops and recomputation, the comparison with the expected output
+(and its gradient), the autodiff rule, the output's sharding, a mutated input, and the re-trace. The feedback
+step (``feedback_step``) is injected only to name the known mistake beside a wrong answer: the verdict, reason
 and message never depend on it. Never raises: a crashing checker is the judge's own ``internal_error``.
 """
 
@@ -15,31 +15,38 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from judge.compare import Checker, CompareResult, bind
-from judge.errors import ReferenceFailure
-from judge.gradients import compare_with_gradient
+from judge.core.compare import Checker, CompareResult, bind
+from judge.core.errors import ReferenceFailure
+from judge.core.gradients import compare_with_gradient
+from judge.core.hidden import hidden_message, ratio_bucket
+from judge.core.problems import Case, Problem
+from judge.core.results import MistakeMatch, Visibility
+from judge.core.shardings import misplaced
+from judge.core.spec import AutodiffRule, BatchedRule, ForbidOpsRule, LoopRule
+from judge.core.verdicts import Verdict, WrongAnswerReason
 from judge.grading.claims import claim, refused
+from judge.grading.compiled_rules import (
+    ProgramSummary,
+    Rule,
+    broken_rule,
+    idle_loops_message,
+    remat_message,
+    rules_for,
+)
 from judge.grading.cost_rule import comparison, over_cost
 from judge.grading.feedback_step import NO_FEEDBACK, Feedback
 from judge.grading.outcome import Outcome
 from judge.grading.outputs import empty_leaves_matter, leaf_count, leaf_sizes, read_output
 from judge.grading.program_rules import unbatched, unrolled
-from judge.hidden import hidden_message, ratio_bucket
-from judge.problems import Case, Problem
-from judge.results import MistakeMatch, Visibility
-from judge.rules import ProgramSummary, Rule, broken_rule, idle_loops_message, remat_message, rules_for
-from judge.rules_transform import (
+from judge.grading.transform_rules import (
     autodiff_broken,
     autodiff_rule,
     autodiff_scale,
     batched_rule,
     split_autodiff,
 )
-from judge.shardings import misplaced
-from judge.spec import AutodiffRule, BatchedRule, ForbidOpsRule, LoopRule
-from judge.verdicts import Verdict, WrongAnswerReason
-from sandbox.limits import SandboxLimits
-from sandbox.monitor import SessionJob
+from sandbox.host.resource_limits import SandboxLimits
+from sandbox.session.monitor import SessionJob
 from sandbox.session.reports import CaseReport, ProgramReport, RawRun
 
 _STATE_ADVICE = (
@@ -59,17 +66,17 @@ class VerdictRules:
     job: SessionJob
     #: The reference's gradient per case (``[gradient]`` problems), else None.
     gradients: Sequence[Any] | None = None
-    #: Where the reference's output leaves live, per case (``judge.shardings``): problems of more than
+    #: Where the reference's output leaves live, per case (``judge.core.shardings``): problems of more than
     #: one device only, else None.
     layouts: Sequence[Any] | None = None
-    #: Per case, the magnitude of the terms of each output element (``judge.spec.CompareSpec.magnitude``;
+    #: Per case, the magnitude of the terms of each output element (``judge.core.spec.CompareSpec.magnitude``;
     #: a ReferenceFailure where it failed), or None for a problem without a magnitude function.
     scales: Sequence[Any] | None = None
     #: Names the known mistake beside a wrong answer (``feedback_step``); the verdicts never depend on it.
     feedback: Feedback = NO_FEEDBACK
     checker: Checker = field(init=False)
     rules: list[Rule] = field(init=False)
-    #: The transformation rules (``judge.rules_transform``) the problem declares, if any.
+    #: The transformation rules (``judge.grading.transform_rules``) the problem declares, if any.
     autodiff: AutodiffRule | None = field(init=False)
     batched: BatchedRule | None = field(init=False)
     #: The ``require_loop`` rule with a bound on steps (``LoopRule.steps``), if the problem has one.
@@ -200,7 +207,7 @@ class VerdictRules:
         return Outcome(Verdict.ACCEPTED, message, None, compared.max_error_ratio, got)
 
     def _placed(self, i: int, program: ProgramReport, got: Any) -> Outcome | None:
-        """The output's sharding against the reference's (``judge.shardings``); None when they agree."""
+        """The output's sharding against the reference's (``judge.core.shardings``); None when they agree."""
         expected = self.layouts[i] if self.layouts is not None else None
         if isinstance(expected, ReferenceFailure):
             return Outcome(
@@ -222,7 +229,7 @@ class VerdictRules:
         self, expected: Any, expected_gradient: Any, got: Any, scale: Any = None
     ) -> tuple[CompareResult, Any]:
         """Compare a program's result with the expected one; the result and the user's output alone.
-        ``scale``: the output's magnitudes (``judge.compare``), or None."""
+        ``scale``: the output's magnitudes (``judge.core.compare``), or None."""
         if self.gradients is None:
             return self.checker(expected, got, scale=scale), got
         return compare_with_gradient(self.checker, expected, expected_gradient, got, scale=scale)

@@ -9,10 +9,10 @@ import typing
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from judge.core.pytree_json import json_to_array
 from judge.kinds.base import Arg, Decl, Kind, Wire
 from judge.kinds.template import INT_BOUND, MAX_RANKS, Code, case_shape, filled, nest, shaped
-from judge.pytree_json import json_to_array
-from sandbox.tree import split_input
+from sandbox.shared.tree import split_input
 
 #: The dtype of an ``array`` argument: the case dtype (float32/bfloat16), or a fixed int32, uint32 or bool.
 ArrayDtype = Literal["case", "int32", "uint32", "bool"]

@@ -6,8 +6,8 @@ read by the tracer's few wire tags, so a new kind rarely touches the sandbox), i
 statement and the Run panel, what the coverage check wants of its hidden values, and what ``judge new``
 scaffolds for it. Modules outside ``judge/kinds`` ask the registry for these, or for a kind's facts
 (``static``, ``arrays``, ``tree``...), instead of naming kinds. The one place left with a section per kind is
-the case-generator template of ``judge new`` (``judge.scaffold``); a static kind it has no section for
-gives its values in turn (``scaffold_cycle``).
+the case-generator template of ``judge new`` (``judge.authoring.scaffold``); a static kind it has no section
+for gives its values in turn (``scaffold_cycle``).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ Wire = tuple[dict[str, Any], list[np.ndarray[Any, Any]]]
 
 
 class Arg(Protocol):
-    """An argument as a spec declares it (``judge.spec.ArgSpec``, which imports the kinds: they see it
+    """An argument as a spec declares it (``judge.core.spec.ArgSpec``, which imports the kinds: they see it
     through this protocol)."""
 
     @property
@@ -53,7 +53,8 @@ class Arg(Protocol):
 
 
 class Decl(Protocol):
-    """An argument as ``judge new --arg NAME:KIND[:OPTION ...]`` declares it (``judge.scaffold_kinds``)."""
+    """An argument as ``judge new --arg NAME:KIND[:OPTION ...]`` declares it
+    (``judge.authoring.scaffold_kinds``)."""
 
     @property
     def name(self) -> str: ...

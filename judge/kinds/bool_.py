@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from judge.core.pytree_json import json_to_bool
 from judge.kinds.base import Arg, Decl, Kind, Wire
-from judge.pytree_json import json_to_bool
 
 
 class BoolKind(Kind):

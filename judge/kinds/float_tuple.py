@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from judge.core.pytree_json import MAX_TUPLE_ITEMS, ConversionError, json_kind, json_to_number
 from judge.kinds.base import Arg, Decl, Kind, Wire, listed_names
-from judge.pytree_json import MAX_TUPLE_ITEMS, ConversionError, json_kind, json_to_number
 
 #: The tuples ``judge new`` gives its cases in turn (the first two are the public examples').
 CYCLE: list[object] = [[0.9, 0.999], [0.5, 0.25], [0.8, 0.99, 0.5]]

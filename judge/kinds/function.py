@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from judge.core.menu import MenuError, to_choice
+from judge.core.pytree_json import ConversionError
 from judge.kinds.base import Arg, Decl, Kind, Wire
 from judge.kinds.template import MENU
-from judge.menu import MenuError, to_choice
-from judge.pytree_json import ConversionError
 
 
 class FunctionKind(Kind):

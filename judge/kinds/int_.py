@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from judge.core.pytree_json import json_to_int
 from judge.kinds.base import Arg, Decl, Kind, Wire
 from judge.kinds.template import INT_HIGH, INT_LOW
-from judge.pytree_json import json_to_int
 
 
 class IntKind(Kind):

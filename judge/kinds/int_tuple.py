@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from judge.core.pytree_json import json_to_int_tuple
 from judge.kinds.base import Arg, Decl, Kind, Wire, listed_names
 from judge.kinds.template import INT_HIGH, INT_LOW, INT_TUPLES
-from judge.pytree_json import json_to_int_tuple
 
 
 class IntTupleKind(Kind):

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from judge.core.pytree_json import json_to_key
 from judge.kinds.base import Arg, Decl, Kind, Wire
 from judge.kinds.template import UINT32_MAX
-from judge.pytree_json import json_to_key
 
 
 class KeyKind(Kind):

@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 
+from judge.core.pytree_json import json_to_number
 from judge.kinds.base import Arg, Decl, Kind, Wire, listed_names
 from judge.kinds.template import Code
-from judge.pytree_json import json_to_number
 
 
 class NumberKind(Kind):

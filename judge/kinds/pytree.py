@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from judge.core.pytree_json import json_to_pytree
 from judge.kinds.base import Arg, Decl, Kind, Wire
 from judge.kinds.template import Code
-from judge.pytree_json import json_to_pytree
-from sandbox.tree import split_input
+from sandbox.shared.tree import split_input
 
 
 class PytreeKind(Kind):

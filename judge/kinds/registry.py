@@ -1,4 +1,4 @@
-"""Every argument kind, by the name a spec writes: the one list of kinds (``judge.spec.ArgKind`` is built
+"""Every argument kind, by the name a spec writes: the one list of kinds (``judge.core.spec.ArgKind`` is built
 from it). A new kind is a module beside this one and a line here."""
 
 from __future__ import annotations

@@ -6,9 +6,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from judge.core.pytree_json import json_to_choice
 from judge.kinds.base import Arg, Decl, Kind, Wire
 from judge.kinds.template import STRINGS
-from judge.pytree_json import json_to_choice
 
 
 class StrKind(Kind):

@@ -1,5 +1,5 @@
 """What ``judge new`` writes for the kinds: the values its scaffolds use (menus, strings, bounds) and the
-helpers that shape example and edge values (``judge.scaffold_kinds`` declares the arguments)."""
+helpers that shape example and edge values (``judge.authoring.scaffold_kinds`` declares the arguments)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ MAX_RANKS = 8
 
 
 class Code(str):
-    """Python source written as is (a constant's name) by ``judge.scaffold_kinds.py_literal``."""
+    """Python source written as is (a constant's name) by ``judge.authoring.scaffold_kinds.py_literal``."""
 
 
 def case_shape(rank: int, index: int) -> tuple[int, ...]:

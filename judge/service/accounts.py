@@ -24,9 +24,9 @@ from typing import Any
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 
+from judge.core.settings import Settings
 from judge.service.csrf import SESSION_TOKEN, csrf_token
 from judge.service.ratelimit import RateLimiter
-from judge.settings import Settings
 from judge.store import Store
 from judge.store.accounts import AccountRecord, AccountStore, Erased, Imported, NameTaken, ProblemProgress
 

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from judge.settings import Settings
+from judge.core.settings import Settings
 
 _log = logging.getLogger(__name__)
 

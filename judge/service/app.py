@@ -28,7 +28,9 @@ from fastapi.middleware.cors import CORSMiddleware
 from starlette.concurrency import run_in_threadpool
 
 from judge import __version__, web
-from judge.service import apidocs, contract, errors, sessions
+from judge.core.settings import Settings
+from judge.service import api_errors as errors
+from judge.service import apidocs, contract, sessions
 from judge.service.bodylimit import BodySizeLimit
 from judge.service.bodytimeout import BodyTimeout
 from judge.service.httpmetrics import RequestTimer
@@ -49,7 +51,6 @@ from judge.service.routes.accounts import FORM_PATHS
 from judge.service.shares import client_shares
 from judge.service.state import Services
 from judge.service.versioning import versioned
-from judge.settings import Settings
 
 log = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ import hashlib
 import json
 from datetime import datetime
 
-from judge.service.errors import ApiError
+from judge.service.api_errors import ApiError
 from judge.service.schemas import BatchCreate
 from judge.store import Store
 

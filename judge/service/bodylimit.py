@@ -13,7 +13,7 @@ from __future__ import annotations
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from judge.service.errors import error_response
+from judge.service.api_errors import error_response
 from judge.service.schemas import ErrorInfo
 
 #: Largest header fields of a request, in bytes as sent (``name: value\r\n`` each).

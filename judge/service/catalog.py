@@ -11,12 +11,12 @@ from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import TypeVar
 
-from judge import markdown
-from judge.errors import ReferenceFailure
+from judge.authoring import markdown
+from judge.core.errors import ReferenceFailure
+from judge.core.problem_hash import problem_hash
+from judge.core.problems import Problem, Problems
+from judge.core.results import LeafValue
 from judge.kinds.registry import kind_of
-from judge.problem_hash import problem_hash
-from judge.problems import Problem, Problems
-from judge.results import LeafValue
 from judge.service.schemas import (
     ArgumentPublic,
     ExamplePublic,
@@ -50,8 +50,8 @@ def summary(problem: Problem, known: Collection[str] | None = None) -> ProblemSu
 
 def detail(problem: Problem, known: Collection[str] | None = None) -> ProblemDetail:
     """Everything a page needs to show the problem (expected example outputs from the reference)."""
-    from judge.expected import expected_outputs
-    from judge.statement import fill_statement, render_examples
+    from judge.authoring.statement import fill_statement, render_examples
+    from judge.core.expected import expected_outputs
 
     spec = problem.spec
     public = problem.public_cases
@@ -171,7 +171,7 @@ class Catalog:
     def prepare_problems(self, problems: list[Problem]) -> None:
         """Build these problems' details and warm their expected outputs (new versions, before they are
         served)."""
-        from judge.expected import expected_outputs
+        from judge.core.expected import expected_outputs
 
         for problem in problems:
             self._detail(problem)

@@ -32,6 +32,10 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from pydantic import BaseModel, Field
 
+from judge.core.progress import RunProgress
+from judge.core.results import CaseResult, GradeResult
+from judge.core.settings import Settings
+from judge.core.verdicts import Verdict
 from judge.dispatch.callbacks import (
     DELIVERY_HEADER,
     SIGNATURE_HEADER,
@@ -42,8 +46,6 @@ from judge.dispatch.callbacks import (
     WEBHOOK_TIMESTAMP_HEADER,
 )
 from judge.dispatch.events import CASE, FAILED, RESULT, STATUS
-from judge.progress import RunProgress
-from judge.results import CaseResult, GradeResult
 from judge.service.schemas import (
     MAX_TAGS,
     ErrorBody,
@@ -52,8 +54,6 @@ from judge.service.schemas import (
     SubmissionWaiting,
     VersionMismatch,
 )
-from judge.settings import Settings
-from judge.verdicts import Verdict
 
 #: Every ``error.code`` the API answers with (tests/test_api_contract.py checks the routes use no other).
 ERROR_CODES = (

@@ -8,10 +8,10 @@ from typing import Annotated
 from fastapi import Depends, Path, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from judge.errors import ProblemNotFound
-from judge.problems import Problem
+from judge.core.errors import ProblemNotFound
+from judge.core.problems import Problem
 from judge.service import tenancy
-from judge.service.errors import ApiError
+from judge.service.api_errors import ApiError
 from judge.service.ratelimit import STATE_KEY, Principal
 from judge.service.state import Services
 

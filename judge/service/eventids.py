@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from judge.service.errors import ApiError
+from judge.service.api_errors import ApiError
 
 #: Largest event number (the database's BIGINT).
 MAX_EVENT = (1 << 63) - 1

@@ -15,7 +15,7 @@ import re
 import uuid
 from datetime import UTC, datetime
 
-from judge.service.errors import ApiError
+from judge.service.api_errors import ApiError
 from judge.store import Cursor, SubmissionRecord
 
 #: ``tag=name:value``: a name as a submit accepts it (schemas.TagName), a value of at most 200 characters.

@@ -9,9 +9,9 @@ from collections.abc import Callable, Mapping
 from datetime import timedelta
 from typing import Any
 
-from judge.dispatch import GradingWorker
+from judge.core.settings import Settings
+from judge.dispatch import GradingLoop
 from judge.dispatch.served import serves
-from judge.settings import Settings
 from judge.store import NodeRecord, NodeState, Store
 from judge.store.models import utcnow
 
@@ -27,7 +27,7 @@ class Fleet:
         self,
         store: Store,
         settings: Settings,
-        worker: GradingWorker,
+        worker: GradingLoop,
         api_versions: Callable[[], Mapping[str, Any]],
     ) -> None:
         self.store = store

@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 
-from judge.errors import JudgeError
+from judge.core.errors import JudgeError
 
 
 class RunBusy(JudgeError):

@@ -1,4 +1,4 @@
-"""What the service needs of ``judge.engine.Engine`` (tests of the HTTP layer may pass a fake)."""
+"""What the service needs of ``judge.core.engine.Engine`` (tests of the HTTP layer may pass a fake)."""
 
 from __future__ import annotations
 
@@ -6,13 +6,13 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-from judge.problems import Problem
-from judge.progress import RunProgress
-from judge.results import CaseResult, GradeResult
+from judge.core.problems import Problem
+from judge.core.progress import RunProgress
+from judge.core.results import CaseResult, GradeResult
 
 
 class GradingEngine(Protocol):
-    """What the service needs of ``judge.engine.Engine`` (tests of the HTTP layer may pass a fake)."""
+    """What the service needs of ``judge.core.engine.Engine`` (tests of the HTTP layer may pass a fake)."""
 
     def grade(
         self, problem: Problem, code: str, *, on_case: Callable[[CaseResult], None] | None = None

@@ -7,10 +7,10 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from judge.errors import InputError
-from judge.service.errors import ApiError, input_error
+from judge.core.errors import InputError
+from judge.core.settings import Settings
+from judge.service.api_errors import ApiError, input_error
 from judge.service.source import source_from_json
-from judge.settings import Settings
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Operators add, update and retire problem versions at runtime (``/api/v1/admin/problems``).
 
-``push`` unpacks the uploaded tar.gz into a scratch folder (``judge.problem_archive``: hostile input,
-refused with ``ArchiveError`` naming what is wrong), computes the version's content hash, stores it as
+``push`` unpacks the uploaded tar.gz into a scratch folder (``judge.authoring.problem_archive``: hostile
+input, refused with ``ArchiveError`` naming what is wrong), computes the version's content hash, stores it as
 ``checking`` and starts its ``judge check`` in a child process (``judge.service.problem_check``) on a
 thread of its own; the check's outcome makes it ``live`` or ``rejected`` with the findings. Every node
 loads live versions on its next poll (``judge.dispatch.live_problems``). ``resume`` checks again what an
@@ -19,9 +19,9 @@ import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from judge.problem_archive import ArchiveLimits, unpack
+from judge.authoring.problem_archive import ArchiveLimits, unpack
+from judge.core.settings import Settings
 from judge.service.problem_check import CheckOutcome, run_check
-from judge.settings import Settings
 from judge.store.problem_versions import ProblemVersions, VersionRecord, VersionState
 
 log = logging.getLogger(__name__)

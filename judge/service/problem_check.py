@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from judge.settings import Settings
+from judge.core.settings import Settings
 
 #: Most findings kept with a version (the rest are counted in a last one).
 MAX_FINDINGS = 200

@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 
-from judge.problem_archive import pack
+from judge.authoring.problem_archive import pack
 from judge.service.operator import call
 
 #: Seconds between looks at a version being checked.

@@ -12,7 +12,7 @@ from typing import Any
 from fastapi import Request
 from fastapi.routing import APIRoute
 
-from judge.service.errors import ApiError
+from judge.service.api_errors import ApiError
 
 _NAMES: dict[int, frozenset[str]] = {}
 

@@ -16,14 +16,14 @@ import threading
 import time
 from collections.abc import Callable
 
+from judge.core.doctor import SelfTest
 from judge.dispatch.celery_queue import CeleryDispatcher
 from judge.dispatch.metrics import Metrics
-from judge.doctor import SelfTest
 from judge.service.degraded import Fallback
 from judge.service.gate import RunGate
 from judge.service.grading_engine import GradingEngine
 from judge.store import Store
-from sandbox.base import Backend
+from sandbox.backends.base import Backend
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 from datetime import UTC, timedelta
 
-from judge.service.errors import ApiError
+from judge.service.api_errors import ApiError
 from judge.service.state import Services
 from judge.store import CallbackState, SubmissionRecord
 from judge.store.models import utcnow

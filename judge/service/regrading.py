@@ -16,11 +16,11 @@ from __future__ import annotations
 import logging
 import threading
 
+from judge.core.errors import ProblemNotFound
+from judge.core.problems import Problem
 from judge.dispatch import QueueFull
 from judge.dispatch.base import Reservation
-from judge.errors import ProblemNotFound
-from judge.problems import Problem
-from judge.service.errors import ApiError
+from judge.service.api_errors import ApiError
 from judge.service.ratelimit import Principal
 from judge.service.state import Services
 from judge.store import SubmissionRecord

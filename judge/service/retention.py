@@ -11,7 +11,7 @@ import logging
 import threading
 from datetime import timedelta
 
-from judge.settings import Settings
+from judge.core.settings import Settings
 from judge.store import Store
 from judge.store.models import utcnow
 

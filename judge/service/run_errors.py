@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import logging
 
-from judge.errors import InputError, JudgeError, ProblemError, ReferenceFailure
-from judge.service.errors import ApiError, input_error
+from judge.core.errors import InputError, JudgeError, ProblemError, ReferenceFailure
+from judge.service.api_errors import ApiError, input_error
 from judge.service.gate import RunBusy
 from judge.service.shares import ShareExceeded
 from sandbox.errors import SandboxError

@@ -1,6 +1,6 @@
 """Request and response bodies of the API (separate models for what comes in and what goes out).
 
-Run results and submission results are ``judge.results.GradeResult`` exactly as ``judge grade --json``
+Run results and submission results are ``judge.core.results.GradeResult`` exactly as ``judge grade --json``
 prints it (``model_dump(mode="json", by_alias=True)``).
 """
 
@@ -11,10 +11,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
+from judge.core.results import GradeResult, LeafValue
+from judge.core.spec import ArgKind
 from judge.dispatch.callbacks import url_character_refusal
 from judge.kinds.registry import KINDS
-from judge.results import GradeResult, LeafValue
-from judge.spec import ArgKind
 from judge.store import Status
 from judge.store.pages import COUNT_MAX
 

@@ -16,8 +16,8 @@ import signal
 import socket
 import sys
 
-from judge.errors import JudgeError, ProblemError, SandboxRefused
-from judge.settings import Settings
+from judge.core.errors import JudgeError, ProblemError, SandboxRefused
+from judge.core.settings import Settings
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 #: Largest request line plus headers while they arrive (h11 answers 400 past it); a head that arrives

@@ -17,8 +17,8 @@ from fastapi import FastAPI
 from starlette.middleware.sessions import SessionMiddleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from judge.core.settings import Settings
 from judge.service.csrf import CsrfGuard
-from judge.settings import Settings
 
 COOKIE = "judge_session"
 SECRET_FILE = "account-secret"

@@ -21,12 +21,12 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from judge.errors import JudgeError
+from judge.core.errors import JudgeError
 from judge.service.degraded import Fallback
 from judge.service.ratelimit import Principal
 
 if TYPE_CHECKING:
-    from judge.settings import Settings
+    from judge.core.settings import Settings
 
 log = logging.getLogger(__name__)
 

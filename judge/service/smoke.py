@@ -19,7 +19,7 @@ from pathlib import Path
 
 import httpx
 
-from judge.problems import ProblemSet
+from judge.core.problems import ProblemSet
 
 
 def _say(message: str) -> None:

@@ -18,16 +18,17 @@ import threading
 from collections.abc import Callable
 from typing import Protocol
 
-from judge.dispatch import Dispatcher, GradingWorker, LocalDispatcher, ProgressFeed
+from judge.core.doctor import SelfTest, self_test
+from judge.core.engine import Engine
+from judge.core.problems import ProblemSet
+from judge.core.sandboxes import choose_backend
+from judge.core.settings import Settings
+from judge.dispatch import Dispatcher, GradingLoop, LocalDispatcher, ProgressFeed
 from judge.dispatch.celery_queue import CeleryDispatcher
 from judge.dispatch.live_problems import LiveProblems
 from judge.dispatch.metrics import Metrics, metered
 from judge.dispatch.redis_notify import RedisNotifier
 from judge.dispatch.served import served_versions
-from judge.doctor import SelfTest, self_test
-from judge.engine import Engine
-from judge.problems import ProblemSet
-from judge.sandboxes import choose_backend
 from judge.service.accounts import Accounts
 from judge.service.apikeys import KeyRing
 from judge.service.catalog import Catalog
@@ -41,10 +42,9 @@ from judge.service.ratelimit import RateLimiter
 from judge.service.readiness import Readiness, SandboxStarts
 from judge.service.retention import Retention
 from judge.service.wiring import callback_sender, celery_dispatcher
-from judge.settings import Settings
 from judge.store import Store, database_url
 from judge.store.problem_versions import ProblemVersions
-from sandbox.base import Backend
+from sandbox.backends.base import Backend
 
 log = logging.getLogger(__name__)
 
@@ -110,7 +110,7 @@ class Services:
             Accounts(store, settings, self.limiter) if settings.accounts else None
         )
         self.callbacks = callback_sender(settings, store, self.metrics)
-        self.worker = GradingWorker(
+        self.worker = GradingLoop(
             store,
             self.engine,
             catalog.problems,

@@ -1,6 +1,6 @@
 """Whether a queued submission waits for the version of its problem it was accepted for, in words.
 
-A grader that lacks that version gives the submission back (``judge.dispatch.worker``); this says so to
+A grader that lacks that version gives the submission back (``judge.dispatch.grading_loop``); this says so to
 whoever reads the submission, from what the graders report (this process's problems, or the live grading
 nodes' heartbeats), whatever the dispatch.
 """

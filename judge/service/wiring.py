@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from judge.core.settings import Settings
 from judge.dispatch import callback_setup as setup
 from judge.dispatch.callbacks import CallbackSender
 from judge.dispatch.celery_queue import CeleryDispatcher, GradingQueue, Sweeper
 from judge.dispatch.metrics import Metrics
-from judge.settings import Settings
 from judge.store import Store
 
 

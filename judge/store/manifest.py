@@ -7,8 +7,8 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from judge import __version__
-from judge.problem_hash import problem_hash
-from judge.problems import Problem
+from judge.core.problem_hash import problem_hash
+from judge.core.problems import Problem
 
 
 @cache

@@ -1,10 +1,11 @@
 """``judge preview SLUG``: the problem's statement as learners see it, in one self-contained HTML file.
 
-The statement goes through the page's own path: the examples and rules filled in (``judge.statement``),
-Markdown and math rendered to HTML and MathML by the same renderer the REST API serves to the page
-(``judge.markdown.to_html``), laid out with the page's markup and built stylesheet (inlined, with
-its math font as a data URL), so the file opens anywhere (a CI artifact, a browser without a server).
-The examples' outputs come from running the reference (trusted code) on the public cases in this process.
+The statement goes through the page's own path: the examples and rules filled in
+(``judge.authoring.statement``), Markdown and math rendered to HTML and MathML by the same renderer the REST
+API serves to the page (``judge.authoring.markdown.to_html``), laid out with the page's markup and built
+stylesheet (inlined, with its math font as a data URL), so the file opens anywhere (a CI artifact, a browser
+without a server). The examples' outputs come from running the reference (trusted code) on the public cases in
+this process.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from judge.errors import ReferenceFailure
-from judge.problems import Problem
+from judge.core.errors import ReferenceFailure
+from judge.core.problems import Problem
 from judge.web.assets import DIST_DIR, STATIC_PREFIX, load_assets
 
 _FONT_URL = re.compile(rf"""url\(["']?{STATIC_PREFIX}/([A-Za-z0-9_.-]+\.woff2)["']?\)""")
@@ -37,9 +38,9 @@ class Preview:
 def render(problem: Problem) -> Preview:
     """The statement page of ``problem`` as one HTML document. Raises PreviewError when the reference fails
     on a public case."""
-    from judge.expected import reference_outputs
-    from judge.markdown import to_html
-    from judge.statement import fill_statement, render_examples
+    from judge.authoring.markdown import to_html
+    from judge.authoring.statement import fill_statement, render_examples
+    from judge.core.expected import reference_outputs
 
     outputs = reference_outputs(problem, problem.public_cases)
     for case, out in zip(problem.public_cases, outputs, strict=True):

@@ -35,8 +35,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
-from judge.errors import ProblemNotFound
-from judge.markdown import inline_to_html
+from judge.authoring.markdown import inline_to_html
+from judge.core.errors import ProblemNotFound
 from judge.service.accounts import Accounts, Viewer
 from judge.service.schemas import ProblemDetail, ProblemSummary
 from judge.web.assets import Assets

@@ -94,8 +94,8 @@ def build_cases() -> list[dict[str, Any]]:
     random_case("eight_members", 8, 16, 4, 8, 4)
     random_case("eight_members_two_examples", 8, 2, 2, 2, 1)
     # The require_batched rule compares the programs of two cases that differ in E alone (every other size
-    # held, judge.rules_transform.held_key): these repeat the sizes of two_members and four_members with
-    # other ensemble sizes (E not equal to any other size, so no lowering coincidence moves with it).
+    # held, judge.grading.transform_rules.held_key): these repeat the sizes of two_members and four_members
+    # with other ensemble sizes (E not equal to any other size, so no lowering coincidence moves with it).
     random_case("six_members_as_two_members", 6, 4, 3, 5, 2)
     random_case("seven_members_as_four_members", 7, 8, 4, 8, 3)
     random_case("largest_network", 2, 64, 16, 32, 8, scale=0.5)

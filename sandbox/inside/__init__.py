@@ -12,6 +12,6 @@
   confines itself (``confine``: private mounts, its own uid, no capabilities, no_new_privs, seccomp)
   before any user code runs. It reads commands only from the judge and never runs user code.
 
-These modules import only the wire format (``sandbox.protocol``) and the tree types (``sandbox.tree``) of
-the project, so a reader sees at once which code user code can touch.
+These modules import only the wire format (``sandbox.shared.wire``) and the tree types
+(``sandbox.shared.tree``) of the project, so a reader sees at once which code user code can touch.
 """

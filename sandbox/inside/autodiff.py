@@ -10,8 +10,8 @@ so ``from jax import grad`` imported before the swap is scaled too, and it enter
 own so that a ``jax.jit`` inside the user's code traces again instead of reusing the unscaled trace.
 
 ``with_autodiff_twice`` returns ``(fn(*args), fn(*args) with seeds scaled)`` in one trace; the judge checks
-that the outputs the problem names scaled (``judge.rules_transform``). This runs beside user code, so it
-is evidence and not proof: ``judge.rules_transform`` says what it decides and what it cannot.
+that the outputs the problem names scaled (``judge.grading.transform_rules``). This runs beside user code, so
+it is evidence and not proof: ``judge.grading.transform_rules`` says what it decides and what it cannot.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Which XLA pipeline compiles a program, so that compile time the judge chose is never the learner's fault.
 
-The sandbox's XLA flags (``sandbox.command.FAST_COMPILE_XLA_FLAGS``) make XLA:CPU compile the small programs
-graded here about twice as fast as its standard pipeline, mostly by switching XLA's fusion emitters off. The
-older emitters used instead generate a fused elementwise expression by recursion, once per use of each
-operand, so two shapes of correct program go wrong under them (``bench/bench_compile.py`` measures both):
+The sandbox's XLA flags (``sandbox.host.command.FAST_COMPILE_XLA_FLAGS``) make XLA:CPU compile the small
+programs graded here about twice as fast as its standard pipeline, mostly by switching XLA's fusion emitters
+off. The older emitters used instead generate a fused elementwise expression by recursion, once per use of
+each operand, so two shapes of correct program go wrong under them (``bench/bench_compile.py`` measures both):
 
 - a chain of elementwise ops that reuse their operands (``functools.reduce(jnp.hypot, norms)``,
   ``logaddexp`` or ``where`` folds) takes time exponential in its length: 10 leaves took 6.8 s, not 0.1 s;
@@ -26,8 +26,8 @@ over the module before any compile, under 1 ms for an ordinary program):
 
 The program is charged the winner's own compile time, in charged time: load does not count. XLA compiles on
 threads of its own (the calling thread runs 2-4 ms of a 40 ms compile), so no single thread's counters
-(``sandbox.schedclock``) measure a compile. ``ProcessClock`` reads every thread of the process instead: over
-an interval, the share of their runnable time in which they actually ran is the share of the wall time
+(``sandbox.shared.schedclock``) measure a compile. ``ProcessClock`` reads every thread of the process instead:
+over an interval, the share of their runnable time in which they actually ran is the share of the wall time
 the compile would have taken on a machine of its own (at load 30 on 2 cores, about 1/15), or, when fewer
 than one thread was runnable on average, the wall time less their wait. The fast
 compile's budget is measured the same way. A winner's charged time is at most the standard compile's when

@@ -35,7 +35,7 @@ partitions (``mhlo.num_partitions``), its meshes must span exactly the D devices
 annotation (``sandbox.inside.contracts.check_partitioning``); it compiles for D partitions over devices
 0..D-1 with Shardy, every input placed replicated on all of them (a program whose compiled parameters are
 not replicated is refused), and ``compiled`` carries ``shardings``: each output's layout as the compiled
-executable places it (``sandbox.shardings``), which the judge compares with the reference's. Runs gather
+executable places it (``sandbox.shared.layouts``), which the judge compares with the reference's. Runs gather
 each output from its shards.
 
 The cache key is the module's text with locations stripped, so a program traced twice (the judge's fresh
@@ -77,7 +77,8 @@ from sandbox.inside.program_checks import (
     tensor_types,
 )
 from sandbox.inside.program_checks import first_line as _first
-from sandbox.protocol import (
+from sandbox.shared.schedclock import thread_now
+from sandbox.shared.wire import (
     Blobs,
     Frame,
     FrameLimits,
@@ -88,7 +89,6 @@ from sandbox.protocol import (
     read_frame,
     write_frame,
 )
-from sandbox.schedclock import thread_now
 
 REQUEST_LIMITS = FrameLimits(max_frame=256 * 1024 * 1024, max_json=16 * 1024 * 1024, max_json_depth=64)
 INPUT_LIMITS = TreeLimits(max_depth=4, max_leaves=100_000, max_bytes=256 * 1024 * 1024, max_ndim=16)
@@ -111,7 +111,7 @@ class Compiled:
     summary: dict[str, Any]
     outputs: list[tuple[str, tuple[int, ...]]]
     key: str
-    #: Per output, its layout over the job's devices (``sandbox.shardings``); empty on one device.
+    #: Per output, its layout over the job's devices (``sandbox.shared.layouts``); empty on one device.
     layouts: list[dict[str, Any]] = field(default_factory=list)
     #: Per output, the executable's own sharding (to gather its shards); empty on one device.
     shardings: list[Any] = field(default_factory=list)
@@ -461,7 +461,8 @@ def compiled_message(
 
 
 def _wants_loop_check(message: dict[str, Any]) -> bool:
-    """The judge's precheck asks for the loop check (``judge.rules.precheck_for``: ``loops_matter``)."""
+    """The judge's precheck asks for the loop check (``judge.grading.compiled_rules.precheck_for``:
+    ``loops_matter``)."""
     precheck = message.get("precheck")
     return isinstance(precheck, dict) and "loops_matter" in precheck
 

@@ -7,7 +7,8 @@ outside it computes the answer has the ops and none of the substance. So the exe
 variant, in which every result of every ``stablehlo.while`` (in ``main``, in private functions, nested
 in other loops) is replaced, for all its uses, by a perturbed value (floats ``x + 0.25 |x| + 0.5``,
 integers ``x + 1``), runs it on the same inputs as the program, and reports whether any output bit changed. If
-none did, what the loops compute does not reach the output (``judge.rules.idle_loops_message``).
+none did, what the loops compute does not reach the output
+(``judge.grading.compiled_rules.idle_loops_message``).
 
 The float perturbation moves every finite value (by at least 0.5 and by a quarter of its magnitude, so
 no rounding undoes it: it has no fixed point, where ``x * 1.25 + 0.5`` would leave -2 as it is), and it is

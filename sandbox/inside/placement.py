@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from sandbox.inside.program_checks import Refused
-from sandbox.shardings import BadLayout, from_hlo
+from sandbox.shared.layouts import BadLayout, from_hlo
 
 
 class Placement:
@@ -52,7 +52,7 @@ class Placement:
     def layouts(
         self, executable: Any, outputs: list[tuple[str, tuple[int, ...]]]
     ) -> tuple[list[dict[str, Any]], list[Any]]:
-        """A compiled program's output layouts (``sandbox.shardings``, as the wire has them) and output
+        """A compiled program's output layouts (``sandbox.shared.layouts``, as the wire has them) and output
         shardings (to gather its shards), or Refused when its inputs are not replicated (the executor
         places every input so) or an output's sharding cannot be read."""
         from jax._src.lib import xla_client as xc  # type: ignore[attr-defined]

@@ -20,7 +20,7 @@ from sandbox.inside.lowering import parse as parse_module
 from sandbox.inside.op_policy import Policy, PolicyViolation
 from sandbox.inside.perturb import perturb_loops
 from sandbox.inside.remat import remat_summary
-from sandbox.protocol import DTYPES
+from sandbox.shared.wire import DTYPES
 
 #: Dialects a program may use. Anything else (llvm, gpu, ...) is refused before compiling.
 ALLOWED_PREFIXES = ("stablehlo.", "chlo.", "func.", "sdy.")

@@ -1,5 +1,6 @@
 """What the program recomputes behind an optimization barrier, from the module the executor parsed (never
-from the tracer, which runs user code): the evidence for the ``require_remat`` rule (``judge.rules``).
+from the tracer, which runs user code): the evidence for the ``require_remat`` rule
+(``judge.grading.compiled_rules``).
 
 ``jax.checkpoint`` (``jax.remat``) saves only a function's inputs for the backward pass and computes the
 function again there; so that XLA cannot merge the second computation with the first (common

@@ -45,8 +45,10 @@ import numpy as np
 
 from sandbox.inside.autodiff import SeedScaler, with_autodiff_twice
 from sandbox.inside.lowering import Lowerer
-from sandbox.output_mark import section_mark
-from sandbox.protocol import (
+from sandbox.shared.output_mark import section_mark
+from sandbox.shared.transforms import with_gradient
+from sandbox.shared.tree import KEY_IMPLS, BadLeaf, OtherNode, TreeTooDeep, to_host
+from sandbox.shared.wire import (
     ADVICE,
     DTYPES,
     Frame,
@@ -57,8 +59,6 @@ from sandbox.protocol import (
     write_all,
     write_frame,
 )
-from sandbox.transforms import with_gradient
-from sandbox.tree import KEY_IMPLS, BadLeaf, OtherNode, TreeTooDeep, to_host
 
 FILENAME = "solution.py"
 #: Frames the judge sends: one job (code plus public values) and one continuation.
@@ -76,7 +76,7 @@ CONFIG_KEYS = (
     "jax_platforms",
     "jax_check_tracer_leaks",
 )
-#: The ``jax.default_matmul_precision`` values a job may be graded at (``judge.spec.MatmulPrecision``).
+#: The ``jax.default_matmul_precision`` values a job may be graded at (``judge.core.spec.MatmulPrecision``).
 MATMUL_PRECISIONS = ("default", "high", "highest")
 #: Primitives that call back into Python on the host: they cannot run in the judge.
 HOST_CALLBACKS = frozenset({"pure_callback", "io_callback"})
@@ -86,7 +86,7 @@ class CaseFailure(Exception):
     """A user-code failure, already classified (a verdict the judge may accept from the tracer).
 
     Besides the full ``message`` it names, as data, the user's ``line``, the ``error`` type and an ``advice``
-    key of ``sandbox.protocol.ADVICE``: from these alone the judge composes what a hidden case shows.
+    key of ``sandbox.shared.wire.ADVICE``: from these alone the judge composes what a hidden case shows.
     """
 
     def __init__(
@@ -575,7 +575,8 @@ def snapshot(tree: Any) -> Snapshot:
 
 
 def _snapshot(node: Any, keys: list[Any], out: Snapshot) -> None:
-    # Module level, not a recursive closure (a reference cycle would keep tracers alive; see sandbox.tree).
+    # Module level, not a recursive closure (a reference cycle would keep tracers alive; see
+    # sandbox.shared.tree).
     if isinstance(node, dict):
         out.append((keys, node, {k: id(v) for k, v in node.items()}))
         for k, v in node.items():
@@ -810,7 +811,7 @@ def make_wrapper(
     """The function the captured jit traces: flat leaves in, flat output leaves out (skeleton aside).
 
     With ``gradient`` (``{"wrt": [arg index], "names": [arg name], "cotangent": kind}``) the program returns
-    ``(output, {name: gradient})`` (``sandbox.transforms.with_gradient``), computed in the same trace.
+    ``(output, {name: gradient})`` (``sandbox.shared.transforms.with_gradient``), computed in the same trace.
     With ``autodiff`` (``{"scale": factor, "scaled_first": bool}``, the signature's plan) it returns
     ``(output, output again with every autodiff seed scaled)`` (``sandbox.inside.autodiff``).
     """
@@ -1089,7 +1090,7 @@ class Tracer:
 
 
 def _section(token: Any, label: str) -> None:
-    """Write a section mark into the output (``sandbox.output_mark.section_mark``): what follows it was
+    """Write a section mark into the output (``sandbox.shared.output_mark.section_mark``): what follows it was
     printed while ``label`` (``load``, ``trace <sig>``, ``run <case index>``) ran. The judge splits the
     public output at these marks to show it per case; a forged one only mislabels the forger's own prints."""
     if not isinstance(token, str) or not token:
@@ -1103,7 +1104,8 @@ def _section(token: Any, label: str) -> None:
 
 def _end_public_output(mark: Any) -> None:
     """Write the judge's mark into the output where the public phase ends, after every print so far
-    (``sandbox.output_mark``): the judge shows what precedes it and waits for it before anything hidden."""
+    (``sandbox.shared.output_mark``): the judge shows what precedes it and waits for it before anything
+    hidden."""
     if not isinstance(mark, str) or not mark:
         return
     with contextlib.suppress(Exception):

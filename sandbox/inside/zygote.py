@@ -43,7 +43,7 @@ import traceback
 from typing import Any
 
 from sandbox.inside import confine, tracer
-from sandbox.protocol import write_frame
+from sandbox.shared.wire import write_frame
 
 #: What a zygote forks: tracers (``tracer.serve_forked``) or executors (``executor.serve_forked``).
 ROLES = ("tracer", "executor")

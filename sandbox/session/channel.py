@@ -10,9 +10,9 @@ import threading
 from collections.abc import Iterable
 from typing import Any
 
-from sandbox.base import Worker
-from sandbox.monitor import SessionJob
-from sandbox.protocol import Frame, FrameLimits, FrameReader, encode_frame
+from sandbox.backends.base import SandboxedProcess
+from sandbox.session.monitor import SessionJob
+from sandbox.shared.wire import Frame, FrameLimits, FrameReader, encode_frame
 
 #: Largest serialized program a tracer may send.
 MAX_MODULE_BYTES = 16 * 1024 * 1024
@@ -23,7 +23,7 @@ READ_CHUNK = 1 << 20
 class Channel:
     """One process's request pipe (our writes, buffered, non-blocking) and reply pipe (a FrameReader)."""
 
-    def __init__(self, worker: Worker, limits: FrameLimits) -> None:
+    def __init__(self, worker: SandboxedProcess, limits: FrameLimits) -> None:
         self.worker = worker
         self.reader = FrameReader(limits)
         self.out = bytearray()
@@ -90,12 +90,12 @@ class Writes:
 
 
 class AsideStop:
-    """A tracer's stop (``Worker.stop``: every process of it gets SIGKILL) on a thread of its own, so the
-    session's thread goes on serving the executor while a cgroup v1 freezer settles (5-15 ms). The thread
-    closes a pipe when it is over; the session's selector hears that (``fd``, data ``"stopped"``) and calls
-    ``finish``, which is also how anyone waits for it."""
+    """A tracer's stop (``SandboxedProcess.stop``: every process of it gets SIGKILL) on a thread of its own,
+    so the session's thread goes on serving the executor while a cgroup v1 freezer settles (5-15 ms). The
+    thread closes a pipe when it is over; the session's selector hears that (``fd``, data ``"stopped"``) and
+    calls ``finish``, which is also how anyone waits for it."""
 
-    def __init__(self, tracer: Worker, selector: selectors.BaseSelector) -> None:
+    def __init__(self, tracer: SandboxedProcess, selector: selectors.BaseSelector) -> None:
         self.selector = selector
         self.fd, done_w = os.pipe()
 

@@ -1,4 +1,4 @@
-"""Charged time against the limits (``sandbox.schedclock``: wall time minus the time the machine kept a
+"""Charged time against the limits (``sandbox.shared.schedclock``: wall time minus the time the machine kept a
 process waiting on a run queue), so load changes how long an answer takes, never what it is.
 
 Each limit has a wall-clock deadline: when it could have run out. There the charged time is read, and the
@@ -14,9 +14,9 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from sandbox.base import Worker
-from sandbox.monitor import OVERLOAD_FACTOR, TimeoutKind
-from sandbox.schedclock import Mark, TreeClock
+from sandbox.backends.base import SandboxedProcess
+from sandbox.session.monitor import OVERLOAD_FACTOR, TimeoutKind
+from sandbox.shared.schedclock import Mark, TreeClock
 
 #: How often a live tracer's memory cgroup is asked whether its OOM killer ended one of its processes.
 OOM_CHECK_S = 0.25
@@ -67,7 +67,7 @@ class StepClock:
     """The tracer's time for its current step: ``limit`` charged seconds from when the step began (user
     code: its CPU time counts in full), and when to ask its memory cgroup about an OOM kill next."""
 
-    def __init__(self, worker: Worker, limit: float) -> None:
+    def __init__(self, worker: SandboxedProcess, limit: float) -> None:
         self.clock = TreeClock(worker.clock_root)
         self.limit = limit
         self.mark: Mark | None = None

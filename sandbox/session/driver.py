@@ -6,8 +6,8 @@ The tracer gets the job (code, argument specs, the ABSTRACT public signatures, t
 prints); each program it exports is forwarded to the executor as soon as it arrives, so the tracer traces
 signature k+1 while the executor compiles k. The executor then runs every case of the program on its
 concrete inputs, lowest case first. Just before the tracer reports ``public_done`` it writes the session's
-mark into its output (``sandbox.output_mark``); the judge cuts the output there (nothing printed after it
-is shown to the user) and only once it has seen the mark does the tracer receive the hidden signatures,
+mark into its output (``sandbox.shared.output_mark``); the judge cuts the output there (nothing printed after
+it is shown to the user) and only once it has seen the mark does the tracer receive the hidden signatures,
 still abstract. Hidden cases run last, in the same executor, once the tracer is closed and every shown
 result is in (``Lanes.may_run``); the executor is then spent: nothing a learner is shown is computed in
 a process that has held a hidden value. At the end one signature is traced again through a fresh jit and
@@ -23,7 +23,7 @@ channel and run (``FrameLimits``); each select round reads at most ``READ_CHUNK`
 deadlines are checked again (a writer that never pauses cannot starve them); the tracer's deadline moves
 only when it completes an expected step (a forged progress frame cannot clear it); the executor's when it
 answers the current request; the whole run has a wall deadline. Output is kept up to the cap and the rest
-counted and dropped. The result is raw: verdicts are the judge's job (``judge.grader.interpret``).
+counted and dropped. The result is raw: verdicts are the judge's job (``judge.core.grader.interpret``).
 
 The units (``sandbox.session``): the tracer protocol (``tracer``), the executor's lanes (``lanes``) and
 replies (``replies``), the output (``output``), the channels (``channel``) and the deadlines
@@ -37,12 +37,12 @@ import selectors
 import threading
 import time
 
-from sandbox.base import Pair
-from sandbox.limits import SandboxLimits
-from sandbox.monitor import Progress, RawRun, SessionJob, Stop
+from sandbox.backends.base import GradingProcesses
+from sandbox.host.resource_limits import SandboxLimits
 from sandbox.session.channel import Writes
 from sandbox.session.deadlines import WallClock, request_expired
 from sandbox.session.lanes import ExecutorState, Lanes
+from sandbox.session.monitor import Progress, RawRun, SessionJob, Stop
 from sandbox.session.output import OutputCapture
 from sandbox.session.replies import Replies
 from sandbox.session.tracer import TracerProtocol
@@ -54,7 +54,7 @@ class Session:
 
     def __init__(
         self,
-        pair: Pair,
+        pair: GradingProcesses,
         job: SessionJob,
         limits: SandboxLimits,
         progress: Progress | None,
@@ -224,7 +224,7 @@ class Session:
 
 
 def run_session(
-    pair: Pair,
+    pair: GradingProcesses,
     job: SessionJob,
     limits: SandboxLimits,
     progress: Progress | None = None,

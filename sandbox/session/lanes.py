@@ -14,14 +14,14 @@ import bisect
 import time
 from collections.abc import Callable
 
-from sandbox.base import Worker
-from sandbox.limits import SandboxLimits
-from sandbox.monitor import CasePlan, CaseReport, RawRun, SessionJob, SigPlan
-from sandbox.protocol import Blobs, encode_leaf
-from sandbox.schedclock import TreeClock
+from sandbox.backends.base import SandboxedProcess
+from sandbox.host.resource_limits import SandboxLimits
 from sandbox.session.channel import Channel, executor_limits
 from sandbox.session.deadlines import Request
+from sandbox.session.monitor import CasePlan, CaseReport, RawRun, SessionJob, SigPlan
 from sandbox.session.tracer import TracerProtocol
+from sandbox.shared.schedclock import TreeClock
+from sandbox.shared.wire import Blobs, encode_leaf
 
 #: Program id of the fresh re-trace (real signatures are numbered from 0).
 RETRACE_ID = 1 << 30
@@ -34,7 +34,7 @@ class ExecutorState:
     re-trace of one) first, then the hidden cases (``Lanes.may_run``); once it has held a hidden value it
     computes nothing shown again."""
 
-    def __init__(self, worker: Worker, job: SessionJob) -> None:
+    def __init__(self, worker: SandboxedProcess, job: SessionJob) -> None:
         self.worker = worker
         self.channel = Channel(worker, executor_limits(job))
         self.clock = TreeClock(worker.clock_root)

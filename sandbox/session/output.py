@@ -1,6 +1,6 @@
 """The tracer's printed output: kept up to the cap (the rest counted and dropped, so a flood fills no
 memory), cut into sections at the tracer's section marks, and cut where the public output ends at the
-session's output mark (``sandbox.output_mark``)."""
+session's output mark (``sandbox.shared.output_mark``)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import selectors
 import time
 from collections.abc import Callable
 
-from sandbox.base import Worker
-from sandbox.monitor import RawRun
-from sandbox.output_mark import MarkScanner, SectionSplitter, new_mark, new_section_token
+from sandbox.backends.base import SandboxedProcess
 from sandbox.session.channel import READ_CHUNK
+from sandbox.session.monitor import RawRun
+from sandbox.shared.output_mark import MarkScanner, SectionSplitter, new_mark, new_section_token
 
 #: Longest wait, after ``public_done``, for the tracer's output mark to come through its output relay (it
 #: comes at once unless the tracer closed or redirected its output, which costs only its own session).
@@ -28,7 +28,7 @@ class OutputCapture:
     it is found (or given up on) while the session waits for it (``await_cut``)."""
 
     def __init__(
-        self, worker: Worker, raw: RawRun, cap: int, *, hidden: bool, on_cut: Callable[[], None]
+        self, worker: SandboxedProcess, raw: RawRun, cap: int, *, hidden: bool, on_cut: Callable[[], None]
     ) -> None:
         self.worker, self.raw, self.cap, self.on_cut = worker, raw, cap, on_cut
         self.kept = bytearray()

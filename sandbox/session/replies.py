@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from sandbox.protocol import Frame, ProtocolError, TreeLimits, decode_leaves
 from sandbox.session.lanes import RETRACE_ID, Lanes
 from sandbox.session.reports import (
     CaseReport,
@@ -19,6 +18,7 @@ from sandbox.session.reports import (
 )
 from sandbox.session.reports import duration_ms as _ms
 from sandbox.session.reports import wire_int as _int
+from sandbox.shared.wire import Frame, ProtocolError, TreeLimits, decode_leaves
 
 
 class Replies:

@@ -4,8 +4,8 @@ Every message a tracer or an executor sends that the judge keeps is decoded here
 dataclasses with checked types: a field of the wrong type, a string too long, a number out of range or an
 oversized list becomes the field's empty value (or the whole part None), exactly as bounded as the monitor
 kept it, so the judge survives any bytes and reads typed attributes only. What is decoded later, by the
-judge itself: the output skeleton (``judge.output_tree.assemble``) and each output's layout
-(``sandbox.shardings.from_parts``), which need the reference to be checked against.
+judge itself: the output skeleton (``judge.core.output_tree.assemble``) and each output's layout
+(``sandbox.shared.layouts.from_parts``), which need the reference to be checked against.
 
 The decoders (``decode_*``) take a frame's message (a dict from JSON, untrusted) and never raise.
 """
@@ -222,8 +222,8 @@ def decode_donation(value: Any) -> Donation | None:
 
 @dataclass(frozen=True)
 class OutputLayout:
-    """One output's layout as the executor reported it (``sandbox.shardings``), bounded in size only: its
-    entries are checked against the output's rank and the devices by ``sandbox.shardings.from_parts``."""
+    """One output's layout as the executor reported it (``sandbox.shared.layouts``), bounded in size only: its
+    entries are checked against the output's rank and the devices by ``sandbox.shared.layouts.from_parts``."""
 
     tiles: tuple[object, ...]
     groups: tuple[object, ...]
@@ -231,7 +231,7 @@ class OutputLayout:
 
 def decode_shardings(value: Any) -> tuple[OutputLayout, ...] | None:
     """Each output's layout (problems of more than one device), bounded here and checked by the judge
-    (``judge.shardings``); None when none came or they are too large."""
+    (``judge.core.shardings``); None when none came or they are too large."""
     if not isinstance(value, list) or len(value) > _MAX_LAYOUT_OUTPUTS:
         return None
     out: list[OutputLayout] = []
@@ -390,14 +390,14 @@ class RawRun:
     output_cut: int | None = None
     #: Where the public output ends in the whole stream (``output_cut`` counts kept bytes only).
     output_cut_stream: int | None = None
-    #: The tracer's section marks (``sandbox.output_mark.SectionSplitter``): (stream offset, label), in
+    #: The tracer's section marks (``sandbox.shared.output_mark.SectionSplitter``): (stream offset, label), in
     #: order; the output from one offset to the next was printed while that label ran. Stream offsets count
     #: every byte printed (not only those kept); ``output`` is the stream's first bytes.
     sections: list[tuple[int, str]] = field(default_factory=list)
     #: True once the executor closed the job cleanly.
     executor_healthy: bool = False
-    #: The executor closed the job cleanly and may serve another job (``Pair.release``): never once it has
-    #: run a hidden case, as it may never compute shown output again.
+    #: The executor closed the job cleanly and may serve another job (``GradingProcesses.release``): never
+    #: once it has run a hidden case, as it may never compute shown output again.
     executor_reusable: bool = False
     elapsed_s: float = 0.0
     notes: list[str] = field(default_factory=list)

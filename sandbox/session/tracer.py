@@ -12,15 +12,15 @@ from __future__ import annotations
 import selectors
 from collections.abc import Callable
 
-from sandbox.base import Worker
-from sandbox.limits import SandboxLimits
-from sandbox.monitor import SessionJob
-from sandbox.protocol import Frame, ProtocolError
+from sandbox.backends.base import SandboxedProcess
+from sandbox.host.resource_limits import SandboxLimits
 from sandbox.session.channel import AsideStop, Channel, tracer_limits
 from sandbox.session.deadlines import StepClock
+from sandbox.session.monitor import SessionJob
 from sandbox.session.output import OutputCapture
 from sandbox.session.reports import RawRun, Stop, TimeoutKind, decode_load
 from sandbox.session.tracer_messages import job_message, keep_views, program_report
+from sandbox.shared.wire import Frame, ProtocolError
 
 #: A program arrived for a signature: (signature id, its module).
 ProgramSink = Callable[[int, bytes], None]
@@ -34,7 +34,7 @@ class TracerProtocol:
 
     def __init__(
         self,
-        worker: Worker,
+        worker: SandboxedProcess,
         job: SessionJob,
         limits: SandboxLimits,
         raw: RawRun,

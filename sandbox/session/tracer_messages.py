@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from sandbox.monitor import SessionJob
-from sandbox.protocol import Blobs, Frame, ProtocolError, encode_leaf
 from sandbox.session.channel import MAX_MODULE_BYTES
+from sandbox.session.monitor import SessionJob
 from sandbox.session.reports import ProgramReport, RawRun, decode_failure, decode_view
 from sandbox.session.reports import bounded_text as _text
 from sandbox.session.reports import duration_ms as _ms
+from sandbox.shared.wire import Blobs, Frame, ProtocolError, encode_leaf
 
 
 def job_message(job: SessionJob, mark: str | None, section_token: str) -> tuple[dict[str, Any], list[bytes]]:

@@ -1,4 +1,4 @@
-// What a Run is doing, in words a learner reads (judge/progress.py names the phases).
+// What a Run is doing, in words a learner reads (judge/core/progress.py names the phases).
 
 /**
  * The text of a progress event `p` (`{phase, traced, compiled, programs, ran, cases, detail, warmup}`);
@@ -27,7 +27,7 @@ export function phaseText(p, waitedS = 0) {
 const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;
 
 /**
- * The judge is still warming up: a sentence from the event's `warmup` fields (judge/progress.py
+ * The judge is still warming up: a sentence from the event's `warmup` fields (judge/core/progress.py
  * WarmupProgress: `starting`, `queued`, `retry_in_s`, `start_failed`, `ahead` (other judges' starts queued
  * first on the host), `estimate_s`; null or absent: nothing known yet).
  * What is starting and for how long, never the pools' names or an error's text; `detail`, the operator's

@@ -183,7 +183,7 @@ function casesText(names) {
   return `${titles.slice(0, -1).join(", ")} and ${titles.at(-1)}`;
 }
 
-/** The heading of one printed-output section (judge/printed.py says what each kind is). */
+/** The heading of one printed-output section (judge/feedback/printed.py says what each kind is). */
 export function sectionTitle(section) {
   const cases = casesText(section.cases ?? []);
   switch (section.kind) {

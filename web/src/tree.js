@@ -14,7 +14,7 @@ const INLINE_WIDTH = 72;
 // Characters a submission could use to make a shown key or string lie about itself: C1 controls, the
 // bidirectional marks, embeddings, overrides and isolates, the line and paragraph separators, the
 // byte-order mark (JSON.stringify already escapes C0 controls and lone surrogates). The same set the
-// judge's text report escapes (judge/display.py).
+// judge's text report escapes (judge/feedback/display.py).
 const INVISIBLE = /[\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ufeff]/g;
 
 /** A key or string as shown: JSON-quoted, with every invisible or reordering character as `\uXXXX`. */

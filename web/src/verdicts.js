@@ -1,4 +1,4 @@
-// How verdicts read on the page. The set is closed (judge/verdicts.py); an unknown one still shows.
+// How verdicts read on the page. The set is closed (judge/core/verdicts.py); an unknown one still shows.
 
 const LABELS = {
   accepted: "Accepted",

@@ -31,7 +31,7 @@ export function statusText(data) {
 
 /**
  * The status line while cases come in: `count` graded, of the `cases` the running event announced; once
- * the public ones are in, the hidden ones are graded with their verdicts held until the end (judge.grader),
+ * the public ones are in, the hidden ones are graded with their verdicts held until the end (judge.core.grader),
  * and the line says so rather than seeming stuck.
  */
 export function gradedText(count, progress = null) {

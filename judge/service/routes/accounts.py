@@ -30,8 +30,8 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import BaseModel, Field
 
 from judge.service.accounts import Accounts, FieldError, SignInLimited
+from judge.service.api_errors import ApiError
 from judge.service.csrf import csrf_token, token_matches
-from judge.service.errors import ApiError
 from judge.store.accounts import AccountRecord
 
 if TYPE_CHECKING:

@@ -9,10 +9,10 @@ from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from judge.errors import ProblemNotFound
-from judge.problem_archive import ArchiveError
+from judge.authoring.problem_archive import ArchiveError
+from judge.core.errors import ProblemNotFound
+from judge.service.api_errors import ApiError
 from judge.service.deps import CallerDep, ServicesDep
-from judge.service.errors import ApiError
 from judge.service.problem_admin import TenantError, parse_tenants
 from judge.service.routes.workers import require_operator
 from judge.service.schemas import API_ERRORS, ErrorBody

@@ -8,8 +8,8 @@ from fastapi import APIRouter, Header
 from fastapi.responses import JSONResponse, Response
 
 from judge.service import tenancy
+from judge.service.api_errors import ApiError
 from judge.service.deps import CallerDep, ProblemDep, ServicesDep
-from judge.service.errors import ApiError
 from judge.service.schemas import API_ERRORS, ErrorBody, ProblemDetail, ProblemSummary
 
 router = APIRouter(prefix="/api/problems", tags=["problems"], responses=API_ERRORS)

@@ -15,8 +15,8 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from judge.service import regrading
+from judge.service.api_errors import ApiError
 from judge.service.deps import CallerDep, ProblemDep, ServicesDep
-from judge.service.errors import ApiError
 from judge.service.grading_views import gradings_json, job_json
 from judge.service.ratelimit import Principal
 from judge.service.routes.submissions import load_submission

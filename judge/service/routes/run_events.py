@@ -5,7 +5,8 @@ The body is the Run body (``RunRequest``) and is checked exactly as ``POST .../r
 code or input, a client over its share or no Run capacity answer with their usual status before any
 stream opens. Then the answer is ``text/event-stream``:
 
-- ``progress``: ``judge.progress.RunProgress`` as JSON, each time the phase changes: ``waiting`` (the judge
+- ``progress``: ``judge.core.progress.RunProgress`` as JSON, each time the phase changes: ``waiting`` (the
+judge
   is still warming its sandbox workers; ``warmup`` counts what is starting, waiting its turn or being
   retried, ``detail`` says it in the operator's words), ``loading``, ``tracing``, ``compiling`` and
   ``running`` with counts of programs traced and compiled and cases run;
@@ -35,10 +36,10 @@ from fastapi import APIRouter, Request
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.concurrency import run_in_threadpool
 
-from judge.progress import RunProgress
-from judge.results import result_json
+from judge.core.progress import RunProgress
+from judge.core.results import result_json
+from judge.service.api_errors import ApiError
 from judge.service.deps import CallerDep, ProblemDep, ServicesDep
-from judge.service.errors import ApiError
 from judge.service.gate import RunBusy
 from judge.service.routes.runs import checked_run
 from judge.service.run_errors import RUN_FAILURES, run_error

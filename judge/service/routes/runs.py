@@ -15,11 +15,11 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from judge.errors import JudgeError
-from judge.progress import RunProgress
-from judge.results import GradeResult, result_json
+from judge.core.errors import JudgeError
+from judge.core.progress import RunProgress
+from judge.core.results import GradeResult, result_json
+from judge.service.api_errors import ApiError
 from judge.service.deps import CallerDep, ProblemDep, ServicesDep
-from judge.service.errors import ApiError
 from judge.service.gate import RunBusy
 from judge.service.limits import check_inputs, checked_code
 from judge.service.run_errors import RUN_FAILURES, run_error

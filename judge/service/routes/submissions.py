@@ -18,16 +18,17 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 
+from judge.core.errors import ProblemNotFound
+from judge.core.verdicts import Verdict
 from judge.dispatch import QueueFull
 from judge.dispatch.callbacks import callback_refusal
 from judge.dispatch.celery_queue import NO_NODE_RETRY_S
 from judge.dispatch.document import submission_json, submission_links
 from judge.dispatch.events import STATUS
-from judge.errors import ProblemNotFound
 from judge.service import batches, eventids, filters, lookup, redelivery, tenancy
 from judge.service.accounts import claim_submission
+from judge.service.api_errors import ApiError
 from judge.service.deps import CallerDep, ServicesDep
-from judge.service.errors import ApiError
 from judge.service.limits import checked_code
 from judge.service.queryparams import known_query_parameters
 from judge.service.ratelimit import Principal
@@ -68,7 +69,6 @@ from judge.submissions.callbacks import check_redeliverable
 from judge.submissions.refusals import IdempotencyConflict, NotRedeliverable
 from judge.submissions.streams import StreamLease, follow
 from judge.submissions.waiting import waiting_message
-from judge.verdicts import Verdict
 
 router = APIRouter(
     prefix="/api/submissions",

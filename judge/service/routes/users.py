@@ -6,8 +6,8 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path
 
+from judge.service.api_errors import ApiError
 from judge.service.deps import CallerDep, ServicesDep
-from judge.service.errors import ApiError
 from judge.service.schemas import API_ERRORS, UserErased
 
 router = APIRouter(prefix="/api/users", tags=["submissions"], responses=API_ERRORS)

@@ -8,8 +8,8 @@ from fastapi import APIRouter
 from starlette.concurrency import run_in_threadpool
 
 from judge import __version__
+from judge.service.api_errors import ApiError
 from judge.service.deps import CallerDep, ServicesDep
-from judge.service.errors import ApiError
 from judge.service.ratelimit import Principal
 from judge.service.schemas import API_ERRORS, ErrorBody, VersionSkew, WorkerList, WorkerNode
 from judge.service.state import Services
