@@ -30,7 +30,7 @@ def celery_worker(
     from celery.exceptions import SecurityWarning
 
     warnings.filterwarnings("ignore", category=SecurityWarning)
-    return queue.app.SandboxedProcess(
+    return queue.app.Worker(
         hostname=f"judge@{node_name}",
         pool="threads",
         concurrency=concurrency,
