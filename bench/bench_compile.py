@@ -103,7 +103,7 @@ os._exit(0)
 """
 
 
-class SandboxedProcess:
+class CompileProcess:
     """One flag set's compile process; restarted after a stopped, crashed or lingering compile."""
 
     def __init__(self, name: str, flags: str) -> None:
@@ -330,7 +330,7 @@ def compile_table(opts: argparse.Namespace) -> None:
             file = folder / f"{i}-{j}.mlirbc"
             file.write_bytes(data)
             paths[name].append(str(file))
-    workers = [SandboxedProcess(name, flags) for name, flags in FLAG_SETS.items()]
+    workers = [CompileProcess(name, flags) for name, flags in FLAG_SETS.items()]
     count = sum(map(len, paths.values()))
     print(f"cores={os.cpu_count()} repeats={opts.repeats} cap={opts.cap:g}s programs={count}")
     for name, flags in FLAG_SETS.items():
