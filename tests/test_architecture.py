@@ -28,14 +28,35 @@ ENTRY_POINTS = frozenset({"judge.cli", "judge.__main__"})
 #: new package to the package rules ``judge check`` defines. ``sandbox.inside`` runs inside a sandbox, where
 #: only the ``sandbox`` package is visible: it imports ``sandbox.shared`` and nothing else of the host side.
 LAYERS: Mapping[str, frozenset[str]] = {
-    "judge.authoring": frozenset({"judge.dispatch", "judge.service", "judge.store", "judge.web"}),
+    "judge.authoring": frozenset(
+        {"judge.dispatch", "judge.service", "judge.store", "judge.submissions", "judge.web"}
+    ),
     "judge.check": frozenset({"judge.dispatch", "judge.service", "judge.submissions", "judge.web"}),
-    "judge.core": frozenset({"judge.dispatch", "judge.service", "judge.store", "judge.web"}),
+    "judge.core": frozenset(
+        {"judge.dispatch", "judge.service", "judge.store", "judge.submissions", "judge.web"}
+    ),
     "judge.dispatch": frozenset({"judge.service", "judge.submissions", "judge.web"}),
     "judge.feedback": frozenset(
         {"judge.check", "judge.dispatch", "judge.service", "judge.store", "judge.submissions", "judge.web"}
     ),
-    "judge.grading": frozenset({"judge.dispatch", "judge.service", "judge.store", "judge.web"}),
+    "judge.grading": frozenset(
+        {"judge.dispatch", "judge.service", "judge.store", "judge.submissions", "judge.web"}
+    ),
+    # Argument kinds sit below the spec (``judge.core.spec`` builds ``ArgSpec.kind`` from their registry):
+    # they read only the converters and the menu of the core, never a room that grades or serves.
+    "judge.kinds": frozenset(
+        {
+            "judge.authoring",
+            "judge.check",
+            "judge.dispatch",
+            "judge.feedback",
+            "judge.grading",
+            "judge.service",
+            "judge.store",
+            "judge.submissions",
+            "judge.web",
+        }
+    ),
     "judge.store": frozenset({"judge.dispatch", "judge.service", "judge.submissions", "judge.web"}),
     "judge.submissions": frozenset({"judge.service", "judge.web"}),
     "judge": frozenset({"judge.dispatch", "judge.service", "judge.store", "judge.submissions", "judge.web"}),
