@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from sqlalchemy import (
+    ColumnElement,
     delete,
     select,
 )
@@ -65,34 +66,19 @@ class Deletion:
     def purge_finished(self, before: datetime, batch: int = 500) -> int:
         """Remove finished submissions (done or failed) that finished before ``before``; how many."""
         finished = Submission.status.in_([Status.DONE.value, Status.FAILED.value])
-        total = 0
-        while True:
-            with self.db.transaction() as session:
-                ids = list(
-                    session.scalars(
-                        select(Submission.id).where(finished, Submission.finished_at < before).limit(batch)
-                    )
-                )
-                if not ids:
-                    break
-                total += self._delete_ids(session, ids)
-        if total:
-            self.db.scrub()
-        return total
+        return self._delete_where([finished, Submission.finished_at < before], batch)
 
     def erase_user(self, key_id: str | None, external_user: str, batch: int = 500) -> int:
         """Remove every submission of one external user of one API key (its id; any status); how many."""
         owner = Submission.key_id.is_(None) if key_id is None else Submission.key_id == key_id
+        return self._delete_where([owner, Submission.external_user == external_user], batch)
+
+    def _delete_where(self, conditions: list[ColumnElement[bool]], batch: int) -> int:
+        """Remove the submissions that meet every condition, ``batch`` per transaction; how many."""
         total = 0
         while True:
             with self.db.transaction() as session:
-                ids = list(
-                    session.scalars(
-                        select(Submission.id)
-                        .where(owner, Submission.external_user == external_user)
-                        .limit(batch)
-                    )
-                )
+                ids = list(session.scalars(select(Submission.id).where(*conditions).limit(batch)))
                 if not ids:
                     break
                 total += self._delete_ids(session, ids)
