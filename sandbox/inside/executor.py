@@ -122,18 +122,24 @@ class Compiled:
     variant: Any = None
 
 
+#: Threads an executor compiles on (each with an MLIR context of its own, ``IrContexts``).
+COMPILE_THREADS = 2
+
+
 class Executor:
     def __init__(
         self,
         channel: int,
         cache_scope: str = "job",
         cache_entries: int = 64,
-        compile_threads: int = 2,
+        compile_threads: int = COMPILE_THREADS,
         devices: int = 1,
         policy: Policy | None = None,
+        ir_contexts: IrContexts | None = None,
     ) -> None:
         """``policy``: the op policy to check programs with (an executor zygote's, its usual comparators
-        already derived); by default one of its own."""
+        already derived); by default one of its own. ``ir_contexts``: MLIR contexts an executor zygote made
+        for its children (``IrContexts.stock``, one per compile thread); by default made here."""
         import jax
 
         #: CPU host devices of this process: fixed before the backend starts, never changed after.
@@ -167,7 +173,9 @@ class Executor:
         self.lock = threading.Lock()  # replies come from the compile threads and the main thread
         #: MLIR contexts for the current job, one per compile thread (``sandbox.inside.ir_contexts``).
         self.compile_threads = max(1, compile_threads)
-        self.ir_contexts = IrContexts(ir, self.compile_threads)
+        if ir_contexts is None or ir_contexts.threads != self.compile_threads:
+            ir_contexts = IrContexts(ir, self.compile_threads)
+        self.ir_contexts = ir_contexts
         self.compiler = ThreadPoolExecutor(max_workers=self.compile_threads, thread_name_prefix="compile")
 
     # ------------------------------------------------------------------------------------------ requests
@@ -385,7 +393,7 @@ class Executor:
         self.retiring = False
         self.policy.comparators.warm()  # the usual sorts' comparators, not on a job's clock
         warmed: list[Outcome | BaseException] = []
-        with self.ir_contexts.take() as context, context:
+        with self.ir_contexts.for_warm_up() as context, context:
             module = parse(self.ir, data)
             summarize(self.ir, module)
             self.pipelines.compile_program(
@@ -556,20 +564,27 @@ def set_malloc_perturb(value: int) -> None:
 
 
 def serve_forked(
-    channel: int, request: dict[str, Any], policy: Policy | None = None, warm: bytes | None = None
+    channel: int,
+    request: dict[str, Any],
+    policy: Policy | None = None,
+    warm: bytes | None = None,
+    ir_contexts: IrContexts | None = None,
 ) -> None:
     """Entry point of an executor forked by the executor zygote (fds 0, 1, 2 and ``channel`` set up, already
     confined): scrub the heap, start the XLA backend (the zygote never did), serve one job with the
-    zygote's op policy (``policy``) and warm-up program (``warm``, lowered for one device). Never returns."""
+    zygote's op policy (``policy``), warm-up program (``warm``, lowered for one device) and MLIR contexts
+    (``ir_contexts``, made for that program's dialects). Never returns."""
     set_malloc_perturb(int(request["malloc_perturb"]))
     devices = int(request.get("devices") or 1)
+    one = devices == 1
     run(
         channel,
         str(request.get("cache_scope") or "job"),
         int(request.get("cache_entries") or 64),
         devices,
         policy,
-        warm if devices == 1 else None,
+        warm if one else None,
+        ir_contexts if one else None,
     )
 
 
@@ -580,10 +595,13 @@ def run(
     devices: int,
     policy: Policy | None = None,
     warm: bytes | None = None,
+    ir_contexts: IrContexts | None = None,
 ) -> None:
     """Start, warm, report ``ready`` (with the heap scrub measured, ``heap_scrub``) and serve until the
     judge closes stdin (or a retiring end). Never returns."""
-    executor = Executor(channel, cache_scope, cache_entries, devices=devices, policy=policy)
+    executor = Executor(
+        channel, cache_scope, cache_entries, devices=devices, policy=policy, ir_contexts=ir_contexts
+    )
     executor.warm(warm)
     ready = {"type": "ready", "pid": os.getpid(), "jax": executor.jax.__version__}
     write_frame(channel, {**ready, "malloc_perturb": heap_scrub()})

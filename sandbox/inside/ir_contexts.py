@@ -4,6 +4,10 @@ Making a context and loading its dialects (~1 ms each, ``sandbox.inside.lowering
 otherwise fall on the first programs of a job. The first job's are made at the warm-up, before the executor
 is lent; a later job's when it begins. A context holds one program at a time; a job's contexts (and the
 attributes its modules uniqued in them) are dropped when the next job begins or the process ends.
+
+An executor zygote makes them once for all its children (``stock``: the first job's and the warm-up's own, in
+a process that has read no program), so that a forked executor, which serves one job, makes none: ~3 ms of
+CPU per executor (bench/bench_checkouts.py).
 """
 
 from __future__ import annotations
@@ -27,7 +31,31 @@ class IrContexts:
         #: Contexts handed out since they were made (``take``): 0 means they are as fresh as new.
         self.used = 0
         self.warm_module: bytes | None = None
+        #: The warm-up's own context, made by ``stock``: the warm-up parses in it and drops it, leaving the
+        #: first job's contexts unused.
+        self.spare: Any = None
         self.lock = threading.Lock()
+
+    def stock(self, warm_module: bytes) -> None:
+        """Make the first job's contexts and the warm-up's own now, with the dialects ``warm_module`` uses
+        loaded (an executor zygote, before it forks: each child inherits them made, as fresh as new)."""
+        self.warm_module = warm_module
+        fresh = [self._new() for _ in range(self.threads)]
+        spare = self._new()
+        with self.lock:
+            self.contexts, self.spare, self.used = fresh, spare, 0
+
+    @contextlib.contextmanager
+    def for_warm_up(self) -> Iterator[Any]:
+        """The warm-up's context: the stocked spare (dropped afterwards, so the first job's stay unused),
+        else one of the current job's (``take``; ``prepare`` then makes the first job's afresh)."""
+        with self.lock:
+            spare, self.spare = self.spare, None
+        if spare is None:
+            with self.take() as context:
+                yield context
+        else:
+            yield spare
 
     @contextlib.contextmanager
     def take(self) -> Iterator[Any]:

@@ -61,7 +61,8 @@ def _warm() -> tuple[Any, list[str]]:
 def _warm_executor() -> tuple[Any, list[str]]:
     """An executor zygote imports JAX, the executor and the JAX modules it starts with, loads the op
     policy's table and derives the usual sorts' comparators (``op_policy.Comparators.warm``: lowering
-    without a backend), WITHOUT starting the XLA backend (a forked child of a process with a started
+    without a backend), reads XLA's flags and makes its children's MLIR contexts, WITHOUT starting the XLA
+    backend (a forked child of a process with a started
     backend deadlocks): each child starts its own. It never reads a program or holds a value. Returns what
     a child calls to become an executor (``executor.serve_forked`` with that policy)."""
     import functools
@@ -80,21 +81,34 @@ def _warm_executor() -> tuple[Any, list[str]]:
     discover = getattr(xla_bridge, "_discover_and_register_pjrt_plugins", None)
     if discover is not None:
         discover()
+    from jax._src import compiler
+    from jax._src.lib.mlir import ir  # type: ignore[attr-defined]
+
+    from sandbox.inside.ir_contexts import IrContexts
+
     policy = op_policy.Policy(op_corpus.load_table())
     policy.comparators.warm()
     warm = executor.warm_module(1)  # the children's warm-up program, lowered once (lowering needs no backend)
+    # XLA parses its flags and builds its option messages on the first compile options (~5 ms of a child's
+    # first compile): once here, where no backend is needed for it.
+    compiler.get_compile_options(num_replicas=1, num_partitions=1)
+    # Each child's MLIR contexts (its job's and its warm-up's), made once here with their dialects loaded.
+    contexts = IrContexts(ir, executor.COMPILE_THREADS)
+    contexts.stock(warm)
     tracer.freeze_heap()
     if xla_bridge._backends:
         raise RuntimeError("the executor zygote started an XLA backend: forking it would not be safe")
     threads = len(os.listdir("/proc/self/task"))
     if threads != 1:
         raise RuntimeError(f"the executor zygote has {threads} threads: forking it would not be safe")
-    return functools.partial(executor.serve_forked, policy=policy, warm=warm), [
+    return functools.partial(executor.serve_forked, policy=policy, warm=warm, ir_contexts=contexts), [
         "imports",
         "LAPACK",
         "PJRT plugins",
         "sort comparators",
         "warm-up program",
+        "compile options",
+        "MLIR contexts",
     ]
 
 
