@@ -87,3 +87,50 @@ def test_a_job_after_one_that_compiled_gets_fresh_contexts_and_no_program(
     fresh = ex.ir_contexts.contexts
     assert len(fresh) == len(contexts) and not set(map(id, fresh)) & set(map(id, contexts))
     assert ex.ir_contexts.used == 0
+
+
+def test_contexts_an_executor_zygote_stocked_serve_the_first_job_untouched() -> None:
+    """An executor zygote makes its children's MLIR contexts (``IrContexts.stock``): the warm-up parses
+    in the stocked spare, so the first job gets the stocked contexts themselves, nothing parsed in them."""
+    from jax._src.interpreters import mlir
+    from jax._src.lib.mlir import ir  # type: ignore[attr-defined]
+
+    from sandbox.inside.executor import COMPILE_THREADS, warm_module
+    from sandbox.inside.ir_contexts import IrContexts
+
+    read, write = os.pipe()
+    with pytest.MonkeyPatch.context() as patch:
+        jax_own = getattr(mlir.make_ir_context, "unshared", mlir.make_ir_context)
+        patch.setattr(mlir, "make_ir_context", jax_own)
+        stocked = IrContexts(ir, COMPILE_THREADS)
+        warm = warm_module(1)
+        stocked.stock(warm)
+        made, spare = list(stocked.contexts), stocked.spare
+        assert len(made) == COMPILE_THREADS and spare is not None and spare not in made
+        ex = Executor(write, ir_contexts=stocked)
+        try:
+            ex.warm(warm)
+            assert ex.ir_contexts is stocked and stocked.spare is None, "the warm-up used the spare"
+            assert stocked.contexts == made and stocked.used == 0, "the first job's are the stocked ones"
+            ex.handle(frame({"type": "begin"}))
+            assert stocked.contexts == made, "a job that starts on unused contexts keeps them"
+        finally:
+            ex.compiler.shutdown()
+            os.close(read)
+            os.close(write)
+
+
+def test_contexts_stocked_for_another_thread_count_are_not_used() -> None:
+    from jax._src.lib.mlir import ir  # type: ignore[attr-defined]
+
+    from sandbox.inside.ir_contexts import IrContexts
+
+    read, write = os.pipe()
+    other = IrContexts(ir, 1)
+    ex = Executor(write, compile_threads=2, ir_contexts=other)
+    try:
+        assert ex.ir_contexts is not other and ex.ir_contexts.threads == 2
+    finally:
+        ex.compiler.shutdown()
+        os.close(read)
+        os.close(write)

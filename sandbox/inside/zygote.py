@@ -43,6 +43,7 @@ import traceback
 from typing import Any
 
 from sandbox.inside import confine, tracer
+from sandbox.inside.huge_pages import collapse_heap
 from sandbox.shared.wire import write_frame
 
 #: What a zygote forks: tracers (``tracer.serve_forked``) or executors (``executor.serve_forked``).
@@ -55,6 +56,8 @@ def _warm() -> tuple[Any, list[str]]:
     cap = tracer.Captured()
     warmed = cap.warm_up()  # tracing and lowering need no backend: no thread, so forking stays safe
     tracer.freeze_heap()
+    if collapse_heap():  # fewer page table entries for each fork to copy and each child's exit to drop
+        warmed.append("huge pages")
     return cap, warmed
 
 
@@ -62,16 +65,19 @@ def _warm_executor() -> tuple[Any, list[str]]:
     """An executor zygote imports JAX, the executor and the JAX modules it starts with, loads the op
     policy's table and derives the usual sorts' comparators (``op_policy.Comparators.warm``: lowering
     without a backend), reads XLA's flags and makes its children's MLIR contexts, WITHOUT starting the XLA
-    backend (a forked child of a process with a started
-    backend deadlocks): each child starts its own. It never reads a program or holds a value. Returns what
-    a child calls to become an executor (``executor.serve_forked`` with that policy)."""
+    backend (a forked child of a process with a started backend deadlocks): each child starts its own. It
+    never reads a program or holds a value. Returns what a child calls to become an executor
+    (``executor.serve_forked`` with that policy, warm-up program and contexts)."""
     import functools
 
-    from jax._src import compiler, xla_bridge  # noqa: F401 (imported here, once, for every child)
+    from jax._src import compiler, xla_bridge  # imported here, once, for every child
     from jax._src.interpreters import mlir  # noqa: F401
     from jax._src.lib import xla_client  # type: ignore[attr-defined]  # noqa: F401
+    from jax._src.lib.mlir import ir  # type: ignore[attr-defined]
+    from jax.experimental import multihost_utils  # noqa: F401 (jax.device_put imports it on its first call)
 
     from sandbox.inside import executor, op_corpus, op_policy
+    from sandbox.inside.ir_contexts import IrContexts
 
     # jaxlib's LAPACK table is filled from SciPy's (an import of ~0.25 s): once here, not in every child.
     # It only writes function pointers into jaxlib's own table; no thread, no backend.
@@ -81,11 +87,6 @@ def _warm_executor() -> tuple[Any, list[str]]:
     discover = getattr(xla_bridge, "_discover_and_register_pjrt_plugins", None)
     if discover is not None:
         discover()
-    from jax._src import compiler
-    from jax._src.lib.mlir import ir  # type: ignore[attr-defined]
-
-    from sandbox.inside.ir_contexts import IrContexts
-
     policy = op_policy.Policy(op_corpus.load_table())
     policy.comparators.warm()
     warm = executor.warm_module(1)  # the children's warm-up program, lowered once (lowering needs no backend)
@@ -101,7 +102,7 @@ def _warm_executor() -> tuple[Any, list[str]]:
     threads = len(os.listdir("/proc/self/task"))
     if threads != 1:
         raise RuntimeError(f"the executor zygote has {threads} threads: forking it would not be safe")
-    return functools.partial(executor.serve_forked, policy=policy, warm=warm, ir_contexts=contexts), [
+    warmed = [
         "imports",
         "LAPACK",
         "PJRT plugins",
@@ -110,6 +111,9 @@ def _warm_executor() -> tuple[Any, list[str]]:
         "compile options",
         "MLIR contexts",
     ]
+    if collapse_heap():  # fewer page table entries for each fork to copy and each child's exit to drop
+        warmed.append("huge pages")
+    return functools.partial(executor.serve_forked, policy=policy, warm=warm, ir_contexts=contexts), warmed
 
 
 def _send(sock: socket.socket, message: dict[str, Any], creds_pid: int | None = None) -> None:
