@@ -4,7 +4,8 @@ Each checkout runs in a child process of its own (same interpreter, its own ``ju
 ``sys.path``) that keeps a warm ``GradingPool`` on the bwrap backend, as the service does; a third child
 (same interpreter, this checkout) measures the in-process floor of a Run: the solution under a fresh
 jax.jit on each public case, in that process, with the sandbox's XLA flags. The driver sends the three
-children the same requests, interleaved, so machine noise hits them alike:
+children the same requests, interleaved, the two checkouts taking turns at going first (``in_turn``), so
+machine noise hits them alike:
 
   1. Submit wall time (every public and hidden case), warm pools: ratio this/baseline;
   2. Run of the public examples: ratios this/baseline, this/floor and baseline/floor;
