@@ -43,7 +43,6 @@ import traceback
 from typing import Any
 
 from sandbox.inside import confine, tracer
-from sandbox.inside.huge_pages import collapse_heap
 from sandbox.shared.wire import write_frame
 
 #: What a zygote forks: tracers (``tracer.serve_forked``) or executors (``executor.serve_forked``).
@@ -56,8 +55,6 @@ def _warm() -> tuple[Any, list[str]]:
     cap = tracer.Captured()
     warmed = cap.warm_up()  # tracing and lowering need no backend: no thread, so forking stays safe
     tracer.freeze_heap()
-    if collapse_heap():  # fewer page table entries for each fork to copy and each child's exit to drop
-        warmed.append("huge pages")
     return cap, warmed
 
 
@@ -102,7 +99,7 @@ def _warm_executor() -> tuple[Any, list[str]]:
     threads = len(os.listdir("/proc/self/task"))
     if threads != 1:
         raise RuntimeError(f"the executor zygote has {threads} threads: forking it would not be safe")
-    warmed = [
+    return functools.partial(executor.serve_forked, policy=policy, warm=warm, ir_contexts=contexts), [
         "imports",
         "LAPACK",
         "PJRT plugins",
@@ -111,9 +108,6 @@ def _warm_executor() -> tuple[Any, list[str]]:
         "compile options",
         "MLIR contexts",
     ]
-    if collapse_heap():  # fewer page table entries for each fork to copy and each child's exit to drop
-        warmed.append("huge pages")
-    return functools.partial(executor.serve_forked, policy=policy, warm=warm, ir_contexts=contexts), warmed
 
 
 def _send(sock: socket.socket, message: dict[str, Any], creds_pid: int | None = None) -> None:
