@@ -6,8 +6,8 @@ is lent; a later job's when it begins. A context holds one program at a time; a 
 attributes its modules uniqued in them) are dropped when the next job begins or the process ends.
 
 An executor zygote makes them once for all its children (``stock``: the first job's and the warm-up's own, in
-a process that has read no program), so that a forked executor, which serves one job, makes none: ~3 ms of
-CPU per executor (bench/bench_checkouts.py).
+a process that has read no program), so that a forked executor, which serves one job, makes none: 3-6 ms of
+a forked executor's CPU, measured by timing the zygote's children from fork to exit.
 """
 
 from __future__ import annotations
@@ -40,10 +40,10 @@ class IrContexts:
         """Make the first job's contexts and the warm-up's own now, with the dialects ``warm_module`` uses
         loaded (an executor zygote, before it forks: each child inherits them made, as fresh as new)."""
         self.warm_module = warm_module
-        fresh = [self._new() for _ in range(self.threads)]
+        self.prepare()
         spare = self._new()
         with self.lock:
-            self.contexts, self.spare, self.used = fresh, spare, 0
+            self.spare = spare
 
     @contextlib.contextmanager
     def for_warm_up(self) -> Iterator[Any]:
