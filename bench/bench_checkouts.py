@@ -104,11 +104,13 @@ def child(root: Path, slug: str, slot_base: int) -> None:
 
     def settle() -> None:
         """This child's work after a request ends before the driver asks the next child: the closes the
-        request queued (a used tracer's kill, exit and cgroup removal) and its pools' refills (which may
-        begin once a job is over), so that no checkout's background work lands in another's times."""
-        closer = getattr(pool.tracers, "_closer", None)  # every checkout's pool has one closing thread
-        if closer is not None:
-            closer.submit(lambda: None).result(60)
+        request queued (a used tracer's or one-job executor's kill, exit and cgroup removal) and its pools'
+        refills (which may begin once a job is over), so that no checkout's background work lands in
+        another's times, nor in its own next request's."""
+        pools = (pool.tracers, getattr(pool.executors, "_pool", None))  # an older checkout has no executors'
+        for closer in (getattr(one, "_closer", None) for one in pools):  # one closing thread per pool
+            if closer is not None:
+                closer.submit(lambda: None).result(60)
         pool.wait_full(600)
 
     def cpu() -> dict[str, float]:

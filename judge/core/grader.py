@@ -231,17 +231,25 @@ def grade(
             raise Cancelled("the grading was cancelled before it started")
         raw = run_session(pair, job, limits, progress=streamer.update, cancel=cancel)
         reusable = raw.executor_reusable
+        overloaded = raw.stop is not None and raw.stop.timeout == "overload"
+        # The verdicts are worked out before the processes go back: closing them and starting their
+        # replacements (tens of milliseconds of CPU) then overlap the hidden phase's pad or the next
+        # request, not this grading's last step.
+        result = (
+            None
+            if raw.cancelled or overloaded
+            else judging.result(raw, backend=pair.backend, elapsed_ms=(time.monotonic() - started) * 1000)
+        )
     finally:
         pair.release(reusable)
     if raw.cancelled:
         raise Cancelled("the grading was cancelled")
-    if raw.stop is not None and raw.stop.timeout == "overload":
+    if result is None:  # overloaded
+        party, phase = (raw.stop.party, raw.stop.phase) if raw.stop is not None else ("sandbox", "its work")
         raise HostOverloaded(
-            f"the machine is too busy: the {raw.stop.party} got too little CPU to finish "
-            f"{raw.stop.phase} within {OVERLOAD_FACTOR:g} times the time limit (the submission was not at "
-            "fault)"
+            f"the machine is too busy: the {party} got too little CPU to finish "
+            f"{phase} within {OVERLOAD_FACTOR:g} times the time limit (the submission was not at fault)"
         )
-    result = judging.result(raw, backend=pair.backend, elapsed_ms=(time.monotonic() - started) * 1000)
     if not author and streamer.hidden_from is not None:
         # The hidden phase (from the hidden signatures' hand-over to the verdicts, the judge's own work on
         # them included) ends on a rung of a fixed ladder, so the time anyone can observe (the held hidden
