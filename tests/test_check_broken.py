@@ -26,7 +26,7 @@ from judge.check.solutions_check import grade_files
 from judge.core.problems import load_problem
 from judge.core.verdicts import Verdict
 from sandbox.backends import get_backend
-from sandbox.backends.base import Backend, PopenProcess, Protection, SandboxedProcess
+from sandbox.backends.base import Backend, PopenProcess, Protection, SandboxedProcess, WarmUp
 from sandbox.host.resource_limits import SandboxLimits
 from tests.conftest import FIXTURE_SLUG, FIXTURES
 
@@ -647,8 +647,10 @@ class FlakyStartBackend(Backend):
     def start_executor(self, limits: SandboxLimits, slot: int = 0) -> SandboxedProcess:
         return self.inner.start_executor(limits, slot)
 
-    def fork_executor(self, limits: SandboxLimits, slot: int = 0) -> SandboxedProcess:
-        return self.inner.fork_executor(limits, slot)
+    def fork_executor(
+        self, limits: SandboxLimits, slot: int = 0, warm_up: WarmUp = "tiny"
+    ) -> SandboxedProcess:
+        return self.inner.fork_executor(limits, slot, warm_up)
 
     def close(self) -> None:
         self.inner.close()

@@ -218,6 +218,32 @@ def test_a_tracer_is_replaced_once_its_job_is_over_and_one_stays_ready(pool: Gra
     assert tracers.stats()["started"] == started + 2, tracers.stats()
 
 
+def _warm_up(worker: SandboxedProcess) -> object:
+    assert worker.ready_info is not None
+    return worker.ready_info.get("warm_up")
+
+
+@pytest.mark.slow
+def test_executors_warm_up_broadly_only_while_the_pool_serves_no_job(pool: GradingPool) -> None:
+    """The broad warm-up costs CPU: an executor forked while the pool serves nothing does it (the pool's
+    first ones here), one forked while a job is out does not. Both kinds grade."""
+    executors = pool.executors
+    assert [_warm_up(w) for w in executors.idle()] == ["broad", "broad"]
+    first, second = pool.acquire(timeout=30), pool.acquire(timeout=30)  # the last ready one: one is forked
+    deadline = time.monotonic() + 120
+    while not executors.idle() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert [_warm_up(w) for w in executors.idle()] == ["tiny"], executors.stats()
+    np.testing.assert_array_equal(grade(first), [0, 3, 6])  # the other still out: nothing is forked
+    np.testing.assert_array_equal(grade(second), [0, 3, 6])  # none out: its replacement warms up broadly
+    assert pool.wait_full(120), pool.stats()
+    assert [_warm_up(w) for w in executors.idle()] == ["tiny", "broad"]
+    pairs = [pool.acquire(timeout=30), pool.acquire(timeout=30)]
+    assert [_warm_up(p.executor) for p in pairs] == ["tiny", "broad"]
+    for pair in pairs:
+        np.testing.assert_array_equal(grade(pair), [0, 3, 6])
+
+
 @pytest.mark.slow
 def test_half_of_a_tracer_pool_stays_ready(backend: Backend) -> None:
     """A pool of four: two tracers handed out leave two ready (half) and nothing is forked; a third taken

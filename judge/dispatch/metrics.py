@@ -33,7 +33,7 @@ from typing import Any, Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
-from sandbox.backends.base import Backend, Protection, SandboxedProcess, SlotBusy
+from sandbox.backends.base import Backend, Protection, SandboxedProcess, SlotBusy, WarmUp
 from sandbox.host.resource_limits import SandboxLimits
 
 
@@ -276,8 +276,10 @@ def metered(
         def start_executor(self, limits: SandboxLimits, slot: int = 0) -> SandboxedProcess:
             return watched(inner.start_executor, limits, slot)
 
-        def fork_executor(self, limits: SandboxLimits, slot: int = 0) -> SandboxedProcess:
-            return watched(inner.fork_executor, limits, slot)
+        def fork_executor(
+            self, limits: SandboxLimits, slot: int = 0, warm_up: WarmUp = "tiny"
+        ) -> SandboxedProcess:
+            return watched(lambda lim, s: inner.fork_executor(lim, s, warm_up), limits, slot)
 
         def close(self) -> None:
             inner.close()

@@ -37,6 +37,9 @@ from sandbox.session.starts import STALL_FACTOR, StartClock, Ticket, default_gat
 from sandbox.shared.wire import FrameLimits, FrameReader, ProtocolError
 
 Role = Literal["tracer", "executor", "zygote"]
+#: How a forked executor warms up before it reports ready: a tiny program, or that and a broad one
+#: (``sandbox.inside.broad_warm_up``; the pool asks for it while it serves no job).
+WarmUp = Literal["tiny", "broad"]
 #: What a program may send before and including ``ready``.
 READY_LIMITS = FrameLimits(
     max_frame=64 * 1024, max_json=64 * 1024, max_json_depth=8, max_frames=4, max_total=1 << 20
@@ -455,9 +458,11 @@ class Backend(ABC):
     def start_executor(self, limits: SandboxLimits, slot: int = 0) -> SandboxedProcess:
         """Start one executor (a uid of the executor range on backends that drop privileges)."""
 
-    def fork_executor(self, limits: SandboxLimits, slot: int = 0) -> SandboxedProcess:
-        """An executor forked from this backend's executor zygote (JAX imported once, no backend started),
-        or ``start_executor``'s."""
+    def fork_executor(
+        self, limits: SandboxLimits, slot: int = 0, warm_up: WarmUp = "tiny"
+    ) -> SandboxedProcess:
+        """An executor forked from this backend's executor zygote (JAX imported once, no backend started)
+        that warms up as ``warm_up`` says, or ``start_executor``'s (which warms up tiny)."""
         return self.start_executor(limits, slot)
 
     def start_pair(self, limits: SandboxLimits, slot: int = 0) -> GradingProcesses:

@@ -58,6 +58,7 @@ from sandbox.backends.base import (
     Role,
     SandboxedProcess,
     SlotBusy,
+    WarmUp,
     apply_rlimits,
     rlimit_plan,
 )
@@ -249,11 +250,15 @@ class BwrapBackend(Backend):
             lambda s: self._fork_in(limits, s), slot, self.settings.uid_slots - SELF_TEST_SLOTS
         )
 
-    def fork_executor(self, limits: SandboxLimits, slot: int = 0) -> SandboxedProcess:
+    def fork_executor(
+        self, limits: SandboxLimits, slot: int = 0, warm_up: WarmUp = "tiny"
+    ) -> SandboxedProcess:
         """An executor forked from this backend's executor zygote; it confines itself to an executor uid (in
-        ``slot`` or the next free one) and serves one job."""
+        ``slot`` or the next free one), warms up as ``warm_up`` says and serves one job."""
         count = self.settings.executor_slots
-        return in_free_slot(lambda s: self._fork_in(limits, s, executor=True), slot % count, count)
+        return in_free_slot(
+            lambda s: self._fork_in(limits, s, executor=True, warm_up=warm_up), slot % count, count
+        )
 
     def _start_in(self, limits: SandboxLimits, slot: int, module: str, uid: int) -> BwrapProcess:
         lock = self._claim_uid(uid, slot)
@@ -371,7 +376,9 @@ class BwrapBackend(Backend):
         bpf = self.seccomp().bpf
         return launch_zygote(s, self.tools()["bwrap"], bpf, cgroups, uids, control_fd, executor=executor)
 
-    def _fork_in(self, limits: SandboxLimits, slot: int, *, executor: bool = False) -> SandboxedProcess:
+    def _fork_in(
+        self, limits: SandboxLimits, slot: int, *, executor: bool = False, warm_up: WarmUp = "tiny"
+    ) -> SandboxedProcess:
         uid = self.executor_uid(slot) if executor else self.uid(slot)
         lock = self._claim_uid(uid, slot)
         cgroups: ProcessCgroups | None = None
@@ -387,6 +394,7 @@ class BwrapBackend(Backend):
                 extra = {
                     "malloc_perturb": MALLOC_PERTURB,
                     "cache_scope": self.settings.executor_cache_scope,
+                    "warm_up": warm_up,
                     "on_memory": lambda _, mb: cgroups is not None and cgroups.set_memory(mb * MIB),
                 }
             worker = kind(

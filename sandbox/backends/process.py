@@ -15,7 +15,7 @@ import subprocess
 import threading
 from typing import ClassVar
 
-from sandbox.backends.base import CODE_ROOT, Backend, PopenProcess, Protection, SandboxedProcess
+from sandbox.backends.base import CODE_ROOT, Backend, PopenProcess, Protection, SandboxedProcess, WarmUp
 from sandbox.host.command import (
     EXECUTOR,
     MALLOC_PERTURB,
@@ -69,7 +69,9 @@ class ProcessBackend(Backend):
             self._fork_server(), limits, rlimit_values(limits, nproc=False), on_kill=_kill_group
         )
 
-    def fork_executor(self, limits: SandboxLimits, slot: int = 0) -> SandboxedProcess:
+    def fork_executor(
+        self, limits: SandboxLimits, slot: int = 0, warm_up: WarmUp = "tiny"
+    ) -> SandboxedProcess:
         """An executor forked from the executor zygote (its own process, the judge's user: nothing is
         confined on this backend); it sets the heap scrub itself."""
         return ForkedExecutor(
@@ -77,6 +79,7 @@ class ProcessBackend(Backend):
             limits,
             rlimit_values(limits, nproc=False),
             malloc_perturb=MALLOC_PERTURB,
+            warm_up=warm_up,
             on_kill=_kill_group,
         )
 

@@ -62,6 +62,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
+from sandbox.inside.broad_warm_up import broad_inputs
 from sandbox.inside.compiling import FAST, STANDARD, STANDARD_OVERRIDES, Outcome, Pipelines, measure
 from sandbox.inside.contracts import Contracts
 from sandbox.inside.ir_contexts import IrContexts
@@ -374,10 +375,12 @@ class Executor:
             a.shape != b.shape or a.tobytes() != b.tobytes() for a, b in zip(outputs, perturbed, strict=True)
         ]
 
-    def warm(self, module: bytes | None = None) -> None:
+    def warm(self, module: bytes | None = None, broad: bytes | None = None) -> None:
         """Read, compile and run one tiny program now, not on the first job's clock. ``module``: that
         program already lowered for this process's device count (``warm_module``; an executor zygote
-        lowers it once for its children), else it is lowered here."""
+        lowers it once for its children), else it is lowered here. ``broad``: also compile and run the
+        broad warm-up program (``sandbox.inside.broad_warm_up``, lowered for one device), which sets up the
+        op kinds jobs use most."""
         from jax._src import compiler
 
         data = module if module is not None else warm_module(self.partitions)
@@ -399,9 +402,16 @@ class Executor:
             self.pipelines.compile_program(
                 self._compiler_of(module, data), measure(self.ir, module), warmed.append
             )
-        (outcome,) = warmed  # a tiny program: the fast compile, delivered on this thread
-        if isinstance(outcome, BaseException):
-            raise outcome
+            (outcome,) = warmed  # a tiny program: the fast compile, delivered on this thread
+            if isinstance(outcome, BaseException):
+                raise outcome
+            if broad is not None and self.partitions == 1:
+                executable = self.backend.compile_and_load(
+                    parse(self.ir, broad),
+                    executable_devices=self.placement.devices,
+                    compile_options=self.options,
+                )
+                executable.execute([self.jax.device_put(a, self.placement.device) for a in broad_inputs()])
         self.ir_contexts.prepare()  # the first job's, unused by the warm-up's program
         if self.partitions > 1:
             compiled = Compiled(outcome.executable, {}, [("float32", (2,))], "")
@@ -569,11 +579,13 @@ def serve_forked(
     policy: Policy | None = None,
     warm: bytes | None = None,
     ir_contexts: IrContexts | None = None,
+    broad: bytes | None = None,
 ) -> None:
     """Entry point of an executor forked by the executor zygote (fds 0, 1, 2 and ``channel`` set up, already
     confined): scrub the heap, start the XLA backend (the zygote never did), serve one job with the
-    zygote's op policy (``policy``), warm-up program (``warm``, lowered for one device) and MLIR contexts
-    (``ir_contexts``, made for that program's dialects). Never returns."""
+    zygote's op policy (``policy``), warm-up programs (``warm``; ``broad``, compiled only when the request
+    says ``warm_up: "broad"``; both lowered for one device) and MLIR contexts (``ir_contexts``, made for
+    the warm-up program's dialects). Never returns."""
     set_malloc_perturb(int(request["malloc_perturb"]))
     devices = int(request.get("devices") or 1)
     one = devices == 1
@@ -585,6 +597,7 @@ def serve_forked(
         policy,
         warm if one else None,
         ir_contexts if one else None,
+        broad if one and request.get("warm_up") == "broad" else None,
     )
 
 
@@ -596,14 +609,21 @@ def run(
     policy: Policy | None = None,
     warm: bytes | None = None,
     ir_contexts: IrContexts | None = None,
+    broad: bytes | None = None,
 ) -> None:
-    """Start, warm, report ``ready`` (with the heap scrub measured, ``heap_scrub``) and serve until the
-    judge closes stdin (or a retiring end). Never returns."""
+    """Start, warm (``broad``: broadly too), report ``ready`` (with the heap scrub measured, ``heap_scrub``,
+    and the warm-up it did, ``warm_up``) and serve until the judge closes stdin (or a retiring end). Never
+    returns."""
     executor = Executor(
         channel, cache_scope, cache_entries, devices=devices, policy=policy, ir_contexts=ir_contexts
     )
-    executor.warm(warm)
-    ready = {"type": "ready", "pid": os.getpid(), "jax": executor.jax.__version__}
+    executor.warm(warm, broad)
+    ready = {
+        "type": "ready",
+        "pid": os.getpid(),
+        "jax": executor.jax.__version__,
+        "warm_up": "broad" if broad is not None else "tiny",
+    }
     write_frame(channel, {**ready, "malloc_perturb": heap_scrub()})
     stdin = os.fdopen(0, "rb", buffering=0, closefd=False)
     try:

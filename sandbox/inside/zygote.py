@@ -6,7 +6,8 @@ With ``--role executor`` it is an executor zygote instead: it imports JAX and th
 the XLA backend, never reading a program or holding a value) and each forked child confines itself to an
 executor uid, sets the heap scrub (``executor.set_malloc_perturb``), starts its own backend and serves one
 job (``executor.serve_forked``; the request also carries ``malloc_perturb``, ``cache_scope``,
-``cache_entries`` and ``devices``). What follows is about tracers, and holds for both where it is general.
+``cache_entries``, ``devices`` and ``warm_up``). What follows is about tracers, and holds for both where it
+is general.
 
 It never runs user code and reads commands only from the judge, on its control socket (a Unix
 ``SOCK_SEQPACKET`` socket: one JSON message per packet, descriptors passed with ``SCM_RIGHTS``):
@@ -74,6 +75,7 @@ def _warm_executor() -> tuple[Any, list[str]]:
     from jax.experimental import multihost_utils  # noqa: F401 (jax.device_put imports it on its first call)
 
     from sandbox.inside import executor, op_corpus, op_policy
+    from sandbox.inside.broad_warm_up import broad_module
     from sandbox.inside.ir_contexts import IrContexts
 
     # jaxlib's LAPACK table is filled from SciPy's (an import of ~0.25 s): once here, not in every child.
@@ -87,6 +89,7 @@ def _warm_executor() -> tuple[Any, list[str]]:
     policy = op_policy.Policy(op_corpus.load_table())
     policy.comparators.warm()
     warm = executor.warm_module(1)  # the children's warm-up program, lowered once (lowering needs no backend)
+    broad = broad_module()  # and the broad one, compiled by the children the judge asks to warm up broadly
     # XLA parses its flags and builds its option messages on the first compile options (~5 ms of a child's
     # first compile): once here, where no backend is needed for it.
     compiler.get_compile_options(num_replicas=1, num_partitions=1)
@@ -99,12 +102,15 @@ def _warm_executor() -> tuple[Any, list[str]]:
     threads = len(os.listdir("/proc/self/task"))
     if threads != 1:
         raise RuntimeError(f"the executor zygote has {threads} threads: forking it would not be safe")
-    return functools.partial(executor.serve_forked, policy=policy, warm=warm, ir_contexts=contexts), [
+    serve = functools.partial(
+        executor.serve_forked, policy=policy, warm=warm, ir_contexts=contexts, broad=broad
+    )
+    return serve, [
         "imports",
         "LAPACK",
         "PJRT plugins",
         "sort comparators",
-        "warm-up program",
+        "warm-up programs",
         "compile options",
         "MLIR contexts",
     ]

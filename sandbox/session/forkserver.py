@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sandbox.backends.base import ExitInfo, SandboxedProcess, apply_rlimits, rlimit_plan
+from sandbox.backends.base import ExitInfo, SandboxedProcess, WarmUp, apply_rlimits, rlimit_plan
 from sandbox.errors import ProcessStartError
 from sandbox.host.procfs import process_cpu_s
 from sandbox.host.resource_limits import SandboxLimits
@@ -467,7 +467,8 @@ class ForkedTracer(SandboxedProcess):
 class ForkedExecutor(ForkedTracer):
     """An executor forked by an executor zygote (``sandbox.inside.zygote --role executor``) for one job: it
     confines itself to ``uid`` (of the executor range), sets the heap scrub, starts its own XLA backend and
-    reports ready. The fork request carries what a started executor gets as options and environment."""
+    reports ready. The fork request carries what a started executor gets as options and environment, and
+    its warm-up (``warm_up``: "broad" also compiles ``sandbox.inside.broad_warm_up``'s program)."""
 
     def __init__(
         self,
@@ -477,6 +478,7 @@ class ForkedExecutor(ForkedTracer):
         *,
         malloc_perturb: str,
         cache_scope: str = "job",
+        warm_up: WarmUp = "tiny",
         on_memory: Callable[[ForkedExecutor, int], bool] | None = None,
         **kwargs: Any,
     ) -> None:
@@ -484,6 +486,7 @@ class ForkedExecutor(ForkedTracer):
             "malloc_perturb": malloc_perturb,
             "cache_scope": cache_scope,
             "devices": limits.devices,
+            "warm_up": warm_up,
         }
         self._on_memory = on_memory
         super().__init__(server, limits, rlimits, extra=extra, **kwargs)

@@ -80,6 +80,11 @@ class PoolState:
                 self.handed.remove(worker)
         close_worker(worker)
 
+    def serving(self) -> bool:
+        """A worker of this pool is out on a job, or a caller waits for one."""
+        with self.cond:
+            return self.waiting > 0 or any(not finished(w) for w in self.handed)
+
     def wake(self) -> None:
         with self.cond, contextlib.suppress(OSError):
             if self.wake_w >= 0:  # never write to a closed (maybe reused) descriptor number
