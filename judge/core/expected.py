@@ -2,7 +2,8 @@
 
 The reference is repository code, so it runs in the judge's own process where user code cannot reach it.
 Results are cached per (reference source, case inputs, JAX version, XLA flags) as wire-encoded trees
-(one frame of data, never pickle), so a grade usually needs no JAX at all on this side. The reference's
+(one frame of data, never pickle), so a grade usually needs no JAX at all on this side; the judge keeps them
+decoded in memory while their files are unchanged (``judge.core.decoded_trees``). The reference's
 output goes through ``sandbox.shared.tree.to_host``, the same container rule as the user's (a NamedTuple reads
 as a tuple). A reference that raises is the judge's fault: the case is graded ``internal_error``
 (``ReferenceFailure``), never blamed on the user.
@@ -20,6 +21,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from judge.core.decoded_trees import TREES
 from judge.core.errors import ProblemError, ReferenceFailure
 from judge.core.menu import MenuChoice
 from judge.core.problems import REPO_ROOT, Case, Problem
@@ -27,7 +29,7 @@ from judge.core.trusted_jax import import_file, import_jax, load_reference, to_h
 from sandbox.host.command import FAST_COMPILE_XLA_FLAGS
 from sandbox.shared import transforms
 from sandbox.shared.tree import KeyArray
-from sandbox.shared.wire import ProtocolError, dumps_tree, loads_tree
+from sandbox.shared.wire import ProtocolError, dumps_tree
 
 #: Held while the judge's own JAX runs or compiles trusted code (the reference, the known mistakes, their
 #: cost figures): one at a time in this process. Shared with ``judge.feedback.mistakes`` and
@@ -259,7 +261,7 @@ def expected_outputs(
     results: list[Any] = [_MISSING] * len(cases)
     for i, file in enumerate(files):
         with contextlib.suppress(OSError, ValueError, ProtocolError):  # absent or damaged: recompute it
-            results[i] = loads_tree(file.read_bytes())
+            results[i] = TREES.read(file)
     missing = [i for i, r in enumerate(results) if r is _MISSING]
     if missing and what == "output" and problem.spec.sandbox.devices > 1:
         with JAX_LOCK:
