@@ -4,6 +4,7 @@ comparison of int32/bool outputs."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -215,6 +216,23 @@ def test_a_traced_int_step_is_an_int32_leaf_not_a_weak_number(pad: Problem, scal
     )
     assert number.sigs[0].args[1] == {"number": True}
     assert [x["dtype"] for x in number.sigs[0].inputs] == ["float32", "float32"]
+
+
+def test_a_cases_wire_form_is_made_once_per_problem_and_shared_read_only(pad: Problem) -> None:
+    """Every grading of a problem sends a case's same leaves (made once, read-only: no grading can change
+    what the next one sends); the same case planned for another problem's spec is converted again."""
+    case = pad.custom_case({**BASE, "offset": 3, "pad_id": 10})
+    first = build_session(pad, "x = 1\n", [case], [False], 1 << 20)
+    again = build_session(pad, "x = 1\n", [case], [False], 1 << 20)
+    assert all(a is b for a, b in zip(first.cases[0].leaves, again.cases[0].leaves, strict=True))
+    assert again.sigs[0].args == first.sigs[0].args
+    with pytest.raises(ValueError, match="read-only"):
+        first.cases[0].leaves[0][...] = 0
+    other = dataclasses.replace(pad, spec=pad.spec.model_copy())
+    assert case.__dict__["_wire"][0] is pad.spec
+    fresh = build_session(other, "x = 1\n", [case], [False], 1 << 20)
+    assert case.__dict__["_wire"][0] is other.spec  # made again for the other spec
+    assert fresh.sigs[0].args == first.sigs[0].args
 
 
 # ---------------------------------------------------------------------------------------------- helpers

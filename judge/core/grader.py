@@ -95,17 +95,9 @@ def build_session(
     #: (``judge.grading.compiled_rules.UpdateInPlace``).
     donations: dict[str, tuple[int, ...]] = {}
     for case in cases:
-        args: list[Any] = []
-        leaves: list[np.ndarray[Any, Any]] = []
-        donate: list[int] = []
-        for arg, value in zip(spec.args, case.inputs, strict=True):
-            wire, arg_leaves = kind_of(arg.kind).wire(arg, value)
-            args.append(wire)
-            if arg.name in donated:
-                donate.extend(range(len(leaves), len(leaves) + len(arg_leaves)))
-            leaves.extend(arg_leaves)
-        per_case.append((json.dumps(args, sort_keys=True), args, leaves))
-        donations[per_case[-1][0]] = tuple(donate)
+        key, args, leaves, donate = _case_wire(problem, donated, case)
+        per_case.append((key, args, leaves))
+        donations[key] = donate
     ids: dict[str, int] = {}
     for public_first in (True, False):
         for (key, _, _), is_secret in zip(per_case, secret, strict=True):
@@ -141,6 +133,35 @@ def build_session(
         devices=spec.sandbox.devices,
         matmul_precision=spec.compare.matmul_precision,
     )
+
+
+def _case_wire(
+    problem: Problem, donated: frozenset[str], case: Case
+) -> tuple[str, list[Any], list[np.ndarray[Any, Any]], tuple[int, ...]]:
+    """A case as the session sends it: its signature key, its arguments' wire form, its input leaves and
+    the flat indices of the donated ones. Memoized on the case for this problem (converting every case's
+    trees again cost ~3 ms of each Submit's set-up on sgd-momentum, measured); the leaves are made
+    read-only, as every grading of the problem shares them."""
+    spec = problem.spec
+    memo = case.__dict__.get("_wire")
+    if memo is not None and memo[0] is spec and memo[1] == donated:
+        return memo[2]  # type: ignore[no-any-return]
+    args: list[Any] = []
+    leaves: list[np.ndarray[Any, Any]] = []
+    donate: list[int] = []
+    for arg, value in zip(spec.args, case.inputs, strict=True):
+        wire, arg_leaves = kind_of(arg.kind).wire(arg, value)
+        args.append(wire)
+        if arg.name in donated:
+            donate.extend(range(len(leaves), len(leaves) + len(arg_leaves)))
+        leaves.extend(arg_leaves)
+    for leaf in leaves:
+        leaf.flags.writeable = False
+    made = (json.dumps(args, sort_keys=True), args, leaves, tuple(donate))
+    # A frozen dataclass: its __dict__ is written directly (as ``expected.case_key``'s memo is). The spec is
+    # kept with it, so its identity cannot be reused by another problem's spec while the memo lives.
+    case.__dict__["_wire"] = (spec, donated, made)
+    return made
 
 
 def _gradient_plan(problem: Problem) -> dict[str, Any] | None:
