@@ -53,17 +53,16 @@ def test_a_damaged_file_raises_protocol_error_and_is_not_kept(tmp_path: Path) ->
     np.testing.assert_array_equal(trees.read(file), [1, 1])
 
 
-def test_entries_beyond_the_byte_bound_are_dropped_least_recent_first(tmp_path: Path) -> None:
-    trees = DecodedTrees(max_bytes=3 * 400)
+def test_at_most_the_bound_is_kept_the_oldest_dropped_first(tmp_path: Path) -> None:
+    trees = DecodedTrees(entries=3)
     files = [tmp_path / f"{i}.frame" for i in range(4)]
     for i, file in enumerate(files):
-        _write(file, np.full(100, i, np.float32))  # 400 bytes each
+        _write(file, np.full(100, i, np.float32))
     kept = [trees.read(file) for file in files[:3]]
-    assert trees.read(files[0]) is kept[0]  # now the most recent
-    trees.read(files[3])  # drops files[1], the least recent
-    assert trees.read(files[0]) is kept[0] and trees.read(files[2]) is kept[2]
-    again = trees.read(files[1])
-    assert again is not kept[1]
-    np.testing.assert_array_equal(again, kept[1])
-    os.utime(files[0], ns=(1, 1))  # a changed stamp: read again
-    assert trees.read(files[0]) is not kept[0]
+    trees.read(files[3])  # drops files[0], the oldest
+    assert trees.read(files[1]) is kept[1] and trees.read(files[2]) is kept[2]
+    again = trees.read(files[0])
+    assert again is not kept[0]
+    np.testing.assert_array_equal(again, kept[0])
+    os.utime(files[2], ns=(1, 1))  # a changed stamp: read again
+    assert trees.read(files[2]) is not kept[2]

@@ -2,10 +2,10 @@
 
 Every memo of the trusted side (the known mistakes' outputs, candidates and answers in
 ``judge.feedback.mistakes``, a program text's marks in ``judge.feedback.program_view``, cost figures in
-``judge.feedback.figure_cache``) keeps at most ``entries`` items and drops the oldest first (insertion order);
-a value may be None (a failure remembered), so ``get`` takes the default that means "not remembered"
-(``MISSING``), and ``get_or_make`` tells the two apart itself. ``make`` runs outside the lock: two threads may
-make the same value once each.
+``judge.feedback.figure_cache``, decoded cache files in ``judge.core.decoded_trees``) keeps at most
+``entries`` items and drops the oldest first (insertion order); a value may be None (a failure remembered),
+so ``get`` takes the default that means "not remembered" (``MISSING``), and ``get_or_make`` tells the two
+apart itself. ``make`` runs outside the lock: two threads may make the same value once each.
 """
 
 from __future__ import annotations
