@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from judge.core.memo import BoundedMemo
+from sandbox.shared.tree import KeyArray, OtherNode
 from sandbox.shared.wire import loads_tree
 
 #: The most trees kept decoded.
@@ -44,8 +45,8 @@ class DecodedTrees:
 
 
 def _frozen(tree: Any) -> Any:
-    """``tree`` with every array (in dicts, lists and tuples, and in the attributes of other nodes) made
-    read-only."""
+    """``tree`` with every array made read-only: the leaves of its dicts, lists, tuples and other nodes
+    (``OtherNode``) and the data of its key arrays (``KeyArray``)."""
     stack = [tree]
     while stack:
         node = stack.pop()
@@ -55,8 +56,10 @@ def _frozen(tree: Any) -> Any:
             stack.extend(node.values())
         elif isinstance(node, list | tuple):
             stack.extend(node)
-        elif hasattr(node, "__dict__"):
-            stack.extend(vars(node).values())
+        elif isinstance(node, OtherNode):
+            stack.extend(node.children)
+        elif isinstance(node, KeyArray):
+            stack.append(node.data)
     return tree
 
 

@@ -90,12 +90,11 @@ def build_session(
     """
     spec = problem.spec
     per_case: list[tuple[str, list[Any], list[np.ndarray[Any, Any]]]] = []
-    donated = donated_args(problem)
     #: Per signature key, the flat input indices donated to its program
     #: (``judge.grading.compiled_rules.UpdateInPlace``).
     donations: dict[str, tuple[int, ...]] = {}
     for case in cases:
-        key, args, leaves, donate = _case_wire(problem, donated, case)
+        key, args, leaves, donate = _case_wire(problem, case)
         per_case.append((key, args, leaves))
         donations[key] = donate
     ids: dict[str, int] = {}
@@ -136,16 +135,18 @@ def build_session(
 
 
 def _case_wire(
-    problem: Problem, donated: frozenset[str], case: Case
+    problem: Problem, case: Case
 ) -> tuple[str, list[Any], list[np.ndarray[Any, Any]], tuple[int, ...]]:
     """A case as the session sends it: its signature key, its arguments' wire form, its input leaves and
-    the flat indices of the donated ones. Memoized on the case for this problem (converting every case's
+    the flat indices of the donated ones (``donated_args``). Memoized on the case for this problem's spec
+    (everything it depends on, the donated arguments included, comes from the spec; converting every case's
     trees again cost ~3 ms of each Submit's set-up on sgd-momentum, measured); the leaves are made
     read-only, as every grading of the problem shares them."""
     spec = problem.spec
     memo = case.__dict__.get("_wire")
-    if memo is not None and memo[0] is spec and memo[1] == donated:
-        return memo[2]  # type: ignore[no-any-return]
+    if memo is not None and memo[0] is spec:
+        return memo[1]  # type: ignore[no-any-return]
+    donated = donated_args(problem)
     args: list[Any] = []
     leaves: list[np.ndarray[Any, Any]] = []
     donate: list[int] = []
@@ -160,7 +161,7 @@ def _case_wire(
     made = (json.dumps(args, sort_keys=True), args, leaves, tuple(donate))
     # A frozen dataclass: its __dict__ is written directly (as ``expected.case_key``'s memo is). The spec is
     # kept with it, so its identity cannot be reused by another problem's spec while the memo lives.
-    case.__dict__["_wire"] = (spec, donated, made)
+    case.__dict__["_wire"] = (spec, made)
     return made
 
 
@@ -252,24 +253,20 @@ def grade(
             raise Cancelled("the grading was cancelled before it started")
         raw = run_session(pair, job, limits, progress=streamer.update, cancel=cancel)
         reusable = raw.executor_reusable
-        overloaded = raw.stop is not None and raw.stop.timeout == "overload"
         # The verdicts are worked out before the processes go back: closing them and starting their
         # replacements (tens of milliseconds of CPU) then overlap the hidden phase's pad or the next
         # request, not this grading's last step.
-        result = (
-            None
-            if raw.cancelled or overloaded
-            else judging.result(raw, backend=pair.backend, elapsed_ms=(time.monotonic() - started) * 1000)
-        )
+        stop = raw.stop if raw.stop is not None and raw.stop.timeout == "overload" else None
+        if not raw.cancelled and stop is None:
+            result = judging.result(raw, backend=pair.backend, elapsed_ms=(time.monotonic() - started) * 1000)
     finally:
         pair.release(reusable)
     if raw.cancelled:
         raise Cancelled("the grading was cancelled")
-    if result is None:  # overloaded
-        party, phase = (raw.stop.party, raw.stop.phase) if raw.stop is not None else ("sandbox", "its work")
+    if stop is not None:
         raise HostOverloaded(
-            f"the machine is too busy: the {party} got too little CPU to finish "
-            f"{phase} within {OVERLOAD_FACTOR:g} times the time limit (the submission was not at fault)"
+            f"the machine is too busy: the {stop.party} got too little CPU to finish "
+            f"{stop.phase} within {OVERLOAD_FACTOR:g} times the time limit (the submission was not at fault)"
         )
     if not author and streamer.hidden_from is not None:
         # The hidden phase (from the hidden signatures' hand-over to the verdicts, the judge's own work on

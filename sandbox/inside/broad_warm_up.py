@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from sandbox.inside.lowering import Lowerer
+from sandbox.shared.wire import DTYPES
 
 #: The program's inputs: two float32 matrices, an int32 vector, a bfloat16 vector.
 SHAPES: tuple[tuple[str, tuple[int, ...]], ...] = (
@@ -50,14 +51,11 @@ def _program(x: Any, y: Any, i: Any, b: Any) -> list[Any]:
 def broad_module() -> bytes:
     """The program, lowered for one device (no backend needed)."""
     import jax
-    import jax.numpy as jnp
 
-    specs = [jax.ShapeDtypeStruct(shape, jnp.dtype(dtype)) for dtype, shape in SHAPES]  # type: ignore[no-untyped-call]
+    specs = [jax.ShapeDtypeStruct(shape, DTYPES[dtype]) for dtype, shape in SHAPES]  # type: ignore[no-untyped-call]
     return Lowerer(1)(jax.jit(_program).trace(*specs).jaxpr)
 
 
 def broad_inputs() -> list[np.ndarray]:
     """Inputs to run it on once compiled (ones: the values do not matter)."""
-    import ml_dtypes
-
-    return [np.ones(shape, ml_dtypes.bfloat16 if dtype == "bfloat16" else dtype) for dtype, shape in SHAPES]
+    return [np.ones(shape, DTYPES[dtype]) for dtype, shape in SHAPES]

@@ -405,7 +405,7 @@ class Executor:
             (outcome,) = warmed  # a tiny program: the fast compile, delivered on this thread
             if isinstance(outcome, BaseException):
                 raise outcome
-            if broad is not None and self.partitions == 1:
+            if broad is not None:  # one device only (``serve_forked`` passes it to those alone)
                 executable = self.backend.compile_and_load(
                     parse(self.ir, broad),
                     executable_devices=self.placement.devices,
